@@ -1,0 +1,458 @@
+/* The backend contract of the public API: prepare, run, run_model, run_node, is_compatible. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/loader.h"
+#include "../core/parallel.h"
+#include "../ops/schema.h"
+#include "backend.h"
+#include "onnx.pb-c.h"
+
+struct onyx_rep {
+    model *m;
+    exec_env env;
+    subgraph *main;
+};
+
+void onyx_prepare_options_init(onyx_prepare_options *opts) {
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->device = "CPU";
+}
+
+/* Every node (and every node of every subgraph) has a schema and a kernel somewhere. */
+static onyx_status check_graph(const graph *g, device_kind device) {
+    char label[256];
+    for (int n = 0; n < g->n_nodes; n++) {
+        const graph_node *node = &g->nodes[n];
+        if (!node->schema)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: unknown op %s%s%s",
+                              node_label(node, label, sizeof label), node->domain,
+                              *node->domain ? "." : "", node->op_type);
+        if (!backend_has_kernel(node, device))
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no kernel for this op and version",
+                              node_label(node, label, sizeof label));
+        for (int a = 0; a < node->n_attrs; a++) {
+            const graph_attr *at = &node->attrs[a];
+            if (at->type == ATTR_GRAPH) TRY(check_graph(at->g, device));
+            if (at->type == ATTR_GRAPHS)
+                for (size_t k = 0; k < at->n; k++) TRY(check_graph(at->graphs[k], device));
+        }
+    }
+    return ONYX_OK;
+}
+
+static onyx_status parse_env(const onyx_prepare_options *opts, exec_env *env) {
+    memset(env, 0, sizeof *env);
+    const char *device = opts ? opts->device : NULL;
+    TRY(device_parse(device, &env->device, &env->device_index));
+    if (!device_usable(env->device, env->device_index))
+        return onyx_error(ONYX_ERR_DEVICE, "device '%s' is not usable on this machine", device);
+    if (opts && opts->threads < 0)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "threads must be >= 0, got %d", opts->threads);
+    env->threads = opts && opts->threads > 0 ? opts->threads : parallel_cores();
+    env->select = backend_select;
+    return ONYX_OK;
+}
+
+onyx_status onyx_is_compatible(const onyx_model *model_, const char *device) {
+    const model *m = (const model *)model_;
+    if (!m) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model is NULL");
+    device_kind kind;
+    int index;
+    TRY(device_parse(device, &kind, &index));
+    if (!device_usable(kind, index))
+        return onyx_error(ONYX_ERR_DEVICE, "device '%s' is not usable on this machine", device);
+    return check_graph(m->main, kind);
+}
+
+/* Index of the graph input named `name`, or -1. */
+static int input_index(const graph *g, const char *name) {
+    for (int i = 0; i < g->n_inputs; i++)
+        if (strcmp(g->values[g->inputs[i]].name, name) == 0) return i;
+    return -1;
+}
+
+onyx_status onyx_prepare(const onyx_model *model_, const onyx_prepare_options *opts, onyx_rep **out) {
+    model *m = (model *)model_;
+    if (!m || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+    onyx_status st = ONYX_OK;
+    const graph *g = m->main;
+    type_info *types = NULL;
+    const type_info **type_ptrs = NULL;
+    onyx_rep *rep = calloc(1, sizeof *rep);
+    if (!rep) return onyx_oom("rep");
+    CHECK(parse_env(opts, &rep->env));
+    CHECK(check_graph(g, rep->env.device));
+
+    types = calloc((size_t)g->n_inputs + 1, sizeof *types);
+    type_ptrs = calloc((size_t)g->n_inputs + 1, sizeof *type_ptrs);
+    if (!types || !type_ptrs) {
+        st = onyx_oom("prepare");
+        goto done;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        type_init(&types[i]);
+        type_ptrs[i] = &types[i];
+    }
+    size_t n_examples = opts ? opts->example_count : 0;
+    if (n_examples > (size_t)g->n_inputs) {
+        st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: %zu input examples for %d inputs",
+                        n_examples, g->n_inputs);
+        goto done;
+    }
+    bool *given = calloc((size_t)g->n_inputs + 1, sizeof *given);
+    if (!given) {
+        st = onyx_oom("prepare");
+        goto done;
+    }
+    for (size_t e = 0; e < n_examples && st == ONYX_OK; e++) {
+        int idx = (int)e;
+        if (opts->example_names) {
+            idx = input_index(g, opts->example_names[e]);
+            if (idx < 0) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: no graph input named '%s'",
+                                opts->example_names[e]);
+                break;
+            }
+        }
+        if (!opts->examples || !opts->examples[e]) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input example %zu is NULL", e);
+            break;
+        }
+        const graph_value *gv = &g->values[g->inputs[idx]];
+        if (!type_accepts(&gv->type, opts->examples[e])) {
+            char want[160], got[160];
+            type_info t;
+            type_init(&t);
+            if (type_of_value(&t, opts->examples[e]) == ONYX_OK)
+                st = onyx_error(ONYX_ERR_SHAPE, "prepare: input '%s': expected %s, got %s",
+                                gv->name, type_str(&gv->type, want, sizeof want),
+                                type_str(&t, got, sizeof got));
+            else
+                st = ONYX_ERR_NO_MEMORY;
+            type_release(&t);
+            break;
+        }
+        st = type_of_value(&types[idx], opts->examples[e]);
+        given[idx] = true;
+    }
+    for (int i = 0; i < g->n_inputs && st == ONYX_OK; i++)
+        if (!given[i]) st = type_copy(&types[i], &g->values[g->inputs[i]].type);
+    free(given);
+    if (st != ONYX_OK) goto done;
+
+    CHECK(subgraph_create(g, &rep->env, &rep->main));
+    st = subgraph_specialize(rep->main, type_ptrs);
+    if (st != ONYX_OK) {
+        onyx_error_prefix(st, "prepare");
+        goto done;
+    }
+    model_retain(m);
+    rep->m = m;
+    *out = rep;
+    rep = NULL;
+done:
+    if (types)
+        for (int i = 0; i < g->n_inputs; i++) type_release(&types[i]);
+    free(types);
+    free(type_ptrs);
+    onyx_rep_free(rep);
+    return st;
+}
+
+void onyx_rep_free(onyx_rep *rep) {
+    if (!rep) return;
+    subgraph_free(rep->main);
+    model_release(rep->m);
+    free(rep);
+}
+
+size_t onyx_rep_input_count(const onyx_rep *rep) {
+    return rep ? onyx_model_input_count((const onyx_model *)rep->m) : 0;
+}
+size_t onyx_rep_output_count(const onyx_rep *rep) {
+    return rep ? onyx_model_output_count((const onyx_model *)rep->m) : 0;
+}
+onyx_status onyx_rep_input(const onyx_rep *rep, size_t index, onyx_io_info *out) {
+    if (!rep) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "rep is NULL");
+    return onyx_model_input((const onyx_model *)rep->m, index, out);
+}
+onyx_status onyx_rep_output(const onyx_rep *rep, size_t index, onyx_io_info *out) {
+    if (!rep) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "rep is NULL");
+    return onyx_model_output((const onyx_model *)rep->m, index, out);
+}
+
+onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *input_names,
+                         const onyx_value *const *inputs, size_t *output_count,
+                         onyx_value ***outputs) {
+    if (!rep || !output_count || !outputs || (input_count && !inputs))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: NULL argument");
+    const graph *g = rep->m->main;
+    onyx_status st = ONYX_OK;
+    const onyx_value **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
+    onyx_value **outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (!bound || !outs) {
+        st = onyx_oom("run");
+        goto done;
+    }
+    if (!input_names) {
+        if (input_count != (size_t)g->n_inputs) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: %zu inputs given, the model has %d",
+                            input_count, g->n_inputs);
+            goto done;
+        }
+        for (int i = 0; i < g->n_inputs; i++) bound[i] = inputs[i];
+    } else {
+        for (size_t k = 0; k < input_count; k++) {
+            int idx = input_names[k] ? input_index(g, input_names[k]) : -1;
+            if (idx < 0) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: no graph input named '%s'",
+                                input_names[k] ? input_names[k] : "(null)");
+                goto done;
+            }
+            bound[idx] = inputs[k];
+        }
+        for (int i = 0; i < g->n_inputs; i++)
+            if (!bound[i]) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: input '%s' is missing",
+                                g->values[g->inputs[i]].name);
+                goto done;
+            }
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        if (!(outs[i] = value_new())) {
+            st = onyx_oom("outputs");
+            goto done;
+        }
+    st = subgraph_run(rep->main, NULL, bound, outs);
+    if (st != ONYX_OK) {
+        onyx_error_prefix(st, "run");
+        goto done;
+    }
+    *output_count = (size_t)g->n_outputs;
+    *outputs = outs;
+    outs = NULL;
+done:
+    if (outs) onyx_values_free(outs, (size_t)g->n_outputs);
+    free(bound);
+    return st;
+}
+
+onyx_status onyx_run_model(const void *model_bytes, size_t size, const onyx_prepare_options *opts,
+                           size_t input_count, const onyx_value *const *inputs,
+                           size_t *output_count, onyx_value ***outputs) {
+    onyx_model *m = NULL;
+    onyx_rep *rep = NULL;
+    onyx_status st;
+    CHECK(onyx_model_load_buffer(model_bytes, size, NULL, &m));
+    CHECK(onyx_prepare(m, opts, &rep));
+    CHECK(onyx_rep_run(rep, input_count, NULL, inputs, output_count, outputs));
+done:
+    onyx_rep_free(rep);
+    onyx_model_free(m);
+    return st;
+}
+
+/* ------------------------------------------------------------------ run_node */
+
+/* TypeProto builders for run_node's wrapper model, allocated from a pool. */
+static Onnx__TypeProto *tensor_type_proto(pool *p, onyx_dtype dtype, int64_t rank,
+                                          const int64_t *dims) {
+    Onnx__TypeProto *t = pool_alloc(p, 1, sizeof *t);
+    Onnx__TypeProto__Tensor *tt = pool_alloc(p, 1, sizeof *tt);
+    if (!t || !tt) return NULL;
+    onnx__type_proto__init(t);
+    onnx__type_proto__tensor__init(tt);
+    t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    t->tensor_type = tt;
+    tt->has_elem_type = 1;
+    tt->elem_type = (int32_t)dtype;
+    if (rank < 0) return t;
+    Onnx__TensorShapeProto *shape = pool_alloc(p, 1, sizeof *shape);
+    Onnx__TensorShapeProto__Dimension **dv = pool_alloc(p, (size_t)rank + 1, sizeof *dv);
+    if (!shape || !dv) return NULL;
+    onnx__tensor_shape_proto__init(shape);
+    for (int64_t i = 0; i < rank; i++) {
+        dv[i] = pool_alloc(p, 1, sizeof **dv);
+        if (!dv[i]) return NULL;
+        onnx__tensor_shape_proto__dimension__init(dv[i]);
+        if (dims && dims[i] >= 0) {
+            dv[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dv[i]->dim_value = dims[i];
+        }
+    }
+    shape->n_dim = (size_t)rank;
+    shape->dim = dv;
+    tt->shape = shape;
+    return t;
+}
+
+static Onnx__TypeProto *value_type_proto(pool *p, const onyx_value *v) {
+    if (v->kind == ONYX_VALUE_TENSOR) return tensor_type_proto(p, v->t.dtype, v->t.rank, v->t.dims);
+    const onyx_value *elem = NULL;
+    onyx_dtype elem_dtype = v->elem_type ? v->elem_type->dtype : ONYX_UNDEFINED;
+    if (v->kind == ONYX_VALUE_SEQUENCE && v->seq.count > 0) elem = v->seq.items[0];
+    if (v->kind == ONYX_VALUE_OPTIONAL) elem = v->opt;
+    Onnx__TypeProto *inner = NULL;
+    if (elem) {
+        inner = value_type_proto(p, elem);
+        /* items of a sequence may differ in shape: keep the dtype only */
+        if (inner && v->kind == ONYX_VALUE_SEQUENCE && inner->tensor_type)
+            inner->tensor_type->shape = NULL;
+    } else if (v->elem_type && v->elem_type->kind == ONYX_VALUE_SEQUENCE) {
+        Onnx__TypeProto *t = pool_alloc(p, 1, sizeof *t);
+        Onnx__TypeProto__Sequence *s = pool_alloc(p, 1, sizeof *s);
+        if (!t || !s) return NULL;
+        onnx__type_proto__init(t);
+        onnx__type_proto__sequence__init(s);
+        t->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        t->sequence_type = s;
+        s->elem_type = tensor_type_proto(p, v->elem_type->elem ? v->elem_type->elem->dtype
+                                                                : ONYX_UNDEFINED, -1, NULL);
+        inner = t;
+    } else {
+        inner = tensor_type_proto(p, elem_dtype, -1, NULL);
+    }
+    if (!inner) return NULL;
+    Onnx__TypeProto *t = pool_alloc(p, 1, sizeof *t);
+    if (!t) return NULL;
+    onnx__type_proto__init(t);
+    if (v->kind == ONYX_VALUE_SEQUENCE) {
+        Onnx__TypeProto__Sequence *s = pool_alloc(p, 1, sizeof *s);
+        if (!s) return NULL;
+        onnx__type_proto__sequence__init(s);
+        s->elem_type = inner;
+        t->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        t->sequence_type = s;
+    } else {
+        Onnx__TypeProto__Optional *o = pool_alloc(p, 1, sizeof *o);
+        if (!o) return NULL;
+        onnx__type_proto__optional__init(o);
+        o->elem_type = inner;
+        t->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+        t->optional_type = o;
+    }
+    return t;
+}
+
+static Onnx__ValueInfoProto *value_info(pool *p, const char *name, Onnx__TypeProto *type) {
+    Onnx__ValueInfoProto *vi = pool_alloc(p, 1, sizeof *vi);
+    if (!vi) return NULL;
+    onnx__value_info_proto__init(vi);
+    vi->name = (char *)name;
+    vi->type = type;
+    return vi;
+}
+
+onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_version,
+                          const char *device, size_t input_count, const onyx_value *const *inputs,
+                          size_t outputs_info_count, const onyx_output_info *outputs_info,
+                          size_t *output_count, onyx_value ***outputs) {
+    if (!node_bytes || !output_count || !outputs || (input_count && !inputs))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: NULL argument");
+    onyx_status st = ONYX_OK;
+    pool p;
+    pool_init(&p);
+    model *m = NULL;
+    onyx_rep *rep = NULL;
+    Onnx__NodeProto *np = onnx__node_proto__unpack(NULL, size, node_bytes);
+    if (!np) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: not a valid NodeProto");
+
+    const char *domain = np->domain ? np->domain : "";
+    Onnx__OperatorSetIdProto opsets[2], *opset_ptrs[2];
+    size_t n_opsets = 1;
+    onnx__operator_set_id_proto__init(&opsets[0]);
+    opsets[0].domain = "";
+    opsets[0].has_version = 1;
+    opsets[0].version = opset_version > 0 ? opset_version : schema_max_opset("");
+    if (*domain && strcmp(domain, "ai.onnx") != 0) {
+        onnx__operator_set_id_proto__init(&opsets[1]);
+        opsets[1].domain = (char *)domain;
+        opsets[1].has_version = 1;
+        opsets[1].version = schema_max_opset(domain);
+        n_opsets = 2;
+    }
+    for (size_t i = 0; i < n_opsets; i++) opset_ptrs[i] = &opsets[i];
+
+    Onnx__ValueInfoProto **gin = pool_alloc(&p, np->n_input + 1, sizeof *gin);
+    Onnx__ValueInfoProto **gout = pool_alloc(&p, np->n_output + 1, sizeof *gout);
+    const onyx_value **feed = pool_alloc(&p, np->n_input + 1, sizeof *feed);
+    if (!gin || !gout || !feed) {
+        st = onyx_oom("run_node");
+        goto done;
+    }
+    size_t n_gin = 0, used = 0;
+    for (size_t i = 0; i < np->n_input; i++) {
+        const char *name = np->input[i];
+        if (!name || !*name) continue;
+        if (used >= input_count) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: the node reads more inputs than the %zu given",
+                            input_count);
+            goto done;
+        }
+        const onyx_value *v = inputs[used++];
+        bool seen = false;
+        for (size_t j = 0; j < n_gin; j++) seen |= strcmp(gin[j]->name, name) == 0;
+        if (seen) continue;
+        Onnx__TypeProto *tp = v ? value_type_proto(&p, v) : NULL;
+        if (!v || !tp || !(gin[n_gin] = value_info(&p, name, tp))) {
+            st = v ? onyx_oom("run_node") : onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: input %zu is NULL", i);
+            goto done;
+        }
+        feed[n_gin++] = v;
+    }
+    if (used != input_count) {
+        st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: %zu inputs given, the node reads %zu",
+                        input_count, used);
+        goto done;
+    }
+    size_t n_gout = 0;
+    for (size_t o = 0; o < np->n_output; o++) {
+        const char *name = np->output[o];
+        if (!name || !*name) continue;
+        Onnx__TypeProto *tp = NULL;
+        if (outputs_info && o < outputs_info_count && outputs_info[o].dtype != ONYX_UNDEFINED &&
+            !(tp = tensor_type_proto(&p, outputs_info[o].dtype, outputs_info[o].rank,
+                                     outputs_info[o].dims))) {
+            st = onyx_oom("run_node");
+            goto done;
+        }
+        if (!(gout[n_gout++] = value_info(&p, name, tp))) {
+            st = onyx_oom("run_node");
+            goto done;
+        }
+    }
+
+    Onnx__GraphProto gp;
+    onnx__graph_proto__init(&gp);
+    gp.name = "run_node";
+    gp.n_node = 1;
+    gp.node = &np;
+    gp.n_input = n_gin;
+    gp.input = gin;
+    gp.n_output = n_gout;
+    gp.output = gout;
+    Onnx__ModelProto mp;
+    onnx__model_proto__init(&mp);
+    mp.has_ir_version = 1;
+    mp.ir_version = 10;
+    mp.n_opset_import = n_opsets;
+    mp.opset_import = opset_ptrs;
+    mp.graph = &gp;
+    CHECK(model_from_proto(&mp, NULL, &m));
+
+    onyx_prepare_options opts;
+    onyx_prepare_options_init(&opts);
+    opts.device = device;
+    opts.example_count = n_gin;
+    opts.examples = feed;
+    CHECK(onyx_prepare((onyx_model *)m, &opts, &rep));
+    CHECK(onyx_rep_run(rep, n_gin, NULL, feed, output_count, outputs));
+done:
+    onyx_rep_free(rep);
+    model_release(m);
+    onnx__node_proto__free_unpacked(np, NULL);
+    pool_destroy(&p);
+    return st;
+}

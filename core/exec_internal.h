@@ -1,0 +1,65 @@
+/* Internals of the executor shared by its files: plans, frames and the memory planner. */
+#ifndef ONYX_CORE_EXEC_INTERNAL_H
+#define ONYX_CORE_EXEC_INTERNAL_H
+
+#include "exec.h"
+
+/* Where a value's data lives during a run of a plan. */
+typedef enum storage {
+    ST_NONE = 0, /* unused value */
+    ST_CONST,    /* known at plan time (initializer or folded): never written */
+    ST_INPUT,    /* a graph input or a captured outer value: bound per run */
+    ST_ARENA,    /* static shape: a fixed offset in the plan's arena */
+    ST_HEAP,     /* allocated when produced, freed after its last use (or handed out) */
+} storage;
+
+typedef struct plan_value {
+    type_info type;   /* as specialized: exact for ST_CONST/ST_ARENA, maybe partial for ST_HEAP */
+    tensor *constant; /* ST_CONST */
+    bool owns_constant;
+    storage where;
+    int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
+    int first, last;  /* producing step and last reading step; -1 when none */
+    size_t offset, size;
+} plan_value;
+
+typedef struct plan_step {
+    int node;
+    const kernel *k;
+    void *state;
+    int n_release;    /* ST_HEAP values read for the last time here */
+    int *release;
+} plan_step;
+
+typedef struct plan {
+    struct plan *next;
+    type_info *sig;   /* per graph input, then per captured value */
+    int n_sig;
+    plan_value *vals;
+    onyx_value *slots; /* one per graph value: what frames point at */
+    int n_steps;
+    plan_step *steps;
+    void *arena;
+    size_t arena_size;
+    bool complete;    /* every node has a kernel (false only while building) */
+} plan;
+
+struct subgraph {
+    const graph *g;
+    exec_env env;
+    int n_captured;   /* values with GV_CAPTURED, in index order */
+    int *captured;
+    plan *plans;      /* most recently used first */
+    int n_plans;
+};
+
+struct exec_frame {
+    const graph *g;
+    onyx_value **vals; /* one per graph value */
+    struct exec_frame *parent;
+};
+
+/* Offsets for ST_ARENA values with lifetimes [first, last]; returns the arena size. */
+size_t plan_assign_offsets(plan_value *vals, int n);
+
+#endif

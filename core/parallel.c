@@ -1,0 +1,33 @@
+/* parallel_for over OpenMP: one pool shared with oneDNN and OpenBLAS. */
+#include "parallel.h"
+
+#include <omp.h>
+
+static _Thread_local int current_threads;
+
+int parallel_cores(void) { return omp_get_num_procs(); }
+
+void parallel_set_threads(int threads) { current_threads = threads; }
+
+int parallel_threads(void) {
+    return current_threads > 0 ? current_threads : parallel_cores();
+}
+
+void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+                  void *ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int threads = parallel_threads();
+    int64_t chunks = (n + grain - 1) / grain;
+    if (chunks < threads) threads = (int)chunks;
+    if (threads <= 1 || omp_in_parallel()) {
+        fn(ctx, 0, n);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t begin = n * t / nt, end = n * (t + 1) / nt;
+        if (begin < end) fn(ctx, begin, end);
+    }
+}

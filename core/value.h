@@ -1,0 +1,109 @@
+/* Tensors, values (tensor / sequence / optional) and type descriptions, as the engine sees them. */
+#ifndef ONYX_CORE_VALUE_H
+#define ONYX_CORE_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "status.h"
+
+/* Ranks beyond this are refused with a clear error by the loader and the API. */
+#define ONYX_MAX_RANK 16
+
+/* A dense tensor. For strings `data` is an array of `numel` NUL-terminated heap strings, always
+ * owned by the tensor when `owns` is set. */
+typedef struct tensor {
+    onyx_dtype dtype;
+    int rank;
+    int64_t dims[ONYX_MAX_RANK];
+    int64_t numel;
+    void *data;
+    size_t nbytes;
+    bool owns; /* data (and each string) freed with the tensor; else arena or borrowed memory */
+} tensor;
+
+/* A (possibly partial) type: what inference knows about a value.
+ * kind NONE = nothing known. For tensors, rank -1 = unknown rank, dims[i] -1 = unknown dim.
+ * For sequences and optionals `elem` describes the element (owned; NULL if unknown). */
+typedef struct type_info {
+    onyx_value_kind kind;
+    onyx_dtype dtype;
+    int rank;
+    int64_t dims[ONYX_MAX_RANK];
+    struct type_info *elem;
+} type_info;
+
+struct onyx_value {
+    onyx_value_kind kind;
+    tensor t; /* kind == TENSOR */
+    struct {
+        onyx_value **items;
+        size_t count, cap;
+    } seq;                 /* kind == SEQUENCE */
+    onyx_value *opt;       /* kind == OPTIONAL: the element, NULL when empty */
+    type_info *elem_type;  /* SEQUENCE / OPTIONAL: element type, for empty ones (owned, may be NULL) */
+};
+
+/* ---- shapes */
+
+/* Product of dims; false on a negative dim or overflow past INT64_MAX. */
+bool shape_numel(int rank, const int64_t *dims, int64_t *out);
+bool shape_equal(int rank_a, const int64_t *a, int rank_b, const int64_t *b);
+/* "[2,3,4]" into buf; returns buf. */
+const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap);
+
+/* ---- tensors */
+
+/* Sets dtype/shape/numel/nbytes (no data). Fails on bad rank, negative dims or overflow. */
+onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims);
+/* Sets the shape and allocates owned, zeroed storage (strings: empty strings). */
+onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims);
+/* Frees owned storage and resets to an empty tensor. */
+void tensor_release(tensor *t);
+/* Deep copy into `dst` (dst is overwritten; not released first). */
+onyx_status tensor_copy(tensor *dst, const tensor *src);
+/* Copies `src`'s elements into an already shaped `dst` of the same dtype and numel. */
+onyx_status tensor_copy_data(tensor *dst, const tensor *src);
+/* Replaces string element i of an owned string tensor with a copy of `s` (len bytes). */
+onyx_status tensor_set_string(tensor *t, int64_t i, const char *s, size_t len);
+
+/* Reads element i of a numeric/bool tensor as double or int64 (for small index/shape inputs). */
+double tensor_get_f64(const tensor *t, int64_t i);
+int64_t tensor_get_i64(const tensor *t, int64_t i);
+/* Reads a 1-D (or scalar) int32/int64 tensor into out[cap]; fails if it is not one or too long. */
+onyx_status tensor_to_i64s(const tensor *t, int64_t *out, size_t cap, size_t *count);
+
+/* ---- values */
+
+onyx_value *value_new(void);              /* kind NONE; NULL on OOM */
+void value_clear(onyx_value *v);          /* releases contents, back to kind NONE */
+/* Makes `v` an owned tensor with the given shape (contents zeroed). Clears v first. */
+onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims);
+/* Makes `v` a tensor that borrows `data` from `src` (no copy). Clears v first. */
+void value_borrow_tensor(onyx_value *v, const tensor *src);
+onyx_status value_copy(onyx_value *dst, const onyx_value *src);  /* deep; clears dst first */
+void value_move(onyx_value *dst, onyx_value *src);               /* dst takes src's contents */
+/* Appends (takes ownership of `item`) to a sequence value. */
+onyx_status value_seq_push(onyx_value *seq, onyx_value *item);
+/* Makes `v` an empty sequence / empty optional with element type `elem` (copied; may be NULL). */
+onyx_status value_make_sequence(onyx_value *v, const type_info *elem);
+onyx_status value_make_optional(onyx_value *v, const type_info *elem);
+
+/* ---- types */
+
+void type_init(type_info *t);             /* unknown */
+void type_release(type_info *t);
+onyx_status type_copy(type_info *dst, const type_info *src);   /* deep; dst not released first */
+void type_set_tensor(type_info *t, onyx_dtype dtype, int rank, const int64_t *dims); /* dims NULL: unknown */
+/* The type a value has (shapes exact). */
+onyx_status type_of_value(type_info *out, const onyx_value *v);
+/* True when the type is a tensor whose dims are all known. */
+bool type_is_static(const type_info *t);
+/* True when `v` fits `t` (unknown parts of t match anything). */
+bool type_accepts(const type_info *t, const onyx_value *v);
+/* "tensor(float)[2,?,4]", "seq(tensor(int64))" into buf. */
+const char *type_str(const type_info *t, char *buf, size_t cap);
+
+#endif

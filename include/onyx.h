@@ -1,0 +1,279 @@
+/* onyx — a native ONNX inference engine. This is the whole public C API.
+ *
+ * Conventions
+ * - Every fallible call returns an onyx_status. ONYX_OK is 0. On failure a message saying what
+ *   failed and where is available from onyx_last_error() on the same thread, until the next
+ *   failing call on that thread.
+ * - Out-params are written only on success. Each out-param's owner is stated where it is declared.
+ * - Every *_free function accepts NULL.
+ * - A model, a prepared model (rep) and a value may be used from one thread at a time; distinct
+ *   objects may be used from distinct threads.
+ */
+#ifndef ONYX_H
+#define ONYX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ONYX_API __attribute__((visibility("default")))
+#else
+#define ONYX_API
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum onyx_status {
+    ONYX_OK = 0,
+    ONYX_ERR_INVALID_ARGUMENT = 1, /* a caller's argument is wrong (NULL, unknown name, bad dtype) */
+    ONYX_ERR_INVALID_MODEL = 2,    /* the model bytes or graph are malformed or inconsistent */
+    ONYX_ERR_UNSUPPORTED = 3,      /* valid ONNX that onyx does not implement (op, type, device) */
+    ONYX_ERR_NO_MEMORY = 4,        /* an allocation failed or a size overflowed */
+    ONYX_ERR_IO = 5,               /* a file could not be opened or read */
+    ONYX_ERR_SHAPE = 6,            /* input shapes or types do not fit the model or the op */
+    ONYX_ERR_RUNTIME = 7,          /* a kernel failed on its data (index out of range, …) */
+    ONYX_ERR_DEVICE = 8,           /* the device is unknown or not usable */
+} onyx_status;
+
+/* Short name of a status ("ONYX_ERR_SHAPE"). Static string. */
+ONYX_API const char *onyx_status_name(onyx_status status);
+
+/* The message of the last failure on this thread ("" when none). Borrowed; valid until the next
+ * onyx call on this thread. */
+ONYX_API const char *onyx_last_error(void);
+
+/* ---------------------------------------------------------------- element types */
+
+/* Numbered as onnx.TensorProto.DataType. */
+typedef enum onyx_dtype {
+    ONYX_UNDEFINED = 0,
+    ONYX_FLOAT = 1,
+    ONYX_UINT8 = 2,
+    ONYX_INT8 = 3,
+    ONYX_UINT16 = 4,
+    ONYX_INT16 = 5,
+    ONYX_INT32 = 6,
+    ONYX_INT64 = 7,
+    ONYX_STRING = 8,
+    ONYX_BOOL = 9,
+    ONYX_FLOAT16 = 10,
+    ONYX_DOUBLE = 11,
+    ONYX_UINT32 = 12,
+    ONYX_UINT64 = 13,
+    ONYX_COMPLEX64 = 14,
+    ONYX_COMPLEX128 = 15,
+    ONYX_BFLOAT16 = 16,
+    ONYX_FLOAT8E4M3FN = 17,
+    ONYX_FLOAT8E4M3FNUZ = 18,
+    ONYX_FLOAT8E5M2 = 19,
+    ONYX_FLOAT8E5M2FNUZ = 20,
+    ONYX_UINT4 = 21,
+    ONYX_INT4 = 22,
+    ONYX_FLOAT4E2M1 = 23,
+    ONYX_FLOAT8E8M0 = 24,
+    ONYX_UINT2 = 25,
+    ONYX_INT2 = 26,
+} onyx_dtype;
+
+#define ONYX_DTYPE_COUNT 27
+
+/* Lower-case ONNX name of a dtype ("float", "int64", "float8e4m3fn"); "undefined" if unknown. */
+ONYX_API const char *onyx_dtype_name(onyx_dtype dtype);
+
+/* Bits per element (1 for bool is stored as 8; 4 for int4/uint4/float4e2m1; 2 for int2/uint2;
+ * sizeof(char *) * 8 for string). 0 for an unknown dtype. */
+ONYX_API size_t onyx_dtype_bits(onyx_dtype dtype);
+
+/* ---------------------------------------------------------------- values */
+
+typedef enum onyx_value_kind {
+    ONYX_VALUE_NONE = 0, /* not yet set / unknown */
+    ONYX_VALUE_TENSOR = 1,
+    ONYX_VALUE_SEQUENCE = 2,
+    ONYX_VALUE_OPTIONAL = 3,
+    ONYX_VALUE_MAP = 4,
+} onyx_value_kind;
+
+typedef struct onyx_value onyx_value;
+
+/* A tensor holding a copy of `data` (`nbytes` must equal the packed size of the shape; `data` may
+ * be NULL only when that size is 0). Not for strings. Caller owns *out; free with onyx_value_free. */
+ONYX_API onyx_status onyx_value_new_tensor(onyx_dtype dtype, size_t rank, const int64_t *dims,
+                                           const void *data, size_t nbytes, onyx_value **out);
+
+/* A tensor that borrows `data` (no copy): the caller keeps `data` alive and unchanged for the
+ * value's lifetime. Used to pass inputs without copying. Caller owns *out. */
+ONYX_API onyx_status onyx_value_wrap_tensor(onyx_dtype dtype, size_t rank, const int64_t *dims,
+                                            void *data, size_t nbytes, onyx_value **out);
+
+/* A string tensor holding copies of the `count` NUL-terminated strings (count = product of dims).
+ * Caller owns *out. */
+ONYX_API onyx_status onyx_value_new_string_tensor(size_t rank, const int64_t *dims,
+                                                  const char *const *strings, onyx_value **out);
+
+/* A sequence taking ownership of `items` (each a value; on failure the caller keeps them).
+ * `elem_dtype` is the tensor element type of an empty sequence (ONYX_UNDEFINED if unknown).
+ * Caller owns *out. */
+ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count,
+                                             onyx_value *const *items, onyx_value **out);
+
+/* An optional taking ownership of `item`, or an empty optional when `item` is NULL.
+ * Caller owns *out. */
+ONYX_API onyx_status onyx_value_new_optional(onyx_value *item, onyx_value **out);
+
+ONYX_API void onyx_value_free(onyx_value *value);
+/* Frees `count` values and the array holding them (as returned by the run functions). */
+ONYX_API void onyx_values_free(onyx_value **values, size_t count);
+
+ONYX_API onyx_value_kind onyx_value_kind_of(const onyx_value *value);
+
+/* Tensor accessors (value must be a tensor; else dtype UNDEFINED, rank 0, data NULL). Borrowed
+ * pointers, valid while the value lives. Sub-byte types are packed (low bits first); bool is one
+ * byte per element; strings: data is an array of `numel` NUL-terminated char pointers. */
+ONYX_API onyx_dtype onyx_tensor_dtype(const onyx_value *value);
+ONYX_API size_t onyx_tensor_rank(const onyx_value *value);
+ONYX_API const int64_t *onyx_tensor_dims(const onyx_value *value);
+ONYX_API int64_t onyx_tensor_numel(const onyx_value *value);
+ONYX_API void *onyx_tensor_data(const onyx_value *value);
+ONYX_API size_t onyx_tensor_nbytes(const onyx_value *value);
+
+/* Sequence accessors. Items are borrowed, valid while the sequence lives. */
+ONYX_API size_t onyx_sequence_length(const onyx_value *value);
+ONYX_API const onyx_value *onyx_sequence_at(const onyx_value *value, size_t index);
+/* Element dtype recorded for a sequence (useful when it is empty). */
+ONYX_API onyx_dtype onyx_sequence_elem_dtype(const onyx_value *value);
+
+/* Optional accessors. The element is borrowed; NULL when empty. */
+ONYX_API bool onyx_optional_has_value(const onyx_value *value);
+ONYX_API const onyx_value *onyx_optional_value(const onyx_value *value);
+
+/* A deep copy. Caller owns *out. */
+ONYX_API onyx_status onyx_value_clone(const onyx_value *value, onyx_value **out);
+
+/* Reads a serialized TensorProto, SequenceProto or OptionalProto (`kind` says which; the .pb files
+ * of the ONNX test data). Tensor external data is resolved relative to `base_dir` (NULL: refused).
+ * Caller owns *out. */
+ONYX_API onyx_status onyx_value_from_pb(onyx_value_kind kind, const void *bytes, size_t size,
+                                        const char *base_dir, onyx_value **out);
+ONYX_API onyx_status onyx_value_load_pb(onyx_value_kind kind, const char *path, onyx_value **out);
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct onyx_model onyx_model;
+
+/* Loads and validates a model. External data is read relative to the file's folder.
+ * Caller owns *out; free with onyx_model_free. */
+ONYX_API onyx_status onyx_model_load_file(const char *path, onyx_model **out);
+
+/* Same from memory (the bytes are not retained). `base_dir` is the folder external data is
+ * relative to, or NULL to refuse external data. Caller owns *out. */
+ONYX_API onyx_status onyx_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
+                                            onyx_model **out);
+
+ONYX_API void onyx_model_free(onyx_model *model);
+
+/* Description of a graph input or output. All pointers are borrowed from the model (or rep) and
+ * valid while it lives. */
+typedef struct onyx_io_info {
+    const char *name;
+    onyx_value_kind kind;      /* tensor, sequence, optional (NONE if the model does not say) */
+    onyx_dtype dtype;          /* tensor element type (of the innermost tensor for seq/optional) */
+    int64_t rank;              /* -1 when the rank is unknown */
+    const int64_t *dims;       /* rank entries; -1 for a dim that is not a fixed number */
+    const char *const *dim_params; /* rank entries; symbolic name or NULL */
+} onyx_io_info;
+
+ONYX_API size_t onyx_model_input_count(const onyx_model *model);
+ONYX_API size_t onyx_model_output_count(const onyx_model *model);
+/* Graph inputs exclude initializers. Index out of range: ONYX_ERR_INVALID_ARGUMENT. */
+ONYX_API onyx_status onyx_model_input(const onyx_model *model, size_t index, onyx_io_info *out);
+ONYX_API onyx_status onyx_model_output(const onyx_model *model, size_t index, onyx_io_info *out);
+
+/* IR version and the opset version imported for `domain` ("" or "ai.onnx" for the default
+ * domain); 0 when the domain is not imported. */
+ONYX_API int64_t onyx_model_ir_version(const onyx_model *model);
+ONYX_API int64_t onyx_model_opset(const onyx_model *model, const char *domain);
+
+/* ---------------------------------------------------------------- devices */
+
+/* True when `device` ("CPU", "CUDA", "CUDA:1") names a device that is usable on this machine. */
+ONYX_API bool onyx_supports_device(const char *device);
+
+/* ---------------------------------------------------------------- prepare and run */
+
+typedef struct onyx_rep onyx_rep;
+
+typedef struct onyx_prepare_options {
+    const char *device;     /* NULL or "CPU", "CUDA", "CUDA:N"; default CPU */
+    int threads;            /* 0: all cores */
+    size_t example_count;   /* input examples: bind symbolic dims and pick kernels up front */
+    const char *const *example_names;     /* NULL: examples are the first graph inputs in order */
+    const onyx_value *const *examples;    /* borrowed for the call only */
+    int verbose;            /* reserved for logs of kernel placement; 0 */
+} onyx_prepare_options;
+
+/* Fills `opts` with the defaults (CPU, all cores, no examples). */
+ONYX_API void onyx_prepare_options_init(onyx_prepare_options *opts);
+
+/* Resolves opsets, types and shapes, chooses kernels and plans memory. The rep keeps what it
+ * needs from the model: the model may be freed afterwards. `opts` may be NULL for the defaults.
+ * Caller owns *out; free with onyx_rep_free. */
+ONYX_API onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
+                                  onyx_rep **out);
+ONYX_API void onyx_rep_free(onyx_rep *rep);
+
+ONYX_API size_t onyx_rep_input_count(const onyx_rep *rep);
+ONYX_API size_t onyx_rep_output_count(const onyx_rep *rep);
+ONYX_API onyx_status onyx_rep_input(const onyx_rep *rep, size_t index, onyx_io_info *out);
+ONYX_API onyx_status onyx_rep_output(const onyx_rep *rep, size_t index, onyx_io_info *out);
+
+/* Runs the prepared model. `inputs` are borrowed for the call. With `input_names` NULL, inputs
+ * are the graph inputs in order; otherwise each is matched by name (every graph input must be
+ * given). On success *outputs is a new array of *output_count values, one per graph output in
+ * order; caller owns them: free with onyx_values_free(*outputs, *output_count). */
+ONYX_API onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count,
+                                  const char *const *input_names,
+                                  const onyx_value *const *inputs, size_t *output_count,
+                                  onyx_value ***outputs);
+
+/* Load + prepare + run in one call on a serialized ModelProto. Ownership as onyx_rep_run. */
+ONYX_API onyx_status onyx_run_model(const void *model_bytes, size_t size,
+                                    const onyx_prepare_options *opts, size_t input_count,
+                                    const onyx_value *const *inputs, size_t *output_count,
+                                    onyx_value ***outputs);
+
+/* Describes an expected output of run_node: its element type and, when rank >= 0, its shape. */
+typedef struct onyx_output_info {
+    onyx_dtype dtype;
+    int64_t rank; /* -1: unknown */
+    const int64_t *dims;
+} onyx_output_info;
+
+/* Runs one node: `node_bytes` is a serialized NodeProto; its inputs are `inputs` in order (an
+ * empty input name in the node means an omitted optional input and takes no entry).
+ * `outputs_info` (may be NULL) gives types of the outputs; `opset_version` is the ai.onnx opset
+ * to resolve the node against (0: the newest onyx knows; other domains use their newest).
+ * Ownership of the outputs as onyx_rep_run. */
+ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_version,
+                                   const char *device, size_t input_count,
+                                   const onyx_value *const *inputs, size_t outputs_info_count,
+                                   const onyx_output_info *outputs_info, size_t *output_count,
+                                   onyx_value ***outputs);
+
+/* ONYX_OK when every node of the model has a schema and a kernel for `device` (or the CPU
+ * fallback). Otherwise ONYX_ERR_UNSUPPORTED (or the loader's status), and onyx_last_error()
+ * says why, naming the first node that does not fit. */
+ONYX_API onyx_status onyx_is_compatible(const onyx_model *model, const char *device);
+
+/* The library version ("0.1.0"). */
+ONYX_API const char *onyx_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONYX_H */

@@ -1,0 +1,23 @@
+/* The CPU kernel table, generated from the kernels_cpu/list_*.h files. */
+#ifndef ONYX_KERNELS_CPU_H
+#define ONYX_KERNELS_CPU_H
+
+#include "../core/kernel.h"
+
+/* List entries (in kernels_cpu/list_<family>.h):
+ *   KERNEL(domain, op, since_min, since_max, dtypes, flags, run)
+ *   KERNEL_STATEFUL(domain, op, since_min, since_max, dtypes, flags, prepare, run, release)
+ * dtypes: dtype_mask of input 0 (output 0 for ops without inputs), 0 = any. */
+
+#define KERNEL(domain, op, vmin, vmax, dtypes, flags, run) onyx_status run(const kernel_call *c);
+#define KERNEL_STATEFUL(domain, op, vmin, vmax, dtypes, flags, prepare, run, release)              \
+    onyx_status prepare(const kernel_prep *p, void **state);                                       \
+    onyx_status run(const kernel_call *c);                                                         \
+    void release(void *state);
+#include "list_all.h"
+#undef KERNEL
+#undef KERNEL_STATEFUL
+
+const kernel *cpu_kernel_table(size_t *count);
+
+#endif
