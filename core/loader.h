@@ -1,0 +1,34 @@
+/* The model loader: ONNX bytes (protobuf) -> the graph IR of graph.h, validated (names, order,
+ * opsets, schemas' arity and attribute types, nesting depth). */
+#ifndef ONYX_CORE_LOADER_H
+#define ONYX_CORE_LOADER_H
+
+#include "graph.h"
+#include "onnx.pb-c.h"
+
+/* Deepest message nesting accepted in any protobuf onyx reads. protobuf-c unpacks recursively
+ * without a limit, so deeper input is refused before it gets there. A subgraph level costs three
+ * messages (GraphProto > NodeProto > AttributeProto). */
+#define LOADER_MAX_NESTING 100
+
+/* Opset versions accepted in opset_import. */
+#define LOADER_MAX_OPSET 1000
+
+/* Loads a serialized ModelProto. `base_dir` is the folder external data is relative to (NULL
+ * refuses external data). Caller owns *out (refs 1); free with model_release. */
+onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out);
+
+/* Builds the IR from an unpacked ModelProto (not retained). Same ownership as model_load_bytes. */
+onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out);
+
+/* Walks the protobuf wire format of a message of type `desc` without recursion and refuses
+ * nesting deeper than LOADER_MAX_NESTING or malformed framing (ONYX_ERR_INVALID_MODEL; `what`
+ * names the message in the error, e.g. "ONNX ModelProto"). */
+onyx_status loader_check_wire(const ProtobufCMessageDescriptor *desc, const void *bytes,
+                              size_t size, const char *what);
+
+/* Reads a whole file. On success *bytes (malloc'ed; caller frees) holds *size bytes and, when
+ * `dir` is not NULL, *dir the file's folder (malloc'ed; "." for a bare file name). ONYX_ERR_IO. */
+onyx_status loader_read_file(const char *path, void **bytes, size_t *size, char **dir);
+
+#endif

@@ -1,0 +1,685 @@
+/* Tensors, values and type descriptions: storage ownership, deep copies and the type checks the
+ * executor and the public API share. */
+#include "value.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGNMENT 64
+
+/* ------------------------------------------------------------------ text output */
+
+/* A bounded string builder: appends stop at the end of the buffer, which stays NUL-terminated. */
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} strbuf;
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) ONYX_PRINTF(2, 3);
+static void sb_printf(strbuf *sb, const char *fmt, ...) {
+    if (sb->cap == 0 || sb->len >= sb->cap - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    sb->len += (size_t)n;
+    if (sb->len > sb->cap - 1) sb->len = sb->cap - 1;
+}
+
+static void sb_shape(strbuf *sb, int rank, const int64_t *dims) {
+    if (rank < 0) {
+        sb_printf(sb, "?");
+        return;
+    }
+    sb_printf(sb, "[");
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            sb_printf(sb, "%s?", i ? "," : "");
+        else
+            sb_printf(sb, "%s%" PRId64, i ? "," : "", dims[i]);
+    }
+    sb_printf(sb, "]");
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+bool shape_numel(int rank, const int64_t *dims, int64_t *out) {
+    if (rank < 0) return false;
+    int64_t n = 1;
+    bool zero = false;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) return false;
+        if (dims[i] == 0) zero = true;
+    }
+    /* A zero dim makes the product 0 however large the other dims are. */
+    if (zero) {
+        *out = 0;
+        return true;
+    }
+    for (int i = 0; i < rank; i++) {
+        if (n > INT64_MAX / dims[i]) return false;
+        n *= dims[i];
+    }
+    *out = n;
+    return true;
+}
+
+bool shape_equal(int rank_a, const int64_t *a, int rank_b, const int64_t *b) {
+    if (rank_a != rank_b) return false;
+    for (int i = 0; i < rank_a; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
+    strbuf sb = {buf, cap, 0};
+    if (cap) buf[0] = '\0';
+    sb_shape(&sb, rank, dims);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+/* 64-byte aligned storage of at least `nbytes`. Zero-size tensors still get a (one-line)
+ * allocation so that `data` of an owned tensor is never NULL: kernels may pass it to memcpy. */
+static void *aligned_storage(size_t nbytes) {
+    if (nbytes > SIZE_MAX - (ALIGNMENT - 1)) return NULL;
+    size_t size = (nbytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    if (size == 0) size = ALIGNMENT;
+    return aligned_alloc(ALIGNMENT, size);
+}
+
+static void free_strings(char **s, int64_t n) {
+    if (!s) return;
+    for (int64_t i = 0; i < n; i++) free(s[i]);
+}
+
+static char *dup_string(const char *s, size_t len) {
+    char *d = malloc(len + 1);
+    if (!d) return NULL;
+    if (len) memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims) {
+    char sh[256];
+    if (!dtype_valid((int)dtype))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor element type %d is not a known dtype",
+                          (int)dtype);
+    if (rank < 0 || rank > ONYX_MAX_RANK)
+        return onyx_error(ONYX_ERR_SHAPE, "tensor rank %d is out of range, expected 0..%d", rank,
+                          ONYX_MAX_RANK);
+    if (rank > 0 && !dims)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor of rank %d given no dims", rank);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0)
+            return onyx_error(ONYX_ERR_SHAPE, "tensor shape %s has negative dim %d",
+                              shape_str(rank, dims, sh, sizeof sh), i);
+    int64_t numel;
+    if (!shape_numel(rank, dims, &numel))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "tensor shape %s has more than %" PRId64 " elements",
+                          shape_str(rank, dims, sh, sizeof sh), INT64_MAX);
+    size_t nbytes;
+    if (!dtype_storage_size(dtype, numel, &nbytes))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "tensor(%s)%s needs more than %zu bytes",
+                          onyx_dtype_name(dtype), shape_str(rank, dims, sh, sizeof sh),
+                          (size_t)SIZE_MAX);
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+    for (int i = rank; i < ONYX_MAX_RANK; i++) t->dims[i] = 0;
+    t->numel = numel;
+    t->nbytes = nbytes;
+    return ONYX_OK;
+}
+
+onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims) {
+    tensor n = {0};
+    TRY(tensor_set_shape(&n, dtype, rank, dims));
+    n.data = aligned_storage(n.nbytes);
+    if (!n.data) return onyx_oom("tensor storage");
+    memset(n.data, 0, n.nbytes);
+    n.owns = true;
+    if (dtype == ONYX_STRING) {
+        char **s = n.data;
+        for (int64_t i = 0; i < n.numel; i++) {
+            s[i] = dup_string("", 0);
+            if (!s[i]) {
+                free_strings(s, i);
+                free(n.data);
+                return onyx_oom("string tensor element");
+            }
+        }
+    }
+    *t = n;
+    return ONYX_OK;
+}
+
+void tensor_release(tensor *t) {
+    if (!t) return;
+    if (t->owns) {
+        if (t->dtype == ONYX_STRING) free_strings(t->data, t->numel);
+        free(t->data);
+    }
+    memset(t, 0, sizeof *t);
+}
+
+onyx_status tensor_copy(tensor *dst, const tensor *src) {
+    if (src->numel > 0 && !src->data)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "cannot copy a tensor(%s) that has no data",
+                          onyx_dtype_name(src->dtype));
+    tensor n = {0};
+    TRY(tensor_alloc(&n, src->dtype, src->rank, src->dims));
+    onyx_status st = tensor_copy_data(&n, src);
+    if (st != ONYX_OK) {
+        tensor_release(&n);
+        return st;
+    }
+    *dst = n;
+    return ONYX_OK;
+}
+
+onyx_status tensor_copy_data(tensor *dst, const tensor *src) {
+    if (dst->dtype != src->dtype || dst->numel != src->numel)
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "cannot copy %" PRId64 " %s elements into %" PRId64 " %s elements",
+                          src->numel, onyx_dtype_name(src->dtype), dst->numel,
+                          onyx_dtype_name(dst->dtype));
+    if (src->numel == 0) return ONYX_OK;
+    if (!src->data || !dst->data)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor copy: %s tensor has no data",
+                          src->data ? "destination" : "source");
+    if (dst->dtype != ONYX_STRING) {
+        if (dst->data != src->data) memmove(dst->data, src->data, src->nbytes);
+        return ONYX_OK;
+    }
+    if (!dst->owns)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "tensor copy: destination string tensor does not own its strings");
+    /* Duplicate everything before freeing anything so that a failure leaves dst intact and
+     * copying a tensor onto itself works. */
+    size_t n = (size_t)src->numel;
+    char **fresh = malloc(n * sizeof *fresh);
+    if (!fresh) return onyx_oom("string tensor copy");
+    const char *const *from = src->data;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = from[i] ? from[i] : "";
+        fresh[i] = dup_string(s, strlen(s));
+        if (!fresh[i]) {
+            free_strings(fresh, (int64_t)i);
+            free(fresh);
+            return onyx_oom("string tensor element");
+        }
+    }
+    char **to = dst->data;
+    for (size_t i = 0; i < n; i++) {
+        free(to[i]);
+        to[i] = fresh[i];
+    }
+    free(fresh);
+    return ONYX_OK;
+}
+
+onyx_status tensor_set_string(tensor *t, int64_t i, const char *s, size_t len) {
+    if (t->dtype != ONYX_STRING || !t->owns || !t->data)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "set string: tensor is not an owned string tensor (dtype %s)",
+                          onyx_dtype_name(t->dtype));
+    if (i < 0 || i >= t->numel)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "set string: index %" PRId64 " out of range [0, %" PRId64 ")", i,
+                          t->numel);
+    if (len > 0 && !s) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "set string: NULL string");
+    if (len == SIZE_MAX) return onyx_oom("string tensor element");
+    char *d = dup_string(s, len);
+    if (!d) return onyx_oom("string tensor element");
+    char **strs = t->data;
+    free(strs[i]);
+    strs[i] = d;
+    return ONYX_OK;
+}
+
+/* Reads element i of the numeric types that have a native C type as `T` via `CONV`. */
+#define NATIVE_TYPES(X)                                                                            \
+    X(ONYX_FLOAT, float)                                                                           \
+    X(ONYX_DOUBLE, double)                                                                         \
+    X(ONYX_INT8, int8_t)                                                                           \
+    X(ONYX_INT16, int16_t)                                                                         \
+    X(ONYX_INT32, int32_t)                                                                         \
+    X(ONYX_INT64, int64_t)                                                                         \
+    X(ONYX_UINT8, uint8_t)                                                                         \
+    X(ONYX_UINT16, uint16_t)                                                                       \
+    X(ONYX_UINT32, uint32_t)                                                                       \
+    X(ONYX_UINT64, uint64_t)
+
+/* Sub-byte element i as an integer (sign-extended for int4/int2); packed low bits first. */
+static int64_t subbyte_int(const tensor *t, int64_t i) {
+    const uint8_t *p = t->data;
+    int bits = (int)onyx_dtype_bits(t->dtype);
+    int per = 8 / bits;
+    unsigned v = (p[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
+    bool is_signed = t->dtype == ONYX_INT4 || t->dtype == ONYX_INT2;
+    if (is_signed && (v & (1u << (bits - 1)))) return (int64_t)v - ((int64_t)1 << bits);
+    return (int64_t)v;
+}
+
+static const float fp4_values[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+
+double tensor_get_f64(const tensor *t, int64_t i) {
+    if (!t || !t->data || i < 0 || i >= t->numel) return 0.0;
+    switch (t->dtype) {
+#define GET(D, T)                                                                                  \
+    case D: return (double)((const T *)t->data)[i];
+        NATIVE_TYPES(GET)
+#undef GET
+    case ONYX_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
+    case ONYX_FLOAT16: return fp16_to_float(((const uint16_t *)t->data)[i]);
+    case ONYX_BFLOAT16: return bf16_to_float(((const uint16_t *)t->data)[i]);
+    case ONYX_INT4:
+    case ONYX_UINT4:
+    case ONYX_INT2:
+    case ONYX_UINT2: return (double)subbyte_int(t, i);
+    case ONYX_FLOAT4E2M1: {
+        unsigned v = (unsigned)subbyte_int(t, i);
+        double m = fp4_values[v & 7];
+        return (v & 8) ? -m : m;
+    }
+    default: return NAN;
+    }
+}
+
+int64_t tensor_get_i64(const tensor *t, int64_t i) {
+    if (!t || !t->data || i < 0 || i >= t->numel) return 0;
+    switch (t->dtype) {
+    case ONYX_INT8: return ((const int8_t *)t->data)[i];
+    case ONYX_INT16: return ((const int16_t *)t->data)[i];
+    case ONYX_INT32: return ((const int32_t *)t->data)[i];
+    case ONYX_INT64: return ((const int64_t *)t->data)[i];
+    case ONYX_UINT8: return ((const uint8_t *)t->data)[i];
+    case ONYX_UINT16: return ((const uint16_t *)t->data)[i];
+    case ONYX_UINT32: return ((const uint32_t *)t->data)[i];
+    /* Wraps (as two's complement) beyond INT64_MAX, as an ONNX cast would. */
+    case ONYX_UINT64: return (int64_t)((const uint64_t *)t->data)[i];
+    case ONYX_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+    case ONYX_INT4:
+    case ONYX_UINT4:
+    case ONYX_INT2:
+    case ONYX_UINT2: return subbyte_int(t, i);
+    default: {
+        /* Floats truncate toward zero; NaN and out-of-range values must not reach the cast,
+         * which would be undefined. */
+        double d = tensor_get_f64(t, i);
+        if (isnan(d)) return 0;
+        if (d >= 9223372036854775807.0) return INT64_MAX;
+        if (d <= -9223372036854775808.0) return INT64_MIN;
+        return (int64_t)d;
+    }
+    }
+}
+
+onyx_status tensor_to_i64s(const tensor *t, int64_t *out, size_t cap, size_t *count) {
+    char sh[256];
+    if (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)
+        return onyx_error(ONYX_ERR_SHAPE, "expected an int64 or int32 tensor, got tensor(%s)",
+                          onyx_dtype_name(t->dtype));
+    if (t->rank > 1)
+        return onyx_error(ONYX_ERR_SHAPE, "expected a 1-D tensor, got shape %s",
+                          shape_str(t->rank, t->dims, sh, sizeof sh));
+    if ((uint64_t)t->numel > cap)
+        return onyx_error(ONYX_ERR_SHAPE, "tensor has %" PRId64 " elements, at most %zu allowed",
+                          t->numel, cap);
+    if (t->numel > 0 && !t->data)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor has no data");
+    for (int64_t i = 0; i < t->numel; i++) out[i] = tensor_get_i64(t, i);
+    *count = (size_t)t->numel;
+    return ONYX_OK;
+}
+
+/* ------------------------------------------------------------------ types */
+
+void type_init(type_info *t) {
+    memset(t, 0, sizeof *t);
+    t->kind = ONYX_VALUE_NONE;
+    t->dtype = ONYX_UNDEFINED;
+    t->rank = -1;
+    t->elem = NULL;
+}
+
+void type_release(type_info *t) {
+    if (!t) return;
+    if (t->elem) {
+        type_release(t->elem);
+        free(t->elem);
+    }
+    type_init(t);
+}
+
+/* A heap copy of `src` (NULL src gives NULL with ONYX_OK). */
+static onyx_status type_dup(type_info **out, const type_info *src) {
+    *out = NULL;
+    if (!src) return ONYX_OK;
+    type_info *n = malloc(sizeof *n);
+    if (!n) return onyx_oom("type description");
+    onyx_status st = type_copy(n, src);
+    if (st != ONYX_OK) {
+        free(n);
+        return st;
+    }
+    *out = n;
+    return ONYX_OK;
+}
+
+onyx_status type_copy(type_info *dst, const type_info *src) {
+    type_info n = *src;
+    n.elem = NULL;
+    TRY(type_dup(&n.elem, src->elem));
+    *dst = n;
+    return ONYX_OK;
+}
+
+void type_set_tensor(type_info *t, onyx_dtype dtype, int rank, const int64_t *dims) {
+    /* t->elem is not released: t may be uninitialised here. Reusing a sequence type for a tensor
+     * needs type_release first. */
+    t->kind = ONYX_VALUE_TENSOR;
+    t->dtype = dtype;
+    t->rank = (rank < 0 || rank > ONYX_MAX_RANK) ? -1 : rank;
+    t->elem = NULL;
+    for (int i = 0; i < ONYX_MAX_RANK; i++)
+        t->dims[i] = (i < t->rank) ? (dims ? dims[i] : -1) : 0;
+}
+
+/* Widens `acc` so that it also describes `b`: what differs becomes unknown. */
+static void type_merge(type_info *acc, const type_info *b) {
+    if (acc->kind != b->kind) {
+        type_release(acc);
+        return;
+    }
+    if (acc->dtype != b->dtype) acc->dtype = ONYX_UNDEFINED;
+    if (acc->rank != b->rank) {
+        acc->rank = -1;
+    } else {
+        for (int i = 0; i < acc->rank; i++)
+            if (acc->dims[i] != b->dims[i]) acc->dims[i] = -1;
+    }
+    if (acc->elem && b->elem) {
+        type_merge(acc->elem, b->elem);
+    } else if (acc->elem) {
+        type_release(acc->elem);
+        free(acc->elem);
+        acc->elem = NULL;
+    }
+}
+
+onyx_status type_of_value(type_info *out, const onyx_value *v) {
+    type_info n;
+    type_init(&n);
+    onyx_status st = ONYX_OK;
+    switch (v->kind) {
+    case ONYX_VALUE_TENSOR: type_set_tensor(&n, v->t.dtype, v->t.rank, v->t.dims); break;
+    case ONYX_VALUE_SEQUENCE:
+        n.kind = ONYX_VALUE_SEQUENCE;
+        if (v->seq.count == 0) {
+            CHECK(type_dup(&n.elem, v->elem_type));
+            break;
+        }
+        n.elem = malloc(sizeof *n.elem);
+        if (!n.elem) {
+            st = onyx_oom("type description");
+            goto done;
+        }
+        type_init(n.elem);
+        CHECK(type_of_value(n.elem, v->seq.items[0]));
+        for (size_t i = 1; i < v->seq.count; i++) {
+            type_info item;
+            CHECK(type_of_value(&item, v->seq.items[i]));
+            type_merge(n.elem, &item);
+            type_release(&item);
+        }
+        break;
+    case ONYX_VALUE_OPTIONAL:
+        n.kind = ONYX_VALUE_OPTIONAL;
+        if (!v->opt) {
+            CHECK(type_dup(&n.elem, v->elem_type));
+            break;
+        }
+        n.elem = malloc(sizeof *n.elem);
+        if (!n.elem) {
+            st = onyx_oom("type description");
+            goto done;
+        }
+        type_init(n.elem);
+        CHECK(type_of_value(n.elem, v->opt));
+        break;
+    default: n.kind = v->kind; break;
+    }
+    *out = n;
+    return ONYX_OK;
+done:
+    type_release(&n);
+    return st;
+}
+
+bool type_is_static(const type_info *t) {
+    if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return false;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] < 0) return false;
+    return true;
+}
+
+/* True when the element types described by `a` and `b` (either may be NULL = unknown) could be
+ * the same. */
+static bool types_compatible(const type_info *a, const type_info *b) {
+    if (!a || !b || a->kind == ONYX_VALUE_NONE || b->kind == ONYX_VALUE_NONE) return true;
+    if (a->kind != b->kind) return false;
+    if (a->dtype != ONYX_UNDEFINED && b->dtype != ONYX_UNDEFINED && a->dtype != b->dtype)
+        return false;
+    if (a->kind == ONYX_VALUE_TENSOR && a->rank >= 0 && b->rank >= 0) {
+        if (a->rank != b->rank) return false;
+        for (int i = 0; i < a->rank; i++)
+            if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i]) return false;
+    }
+    return types_compatible(a->elem, b->elem);
+}
+
+bool type_accepts(const type_info *t, const onyx_value *v) {
+    if (!t || t->kind == ONYX_VALUE_NONE) return true;
+    if (!v || v->kind != t->kind) return false;
+    switch (v->kind) {
+    case ONYX_VALUE_TENSOR:
+        if (t->dtype != ONYX_UNDEFINED && t->dtype != v->t.dtype) return false;
+        if (t->rank < 0) return true;
+        if (t->rank != v->t.rank) return false;
+        for (int i = 0; i < t->rank; i++)
+            if (t->dims[i] >= 0 && t->dims[i] != v->t.dims[i]) return false;
+        return true;
+    case ONYX_VALUE_SEQUENCE:
+        if (!t->elem) return true;
+        if (v->seq.count == 0) return types_compatible(t->elem, v->elem_type);
+        for (size_t i = 0; i < v->seq.count; i++)
+            if (!type_accepts(t->elem, v->seq.items[i])) return false;
+        return true;
+    case ONYX_VALUE_OPTIONAL:
+        if (!t->elem) return true;
+        if (!v->opt) return types_compatible(t->elem, v->elem_type);
+        return type_accepts(t->elem, v->opt);
+    default: return true;
+    }
+}
+
+static void sb_type(strbuf *sb, const type_info *t) {
+    if (!t) {
+        sb_printf(sb, "?");
+        return;
+    }
+    switch (t->kind) {
+    case ONYX_VALUE_TENSOR:
+        sb_printf(sb, "tensor(%s)", t->dtype == ONYX_UNDEFINED ? "?" : onyx_dtype_name(t->dtype));
+        if (t->rank >= 0) sb_shape(sb, t->rank, t->dims);
+        break;
+    case ONYX_VALUE_SEQUENCE:
+        sb_printf(sb, "seq(");
+        sb_type(sb, t->elem);
+        sb_printf(sb, ")");
+        break;
+    case ONYX_VALUE_OPTIONAL:
+        sb_printf(sb, "optional(");
+        sb_type(sb, t->elem);
+        sb_printf(sb, ")");
+        break;
+    case ONYX_VALUE_MAP: sb_printf(sb, "map"); break;
+    default: sb_printf(sb, "?"); break;
+    }
+}
+
+const char *type_str(const type_info *t, char *buf, size_t cap) {
+    strbuf sb = {buf, cap, 0};
+    if (cap) buf[0] = '\0';
+    sb_type(&sb, t);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ values */
+
+onyx_value *value_new(void) {
+    onyx_value *v = calloc(1, sizeof *v);
+    if (v) v->kind = ONYX_VALUE_NONE;
+    return v;
+}
+
+static void value_destroy(onyx_value *v) {
+    if (!v) return;
+    value_clear(v);
+    free(v);
+}
+
+void value_clear(onyx_value *v) {
+    if (!v) return;
+    switch (v->kind) {
+    case ONYX_VALUE_TENSOR: tensor_release(&v->t); break;
+    case ONYX_VALUE_SEQUENCE:
+        for (size_t i = 0; i < v->seq.count; i++) value_destroy(v->seq.items[i]);
+        free(v->seq.items);
+        break;
+    case ONYX_VALUE_OPTIONAL: value_destroy(v->opt); break;
+    default: break;
+    }
+    if (v->elem_type) {
+        type_release(v->elem_type);
+        free(v->elem_type);
+    }
+    memset(v, 0, sizeof *v);
+    v->kind = ONYX_VALUE_NONE;
+}
+
+onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims) {
+    value_clear(v);
+    TRY(tensor_alloc(&v->t, dtype, rank, dims));
+    v->kind = ONYX_VALUE_TENSOR;
+    return ONYX_OK;
+}
+
+void value_borrow_tensor(onyx_value *v, const tensor *src) {
+    /* src may live inside v; take the copy before clearing. */
+    tensor t = *src;
+    value_clear(v);
+    v->kind = ONYX_VALUE_TENSOR;
+    v->t = t;
+    v->t.owns = false;
+}
+
+/* Deep copy into a zeroed `dst`; on failure dst holds whatever was built (caller clears it). */
+static onyx_status copy_into(onyx_value *dst, const onyx_value *src) {
+    TRY(type_dup(&dst->elem_type, src->elem_type));
+    switch (src->kind) {
+    case ONYX_VALUE_TENSOR:
+        TRY(tensor_copy(&dst->t, &src->t));
+        dst->kind = ONYX_VALUE_TENSOR;
+        return ONYX_OK;
+    case ONYX_VALUE_SEQUENCE:
+        dst->kind = ONYX_VALUE_SEQUENCE;
+        if (src->seq.count == 0) return ONYX_OK;
+        dst->seq.items = calloc(src->seq.count, sizeof *dst->seq.items);
+        if (!dst->seq.items) return onyx_oom("sequence items");
+        dst->seq.cap = src->seq.count;
+        for (size_t i = 0; i < src->seq.count; i++) {
+            onyx_value *item = value_new();
+            if (!item) return onyx_oom("sequence item");
+            dst->seq.items[dst->seq.count++] = item;
+            TRY(copy_into(item, src->seq.items[i]));
+        }
+        return ONYX_OK;
+    case ONYX_VALUE_OPTIONAL:
+        dst->kind = ONYX_VALUE_OPTIONAL;
+        if (!src->opt) return ONYX_OK;
+        dst->opt = value_new();
+        if (!dst->opt) return onyx_oom("optional element");
+        return copy_into(dst->opt, src->opt);
+    default: dst->kind = src->kind; return ONYX_OK;
+    }
+}
+
+onyx_status value_copy(onyx_value *dst, const onyx_value *src) {
+    if (dst == src) return ONYX_OK;
+    onyx_value n = {0};
+    onyx_status st = copy_into(&n, src);
+    if (st != ONYX_OK) {
+        value_clear(&n);
+        return st;
+    }
+    value_clear(dst);
+    *dst = n;
+    return ONYX_OK;
+}
+
+void value_move(onyx_value *dst, onyx_value *src) {
+    if (dst == src) return;
+    value_clear(dst);
+    *dst = *src;
+    memset(src, 0, sizeof *src);
+    src->kind = ONYX_VALUE_NONE;
+}
+
+/* On failure the caller keeps `item` (nothing is taken). */
+onyx_status value_seq_push(onyx_value *seq, onyx_value *item) {
+    if (seq->kind != ONYX_VALUE_SEQUENCE)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "push: value is not a sequence (kind %d)",
+                          (int)seq->kind);
+    if (!item) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "push: NULL item");
+    if (seq->seq.count == seq->seq.cap) {
+        size_t cap = seq->seq.cap ? seq->seq.cap : 4;
+        if (seq->seq.cap) {
+            if (cap > SIZE_MAX / 2 / sizeof(onyx_value *)) return onyx_oom("sequence items");
+            cap *= 2;
+        }
+        onyx_value **items = realloc(seq->seq.items, cap * sizeof *items);
+        if (!items) return onyx_oom("sequence items");
+        seq->seq.items = items;
+        seq->seq.cap = cap;
+    }
+    seq->seq.items[seq->seq.count++] = item;
+    return ONYX_OK;
+}
+
+static onyx_status make_container(onyx_value *v, onyx_value_kind kind, const type_info *elem) {
+    /* Copy first: `elem` may point at v's own elem_type. */
+    type_info *et;
+    TRY(type_dup(&et, elem));
+    value_clear(v);
+    v->kind = kind;
+    v->elem_type = et;
+    return ONYX_OK;
+}
+
+onyx_status value_make_sequence(onyx_value *v, const type_info *elem) {
+    return make_container(v, ONYX_VALUE_SEQUENCE, elem);
+}
+
+onyx_status value_make_optional(onyx_value *v, const type_info *elem) {
+    return make_container(v, ONYX_VALUE_OPTIONAL, elem);
+}
