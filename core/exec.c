@@ -52,6 +52,7 @@ static void plan_free(plan *p, const graph *g) {
         for (int i = 0; i < g->n_values; i++) value_clear(&p->slots[i]);
     free(p->vals);
     free(p->slots);
+    free(p->frame);
     if (p->sig)
         for (int i = 0; i < p->n_sig; i++) type_release(&p->sig[i]);
     free(p->sig);
@@ -550,8 +551,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
 }
 
 /* Builds a plan for the signature `sig` (graph inputs, then captured values). */
-static onyx_status build_plan(subgraph *sg, const type_info *sig, const tensor *const *capture_consts,
-                              plan **out) {
+static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
     plan *p = calloc(1, sizeof *p);
@@ -561,7 +561,8 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, const tensor *
     p->vals = calloc((size_t)g->n_values + 1, sizeof *p->vals);
     p->slots = calloc((size_t)g->n_values + 1, sizeof *p->slots);
     p->steps = calloc((size_t)g->n_nodes + 1, sizeof *p->steps);
-    if (!p->sig || !p->vals || !p->slots || !p->steps) {
+    p->frame = calloc((size_t)g->n_values + 1, sizeof *p->frame);
+    if (!p->sig || !p->vals || !p->slots || !p->steps || !p->frame) {
         st = onyx_oom("plan");
         goto done;
     }
@@ -583,14 +584,10 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, const tensor *
         v->where = ST_INPUT;
         CHECK(type_copy(&v->type, &sig[i]));
     }
+    /* captured values are inputs too: their values may differ between runs of one plan */
     for (int k = 0; k < sg->n_captured; k++) {
         plan_value *v = &p->vals[sg->captured[k]];
-        if (capture_consts && capture_consts[k]) {
-            v->where = ST_CONST;
-            v->constant = (tensor *)capture_consts[k];
-        } else {
-            v->where = ST_INPUT;
-        }
+        v->where = ST_INPUT;
         CHECK(type_copy(&v->type, &sig[g->n_inputs + k]));
     }
 
@@ -643,7 +640,7 @@ onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types) 
         CHECK(type_copy(&sig[g->n_inputs + k], &g->values[sg->captured[k]].type));
     if (!find_plan(sg, sig, n_sig)) {
         plan *p = NULL;
-        CHECK(build_plan(sg, sig, NULL, &p));
+        CHECK(build_plan(sg, sig, &p));
         cache_plan(sg, p);
     }
 done:
@@ -672,70 +669,94 @@ static void clear_heap_values(plan *p, const graph *g, struct exec_frame *frame)
         if (p->vals[i].where == ST_HEAP) value_clear(frame->vals[i]);
 }
 
+/* The value behind signature entry i: the graph inputs, then the captured values. */
+static const onyx_value *sig_value(const subgraph *sg, const struct exec_frame *outer,
+                                   const onyx_value *const *inputs, int i) {
+    const graph *g = sg->g;
+    if (i < g->n_inputs) return inputs[i];
+    return outer->vals[g->values[sg->captured[i - g->n_inputs]].outer];
+}
+
+/* True when the most recent plan was made for tensors of exactly these shapes, the common case
+ * of a rep run again and again: then nothing is built and nothing allocated to find the plan. */
+static bool fits_recent_plan(const subgraph *sg, const struct exec_frame *outer,
+                             const onyx_value *const *inputs) {
+    const plan *p = sg->plans;
+    if (!p) return false;
+    for (int i = 0; i < p->n_sig; i++) {
+        const type_info *t = &p->sig[i];
+        const onyx_value *v = sig_value(sg, outer, inputs, i);
+        if (t->kind != ONYX_VALUE_TENSOR || !v || v->kind != ONYX_VALUE_TENSOR ||
+            v->t.dtype != t->dtype || v->t.rank != t->rank ||
+            memcmp(v->t.dims, t->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Finds or builds the plan for the signature of these inputs. */
+static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
+                            const onyx_value *const *inputs, plan **out) {
+    if (fits_recent_plan(sg, outer, inputs)) {
+        *out = sg->plans;
+        return ONYX_OK;
+    }
+    int n_sig = sg->g->n_inputs + sg->n_captured;
+    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
+    if (!sig) return onyx_oom("signature");
+    onyx_status st = ONYX_OK;
+    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
+    for (int i = 0; i < n_sig; i++) CHECK(signature_of(&sig[i], sig_value(sg, outer, inputs, i)));
+    plan *p = find_plan(sg, sig, n_sig);
+    if (!p) {
+        CHECK(build_plan(sg, sig, &p));
+        cache_plan(sg, p);
+    }
+    *out = p;
+done:
+    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
+    free(sig);
+    return st;
+}
+
 onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
                          onyx_value *const *outputs) {
     const graph *g = sg->g;
-    int n_sig = g->n_inputs + sg->n_captured;
-    onyx_status st = ONYX_OK;
-    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
-    onyx_value **frame_vals = calloc((size_t)g->n_values + 1, sizeof *frame_vals);
+    if (!outer) {
+        if (sg->n_captured > 0)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "value '%s' needs an enclosing graph",
+                              g->values[sg->captured[0]].name);
+        for (int i = 0; i < g->n_inputs; i++) TRY(check_input(&g->values[g->inputs[i]], inputs[i]));
+    }
     plan *p = NULL;
-    if (!sig || !frame_vals) {
-        free(sig);
-        free(frame_vals);
-        return onyx_oom("run");
-    }
-    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
-    for (int i = 0; i < g->n_inputs; i++) {
-        if (!outer) CHECK(check_input(&g->values[g->inputs[i]], inputs[i]));
-        CHECK(signature_of(&sig[i], inputs[i]));
-    }
-    for (int k = 0; k < sg->n_captured; k++) {
-        const graph_value *gv = &g->values[sg->captured[k]];
-        if (!outer) {
-            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "value '%s' needs an enclosing graph",
-                                gv->name);
-            goto done;
-        }
-        CHECK(signature_of(&sig[g->n_inputs + k], outer->vals[gv->outer]));
-    }
-    p = find_plan(sg, sig, n_sig);
-    if (!p) {
-        CHECK(build_plan(sg, sig, NULL, &p));
-        cache_plan(sg, p);
-    }
+    TRY(plan_for(sg, outer, inputs, &p));
 
-    struct exec_frame frame = {.g = g, .vals = frame_vals, .parent = outer};
-    for (int i = 0; i < g->n_values; i++) frame_vals[i] = &p->slots[i];
-    for (int i = 0; i < g->n_inputs; i++) frame_vals[g->inputs[i]] = (onyx_value *)inputs[i];
+    onyx_value **vals = p->frame;
+    for (int i = 0; i < g->n_values; i++) vals[i] = &p->slots[i];
+    for (int i = 0; i < g->n_inputs; i++) vals[g->inputs[i]] = (onyx_value *)inputs[i];
     for (int k = 0; k < sg->n_captured; k++)
-        frame_vals[sg->captured[k]] = outer->vals[g->values[sg->captured[k]].outer];
+        vals[sg->captured[k]] = outer->vals[g->values[sg->captured[k]].outer];
+    struct exec_frame frame = {.g = g, .vals = vals, .parent = outer};
 
+    onyx_status st = ONYX_OK;
     int saved_threads = parallel_threads();
     if (!outer) parallel_set_threads(sg->env.threads);
     for (int s = 0; s < p->n_steps && st == ONYX_OK; s++) {
         const plan_step *ps = &p->steps[s];
         st = run_step(p, ps, g, &frame);
-        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++)
-            value_clear(frame_vals[ps->release[r]]);
+        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++) value_clear(vals[ps->release[r]]);
     }
     if (!outer) parallel_set_threads(saved_threads);
-    if (st == ONYX_OK) {
-        for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
-            int vi = g->outputs[i];
-            if (vi < 0) continue;
-            bool listed_again = false;
-            for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
-            if (p->vals[vi].where == ST_HEAP && !listed_again)
-                value_move(outputs[i], frame_vals[vi]);
-            else
-                st = value_copy(outputs[i], frame_vals[vi]);
-        }
+    for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
+        int vi = g->outputs[i];
+        if (vi < 0) continue;
+        bool listed_again = false;
+        for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
+        if (p->vals[vi].where == ST_HEAP && !listed_again)
+            value_move(outputs[i], vals[vi]);
+        else
+            st = value_copy(outputs[i], vals[vi]);
     }
     clear_heap_values(p, g, &frame);
-done:
-    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
-    free(sig);
-    free(frame_vals);
     return st;
 }

@@ -37,6 +37,7 @@ typedef struct plan {
     int n_sig;
     plan_value *vals;
     onyx_value *slots; /* one per graph value: what frames point at */
+    onyx_value **frame; /* the frame's value table while the plan runs (plans are not reentrant) */
     int n_steps;
     plan_step *steps;
     void *arena;
