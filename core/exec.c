@@ -443,6 +443,10 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     for (int s = 0; s < p->n_steps; s++) mark_reads(p->vals, &g->nodes[p->steps[s].node], s);
     for (int i = 0; i < g->n_outputs; i++)
         if (g->outputs[i] >= 0) p->vals[g->outputs[i]].last = p->n_steps; /* handed out at end */
+    /* a value nobody reads still lives while its producer writes it */
+    for (int i = 0; i < g->n_values; i++)
+        if (p->vals[i].first >= 0 && p->vals[i].last < p->vals[i].first)
+            p->vals[i].last = p->vals[i].first;
 
     for (int s = 0; s < p->n_steps; s++) {
         const plan_step *ps = &p->steps[s];
@@ -539,8 +543,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
         for (int c = 0; c < nc; c++) {
             int vi = cand[c];
             if (vi < 0 || p->vals[vi].where != ST_HEAP) continue;
-            int last = p->vals[vi].last < 0 ? p->vals[vi].first : p->vals[vi].last;
-            if (last != s) continue;
+            if (p->vals[vi].last != s) continue;
             bool dup = false;
             for (int k = 0; k < kept; k++) dup |= ps->release[k] == vi;
             if (!dup) ps->release[kept++] = vi;
