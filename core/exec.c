@@ -167,7 +167,9 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             if (v->alias_of >= 0 && in[0]) out[o]->t.data = in[0]->t.data;
             continue;
         }
-        if (ps->k->flags & KF_DYNAMIC_OUTPUT) {
+        /* sequences and optionals are built by the kernel, like data-dependent shapes */
+        if ((ps->k->flags & KF_DYNAMIC_OUTPUT) ||
+            (v->type.kind != ONYX_VALUE_TENSOR && v->type.kind != ONYX_VALUE_NONE)) {
             value_clear(out[o]);
             continue;
         }
@@ -203,6 +205,10 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             st = infer_node(node, itypes, ivals, rt);
             for (int i = 0; i < n; i++) type_release(&itype_store[i]);
             if (st != ONYX_OK) goto done;
+        }
+        if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
+            value_clear(out[o]);
+            continue;
         }
         if (!type_is_static(&rt[o])) {
             char buf[128];

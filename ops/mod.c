@@ -1,0 +1,16 @@
+/* Schema of Mod: broadcasting remainder, C-style (fmod=1) or with the divisor's sign (fmod=0). */
+#include "infer_elementwise.h"
+
+static onyx_status mod_infer(infer_ctx *c) {
+    int64_t fmod = attr_int(c->node, "fmod", 0);
+    if (fmod != 0 && fmod != 1)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute fmod is %lld, expected 0 or 1",
+                          (long long)fmod);
+    return infer_ew_nary(c, DT_NUMERIC, ONYX_UNDEFINED);
+}
+
+static const attr_spec attrs[] = {{"fmod", ATTR_INT}, {NULL, 0}};
+
+const op_schema op_Mod[] = {{"", "Mod", 10, 2, 2, 1, 1, attrs, mod_infer, 0},
+                            {"", "Mod", 13, 2, 2, 1, 1, attrs, mod_infer, 0},
+                            OP_END};
