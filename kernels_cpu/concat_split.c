@@ -1,0 +1,58 @@
+/* CPU kernels of Concat and Split: each input (output) is a block of every outer row of the
+ * joined tensor, copied by the strided engine. */
+#include "../ops/shape_common.h"
+#include "cpu_kernels.h"
+#include "move.h"
+
+/* Outer rows and the elements per unit of `axis` of a shape. */
+static void split_shape(const tensor *t, int axis, int64_t *outer, int64_t *inner) {
+    int64_t o = 1, in = 1;
+    for (int k = 0; k < axis; k++) o *= t->dims[k];
+    for (int k = axis + 1; k < t->rank; k++) in *= t->dims[k];
+    *outer = o;
+    *inner = in;
+}
+
+onyx_status cpu_concat_run(const kernel_call *c) {
+    tensor *y = kout(c, 0);
+    int axis = (int)attr_int(c->node, "axis", 1);
+    if (axis < 0) axis += y->rank;
+    int64_t outer, inner;
+    split_shape(y, axis, &outer, &inner);
+    int64_t row = y->dims[axis] * inner, off = 0;
+    size_t es = cpu_move_esize(y);
+    cpu_move_begin(y);
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kin(c, i);
+        int64_t len = x->dims[axis] * inner;
+        int64_t dims[2] = {outer, len}, ds[2] = {row, 1}, ss[2] = {len, 1};
+        cpu_copy_strided((char *)y->data + off * (int64_t)es, x->data, es, 2, dims, ds, ss);
+        off += len;
+    }
+    return cpu_move_end(y);
+}
+
+onyx_status cpu_split_run(const kernel_call *c) {
+    const tensor *x = kin(c, 0);
+    int axis = (int)attr_int(c->node, "axis", 0);
+    if (axis < 0) axis += x->rank;
+    int64_t sizes[ONYX_VARIADIC];
+    TRY(ops_split_sizes(c->node, c->n_out, x->dims[axis], kin(c, 1), sizes));
+    int64_t outer, inner;
+    split_shape(x, axis, &outer, &inner);
+    int64_t row = x->dims[axis] * inner, off = 0;
+    size_t es = cpu_move_esize(x);
+    for (int o = 0; o < c->n_out; o++) {
+        tensor *y = kout(c, o);
+        int64_t len = sizes[o] * inner;
+        if (y) {
+            int64_t dims[2] = {outer, len}, ds[2] = {len, 1}, ss[2] = {row, 1};
+            cpu_move_begin(y);
+            cpu_copy_strided(y->data, (const char *)x->data + off * (int64_t)es, es, 2, dims, ds,
+                             ss);
+            TRY(cpu_move_end(y));
+        }
+        off += len;
+    }
+    return ONYX_OK;
+}

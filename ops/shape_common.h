@@ -1,0 +1,74 @@
+/* What the shape ops' inference and their kernels both compute from attributes and index inputs
+ * (axis lists, slice bounds, pads), so that the two read them the same way. */
+#ifndef ONYX_OPS_SHAPE_COMMON_H
+#define ONYX_OPS_SHAPE_COMMON_H
+
+#include "schema.h"
+
+/* Type masks of the data-movement ops: every byte-aligned type, and all of them. */
+#define OPS_DT_MOVABLE (DT_ALL_TENSOR & ~DT_SUBBYTE)
+#define OPS_DT_INDEX (DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64))
+
+/* Input i when the node has it, and its value when known (NULL otherwise). */
+static inline bool ops_has_input(const infer_ctx *c, int i) { return i < c->n_in && c->in[i]; }
+static inline const tensor *ops_value(const infer_ctx *c, int i) {
+    return ops_has_input(c, i) && c->in_value ? c->in_value[i] : NULL;
+}
+
+/* Product of dims[from..to): 0 when a known dim is 0, else -1 when one is unknown. False on
+ * overflow. */
+bool ops_dims_product(const int64_t *dims, int from, int to, int64_t *out);
+
+/* Normalizes n axes (possibly negative) against rank into out[], refusing out-of-range and
+ * repeated axes. `what` names the list in messages ("axes"). */
+onyx_status ops_norm_axes(const int64_t *axes, size_t n, int rank, int *out, const char *what);
+
+/* Reads an int32/int64 tensor of at most `cap` values (scalar or 1-D) with a message naming
+ * the input on failure. */
+onyx_status ops_read_ints(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
+
+/* Slice bounds resolved for every axis: element (start + i*step) for i < len. */
+typedef struct ops_slice {
+    int64_t start[ONYX_MAX_RANK], step[ONYX_MAX_RANK], len[ONYX_MAX_RANK];
+} ops_slice;
+
+/* Slice's bounds for data of rank/dims: from attributes before v10, else from the tensors
+ * starts, ends, axes, steps (the last two may be NULL). Unknown dims (-1) give len -1. */
+onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
+                              const tensor *starts, const tensor *ends, const tensor *axes,
+                              const tensor *steps, ops_slice *out);
+
+/* Pad amounts per axis (negative crops): from the attribute before v11, else from the pads
+ * tensor and the optional axes tensor (v18). */
+typedef struct ops_pads {
+    int64_t begin[ONYX_MAX_RANK], end[ONYX_MAX_RANK];
+} ops_pads;
+
+onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
+                             ops_pads *out);
+
+/* Pad's mode attribute: 0 constant, 1 reflect, 2 edge, 3 wrap (v19). */
+onyx_status ops_pad_mode(const graph_node *n, int *mode);
+
+/* Depth/space rearrangement of [N, C, H, W] into a 6-D view and a transpose: the view's dims and
+ * the permutation whose result, read densely, is the output. */
+onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
+                                 int64_t *view_dims, int64_t *perm, int64_t *out_dims);
+
+/* Shape's [start, end) over the input dims (v15 attributes, clamped to [0, rank]). */
+void ops_shape_range(const graph_node *n, int rank, int *start, int *end);
+
+/* Transpose's permutation for rank (default: reversed), checked to be one. */
+onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm);
+
+/* Split's part sizes along an axis of size dim (-1: unknown, then sizes that depend on it are
+ * -1) into sizes[n_out], from the split input (`split`, NULL if absent), the split attribute
+ * or num_outputs, else equal parts. */
+onyx_status ops_split_sizes(const graph_node *n, int n_out, int64_t dim, const tensor *split,
+                            int64_t *sizes);
+
+/* Range's element count from its three scalar inputs. */
+onyx_status ops_range_count(const tensor *start, const tensor *limit, const tensor *delta,
+                            int64_t *count);
+
+#endif
