@@ -1,13 +1,33 @@
 # onyx — one build for the library, the tools and the tests.
-#   make            libonyx.a, libonyx.so, onyx-test-runner, onyx (CLI) in build/
-#   make test       deps if missing, build, all tests
-#   make sanitize   the same tests under AddressSanitizer + UBSan (build-asan/)
-#   make deps       Debian packages + Python test venv (.venv)
+#   make               libonyx.a, libonyx.so, onyx-test-runner, onyx (CLI) in build/
+#   make test          deps if missing, build, unit tests, conformance, Python tests, quick start
+#   make sanitize      the same tests under AddressSanitizer + UBSan (build-asan/)
+#   make conformance   the conformance runner over every ONNX test data folder
+#                      (FILTER=glob-or-substring, DEVICE=CPU|CUDA, JOBS=N, EXPECTED=file,
+#                      RUNNER_FLAGS="-q --timeout 300 ...")
+#   make unit          the cmocka unit tests
+#   make deps          Debian packages + Python test venv (.venv), only what is missing
+#   make run-example   deps + build + `onyx run` on the bundled example model
+#   make example       regenerate tests/models/example.onnx (needs .venv)
+#   make bench         latency of the example model
+#   make CUDA=0|1      CUDA kernels out or in; default: in when nvcc is found and kernels_cuda/
+#                      has sources
 
 BUILD ?= build
 CC ?= cc
 OPT ?= -O2 -g
 SAN_FLAGS ?=
+PYTHON ?= .venv/bin/python
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+DEVICE ?= CPU
+EXPECTED ?= tests/conformance/$(if $(filter CUDA% cuda%,$(DEVICE)),cuda,cpu)_expected_failures.txt
+FILTER ?=
+RUNNER_FLAGS ?=
+
+# Debian packages that building and testing needs (python3-venv is added by tools/deps.sh when
+# python3 lacks venv). Add new ones here.
+DEB_PACKAGES := gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev \
+                libopenblas-openmp-dev libdnnl-dev libcmocka-dev
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
           -fopenmp -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
@@ -15,55 +35,165 @@ LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lm -lpthread
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c kernels_cpu/*.c backend/*.c)
-GEN_SRCS := $(BUILD)/gen/onnx.pb-c.c
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o
+
+# ---- CUDA: kernels_cuda/*.cu (nvcc) and kernels_cuda/*.c (cc, CUDA headers) go into the library
+# when CUDA=1; ONYX_WITH_CUDA tells the backend that the CUDA table and device glue are there.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CUDA_CU_SRCS := $(wildcard kernels_cuda/*.cu)
+CUDA_C_SRCS := $(wildcard kernels_cuda/*.c)
+CUDA ?= $(if $(and $(NVCC),$(strip $(CUDA_CU_SRCS) $(CUDA_C_SRCS))),1,0)
+ifeq ($(CUDA),1)
+  ifeq ($(NVCC),)
+    $(error CUDA=1 but nvcc is not found (put it on PATH or set NVCC=/path/to/nvcc))
+  endif
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+  CUDA_ARCH ?= sm_90
+  NVCCFLAGS ?= -arch=$(CUDA_ARCH) -O2 -g -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+               -Iinclude -I$(BUILD)/gen -DONYX_WITH_CUDA=1
+  CFLAGS += -DONYX_WITH_CUDA=1 -I$(CUDA_HOME)/include
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++
+  LIB_OBJS += $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
+              $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS))
+endif
 
 LIB_A := $(BUILD)/libonyx.a
 LIB_SO := $(BUILD)/libonyx.so
-TOOLS := $(BUILD)/onyx-test-runner $(BUILD)/onyx
+RUNNER := $(BUILD)/onyx-test-runner
+CLI := $(BUILD)/onyx
+TOOLS := $(RUNNER) $(CLI)
+TOOL_COMMON := $(BUILD)/obj/tools/common.o
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all test unit sanitize clean deps
+# The ONNX backend test data of the pinned onnx package in .venv. Evaluated when used, so a
+# sub-make started after `deps` sees a fresh .venv.
+ONNX_DATA = $(firstword $(wildcard .venv/lib/python3*/site-packages/onnx/backend/test/data))
+CONFORMANCE_DIRS := node simple pytorch-converted pytorch-operator real
+EXAMPLE := tests/models/example.onnx
+
+# Sanitizer settings for what the tests run (empty in plain builds).
+ASAN_ENV := $(if $(SAN_FLAGS),env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$(if $(filter 1,$(CUDA)),protect_shadow_gap=0:)$(ASAN_OPTIONS) \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
+            LSAN_OPTIONS=suppressions=$(CURDIR)/tests/conformance/lsan.supp:print_suppressions=0:$(LSAN_OPTIONS))
+
+.PHONY: all test unit unit-bins sanitize clean deps conformance runner-selftest python-tests run-example \
+        example bench
 all: $(LIB_A) $(LIB_SO) $(TOOLS)
 
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: onnx.proto
+# Objects are rebuilt when the flags change (CUDA=0/1, OPT, sanitizers, EXTRA_CFLAGS): the stamp is
+# rewritten only when its content differs.
+FLAGS_LINE := $(CC) $(CFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_STAMP := $(BUILD)/flags.stamp
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+  $(shell mkdir -p $(BUILD) && { printf '%s\n' '$(FLAGS_LINE)' | cmp -s - $(FLAGS_STAMP) || printf '%s\n' '$(FLAGS_LINE)' > $(FLAGS_STAMP); })
+endif
+
+# One protoc-c run writes both files (a grouped target, so make -j runs it once).
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: onnx.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen onnx.proto
 
-$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/obj/%.cu.o: %.cu $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+# The archive and shared object list every object; the log shows a count instead.
 $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	@echo "ar rcs $@ ($(words $^) objects)"
+	@ar rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "$(CC) -shared -o $@ ($(words $^) objects) $(LDLIBS)"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/onyx-test-runner: $(BUILD)/obj/tools/onyx-test-runner.o $(LIB_A)
+$(RUNNER): $(BUILD)/obj/tools/onyx-test-runner.o $(TOOL_COMMON) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/onyx: $(BUILD)/obj/tools/onyx.o $(LIB_A)
+$(CLI): $(BUILD)/obj/tools/onyx.o $(TOOL_COMMON) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# ---- tests
+
+deps:
+	@tools/deps.sh $(DEB_PACKAGES)
+
+unit-bins: $(UNIT_BINS)
+
 unit: $(UNIT_BINS)
-	@for t in $(UNIT_BINS); do echo "== $$t"; $$t || exit 1; done
+	@rc=0; for t in $(UNIT_BINS); do echo "== $$t"; $(ASAN_ENV) $$t || rc=1; done; exit $$rc
 
-test: all unit
+conformance: $(RUNNER)
+	@data="$(ONNX_DATA)"; \
+	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
+	echo "== conformance ($(DEVICE), $(JOBS) jobs): $(CONFORMANCE_DIRS)"; \
+	$(ASAN_ENV) $(RUNNER) -d $(DEVICE) -j $(JOBS) $(if $(FILTER),-f '$(FILTER)') $(RUNNER_FLAGS) \
+	    $(if $(wildcard $(EXPECTED)),-x $(EXPECTED)) --report $(BUILD)/conformance-$(DEVICE).json \
+	    $(addprefix $$data/,$(CONFORMANCE_DIRS))
 
+# The runner checked on broken test dirs, so that conformance numbers can be trusted.
+runner-selftest: $(RUNNER)
+	@data="$(ONNX_DATA)"; \
+	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
+	echo "== runner self-test"; \
+	out=$$($(ASAN_ENV) tests/conformance/runner_selftest.sh $(RUNNER) $$data/node 2>&1); rc=$$?; \
+	printf '%s\n' "$$out" | grep -v '^ok '; exit $$rc
+
+# Hook for the Python adapter's tests (backend/python under onnx's BackendTest). Not run under
+# sanitizers: an ASan library cannot be loaded into an uninstrumented python.
+python-tests: $(LIB_SO)
+	@if [ -n "$(SAN_FLAGS)" ]; then echo "== python tests: skipped under sanitizers"; \
+	elif [ -d tests/python ]; then echo "== python tests"; \
+	    ONYX_LIB=$(CURDIR)/$(LIB_SO) PYTHONPATH=$(CURDIR)/backend/python $(PYTHON) -m pytest -q tests/python; \
+	else echo "== python tests: none yet (tests/python)"; fi
+
+# Each step in its own make, in order, so that a sub-make sees what the previous step made. After
+# the build, every step runs even when an earlier one fails; the last line names the failures.
+test:
+	@tools/deps.sh $(DEB_PACKAGES)
+	@$(MAKE) --no-print-directory all unit-bins
+	@failed=""; \
+	$(MAKE) --no-print-directory unit || failed="$$failed unit"; \
+	$(MAKE) --no-print-directory runner-selftest || failed="$$failed runner-selftest"; \
+	$(MAKE) --no-print-directory conformance || failed="$$failed conformance"; \
+	$(MAKE) --no-print-directory python-tests || failed="$$failed python-tests"; \
+	echo "== quick start: make run-example"; \
+	$(MAKE) --no-print-directory run-example || failed="$$failed run-example"; \
+	if [ -n "$$failed" ]; then echo "== make test ($(BUILD)) FAILED:$$failed"; exit 1; fi; \
+	echo "== make test ($(BUILD)): all passed"
+
+# Conformance under ASan runs a few times slower; JOBS=2 keeps CI (2 cores) well under its limit.
 sanitize:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" JOBS=$(if $(filter command line,$(origin JOBS)),$(JOBS),2) \
+	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+# ---- examples
+
+run-example:
+	@tools/deps.sh $(DEB_PACKAGES)
+	@$(MAKE) --no-print-directory -q $(CLI) || $(MAKE) --no-print-directory $(CLI)
+	@echo "$(CLI) run $(EXAMPLE)"
+	@$(ASAN_ENV) $(CLI) run $(EXAMPLE)
+
+example:
+	$(PYTHON) tools/gen_example.py $(EXAMPLE)
+
+bench: $(CLI)
+	$(CLI) bench $(EXAMPLE) -n 200
 
 clean:
 	rm -rf build build-asan
