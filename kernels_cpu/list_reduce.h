@@ -1,0 +1,13 @@
+/* CPU kernels of the reduce family (see cpu_kernels.h for the entry forms) */
+KERNEL("", "ReduceSum", 1, 13, DT_NUMERIC, 0, cpu_reduce_sum)
+KERNEL("", "ReduceMean", 1, 18, DT_NUMERIC, 0, cpu_reduce_mean)
+KERNEL("", "ReduceMax", 1, 20, DT_NUMERIC | DT_BIT(ONYX_BOOL), 0, cpu_reduce_max)
+KERNEL("", "ReduceMin", 1, 20, DT_NUMERIC | DT_BIT(ONYX_BOOL), 0, cpu_reduce_min)
+KERNEL("", "ReduceProd", 1, 18, DT_NUMERIC, 0, cpu_reduce_prod)
+KERNEL("", "ReduceL1", 1, 18, DT_NUMERIC, 0, cpu_reduce_l1)
+KERNEL("", "ReduceL2", 1, 18, DT_NUMERIC, 0, cpu_reduce_l2)
+KERNEL("", "ReduceLogSum", 1, 18, DT_NUMERIC, 0, cpu_reduce_log_sum)
+KERNEL("", "ReduceLogSumExp", 1, 18, DT_NUMERIC, 0, cpu_reduce_log_sum_exp)
+KERNEL("", "ReduceSumSquare", 1, 18, DT_NUMERIC, 0, cpu_reduce_sum_square)
+KERNEL("", "ArgMax", 1, 13, DT_NUMERIC, 0, cpu_argmax)
+KERNEL("", "ArgMin", 1, 13, DT_NUMERIC, 0, cpu_argmin)
