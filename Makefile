@@ -78,7 +78,7 @@ ASAN_ENV := $(if $(SAN_FLAGS),env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/conformance/lsan.supp:print_suppressions=0:$(LSAN_OPTIONS))
 
-.PHONY: all test unit unit-bins sanitize clean deps conformance runner-selftest python-tests run-example \
+.PHONY: all test unit unit-bins sanitize clean deps conformance runner-selftest python-tests run-example gen-tests \
         example bench
 all: $(LIB_A) $(LIB_SO) $(TOOLS)
 
@@ -170,11 +170,17 @@ test:
 	$(MAKE) --no-print-directory unit || failed="$$failed unit"; \
 	$(MAKE) --no-print-directory runner-selftest || failed="$$failed runner-selftest"; \
 	$(MAKE) --no-print-directory conformance || failed="$$failed conformance"; \
+	$(MAKE) --no-print-directory gen-tests || failed="$$failed gen-tests"; \
 	$(MAKE) --no-print-directory python-tests || failed="$$failed python-tests"; \
 	echo "== quick start: make run-example"; \
 	$(MAKE) --no-print-directory run-example || failed="$$failed run-example"; \
 	if [ -n "$$failed" ]; then echo "== make test ($(BUILD)) FAILED:$$failed"; exit 1; fi; \
 	echo "== make test ($(BUILD)): all passed"
+
+# Generated op cases (tests/gen) checked against numpy / onnx's reference, and models that must
+# be refused with a given status.
+gen-tests: $(TOOLS)
+	@tests/gen/run.sh $(BUILD)
 
 # Conformance under ASan runs a few times slower; JOBS=2 keeps CI (2 cores) well under its limit.
 sanitize:

@@ -504,11 +504,11 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     }
     size_t arena_size = plan_assign_offsets(p->vals, g->n_values);
     if (arena_size == SIZE_MAX) return onyx_oom("memory plan");
-    if (arena_size > 0) {
-        p->arena = aligned_alloc(64, arena_size);
-        if (!p->arena) return onyx_oom("arena");
-        p->arena_size = arena_size;
-    }
+    /* Allocated even when every arena value is empty: their data pointers are then offsets
+     * into it, and kernels offset them (by 0), which is undefined behaviour on NULL. */
+    p->arena = aligned_alloc(64, arena_size ? arena_size : 64);
+    if (!p->arena) return onyx_oom("arena");
+    p->arena_size = arena_size;
 
     /* slots: what a frame points at for each value */
     for (int i = 0; i < g->n_values; i++) {
@@ -673,6 +673,25 @@ static onyx_status check_input(const graph_value *gv, const onyx_value *v) {
     return ONYX_ERR_SHAPE;
 }
 
+/* Kind and element type only: subgraph bodies and graph outputs are often declared with loose
+ * or symbolic dims, but a different element type is always a broken model. */
+static bool kind_and_dtype_fit(const type_info *t, const onyx_value *v) {
+    if (t->kind == ONYX_VALUE_NONE) return true;
+    if (!v || t->kind != v->kind) return false;
+    return t->kind != ONYX_VALUE_TENSOR || t->dtype == ONYX_UNDEFINED || t->dtype == v->t.dtype;
+}
+
+static onyx_status type_mismatch(const char *what, const graph_value *gv, const onyx_value *v) {
+    char want[160], got[160] = "nothing";
+    type_info t;
+    type_init(&t);
+    if (v) TRY(type_of_value(&t, v));
+    onyx_error(ONYX_ERR_INVALID_MODEL, "%s '%s' is declared %s but gets %s", what, gv->name,
+               type_str(&gv->type, want, sizeof want), v ? type_str(&t, got, sizeof got) : got);
+    type_release(&t);
+    return ONYX_ERR_INVALID_MODEL;
+}
+
 static void clear_heap_values(plan *p, const graph *g, struct exec_frame *frame) {
     for (int i = 0; i < g->n_values; i++)
         if (p->vals[i].where == ST_HEAP) value_clear(frame->vals[i]);
@@ -736,6 +755,12 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "value '%s' needs an enclosing graph",
                               g->values[sg->captured[0]].name);
         for (int i = 0; i < g->n_inputs; i++) TRY(check_input(&g->values[g->inputs[i]], inputs[i]));
+    } else {
+        for (int i = 0; i < g->n_inputs; i++) {
+            const graph_value *gv = &g->values[g->inputs[i]];
+            if (!kind_and_dtype_fit(&gv->type, inputs[i]))
+                return type_mismatch("subgraph input", gv, inputs[i]);
+        }
     }
     plan *p = NULL;
     TRY(plan_for(sg, outer, inputs, &p));
@@ -759,6 +784,10 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
     for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
         int vi = g->outputs[i];
         if (vi < 0) continue;
+        if (!kind_and_dtype_fit(&g->values[vi].type, vals[vi])) {
+            st = type_mismatch("graph output", &g->values[vi], vals[vi]);
+            break;
+        }
         bool listed_again = false;
         for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
         if (p->vals[vi].where == ST_HEAP && !listed_again)

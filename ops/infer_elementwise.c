@@ -30,6 +30,32 @@ onyx_status infer_ew_legacy_dims(int rank_a, const int64_t *dims_a, int rank_b,
     return ONYX_OK;
 }
 
+/* Every input has input 0's shape (where both are known); the output has it too. */
+static onyx_status infer_ew_equal_shapes(infer_ctx *c, onyx_dtype dt) {
+    const type_info *a = c->in[0];
+    int64_t dims[ONYX_MAX_RANK];
+    for (int d = 0; d < a->rank; d++) dims[d] = a->dims[d];
+    for (int i = 1; i < c->n_in; i++) {
+        const type_info *b = c->in[i];
+        if (!b || a->rank < 0 || b->rank < 0) continue;
+        bool same = b->rank == a->rank;
+        for (int d = 0; same && d < a->rank; d++) {
+            if (dims[d] < 0) dims[d] = b->dims[d];
+            same = b->dims[d] < 0 || b->dims[d] == dims[d];
+        }
+        if (!same) {
+            char sa[96], sb[96];
+            return onyx_error(ONYX_ERR_SHAPE,
+                              "input %d has shape %s, expected input 0's %s (this opset "
+                              "broadcasts only with broadcast=1)",
+                              i, shape_str(b->rank, b->dims, sb, sizeof sb),
+                              shape_str(a->rank, a->dims, sa, sizeof sa));
+        }
+    }
+    type_set_tensor(&c->out[0], dt, a->rank, a->rank >= 0 ? dims : NULL);
+    return ONYX_OK;
+}
+
 onyx_status infer_ew_nary(infer_ctx *c, dtype_mask mask, onyx_dtype out) {
     int n = c->n_in;
     for (int i = 0; i < n; i++) TRY(infer_need_tensor(c, i));
@@ -43,9 +69,11 @@ onyx_status infer_ew_shape(infer_ctx *c, onyx_dtype dt) {
     int rank;
     int64_t dims[ONYX_MAX_RANK];
     /* Before opset 7 the binary ops broadcast only when asked, and then one way (input 1 into
-     * input 0 at `axis`); without the attribute the spec wants equal shapes, which numpy
-     * broadcasting accepts as well, so only the asked-for form needs its own rule. */
-    if (n == 2 && c->node->version < 7 && attr_int(c->node, "broadcast", 0) != 0) {
+     * input 0 at `axis`); without the attribute (and for the variadic ops of that age) the spec
+     * wants equal shapes. */
+    if (c->node->version < 7 && attr_int(c->node, "broadcast", 0) == 0)
+        return infer_ew_equal_shapes(c, dt);
+    if (n == 2 && c->node->version < 7) {
         const type_info *a = c->in[0], *b = c->in[1];
         if (a->rank >= 0 && b->rank >= 0) {
             const graph_attr *ax = node_attr(c->node, "axis");

@@ -6,6 +6,11 @@ static onyx_status mod_infer(infer_ctx *c) {
     if (fmod != 0 && fmod != 1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute fmod is %lld, expected 0 or 1",
                           (long long)fmod);
+    /* the spec: floating-point inputs must set fmod=1 */
+    if (fmod == 0 && c->n_in > 0 && c->in[0] && dtype_is_float(c->in[0]->dtype))
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "fmod=0 takes integer inputs, got %s (set fmod=1 for floats)",
+                          onyx_dtype_name(c->in[0]->dtype));
     return infer_ew_nary(c, DT_NUMERIC, ONYX_UNDEFINED);
 }
 

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+# Writes models (and inputs) that onyx must refuse, each in OUT/bad/NAME/ with model.onnx and
+# input_N.pb, plus OUT/bad/manifest.json naming for each the onyx status expected and a piece of
+# its message. tests/gen/check_bad.py runs them through `onyx run` and checks both.
+#   .venv/bin/python tests/gen/make_bad_models.py OUT
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto as TP  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper as nh  # noqa: E402
+
+from common import node_model, to_proto  # noqa: E402
+
+SHAPE, RUNTIME, INVALID, UNSUPPORTED, IO = ('ONYX_ERR_SHAPE', 'ONYX_ERR_RUNTIME', 'ONYX_ERR_INVALID_MODEL',
+                                            'ONYX_ERR_UNSUPPORTED', 'ONYX_ERR_IO')
+
+
+class BadSuite:
+    """Writes the bad cases under root, each once, and the manifest that describes them."""
+
+    def __init__(self, root):
+        self.root = root
+        self.entries = []
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root)
+
+    def write(self, name, model, feeds, status, message, files=None):
+        """model: a ModelProto or raw bytes; feeds: (input name, value or raw bytes); status: the
+        status name, or a list of acceptable ones; message: a substring of the error message."""
+        if any(e['name'] == name for e in self.entries):
+            raise ValueError(f'bad case {name} written twice')
+        d = os.path.join(self.root, name)
+        os.makedirs(d)
+        with open(os.path.join(d, 'model.onnx'), 'wb') as f:
+            f.write(model if isinstance(model, bytes) else model.SerializeToString())
+        inputs = []
+        for i, (n, v) in enumerate(feeds):
+            fn = f'input_{i}.pb'
+            with open(os.path.join(d, fn), 'wb') as f:
+                f.write(v if isinstance(v, bytes) else to_proto(v, n).SerializeToString())
+            inputs.append([n, fn])
+        for fn, data in (files or {}).items():
+            with open(os.path.join(d, fn), 'wb') as f:
+                f.write(data)
+        self.entries.append({'name': name, 'model': f'{name}/model.onnx',
+                             'inputs': [[n, f'{name}/{fn}'] for n, fn in inputs],
+                             'status': status if isinstance(status, list) else [status], 'message': message})
+
+    def node(self, name, op, inputs, status, message, attrs=None, opset=21, n_out=1, consts=(), sym=False):
+        model, feeds = node_model(op, inputs, attrs, opset, n_out, consts, sym)
+        self.write(name, model, feeds, status, message)
+
+    def save_manifest(self):
+        with open(os.path.join(self.root, 'manifest.json'), 'w') as f:
+            json.dump(self.entries, f, indent=1)
+
+
+def f(*shape):
+    return np.ones(shape, np.float32)
+
+
+def i64(*v):
+    return np.array(v, dtype=np.int64)
+
+
+def vi(name, elem, shape=None):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def graph_model(nodes, inputs, outputs, inits=(), opset=17):
+    g = h.make_graph(nodes, 'g', inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid('', opset)], ir_version=8)
+
+
+def shape_family(b):
+    b.node('bad_shp_reshape_two_neg', 'Reshape', [f(2, 3), i64(-1, -1)], SHAPE, '-1 at both')
+    b.node('bad_shp_reshape_mismatch', 'Reshape', [f(2, 3), i64(4, 2)], SHAPE, 'cannot reshape [2,3]')
+    b.node('bad_shp_reshape_mismatch_const', 'Reshape', [f(2, 3), i64(4, 2)], SHAPE, 'cannot reshape [2,3]',
+           consts=(1,))
+    b.node('bad_shp_gather_oob', 'Gather', [f(3, 4), i64(0, 7, 1)], RUNTIME, 'index 7',
+           attrs={'axis': 1})
+    b.node('bad_shp_gather_oob_neg', 'Gather', [f(3, 4), i64(-4)], RUNTIME, 'index -4')
+    b.node('bad_shp_slice_step0', 'Slice', [f(3, 4), i64(0), i64(2), i64(0), i64(0)], INVALID, 'steps[0] is 0')
+    b.node('bad_shp_slice_axes_dup', 'Slice', [f(3, 4), i64(0, 0), i64(2, 2), i64(0, -2)], INVALID, 'repeats axis 0')
+    b.node('bad_shp_transpose_badperm', 'Transpose', [f(3, 4)], INVALID, 'no permutation', attrs={'perm': [0, 0]})
+    b.node('bad_shp_concat_mismatch', 'Concat', [f(3, 4), f(2, 5)], SHAPE, 'has size 5 on axis 1, expected 4',
+           attrs={'axis': 0})
+    b.node('bad_shp_concat_axis', 'Concat', [f(2, 3)], SHAPE, 'axis 2 is out of range', attrs={'axis': 2})
+    b.node('bad_shp_split_badsum', 'Split', [f(6, 4), i64(1, 2)], SHAPE, 'add up to 3', attrs={'axis': 0}, n_out=2)
+    b.node('bad_shp_split_uneven13', 'Split', [f(7, 4)], SHAPE, 'equal parts', attrs={'axis': 0}, opset=13, n_out=2)
+    b.node('bad_shp_scatternd_oob', 'ScatterND', [f(4, 5), i64(0, 9).reshape(2, 1), f(2, 5)], RUNTIME,
+           'index 9', opset=13)
+    b.node('bad_shp_gathernd_oob', 'GatherND', [f(4, 5), i64(0, 9).reshape(1, 2)], RUNTIME, 'index 9', opset=13)
+    b.node('bad_shp_gather_elements_oob', 'GatherElements', [f(4, 5), i64(0, 1, -6, 2, 3).reshape(1, 5)], RUNTIME,
+           'index -6')
+    b.node('bad_shp_scatter_el_oob', 'ScatterElements', [f(4, 5), i64(0, 1, 5, 2, 3).reshape(1, 5), f(1, 5)], RUNTIME,
+           'index 5')
+    b.node('bad_shp_range_delta0', 'Range', [np.array(1, np.int64), np.array(5, np.int64), np.array(0, np.int64)],
+           RUNTIME, 'delta is 0')
+    b.node('bad_shp_squeeze_non1', 'Squeeze', [f(2, 3), i64(0)], SHAPE, 'cannot squeeze axis 0')
+    b.node('bad_shp_unsqueeze_dup', 'Unsqueeze', [f(2, 3), i64(0, 0)], INVALID, 'repeats axis 0')
+    b.node('bad_shp_flatten_axis', 'Flatten', [f(2, 3)], SHAPE, 'axis 5 is out of range', attrs={'axis': 5})
+    b.node('bad_shp_tile_neg', 'Tile', [f(2, 3), i64(1, -1)], SHAPE, 'repeat -1 on axis 1')
+    b.node('bad_shp_pad_neg_size', 'Pad', [f(2, 3), i64(0, -2, 0, -2)], SHAPE, 'negative size')
+    b.node('bad_shp_d2s_bad_c', 'DepthToSpace', [f(1, 5, 2, 2)], SHAPE, 'not a multiple of blocksize',
+           attrs={'blocksize': 2})
+    b.node('bad_shp_onehot_depth0', 'OneHot', [i64(1, 2), np.array(0, np.int64), np.array([0, 1], np.float32)],
+           SHAPE, 'depth 0')
+    b.node('bad_shp_revseq_len', 'ReverseSequence', [f(3, 2), i64(4, 1)], RUNTIME, 'sequence_lens[0] = 4')
+    b.node('bad_shp_compress_past', 'Compress', [f(2, 3), np.array([0, 0, 0, 1], bool)], RUNTIME,
+           'past the size 3', attrs={'axis': 1})
+    b.node('bad_shp_cos_neg', 'ConstantOfShape', [i64(2, -3)], SHAPE, 'shape[1] = -3 is negative')
+    b.node('bad_shp_eyelike_rank', 'EyeLike', [f(2, 3, 4)], SHAPE, 'rank 3')
+
+
+def elementwise_family(b):
+    b.node('bad_ew_bc_mismatch', 'Add', [f(2, 3), f(4, 3)], SHAPE, 'does not broadcast')
+    b.node('bad_ew_bc_mismatch_sym', 'Add', [f(2, 3), f(4, 3)], SHAPE, 'does not broadcast', sym=True)
+    b.node('bad_ew_type_mismatch', 'Add', [f(2), np.ones(2, np.int32)], SHAPE, 'type int32, expected float')
+    b.node('bad_ew_cast_bad_to', 'Cast', [f(2)], INVALID, "'to' is 99", attrs={'to': 99})
+    b.node('bad_ew_legacy_bad_axis', 'Add', [f(2, 3), f(3)], INVALID, 'axis 5', attrs={'broadcast': 1, 'axis': 5},
+           opset=6)
+    # Opset-6 Add broadcasts only with broadcast=1; without it the shapes must be equal.
+    b.node('bad_ew_legacy_no_broadcast', 'Add', [f(2, 3), f(3)], [SHAPE, INVALID], 'broadcast', opset=6)
+    b.node('bad_ew_bitshift_direction', 'BitShift', [np.ones(2, np.uint8), np.ones(2, np.uint8)], INVALID,
+           "direction is 'UP'", attrs={'direction': 'UP'})
+    # Mod with fmod=0 takes integer types only (floats need fmod=1).
+    b.node('bad_ew_mod_float_fmod0', 'Mod', [f(2), f(2)], [SHAPE, INVALID], 'fmod')
+    b.node('bad_ew_where_cond_float', 'Where', [f(2), f(2), f(2)], SHAPE, 'input 0 has type float')
+    b.node('bad_ew_expand_bad', 'Expand', [f(2, 3), i64(4, 4)], SHAPE, 'cannot expand')
+    b.node('bad_ew_expand_bad_const', 'Expand', [f(2, 3), i64(4, 4)], SHAPE, 'cannot expand', consts=(1,))
+    b.node('bad_ew_pow_bool', 'Pow', [np.ones(2, bool), f(2)], SHAPE, 'input 0 has type bool')
+    b.node('bad_ew_clip_min_vector', 'Clip', [f(3), f(2), None], SHAPE, 'expected a scalar', opset=13)
+    b.node('bad_ew_isinf_int', 'IsInf', [np.ones(2, np.int32)], SHAPE, 'input 0 has type int32')
+    b.node('bad_ew_prelu_slope', 'PRelu', [f(2, 3), f(4)], SHAPE, 'does not broadcast')
+    b.node('bad_ew_sum_no_inputs', 'Sum', [], INVALID, 'has 0 inputs')
+    b.node('bad_ew_unknown_op', 'NoSuchOp', [f(2)], UNSUPPORTED, 'unknown op NoSuchOp')
+
+
+def control_family(b):
+    node = h.make_node
+    x = np.zeros((2, 3), np.float32)
+
+    def seq_case(name, nodes, inputs, output, status, message):
+        ins = [vi(n, TP.FLOAT if v.dtype == np.float32 else TP.INT64, list(v.shape)) for n, v in inputs]
+        b.write(name, graph_model(nodes, ins, [output]), inputs, status, message)
+
+    pair = node('SequenceConstruct', ['x', 'x'], ['s'])
+    length = node('SequenceLength', ['s2'], ['y'])
+    seq_case('bad_ctl_seq_at', [pair, node('SequenceAt', ['s', 'p'], ['y'])],
+             [('x', x), ('p', np.array(5, np.int64))], vi('y', TP.FLOAT), RUNTIME, 'position 5 is out of range')
+    seq_case('bad_ctl_seq_insert', [pair, node('SequenceInsert', ['s', 'x', 'p'], ['s2']), length],
+             [('x', x), ('p', np.array(-3, np.int64))], vi('y', TP.INT64), RUNTIME, 'position -3 is out of range')
+    seq_case('bad_ctl_seq_erase_empty',
+             [node('SequenceEmpty', [], ['s']), node('SequenceErase', ['s'], ['s2']), length],
+             [('x', x)], vi('y', TP.INT64), RUNTIME, 'empty sequence')
+    seq_case('bad_ctl_split_sizes', [node('SplitToSequence', ['x', 'p'], ['s2']), length],
+             [('x', x), ('p', np.array([1, 3], np.int64))], vi('y', TP.INT64), RUNTIME, 'split[1] = 3')
+    seq_case('bad_ctl_split_zero', [node('SplitToSequence', ['x', 'p'], ['s2']), length],
+             [('x', x), ('p', np.array(0, np.int64))], vi('y', TP.INT64), RUNTIME, 'split is 0')
+    seq_case('bad_ctl_concat_from_seq', [node('SequenceConstruct', ['x', 'z'], ['s']),
+                                         node('ConcatFromSequence', ['s'], ['y'], axis=0)],
+             [('x', x), ('z', np.zeros((2, 4), np.float32))], vi('y', TP.FLOAT), SHAPE, 'does not concatenate')
+    seq_case('bad_ctl_seq_construct_types', [node('SequenceConstruct', ['x', 'p'], ['s2']), length],
+             [('x', x), ('p', np.array(0, np.int64))], vi('y', TP.INT64), SHAPE, 'input 1 has type int64')
+    seq_case('bad_ctl_optional_get_empty', [node('Optional', [], ['o'], type=h.make_tensor_type_proto(TP.FLOAT, None)),
+                                            node('OptionalGetElement', ['o'], ['y'])],
+             [('x', x)], vi('y', TP.FLOAT), RUNTIME, 'optional input is empty')
+
+    # If
+    two = np.ones(2, np.float32)
+    c_x = [vi('c', TP.BOOL, []), vi('x', TP.FLOAT, [2])]
+    tb = h.make_graph([node('Identity', ['x'], ['o'])], 't', [], [vi('o', TP.FLOAT)])
+    eb = h.make_graph([node('Identity', ['x'], ['o']), node('Identity', ['x'], ['o2'])], 'e', [],
+                      [vi('o', TP.FLOAT), vi('o2', TP.FLOAT)])
+    m = graph_model([node('If', ['c'], ['y'], then_branch=tb, else_branch=eb)], c_x, [vi('y', TP.FLOAT)])
+    b.write('bad_ctl_if_branch_count', m, [('c', np.array(True)), ('x', two)], INVALID,
+            'then_branch has 1 outputs and else_branch 2')
+    m = graph_model([node('If', ['c'], ['y'], then_branch=tb, else_branch=tb)],
+                    [vi('c', TP.BOOL, [2]), vi('x', TP.FLOAT, [2])], [vi('y', TP.FLOAT)])
+    b.write('bad_ctl_if_cond_vector', m, [('c', np.array([True, False])), ('x', two)], SHAPE, 'must hold one element')
+    ti = h.make_graph([node('Cast', ['x'], ['o'], to=TP.INT32)], 't', [], [vi('o', TP.INT32)])
+    m = graph_model([node('If', ['c'], ['y'], then_branch=ti, else_branch=tb)], c_x, [vi('y', TP.FLOAT)])
+    b.write('bad_ctl_if_branch_types', m, [('c', np.array(True)), ('x', two)], INVALID, 'int32 in then_branch')
+
+    # Loop: body(i, cond, x_in) -> (cond, x_out, scan outputs...)
+    def body(nodes, outputs, x_in=vi('x_in', TP.FLOAT, None)):
+        return h.make_graph([node('Identity', ['cin'], ['cout'])] + nodes, 'b',
+                            [vi('i', TP.INT64, []), vi('cin', TP.BOOL, []), x_in], [vi('cout', TP.BOOL, [])] + outputs)
+
+    def loop(body_graph, outputs=('xf',), m_shape=(), x_type=TP.FLOAT):
+        return graph_model([node('Loop', ['M', '', 'x'], list(outputs), body=body_graph)],
+                           [vi('M', TP.INT64, list(m_shape)), vi('x', x_type, [2])], [vi(o, x_type) for o in outputs])
+
+    m3 = ('M', np.array(3, np.int64))
+    b.write('bad_ctl_loop_body_outputs', loop(body([], [])), [m3, ('x', two)], INVALID, 'body has 1 outputs')
+    m = loop(body([node('Identity', ['x_in'], ['x_out'])], [vi('x_out', TP.FLOAT, None)]), m_shape=[2])
+    b.write('bad_ctl_loop_trip_vector', m, [('M', np.array([2, 3], np.int64)), ('x', two)], SHAPE,
+            '(M) must hold one element')
+    m = loop(body([node('Concat', ['x_in', 'x_in'], ['x_out'], axis=0), node('Identity', ['x_in'], ['sc'])],
+                  [vi('x_out', TP.FLOAT, None), vi('sc', TP.FLOAT, None)]), outputs=('xf', 's'))
+    b.write('bad_ctl_loop_scan_shape_change', m, [m3, ('x', two)], SHAPE, 'scan output 0 is float [4] in iteration 1')
+    # A loop-carried value must keep its type: the body turns float into int32.
+    m = loop(body([node('Cast', ['x_in'], ['x_out'], to=TP.INT32)], [vi('x_out', TP.INT32, None)]))
+    b.write('bad_ctl_loop_carried_type', m, [m3, ('x', two)], [INVALID, SHAPE], 'int32')
+    # The body declares its carried input float; the Loop feeds it int32.
+    m = loop(body([node('Neg', ['x_in'], ['x_out'])], [vi('x_out', TP.FLOAT, [2])], x_in=vi('x_in', TP.FLOAT, [2])),
+             x_type=TP.INT32)
+    b.write('bad_ctl_loop_body_input_type', m, [m3, ('x', np.ones(2, np.int32))], [INVALID, SHAPE], 'int32')
+
+    # Scan and SequenceMap
+    sb = h.make_graph([node('Add', ['a', 'b'], ['o'])], 'sb', [vi('a', TP.FLOAT, [2]), vi('b', TP.FLOAT, [2])],
+                      [vi('o', TP.FLOAT, [2])])
+    for name, (da, db) in (('bad_ctl_scan_lengths', ([3, 2], [4, 2])),
+                           ('bad_ctl_scan_lengths_sym', (['n', 2], ['m', 2]))):
+        m = graph_model([node('Scan', ['A', 'B'], ['O'], body=sb, num_scan_inputs=2)],
+                        [vi('A', TP.FLOAT, da), vi('B', TP.FLOAT, db)], [vi('O', TP.FLOAT)])
+        b.write(name, m, [('A', f(3, 2)), ('B', f(4, 2))], SHAPE, 'scan input 1 has 4 steps, expected 3')
+    m = graph_model([node('Scan', ['A', 'B'], ['O'], body=sb, num_scan_inputs=3)],
+                    [vi('A', TP.FLOAT, [3, 2]), vi('B', TP.FLOAT, [3, 2])], [vi('O', TP.FLOAT)])
+    b.write('bad_ctl_scan_num_inputs', m, [('A', f(3, 2)), ('B', f(3, 2))], INVALID, 'num_scan_inputs is 3')
+    mb = h.make_graph([node('Add', ['a', 'b'], ['c'])], 'mb', [vi('a', TP.FLOAT), vi('b', TP.FLOAT)],
+                      [vi('c', TP.FLOAT)])
+    m = graph_model([node('SequenceConstruct', ['x', 'x'], ['s1']), node('SequenceConstruct', ['x'], ['s2']),
+                     node('SequenceMap', ['s1', 's2'], ['o'], body=mb), node('SequenceLength', ['o'], ['n'])],
+                    [vi('x', TP.FLOAT, [2])], [vi('n', TP.INT64, [])])
+    b.write('bad_ctl_seqmap_lengths', m, [('x', two)], SHAPE, 'input 1 has 1 elements, expected 2')
+
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        byte, v = v & 0x7f, v >> 7
+        out.append(byte | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _field(number, payload):
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _deep_model(levels):
+    """A model of If nodes nested `levels` deep in their then_branch, written as protobuf wire
+    bytes: Python's protobuf refuses to build it (it nests too deep), which is the point."""
+    leaf = h.make_graph([h.make_node('Identity', ['x'], ['o'])], 'leaf', [], [vi('o', TP.FLOAT)]).SerializeToString()
+    out = vi('o', TP.FLOAT).SerializeToString()
+    graph_type = _varint(20 << 3) + _varint(onnx.AttributeProto.GRAPH)
+
+    def if_node(then_graph):
+        then_attr = _field(1, b'then_branch') + _field(6, then_graph) + graph_type
+        else_attr = _field(1, b'else_branch') + _field(6, leaf) + graph_type
+        return _field(1, b'c') + _field(2, b'o') + _field(4, b'If') + _field(5, then_attr) + _field(5, else_attr)
+
+    g = leaf
+    for _ in range(levels - 1):
+        g = _field(1, if_node(g)) + _field(2, b'b') + _field(12, out)
+    top = h.make_graph([], 'g', [vi('c', TP.BOOL, []), vi('x', TP.FLOAT, [2])], [vi('o', TP.FLOAT)]).SerializeToString()
+    ir_version = _varint(1 << 3) + _varint(8)
+    opset = _field(8, _varint(2 << 3) + _varint(17))
+    return ir_version + opset + _field(7, _field(1, if_node(g)) + top)
+
+
+def loader_family(b):
+    neg = graph_model([h.make_node('Neg', ['x'], ['y'])], [vi('x', TP.FLOAT, [2, 3])], [vi('y', TP.FLOAT, [2, 3])])
+    good_x = np.ones((2, 3), np.float32)
+    b.write('bad_ld_garbage', b'not a model at all', [], INVALID, 'not a valid ONNX ModelProto')
+    raw = neg.SerializeToString()
+    b.write('bad_ld_truncated', raw[:len(raw) // 2], [], INVALID, 'not a valid ONNX ModelProto')
+    # Far past the loader's nesting limit, which keeps protobuf-c's unbounded recursion off the stack.
+    b.write('bad_ld_deep_nesting', _deep_model(1000), [], INVALID, 'nests deeper than')
+
+    def with_init(t):
+        return graph_model([h.make_node('Add', ['x', 'w'], ['y'])], [vi('x', TP.FLOAT, [2, 3])],
+                           [vi('y', TP.FLOAT, [2, 3])], [t])
+
+    t = nh.from_array(good_x, 'w')
+    t.raw_data = t.raw_data[:10]
+    b.write('bad_ld_short_raw_data', with_init(t), [('x', good_x)], INVALID, 'raw_data has 10 bytes, expected 24')
+    t = nh.from_array(good_x, 'w')
+    del t.dims[:]
+    t.dims.extend([2**40, 2**40])
+    b.write('bad_ld_huge_dims', with_init(t), [('x', good_x)], INVALID, 'overflows int64')
+    t = nh.from_array(good_x, 'w')
+    del t.dims[:]
+    t.dims.extend([-2, 3])
+    b.write('bad_ld_negative_dim', with_init(t), [('x', good_x)], INVALID, 'negative dim -2')
+    for name, location, status, message in (
+            ('bad_ld_external_escape', '../../../../etc/passwd', INVALID, "contains '..'"),
+            ('bad_ld_external_absolute', '/etc/passwd', INVALID, 'is an absolute path'),
+            ('bad_ld_external_missing', 'missing.bin', IO, 'cannot find external data file')):
+        t = onnx.TensorProto(name='w', data_type=TP.FLOAT, dims=[2, 3], data_location=TP.EXTERNAL)
+        t.external_data.add(key='location', value=location)
+        b.write(name, with_init(t), [('x', good_x)], status, message)
+    t = onnx.TensorProto(name='w', data_type=TP.FLOAT, dims=[2, 3], data_location=TP.EXTERNAL)
+    t.external_data.add(key='location', value='w.bin')
+    t.external_data.add(key='offset', value='16')
+    b.write('bad_ld_external_short', with_init(t), [('x', good_x)], INVALID, "which has only 24 bytes",
+            files={'w.bin': good_x.tobytes()})
+
+    b.write('bad_ld_dangling_input', graph_model([h.make_node('Neg', ['nothere'], ['y'])], [vi('x', TP.FLOAT, [2])],
+                                                 [vi('y', TP.FLOAT, [2])]),
+            [('x', np.ones(2, np.float32))], INVALID, "'nothere' is not defined")
+    b.write('bad_ld_cycle', graph_model([h.make_node('Neg', ['b'], ['a']), h.make_node('Neg', ['a'], ['b'])],
+                                        [vi('x', TP.FLOAT, [2])], [vi('b', TP.FLOAT, [2])]),
+            [('x', np.ones(2, np.float32))], INVALID, 'has a cycle')
+    b.write('bad_ld_assigned_twice', graph_model([h.make_node('Neg', ['x'], ['y']), h.make_node('Abs', ['x'], ['y'])],
+                                                 [vi('x', TP.FLOAT, [2])], [vi('y', TP.FLOAT, [2])]),
+            [('x', np.ones(2, np.float32))], INVALID, 'assigned twice')
+    # The graph declares its output float, the node makes int32.
+    b.write('bad_ld_output_type', graph_model([h.make_node('Cast', ['x'], ['y'], to=TP.INT32)],
+                                              [vi('x', TP.FLOAT, [2])],
+                                              [vi('y', TP.FLOAT, [2])]),
+            [('x', np.ones(2, np.float32))], [INVALID, SHAPE], 'int32')
+    m = graph_model([h.make_node('Neg', ['x'], ['y'], domain='com.nowhere')], [vi('x', TP.FLOAT, [2])],
+                    [vi('y', TP.FLOAT, [2])])
+    m.opset_import.append(h.make_opsetid('com.nowhere', 1))
+    b.write('bad_ld_unknown_domain', m, [('x', np.ones(2, np.float32))], UNSUPPORTED, 'unknown op com.nowhere.Neg')
+
+    # Inputs given at run time that do not fit the model, or do not parse
+    b.write('bad_in_dtype', neg, [('x', np.ones((2, 3), np.int32))], SHAPE, 'got tensor(int32)[2,3]')
+    b.write('bad_in_shape', neg, [('x', np.ones((3, 2), np.float32))], SHAPE, 'got tensor(float)[3,2]')
+    b.write('bad_in_rank', neg, [('x', np.ones(6, np.float32))], SHAPE, 'got tensor(float)[6]')
+    sym = graph_model([h.make_node('Neg', ['x'], ['y'])], [vi('x', TP.FLOAT, ['N', 3])], [vi('y', TP.FLOAT, ['N', 3])])
+    b.write('bad_in_sym_fixed_dim', sym, [('x', np.ones((2, 4), np.float32))], SHAPE, 'got tensor(float)[2,4]')
+    b.write('bad_in_garbage_pb', neg, [('x', b'\xff\xff\xff')], INVALID, 'not a valid TensorProto')
+    t = nh.from_array(good_x, 'x')
+    t.raw_data = t.raw_data[:7]
+    b.write('bad_in_short_raw_data', neg, [('x', t.SerializeToString())], INVALID, 'raw_data has 7 bytes')
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write('usage: make_bad_models.py OUT\n')
+        return 2
+    b = BadSuite(os.path.join(argv[1], 'bad'))
+    for family in (shape_family, elementwise_family, control_family, loader_family):
+        family(b)
+    b.save_manifest()
+    print(f'make_bad_models: {len(b.entries)} models in {b.root}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
