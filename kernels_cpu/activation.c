@@ -23,10 +23,8 @@ typedef struct act_job {
     void *y;
 } act_job;
 
-/* Vectorize the next loop (-O2 alone leaves these loops scalar). Selects pick operands rather
- * than results of arithmetic, which the vectorizer may not speculate under trapping math; loops
- * calling libm stay scalar. */
-#define SIMD _Pragma("omp simd")
+/* The loops below are marked CPU_SIMD. Selects pick operands rather than results of arithmetic,
+ * which the vectorizer may not speculate under trapping math; loops calling libm stay scalar. */
 
 /* N: name, T: type, then its libm functions. */
 #define DEFINE_ACT(N, T, EXP, EXPM1, LOG1P, TANH, ERF, SQRT)                                       \
@@ -40,35 +38,35 @@ typedef struct act_job {
         const T a = (T)j->alpha, b = (T)j->beta, g = (T)j->gamma;                                  \
         switch (j->op) {                                                                           \
         case A_RELU:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? 0 : x[i];                            \
             break;                                                                                 \
         case A_LEAKY:                                                                              \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * (x[i] < 0 ? a : 1);                      \
             break;                                                                                 \
         case A_ELU:                                                                                \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? a * EXPM1(x[i]) : x[i];              \
             break;                                                                                 \
         case A_SELU:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = g * (x[i] <= 0 ? a * EXPM1(x[i]) : x[i]);       \
             break;                                                                                 \
         case A_CELU:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? a * EXPM1(x[i] / a) : x[i];          \
             break;                                                                                 \
         case A_GELU: {                                                                             \
             const T r = (T)0.70710678118654752440;                                                 \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = (T)0.5 * x[i] * (1 + ERF(x[i] * r));            \
             break;                                                                                 \
         }                                                                                          \
         case A_GELU_TANH: {                                                                        \
             /* 0.5 * (1 + tanh(z)) is sigmoid(2z), without the cancellation for negative z */      \
             const T k = 2 * SQRT((T)2 / (T)3.14159265358979323846);                                \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 T v = x[i];                                                                        \
                 y[i] = v * N##_sigmoid(k * (v + (T)0.044715 * v * v * v));                         \
@@ -76,52 +74,52 @@ typedef struct act_job {
             break;                                                                                 \
         }                                                                                          \
         case A_HSIG:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 T v = a * x[i] + b;                                                                \
                 y[i] = v < 0 ? 0 : v > 1 ? 1 : v;                                                  \
             }                                                                                      \
             break;                                                                                 \
         case A_HSWISH:                                                                             \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 T v = x[i] / 6 + (T)0.5;                                                           \
                 y[i] = x[i] * (v < 0 ? 0 : v > 1 ? 1 : v);                                         \
             }                                                                                      \
             break;                                                                                 \
         case A_MISH:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * TANH(N##_softplus(x[i]));                \
             break;                                                                                 \
         case A_SOFTPLUS:                                                                           \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = N##_softplus(x[i]);                             \
             break;                                                                                 \
         case A_SOFTSIGN:                                                                           \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1 + (x[i] < 0 ? -x[i] : x[i]));         \
             break;                                                                                 \
         case A_SWISH:                                                                              \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * N##_sigmoid(a * x[i]);                   \
             break;                                                                                 \
         case A_THRELU:                                                                             \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > a ? x[i] : 0;                            \
             break;                                                                                 \
         case A_SHRINK: /* alpha holds lambd, beta holds bias */                                    \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 T t = x[i] + (x[i] < -a ? b : -b);                                                 \
                 y[i] = (x[i] < -a) | (x[i] > a) ? t : 0;                                           \
             }                                                                                      \
             break;                                                                                 \
         case A_SIGMOID:                                                                            \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = N##_sigmoid(x[i]);                              \
             break;                                                                                 \
         case A_TANH:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = TANH(x[i]);                                     \
             break;                                                                                 \
         }                                                                                          \
@@ -145,7 +143,8 @@ DEFINE_ACT(f64, double, exp, expm1, log1p, tanh, erf, sqrt)
         for (int64_t i = 0; i < n; i++) {                                                          \
             double v = (double)x[i];                                                               \
             v = v < -l ? v + b : v > l ? v - b : 0;                                                \
-            y[i] = v <= (double)tmin ? tmin : v >= (double)tmax ? tmax : (T)v;                     \
+            /* a NaN bias must not reach the cast, which would be undefined */                     \
+            y[i] = v != v ? 0 : v <= (double)tmin ? tmin : v >= (double)tmax ? tmax : (T)v;        \
         }                                                                                          \
     }
 CPU_FOR_INTS(DEFINE_INT_ACT)
@@ -163,9 +162,9 @@ static void act_task(void *ctx, int64_t b, int64_t e) {
         float buf[CHUNK];
         for (int64_t i = b; i < e; i += CHUNK) {
             int64_t n = e - i < CHUNK ? e - i : CHUNK;
-            for (int64_t k = 0; k < n; k++) buf[k] = h ? fp16_to_float(x[i + k]) : bf16_to_float(x[i + k]);
+            for (int64_t k = 0; k < n; k++) buf[k] = h ? cpu_f16_ld(x[i + k]) : cpu_bf16_ld(x[i + k]);
             f32_act(j, buf, buf, n);
-            for (int64_t k = 0; k < n; k++) y[i + k] = h ? float_to_fp16(buf[k]) : float_to_bf16(buf[k]);
+            for (int64_t k = 0; k < n; k++) y[i + k] = h ? cpu_f16_st(buf[k]) : cpu_bf16_st(buf[k]);
         }
         return;
     }

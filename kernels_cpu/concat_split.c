@@ -15,8 +15,27 @@ static void split_shape(const tensor *t, int axis, int64_t *outer, int64_t *inne
 
 onyx_status cpu_concat_run(const kernel_call *c) {
     tensor *y = kout(c, 0);
-    int axis = (int)attr_int(c->node, "axis", 1);
-    if (axis < 0) axis += y->rank;
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 1), y->rank, "axis", &axis));
+    /* Inference may have fixed the output from some inputs while others were still unknown:
+     * each input must match it before its rows are copied. */
+    int64_t at = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kin(c, i);
+        if (!x) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "input %d is missing", i);
+        bool fits = x->dtype == y->dtype && x->rank == y->rank;
+        for (int k = 0; fits && k < y->rank; k++) fits = k == axis || x->dims[k] == y->dims[k];
+        if (!fits || x->dims[axis] > y->dims[axis] - at) {
+            char a[160], b[160];
+            return onyx_error(ONYX_ERR_SHAPE, "input %d (%s%s) does not fit the output %s%s", i,
+                              onyx_dtype_name(x->dtype), shape_str(x->rank, x->dims, a, sizeof a),
+                              onyx_dtype_name(y->dtype), shape_str(y->rank, y->dims, b, sizeof b));
+        }
+        at += x->dims[axis];
+    }
+    if (at != y->dims[axis])
+        return onyx_error(ONYX_ERR_SHAPE, "inputs add up to %lld along axis %d, expected %lld",
+                          (long long)at, axis, (long long)y->dims[axis]);
     int64_t outer, inner;
     split_shape(y, axis, &outer, &inner);
     int64_t row = y->dims[axis] * inner, off = 0;
@@ -34,8 +53,8 @@ onyx_status cpu_concat_run(const kernel_call *c) {
 
 onyx_status cpu_split_run(const kernel_call *c) {
     const tensor *x = kin(c, 0);
-    int axis = (int)attr_int(c->node, "axis", 0);
-    if (axis < 0) axis += x->rank;
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
     int64_t sizes[ONYX_VARIADIC];
     TRY(ops_split_sizes(c->node, c->n_out, x->dims[axis], kin(c, 1), sizes));
     int64_t outer, inner;
@@ -46,6 +65,9 @@ onyx_status cpu_split_run(const kernel_call *c) {
         tensor *y = kout(c, o);
         int64_t len = sizes[o] * inner;
         if (y) {
+            if (y->dtype != x->dtype || y->numel != outer * len)
+                return onyx_error(ONYX_ERR_SHAPE, "output %d has %lld elements, expected %lld",
+                                  o, (long long)y->numel, (long long)(outer * len));
             int64_t dims[2] = {outer, len}, ds[2] = {len, 1}, ss[2] = {row, 1};
             cpu_move_begin(y);
             cpu_copy_strided(y->data, (const char *)x->data + off * (int64_t)es, es, 2, dims, ds,

@@ -44,9 +44,10 @@ onyx_status cpu_if_prepare(const kernel_prep *p, void **state) {
             st = onyx_error(ONYX_ERR_INVALID_MODEL, "graph attribute '%s' is missing", names[b]);
             goto done;
         }
-        if (g->n_outputs != p->n_out) {
-            st = onyx_error(ONYX_ERR_INVALID_MODEL, "%s has %d outputs, expected %d", names[b],
-                            g->n_outputs, p->n_out);
+        /* the branch runs with no inputs */
+        if (g->n_outputs != p->n_out || g->n_inputs != 0) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "%s has %d inputs and %d outputs, expected 0 "
+                            "and %d", names[b], g->n_inputs, g->n_outputs, p->n_out);
             goto done;
         }
         CHECK(subgraph_create(g, p->env, &s->branch[b]));

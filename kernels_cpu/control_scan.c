@@ -321,9 +321,14 @@ static onyx_status put_entry(onyx_value *out, const tensor *r, int j, int64_t b,
         TRY(value_alloc_tensor(out, r->dtype, r->rank + 1, dims));
     }
     const tensor *o = &out->t;
-    if (r->dtype != o->dtype || !shape_equal(r->rank - 1, r->dims + 1, o->rank - 2, o->dims + 2))
-        return onyx_error(ONYX_ERR_SHAPE, "scan output %d changed shape or type between batch "
-                          "entries", j);
+    if (r->dtype != o->dtype || !shape_equal(r->rank - 1, r->dims + 1, o->rank - 2, o->dims + 2)) {
+        char got[128], want[128];
+        shape_str(r->rank - 1, r->dims + 1, got, sizeof got);
+        shape_str(o->rank - 2, o->dims + 2, want, sizeof want);
+        return onyx_error(ONYX_ERR_SHAPE, "scan output %d of batch entry %lld has steps of %s %s, "
+                          "expected %s %s like the entries before", j, (long long)b,
+                          onyx_dtype_name(r->dtype), got, onyx_dtype_name(o->dtype), want);
+    }
     int64_t per = o->numel / batch; /* batch > 0: out exists only after an entry ran */
     return cpu_ctl_copy_blocks(&out->t, b * per, 0, r, 0, 0, 1, r->numel);
 }
@@ -382,9 +387,15 @@ static onyx_status scan8_run(const kernel_call *c, scan_state *s) {
         for (int i = 0; i < n_state; i++) {
             if (!c->out[i]) continue;
             const tensor *r = &s->res[i]->t;
-            if (s->res[i]->kind != ONYX_VALUE_TENSOR || r->dtype != c->out[i]->t.dtype ||
-                !shape_equal(r->rank, r->dims, c->out[i]->t.rank - 1, c->out[i]->t.dims + 1)) {
-                st = onyx_error(ONYX_ERR_SHAPE, "state %d changed shape or type in the body", i);
+            const tensor *o = &c->out[i]->t;
+            if (s->res[i]->kind != ONYX_VALUE_TENSOR || r->dtype != o->dtype ||
+                !shape_equal(r->rank, r->dims, o->rank - 1, o->dims + 1)) {
+                char got[128], want[128];
+                shape_str(r->rank, r->dims, got, sizeof got);
+                shape_str(o->rank - 1, o->dims + 1, want, sizeof want);
+                st = onyx_error(ONYX_ERR_SHAPE, "state %d of batch entry %lld came out of the body "
+                                "as %s %s, expected %s %s like its input", i, (long long)b,
+                                onyx_dtype_name(r->dtype), got, onyx_dtype_name(o->dtype), want);
                 goto done;
             }
             CHECK(cpu_ctl_copy_blocks(&c->out[i]->t, b * r->numel, 0, r, 0, 0, 1, r->numel));

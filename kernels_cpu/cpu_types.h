@@ -97,4 +97,15 @@ static inline uint16_t cpu_float_to_bf16(float f) {
     return (uint16_t)cpu_select(cpu_mask((u & 0x7fffffffu) > 0x7f800000u), nan, rounded);
 }
 
+/* Loads and stores by short type name, for templates that stamp one body per float type and
+ * reach them as cpu_##N##_ld / cpu_##N##_st: half types compute in float. */
+static inline float cpu_f32_ld(float v) { return v; }
+static inline float cpu_f32_st(float v) { return v; }
+static inline double cpu_f64_ld(double v) { return v; }
+static inline double cpu_f64_st(double v) { return v; }
+static inline float cpu_f16_ld(uint16_t v) { return cpu_fp16_to_float(v); }
+static inline uint16_t cpu_f16_st(float v) { return cpu_float_to_fp16(v); }
+static inline float cpu_bf16_ld(uint16_t v) { return cpu_bf16_to_float(v); }
+static inline uint16_t cpu_bf16_st(float v) { return cpu_float_to_bf16(v); }
+
 #endif

@@ -2,6 +2,7 @@
  * block are carried in a chunk of accumulators (float for half types, wrapping unsigned for
  * integers), so rows are read contiguously whatever the axis. */
 #include "../core/parallel.h"
+#include "../ops/shape_common.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
 
@@ -14,15 +15,6 @@ typedef struct cum_job {
     void *y;
     int64_t n, inner, nchunks;
 } cum_job;
-
-static inline float f32_ld(float v) { return v; }
-static inline float f32_st(float v) { return v; }
-static inline double f64_ld(double v) { return v; }
-static inline double f64_st(double v) { return v; }
-static inline float f16_ld(uint16_t v) { return fp16_to_float(v); }
-static inline uint16_t f16_st(float v) { return float_to_fp16(v); }
-static inline float bf16_ld(uint16_t v) { return bf16_to_float(v); }
-static inline uint16_t bf16_st(float v) { return float_to_bf16(v); }
 
 #define DEFINE_CUM(N, T, ACC, LD, ST)                                                              \
     static void N##_cum(void *ctx, int64_t b, int64_t e) {                                        \
@@ -48,10 +40,10 @@ static inline uint16_t bf16_st(float v) { return float_to_bf16(v); }
         }                                                                                          \
     }
 
-DEFINE_CUM(f32, float, float, f32_ld, f32_st)
-DEFINE_CUM(f64, double, double, f64_ld, f64_st)
-DEFINE_CUM(f16, uint16_t, float, f16_ld, f16_st)
-DEFINE_CUM(bf16, uint16_t, float, bf16_ld, bf16_st)
+DEFINE_CUM(f32, float, float, cpu_f32_ld, cpu_f32_st)
+DEFINE_CUM(f64, double, double, cpu_f64_ld, cpu_f64_st)
+DEFINE_CUM(f16, uint16_t, float, cpu_f16_ld, cpu_f16_st)
+DEFINE_CUM(bf16, uint16_t, float, cpu_bf16_ld, cpu_bf16_st)
 /* integers wrap: accumulate in uint64 (no promotion to int), truncated back */
 #define INT_CUM(D, T) DEFINE_CUM(D, T, uint64_t, (uint64_t), (T))
 CPU_FOR_INTS(INT_CUM)
@@ -74,12 +66,8 @@ static onyx_status cum_run(const kernel_call *c, bool prod) {
     }
     if (!at || at->numel != 1 || (at->dtype != ONYX_INT32 && at->dtype != ONYX_INT64))
         return onyx_error(ONYX_ERR_SHAPE, "axis (input 1) must hold one int32 or int64");
-    int64_t a = tensor_get_i64(at, 0);
-    int rank = x->rank == 0 ? 1 : x->rank; /* a scalar is a 1-element vector here */
-    if (a < -(int64_t)rank || a >= rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                          x->rank);
-    int axis = (int)(a < 0 ? a + rank : a);
+    int axis; /* a scalar is a 1-element vector here */
+    TRY(ops_axis(tensor_get_i64(at, 0), x->rank == 0 ? 1 : x->rank, "axis", &axis));
     cum_job j = {.prod = prod, .exclusive = attr_int(c->node, "exclusive", 0) != 0,
                  .reverse = attr_int(c->node, "reverse", 0) != 0, .x = x->data, .y = y->data,
                  .n = x->rank == 0 ? 1 : x->dims[axis], .inner = 1};

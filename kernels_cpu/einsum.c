@@ -9,7 +9,6 @@
 #include "cpu_types.h"
 
 typedef struct einsum_job {
-    const einsum_spec *sp;
     int n_in;
     const void *x[EINSUM_MAX_INPUTS];
     void *y;
@@ -18,11 +17,6 @@ typedef struct einsum_job {
     int64_t str[EINSUM_MAX_INPUTS][EINSUM_MAX_LABELS]; /* by loop position */
     int64_t nsum;                           /* summed combinations per output element */
 } einsum_job;
-
-static inline double f16_ld(uint16_t v) { return fp16_to_float(v); }
-static inline double bf16_ld(uint16_t v) { return bf16_to_float(v); }
-static inline uint16_t f16_st(double v) { return float_to_fp16((float)v); }
-static inline uint16_t bf16_st(double v) { return float_to_bf16((float)v); }
 
 #define DEFINE_EINSUM(N, T, ACC, LD, ST)                                                           \
     static void N##_einsum(void *ctx, int64_t b, int64_t e) {                                     \
@@ -54,8 +48,8 @@ static inline uint16_t bf16_st(double v) { return float_to_bf16((float)v); }
 
 DEFINE_EINSUM(f32, float, double, (double), (float))
 DEFINE_EINSUM(f64, double, double, (double), (double))
-DEFINE_EINSUM(f16, uint16_t, double, f16_ld, f16_st)
-DEFINE_EINSUM(bf16, uint16_t, double, bf16_ld, bf16_st)
+DEFINE_EINSUM(f16, uint16_t, double, cpu_f16_ld, cpu_f16_st)
+DEFINE_EINSUM(bf16, uint16_t, double, cpu_bf16_ld, cpu_bf16_st)
 #define INT_EINSUM(D, T) DEFINE_EINSUM(D, T, uint64_t, (uint64_t), (T))
 CPU_FOR_INTS(INT_EINSUM)
 
@@ -77,8 +71,17 @@ onyx_status cpu_einsum(const kernel_call *c) {
         dims[i] = t->dims;
         j.x[i] = t->data;
     }
+    /* Parsed on every run rather than in a prepare: it is a pass over a few characters, next to
+     * a loop nest over every product term, and it checks the labels against the real dims. */
     einsum_spec sp;
     TRY(einsum_parse(eq, c->n_in, ranks, dims, &sp));
+    bool fits = y->rank == sp.out_len;
+    for (int k = 0; fits && k < sp.out_len; k++) fits = y->dims[k] == sp.dim[sp.out_lab[k]];
+    if (!fits) {
+        char a[160];
+        return onyx_error(ONYX_ERR_SHAPE, "output has shape %s, which the equation does not give",
+                          shape_str(y->rank, y->dims, a, sizeof a));
+    }
     void (*fn)(void *, int64_t, int64_t);
     switch (y->dtype) {
     case ONYX_FLOAT: fn = f32_einsum; break;
@@ -92,7 +95,6 @@ onyx_status cpu_einsum(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "inputs have type %s, expected a numeric type",
                           onyx_dtype_name(y->dtype));
     }
-    j.sp = &sp;
     j.n_out = sp.out_len;
     j.n_sum = sp.n_labels - sp.out_len;
     j.nsum = 1;
@@ -100,7 +102,10 @@ onyx_status cpu_einsum(const kernel_call *c) {
     for (int k = 0; k < sp.n_labels; k++) {
         pos[sp.order[k]] = k;
         j.dim[k] = sp.dim[sp.order[k]];
-        if (k >= sp.out_len) j.nsum *= j.dim[k];
+        if (k < sp.out_len) continue;
+        if (j.dim[k] > 0 && j.nsum > INT64_MAX / j.dim[k])
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "Einsum sums over more than 2^63 terms");
+        j.nsum *= j.dim[k];
     }
     for (int i = 0; i < c->n_in; i++) {
         const tensor *t = kin(c, i);

@@ -51,6 +51,12 @@ onyx_status cpu_ew_run(const kernel_call *c, const cpu_bcast_fn *table, int key,
     TRY(need_inputs(c, n_in, in, &out));
     cpu_bcast_fn fn = pick(table, in[key], key);
     if (!fn) return ONYX_ERR_UNSUPPORTED;
+    /* the inner loops read every operand as the key's type (Pow's table, keyed by input 1, is
+     * indexed by both types instead) */
+    for (int i = 1; key == 0 && i < n_in; i++)
+        if (in[i]->dtype != in[0]->dtype)
+            return onyx_error(ONYX_ERR_SHAPE, "input %d has type %s, expected %s like input 0", i,
+                              onyx_dtype_name(in[i]->dtype), onyx_dtype_name(in[0]->dtype));
     cpu_bcast_iter it;
     TRY(plan(c, &it, out, n_in, in));
     const void *ptr[CPU_BCAST_MAX_OPS];

@@ -109,7 +109,8 @@
 typedef cpu_bcast_fn cpu_ew_table[ONYX_DTYPE_COUNT];
 
 /* Runs table[dtype of input `key`] over inputs [0, n_in) broadcast to output 0. Handles the
- * legacy (opset < 7) broadcast/axis attributes of two-input nodes. */
+ * legacy (opset < 7) broadcast/axis attributes of two-input nodes. With key 0 every input must
+ * have input 0's type. */
 onyx_status cpu_ew_run(const kernel_call *c, const cpu_bcast_fn *table, int key, int n_in,
                        void *ctx);
 

@@ -168,9 +168,9 @@ onyx_status cpu_prelu(const kernel_call *c) {
         for (int d = 1; d < view.rank; d++) view.dims[d] = 1;
         tensor *out = kout(c, 0);
         cpu_bcast_fn fn = (unsigned)x->dtype < ONYX_DTYPE_COUNT ? prelu_table[x->dtype] : NULL;
-        if (!out || !fn)
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "PRelu of %s is not supported",
-                              onyx_dtype_name(x->dtype));
+        if (!out || !fn || slope->dtype != x->dtype)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "PRelu of %s with a %s slope is not supported",
+                              onyx_dtype_name(x->dtype), onyx_dtype_name(slope->dtype));
         cpu_bcast_iter it;
         const tensor *in[2] = {x, &view};
         TRY(cpu_bcast_init_tensors(&it, out, 2, in));

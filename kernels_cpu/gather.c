@@ -42,8 +42,8 @@ static void gather_rows(void *ctx, int64_t begin, int64_t end) {
 onyx_status cpu_gather_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *idx = kin(c, 1);
     tensor *y = kout(c, 0);
-    int axis = (int)attr_int(c->node, "axis", 0);
-    if (axis < 0) axis += x->rank;
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
     gather_job j = {x->data,          y->data,       idx,
                     idx->numel,       x->dims[axis], product(x->dims, axis + 1, x->rank),
                     cpu_move_esize(x)};
@@ -90,8 +90,17 @@ static void elements_rows(void *ctx, int64_t begin, int64_t end) {
 onyx_status cpu_gather_elements_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *idx = kin(c, 1);
     tensor *y = kout(c, 0);
-    int axis = (int)attr_int(c->node, "axis", 0);
-    if (axis < 0) axis += x->rank;
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
+    /* off the axis an index row reads data at its own position, so it must lie inside data */
+    bool fits = idx->rank == x->rank;
+    for (int k = 0; fits && k < x->rank; k++) fits = k == axis || idx->dims[k] <= x->dims[k];
+    if (!fits) {
+        char a[160], b[160];
+        return onyx_error(ONYX_ERR_SHAPE, "indices of shape %s do not fit data of shape %s",
+                          shape_str(idx->rank, idx->dims, a, sizeof a),
+                          shape_str(x->rank, x->dims, b, sizeof b));
+    }
     TRY(cpu_check_indices(idx, x->dims[axis], "indices"));
     if (y->numel == 0) return ONYX_OK;
     elements_job j = {.x = x->data,
@@ -135,24 +144,23 @@ static void nd_rows(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
-/* Checks each component of each index tuple against its axis. */
-static onyx_status check_tuples(const tensor *idx, int m, const int64_t *dims) {
-    for (int64_t e = 0; e < idx->numel; e++) {
-        int64_t v = cpu_index_at(idx, e), d = dims[e % m];
-        if (v < -d || v >= d)
-            return onyx_error(ONYX_ERR_RUNTIME,
-                              "indices: index %" PRId64 " (element %" PRId64
-                              ") is out of range [%" PRId64 ", %" PRId64 "]",
-                              v, e, -d, d - 1);
-    }
-    return ONYX_OK;
-}
-
 onyx_status cpu_gather_nd_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *idx = kin(c, 1);
     tensor *y = kout(c, 0);
-    int b = (int)attr_int(c->node, "batch_dims", 0);
-    int q = idx->rank, m = (int)idx->dims[q - 1];
+    int64_t bd = c->node->version >= 12 ? attr_int(c->node, "batch_dims", 0) : 0;
+    int q = idx->rank;
+    /* inference checks this only when both shapes are known before the run */
+    if (q < 1 || bd < 0 || bd >= q || bd >= x->rank || idx->dims[q - 1] > x->rank - bd)
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "indices of rank %d (tuples of %lld) and batch_dims %lld do not fit "
+                          "data of rank %d",
+                          q, (long long)(q > 0 ? idx->dims[q - 1] : 0), (long long)bd, x->rank);
+    int b = (int)bd;
+    for (int k = 0; k < b; k++)
+        if (idx->dims[k] != x->dims[k])
+            return onyx_error(ONYX_ERR_SHAPE, "batch dim %d is %lld in data but %lld in indices",
+                              k, (long long)x->dims[k], (long long)idx->dims[k]);
+    int m = (int)idx->dims[q - 1];
     nd_job j = {.x = x->data, .y = y->data, .idx = idx, .m = m, .es = cpu_move_esize(x)};
     int64_t xst[ONYX_MAX_RANK];
     cpu_strides(x->rank, x->dims, xst);
@@ -160,12 +168,15 @@ onyx_status cpu_gather_nd_run(const kernel_call *c) {
         j.dims[k] = x->dims[b + k];
         j.st[k] = xst[b + k];
     }
-    if (m > 0) TRY(check_tuples(idx, m, j.dims));
-    if (y->numel == 0) return ONYX_OK;
+    TRY(cpu_check_tuples(idx, m, j.dims));
     j.per_batch = product(idx->dims, b, q - 1);
     j.batch_stride = product(x->dims, b, x->rank);
     j.slice = product(x->dims, b + m, x->rank);
     int64_t tuples = product(idx->dims, 0, q - 1);
+    if (y->dtype != x->dtype || y->numel != tuples * j.slice)
+        return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
+                          (long long)y->numel, (long long)(tuples * j.slice));
+    if (y->numel == 0) return ONYX_OK;
     cpu_move_begin(y);
     parallel_for(tuples, GRAIN_ELEMS / j.slice + 1, nd_rows, &j);
     return cpu_move_end(y);
@@ -175,16 +186,15 @@ onyx_status cpu_gather_nd_run(const kernel_call *c) {
 
 onyx_status cpu_compress_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *cond = kin(c, 1);
+    if (cond->dtype != ONYX_BOOL)
+        return onyx_error(ONYX_ERR_SHAPE, "condition has type %s, expected bool",
+                          onyx_dtype_name(cond->dtype));
     const uint8_t *keep = cond->data;
     bool flat = !node_attr(c->node, "axis");
     int axis = 0;
     int64_t outer = 1, dim = x->numel, inner = 1;
     if (!flat) {
-        int64_t a = attr_int(c->node, "axis", 0);
-        if (a < -x->rank || a >= x->rank)
-            return onyx_error(ONYX_ERR_INVALID_MODEL,
-                              "axis %" PRId64 " is out of range for rank %d", a, x->rank);
-        axis = (int)(a < 0 ? a + x->rank : a);
+        TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
         outer = product(x->dims, 0, axis);
         dim = x->dims[axis];
         inner = product(x->dims, axis + 1, x->rank);

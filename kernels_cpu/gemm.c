@@ -39,16 +39,16 @@ static bool is_half(onyx_dtype d) { return d == ONYX_FLOAT16 || d == ONYX_BFLOAT
 
 static void half_to_float(onyx_dtype d, const uint16_t *x, float *y, int64_t n) {
     if (d == ONYX_FLOAT16)
-        for (int64_t i = 0; i < n; i++) y[i] = fp16_to_float(x[i]);
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_fp16_to_float(x[i]);
     else
-        for (int64_t i = 0; i < n; i++) y[i] = bf16_to_float(x[i]);
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_bf16_to_float(x[i]);
 }
 
 static void float_to_half(onyx_dtype d, const float *x, uint16_t *y, int64_t n) {
     if (d == ONYX_FLOAT16)
-        for (int64_t i = 0; i < n; i++) y[i] = float_to_fp16(x[i]);
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_float_to_fp16(x[i]);
     else
-        for (int64_t i = 0; i < n; i++) y[i] = float_to_bf16(x[i]);
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_float_to_bf16(x[i]);
 }
 
 /* Element i of a float-family tensor as double (Gemm's bias, read once per output). */
@@ -481,6 +481,9 @@ onyx_status cpu_gemm_run(const kernel_call *c) {
     gemm_job g = {.ta = attr_int(c->node, "transA", 0) != 0,
                   .tb = attr_int(c->node, "transB", 0) != 0};
     float alpha = attr_float(c->node, "alpha", 1.0f), beta = attr_float(c->node, "beta", 1.0f);
+    if (B->dtype != A->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "inputs have types %s and %s, expected one type",
+                          onyx_dtype_name(A->dtype), onyx_dtype_name(B->dtype));
     if (A->rank != 2 || B->rank != 2)
         return onyx_error(ONYX_ERR_SHAPE, "inputs have ranks %d and %d, expected 2 and 2",
                           A->rank, B->rank);

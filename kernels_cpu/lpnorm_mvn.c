@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../ops/shape_common.h"
 #include "cpu_kernels.h"
 
 static inline double ld(onyx_dtype d, const void *p, int64_t i) {
@@ -34,14 +35,12 @@ onyx_status cpu_lpnormalization(const kernel_call *c) {
     const tensor *x = kin(c, 0);
     tensor *y = kout(c, 0);
     TRY(need_float(x));
-    int64_t a = attr_int(c->node, "axis", -1), p = attr_int(c->node, "p", 2);
-    if (a < -(int64_t)x->rank || a >= x->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                          x->rank);
+    int64_t p = attr_int(c->node, "p", 2);
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", -1), x->rank, "axis", &axis));
     if (p != 1 && p != 2)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute p is %lld, expected 1 or 2",
                           (long long)p);
-    int axis = (int)(a < 0 ? a + x->rank : a);
     int64_t outer = 1, n = x->dims[axis], inner = 1;
     for (int i = 0; i < axis; i++) outer *= x->dims[i];
     for (int i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
@@ -76,10 +75,9 @@ onyx_status cpu_meanvariancenormalization(const kernel_call *c) {
     }
     bool red[ONYX_MAX_RANK] = {false};
     for (size_t i = 0; i < na; i++) {
-        if (axes[i] < -(int64_t)x->rank || axes[i] >= x->rank)
-            return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d",
-                              (long long)axes[i], x->rank);
-        red[axes[i] < 0 ? axes[i] + x->rank : axes[i]] = true;
+        int a;
+        TRY(ops_axis(axes[i], x->rank, "axis", &a));
+        red[a] = true;
     }
     /* group index of an element = its position over the kept dims (row-major) */
     int64_t gstride[ONYX_MAX_RANK], groups = 1, count = 1;
@@ -89,6 +87,8 @@ onyx_status cpu_meanvariancenormalization(const kernel_call *c) {
         else groups *= x->dims[i];
     }
     if (x->numel == 0) return ONYX_OK;
+    /* Per-group statistics. Allocated per run: the op is too rare in models to earn a prepared
+     * state, and the allocation is small next to three passes over x. */
     double *mean = calloc((size_t)groups * 2, sizeof *mean);
     if (!mean) return onyx_oom("MeanVarianceNormalization statistics");
     double *var = mean + groups;

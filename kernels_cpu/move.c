@@ -328,6 +328,9 @@ onyx_status cpu_move_end(tensor *out) {
 }
 
 onyx_status cpu_check_indices(const tensor *idx, int64_t dim, const char *what) {
+    if (idx->dtype != ONYX_INT32 && idx->dtype != ONYX_INT64)
+        return onyx_error(ONYX_ERR_SHAPE, "%s have type %s, expected int32 or int64", what,
+                          onyx_dtype_name(idx->dtype));
     for (int64_t i = 0; i < idx->numel; i++) {
         int64_t v = cpu_index_at(idx, i);
         if (v < -dim || v >= dim)
@@ -335,6 +338,22 @@ onyx_status cpu_check_indices(const tensor *idx, int64_t dim, const char *what) 
                               "%s: index %" PRId64 " (element %" PRId64
                               ") is out of range [%" PRId64 ", %" PRId64 "]",
                               what, v, i, -dim, dim - 1);
+    }
+    return ONYX_OK;
+}
+
+onyx_status cpu_check_tuples(const tensor *idx, int m, const int64_t *dims) {
+    if (idx->dtype != ONYX_INT32 && idx->dtype != ONYX_INT64)
+        return onyx_error(ONYX_ERR_SHAPE, "indices have type %s, expected int32 or int64",
+                          onyx_dtype_name(idx->dtype));
+    if (m == 0) return ONYX_OK;
+    for (int64_t e = 0; e < idx->numel; e++) {
+        int64_t v = cpu_index_at(idx, e), d = dims[e % m];
+        if (v < -d || v >= d)
+            return onyx_error(ONYX_ERR_RUNTIME,
+                              "indices: index %" PRId64 " (element %" PRId64 ", axis %" PRId64
+                              ") is out of range [%" PRId64 ", %" PRId64 "]",
+                              v, e, e % m, -d, d - 1);
     }
     return ONYX_OK;
 }

@@ -49,8 +49,12 @@ static inline int64_t cpu_index_at(const tensor *t, int64_t i) {
                                   : ((const int64_t *)t->data)[i];
 }
 
-/* Checks every index of `idx` (int32/int64) against [-dim, dim); the error names the first bad
- * one and where it is. */
+/* Checks that `idx` is int32/int64 (what cpu_index_at reads) and every index in [-dim, dim); the
+ * error names the first bad one and where it is. */
 onyx_status cpu_check_indices(const tensor *idx, int64_t dim, const char *what);
+
+/* The same for index tuples (GatherND, ScatterND): the innermost dim of `idx` has m entries,
+ * entry k indexing an axis of size dims[k]. */
+onyx_status cpu_check_tuples(const tensor *idx, int m, const int64_t *dims);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "../core/parallel.h"
 #include "../ops/reduce.h"
+#include "../ops/shape_common.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
 
@@ -134,9 +135,6 @@ static void plan_build(rplan *p, const tensor *x, const bool *mask, int64_t out_
 /* ---- per-type primitives: load into the accumulator type, wrap-around integer arithmetic,
  * NaN-propagating max/min, saturating conversion from double */
 
-static inline float f32_id(float v) { return v; }
-static inline double f64_id(double v) { return v; }
-
 #define FLOAT_PRIMS(N, T, ACC, LD, ST)                                                             \
     static inline ACC N##_ld(T v) { return LD(v); }                                                \
     static inline T N##_st(ACC a) { return ST(a); }                                                \
@@ -180,8 +178,6 @@ static inline double f64_id(double v) { return v; }
         return (T)d;                                                                               \
     }
 
-/* Vectorize the next loop: -O2 alone leaves most of these loops scalar. */
-#define SIMD _Pragma("omp simd")
 
 /* ---- the reduction template over one element type */
 
@@ -206,39 +202,39 @@ static inline double f64_id(double v) { return v; }
         switch (op) {                                                                              \
         case R_SUM: case R_MEAN: case R_LOGSUM:                                                    \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_add(l[k], N##_ld(x[i + k]));                \
             for (; i < n; i++) l[0] = N##_add(l[0], N##_ld(x[i]));                                 \
             break;                                                                                 \
         case R_SUMSQ: case R_L2:                                                                   \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_add(l[k], N##_sq(N##_ld(x[i + k])));       \
             for (; i < n; i++) l[0] = N##_add(l[0], N##_sq(N##_ld(x[i])));                         \
             break;                                                                                 \
         case R_L1:                                                                                 \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_add(l[k], N##_abs(N##_ld(x[i + k])));      \
             for (; i < n; i++) l[0] = N##_add(l[0], N##_abs(N##_ld(x[i])));                        \
             break;                                                                                 \
         case R_PROD:                                                                               \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_mul(l[k], N##_ld(x[i + k]));                \
             for (; i < n; i++) l[0] = N##_mul(l[0], N##_ld(x[i]));                                 \
             for (int k = 0; k < 8; k++) acc = N##_mul(acc, l[k]);                                  \
             return acc;                                                                            \
         case R_MAX:                                                                                \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_max(l[k], N##_ld(x[i + k]));                \
             for (; i < n; i++) l[0] = N##_max(l[0], N##_ld(x[i]));                                 \
             for (int k = 0; k < 8; k++) acc = N##_max(acc, l[k]);                                  \
             return acc;                                                                            \
         case R_MIN:                                                                                \
             for (; i + 8 <= n; i += 8)                                                             \
-                SIMD                                                                               \
+                CPU_SIMD                                                                           \
                 for (int k = 0; k < 8; k++) l[k] = N##_min(l[k], N##_ld(x[i + k]));                \
             for (; i < n; i++) l[0] = N##_min(l[0], N##_ld(x[i]));                                 \
             for (int k = 0; k < 8; k++) acc = N##_min(acc, l[k]);                                  \
@@ -252,27 +248,27 @@ static inline double f64_id(double v) { return v; }
     static void N##_rows(reduce_op op, const T *x, int64_t n, ACC *acc) {                         \
         switch (op) {                                                                              \
         case R_SUM: case R_MEAN: case R_LOGSUM:                                                    \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_add(acc[j], N##_ld(x[j]));                \
             break;                                                                                 \
         case R_SUMSQ: case R_L2:                                                                   \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_add(acc[j], N##_sq(N##_ld(x[j])));        \
             break;                                                                                 \
         case R_L1:                                                                                 \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_add(acc[j], N##_abs(N##_ld(x[j])));       \
             break;                                                                                 \
         case R_PROD:                                                                               \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_mul(acc[j], N##_ld(x[j]));                \
             break;                                                                                 \
         case R_MAX:                                                                                \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_max(acc[j], N##_ld(x[j]));                \
             break;                                                                                 \
         case R_MIN:                                                                                \
-            SIMD                                                                                   \
+            CPU_SIMD                                                                               \
             for (int64_t j = 0; j < n; j++) acc[j] = N##_min(acc[j], N##_ld(x[j]));                \
             break;                                                                                 \
         case R_LSE: break;                                                                         \
@@ -472,13 +468,10 @@ typedef struct aplan {
         }                                                                                          \
     }
 
-static inline float f16_ld_(uint16_t v) { return fp16_to_float(v); }
-static inline float bf16_ld_(uint16_t v) { return bf16_to_float(v); }
-
-FLOAT_PRIMS(f32, float, float, f32_id, f32_id)
-FLOAT_PRIMS(f64, double, double, f64_id, f64_id)
-FLOAT_PRIMS(f16, uint16_t, float, f16_ld_, float_to_fp16)
-FLOAT_PRIMS(bf16, uint16_t, float, bf16_ld_, float_to_bf16)
+FLOAT_PRIMS(f32, float, float, cpu_f32_ld, cpu_f32_st)
+FLOAT_PRIMS(f64, double, double, cpu_f64_ld, cpu_f64_st)
+FLOAT_PRIMS(f16, uint16_t, float, cpu_f16_ld, cpu_f16_st)
+FLOAT_PRIMS(bf16, uint16_t, float, cpu_bf16_ld, cpu_bf16_st)
 DEFINE_REDUCE(f32, float, float)
 DEFINE_REDUCE(f64, double, double)
 DEFINE_REDUCE(f16, uint16_t, float)
@@ -579,11 +572,8 @@ static onyx_status arg_run(const kernel_call *c, bool is_max) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, expected a numeric type",
                           onyx_dtype_name(x->dtype));
     }
-    int64_t a = attr_int(c->node, "axis", 0);
-    if (x->rank == 0 || a < -(int64_t)x->rank || a >= x->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                          x->rank);
-    int axis = (int)(a < 0 ? a + x->rank : a);
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
     aplan p = {.x = x->data, .y = y->data, .n = x->dims[axis], .inner = 1,
                .is_max = is_max, .last = attr_int(c->node, "select_last_index", 0) != 0};
     int64_t outer = 1;

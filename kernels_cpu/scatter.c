@@ -90,6 +90,14 @@ static void reduce_into(onyx_dtype dt, int red, void *dst, const void *src, int6
     }
 }
 
+/* Updates are read with the data's element size: they must have its type. */
+static onyx_status check_updates(const tensor *x, const tensor *upd) {
+    if (upd->dtype != x->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "updates have type %s, expected %s like data",
+                          onyx_dtype_name(upd->dtype), onyx_dtype_name(x->dtype));
+    return ONYX_OK;
+}
+
 /* Writes n updates at y[off..]: strings get copies, the rest goes through reduce_into. */
 static onyx_status put(tensor *y, int red, int64_t off, const tensor *upd, int64_t from, int64_t n,
                        size_t es) {
@@ -111,10 +119,14 @@ onyx_status cpu_scatter_elements_run(const kernel_call *c) {
     tensor *y = kout(c, 0);
     int red;
     TRY(read_reduction(c->node, x->dtype, &red));
-    int axis = (int)attr_int(c->node, "axis", 0);
-    if (axis < 0) axis += x->rank;
+    TRY(check_updates(x, upd));
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
     if (!shape_equal(idx->rank, idx->dims, upd->rank, upd->dims))
         return onyx_error(ONYX_ERR_SHAPE, "updates and indices have different shapes");
+    if (idx->rank != x->rank)
+        return onyx_error(ONYX_ERR_SHAPE, "indices have rank %d, expected %d like data",
+                          idx->rank, x->rank);
     for (int k = 0; k < x->rank; k++)
         if (k != axis && idx->dims[k] > x->dims[k])
             return onyx_error(ONYX_ERR_SHAPE,
@@ -149,6 +161,11 @@ onyx_status cpu_scatter_nd_run(const kernel_call *c) {
     tensor *y = kout(c, 0);
     int red;
     TRY(read_reduction(c->node, x->dtype, &red));
+    TRY(check_updates(x, upd));
+    /* inference checks the tuple length only when both ranks are known before the run */
+    if (idx->rank < 1 || idx->dims[idx->rank - 1] > x->rank)
+        return onyx_error(ONYX_ERR_SHAPE, "indices of rank %d do not index data of rank %d",
+                          idx->rank, x->rank);
     int q = idx->rank, m = (int)idx->dims[q - 1];
     int64_t st[ONYX_MAX_RANK], slice = 1, tuples = 1;
     cpu_strides(x->rank, x->dims, st);
@@ -157,14 +174,7 @@ onyx_status cpu_scatter_nd_run(const kernel_call *c) {
     if (upd->numel != tuples * slice)
         return onyx_error(ONYX_ERR_SHAPE, "updates has %" PRId64 " elements, expected %" PRId64,
                           upd->numel, tuples * slice);
-    for (int64_t e = 0; e < idx->numel; e++) {
-        int64_t v = cpu_index_at(idx, e), d = x->dims[e % m];
-        if (v < -d || v >= d)
-            return onyx_error(ONYX_ERR_RUNTIME,
-                              "indices: index %" PRId64 " (element %" PRId64
-                              ") is out of range [%" PRId64 ", %" PRId64 "]",
-                              v, e, -d, d - 1);
-    }
+    TRY(cpu_check_tuples(idx, m, x->dims));
     TRY(tensor_copy_data(y, x));
     size_t es = cpu_move_esize(x);
     for (int64_t t = 0; t < tuples; t++) {
@@ -183,9 +193,19 @@ onyx_status cpu_scatter_nd_run(const kernel_call *c) {
 onyx_status cpu_tensor_scatter_run(const kernel_call *c) {
     const tensor *past = kin(c, 0), *upd = kin(c, 1), *wi = kin(c, 2);
     tensor *y = kout(c, 0);
-    int r = past->rank;
-    int axis = (int)attr_int(c->node, "axis", -2);
-    if (axis < 0) axis += r;
+    int r = past->rank, axis;
+    TRY(ops_axis(attr_int(c->node, "axis", -2), r, "axis", &axis));
+    TRY(check_updates(past, upd));
+    /* inference compares the two shapes only when both are known before the run */
+    bool fits = axis > 0 && upd->rank == r;
+    for (int k = 0; fits && k < r; k++)
+        fits = k == axis || upd->dims[k] == past->dims[k];
+    if (!fits) {
+        char a[160], b[160];
+        return onyx_error(ONYX_ERR_SHAPE, "update of shape %s does not fit past_cache of shape %s "
+                          "along axis %d", shape_str(upd->rank, upd->dims, a, sizeof a),
+                          shape_str(r, past->dims, b, sizeof b), axis);
+    }
     bool circular = strcmp(attr_string(c->node, "mode", "linear"), "circular") == 0;
     int64_t batch = past->dims[0], outer = 1, inner = 1;
     int64_t max_len = past->dims[axis], len = upd->dims[axis];
@@ -210,7 +230,7 @@ onyx_status cpu_tensor_scatter_run(const kernel_call *c) {
     for (int64_t o = 0; o < outer; o++) {
         int64_t w = wi ? tensor_get_i64(wi, o / per_batch) : 0;
         for (int64_t s = 0; s < len; s++) {
-            int64_t at = circular ? (w + s) % max_len : w + s;
+            int64_t at = circular ? (w % max_len + s % max_len) % max_len : w + s;
             TRY(put(y, RED_NONE, (o * max_len + at) * inner, upd, (o * len + s) * inner, inner,
                     es));
         }

@@ -29,6 +29,19 @@ static onyx_dtype seq_dtype(const onyx_value *seq) {
     return ONYX_UNDEFINED;
 }
 
+/* Fails unless the elements of `seq` may be tensors (sequences hold one type). */
+static onyx_status need_tensor_seq(const onyx_value *seq) {
+    onyx_value_kind k = seq->seq.count > 0 ? seq->seq.items[0]->kind
+                        : seq->elem_type     ? seq->elem_type->kind
+                                             : ONYX_VALUE_NONE;
+    if (k != ONYX_VALUE_TENSOR && k != ONYX_VALUE_NONE)
+        return onyx_error(ONYX_ERR_SHAPE, "input 0 is a sequence of %s values, expected tensors",
+                          k == ONYX_VALUE_SEQUENCE   ? "sequence"
+                          : k == ONYX_VALUE_OPTIONAL ? "optional"
+                                                     : "non-tensor");
+    return ONYX_OK;
+}
+
 /* Reads an optional position input and normalizes it against [-n, n + extra - 1]. */
 static onyx_status position(const kernel_call *c, int i, size_t n, int extra, size_t dflt,
                             size_t *out) {
@@ -62,7 +75,7 @@ static onyx_status push_copy(onyx_value *seq, const onyx_value *v) {
 
 onyx_status cpu_sequence_empty_run(const kernel_call *c) {
     int64_t dt = attr_int(c->node, "dtype", ONYX_FLOAT);
-    if (!dtype_valid((int)dt))
+    if (dt != (int)dt || !dtype_valid((int)dt))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute dtype = %lld is not a tensor type",
                           (long long)dt);
     type_info elem;
@@ -95,6 +108,7 @@ onyx_status cpu_sequence_insert_run(const kernel_call *c) {
     if (!t)
         return onyx_error(ONYX_ERR_SHAPE, "input 1 must be a tensor, got a %s",
                           cpu_ctl_kind_name(c->n_in > 1 ? c->in[1] : NULL));
+    TRY(need_tensor_seq(seq));
     onyx_dtype dt = seq_dtype(seq);
     if (dt != ONYX_UNDEFINED && dt != t->dtype)
         return onyx_error(ONYX_ERR_SHAPE, "tensor has type %s, expected %s like the sequence",
@@ -200,8 +214,11 @@ onyx_status cpu_split_to_sequence_run(const kernel_call *c) {
         if (size <= 0)
             return onyx_error(ONYX_ERR_RUNTIME, "split is %lld, expected a positive size",
                               (long long)size);
-        for (int64_t i = 0; i < dim; i += size)
-            TRY(push_part(out, x, ax, i, dim - i < size ? dim - i : size, false));
+        /* steps by the part's own length so that i never passes dim (no overflow near 2^63) */
+        for (int64_t i = 0, len; i < dim; i += len) {
+            len = dim - i < size ? dim - i : size;
+            TRY(push_part(out, x, ax, i, len, false));
+        }
         return ONYX_OK;
     }
     int64_t sum = 0;
@@ -263,7 +280,12 @@ onyx_status cpu_concat_from_sequence_run(const kernel_call *c) {
                               onyx_dtype_name(first->dtype),
                               shape_str(r, first->dims, b, sizeof b), ax);
         }
-        total += new_axis ? 1 : t->dims[ax];
+        int64_t len = new_axis ? 1 : t->dims[ax];
+        /* zero-size elements can carry huge dims along the axis */
+        if (len > INT64_MAX - total)
+            return onyx_error(ONYX_ERR_SHAPE, "the elements' lengths along axis %d add up to more "
+                              "than %lld", ax, (long long)INT64_MAX);
+        total += len;
     }
     int64_t dims[ONYX_MAX_RANK];
     for (int k = 0, src = 0; k < out_rank; k++) {

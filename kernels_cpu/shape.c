@@ -28,8 +28,12 @@ onyx_status cpu_size_run(const kernel_call *c) {
 onyx_status cpu_reshape_run(const kernel_call *c) {
     const tensor *x = kin(c, 0);
     tensor *y = kout(c, 0);
-    if (y->data == x->data) return ONYX_OK;
-    return tensor_copy_data(y, x);
+    if (y->data != x->data) return tensor_copy_data(y, x); /* checks the counts itself */
+    if (y->numel != x->numel || y->dtype != x->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "cannot view %lld %s elements as %lld %s elements",
+                          (long long)x->numel, onyx_dtype_name(x->dtype), (long long)y->numel,
+                          onyx_dtype_name(y->dtype));
+    return ONYX_OK;
 }
 
 /* Tensors into a prepared output are copied (or aliased); sequences and optionals, which the
@@ -105,20 +109,15 @@ onyx_status cpu_range_run(const kernel_call *c) {
     }
     double s0 = tensor_get_f64(s, 0), dl = tensor_get_f64(d, 0);
     switch (y->dtype) {
-    case ONYX_FLOAT:
-        for (int64_t i = 0; i < n; i++) ((float *)y->data)[i] = (float)(s0 + (double)i * dl);
+#define CASE(D, T, N)                                                                              \
+    case D:                                                                                        \
+        for (int64_t i = 0; i < n; i++) ((T *)y->data)[i] = cpu_##N##_st(s0 + (double)i * dl);     \
         break;
-    case ONYX_DOUBLE:
-        for (int64_t i = 0; i < n; i++) ((double *)y->data)[i] = s0 + (double)i * dl;
-        break;
-    case ONYX_FLOAT16:
-        for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)y->data)[i] = float_to_fp16((float)(s0 + (double)i * dl));
-        break;
-    case ONYX_BFLOAT16:
-        for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)y->data)[i] = float_to_bf16((float)(s0 + (double)i * dl));
-        break;
+        CASE(ONYX_FLOAT, float, f32)
+        CASE(ONYX_DOUBLE, double, f64)
+        CASE(ONYX_FLOAT16, uint16_t, f16)
+        CASE(ONYX_BFLOAT16, uint16_t, bf16)
+#undef CASE
     default: return onyx_error(ONYX_ERR_UNSUPPORTED, "Range of %s", onyx_dtype_name(y->dtype));
     }
     return ONYX_OK;

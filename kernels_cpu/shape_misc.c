@@ -11,6 +11,7 @@ onyx_status cpu_trilu_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *kt = kin(c, 1);
     tensor *y = kout(c, 0);
     bool upper = attr_int(c->node, "upper", 1) != 0;
+    if (x->rank < 2) return onyx_error(ONYX_ERR_SHAPE, "input has rank %d, expected >= 2", x->rank);
     int64_t k = kt && kt->numel > 0 ? tensor_get_i64(kt, 0) : 0;
     int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
     if (y->numel == 0) return ONYX_OK;
@@ -46,8 +47,8 @@ onyx_status cpu_eyelike_run(const kernel_call *c) {
     unsigned char one[16];
     TRY(cpu_scalar_from_double(y->dtype, 1.0, one));
     memset(y->data, 0, y->nbytes);
+    if (k >= cols || k <= -rows) return ONYX_OK; /* no diagonal element: also keeps i + k exact */
     for (int64_t i = 0; i < rows; i++) {
-        if (k > cols || k < -rows) break;
         int64_t j = i + k;
         if (j >= 0 && j < cols) memcpy((char *)y->data + (size_t)(i * cols + j) * es, one, es);
     }
@@ -57,15 +58,16 @@ onyx_status cpu_eyelike_run(const kernel_call *c) {
 onyx_status cpu_onehot_run(const kernel_call *c) {
     const tensor *idx = kin(c, 0), *vals = kin(c, 2);
     tensor *y = kout(c, 0);
-    if (vals->numel != 2)
-        return onyx_error(ONYX_ERR_SHAPE, "values has %" PRId64 " elements, expected 2",
-                          vals->numel);
-    int r = y->rank;
-    int64_t axis = attr_int(c->node, "axis", -1);
-    if (axis < 0) axis += r;
+    if (vals->numel != 2 || vals->dtype != y->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "values has %" PRId64 " %s elements, expected 2 %s",
+                          vals->numel, onyx_dtype_name(vals->dtype), onyx_dtype_name(y->dtype));
+    int r = y->rank, axis;
+    TRY(ops_axis(attr_int(c->node, "axis", -1), r, "axis", &axis));
     int64_t depth = y->dims[axis], inner = 1;
-    for (int k = (int)axis + 1; k < r; k++) inner *= y->dims[k];
+    for (int k = axis + 1; k < r; k++) inner *= y->dims[k];
     size_t es = cpu_move_esize(y);
+    if (!es)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "OneHot of %s values", onyx_dtype_name(y->dtype));
     const char *off = vals->data, *on = off + es;
     cpu_move_begin(y);
     cpu_fill(y->data, off, es, y->numel);
@@ -82,8 +84,12 @@ onyx_status cpu_onehot_run(const kernel_call *c) {
 onyx_status cpu_reverse_sequence_run(const kernel_call *c) {
     const tensor *x = kin(c, 0), *lens = kin(c, 1);
     tensor *y = kout(c, 0);
-    int t_axis = (int)attr_int(c->node, "time_axis", 0),
-        b_axis = (int)attr_int(c->node, "batch_axis", 1);
+    int64_t ta = attr_int(c->node, "time_axis", 0), ba = attr_int(c->node, "batch_axis", 1);
+    if (x->rank < 2 || !((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+        return onyx_error(ONYX_ERR_SHAPE, "time_axis %lld and batch_axis %lld must be 0 and 1 of "
+                          "an input of rank >= 2 (got rank %d)", (long long)ta, (long long)ba,
+                          x->rank);
+    int t_axis = (int)ta, b_axis = (int)ba;
     int64_t T = x->dims[t_axis], B = x->dims[b_axis], st[ONYX_MAX_RANK];
     if (lens->numel != B)
         return onyx_error(ONYX_ERR_SHAPE, "sequence_lens has %" PRId64 " values, expected %" PRId64,

@@ -19,7 +19,8 @@ onyx_status cpu_slice_run(const kernel_call *c) {
             return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, the slice gives %lld", k,
                               (long long)y->dims[k], (long long)s.len[k]);
         off += s.start[k] * in_st[k];
-        src_st[k] = s.step[k] * in_st[k];
+        /* a step larger than the axis takes one element: its product could overflow */
+        src_st[k] = s.len[k] > 1 ? s.step[k] * in_st[k] : 0;
     }
     size_t es = cpu_move_esize(x);
     cpu_move_begin(y);

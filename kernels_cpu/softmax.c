@@ -4,7 +4,9 @@
 #include <math.h>
 
 #include "../core/parallel.h"
+#include "../ops/shape_common.h"
 #include "cpu_kernels.h"
+#include "cpu_types.h"
 
 typedef enum sm_mode { SM_SOFTMAX, SM_LOG, SM_HARD } sm_mode;
 
@@ -18,51 +20,42 @@ typedef struct sm_plan {
     int64_t n, inner, nchunks;
 } sm_plan;
 
-static inline float f32_ld(float v) { return v; }
-static inline float f32_st(float v) { return v; }
-static inline double f64_ld(double v) { return v; }
-static inline double f64_st(double v) { return v; }
-static inline float f16_ld(uint16_t v) { return fp16_to_float(v); }
-static inline float bf16_ld(uint16_t v) { return bf16_to_float(v); }
-static inline uint16_t f16_st(float v) { return float_to_fp16(v); }
-static inline uint16_t bf16_st(float v) { return float_to_bf16(v); }
-
-/* N: name, T: storage, F: compute type, EXP/LOG: its functions. Half types recompute exp in the
- * last pass instead of keeping it in y. */
-#define DEFINE_SOFTMAX(N, T, F, EXP, LOG)                                                          \
+/* N: name, T: storage, F: compute type, LD/ST: conversions between them, EXP/LOG: F's functions.
+ * Half types recompute exp in the last pass instead of keeping it in y. */
+#define DEFINE_SOFTMAX(N, T, F, LD, ST, EXP, LOG)                                                  \
     /* one contiguous row (inner == 1, the common last-axis case) */                               \
-    static void N##_row(sm_mode mode, const T *x, T *y, int64_t n) {                              \
-        F mx = N##_ld(x[0]), s = 0;                                                                \
+    static void N##_row(sm_mode mode, const T *x, T *y, int64_t n) {                               \
+        F mx = LD(x[0]), s = 0;                                                                    \
         int64_t arg = 0;                                                                           \
         for (int64_t r = 1; r < n; r++) {                                                          \
-            F v = N##_ld(x[r]);                                                                    \
+            F v = LD(x[r]);                                                                        \
             if (!isnan(mx) && (v > mx || isnan(v))) mx = v, arg = r;                               \
         }                                                                                          \
         if (mode == SM_HARD) {                                                                     \
-            for (int64_t r = 0; r < n; r++) y[r] = N##_st(r == arg ? 1 : 0);                       \
+            for (int64_t r = 0; r < n; r++) y[r] = ST(r == arg ? 1 : 0);                           \
             return;                                                                                \
         }                                                                                          \
         if (mode == SM_LOG) {                                                                      \
-            for (int64_t r = 0; r < n; r++) s += EXP(N##_ld(x[r]) - mx);                           \
+            for (int64_t r = 0; r < n; r++) s += EXP(LD(x[r]) - mx);                               \
             s = mx + LOG(s);                                                                       \
-            for (int64_t r = 0; r < n; r++) y[r] = N##_st(N##_ld(x[r]) - s);                       \
+            for (int64_t r = 0; r < n; r++) y[r] = ST(LD(x[r]) - s);                               \
             return;                                                                                \
         }                                                                                          \
         if (sizeof(T) == sizeof(F)) {                                                              \
             for (int64_t r = 0; r < n; r++) {                                                      \
-                F ev = EXP(N##_ld(x[r]) - mx);                                                     \
+                F ev = EXP(LD(x[r]) - mx);                                                         \
                 s += ev;                                                                           \
-                y[r] = N##_st(ev);                                                                 \
+                y[r] = ST(ev);                                                                     \
             }                                                                                      \
             s = 1 / s;                                                                             \
-            for (int64_t r = 0; r < n; r++) y[r] = N##_st(N##_ld(y[r]) * s);                       \
+            for (int64_t r = 0; r < n; r++) y[r] = ST(LD(y[r]) * s);                               \
             return;                                                                                \
         }                                                                                          \
-        for (int64_t r = 0; r < n; r++) s += EXP(N##_ld(x[r]) - mx);                               \
+        for (int64_t r = 0; r < n; r++) s += EXP(LD(x[r]) - mx);                                   \
         s = 1 / s;                                                                                 \
-        for (int64_t r = 0; r < n; r++) y[r] = N##_st(EXP(N##_ld(x[r]) - mx) * s);                 \
+        for (int64_t r = 0; r < n; r++) y[r] = ST(EXP(LD(x[r]) - mx) * s);                         \
     }                                                                                              \
-    static void N##_task(void *ctx, int64_t b, int64_t e) {                                       \
+    static void N##_task(void *ctx, int64_t b, int64_t e) {                                        \
         const sm_plan *p = ctx;                                                                    \
         const int64_t n = p->n, in = p->inner;                                                     \
         if (in == 1) {                                                                             \
@@ -77,45 +70,45 @@ static inline uint16_t bf16_st(float v) { return float_to_bf16(v); }
             T *y = (T *)p->y + o * n * in + j0;                                                    \
             F mx[CHUNK], s[CHUNK];                                                                 \
             int64_t arg[CHUNK];                                                                    \
-            for (int64_t j = 0; j < len; j++) mx[j] = N##_ld(x[j]), s[j] = 0, arg[j] = 0;          \
+            for (int64_t j = 0; j < len; j++) mx[j] = LD(x[j]), s[j] = 0, arg[j] = 0;              \
             for (int64_t r = 1; r < n; r++)                                                        \
                 for (int64_t j = 0; j < len; j++) {                                                \
-                    F v = N##_ld(x[r * in + j]);                                                   \
+                    F v = LD(x[r * in + j]);                                                       \
                     /* the first maximum wins; NaN counts as the maximum like numpy's argmax */    \
                     if (!isnan(mx[j]) && (v > mx[j] || isnan(v))) mx[j] = v, arg[j] = r;           \
                 }                                                                                  \
             if (p->mode == SM_HARD) {                                                              \
                 for (int64_t r = 0; r < n; r++)                                                    \
-                    for (int64_t j = 0; j < len; j++) y[r * in + j] = N##_st(arg[j] == r ? 1 : 0); \
+                    for (int64_t j = 0; j < len; j++) y[r * in + j] = ST(arg[j] == r ? 1 : 0);     \
                 continue;                                                                          \
             }                                                                                      \
             for (int64_t r = 0; r < n; r++)                                                        \
                 for (int64_t j = 0; j < len; j++) {                                                \
-                    F ev = EXP(N##_ld(x[r * in + j]) - mx[j]);                                     \
+                    F ev = EXP(LD(x[r * in + j]) - mx[j]);                                         \
                     s[j] += ev;                                                                    \
-                    if (p->mode == SM_SOFTMAX && sizeof(T) == sizeof(F)) y[r * in + j] = N##_st(ev); \
+                    if (p->mode == SM_SOFTMAX && sizeof(T) == sizeof(F)) y[r * in + j] = ST(ev);   \
                 }                                                                                  \
             if (p->mode == SM_LOG) {                                                               \
                 for (int64_t j = 0; j < len; j++) s[j] = mx[j] + LOG(s[j]);                        \
                 for (int64_t r = 0; r < n; r++)                                                    \
                     for (int64_t j = 0; j < len; j++)                                              \
-                        y[r * in + j] = N##_st(N##_ld(x[r * in + j]) - s[j]);                      \
+                        y[r * in + j] = ST(LD(x[r * in + j]) - s[j]);                              \
                 continue;                                                                          \
             }                                                                                      \
             for (int64_t j = 0; j < len; j++) s[j] = 1 / s[j];                                     \
             for (int64_t r = 0; r < n; r++)                                                        \
                 for (int64_t j = 0; j < len; j++) {                                                \
-                    F ev = sizeof(T) == sizeof(F) ? N##_ld(y[r * in + j])                          \
-                                                  : EXP(N##_ld(x[r * in + j]) - mx[j]);            \
-                    y[r * in + j] = N##_st(ev * s[j]);                                             \
+                    F ev = sizeof(T) == sizeof(F) ? LD(y[r * in + j])                              \
+                                                  : EXP(LD(x[r * in + j]) - mx[j]);                \
+                    y[r * in + j] = ST(ev * s[j]);                                                 \
                 }                                                                                  \
         }                                                                                          \
     }
 
-DEFINE_SOFTMAX(f32, float, float, expf, logf)
-DEFINE_SOFTMAX(f64, double, double, exp, log)
-DEFINE_SOFTMAX(f16, uint16_t, float, expf, logf)
-DEFINE_SOFTMAX(bf16, uint16_t, float, expf, logf)
+DEFINE_SOFTMAX(f32, float, float, cpu_f32_ld, cpu_f32_st, expf, logf)
+DEFINE_SOFTMAX(f64, double, double, cpu_f64_ld, cpu_f64_st, exp, log)
+DEFINE_SOFTMAX(f16, uint16_t, float, cpu_f16_ld, cpu_f16_st, expf, logf)
+DEFINE_SOFTMAX(bf16, uint16_t, float, cpu_bf16_ld, cpu_bf16_st, expf, logf)
 
 static onyx_status softmax_run(const kernel_call *c, sm_mode mode) {
     const tensor *x = kin(c, 0);
@@ -131,11 +124,8 @@ static onyx_status softmax_run(const kernel_call *c, sm_mode mode) {
                           onyx_dtype_name(x->dtype));
     }
     bool coerce = c->node->version < 13;
-    int64_t a = attr_int(c->node, "axis", coerce ? 1 : -1);
-    if (a < -(int64_t)x->rank || a >= x->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                          x->rank);
-    int axis = (int)(a < 0 ? a + x->rank : a);
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", coerce ? 1 : -1), x->rank, "axis", &axis));
     sm_plan p = {.mode = mode, .x = x->data, .y = y->data, .n = 1, .inner = 1};
     int64_t outer = 1;
     for (int i = 0; i < axis; i++) outer *= x->dims[i];

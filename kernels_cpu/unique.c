@@ -87,11 +87,7 @@ onyx_status cpu_unique_run(const kernel_call *c) {
     int axis = 0;
     items it = {x, 1, x->numel, 1};
     if (!flat) {
-        int64_t a = attr_int(c->node, "axis", 0);
-        if (a < -x->rank || a >= x->rank)
-            return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                              x->rank);
-        axis = (int)(a < 0 ? a + x->rank : a);
+        TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
         it.count = x->dims[axis];
         for (int k = 0; k < axis; k++) it.outer *= x->dims[k];
         for (int k = axis + 1; k < x->rank; k++) it.inner *= x->dims[k];

@@ -41,7 +41,7 @@ static onyx_status cast_infer(infer_ctx *c) {
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute 'to' names an unknown type '%s'",
                           to->s);
     }
-    if (to->type != ATTR_INT || !dtype_valid((int)to->i))
+    if (to->type != ATTR_INT || to->i != (int)to->i || !dtype_valid((int)to->i))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute 'to' is %lld, expected a type "
                           "number 1..%d", (long long)to->i, ONYX_DTYPE_COUNT - 1);
     return set_out(c, (onyx_dtype)to->i);

@@ -16,7 +16,8 @@ static onyx_status concat_infer(infer_ctx *c) {
         ref = i;
     }
     TRY(infer_same_dtypes(c, 0, c->n_in));
-    onyx_dtype dt = c->in[0]->dtype;
+    onyx_dtype dt = ONYX_UNDEFINED; /* the first input whose type is known */
+    for (int i = 0; i < c->n_in && dt == ONYX_UNDEFINED; i++) dt = c->in[i]->dtype;
     if (c->node->version >= 4 && !node_attr(c->node, "axis"))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute axis is missing");
     if (rank < 0) {

@@ -1,10 +1,11 @@
 /* Type helpers shared by the control-flow, sequence and optional schemas (see control_infer.h). */
 #include "control_infer.h"
 
-void infer_ctl_forget_shape(type_info *t) {
+/* Forgets every dim and rank (also of nested element types); keeps kinds and dtypes. */
+static void forget_shape(type_info *t) {
     if (!t) return;
     if (t->kind == ONYX_VALUE_TENSOR) t->rank = -1;
-    infer_ctl_forget_shape(t->elem);
+    forget_shape(t->elem);
 }
 
 onyx_status infer_ctl_container(type_info *dst, onyx_value_kind kind, const type_info *elem) {
@@ -23,7 +24,7 @@ static bool known(const type_info *t) { return t && t->kind != ONYX_VALUE_NONE; 
 /* Narrows d (already a copy of one side) to what it shares with b. */
 static onyx_status join_into(type_info *d, const type_info *b) {
     if (!known(b)) {
-        infer_ctl_forget_shape(d);
+        forget_shape(d);
         return ONYX_OK;
     }
     if (d->kind != b->kind) {
@@ -45,7 +46,7 @@ static onyx_status join_into(type_info *d, const type_info *b) {
     if (b->elem) {
         /* d's element is unknown: take b's kinds without its shape */
         TRY(infer_ctl_container(d, d->kind, b->elem));
-        infer_ctl_forget_shape(d->elem);
+        forget_shape(d->elem);
     }
     return ONYX_OK;
 }

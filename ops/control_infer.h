@@ -5,9 +5,6 @@
 
 #include "schema.h"
 
-/* Forgets every dim and rank (also of nested element types); keeps kinds and dtypes. */
-void infer_ctl_forget_shape(type_info *t);
-
 /* dst = the most precise type that both a and b fit: equal parts stay, differing parts become
  * unknown. A side of unknown kind keeps the other side's kinds and dtypes but no shape.
  * dst is released first; a and b may be NULL (unknown). */
@@ -16,10 +13,7 @@ onyx_status infer_ctl_join(type_info *dst, const type_info *a, const type_info *
 /* dst = a sequence or optional of `elem` (deep-copied; NULL for an unknown element). */
 onyx_status infer_ctl_container(type_info *dst, onyx_value_kind kind, const type_info *elem);
 
-/* Declared type of a subgraph's input / output i (never NULL: the graph stores one per value). */
-static inline const type_info *infer_ctl_graph_in(const graph *g, int i) {
-    return &g->values[g->inputs[i]].type;
-}
+/* Declared type of a subgraph's output i (never NULL: the graph stores one per value). */
 static inline const type_info *infer_ctl_graph_out(const graph *g, int i) {
     return &g->values[g->outputs[i]].type;
 }

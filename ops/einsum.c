@@ -23,7 +23,9 @@ static onyx_status parse_term(const char *s, size_t len, int *labs, int *n, bool
                 return onyx_error(ONYX_ERR_INVALID_MODEL, "equation: malformed or repeated '...'");
             *ell = true;
             i += 2;
-            if (*n >= ONYX_MAX_RANK) break;
+            if (*n >= ONYX_MAX_RANK)
+                return onyx_error(ONYX_ERR_INVALID_MODEL, "equation: a term has more than %d "
+                                  "labels", ONYX_MAX_RANK);
             labs[(*n)++] = -2;
             continue;
         }
@@ -85,6 +87,7 @@ onyx_status einsum_parse(const char *eq, int n_in, const int *ranks, const int64
             if (raw[i][k] >= 0) count[raw[i][k]]++;
     }
     /* expand each input's "..." into the last dims of the ellipsis block */
+    bool unknown[EINSUM_MAX_LABELS] = {false};
     for (int i = 0; i < n_in; i++) {
         int letters = nraw[i] - (has_ell[i] ? 1 : 0), e = ranks[i] - letters, n = 0;
         for (int k = 0; k < nraw[i]; k++) {
@@ -95,9 +98,14 @@ onyx_status einsum_parse(const char *eq, int n_in, const int *ranks, const int64
             for (int q = 0; q < e; q++) sp->in_lab[i][n++] = 52 + ell - e + q;
         }
         sp->in_len[i] = n;
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++) {
             TRY(set_dim(sp, sp->in_lab[i][k], dims[i][k], sp->in_lab[i][k] >= 52));
+            if (dims[i][k] < 0) unknown[sp->in_lab[i][k]] = true;
+        }
     }
+    /* a broadcast dim seen as 1 and as unknown is whatever the unknown one turns out to be */
+    for (int l = 52; l < EINSUM_MAX_LABELS; l++)
+        if (unknown[l] && sp->dim[l] == 1) sp->dim[l] = -1;
     bool used[EINSUM_MAX_LABELS] = {false};
     if (arrow) {
         int labs[ONYX_MAX_RANK], n;
@@ -106,7 +114,9 @@ onyx_status einsum_parse(const char *eq, int n_in, const int *ranks, const int64
         for (int k = 0; k < n; k++) {
             if (labs[k] == -2) {
                 for (int q = 0; q < ell; q++) {
-                    if (sp->out_len >= ONYX_MAX_RANK) break;
+                    if (sp->out_len >= ONYX_MAX_RANK)
+                        return onyx_error(ONYX_ERR_UNSUPPORTED, "equation: output rank above %d",
+                                          ONYX_MAX_RANK);
                     sp->out_lab[sp->out_len++] = 52 + q;
                 }
                 continue;

@@ -14,10 +14,11 @@ static onyx_status expand_infer(infer_ctx *c) {
         return onyx_error(ONYX_ERR_SHAPE, "input 1 (shape) has rank %d, expected 1", s->rank);
     const tensor *sv = c->in_value[1];
     if (!sv || x->rank < 0) {
-        int len = s->rank == 1 && s->dims[0] >= 0 ? (int)s->dims[0] : -1;
-        if (len > ONYX_MAX_RANK)
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "shape has %d entries, more than the %d "
-                              "dims onyx supports", len, ONYX_MAX_RANK);
+        int64_t n = s->rank == 1 ? s->dims[0] : -1;
+        if (n > ONYX_MAX_RANK)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "shape has %lld entries, more than the %d "
+                              "dims onyx supports", (long long)n, ONYX_MAX_RANK);
+        int len = (int)n;
         if (len < 0 || x->rank < 0) {
             type_set_tensor(&c->out[0], dt, -1, NULL);
         } else {

@@ -12,7 +12,7 @@ static onyx_status eyelike_infer(infer_ctx *c) {
     onyx_dtype dt = x->dtype;
     if (node_attr(c->node, "dtype")) {
         int64_t d = attr_int(c->node, "dtype", 0);
-        if (!dtype_valid((int)d) || !dtype_in((onyx_dtype)d, m))
+        if (d != (int)d || !dtype_valid((int)d) || !dtype_in((onyx_dtype)d, m))
             return onyx_error(ONYX_ERR_INVALID_MODEL, "dtype %lld is not a valid output type",
                               (long long)d);
         dt = (onyx_dtype)d;

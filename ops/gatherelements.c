@@ -11,6 +11,11 @@ static onyx_status gather_elements_infer(infer_ctx *c) {
                               idx->rank, x->rank);
         int axis;
         TRY(infer_axis(c, attr_int(c->node, "axis", 0), x->rank, &axis));
+        /* off the axis an index row reads data at its own position */
+        for (int k = 0; k < x->rank; k++)
+            if (k != axis && x->dims[k] >= 0 && idx->dims[k] > x->dims[k])
+                return onyx_error(ONYX_ERR_SHAPE, "indices dim %d is %lld, larger than data's %lld",
+                                  k, (long long)idx->dims[k], (long long)x->dims[k]);
     }
     type_set_tensor(&c->out[0], x->dtype, idx->rank, idx->rank >= 0 ? idx->dims : NULL);
     return ONYX_OK;

@@ -19,6 +19,10 @@ static onyx_status if_infer(infer_ctx *c) {
                     return onyx_error(ONYX_ERR_SHAPE, "input 0 (cond) must hold one element, "
                                       "got dim %d of %lld", k, (long long)c->in[0]->dims[k]);
     }
+    if (tg->n_inputs != 0 || eg->n_inputs != 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "then_branch has %d inputs and else_branch %d, expected none (branches "
+                          "read enclosing values directly)", tg->n_inputs, eg->n_inputs);
     if (tg->n_outputs != c->n_out || eg->n_outputs != c->n_out)
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "then_branch has %d outputs and else_branch %d, expected %d like the node",

@@ -62,7 +62,8 @@ static onyx_status matmul_integer_infer(infer_ctx *c) {
     for (int i = 2; i < 4 && i < c->n_in; i++) {
         if (!c->in[i]) continue;
         TRY(infer_dtype_in(c, i, m));
-        if (c->in[i]->dtype != c->in[i - 2]->dtype)
+        onyx_dtype dz = c->in[i]->dtype, dx = c->in[i - 2]->dtype;
+        if (dz != dx && dz != ONYX_UNDEFINED && dx != ONYX_UNDEFINED)
             return onyx_error(ONYX_ERR_SHAPE, "input %d (zero point) has type %s, expected %s "
                               "like input %d", i, onyx_dtype_name(c->in[i]->dtype),
                               onyx_dtype_name(c->in[i - 2]->dtype), i - 2);

@@ -13,7 +13,8 @@ static onyx_status pad_infer(infer_ctx *c) {
     if (c->node->version >= 11) {
         TRY(infer_dtype_in(c, 1, DT_BIT(ONYX_INT64)));
         if (!ops_value(c, 1)) known = false;
-        if (ops_has_input(c, 2) && c->in[2]->dtype != x->dtype)
+        onyx_dtype dv = ops_has_input(c, 2) ? c->in[2]->dtype : ONYX_UNDEFINED;
+        if (dv != ONYX_UNDEFINED && x->dtype != ONYX_UNDEFINED && dv != x->dtype)
             return onyx_error(ONYX_ERR_SHAPE, "constant_value has type %s, expected %s",
                               onyx_dtype_name(c->in[2]->dtype), onyx_dtype_name(x->dtype));
         if (c->node->version >= 18 && ops_has_input(c, 3)) {
@@ -36,8 +37,11 @@ static onyx_status pad_infer(infer_ctx *c) {
             continue;
         }
         /* pads come from the model: keep the sum in range before adding */
-        if (p.begin[k] < -d || p.end[k] < -d || p.begin[k] > INT64_MAX / 4 ||
-            p.end[k] > INT64_MAX / 4 || d + p.begin[k] + p.end[k] < 0)
+        if (p.begin[k] > INT64_MAX / 4 || p.end[k] > INT64_MAX / 4)
+            return onyx_error(ONYX_ERR_SHAPE,
+                              "pads %" PRId64 " and %" PRId64 " on axis %d are too large",
+                              p.begin[k], p.end[k], k);
+        if (p.begin[k] < -d || p.end[k] < -d || d + p.begin[k] + p.end[k] < 0)
             return onyx_error(ONYX_ERR_SHAPE,
                               "pads %" PRId64 " and %" PRId64 " on axis %d of size %" PRId64
                               " give a negative size",

@@ -10,8 +10,10 @@ static onyx_status prelu_infer(infer_ctx *c) {
     TRY(infer_dtype_in(c, 0, PRELU_TYPES));
     TRY(infer_same_dtypes(c, 0, 2));
     const type_info *x = c->in[0], *s = c->in[1];
-    bool channel = c->node->version < 7 && x->rank >= 2 && s->rank == 1 && s->dims[0] > 1 &&
-                   s->dims[0] == x->dims[1];
+    /* with either dim unknown the kernel decides between the channel and the broadcast form */
+    bool channel = c->node->version < 7 && x->rank >= 2 && s->rank == 1 &&
+                   (s->dims[0] < 0 || x->dims[1] < 0 ||
+                    (s->dims[0] > 1 && s->dims[0] == x->dims[1]));
     if (!channel && x->rank >= 0 && s->rank >= 0) {
         int rank;
         int64_t dims[ONYX_MAX_RANK];

@@ -42,9 +42,7 @@ const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t 
 int64_t schema_max_opset(const char *domain) {
     if (same_domain(domain, "")) return 27;
     if (strcmp(domain, "ai.onnx.ml") == 0) return 5;
-    if (strcmp(domain, "ai.onnx.preview.training") == 0) return 1;
-    if (strcmp(domain, "ai.onnx.preview") == 0) return 1;
-    return 1;
+    return 1; /* ai.onnx.preview(.training) and unknown domains */
 }
 
 void schema_foreach(void (*fn)(const op_schema *s, void *arg), void *arg) {

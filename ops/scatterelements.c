@@ -6,8 +6,8 @@ static onyx_status scatter_elements_infer(infer_ctx *c) {
     TRY(infer_need_tensor(c, 0));
     TRY(infer_dtype_in(c, 1, OPS_DT_INDEX));
     TRY(infer_need_tensor(c, 2));
-    TRY(infer_same_dtypes(c, 0, 1));
-    if (c->in[2]->dtype != c->in[0]->dtype)
+    onyx_dtype dx = c->in[0]->dtype, du = c->in[2]->dtype;
+    if (dx != du && dx != ONYX_UNDEFINED && du != ONYX_UNDEFINED)
         return onyx_error(ONYX_ERR_SHAPE, "updates have type %s, expected %s like data",
                           onyx_dtype_name(c->in[2]->dtype), onyx_dtype_name(c->in[0]->dtype));
     const type_info *x = c->in[0], *idx = c->in[1], *upd = c->in[2];

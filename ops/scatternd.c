@@ -9,7 +9,7 @@ static onyx_status scatter_nd_infer(infer_ctx *c) {
     TRY(infer_dtype_in(c, 1, DT_BIT(ONYX_INT64)));
     TRY(infer_need_tensor(c, 2));
     const type_info *x = c->in[0], *idx = c->in[1], *upd = c->in[2];
-    if (upd->dtype != x->dtype)
+    if (upd->dtype != x->dtype && upd->dtype != ONYX_UNDEFINED && x->dtype != ONYX_UNDEFINED)
         return onyx_error(ONYX_ERR_SHAPE, "updates have type %s, expected %s like data",
                           onyx_dtype_name(upd->dtype), onyx_dtype_name(x->dtype));
     if (x->rank >= 0 && idx->rank >= 0) {

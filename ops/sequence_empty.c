@@ -8,7 +8,7 @@ static const attr_spec seq_empty_attrs[] = {
 
 static onyx_status seq_empty_infer(infer_ctx *c) {
     int64_t dt = attr_int(c->node, "dtype", ONYX_FLOAT);
-    if (!dtype_valid((int)dt) || dt != (int)dt)
+    if (dt != (int)dt || !dtype_valid((int)dt))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute dtype = %lld is not a tensor type",
                           (long long)dt);
     type_info elem;

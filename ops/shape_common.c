@@ -6,6 +6,15 @@
 #include <math.h>
 #include <string.h>
 
+onyx_status ops_axis(int64_t axis, int rank, const char *what, int *out) {
+    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "%s %" PRId64 " is out of range for rank %d (expected %d..%d)", what,
+                          axis, rank, -rank, rank - 1);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return ONYX_OK;
+}
+
 onyx_status ops_norm_axes(const int64_t *axes, size_t n, int rank, int *out, const char *what) {
     bool seen[ONYX_MAX_RANK] = {false};
     if (n > (size_t)rank)
@@ -183,7 +192,8 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
                                  int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
     int64_t b = attr_int(n, "blocksize", 0);
     if (b <= 0 || b > 3037000499LL) /* b*b must fit in int64 */
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "blocksize %" PRId64 " is not positive", b);
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "blocksize %" PRId64 " is not in 1..3037000499", b);
     int64_t N = in_dims[0], C = in_dims[1], H = in_dims[2], W = in_dims[3], bb = b * b;
     if (to_space) {
         const char *mode = n->version >= 11 ? attr_string(n, "mode", "DCR") : "DCR";

@@ -1,5 +1,5 @@
-/* What the shape ops' inference and their kernels both compute from attributes and index inputs
- * (axis lists, slice bounds, pads), so that the two read them the same way. */
+/* What op inference and the CPU kernels both compute from attributes and index inputs (axes,
+ * slice bounds, pads), so that the two read them the same way. */
 #ifndef ONYX_OPS_SHAPE_COMMON_H
 #define ONYX_OPS_SHAPE_COMMON_H
 
@@ -18,6 +18,11 @@ static inline const tensor *ops_value(const infer_ctx *c, int i) {
 /* Product of dims[from..to): 0 when a known dim is 0, else -1 when one is unknown. False on
  * overflow. */
 bool ops_dims_product(const int64_t *dims, int from, int to, int64_t *out);
+
+/* Normalizes one possibly negative axis against rank into *out, refusing out-of-range values;
+ * `what` names it in messages ("axis"). Kernels check their axes with it too: infer may not have
+ * seen the rank they run with. */
+onyx_status ops_axis(int64_t axis, int rank, const char *what, int *out);
 
 /* Normalizes n axes (possibly negative) against rank into out[], refusing out-of-range and
  * repeated axes. `what` names the list in messages ("axes"). */

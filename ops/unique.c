@@ -2,8 +2,12 @@
  * first-occurrence indices, inverse indices and counts; how many is known only at run time. */
 #include "shape_common.h"
 
+/* The types the kernel orders (numeric, bool, string, complex); float8 is not among them. */
+#define UNIQUE_TYPES (DT_NUMERIC | DT_BIT(ONYX_BOOL) | DT_BIT(ONYX_STRING) |                       \
+                      DT_BIT(ONYX_COMPLEX64) | DT_BIT(ONYX_COMPLEX128))
+
 static onyx_status unique_infer(infer_ctx *c) {
-    TRY(infer_need_tensor(c, 0));
+    TRY(infer_dtype_in(c, 0, UNIQUE_TYPES));
     const type_info *x = c->in[0];
     int64_t n = -1;
     if (!node_attr(c->node, "axis")) {
