@@ -351,13 +351,15 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
                           size_t *output_count, onyx_value ***outputs) {
     if (!node_bytes || !output_count || !outputs || (input_count && !inputs))
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: NULL argument");
+    /* protobuf-c recurses into attribute subgraphs without a limit: bound the nesting first */
+    TRY(loader_check_wire(&onnx__node_proto__descriptor, node_bytes, size, "ONNX NodeProto"));
     onyx_status st = ONYX_OK;
     pool p;
     pool_init(&p);
     model *m = NULL;
     onyx_rep *rep = NULL;
     Onnx__NodeProto *np = onnx__node_proto__unpack(NULL, size, node_bytes);
-    if (!np) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: not a valid NodeProto");
+    if (!np) return onyx_error(ONYX_ERR_INVALID_MODEL, "run_node: not a valid NodeProto");
 
     const char *domain = np->domain ? np->domain : "";
     Onnx__OperatorSetIdProto opsets[2], *opset_ptrs[2];

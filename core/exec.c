@@ -152,17 +152,52 @@ static onyx_status infer_node(const graph_node *node, const type_info *const *in
     return node->schema->infer(&ctx);
 }
 
+/* Infers the node's outputs again from the values it actually gets: everything is known now. */
+static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, type_info *rt) {
+    const type_info *itypes[ONYX_VARIADIC] = {0};
+    type_info store[ONYX_VARIADIC];
+    const tensor *ivals[ONYX_VARIADIC] = {0};
+    onyx_status st = ONYX_OK;
+    int n = 0;
+    for (; n < node->n_inputs && st == ONYX_OK; n++) {
+        type_init(&store[n]);
+        itypes[n] = NULL;
+        ivals[n] = NULL;
+        if (!in[n]) continue;
+        st = type_of_value(&store[n], in[n]);
+        itypes[n] = &store[n];
+        if (in[n]->kind == ONYX_VALUE_TENSOR) ivals[n] = &in[n]->t;
+    }
+    if (st == ONYX_OK) st = infer_node(node, itypes, ivals, rt);
+    for (int i = 0; i < n; i++) type_release(&store[i]);
+    return st;
+}
+
 /* Gives every output of the step a buffer before its kernel runs: arena outputs are ready (or
  * alias their input); heap outputs with a known shape are allocated; the rest are inferred from
- * the actual inputs now, or left empty for kernels that size their own outputs. */
+ * the actual inputs now, or left empty for kernels that size their own outputs. A step whose
+ * static outputs were planned from inputs of unknown shape first checks that the real inputs
+ * give those shapes. */
 static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_node *node,
                                 onyx_value *const *in, onyx_value *const *out) {
     type_info *rt = NULL;
     onyx_status st = ONYX_OK;
+    if (ps->recheck) {
+        if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) return onyx_oom("output types");
+        CHECK(infer_actual(node, in, rt));
+    }
     for (int o = 0; o < node->n_outputs; o++) {
         int vi = node->outputs[o];
         if (vi < 0) continue;
         const plan_value *v = &p->vals[vi];
+        if (rt && type_is_static(&rt[o]) && type_is_static(&v->type) &&
+            (rt[o].dtype != v->type.dtype ||
+             !shape_equal(rt[o].rank, rt[o].dims, v->type.rank, v->type.dims))) {
+            char got[160], want[160];
+            st = onyx_error(ONYX_ERR_SHAPE, "output %d: the inputs give %s, expected %s", o,
+                            type_str(&rt[o], got, sizeof got), type_str(&v->type, want, sizeof want));
+            goto done;
+        }
         if (v->where == ST_ARENA) {
             if (v->alias_of >= 0 && in[0]) out[o]->t.data = in[0]->t.data;
             continue;
@@ -174,37 +209,15 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             continue;
         }
         if (type_is_static(&v->type)) {
-            st = value_alloc_tensor(out[o], v->type.dtype, v->type.rank, v->type.dims);
-            if (st != ONYX_OK) goto done;
+            CHECK(value_alloc_tensor(out[o], v->type.dtype, v->type.rank, v->type.dims));
             continue;
         }
         if (!rt) {
-            /* infer again with the real inputs: everything it needs is known now */
-            const type_info *itypes[ONYX_VARIADIC];
-            type_info itype_store[ONYX_VARIADIC];
-            const tensor *ivals[ONYX_VARIADIC];
-            rt = calloc((size_t)node->n_outputs, sizeof *rt);
-            if (!rt) {
+            if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) {
                 st = onyx_oom("output types");
                 goto done;
             }
-            int n = node->n_inputs < ONYX_VARIADIC ? node->n_inputs : ONYX_VARIADIC;
-            for (int i = 0; i < n; i++) {
-                type_init(&itype_store[i]);
-                itypes[i] = NULL;
-                ivals[i] = NULL;
-                if (!in[i]) continue;
-                st = type_of_value(&itype_store[i], in[i]);
-                if (st != ONYX_OK) {
-                    for (int j = 0; j <= i; j++) type_release(&itype_store[j]);
-                    goto done;
-                }
-                itypes[i] = &itype_store[i];
-                if (in[i]->kind == ONYX_VALUE_TENSOR) ivals[i] = &in[i]->t;
-            }
-            st = infer_node(node, itypes, ivals, rt);
-            for (int i = 0; i < n; i++) type_release(&itype_store[i]);
-            if (st != ONYX_OK) goto done;
+            CHECK(infer_actual(node, in, rt));
         }
         if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
             value_clear(out[o]);
@@ -212,13 +225,11 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
         }
         if (!type_is_static(&rt[o])) {
             char buf[128];
-            st = onyx_error(ONYX_ERR_UNSUPPORTED,
-                                "output %d: shape not known after inference (%s)", o,
-                                type_str(&rt[o], buf, sizeof buf));
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "output %d: shape not known after inference (%s)",
+                            o, type_str(&rt[o], buf, sizeof buf));
             goto done;
         }
-        st = value_alloc_tensor(out[o], rt[o].dtype, rt[o].rank, rt[o].dims);
-        if (st != ONYX_OK) goto done;
+        CHECK(value_alloc_tensor(out[o], rt[o].dtype, rt[o].rank, rt[o].dims));
     }
 done:
     if (rt) {
@@ -531,6 +542,25 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
             else if (root->where == ST_CONST) p->slots[i].t.data = root->constant->data;
             /* ST_INPUT roots are bound per run by bind_outputs */
         }
+    }
+
+    /* Outputs planned with a fixed shape from inputs whose shape was not known (downstream of a
+     * data-dependent op) are checked against the real inputs on every run. */
+    for (int s = 0; s < p->n_steps; s++) {
+        plan_step *ps = &p->steps[s];
+        const graph_node *node = &g->nodes[ps->node];
+        if (ps->k->flags & KF_DYNAMIC_OUTPUT) continue;
+        bool unknown_input = false, static_output = false;
+        for (int i = 0; i < node->n_inputs; i++) {
+            int vi = node->inputs[i];
+            if (vi < 0) continue;
+            const type_info *t = &p->vals[vi].type;
+            unknown_input |= (t->kind == ONYX_VALUE_TENSOR || t->kind == ONYX_VALUE_NONE) &&
+                             !type_is_static(t);
+        }
+        for (int o = 0; o < node->n_outputs; o++)
+            static_output |= node->outputs[o] >= 0 && type_is_static(&p->vals[node->outputs[o]].type);
+        ps->recheck = unknown_input && static_output;
     }
 
     /* heap values are released after their last reader */

@@ -27,6 +27,7 @@ typedef struct plan_step {
     int node;
     const kernel *k;
     void *state;
+    bool recheck;     /* static outputs planned from inputs of unknown shape: verify per run */
     int n_release;    /* ST_HEAP values read for the last time here */
     int *release;
 } plan_step;

@@ -258,7 +258,8 @@ typedef struct onyx_output_info {
  * empty input name in the node means an omitted optional input and takes no entry).
  * `outputs_info` (may be NULL) gives types of the outputs; `opset_version` is the ai.onnx opset
  * to resolve the node against (0: the newest onyx knows; other domains use their newest).
- * Ownership of the outputs as onyx_rep_run. */
+ * Bytes that are not a NodeProto give ONYX_ERR_INVALID_MODEL. Ownership of the outputs as
+ * onyx_rep_run. */
 ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_version,
                                    const char *device, size_t input_count,
                                    const onyx_value *const *inputs, size_t outputs_info_count,

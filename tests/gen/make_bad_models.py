@@ -120,6 +120,24 @@ def shape_family(b):
     b.node('bad_shp_eyelike_rank', 'EyeLike', [f(2, 3, 4)], SHAPE, 'rank 3')
 
 
+def planned_shapes_family(b):
+    # Reshape's output shape is fixed at prepare ([2,2]) while its input comes from Compress,
+    # whose length is only known at run time: a run that keeps 3 elements must be refused.
+    nodes = [h.make_node('Compress', ['x', 'keep'], ['y'], axis=0),
+             h.make_node('Reshape', ['y', 'shape'], ['z'])]
+    model = graph_model(nodes, [vi('x', TP.FLOAT, [4]), vi('keep', TP.BOOL, [4])],
+                        [vi('z', TP.FLOAT, [2, 2])], [nh.from_array(i64(2, 2), 'shape')])
+    b.write('bad_plan_reshape_after_compress', model,
+            [('x', f(4)), ('keep', np.array([1, 1, 1, 0], bool))], SHAPE, '[3]')
+    # The same chain with an element-wise op whose static output came from the other input.
+    nodes = [h.make_node('Compress', ['x', 'keep'], ['y'], axis=0),
+             h.make_node('Add', ['y', 'w'], ['z'])]
+    model = graph_model(nodes, [vi('x', TP.FLOAT, [4]), vi('keep', TP.BOOL, [4])],
+                        [vi('z', TP.FLOAT, [4])], [nh.from_array(f(4), 'w')])
+    b.write('bad_plan_add_after_compress', model,
+            [('x', f(4)), ('keep', np.array([1, 0, 1, 0], bool))], SHAPE, 'broadcast')
+
+
 def elementwise_family(b):
     b.node('bad_ew_bc_mismatch', 'Add', [f(2, 3), f(4, 3)], SHAPE, 'does not broadcast')
     b.node('bad_ew_bc_mismatch_sym', 'Add', [f(2, 3), f(4, 3)], SHAPE, 'does not broadcast', sym=True)
@@ -341,7 +359,8 @@ def main(argv):
         sys.stderr.write('usage: make_bad_models.py OUT\n')
         return 2
     b = BadSuite(os.path.join(argv[1], 'bad'))
-    for family in (shape_family, elementwise_family, control_family, loader_family):
+    for family in (shape_family, planned_shapes_family, elementwise_family, control_family,
+                   loader_family):
         family(b)
     b.save_manifest()
     print(f'make_bad_models: {len(b.entries)} models in {b.root}')

@@ -346,7 +346,7 @@ static void run_node_and_run_model(void **state) {
     /* garbage bytes */
     const uint8_t junk[3] = {0xff, 0xff, 0xff};
     assert_int_equal(onyx_run_node(junk, sizeof junk, 14, "CPU", 0, NULL, 0, NULL, &n_out, &out),
-                     ONYX_ERR_INVALID_ARGUMENT);
+                     ONYX_ERR_INVALID_MODEL);
 
     /* run_model on the serialized add+relu model */
     builder b;
