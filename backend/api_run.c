@@ -120,6 +120,11 @@ onyx_status onyx_prepare(const onyx_model *model_, const onyx_prepare_options *o
             st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input example %zu is NULL", e);
             break;
         }
+        if (given[idx]) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: two examples for input '%s'",
+                            g->values[g->inputs[idx]].name);
+            break;
+        }
         const graph_value *gv = &g->values[g->inputs[idx]];
         if (!type_accepts(&gv->type, opts->examples[e])) {
             char want[160], got[160];
@@ -209,6 +214,16 @@ onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *i
             if (idx < 0) {
                 st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: no graph input named '%s'",
                                 input_names[k] ? input_names[k] : "(null)");
+                goto done;
+            }
+            if (bound[idx]) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: input '%s' is given twice",
+                                input_names[k]);
+                goto done;
+            }
+            if (!inputs[k]) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: input '%s' is NULL",
+                                input_names[k]);
                 goto done;
             }
             bound[idx] = inputs[k];

@@ -102,6 +102,25 @@ done:
     return st;
 }
 
+static const char *kind_name(onyx_value_kind k) {
+    switch (k) {
+    case ONYX_VALUE_TENSOR: return "tensor";
+    case ONYX_VALUE_SEQUENCE: return "sequence";
+    case ONYX_VALUE_OPTIONAL: return "optional";
+    case ONYX_VALUE_MAP: return "map";
+    default: return "value of no kind";
+    }
+}
+
+/* Sequences and optionals hold tensors, sequences or optionals (onyx has no maps). */
+static onyx_status check_item(const char *fn, size_t i, const onyx_value *item) {
+    if (item->kind == ONYX_VALUE_TENSOR || item->kind == ONYX_VALUE_SEQUENCE ||
+        item->kind == ONYX_VALUE_OPTIONAL)
+        return ONYX_OK;
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: item %zu is a %s, expected a tensor, a "
+                      "sequence or an optional", fn, i, kind_name(item->kind));
+}
+
 ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count,
                                              onyx_value *const *items, onyx_value **out) {
     if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "new_sequence: out is NULL");
@@ -111,14 +130,20 @@ ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count
     if (count > 0 && !items)
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "new_sequence: items is NULL but count is %zu",
                           count);
+    /* A sequence holds one type: kernels read it from the first item. */
     for (size_t i = 0; i < count; i++) {
         if (!items[i])
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "new_sequence: item %zu is NULL", i);
-        if (elem_dtype != ONYX_UNDEFINED && items[i]->kind == ONYX_VALUE_TENSOR &&
-            items[i]->t.dtype != elem_dtype)
+        TRY(check_item("new_sequence", i, items[i]));
+        if (items[i]->kind != items[0]->kind)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                              "new_sequence: item %zu is a %s, expected a %s like item 0", i,
+                              kind_name(items[i]->kind), kind_name(items[0]->kind));
+        onyx_dtype want = elem_dtype != ONYX_UNDEFINED ? elem_dtype : items[0]->t.dtype;
+        if (items[i]->kind == ONYX_VALUE_TENSOR && items[i]->t.dtype != want)
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
                               "new_sequence: item %zu is a tensor(%s), expected tensor(%s)", i,
-                              onyx_dtype_name(items[i]->t.dtype), onyx_dtype_name(elem_dtype));
+                              onyx_dtype_name(items[i]->t.dtype), onyx_dtype_name(want));
     }
     onyx_status st;
     onyx_value *v = value_new();
@@ -151,6 +176,7 @@ done:
 
 ONYX_API onyx_status onyx_value_new_optional(onyx_value *item, onyx_value **out) {
     if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "new_optional: out is NULL");
+    if (item) TRY(check_item("new_optional", 0, item));
     onyx_value *v = value_new();
     if (!v) return onyx_oom("value");
     onyx_status st = value_make_optional(v, NULL);

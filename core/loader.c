@@ -281,6 +281,13 @@ static int guess_attr_type(const Onnx__AttributeProto *ap) {
     return ATTR_UNDEFINED;
 }
 
+/* A pool copy of n elements (never NULL on success, even for n = 0). */
+static void *pool_copy(pool *p, const void *src, size_t n, size_t size) {
+    void *v = pool_alloc(p, n ? n : 1, size);
+    if (v && n) memcpy(v, src, n * size);
+    return v;
+}
+
 static onyx_status load_subgraph(gbuild *b, int node, const Onnx__GraphProto *gp, graph **out) {
     graph *g = pool_alloc(b->ld->p, 1, sizeof *g);
     if (!g) return onyx_oom("subgraph");
@@ -302,6 +309,16 @@ static onyx_status load_attr(gbuild *b, int node, const Onnx__AttributeProto *ap
                           "and onyx does not expand functions",
                           ap->ref_attr_name);
     int type = ap->has_type && ap->type != 0 ? (int)ap->type : guess_attr_type(ap);
+    if (type == ATTR_UNDEFINED) {
+        /* No type and no value: an empty list of an old writer, typed by the schema. */
+        const op_schema *s = b->nodes[node].schema;
+        for (const attr_spec *sp = s ? s->attrs : NULL; sp && sp->name; sp++)
+            if (strcmp(sp->name, ap->name) == 0) type = (int)sp->type;
+        bool list = type == ATTR_FLOATS || type == ATTR_INTS || type == ATTR_STRINGS ||
+                    type == ATTR_TENSORS || type == ATTR_GRAPHS || type == ATTR_SPARSE_TENSORS ||
+                    type == ATTR_TYPE_PROTOS;
+        if (!list) return onyx_error(ONYX_ERR_INVALID_MODEL, "has no type and no value");
+    }
     a->type = (attr_type)type;
     size_t n = 0;
     switch (type) {
@@ -328,24 +345,14 @@ static onyx_status load_attr(gbuild *b, int node, const Onnx__AttributeProto *ap
         a->tp = pool_alloc(p, 1, sizeof *a->tp);
         if (!a->tp) return onyx_oom("attribute type");
         return load_type(ld, ap->tp, a->tp, NULL);
-    case ATTR_FLOATS: {
-        n = ap->n_floats;
-        float *v = pool_alloc(p, n ? n : 1, sizeof *v);
-        if (!v) return onyx_oom("attribute floats");
-        if (n) memcpy(v, ap->floats, n * sizeof *v);
-        a->floats = v;
-        a->n = n;
-        return ONYX_OK;
-    }
-    case ATTR_INTS: {
-        n = ap->n_ints;
-        int64_t *v = pool_alloc(p, n ? n : 1, sizeof *v);
-        if (!v) return onyx_oom("attribute ints");
-        if (n) memcpy(v, ap->ints, n * sizeof *v);
-        a->ints = v;
-        a->n = n;
-        return ONYX_OK;
-    }
+    case ATTR_FLOATS:
+        a->n = ap->n_floats;
+        a->floats = pool_copy(p, ap->floats, a->n, sizeof *a->floats);
+        return a->floats ? ONYX_OK : onyx_oom("attribute floats");
+    case ATTR_INTS:
+        a->n = ap->n_ints;
+        a->ints = pool_copy(p, ap->ints, a->n, sizeof *a->ints);
+        return a->ints ? ONYX_OK : onyx_oom("attribute ints");
     case ATTR_STRINGS: {
         n = ap->n_strings;
         const char **v = pool_alloc(p, n ? n : 1, sizeof *v);
@@ -435,7 +442,13 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
     n->schema = s;
     n->version = s->since_version;
     TRY(check_count("inputs", n->n_inputs, s->min_inputs, s->max_inputs));
-    return check_count("outputs", n->n_outputs, s->min_outputs, s->max_outputs);
+    TRY(check_count("outputs", n->n_outputs, s->min_outputs, s->max_outputs));
+    /* The first min_outputs outputs are required (ONNX's checker refuses them empty too), and
+     * kernels write them without looking: an omitted one would be a NULL output at run time. */
+    for (int k = 0; k < s->min_outputs; k++)
+        if (n->outputs[k] < 0)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "output %d is required but has no name", k);
+    return ONYX_OK;
 }
 
 static onyx_status check_attr_types(const graph_node *n) {
@@ -469,20 +482,31 @@ static onyx_status build_node(gbuild *b, int i) {
                               "output of any node%s)",
                               k, name, b->parent ? " here or in an enclosing graph" : "");
     }
+    if (np->n_attribute > (1u << 24))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "has %zu attributes, expected at most %u",
+                          np->n_attribute, 1u << 24);
     n->n_attrs = (int)np->n_attribute;
     n->attrs = pool_alloc(ld->p, np->n_attribute ? np->n_attribute : 1, sizeof *n->attrs);
     if (!n->attrs) return onyx_oom("attributes");
+    onyx_status st = ONYX_OK;
+    name_map seen = {0}; /* a map, not pairwise compares: attribute counts are untrusted */
     for (int k = 0; k < n->n_attrs; k++) {
-        onyx_status st = load_attr(b, i, np->attribute[k], &n->attrs[k]);
-        if (st != ONYX_OK)
-            return n->attrs[k].name ? onyx_error_prefix(st, "attribute '%s'", n->attrs[k].name)
-                                    : st;
-        for (int j = 0; j < k; j++)
-            if (strcmp(n->attrs[j].name, n->attrs[k].name) == 0)
-                return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute '%s' is given twice",
-                                  n->attrs[k].name);
+        st = load_attr(b, i, np->attribute[k], &n->attrs[k]);
+        if (st != ONYX_OK) {
+            if (n->attrs[k].name) onyx_error_prefix(st, "attribute '%s'", n->attrs[k].name);
+            goto done;
+        }
+        if (map_get(&seen, n->attrs[k].name) >= 0) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "attribute '%s' is given twice",
+                            n->attrs[k].name);
+            goto done;
+        }
+        CHECK(map_put(&seen, n->attrs[k].name, k));
     }
-    return check_attr_types(n);
+    st = check_attr_types(n);
+done:
+    map_free(&seen);
+    return st;
 }
 
 /* Registers node i's name, op and outputs (before any input is resolved, so that every name of
@@ -570,6 +594,11 @@ static onyx_status sort_nodes(gbuild *b) {
                 int pr = b->values[v].producer;
                 if (pr < 0) continue;
                 if (pass == 0) {
+                    if (edges == INT_MAX) {
+                        st = onyx_error(ONYX_ERR_INVALID_MODEL, "graph '%s' has more than %d "
+                                        "edges", b->g->name, INT_MAX);
+                        goto done;
+                    }
                     start[pr + 1]++;
                     indeg[i]++;
                     edges++;
@@ -721,23 +750,28 @@ static onyx_status declare_inputs(gbuild *b) {
             st = onyx_error(ONYX_ERR_INVALID_MODEL, "graph input %zu has no name", k);
             goto done;
         }
-        int prev = map_get(&b->names, name);
-        if (prev >= 0) {
-            /* Before IR 4 every initializer is also listed as an input: it stays an initializer. */
-            if (!(b->values[prev].flags & GV_INITIALIZER) || seen[prev]) {
+        int v = map_get(&b->names, name);
+        if (v >= 0) {
+            if (!(b->values[v].flags & GV_INITIALIZER) || seen[v]) {
                 st = onyx_error(ONYX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", name);
                 goto done;
             }
-            seen[prev] = true;
-            continue;
+            seen[v] = true;
+            /* An initializer named like an input is that input's default value. The main graph
+             * keeps it as a constant (before IR 4 every initializer is listed as an input, and the
+             * public API counts initializers out of the inputs). A subgraph's inputs are always
+             * supplied by the op that runs it, so there the input wins. */
+            if (!b->parent) continue;
+            b->values[v].flags = GV_INPUT;
+            b->values[v].init = NULL;
+        } else {
+            const char *copy = pool_strdup(ld->p, name);
+            if (!copy) {
+                st = onyx_oom("input name");
+                goto done;
+            }
+            CHECK(add_value(b, copy, -1, GV_INPUT, &v));
         }
-        const char *copy = pool_strdup(ld->p, name);
-        if (!copy) {
-            st = onyx_oom("input name");
-            goto done;
-        }
-        int v;
-        CHECK(add_value(b, copy, -1, GV_INPUT, &v));
         graph_value *gv = &b->values[v];
         st = load_type(ld, vi->type, &gv->type, &gv->dim_params);
         if (st != ONYX_OK) {
@@ -813,7 +847,10 @@ static onyx_status build_graph(loader *ld, const Onnx__GraphProto *gp, gbuild *p
     g->model = ld->m;
     g->name = pool_strdup(ld->p, str_or_empty(gp->name));
     if (!g->name) return onyx_oom("graph name");
-    if (gp->n_node > INT_MAX / 4) return onyx_error(ONYX_ERR_INVALID_MODEL, "too many nodes");
+    if (gp->n_node > INT_MAX / 4 || gp->n_input > INT_MAX / 4 || gp->n_output > INT_MAX / 4)
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "graph '%s' has %zu nodes, %zu inputs and %zu outputs; at most %d each",
+                          g->name, gp->n_node, gp->n_input, gp->n_output, INT_MAX / 4);
     b.n_nodes = (int)gp->n_node;
     b.nodes = pool_alloc(ld->p, gp->n_node ? gp->n_node : 1, sizeof *b.nodes);
     b.caps = calloc(gp->n_node ? gp->n_node : 1, sizeof *b.caps);

@@ -582,30 +582,33 @@ static void free_value(onyx_value *v) {
     free(v);
 }
 
-static onyx_status tensor_value(const Onnx__TensorProto *tp, const char *base_dir, bool sparse,
-                                const Onnx__SparseTensorProto *sp, onyx_value **out) {
+/* A new heap value decoded from `proto`, whose message type `kind` and `sparse` name. */
+static onyx_status decode_value(onyx_value_kind kind, bool sparse, const void *proto,
+                                const char *base_dir, onyx_value **out) {
     onyx_value *v = value_new();
     if (!v) return onyx_oom("value");
-    onyx_status st = sparse ? tensor_proto_decode_sparse(sp, base_dir, NULL, &v->t)
-                            : tensor_proto_decode(tp, base_dir, NULL, &v->t);
+    onyx_status st;
+    switch (kind) {
+    case ONYX_VALUE_TENSOR:
+        st = sparse ? tensor_proto_decode_sparse(proto, base_dir, NULL, &v->t)
+                    : tensor_proto_decode(proto, base_dir, NULL, &v->t);
+        if (st == ONYX_OK) v->kind = ONYX_VALUE_TENSOR;
+        break;
+    case ONYX_VALUE_SEQUENCE: st = tensor_proto_sequence(proto, base_dir, v); break;
+    default: st = tensor_proto_optional(proto, base_dir, v); break;
+    }
     if (st != ONYX_OK) {
-        free(v);
+        free_value(v);
         return st;
     }
-    v->kind = ONYX_VALUE_TENSOR;
     *out = v;
     return ONYX_OK;
-}
-
-static onyx_status push_item(onyx_value *seq, onyx_value *item) {
-    onyx_status st = value_seq_push(seq, item);
-    if (st != ONYX_OK) free_value(item);
-    return st;
 }
 
 onyx_status tensor_proto_sequence(const Onnx__SequenceProto *sp, const char *base_dir,
                                   onyx_value *out) {
     onyx_status st = ONYX_OK;
+    onyx_value *item = NULL;
     if (!sp) return onyx_error(ONYX_ERR_INVALID_MODEL, "missing sequence");
     int et = sp->has_elem_type ? sp->elem_type : ONNX__SEQUENCE_PROTO__DATA_TYPE__UNDEFINED;
     if (et == ONNX__SEQUENCE_PROTO__DATA_TYPE__UNDEFINED) {
@@ -618,73 +621,62 @@ onyx_status tensor_proto_sequence(const Onnx__SequenceProto *sp, const char *bas
     }
     type_info elem;
     type_init(&elem);
+    size_t count = 0;
+    const void *const *protos = NULL;
+    bool sparse = false;
     switch (et) {
     case ONNX__SEQUENCE_PROTO__DATA_TYPE__UNDEFINED: break;
     case ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR:
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SPARSE_TENSOR: elem.kind = ONYX_VALUE_TENSOR; break;
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE: elem.kind = ONYX_VALUE_SEQUENCE; break;
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL: elem.kind = ONYX_VALUE_OPTIONAL; break;
+        elem.kind = ONYX_VALUE_TENSOR;
+        count = sp->n_tensor_values;
+        protos = (const void *const *)sp->tensor_values;
+        if (count && sp->tensor_values[0] && dtype_valid(sp->tensor_values[0]->data_type))
+            elem.dtype = (onyx_dtype)sp->tensor_values[0]->data_type;
+        break;
+    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SPARSE_TENSOR:
+        elem.kind = ONYX_VALUE_TENSOR;
+        count = sp->n_sparse_tensor_values;
+        protos = (const void *const *)sp->sparse_tensor_values;
+        sparse = true;
+        if (count && sp->sparse_tensor_values[0] && sp->sparse_tensor_values[0]->values &&
+            dtype_valid(sp->sparse_tensor_values[0]->values->data_type))
+            elem.dtype = (onyx_dtype)sp->sparse_tensor_values[0]->values->data_type;
+        break;
+    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE:
+        elem.kind = ONYX_VALUE_SEQUENCE;
+        count = sp->n_sequence_values;
+        protos = (const void *const *)sp->sequence_values;
+        break;
+    case ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL:
+        elem.kind = ONYX_VALUE_OPTIONAL;
+        count = sp->n_optional_values;
+        protos = (const void *const *)sp->optional_values;
+        break;
     case ONNX__SEQUENCE_PROTO__DATA_TYPE__MAP:
         return onyx_error(ONYX_ERR_UNSUPPORTED, "sequences of maps are not supported");
     default:
         return onyx_error(ONYX_ERR_INVALID_MODEL, "sequence has unknown element kind %d", et);
     }
-    if (elem.kind == ONYX_VALUE_TENSOR && sp->n_tensor_values && sp->tensor_values[0] &&
-        sp->tensor_values[0]->has_data_type && dtype_valid(sp->tensor_values[0]->data_type))
-        elem.dtype = (onyx_dtype)sp->tensor_values[0]->data_type;
-    if (elem.kind == ONYX_VALUE_TENSOR && sp->n_sparse_tensor_values &&
-        sp->sparse_tensor_values[0] && sp->sparse_tensor_values[0]->values &&
-        dtype_valid(sp->sparse_tensor_values[0]->values->data_type))
-        elem.dtype = (onyx_dtype)sp->sparse_tensor_values[0]->values->data_type;
     CHECK(value_make_sequence(out, elem.kind == ONYX_VALUE_NONE ? NULL : &elem));
-    switch (et) {
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR:
-        for (size_t i = 0; i < sp->n_tensor_values; i++) {
-            onyx_value *item;
-            CHECK(tensor_value(sp->tensor_values[i], base_dir, false, NULL, &item));
-            CHECK(push_item(out, item));
+    for (size_t i = 0; i < count; i++) {
+        st = decode_value(elem.kind, sparse, protos[i], base_dir, &item);
+        if (st != ONYX_OK) {
+            onyx_error_prefix(st, "sequence item %zu", i);
+            goto done;
         }
-        break;
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SPARSE_TENSOR:
-        for (size_t i = 0; i < sp->n_sparse_tensor_values; i++) {
-            onyx_value *item;
-            CHECK(tensor_value(NULL, base_dir, true, sp->sparse_tensor_values[i], &item));
-            CHECK(push_item(out, item));
+        /* kernels read a sequence's element type from its first item */
+        onyx_dtype first = i > 0 ? out->seq.items[0]->t.dtype : item->t.dtype;
+        if (item->kind == ONYX_VALUE_TENSOR && item->t.dtype != first) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL,
+                            "sequence item %zu is a tensor(%s), expected tensor(%s) like item 0",
+                            i, onyx_dtype_name(item->t.dtype), onyx_dtype_name(first));
+            goto done;
         }
-        break;
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE:
-        for (size_t i = 0; i < sp->n_sequence_values; i++) {
-            onyx_value *item = value_new();
-            if (!item) {
-                st = onyx_oom("sequence item");
-                goto done;
-            }
-            st = tensor_proto_sequence(sp->sequence_values[i], base_dir, item);
-            if (st != ONYX_OK) {
-                free_value(item);
-                goto done;
-            }
-            CHECK(push_item(out, item));
-        }
-        break;
-    case ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL:
-        for (size_t i = 0; i < sp->n_optional_values; i++) {
-            onyx_value *item = value_new();
-            if (!item) {
-                st = onyx_oom("sequence item");
-                goto done;
-            }
-            st = tensor_proto_optional(sp->optional_values[i], base_dir, item);
-            if (st != ONYX_OK) {
-                free_value(item);
-                goto done;
-            }
-            CHECK(push_item(out, item));
-        }
-        break;
-    default: break;
+        CHECK(value_seq_push(out, item));
+        item = NULL;
     }
 done:
+    if (item) free_value(item);
     if (st != ONYX_OK) value_clear(out);
     return st;
 }
@@ -697,46 +689,35 @@ onyx_status tensor_proto_optional(const Onnx__OptionalProto *op, const char *bas
     type_info elem;
     type_init(&elem);
     int et = op->has_elem_type ? op->elem_type : ONNX__OPTIONAL_PROTO__DATA_TYPE__UNDEFINED;
+    const void *proto = NULL;
+    bool sparse = false;
     switch (et) {
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__UNDEFINED: break; /* an empty optional */
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__TENSOR:
         elem.kind = ONYX_VALUE_TENSOR;
-        if (op->tensor_value) {
-            if (dtype_valid(op->tensor_value->data_type))
-                elem.dtype = (onyx_dtype)op->tensor_value->data_type;
-            CHECK(tensor_value(op->tensor_value, base_dir, false, NULL, &item));
-        }
+        proto = op->tensor_value;
         break;
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__SPARSE_TENSOR:
         elem.kind = ONYX_VALUE_TENSOR;
-        if (op->sparse_tensor_value)
-            CHECK(tensor_value(NULL, base_dir, true, op->sparse_tensor_value, &item));
+        proto = op->sparse_tensor_value;
+        sparse = true;
         break;
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__SEQUENCE:
         elem.kind = ONYX_VALUE_SEQUENCE;
-        if (op->sequence_value) {
-            item = value_new();
-            if (!item) {
-                st = onyx_oom("optional element");
-                goto done;
-            }
-            CHECK(tensor_proto_sequence(op->sequence_value, base_dir, item));
-        }
+        proto = op->sequence_value;
         break;
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__OPTIONAL:
         elem.kind = ONYX_VALUE_OPTIONAL;
-        if (op->optional_value) {
-            item = value_new();
-            if (!item) {
-                st = onyx_oom("optional element");
-                goto done;
-            }
-            CHECK(tensor_proto_optional(op->optional_value, base_dir, item));
-        }
+        proto = op->optional_value;
         break;
     case ONNX__OPTIONAL_PROTO__DATA_TYPE__MAP:
         return onyx_error(ONYX_ERR_UNSUPPORTED, "optionals of maps are not supported");
     default: return onyx_error(ONYX_ERR_INVALID_MODEL, "optional has unknown element kind %d", et);
+    }
+    if (proto) {
+        st = decode_value(elem.kind, sparse, proto, base_dir, &item);
+        if (st != ONYX_OK) return onyx_error_prefix(st, "optional element");
+        if (item->kind == ONYX_VALUE_TENSOR) elem.dtype = item->t.dtype;
     }
     CHECK(value_make_optional(out, elem.kind == ONYX_VALUE_NONE ? NULL : &elem));
     out->opt = item;

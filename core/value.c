@@ -416,6 +416,14 @@ static void type_merge(type_info *acc, const type_info *b) {
     }
 }
 
+/* Sets t->elem to the type of `item` (a heap copy that type_release frees, even on failure). */
+static onyx_status elem_of_value(type_info *t, const onyx_value *item) {
+    t->elem = malloc(sizeof *t->elem);
+    if (!t->elem) return onyx_oom("type description");
+    type_init(t->elem);
+    return type_of_value(t->elem, item);
+}
+
 onyx_status type_of_value(type_info *out, const onyx_value *v) {
     type_info n;
     type_init(&n);
@@ -428,13 +436,7 @@ onyx_status type_of_value(type_info *out, const onyx_value *v) {
             CHECK(type_dup(&n.elem, v->elem_type));
             break;
         }
-        n.elem = malloc(sizeof *n.elem);
-        if (!n.elem) {
-            st = onyx_oom("type description");
-            goto done;
-        }
-        type_init(n.elem);
-        CHECK(type_of_value(n.elem, v->seq.items[0]));
+        CHECK(elem_of_value(&n, v->seq.items[0]));
         for (size_t i = 1; i < v->seq.count; i++) {
             type_info item;
             CHECK(type_of_value(&item, v->seq.items[i]));
@@ -448,13 +450,7 @@ onyx_status type_of_value(type_info *out, const onyx_value *v) {
             CHECK(type_dup(&n.elem, v->elem_type));
             break;
         }
-        n.elem = malloc(sizeof *n.elem);
-        if (!n.elem) {
-            st = onyx_oom("type description");
-            goto done;
-        }
-        type_init(n.elem);
-        CHECK(type_of_value(n.elem, v->opt));
+        CHECK(elem_of_value(&n, v->opt));
         break;
     default: n.kind = v->kind; break;
     }
@@ -585,7 +581,8 @@ onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const 
 }
 
 void value_borrow_tensor(onyx_value *v, const tensor *src) {
-    /* src may live inside v; take the copy before clearing. */
+    /* src may be v's own (borrowed) tensor: copy the description before clearing v. An owned
+     * tensor of v itself would be freed by the clear, so callers never pass one. */
     tensor t = *src;
     value_clear(v);
     v->kind = ONYX_VALUE_TENSOR;

@@ -72,15 +72,15 @@ onyx_status infer_ctl_body(const graph_node *n, const char *name, const graph **
 }
 
 onyx_status infer_ctl_need_seq(infer_ctx *c, int i, const type_info **elem) {
-    *elem = NULL;
     if (i >= c->n_in || !c->in[i])
         return onyx_error(ONYX_ERR_INVALID_MODEL, "input %d: expected a sequence, got none", i);
     const type_info *t = c->in[i];
-    if (t->kind == ONYX_VALUE_NONE) return ONYX_OK;
-    if (t->kind != ONYX_VALUE_SEQUENCE)
+    if (t->kind != ONYX_VALUE_SEQUENCE && t->kind != ONYX_VALUE_NONE)
         return onyx_error(ONYX_ERR_SHAPE, "input %d: expected a sequence, got a %s", i,
                           t->kind == ONYX_VALUE_TENSOR ? "tensor" : "non-sequence value");
-    if (t->elem && t->elem->kind != ONYX_VALUE_NONE) *elem = t->elem;
+    *elem = t->kind == ONYX_VALUE_SEQUENCE && t->elem && t->elem->kind != ONYX_VALUE_NONE
+                ? t->elem
+                : NULL;
     return ONYX_OK;
 }
 

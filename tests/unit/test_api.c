@@ -253,6 +253,11 @@ static void wrong_inputs_are_refused(void **state) {
     assert_int_equal(onyx_rep_run(rep, 1, NULL, (const onyx_value *const *)in3, &n_out, &out),
                      ONYX_ERR_INVALID_ARGUMENT);
 
+    const char *twice[2] = {"X", "X"};
+    assert_int_equal(onyx_rep_run(rep, 2, twice, (const onyx_value *const *)in3, &n_out, &out),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(onyx_last_error(), "twice"));
+
     /* by name, in another order, works */
     const char *names_ok[2] = {"Y", "X"};
     onyx_value *in4[2] = {yv, xv};
