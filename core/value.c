@@ -125,6 +125,16 @@ onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_
     if (!shape_numel(rank, dims, &numel))
         return onyx_error(ONYX_ERR_NO_MEMORY, "tensor shape %s has more than %" PRId64 " elements",
                           shape_str(rank, dims, sh, sizeof sh), INT64_MAX);
+    /* As numpy: an empty tensor's other dims must multiply within int64 too, since kernels take
+     * partial products of dims (strides, outer and inner sizes) before they look at numel. */
+    int64_t span = 1;
+    for (int i = 0; i < rank && numel == 0; i++) {
+        if (dims[i] == 0) continue;
+        if (span > INT64_MAX / dims[i])
+            return onyx_error(ONYX_ERR_NO_MEMORY, "tensor shape %s: its nonzero dims multiply "
+                              "past %" PRId64, shape_str(rank, dims, sh, sizeof sh), INT64_MAX);
+        span *= dims[i];
+    }
     size_t nbytes;
     if (!dtype_storage_size(dtype, numel, &nbytes))
         return onyx_error(ONYX_ERR_NO_MEMORY, "tensor(%s)%s needs more than %zu bytes",

@@ -421,6 +421,11 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
         q.zb = zb->data;
     }
     if (Y->numel == 0) return ONYX_OK;
+    if (q.j.k == 0) {
+        /* empty sums; the rows' matrix index (offset / (m * k)) would divide by zero */
+        memset(Y->data, 0, Y->nbytes);
+        return ONYX_OK;
+    }
     q.j.a = A->data;
     q.j.b = B->data;
     q.j.c = Y->data;

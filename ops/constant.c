@@ -8,7 +8,10 @@ static onyx_status constant_infer(infer_ctx *c) {
                                         "value_string", "value_strings"};
     const graph_attr *a = NULL;
     int which = -1, count = 0;
-    for (int i = 0; i < 8; i++) {
+    /* Only the forms this version defines: the loader checks the types of those alone, and
+     * others (value_floats given as ints to a Constant-9) would be read as what they are not. */
+    int forms = c->node->version >= 12 ? 8 : c->node->version >= 11 ? 2 : 1;
+    for (int i = 0; i < forms; i++) {
         const graph_attr *x = node_attr(c->node, names[i]);
         if (!x) continue;
         count++;

@@ -1,0 +1,41 @@
+# The fuzz build (used by tests/fuzz/run.sh; separate from the main Makefile): the library's
+# sources compiled with clang under libFuzzer + ASan + UBSan into build-fuzz/, one binary per target.
+FUZZ_BUILD ?= build-fuzz
+CLANG ?= clang
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# clang warns about a few things gcc (the main build's -Werror) does not: warnings only here,
+# except for the fuzz targets themselves.
+CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp -Iinclude \
+          -I$(FUZZ_BUILD)/gen $(SAN) -fsanitize=fuzzer-no-link
+LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lm -lpthread
+
+LIB_SRCS := $(wildcard core/*.c ops/*.c kernels_cpu/*.c backend/*.c)
+LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o
+TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+all: $(TARGETS)
+
+$(FUZZ_BUILD)/gen/onnx.pb-c.c $(FUZZ_BUILD)/gen/onnx.pb-c.h &: onnx.proto
+	@mkdir -p $(FUZZ_BUILD)/gen
+	protoc-c --c_out=$(FUZZ_BUILD)/gen onnx.proto
+
+$(FUZZ_BUILD)/obj/gen/onnx.pb-c.o: $(FUZZ_BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_BUILD)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/libonyx-fuzz.a: $(LIB_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(FUZZ_BUILD)/obj/tests/fuzz/%.o: CFLAGS += -Werror
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libonyx-fuzz.a
+	$(CLANG) $(SAN) -fsanitize=fuzzer -fopenmp -o $@ $^ $(LDLIBS)
+
+.PHONY: all
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+.SECONDARY:
