@@ -14,7 +14,7 @@ onyx_status infer_ew_legacy_dims(int rank_a, const int64_t *dims_a, int rank_b,
                           rank_b, rank_a);
     int64_t start = has_axis ? axis : rank_a - rank_b;
     if (start < 0) start += rank_a;
-    if (start < 0 || start + rank_b > rank_a)
+    if (start < 0 || start > rank_a - rank_b) /* not start + rank_b: axis is untrusted */
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "axis %lld does not place input 1 (rank %d) inside input 0 (rank %d)",
                           (long long)axis, rank_b, rank_a);

@@ -117,12 +117,12 @@ onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims
         int64_t s = st[i], e = en[i];
         if (s < 0) s += d;
         if (e < 0) e += d;
-        int64_t len;
+        int64_t len = 0;
         if (step > 0) {
             s = clamp64(s, 0, d);
             e = clamp64(e, 0, d);
             len = e > s ? (e - s - 1) / step + 1 : 0;
-        } else {
+        } else if (d > 0) { /* an empty axis has no [0, d - 1] to clamp into */
             s = clamp64(s, 0, d - 1);
             e = clamp64(e, -1, d - 1);
             /* unsigned: -step overflows for INT64_MIN */

@@ -290,6 +290,44 @@ static void constant_ignores_forms_of_later_versions(void **state) {
                  "expected exactly one value attribute");
 }
 
+/* Add-6 with broadcast=1 and axis = INT64_MAX: checking that input 1 fits from `axis` on
+ * computed axis + rank (signed overflow, UBSan in ops/infer_elementwise.c). */
+static void legacy_broadcast_huge_axis_is_refused(void **state) {
+    (void)state;
+    Onnx__ModelProto *m = model_new(6);
+    static const int64_t ad[] = {2, 3}, bd[] = {2, 1};
+    add_input(m, "A", ONYX_DOUBLE, 2, ad);
+    add_input(m, "B", ONYX_DOUBLE, 2, bd);
+    Onnx__NodeProto *n = add_node(m, "Add", "A,B", "Y");
+    attr_int(n, "broadcast", 1);
+    attr_int(n, "axis", INT64_MAX);
+    add_output(m, "Y", ONYX_DOUBLE);
+    onyx_model *model = NULL;
+    onyx_rep *rep = NULL;
+    assert_int_equal(load(m, &model), ONYX_OK);
+    assert_error(onyx_prepare(model, NULL, &rep), ONYX_ERR_INVALID_MODEL,
+                 "does not place input 1 (rank 2) inside input 0");
+    onyx_model_free(model);
+}
+
+/* Slice with a negative step over an empty axis: clamping the start into [0, d - 1] = [0, -1]
+ * gave 0, so the slice had one element of an axis that has none (heap overflow reading X). */
+static void slice_negative_step_on_empty_axis(void **state) {
+    (void)state;
+    Onnx__ModelProto *m = model_new(13);
+    static const int64_t xd[] = {0, 3}, one[] = {1}, minus2[] = {-2};
+    add_input(m, "X", ONYX_FLOAT, 2, xd);
+    add_init_i64(m, "s", 1, one, 1, minus2);
+    add_node(m, "Slice", "X,s,s,,s", "Y");
+    add_output(m, "Y", ONYX_FLOAT);
+    onyx_value *in[] = {float_tensor(2, xd, NULL, 0)}, *y = NULL;
+    assert_int_equal(load_and_run(m, 1, in, &y), ONYX_OK);
+    assert_int_equal(onyx_tensor_rank(y), 2);
+    assert_int_equal(onyx_tensor_dims(y)[0], 0);
+    assert_int_equal(onyx_tensor_dims(y)[1], 3);
+    onyx_value_free(y);
+}
+
 /* ArgMax with its only output named "" (omitted): the kernel wrote through a NULL output. */
 static void omitted_required_output_is_refused(void **state) {
     (void)state;
@@ -340,6 +378,8 @@ int main(void) {
         cmocka_unit_test_teardown(matmul_integer_empty_inner_dim, free_all),
         cmocka_unit_test_teardown(empty_tensor_with_huge_dims_is_refused, free_all),
         cmocka_unit_test_teardown(constant_ignores_forms_of_later_versions, free_all),
+        cmocka_unit_test_teardown(legacy_broadcast_huge_axis_is_refused, free_all),
+        cmocka_unit_test_teardown(slice_negative_step_on_empty_axis, free_all),
         cmocka_unit_test_teardown(omitted_required_output_is_refused, free_all),
         cmocka_unit_test_teardown(run_node_refuses_deep_nesting, free_all),
     };
