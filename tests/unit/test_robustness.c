@@ -16,33 +16,7 @@
 
 /* ------------------------------------------------------------------ building models */
 
-/* Everything a test builds is tracked here and freed by the teardown. */
-static void *allocs[4096];
-static size_t n_allocs;
-
-static void *zalloc(size_t n) {
-    void *p = calloc(1, n ? n : 1);
-    assert_non_null(p);
-    assert_true(n_allocs < sizeof allocs / sizeof allocs[0]);
-    allocs[n_allocs++] = p;
-    return p;
-}
-
-static int free_all(void **state) {
-    (void)state;
-    for (size_t i = 0; i < n_allocs; i++) free(allocs[i]);
-    n_allocs = 0;
-    return 0;
-}
-
-/* Appends `item` to a protobuf-c repeated field (`*arr` of `*n` pointers). */
-static void push(void ***arr, size_t *n, void *item) {
-    void **grown = zalloc((*n + 1) * sizeof *grown);
-    if (*n) memcpy(grown, *arr, *n * sizeof *grown);
-    grown[(*n)++] = item;
-    *arr = grown;
-}
-#define PUSH(arr, n, item) push((void ***)&(arr), &(n), (item))
+#include "proto_alloc.h"
 
 static Onnx__ModelProto *model_new(int64_t opset) {
     Onnx__ModelProto *m = zalloc(sizeof *m);
