@@ -26,16 +26,27 @@ RUNNER_FLAGS ?=
 
 # Debian packages that building and testing needs (python3-venv is added by tools/deps.sh when
 # python3 lacks venv). Add new ones here.
-DEB_PACKAGES := gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev \
-                libopenblas-openmp-dev libdnnl-dev libcmocka-dev
+DEB_PACKAGES := gcc g++ make pkg-config protobuf-c-compiler libprotobuf-c-dev \
+                libopenblas-openmp-dev libdnnl-dev libcmocka-dev libre2-dev \
+                libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
           -fopenmp -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
-LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lm -lpthread
+CXX ?= c++
+# C++ only where a library has no C API (RE2): a thin shim with a C interface.
+CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -Iinclude \
+            -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
+# Image codecs for ImageDecoder; OpenJPEG's headers live in a versioned folder.
+OPENJPEG_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
+CFLAGS += $(OPENJPEG_CFLAGS)
+LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
+          -lstdc++ -lm -lpthread
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c kernels_cpu/*.c backend/*.c)
-LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o
+LIB_CXX_SRCS := $(wildcard kernels_cpu/*.cc)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.cc,$(BUILD)/obj/%.cc.o,$(LIB_CXX_SRCS)) \
+            $(BUILD)/obj/gen/onnx.pb-c.o
 
 # ---- CUDA: kernels_cuda/*.cu (nvcc) and kernels_cuda/*.c (cc, CUDA headers) go into the library
 # when CUDA=1; ONYX_WITH_CUDA tells the backend that the CUDA table and device glue are there.
@@ -84,7 +95,7 @@ all: $(LIB_A) $(LIB_SO) $(TOOLS)
 
 # Objects are rebuilt when the flags change (CUDA=0/1, OPT, sanitizers, EXTRA_CFLAGS): the stamp is
 # rewritten only when its content differs.
-FLAGS_LINE := $(CC) $(CFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_LINE := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS) | $(LDFLAGS) $(LDLIBS)
 FLAGS_STAMP := $(BUILD)/flags.stamp
 ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
   $(shell mkdir -p $(BUILD) && { printf '%s\n' '$(FLAGS_LINE)' | cmp -s - $(FLAGS_STAMP) || printf '%s\n' '$(FLAGS_LINE)' > $(FLAGS_STAMP); })
@@ -102,6 +113,10 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(FLAGS_STAMP)
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cc.o: %.cc $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.cu.o: %.cu $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -8,12 +8,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import glob  # noqa: E402
+import importlib  # noqa: E402
+
 import numpy as np  # noqa: E402
 
-import gen_control  # noqa: E402
-import gen_elementwise  # noqa: E402
-import gen_shape  # noqa: E402
 from common import Suite  # noqa: E402
+
+# Every tests/gen/gen_<family>.py module is a family: it defines generate(suite).
+FAMILIES = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'gen_*.py')))
 
 
 def main(argv):
@@ -23,8 +26,8 @@ def main(argv):
     suite = Suite(argv[1])
     # numpy warns on the overflows and invalid values that some cases are about.
     with np.errstate(all='ignore'):
-        for family in (gen_elementwise, gen_shape, gen_control):
-            family.generate(suite)
+        for name in FAMILIES:
+            importlib.import_module(name).generate(suite)
     print(f'make_cases: {suite.counts["ok"]} cases in {argv[1]}/ok, {suite.counts["par"]} large ones in '
           f'{argv[1]}/par')
     return 0

@@ -1,0 +1,1 @@
+/* ops of the conv family: one OP(Name) per ops/<name>.c */

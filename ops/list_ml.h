@@ -1,0 +1,1 @@
+/* ops of the ml family: one OP(Name) per ops/<name>.c */

@@ -1,0 +1,1 @@
+/* ops of the pool family: one OP(Name) per ops/<name>.c */

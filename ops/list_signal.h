@@ -1,0 +1,1 @@
+/* ops of the signal family: one OP(Name) per ops/<name>.c */

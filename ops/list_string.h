@@ -1,0 +1,1 @@
+/* ops of the string family: one OP(Name) per ops/<name>.c */
