@@ -1,0 +1,26 @@
+/* The one door to BLAS for every CPU kernel: row-major GEMM/GEMV in float and double. Which
+ * library sits behind it (and how it is set up for this CPU) is blas.c's business alone. */
+#ifndef ONYX_KERNELS_CPU_BLAS_H
+#define ONYX_KERNELS_CPU_BLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* C[m,n] = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X^T when tX. lda/ldb/ldc are the
+ * row strides of A, B, C as stored. Dims must fit in int (callers check; see cpu_blas_dims_ok). */
+void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void cpu_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+               int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+/* y[m] = alpha * op(A) x + beta * y, A row-major [rows, cols] with row stride lda; op(A) = A^T
+ * when ta (then y has cols elements and x rows). */
+void cpu_sgemv(bool ta, int64_t rows, int64_t cols, float alpha, const float *a, int64_t lda,
+               const float *x, float beta, float *y);
+void cpu_dgemv(bool ta, int64_t rows, int64_t cols, double alpha, const double *a, int64_t lda,
+               const double *x, double beta, double *y);
+
+/* Whether every dim fits BLAS's int. */
+bool cpu_blas_dims_ok(int64_t m, int64_t n, int64_t k);
+
+#endif
