@@ -1,0 +1,194 @@
+"""Conversions between Python values (numpy arrays, lists for sequences, None for empty optionals)
+and libonyx values. Plain numeric arrays are lent to the library without a copy."""
+import ctypes
+
+import numpy as np
+
+from ._lib import (KIND_OPTIONAL, KIND_SEQUENCE, KIND_TENSOR, Value_p, Value_pp, c_char_p_p,
+                   c_int64_p, check, lib)
+
+# onyx dtype number (= onnx.TensorProto.DataType) → numpy type name; the names that numpy lacks
+# come from ml_dtypes (a dependency of onnx), loaded only when one of them is used.
+_NUMPY = {1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64',
+          8: 'object', 9: 'bool', 10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64',
+          14: 'complex64', 15: 'complex128'}
+_ML_DTYPES = {16: 'bfloat16', 17: 'float8_e4m3fn', 18: 'float8_e4m3fnuz', 19: 'float8_e5m2',
+              20: 'float8_e5m2fnuz', 21: 'uint4', 22: 'int4', 23: 'float4_e2m1fn',
+              24: 'float8_e8m0fnu', 25: 'uint2', 26: 'int2'}
+# Types onyx packs several to a byte (low bits first); ml_dtypes keeps one per byte.
+_SUB_BYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+STRING = 8
+
+
+def numpy_dtype(code):
+    """The numpy dtype of an onyx dtype number."""
+    if code in _NUMPY:
+        return np.dtype(_NUMPY[code])
+    if code in _ML_DTYPES:
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[code]))
+    raise TypeError(f'onyx dtype {code} has no numpy equivalent')
+
+
+def dtype_code(dtype):
+    """The onyx dtype number of a numpy dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in 'OUS':
+        return STRING
+    for code, name in _NUMPY.items():
+        if dtype == np.dtype(name):
+            return code
+    for code, name in _ML_DTYPES.items():
+        if dtype.name == name:
+            return code
+    raise TypeError(f'numpy dtype {dtype} has no ONNX element type')
+
+
+def _pack(raw, bits):
+    """One element per byte → `8 / bits` elements per byte, low bits first."""
+    per = 8 // bits
+    raw = raw.reshape(-1) & ((1 << bits) - 1)
+    padded = np.zeros((raw.size + per - 1) // per * per, np.uint8)
+    padded[:raw.size] = raw
+    out = np.zeros(padded.size // per, np.uint8)
+    for i in range(per):
+        out |= padded[i::per] << (i * bits)
+    return out
+
+
+def _unpack(packed, bits, count):
+    per = 8 // bits
+    out = np.empty(packed.size * per, np.uint8)
+    for i in range(per):
+        out[i::per] = (packed >> (i * bits)) & ((1 << bits) - 1)
+    return out[:count]
+
+
+def _dims(shape):
+    return (ctypes.c_int64 * max(len(shape), 1))(*shape)
+
+
+class Arena:
+    """Keeps what the library borrows alive for one call, and frees the values made for it."""
+
+    def __init__(self):
+        self.keep = []
+        self.owned = []
+
+    def free(self):
+        for v in self.owned:
+            lib.onyx_value_free(v)
+        self.owned.clear()
+        self.keep.clear()
+
+
+def _tensor(x, arena):
+    out = Value_p()
+    if isinstance(x, np.ndarray) and x.dtype.kind in 'OUS' or isinstance(x, (str, bytes)):
+        x = np.asarray(x, dtype=object)
+        items = [s if isinstance(s, bytes) else str(s).encode('utf-8') for s in x.reshape(-1)]
+        strings = (ctypes.c_char_p * max(len(items), 1))(*items)
+        check(lib.onyx_value_new_string_tensor(x.ndim, _dims(x.shape), strings, ctypes.byref(out)))
+        return out
+    x = np.asarray(x)
+    code = dtype_code(x.dtype)
+    if code in _SUB_BYTE_BITS:
+        packed = _pack(np.ascontiguousarray(x).view(np.uint8), _SUB_BYTE_BITS[code])
+        check(lib.onyx_value_new_tensor(code, x.ndim, _dims(x.shape), packed.ctypes.data,
+                                        packed.nbytes, ctypes.byref(out)))
+        return out
+    if not x.flags.c_contiguous or not x.flags.aligned:
+        x = np.ascontiguousarray(x)
+    arena.keep.append(x)  # lent without a copy: must outlive the call
+    check(lib.onyx_value_wrap_tensor(code, x.ndim, _dims(x.shape), x.ctypes.data if x.nbytes else None,
+                                     x.nbytes, ctypes.byref(out)))
+    return out
+
+
+def _unowned(x, kind, arena, elem_dtype=0):
+    """A new value for x (the caller takes ownership)."""
+    if kind == KIND_OPTIONAL:
+        item = None if x is None else _unowned(x, KIND_SEQUENCE if isinstance(x, list) else KIND_TENSOR,
+                                               arena, elem_dtype)
+        out = Value_p()
+        code = lib.onyx_value_new_optional(item, ctypes.byref(out))
+        if code != 0:
+            lib.onyx_value_free(item)
+            check(code)
+        return out
+    if isinstance(x, (list, tuple)):
+        items = []
+        try:
+            for item in x:
+                items.append(_unowned(item, KIND_TENSOR, arena))
+            arr = (Value_p * max(len(items), 1))(*items)
+            if items:
+                elem_dtype = lib.onyx_tensor_dtype(items[0])
+            out = Value_p()
+            check(lib.onyx_value_new_sequence(elem_dtype, len(items), arr, ctypes.byref(out)))
+            return out
+        except BaseException:
+            for item in items:
+                lib.onyx_value_free(item)
+            raise
+    if x is None:
+        raise TypeError('None is only allowed for an optional input')
+    return _tensor(x, arena)
+
+
+def to_value(x, arena, kind=0, elem_dtype=0):
+    """A library value for the Python value x, freed with the arena. `kind` is the declared kind of
+    the input (0: from x itself)."""
+    if kind not in (KIND_OPTIONAL,):
+        kind = KIND_SEQUENCE if isinstance(x, (list, tuple)) else KIND_TENSOR
+    v = _unowned(x, kind, arena, elem_dtype)
+    arena.owned.append(v)
+    return v
+
+
+def from_value(v):
+    """The Python value of a library value (copied out): an array, a list, or None."""
+    kind = lib.onyx_value_kind_of(v)
+    if kind == KIND_SEQUENCE:
+        return [from_value(lib.onyx_sequence_at(v, i)) for i in range(lib.onyx_sequence_length(v))]
+    if kind == KIND_OPTIONAL:
+        return from_value(lib.onyx_optional_value(v)) if lib.onyx_optional_has_value(v) else None
+    if kind != KIND_TENSOR:
+        raise TypeError(f'onyx value kind {kind} has no Python equivalent')
+    code = lib.onyx_tensor_dtype(v)
+    rank = lib.onyx_tensor_rank(v)
+    dims = lib.onyx_tensor_dims(v)
+    shape = tuple(dims[i] for i in range(rank))
+    count = lib.onyx_tensor_numel(v)
+    data = lib.onyx_tensor_data(v)
+    dtype = numpy_dtype(code)
+    if code == STRING:
+        ptrs = ctypes.cast(data, c_char_p_p) if count else None
+        out = np.empty(count, dtype=object)
+        for i in range(count):
+            out[i] = ptrs[i].decode('utf-8')
+        return out.reshape(shape)
+    nbytes = lib.onyx_tensor_nbytes(v)
+    if not nbytes:
+        return np.zeros(shape, dtype)
+    raw = np.empty(nbytes, np.uint8)
+    ctypes.memmove(raw.ctypes.data, data, nbytes)
+    if code in _SUB_BYTE_BITS:
+        raw = _unpack(raw, _SUB_BYTE_BITS[code], count)
+    return raw.view(dtype).reshape(shape)
+
+
+def values_array(values):
+    return (Value_p * max(len(values), 1))(*values)
+
+
+def take_outputs(outputs, count):
+    """Python values of a run's outputs; frees them."""
+    try:
+        return [from_value(outputs[i]) for i in range(count)]
+    finally:
+        lib.onyx_values_free(outputs, count)
+
+
+__all__ = ['Arena', 'to_value', 'from_value', 'numpy_dtype', 'dtype_code', 'values_array',
+           'take_outputs', 'c_int64_p', 'Value_pp']

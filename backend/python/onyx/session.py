@@ -1,0 +1,171 @@
+"""onyx.Session: load a model once, run it many times (the everyday Python API)."""
+import ctypes
+import os
+
+from ._lib import KIND_NAMES, IoInfo, Model, PrepareOptions, Rep, Value_pp, check, lib
+from ._values import Arena, numpy_dtype, take_outputs, to_value, values_array
+
+
+class NodeArg:
+    """A graph input or output: name, type ("tensor(float)", "seq(tensor(int64))", …) and shape (a
+    list of ints, symbolic names, or None for a dim nobody named; None when the rank is unknown)."""
+
+    def __init__(self, info):
+        self.name = info.name.decode('utf-8')
+        self.kind_code = info.kind
+        self.kind = KIND_NAMES.get(info.kind, 'unknown')
+        self.dtype_code = info.dtype
+        elem = lib.onyx_dtype_name(info.dtype).decode()
+        tensor = f'tensor({elem})'
+        self.type = {'seq': f'seq({tensor})', 'optional': f'optional({tensor})'}.get(self.kind, tensor)
+        if info.rank < 0:
+            self.shape = None
+        else:
+            self.shape = []
+            for i in range(info.rank):
+                if info.dims[i] >= 0:
+                    self.shape.append(int(info.dims[i]))
+                elif info.dim_params and info.dim_params[i]:
+                    self.shape.append(info.dim_params[i].decode('utf-8'))
+                else:
+                    self.shape.append(None)
+
+    @property
+    def numpy_dtype(self):
+        return numpy_dtype(self.dtype_code)
+
+    def __repr__(self):
+        return f'NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})'
+
+
+def load_model(model):
+    """A library model from a path, bytes, or anything with SerializeToString (a ModelProto)."""
+    handle = ctypes.POINTER(Model)()
+    if isinstance(model, (str, os.PathLike)):
+        check(lib.onyx_model_load_file(os.fsencode(model), ctypes.byref(handle)))
+    else:
+        data = model.SerializeToString() if hasattr(model, 'SerializeToString') else bytes(model)
+        check(lib.onyx_model_load_buffer(data, len(data), None, ctypes.byref(handle)))
+    return handle
+
+
+def _io_list(count, get, owner):
+    out = []
+    for i in range(count(owner)):
+        info = IoInfo()
+        check(get(owner, i, ctypes.byref(info)))
+        out.append(NodeArg(info))
+    return out
+
+
+class Session:
+    """A prepared model.
+
+    Session(model, device="CPU", input_example=None, threads=None)
+      model: a file path, the model's bytes, or an onnx.ModelProto.
+      input_example: arrays (a list in input order, or a dict by name) that fix symbolic dims and
+        let kernels be chosen up front; runs with other shapes still work.
+      threads: threads per run (None: all cores).
+    Errors from the library arrive as onyx.OnyxError carrying its message.
+    """
+
+    def __init__(self, model, device='CPU', input_example=None, threads=None):
+        self._rep = None
+        model_handle = load_model(model)
+        try:
+            self._model_inputs = _io_list(lib.onyx_model_input_count, lib.onyx_model_input, model_handle)
+            opts = PrepareOptions()
+            lib.onyx_prepare_options_init(ctypes.byref(opts))
+            opts.device = device.encode()
+            opts.threads = int(threads or 0)
+            arena = Arena()
+            try:
+                if input_example is not None:
+                    names, examples = self._examples(input_example, arena)
+                    opts.example_count = len(examples)
+                    opts.example_names = names
+                    opts.examples = values_array(examples)
+                rep = ctypes.POINTER(Rep)()
+                check(lib.onyx_prepare(model_handle, ctypes.byref(opts), ctypes.byref(rep)))
+                self._rep = rep
+            finally:
+                arena.free()
+        finally:
+            lib.onyx_model_free(model_handle)
+        self._inputs = _io_list(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
+        self._outputs = _io_list(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
+        self.device = device
+
+    def _examples(self, example, arena):
+        if isinstance(example, dict):
+            items = list(example.items())
+        else:
+            items = [(info.name, x) for info, x in zip(self._model_inputs, example)]
+        kinds = {info.name: info for info in self._model_inputs}
+        values = []
+        for name, x in items:
+            info = kinds.get(name)
+            values.append(to_value(x, arena, info.kind_code if info else 0))
+        names = (ctypes.c_char_p * max(len(items), 1))(*[n.encode() for n, _ in items])
+        arena.keep.append(names)
+        return names, values
+
+    def get_inputs(self):
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def run(self, output_names=None, input_feed=None):
+        """Runs the model. input_feed: a dict by input name (or a list in input order); returns the
+        outputs named in output_names (all when None), in that order."""
+        outputs = self.run_all(input_feed if input_feed is not None else {})
+        if output_names is None:
+            return outputs
+        index = {o.name: i for i, o in enumerate(self._outputs)}
+        missing = [n for n in output_names if n not in index]
+        if missing:
+            raise ValueError(f'unknown output name(s) {missing}; the model has {list(index)}')
+        return [outputs[index[n]] for n in output_names]
+
+    def run_all(self, inputs):
+        """Every output, in graph order, for inputs given as a dict by name or a list in order."""
+        if self._rep is None:
+            raise ValueError('session is closed')
+        arena = Arena()
+        try:
+            if isinstance(inputs, dict):
+                by_name = {i.name: i for i in self._inputs}
+                unknown = [n for n in inputs if n not in by_name]
+                if unknown:
+                    raise ValueError(f'unknown input name(s) {unknown}; the model has {list(by_name)}')
+                names = list(inputs)
+                values = [to_value(inputs[n], arena, by_name[n].kind_code) for n in names]
+                c_names = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
+            else:
+                inputs = list(inputs)
+                values = [to_value(x, arena, info.kind_code) for x, info in zip(inputs, self._inputs)]
+                if len(inputs) > len(self._inputs):
+                    raise ValueError(f'{len(inputs)} inputs given, the model has {len(self._inputs)}')
+                c_names = None
+            count = ctypes.c_size_t()
+            outs = Value_pp()
+            check(lib.onyx_rep_run(self._rep, len(values), c_names, values_array(values),
+                                   ctypes.byref(count), ctypes.byref(outs)))
+        finally:
+            arena.free()
+        return take_outputs(outs, count.value)
+
+    def close(self):
+        if self._rep is not None:
+            lib.onyx_rep_free(self._rep)
+            self._rep = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
