@@ -305,6 +305,20 @@ static Onnx__TypeProto *tensor_type_proto(pool *p, onyx_dtype dtype, int64_t ran
 
 static Onnx__TypeProto *value_type_proto(pool *p, const onyx_value *v) {
     if (v->kind == ONYX_VALUE_TENSOR) return tensor_type_proto(p, v->t.dtype, v->t.rank, v->t.dims);
+    if (v->kind == ONYX_VALUE_MAP) {
+        Onnx__TypeProto *t = pool_alloc(p, 1, sizeof *t);
+        Onnx__TypeProto__Map *m = pool_alloc(p, 1, sizeof *m);
+        if (!t || !m) return NULL;
+        onnx__type_proto__init(t);
+        onnx__type_proto__map__init(m);
+        m->has_key_type = true;
+        m->key_type = (int32_t)v->map.keys->t.dtype;
+        m->value_type = tensor_type_proto(p, v->map.values->t.dtype, -1, NULL);
+        if (!m->value_type) return NULL;
+        t->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+        t->map_type = m;
+        return t;
+    }
     const onyx_value *elem = NULL;
     onyx_dtype elem_dtype = v->elem_type ? v->elem_type->dtype : ONYX_UNDEFINED;
     if (v->kind == ONYX_VALUE_SEQUENCE && v->seq.count > 0) elem = v->seq.items[0];

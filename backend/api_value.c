@@ -112,13 +112,34 @@ static const char *kind_name(onyx_value_kind k) {
     }
 }
 
-/* Sequences and optionals hold tensors, sequences or optionals (onyx has no maps). */
+/* Sequences and optionals hold tensors, sequences, optionals or maps. */
 static onyx_status check_item(const char *fn, size_t i, const onyx_value *item) {
     if (item->kind == ONYX_VALUE_TENSOR || item->kind == ONYX_VALUE_SEQUENCE ||
-        item->kind == ONYX_VALUE_OPTIONAL)
+        item->kind == ONYX_VALUE_OPTIONAL || item->kind == ONYX_VALUE_MAP)
         return ONYX_OK;
     return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: item %zu is a %s, expected a tensor, a "
-                      "sequence or an optional", fn, i, kind_name(item->kind));
+                      "sequence, an optional or a map", fn, i, kind_name(item->kind));
+}
+
+ONYX_API onyx_status onyx_value_new_map(onyx_value *keys, onyx_value *values, onyx_value **out) {
+    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "new_map: out is NULL");
+    onyx_value *v = value_new();
+    if (!v) return onyx_oom("map");
+    onyx_status st = value_make_map(v, keys, values);
+    if (st != ONYX_OK) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    return ONYX_OK;
+}
+
+ONYX_API const onyx_value *onyx_map_keys(const onyx_value *value) {
+    return (value && value->kind == ONYX_VALUE_MAP) ? value->map.keys : NULL;
+}
+
+ONYX_API const onyx_value *onyx_map_values(const onyx_value *value) {
+    return (value && value->kind == ONYX_VALUE_MAP) ? value->map.values : NULL;
 }
 
 ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count,

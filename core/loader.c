@@ -203,6 +203,15 @@ static onyx_status load_type(loader *ld, const Onnx__TypeProto *tp, type_info *o
     case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
         out->kind = ONYX_VALUE_MAP;
         inner = tp->map_type ? tp->map_type->value_type : NULL;
+        if (tp->map_type && tp->map_type->has_key_type) {
+            int32_t key = tp->map_type->key_type;
+            if (key != ONYX_INT64 && key != ONYX_INT32 && key != ONYX_STRING && key != ONYX_INT8 &&
+                key != ONYX_INT16 && key != ONYX_UINT8 && key != ONYX_UINT16 &&
+                key != ONYX_UINT32 && key != ONYX_UINT64)
+                return onyx_error(ONYX_ERR_INVALID_MODEL, "map key type %d is not an integer or "
+                                  "string type", (int)key);
+            out->dtype = (onyx_dtype)key;
+        }
         break;
     default: return ONYX_OK;
     }

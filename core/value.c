@@ -462,6 +462,17 @@ onyx_status type_of_value(type_info *out, const onyx_value *v) {
         }
         CHECK(elem_of_value(&n, v->opt));
         break;
+    case ONYX_VALUE_MAP:
+        n.kind = ONYX_VALUE_MAP;
+        n.dtype = v->map.keys->t.dtype;
+        n.elem = malloc(sizeof *n.elem);
+        if (!n.elem) {
+            st = onyx_oom("type description");
+            goto done;
+        }
+        type_init(n.elem);
+        type_set_tensor(n.elem, v->map.values->t.dtype, 0, NULL);
+        break;
     default: n.kind = v->kind; break;
     }
     *out = n;
@@ -514,6 +525,11 @@ bool type_accepts(const type_info *t, const onyx_value *v) {
         if (!t->elem) return true;
         if (!v->opt) return types_compatible(t->elem, v->elem_type);
         return type_accepts(t->elem, v->opt);
+    case ONYX_VALUE_MAP:
+        if (t->dtype != ONYX_UNDEFINED && t->dtype != v->map.keys->t.dtype) return false;
+        return !t->elem || t->elem->kind == ONYX_VALUE_NONE ||
+               (t->elem->kind == ONYX_VALUE_TENSOR &&
+                (t->elem->dtype == ONYX_UNDEFINED || t->elem->dtype == v->map.values->t.dtype));
     default: return true;
     }
 }
@@ -538,7 +554,14 @@ static void sb_type(strbuf *sb, const type_info *t) {
         sb_type(sb, t->elem);
         sb_printf(sb, ")");
         break;
-    case ONYX_VALUE_MAP: sb_printf(sb, "map"); break;
+    case ONYX_VALUE_MAP:
+        sb_printf(sb, "map(%s,", t->dtype == ONYX_UNDEFINED ? "?" : onyx_dtype_name(t->dtype));
+        if (t->elem && t->elem->kind == ONYX_VALUE_TENSOR && t->elem->rank <= 0)
+            sb_printf(sb, "%s", t->elem->dtype == ONYX_UNDEFINED ? "?" : onyx_dtype_name(t->elem->dtype));
+        else
+            sb_type(sb, t->elem);
+        sb_printf(sb, ")");
+        break;
     default: sb_printf(sb, "?"); break;
     }
 }
@@ -573,6 +596,10 @@ void value_clear(onyx_value *v) {
         free(v->seq.items);
         break;
     case ONYX_VALUE_OPTIONAL: value_destroy(v->opt); break;
+    case ONYX_VALUE_MAP:
+        value_destroy(v->map.keys);
+        value_destroy(v->map.values);
+        break;
     default: break;
     }
     if (v->elem_type) {
@@ -627,6 +654,13 @@ static onyx_status copy_into(onyx_value *dst, const onyx_value *src) {
         dst->opt = value_new();
         if (!dst->opt) return onyx_oom("optional element");
         return copy_into(dst->opt, src->opt);
+    case ONYX_VALUE_MAP:
+        dst->kind = ONYX_VALUE_MAP;
+        dst->map.keys = value_new();
+        dst->map.values = value_new();
+        if (!dst->map.keys || !dst->map.values) return onyx_oom("map");
+        TRY(copy_into(dst->map.keys, src->map.keys));
+        return copy_into(dst->map.values, src->map.values);
     default: dst->kind = src->kind; return ONYX_OK;
     }
 }
@@ -689,4 +723,21 @@ onyx_status value_make_sequence(onyx_value *v, const type_info *elem) {
 
 onyx_status value_make_optional(onyx_value *v, const type_info *elem) {
     return make_container(v, ONYX_VALUE_OPTIONAL, elem);
+}
+
+onyx_status value_make_map(onyx_value *v, onyx_value *keys, onyx_value *values) {
+    if (!keys || !values || keys->kind != ONYX_VALUE_TENSOR || values->kind != ONYX_VALUE_TENSOR)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "map: keys and values must be tensors");
+    if (keys->t.rank != 1 || values->t.rank != 1 || keys->t.dims[0] != values->t.dims[0])
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "map: keys and values must be 1-D tensors of "
+                          "one length (got %" PRId64 " keys and %" PRId64 " values)",
+                          keys->t.numel, values->t.numel);
+    if (keys->t.dtype != ONYX_INT64 && keys->t.dtype != ONYX_INT32 && keys->t.dtype != ONYX_STRING)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "map: keys of type %s (expected int64, int32 "
+                          "or string)", onyx_dtype_name(keys->t.dtype));
+    value_clear(v);
+    v->kind = ONYX_VALUE_MAP;
+    v->map.keys = keys;
+    v->map.values = values;
+    return ONYX_OK;
 }

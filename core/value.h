@@ -26,7 +26,8 @@ typedef struct tensor {
 
 /* A (possibly partial) type: what inference knows about a value.
  * kind NONE = nothing known. For tensors, rank -1 = unknown rank, dims[i] -1 = unknown dim.
- * For sequences and optionals `elem` describes the element (owned; NULL if unknown). */
+ * For sequences and optionals `elem` describes the element (owned; NULL if unknown). For maps
+ * `dtype` is the key type and `elem` the value type (a 0-d tensor type). */
 typedef struct type_info {
     onyx_value_kind kind;
     onyx_dtype dtype;
@@ -43,6 +44,9 @@ struct onyx_value {
         size_t count, cap;
     } seq;                 /* kind == SEQUENCE */
     onyx_value *opt;       /* kind == OPTIONAL: the element, NULL when empty */
+    struct {
+        onyx_value *keys, *values; /* 1-D tensors of one length; keys int64 or string */
+    } map;                 /* kind == MAP (ai.onnx.ml ZipMap, DictVectorizer, …) */
     type_info *elem_type;  /* SEQUENCE / OPTIONAL: element type, for empty ones (owned, may be NULL) */
 };
 
@@ -90,6 +94,9 @@ onyx_status value_seq_push(onyx_value *seq, onyx_value *item);
 /* Makes `v` an empty sequence / empty optional with element type `elem` (copied; may be NULL). */
 onyx_status value_make_sequence(onyx_value *v, const type_info *elem);
 onyx_status value_make_optional(onyx_value *v, const type_info *elem);
+/* Makes `v` a map taking ownership of `keys` and `values` (1-D tensors of one length; keys int64,
+ * int32 or string). On failure the caller keeps them. */
+onyx_status value_make_map(onyx_value *v, onyx_value *keys, onyx_value *values);
 
 /* ---- types */
 

@@ -126,6 +126,11 @@ ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count
  * Caller owns *out. */
 ONYX_API onyx_status onyx_value_new_optional(onyx_value *item, onyx_value **out);
 
+/* A map (the items of ai.onnx.ml ZipMap's output, DictVectorizer's input) taking ownership of
+ * `keys` and `values`: 1-D tensors of one length, keys int64, int32 or string. On failure the
+ * caller keeps them. Caller owns *out. */
+ONYX_API onyx_status onyx_value_new_map(onyx_value *keys, onyx_value *values, onyx_value **out);
+
 ONYX_API void onyx_value_free(onyx_value *value);
 /* Frees `count` values and the array holding them (as returned by the run functions). */
 ONYX_API void onyx_values_free(onyx_value **values, size_t count);
@@ -151,6 +156,11 @@ ONYX_API onyx_dtype onyx_sequence_elem_dtype(const onyx_value *value);
 /* Optional accessors. The element is borrowed; NULL when empty. */
 ONYX_API bool onyx_optional_has_value(const onyx_value *value);
 ONYX_API const onyx_value *onyx_optional_value(const onyx_value *value);
+
+/* Map accessors: the keys and the values, 1-D tensors of one length (borrowed, valid while the
+ * map lives); NULL when `value` is not a map. */
+ONYX_API const onyx_value *onyx_map_keys(const onyx_value *value);
+ONYX_API const onyx_value *onyx_map_values(const onyx_value *value);
 
 /* A deep copy. Caller owns *out. */
 ONYX_API onyx_status onyx_value_clone(const onyx_value *value, onyx_value **out);

@@ -492,6 +492,11 @@ static void print_value(const char *name, const onyx_value *v, int indent) {
         if (!onyx_optional_has_value(v)) printf("%*s%s: optional (empty)\n", indent, "", name);
         else print_value(name, onyx_optional_value(v), indent);
         break;
+    case ONYX_VALUE_MAP:
+        printf("%*s%s: map\n", indent, "", name);
+        print_value("keys", onyx_map_keys(v), indent + 2);
+        print_value("values", onyx_map_values(v), indent + 2);
+        break;
     default: printf("%*s%s: %s\n", indent, "", name, tool_kind_name(onyx_value_kind_of(v))); break;
     }
 }

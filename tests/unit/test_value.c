@@ -553,8 +553,52 @@ static void test_accessors_on_wrong_kind(void **state) {
     assert_string_equal(onyx_version(), "0.1.0");
 }
 
+/* Maps: built from two 1-D tensors, cloned deeply, described, refused when malformed. */
+static void test_map(void **state) {
+    (void)state;
+    const char *names[] = {"a", "b", "c"};
+    float probs[] = {0.25f, 0.5f, 0.25f};
+    int64_t three = 3, two = 2;
+    onyx_value *keys = NULL, *values = NULL, *short_values = NULL, *map = NULL, *clone = NULL;
+    assert_int_equal(onyx_value_new_string_tensor(1, &three, names, &keys), ONYX_OK);
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, &three, probs, sizeof probs, &values), ONYX_OK);
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, &two, probs, 2 * sizeof(float), &short_values),
+                     ONYX_OK);
+    /* Lengths differ: refused, and the caller keeps both tensors. */
+    assert_int_equal(onyx_value_new_map(keys, short_values, &map), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_mentions("one length");
+    assert_null(map);
+    /* Float keys are not a map key type. */
+    assert_int_equal(onyx_value_new_map(values, keys, &map), ONYX_ERR_INVALID_ARGUMENT);
+    onyx_value_free(short_values);
+    assert_int_equal(onyx_value_new_map(keys, values, &map), ONYX_OK);
+    assert_int_equal(onyx_value_kind_of(map), ONYX_VALUE_MAP);
+    assert_ptr_equal(onyx_map_keys(map), keys);
+    assert_int_equal(onyx_tensor_numel(onyx_map_values(map)), 3);
+    assert_null(onyx_map_keys(keys));
+    assert_int_equal(onyx_value_clone(map, &clone), ONYX_OK);
+    assert_ptr_not_equal(onyx_map_keys(clone), keys);
+    assert_string_equal(((char *const *)onyx_tensor_data(onyx_map_keys(clone)))[2], "c");
+    assert_true(((const float *)onyx_tensor_data(onyx_map_values(clone)))[1] == 0.5f);
+    type_info t;
+    assert_int_equal(type_of_value(&t, clone), ONYX_OK);
+    char buf[64];
+    assert_string_equal(type_str(&t, buf, sizeof buf), "map(string,float)");
+    assert_true(type_accepts(&t, map));
+    t.dtype = ONYX_INT64;
+    assert_false(type_accepts(&t, map));
+    type_release(&t);
+    /* A sequence of maps (ZipMap's output) holds and frees them. */
+    onyx_value *seq = NULL;
+    assert_int_equal(onyx_value_new_sequence(ONYX_UNDEFINED, 1, &clone, &seq), ONYX_OK);
+    assert_int_equal(onyx_value_kind_of(onyx_sequence_at(seq, 0)), ONYX_VALUE_MAP);
+    onyx_value_free(seq);
+    onyx_value_free(map);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_map),
         cmocka_unit_test(test_shape_numel),
         cmocka_unit_test(test_new_tensor),
         cmocka_unit_test(test_new_tensor_errors),

@@ -4,8 +4,8 @@ import ctypes
 
 import numpy as np
 
-from ._lib import (KIND_OPTIONAL, KIND_SEQUENCE, KIND_TENSOR, Value_p, Value_pp, c_char_p_p,
-                   c_int64_p, check, lib)
+from ._lib import (KIND_MAP, KIND_OPTIONAL, KIND_SEQUENCE, KIND_TENSOR, Value_p, Value_pp,
+                   c_char_p_p, c_int64_p, check, lib)
 
 # onyx dtype number (= onnx.TensorProto.DataType) → numpy type name; the names that numpy lacks
 # come from ml_dtypes (a dependency of onnx), loaded only when one of them is used.
@@ -116,6 +116,22 @@ def _unowned(x, kind, arena, elem_dtype=0):
             lib.onyx_value_free(item)
             check(code)
         return out
+    if isinstance(x, dict):
+        keys = list(x)
+        key_array = np.array(keys, dtype=object if keys and isinstance(keys[0], str) else np.int64)
+        k = _unowned(key_array, KIND_TENSOR, arena)
+        try:
+            values = _unowned(np.array(list(x.values())), KIND_TENSOR, arena)
+        except BaseException:
+            lib.onyx_value_free(k)
+            raise
+        out = Value_p()
+        code = lib.onyx_value_new_map(k, values, ctypes.byref(out))
+        if code != 0:
+            lib.onyx_value_free(k)
+            lib.onyx_value_free(values)
+            check(code)
+        return out
     if isinstance(x, (list, tuple)):
         items = []
         try:
@@ -140,7 +156,7 @@ def to_value(x, arena, kind=0, elem_dtype=0):
     """A library value for the Python value x, freed with the arena. `kind` is the declared kind of
     the input (0: from x itself)."""
     if kind not in (KIND_OPTIONAL,):
-        kind = KIND_SEQUENCE if isinstance(x, (list, tuple)) else KIND_TENSOR
+        kind = KIND_SEQUENCE if isinstance(x, (list, tuple)) else KIND_MAP if isinstance(x, dict) else KIND_TENSOR
     v = _unowned(x, kind, arena, elem_dtype)
     arena.owned.append(v)
     return v
@@ -153,6 +169,10 @@ def from_value(v):
         return [from_value(lib.onyx_sequence_at(v, i)) for i in range(lib.onyx_sequence_length(v))]
     if kind == KIND_OPTIONAL:
         return from_value(lib.onyx_optional_value(v)) if lib.onyx_optional_has_value(v) else None
+    if kind == KIND_MAP:
+        keys = from_value(lib.onyx_map_keys(v)).tolist()
+        values = from_value(lib.onyx_map_values(v)).tolist()
+        return dict(zip(keys, values))
     if kind != KIND_TENSOR:
         raise TypeError(f'onyx value kind {kind} has no Python equivalent')
     code = lib.onyx_tensor_dtype(v)
