@@ -9,7 +9,7 @@
 #   make deps          Debian packages + Python test venv (.venv), only what is missing
 #   make run-example   deps + build + `onyx run` on the bundled example model
 #   make example       regenerate tests/models/example.onnx (needs .venv)
-#   make bench         latency of the example model
+#   make bench         onyx vs onnxruntime on the light models (tools/bench/bench.py)
 #   make CUDA=0|1      CUDA kernels out or in; default: in when nvcc is found and kernels_cuda/
 #                      has sources
 
@@ -213,10 +213,23 @@ run-example:
 example:
 	$(PYTHON) tools/gen_example.py $(EXAMPLE)
 
-bench: $(CLI)
-	$(CLI) bench $(EXAMPLE) -n 200
+# onyx against onnxruntime (PyPI, installed into .venv on first use) on the light models:
+# BENCH_FLAGS="--threads 2 --batch 1 --seconds 3 --models resnet50,vgg19".
+bench: $(LIB_SO)
+	@tools/deps.sh $(DEB_PACKAGES)
+	@$(PYTHON) -c 'import onnxruntime' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check -r tools/bench/requirements.txt
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(PYTHON) tools/bench/bench.py $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- micro-benchmark (not a test): Add and ReduceSum over 16M floats against memcpy
+.PHONY: microbench
+MICROBENCH := $(BUILD)/microbench
+$(MICROBENCH): $(BUILD)/obj/tools/microbench.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+microbench: $(MICROBENCH)
+	$(MICROBENCH)

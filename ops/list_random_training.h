@@ -1,1 +1,13 @@
 /* ops of the random_training family: one OP(Name) per ops/<name>.c */
+OP(RandomNormal)
+OP(RandomUniform)
+OP(RandomNormalLike)
+OP(RandomUniformLike)
+OP(Bernoulli)
+OP(Multinomial)
+OP(Adagrad)
+OP(Adam)
+OP(Momentum)
+OP(Gradient)
+OP(BitCast)
+OP(Det)
