@@ -39,7 +39,7 @@ CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -I
 # Image codecs for ImageDecoder; OpenJPEG's headers live in a versioned folder.
 OPENJPEG_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
 CFLAGS += $(OPENJPEG_CFLAGS)
-LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
+LDLIBS := -lprotobuf-c -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
           -lstdc++ -lm -lpthread
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
@@ -157,7 +157,8 @@ conformance: $(RUNNER)
 	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
 	echo "== conformance ($(DEVICE), $(JOBS) jobs): $(CONFORMANCE_DIRS)"; \
 	$(ASAN_ENV) $(RUNNER) -d $(DEVICE) -j $(JOBS) $(if $(FILTER),-f '$(FILTER)') $(RUNNER_FLAGS) \
-	    $(if $(wildcard $(EXPECTED)),-x $(EXPECTED)) --report $(BUILD)/conformance-$(DEVICE).json \
+	    $(if $(wildcard $(EXPECTED)),-x $(EXPECTED)) --draws tests/conformance/random_draws.txt \
+	    --report $(BUILD)/conformance-$(DEVICE).json \
 	    $(addprefix $$data/,$(CONFORMANCE_DIRS))
 
 # The runner checked on broken test dirs, so that conformance numbers can be trusted.

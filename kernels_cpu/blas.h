@@ -20,6 +20,13 @@ void cpu_sgemv(bool ta, int64_t rows, int64_t cols, float alpha, const float *a,
 void cpu_dgemv(bool ta, int64_t rows, int64_t cols, double alpha, const double *a, int64_t lda,
                const double *x, double beta, double *y);
 
+/* C[m,n] (int32) = (A - ao) (B - bo), exactly (32-bit wrapping sums), row-major without transposes;
+ * A is uint8 (a_signed false) or int8, B int8. Returns false, computing nothing, where no exact
+ * fast path exists on this CPU (oneDNN's int8 GEMM is exact only with VNNI/AMX): the caller then
+ * computes the product itself. */
+bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                 int32_t ao, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc);
+
 /* Whether every dim fits BLAS's int. */
 bool cpu_blas_dims_ok(int64_t m, int64_t n, int64_t k);
 

@@ -1,11 +1,10 @@
-/* CPU kernels of MatMul and Gemm: float and double through OpenBLAS (float16/bfloat16 through
+/* CPU kernels of MatMul and Gemm: float and double through blas.h (float16/bfloat16 through
  * float copies), integers through a plain loop that wraps as ONNX does. */
-#include <cblas.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/parallel.h"
+#include "blas.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
 
@@ -63,37 +62,22 @@ static double real_at(const tensor *t, int64_t i) {
 }
 
 static onyx_status check_blas_dims(int64_t m, int64_t n, int64_t k) {
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    if (!cpu_blas_dims_ok(m, n, k))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "matrix dims %lldx%lldx%lld exceed BLAS's int "
                           "range", (long long)m, (long long)n, (long long)k);
     return ONYX_OK;
 }
 
-/* ---- one C[M,N] = alpha * op(A) * op(B) + beta * C in the real types, through BLAS. A single
- * row or column goes to gemv: OpenBLAS 0.3.21's gemm would pack the whole other operand for it.
- * gemv gets C zeroed rather than beta 0, which some OpenBLAS versions let NaN through. */
+/* ---- one C[M,N] = alpha * op(A) * op(B) + beta * C in the real types, through blas.h (which
+ * picks gemv for a single row or column where that pays). */
 
-#define DEFINE_BLAS(N, T, GEMM, GEMV)                                                              \
+#define DEFINE_BLAS(N, T, GEMM)                                                                    \
     static void N(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a,         \
                   const T *b, T beta, T *c) {                                                      \
-        if (m == 1 || n == 1) {                                                                    \
-            if (beta == 0) memset(c, 0, (size_t)(m * n) * sizeof *c);                              \
-            if (m == 1 && tb) /* c[n] = B[n,k] a */                                                \
-                GEMV(CblasRowMajor, CblasNoTrans, (int)n, (int)k, alpha, b, (int)k, a, 1, beta, c, 1); \
-            else if (m == 1) /* c[n] = B[k,n]^T a */                                               \
-                GEMV(CblasRowMajor, CblasTrans, (int)k, (int)n, alpha, b, (int)n, a, 1, beta, c, 1); \
-            else if (ta) /* c[m] = A[k,m]^T b */                                                   \
-                GEMV(CblasRowMajor, CblasTrans, (int)k, (int)m, alpha, a, (int)m, b, 1, beta, c, 1); \
-            else /* c[m] = A[m,k] b */                                                             \
-                GEMV(CblasRowMajor, CblasNoTrans, (int)m, (int)k, alpha, a, (int)k, b, 1, beta, c, 1); \
-            return;                                                                                \
-        }                                                                                          \
-        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,        \
-             (int)m, (int)n, (int)k, alpha, a, (int)(ta ? m : k), b, (int)(tb ? k : n), beta, c,   \
-             (int)n);                                                                              \
+        GEMM(ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, beta, c, n);                    \
     }
-DEFINE_BLAS(blas_f32, float, cblas_sgemm, cblas_sgemv)
-DEFINE_BLAS(blas_f64, double, cblas_dgemm, cblas_dgemv)
+DEFINE_BLAS(blas_f32, float, cpu_sgemm)
+DEFINE_BLAS(blas_f64, double, cpu_dgemm)
 
 /* ---- integers: C = op(A) * op(B), wrapping in the unsigned type of the same width */
 

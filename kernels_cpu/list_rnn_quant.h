@@ -1,1 +1,8 @@
 /* CPU kernels of the rnn_quant family (see cpu_kernels.h for the entry forms) */
+KERNEL_STATEFUL("", "RNN", 1, 22, DT_FLOATS, 0, cpu_rnn_prepare, cpu_rnn_run, cpu_rnn_release)
+KERNEL_STATEFUL("", "GRU", 1, 22, DT_FLOATS, 0, cpu_gru_prepare, cpu_gru_run, cpu_rnn_release)
+KERNEL_STATEFUL("", "LSTM", 1, 22, DT_FLOATS, 0, cpu_lstm_prepare, cpu_lstm_run, cpu_rnn_release)
+KERNEL("", "QuantizeLinear", 10, 25, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16) | DT_BIT(ONYX_INT32), 0, cpu_quantizelinear_run)
+KERNEL("", "DequantizeLinear", 10, 25, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_INT16) | DT_BIT(ONYX_UINT16) | DT_BIT(ONYX_INT32) | DT_FLOAT8S | DT_SUBBYTE, 0, cpu_dequantizelinear_run)
+KERNEL("", "DynamicQuantizeLinear", 11, 11, DT_BIT(ONYX_FLOAT), 0, cpu_dynamicquantizelinear_run)
+KERNEL_STATEFUL("", "QLinearMatMul", 10, 21, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8) | DT_FLOAT8S, 0, cpu_qlinearmatmul_prepare, cpu_qlinearmatmul_run, cpu_qlinearmatmul_release)
