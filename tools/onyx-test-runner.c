@@ -84,6 +84,7 @@ typedef struct options {
     const char *device;
     const char *filter;
     const char *expected_path;
+    const char *draws_path;
     const char *write_expected_path;
     const char *report_path;
     int jobs;
@@ -585,6 +586,156 @@ static char *resolve_url(const char *test_dir, const char *url) {
 }
 
 /* Runs one test in this process: PASS, FAIL (ran, outputs differ) or ERROR, with a message. */
+/* ---------------------------------------------------------------- random draws */
+
+/* Tests whose outputs are random draws that no generator reproduces bit for bit (--draws FILE,
+ * lines 'test_name  kind  # reason'). Their outputs are checked for what a draw must satisfy
+ * instead of being compared with the recorded ones. Kinds:
+ *   bernoulli         output 0 has the recorded type and shape, holds only 0 and 1, and over many
+ *                     runs each element is 1 about as often as input 0 (its probability) says
+ *   bernoulli-seeded  the same values check, and two runs give the same draws
+ *   bernoulli-inverted  as bernoulli, with 1 as often as 1 - probability (the graph says so) */
+typedef enum draw_kind { DRAW_NONE, DRAW_BERNOULLI, DRAW_BERNOULLI_SEEDED, DRAW_BERNOULLI_INVERTED } draw_kind;
+
+typedef struct draw_entry {
+    char *name;
+    draw_kind kind;
+} draw_entry;
+
+static draw_entry *draws;
+static size_t draw_count;
+
+static int load_draws(const char *path) {
+    char *text = NULL;
+    size_t size = 0;
+    int err = tool_read_file(path, &text, &size);
+    if (err) {
+        fprintf(stderr, "onyx-test-runner: cannot read %s: %s\n", path, strerror(err));
+        return -1;
+    }
+    int rc = 0, lineno = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        lineno++;
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        char *s = trim(line);
+        if (!*s || *s == '#') continue;
+        size_t name_len = strcspn(s, " \t#");
+        char *rest = trim(s + name_len);
+        size_t kind_len = strcspn(rest, " \t#");
+        char *after = trim(rest + kind_len);
+        draw_kind kind = DRAW_NONE;
+        if (kind_len == 9 && !strncmp(rest, "bernoulli", 9)) kind = DRAW_BERNOULLI;
+        if (kind_len == 16 && !strncmp(rest, "bernoulli-seeded", 16)) kind = DRAW_BERNOULLI_SEEDED;
+        if (kind_len == 18 && !strncmp(rest, "bernoulli-inverted", 18)) kind = DRAW_BERNOULLI_INVERTED;
+        if (kind == DRAW_NONE || *after != '#' || !*trim(after + 1)) {
+            fprintf(stderr, "%s:%d: '%s' must read 'test_name  bernoulli|bernoulli-seeded|"
+                    "bernoulli-inverted  # reason'\n",
+                    path, lineno, s);
+            rc = -1;
+            continue;
+        }
+        s[name_len] = '\0';
+        draw_entry *items = realloc(draws, (draw_count + 1) * sizeof *items);
+        char *name = strdup(s);
+        if (!items || !name) {
+            if (items) draws = items;
+            free(name);
+            rc = -1;
+            break;
+        }
+        draws = items;
+        draws[draw_count++] = (draw_entry){name, kind};
+    }
+    free(text);
+    return rc;
+}
+
+static draw_kind find_draw(const char *name) {
+    for (size_t i = 0; i < draw_count; i++)
+        if (strcmp(draws[i].name, name) == 0) return draws[i].kind;
+    return DRAW_NONE;
+}
+
+/* Runs the model `runs` more times on `inputs`; counts[i] += output 0's element i each run.
+ * With `same` set, every run must reproduce `first` exactly. */
+static int rerun_draws(onyx_rep *rep, const data_set *ds, char **names, const onyx_value *first,
+                       int runs, bool same, double *counts, sbuf *err) {
+    int64_t n = onyx_tensor_numel(first);
+    onyx_dtype dt = onyx_tensor_dtype(first);
+    for (int r = 0; r < runs; r++) {
+        size_t out_count = 0;
+        onyx_value **outs = NULL;
+        onyx_status st = onyx_rep_run(rep, ds->input_count, (const char *const *)names,
+                                      (const onyx_value *const *)ds->inputs, &out_count, &outs);
+        if (st != ONYX_OK) return fail_api(err, st, "run (repeated draw)");
+        const onyx_value *y = out_count ? outs[0] : NULL;
+        bool ok = y && onyx_value_kind_of(y) == ONYX_VALUE_TENSOR && onyx_tensor_numel(y) == n &&
+                  onyx_tensor_dtype(y) == dt;
+        if (ok && same && memcmp(onyx_tensor_data(y), onyx_tensor_data(first), onyx_tensor_nbytes(y)))
+            ok = false;
+        for (int64_t i = 0; ok && i < n; i++) counts[i] += tool_elem_double(dt, onyx_tensor_data(y), i);
+        onyx_values_free(outs, out_count);
+        if (!ok) {
+            sb_printf(err, "output 0: run %d %s", r + 2,
+                      same ? "drew other values from the same seed" : "changed type or size");
+            return ST_FAIL;
+        }
+    }
+    return ST_PASS;
+}
+
+/* The Bernoulli checks on output 0 (`got`) against the recorded output (`exp`) and the
+ * probabilities (input 0). */
+static int check_bernoulli(onyx_rep *rep, const data_set *ds, char **names, const onyx_value *got,
+                           const onyx_value *exp, draw_kind kind, sbuf *err) {
+    bool seeded = kind == DRAW_BERNOULLI_SEEDED;
+    enum { RUNS = 400 };
+    onyx_dtype dt = onyx_tensor_dtype(got);
+    int64_t n = onyx_tensor_numel(got);
+    const onyx_value *p = ds->input_count ? ds->inputs[0] : NULL;
+    if (onyx_value_kind_of(got) != ONYX_VALUE_TENSOR || dt != onyx_tensor_dtype(exp) ||
+        onyx_tensor_rank(got) != onyx_tensor_rank(exp) ||
+        memcmp(onyx_tensor_dims(got), onyx_tensor_dims(exp), onyx_tensor_rank(got) * sizeof(int64_t))) {
+        sb_printf(err, "output 0: a %s tensor of another shape than the recorded %s one",
+                  dtype_str(dt), dtype_str(onyx_tensor_dtype(exp)));
+        return ST_FAIL;
+    }
+    if (!p || onyx_tensor_numel(p) != n || !tool_dtype_is_floating(onyx_tensor_dtype(p))) {
+        sb_printf(err, "input 0 is not a probability per output element");
+        return ST_ERROR;
+    }
+    double *counts = calloc((size_t)n + 1, sizeof *counts);
+    if (!counts) {
+        sb_printf(err, "out of memory");
+        return ST_ERROR;
+    }
+    int rc = ST_PASS;
+    for (int64_t i = 0; i < n && rc == ST_PASS; i++) {
+        double v = tool_elem_double(dt, onyx_tensor_data(got), i);
+        if (v != 0 && v != 1) {
+            sb_printf(err, "output 0: element %lld is %g, not a 0/1 draw", (long long)i, v);
+            rc = ST_FAIL;
+        }
+        counts[i] = v;
+    }
+    if (rc == ST_PASS) rc = rerun_draws(rep, ds, names, got, seeded ? 1 : RUNS - 1, seeded, counts, err);
+    /* Unseeded: each element's frequency of 1 over the runs is within 5 standard deviations (and
+     * a small floor) of its probability: a wrong p or a constant output fails, chance does not. */
+    for (int64_t i = 0; !seeded && rc == ST_PASS && i < n; i++) {
+        double pi = tool_elem_double(onyx_tensor_dtype(p), onyx_tensor_data(p), i);
+        if (kind == DRAW_BERNOULLI_INVERTED) pi = 1 - pi;
+        double freq = counts[i] / RUNS, bound = 5 * sqrt(pi * (1 - pi) / RUNS) + 0.02;
+        if (fabs(freq - pi) > bound) {
+            sb_printf(err, "output 0: element %lld was 1 in %.1f%% of %d runs, but its probability "
+                      "is %.3f", (long long)i, 100 * freq, RUNS, pi);
+            rc = ST_FAIL;
+        }
+    }
+    free(counts);
+    return rc;
+}
+
 static int run_test(const char *dir, const options *o, sbuf *err) {
     tolerance tol = {DEFAULT_RTOL, DEFAULT_ATOL};
     char *json = NULL, *url = NULL, *model_path = NULL, *expected_prefix = NULL;
@@ -790,6 +941,7 @@ static int run_test(const char *dir, const options *o, sbuf *err) {
         rc = fail_api(err, st, "prepare");
         goto done;
     }
+    draw_kind draw = find_draw(base_name(dir));
     for (size_t k = 0; k < set_count; k++) {
         data_set *ds = &sets[k];
         size_t out_count = 0;
@@ -815,7 +967,10 @@ static int run_test(const char *dir, const options *o, sbuf *err) {
                 size_t l = strlen(where);
                 snprintf(where + l, sizeof where - l, " (data set %zu)", k);
             }
-            if (!compare_value(outs[i], ds->outputs[i], tol, where, err)) rc = ST_FAIL;
+            if (draw != DRAW_NONE && i == 0)
+                rc = check_bernoulli(rep, ds, names, outs[0], ds->outputs[0], draw, err);
+            else if (!compare_value(outs[i], ds->outputs[i], tol, where, err))
+                rc = ST_FAIL;
         }
         onyx_values_free(outs, out_count);
         if (rc != ST_PASS) goto done;
@@ -1131,12 +1286,14 @@ static void usage(FILE *f) {
     fprintf(
         f, "usage: onyx-test-runner [-d DEVICE] [-f FILTER] [-x EXPECTED_FAILURES] [-j JOBS]\n"
            "                        [--report FILE.json] [--write-expected FILE] [--timeout SEC]\n"
-           "                        [--no-fork] [--no-examples] [-q] [-v] DIR...\n"
+           "                        [--draws FILE] [--no-fork] [--no-examples] [-q] [-v] DIR...\n"
            "  DIR            a data folder of test dirs (.../onnx/backend/test/data/node) or one "
            "test dir\n"
            "  -d DEVICE      CPU (default), CUDA, CUDA:N\n"
            "  -f FILTER      substring of the test name, or a glob when it has * ? [\n"
            "  -x FILE        expected failures: 'test_name  # reason' per line\n"
+           "  --draws FILE   tests whose outputs are random draws, checked as draws: 'test_name  "
+           "bernoulli[-seeded|-inverted]  # reason' per line\n"
            "  -j JOBS        tests run in parallel (default: cores); each test in its own process\n"
            "  --report FILE  JSON report: per test name, status, ms, message\n"
            "  --write-expected FILE  write the failing tests as an expected-failure list\n"
@@ -1202,6 +1359,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "-d") || !strcmp(a, "--device")) o.device = NEXT(a);
         else if (!strcmp(a, "-f") || !strcmp(a, "--filter")) o.filter = NEXT(a);
         else if (!strcmp(a, "-x") || !strcmp(a, "--expected-failures")) o.expected_path = NEXT(a);
+        else if (!strcmp(a, "--draws")) o.draws_path = NEXT(a);
         else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) o.jobs = parse_int(NEXT(a), "-j", 1);
         else if (!strncmp(a, "-j", 2) && a[2]) o.jobs = parse_int(a + 2, "-j", 1);
         else if (!strcmp(a, "--report")) o.report_path = NEXT(a);
@@ -1256,6 +1414,7 @@ int main(int argc, char **argv) {
     }
 
     if (o.expected_path && load_expected(o.expected_path, &expected) != 0) goto done;
+    if (o.draws_path && load_draws(o.draws_path) != 0) goto done;
     for (size_t i = 0; i < tests.count; i++) {
         expected_entry *e = find_expected(&expected, tests.items[i].name);
         if (e) {

@@ -68,6 +68,14 @@ bad_list=$?
 rewritten=$?
 "$runner" --no-fork -f 'test_[og]*' "$data" >"$work/nofork.txt" 2>&1
 nofork=$?
+# Random draws: test_bernoulli_expanded draws 1 with probability 1 - x, so checking it as a plain
+# Bernoulli(x) must fail on the frequencies.
+draws=$work/draws
+mkdir -p "$draws"
+cp -r "$node/test_bernoulli" "$node/test_bernoulli_expanded" "$draws/"
+printf '%s\n' 'test_bernoulli  bernoulli  # self-test' \
+    'test_bernoulli_expanded  bernoulli  # self-test: wrong on purpose' >"$work/draws.txt"
+"$runner" -j 1 --draws "$work/draws.txt" "$draws" >"$work/draws_out.txt" 2>&1
 set -e
 
 check "without a list: exit 1" test $plain -eq 1
@@ -88,6 +96,8 @@ check "an entry without a reason is refused" test $bad_list -eq 2
 check "--write-expected output works as a list" test $rewritten -eq 0
 check "--no-fork runs in-process" grep -qx '1 passed, 2 failed, 0 skipped' "$work/nofork.txt"
 check "--no-fork exit status" test $nofork -eq 1
+check "a Bernoulli draw passes the draw check" grep -q "^PASS  *test_bernoulli " "$work/draws_out.txt"
+check "draws at the wrong frequency fail it" grep -q "^FAIL  *test_bernoulli_expanded .*of 400 runs" "$work/draws_out.txt"
 
 if ((failures)); then
     echo "runner self-test: $failures check(s) failed; runner output:"

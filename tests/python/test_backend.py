@@ -7,11 +7,23 @@ import tempfile
 
 import onnx.backend.test
 
+import draws
 import expected_failures
 import onyx.backend
 
 # The real/ light models write their generated inputs under $ONNX_HOME; keep them out of $HOME.
 os.environ.setdefault('ONNX_HOME', os.path.join(tempfile.gettempdir(), 'onyx-onnx-home'))
+
+
+DRAWS = draws.load()
+# The rep and inputs of the latest run, for the draw checks, which run the model again.
+LAST_RUN = {}
+
+
+class RememberingRep(onyx.backend.OnyxRep):
+    def run(self, inputs, **kwargs):
+        LAST_RUN.update(rep=self, inputs=inputs)
+        return super().run(inputs, **kwargs)
 
 
 class DriveEveryTest(onyx.backend.OnyxBackend):
@@ -22,15 +34,25 @@ class DriveEveryTest(onyx.backend.OnyxBackend):
     def is_compatible(cls, model, device='CPU', **kwargs):  # noqa: ARG003
         return True
 
+    @classmethod
+    def prepare(cls, model, device='CPU', **kwargs):
+        return RememberingRep(super().prepare(model, device, **kwargs).session)
+
 
 class BackendTest(onnx.backend.test.BackendTest):
-    """onnx's runner, with one fix: it compares the items of a sequence output by passing each
+    """onnx's runner with two changes. It compares the items of a sequence output by passing each
     item where it expects a list of outputs, so a sequence holding a 0-d tensor
-    (test_loop16_seq_none) cannot be compared by any backend. Here each item is compared as a
-    one-output list, with onnx's own checks."""
+    (test_loop16_seq_none) cannot be compared by any backend: here each item is compared as a
+    one-output list, with onnx's own checks. And the tests of tests/conformance/random_draws.txt
+    are checked as random draws, as the C runner does."""
 
     @classmethod
     def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol, model_dir=None):
+        kind = DRAWS.get(os.path.basename(model_dir or ''))
+        if kind:
+            rep, inputs = LAST_RUN['rep'], LAST_RUN['inputs']
+            draws.check_bernoulli(kind, rep.run, inputs, outputs[0], ref_outputs[0])
+            return
         assert len(outputs) == len(ref_outputs), f'{len(outputs)} outputs, expected {len(ref_outputs)}'
         for ref, out in zip(ref_outputs, outputs):
             if isinstance(out, (list, tuple)):
