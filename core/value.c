@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define ALIGNMENT 64
 
@@ -87,11 +88,40 @@ const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
 
 /* 64-byte aligned storage of at least `nbytes`. Zero-size tensors still get a (one-line)
  * allocation so that `data` of an owned tensor is never NULL: kernels may pass it to memcpy. */
-static void *aligned_storage(size_t nbytes) {
-    if (nbytes > SIZE_MAX - (ALIGNMENT - 1)) return NULL;
+/* Tensor storage of at least this many bytes comes straight from mmap: the system hands out zeroed
+ * pages lazily, so a large output is neither zeroed by one thread before its kernel writes it nor
+ * touched twice (its pages fault in the kernel's own threads), and freeing it returns the memory.
+ * Sanitizer builds keep every tensor on the heap, where AddressSanitizer watches its bounds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MMAP_MIN_BYTES SIZE_MAX
+#else
+#define MMAP_MIN_BYTES ((size_t)1 << 20)
+#endif
+
+static size_t storage_size(size_t nbytes) {
     size_t size = (nbytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-    if (size == 0) size = ALIGNMENT;
+    return size ? size : ALIGNMENT;
+}
+
+/* Aligned storage for nbytes; *zeroed says whether it is known to hold zeros. */
+static void *storage_alloc(size_t nbytes, bool *zeroed) {
+    *zeroed = false;
+    if (nbytes > SIZE_MAX - (ALIGNMENT - 1)) return NULL;
+    size_t size = storage_size(nbytes);
+    if (size >= MMAP_MIN_BYTES) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        *zeroed = true;
+        return p;
+    }
     return aligned_alloc(ALIGNMENT, size);
+}
+
+static void storage_free(void *p, size_t nbytes) {
+    if (!p) return;
+    size_t size = storage_size(nbytes);
+    if (size >= MMAP_MIN_BYTES) munmap(p, size);
+    else free(p);
 }
 
 static void free_strings(char **s, int64_t n) {
@@ -152,9 +182,10 @@ onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_
 onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims) {
     tensor n = {0};
     TRY(tensor_set_shape(&n, dtype, rank, dims));
-    n.data = aligned_storage(n.nbytes);
+    bool zeroed;
+    n.data = storage_alloc(n.nbytes, &zeroed);
     if (!n.data) return onyx_oom("tensor storage");
-    memset(n.data, 0, n.nbytes);
+    if (!zeroed) memset(n.data, 0, n.nbytes);
     n.owns = true;
     if (dtype == ONYX_STRING) {
         char **s = n.data;
@@ -162,7 +193,7 @@ onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *d
             s[i] = dup_string("", 0);
             if (!s[i]) {
                 free_strings(s, i);
-                free(n.data);
+                storage_free(n.data, n.nbytes);
                 return onyx_oom("string tensor element");
             }
         }
@@ -175,7 +206,7 @@ void tensor_release(tensor *t) {
     if (!t) return;
     if (t->owns) {
         if (t->dtype == ONYX_STRING) free_strings(t->data, t->numel);
-        free(t->data);
+        storage_free(t->data, t->nbytes);
     }
     memset(t, 0, sizeof *t);
 }
