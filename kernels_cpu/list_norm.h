@@ -1,1 +1,13 @@
 /* CPU kernels of the norm family (see cpu_kernels.h for the entry forms) */
+KERNEL_STATEFUL("", "BatchNormalization", 1, 15, DT_FLOATS, 0, cpu_batchnorm_prepare, cpu_batchnorm_run, cpu_batchnorm_release)
+KERNEL("", "InstanceNormalization", 1, 22, DT_FLOATS, 0, cpu_instancenorm)
+KERNEL("", "GroupNormalization", 18, 21, DT_FLOATS, 0, cpu_groupnorm)
+KERNEL("", "LayerNormalization", 17, 17, DT_FLOATS, 0, cpu_layernorm)
+KERNEL("", "RMSNormalization", 23, 23, DT_FLOATS, 0, cpu_rmsnorm)
+KERNEL("", "LRN", 1, 13, DT_FLOATS, 0, cpu_lrn)
+KERNEL("", "NegativeLogLikelihoodLoss", 12, 22, DT_FLOATS, 0, cpu_nllloss)
+KERNEL("", "SoftmaxCrossEntropyLoss", 12, 13, DT_FLOATS, 0, cpu_sceloss)
+KERNEL("", "Dropout", 1, 6, DT_FLOATS, 0, cpu_dropout)
+KERNEL("", "Dropout", 7, 11, DT_FLOATS, KF_ALIAS_INPUT0, cpu_dropout)
+KERNEL("", "Dropout", 12, 22, DT_FLOATS | DT_FLOAT8S, 0, cpu_dropout)
+KERNEL("", "NonMaxSuppression", 10, 11, DT_BIT(ONYX_FLOAT), KF_DYNAMIC_OUTPUT, cpu_nms)
