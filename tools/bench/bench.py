@@ -2,8 +2,9 @@
 """onyx against onnxruntime on the light models of the onnx package (AlexNet, DenseNet-121,
 Inception v1/v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512), side by side in one run
 with the same thread count. The models' ConstantOfShape weights are replaced by random initializers
-of the same shapes. Each engine runs each model in its own process (so peak memory is its own);
-both are driven from Python (onyx through its ctypes package), so interpreter overhead is alike.
+of the same shapes. Each engine runs each model in its own process, which reports its own peak
+resident memory (VmHWM, interpreter and numpy included); both are driven from Python (onyx through
+its ctypes package), so interpreter overhead is alike.
 Prints median latency, the onyx/onnxruntime ratio (below 1: onyx is faster), peak RSS of each,
 and the largest difference between the two engines' outputs. A benchmark, not a test.
 
@@ -100,7 +101,17 @@ def worker(engine, model_path, threads, seconds, out_path):
         times.append(time.perf_counter() - t0)
     np.save(out_path + '.npy', np.asarray(outputs[0], np.float32))
     with open(out_path, 'w') as f:
-        json.dump({'median_ms': float(np.median(times)) * 1e3, 'runs': len(times)}, f)
+        json.dump({'median_ms': float(np.median(times)) * 1e3, 'runs': len(times), 'peak_mib': peak_rss_mib()}, f)
+
+
+def peak_rss_mib():
+    """This process's peak resident memory (VmHWM). Not the parent's rusage: Linux carries a
+    forked child's pre-exec peak (the parent's memory) over into ru_maxrss."""
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) / 1024.0
+    return float('nan')
 
 
 def measure(engine, model_path, threads, seconds, tmp):
@@ -108,12 +119,10 @@ def measure(engine, model_path, threads, seconds, tmp):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     proc = subprocess.Popen([sys.executable, __file__, '--worker', engine, model_path, str(threads),
                              str(seconds), out], env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0 or not os.path.exists(out):
+    if proc.wait() != 0 or not os.path.exists(out):
         return None
     with open(out) as f:
         result = json.load(f)
-    result['peak_mib'] = usage.ru_maxrss / 1024.0
     result['output'] = np.load(out + '.npy')
     return result
 
