@@ -354,13 +354,107 @@ def loader_family(b):
     b.write('bad_in_short_raw_data', neg, [('x', t.SerializeToString())], INVALID, 'raw_data has 7 bytes')
 
 
+# ---- string family (StringNormalizer, RegexFullMatch, TfIdfVectorizer, ImageDecoder) ----------------------------
+
+
+def _node_test_image(name):
+    """The encoded image bytes of one of onnx's ImageDecoder node tests."""
+    path = os.path.join(os.path.dirname(onnx.__file__), 'backend', 'test', 'data', 'node', name,
+                        'test_data_set_0', 'input_0.pb')
+    t = onnx.TensorProto()
+    with open(path, 'rb') as fh:
+        t.ParseFromString(fh.read())
+    return nh.to_array(t)
+
+
+def string_family(b):
+    def S(*v):  # noqa: N802
+        return np.array(v, dtype=object)
+
+    words = S('a', 'B')
+    for name, pattern in (('unbalanced', '(abc'), ('backref', r'(a)\1'), ('lookahead', '(?=a)a'),
+                          ('bad_class', '[z-a]')):
+        b.node(f'bad_str_regex_{name}', 'RegexFullMatch', [words], INVALID, 'not a valid RE2 regex',
+               attrs={'pattern': pattern})
+    b.node('bad_str_regex_no_pattern', 'RegexFullMatch', [words], INVALID, "'pattern' is missing")
+    b.node('bad_str_norm_action', 'StringNormalizer', [words], INVALID, "case_change_action is 'TITLE'",
+           attrs={'case_change_action': 'TITLE'})
+    b.node('bad_str_norm_rank3', 'StringNormalizer', [words.reshape(1, 1, 2)], SHAPE, 'expected [C] or [1, C]')
+    b.node('bad_str_norm_batch2', 'StringNormalizer', [S('a', 'b', 'c', 'd').reshape(2, 2)], SHAPE, 'has shape [2,2], expected [C] or [1, C]')
+    b.node('bad_str_norm_batch2_sym', 'StringNormalizer', [S('a', 'b', 'c', 'd').reshape(2, 2)], SHAPE,
+           'expected [C] or [1, C]', sym=True)
+    b.node('bad_str_norm_utf8', 'StringNormalizer', [np.array([b'ok', b'\xff\xfe'], dtype=object)], RUNTIME,
+           'element 1 is not valid UTF-8', attrs={'case_change_action': 'UPPER'})
+    b.node('bad_str_concat_type', 'StringConcat', [words, np.ones(2, np.int64)], SHAPE, 'expected string', opset=20)
+    tf = dict(mode='TF', min_gram_length=1, max_gram_length=2, max_skip_count=0, ngram_counts=[0, 2],
+              ngram_indexes=[0, 1, 2], pool_int64s=[1, 2, 1, 2])
+    ints = np.array([1, 2, 3], np.int64)
+    b.node('bad_str_tfidf_mode', 'TfIdfVectorizer', [ints], INVALID, "mode is 'BM25'", attrs=dict(tf, mode='BM25'))
+    b.node('bad_str_tfidf_short_indexes', 'TfIdfVectorizer', [ints], INVALID, 'ngram_indexes only 2 entries',
+           attrs=dict(tf, ngram_indexes=[0, 1]))
+    b.node('bad_str_tfidf_neg_index', 'TfIdfVectorizer', [ints], INVALID, 'ngram_indexes[1] = -1',
+           attrs=dict(tf, ngram_indexes=[0, -1, 2]))
+    b.node('bad_str_tfidf_short_weights', 'TfIdfVectorizer', [ints], INVALID, 'weights has 2 entries',
+           attrs=dict(tf, mode='TFIDF', weights=[1.0, 2.0]))
+    b.node('bad_str_tfidf_counts', 'TfIdfVectorizer', [ints], INVALID, 'not an increasing position',
+           attrs=dict(tf, ngram_counts=[0, 9]))
+    b.node('bad_str_tfidf_gram_range', 'TfIdfVectorizer', [ints], INVALID, 'expected 1 <= min <= max',
+           attrs=dict(tf, min_gram_length=2, max_gram_length=1))
+    b.node('bad_str_tfidf_pool_type', 'TfIdfVectorizer', [ints], SHAPE, 'expected string with pool_strings',
+           attrs={**{k: v for k, v in tf.items() if k != 'pool_int64s'}, 'pool_strings': ['a', 'b', 'a', 'b']})
+    b.node('bad_str_tfidf_rank3', 'TfIdfVectorizer', [ints.reshape(1, 1, 3)], SHAPE, 'expected [C] or [B, C]',
+           attrs=tf)
+
+    # ImageDecoder: damaged bytes are refused with the codec's reason, never a crash or a leak
+    images = {'jpeg': 'test_image_decoder_decode_jpeg_rgb', 'png': 'test_image_decoder_decode_png_rgb',
+              'webp': 'test_image_decoder_decode_webp_rgb', 'tiff': 'test_image_decoder_decode_tiff_rgb',
+              'jp2': 'test_image_decoder_decode_jpeg2k_rgb', 'bmp': 'test_image_decoder_decode_bmp_rgb',
+              'pnm': 'test_image_decoder_decode_pnm_rgb'}
+    label = {'jpeg': 'JPEG', 'png': 'PNG', 'webp': 'WebP', 'tiff': 'TIFF', 'jp2': 'JPEG 2000', 'bmp': 'BMP',
+             'pnm': 'PNM'}
+    for fmt, test in images.items():
+        data = _node_test_image(test)
+        b.node(f'bad_str_image_{fmt}_truncated', 'ImageDecoder', [data[:len(data) * 2 // 3]], RUNTIME,
+               f'cannot decode the {label[fmt]} image', opset=20)
+        b.node(f'bad_str_image_{fmt}_header_only', 'ImageDecoder', [data[:20]], RUNTIME,
+               f'cannot decode the {label[fmt]} image', opset=20)
+    jpeg = _node_test_image(images['jpeg']).copy()
+    jpeg[200:600] = 0xFF  # the entropy-coded data becomes a run of fill bytes
+    b.node('bad_str_image_jpeg_corrupt', 'ImageDecoder', [jpeg], RUNTIME, 'cannot decode the JPEG image', opset=20)
+    png = _node_test_image(images['png']).copy()
+    png[40] ^= 0x55  # inside the IHDR/IDAT: a CRC or zlib error
+    b.node('bad_str_image_png_corrupt', 'ImageDecoder', [png], RUNTIME, 'cannot decode the PNG image', opset=20)
+    for name, data, msg in (('pbm_digit', b'P1 3 1\n0 2 1\n', 'not 0 or 1'),
+                            ('pgm_above_max', b'P2 2 1 100\n7 101\n', 'above maxval 100'),
+                            ('pgm_truncated_plain', b'P2 4 4 100\n7 1\n', 'the data ends early'),
+                            ('pbm_raw_truncated', b'P4 9 4\n\x00\x00\x00', 'the data ends early'),
+                            ('ppm16_truncated', b'P6 1 1 1000\n\x00\x01\x02', 'the data ends early')):
+        b.node(f'bad_str_image_{name}', 'ImageDecoder', [np.frombuffer(data, np.uint8)], RUNTIME, msg, opset=20)
+    b.node('bad_str_image_unknown', 'ImageDecoder', [np.arange(64, dtype=np.uint8)], RUNTIME,
+           'not an image of a known format', opset=20)
+    b.node('bad_str_image_empty', 'ImageDecoder', [np.zeros(0, np.uint8)], RUNTIME, 'the encoded image is empty',
+           opset=20)
+    b.node('bad_str_image_pixel_format', 'ImageDecoder', [_node_test_image(images['png'])], INVALID,
+           "pixel_format is 'RGBA'", attrs={'pixel_format': 'RGBA'}, opset=20)
+    # a 1 x 1 PNG header that claims 100000 x 100000 pixels: refused before anything is allocated
+    png = bytes(_node_test_image(images['png']))
+    ihdr = png[12:16] + (100000).to_bytes(4, 'big') + (100000).to_bytes(4, 'big') + png[24:29]
+    import zlib
+    big = png[:8] + png[8:12] + ihdr + zlib.crc32(ihdr).to_bytes(4, 'big') + png[33:]
+    b.node('bad_str_image_png_huge', 'ImageDecoder', [np.frombuffer(big, np.uint8)], RUNTIME,
+           'larger than the limit', opset=20)
+
+
+# ---- end of the string family ------------------------------------------------------------------------------------
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write('usage: make_bad_models.py OUT\n')
         return 2
     b = BadSuite(os.path.join(argv[1], 'bad'))
     for family in (shape_family, planned_shapes_family, elementwise_family, control_family,
-                   loader_family):
+                   loader_family, string_family):
         family(b)
     b.save_manifest()
     print(f'make_bad_models: {len(b.entries)} models in {b.root}')
