@@ -1,1 +1,11 @@
 /* CPU kernels of the signal family (see cpu_kernels.h for the entry forms) */
+KERNEL_STATEFUL("", "Resize", 10, 19, DT_NUMERIC, 0, cpu_resize_prepare, cpu_resize_run, cpu_resize_release)
+KERNEL_STATEFUL("", "Upsample", 1, 9, DT_NUMERIC, 0, cpu_resize_prepare, cpu_resize_run, cpu_resize_release)
+KERNEL("", "GridSample", 16, 22, DT_NUMERIC, 0, cpu_gridsample_run)
+KERNEL("", "AffineGrid", 20, 20, DT_FLOATS, 0, cpu_affinegrid_run)
+KERNEL_STATEFUL("", "DFT", 17, 20, DT_FLOATS, 0, cpu_dft_prepare, cpu_dft_run, cpu_fft_release)
+KERNEL_STATEFUL("", "STFT", 17, 17, DT_FLOATS, 0, cpu_stft_prepare, cpu_stft_run, cpu_fft_release)
+KERNEL("", "HannWindow", 17, 17, 0, 0, cpu_hann_window_run)
+KERNEL("", "HammingWindow", 17, 17, 0, 0, cpu_hamming_window_run)
+KERNEL("", "BlackmanWindow", 17, 17, 0, 0, cpu_blackman_window_run)
+KERNEL("", "MelWeightMatrix", 17, 17, 0, 0, cpu_mel_weight_matrix_run)

@@ -1,1 +1,11 @@
-/* ops of the signal family: one OP(Name) per ops/<name>.c */
+/* ops of the signal family: one OP(Name) per ops/<name>.c (the window ops share ops/windows.c) */
+OP(Resize)
+OP(Upsample)
+OP(GridSample)
+OP(AffineGrid)
+OP(DFT)
+OP(STFT)
+OP(HannWindow)
+OP(HammingWindow)
+OP(BlackmanWindow)
+OP(MelWeightMatrix)
