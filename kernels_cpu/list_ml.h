@@ -12,3 +12,8 @@ KERNEL_STATEFUL("ai.onnx.ml", "TreeEnsembleClassifier", 1, 5, 0, 0, cpu_tree_cla
 KERNEL("ai.onnx.ml", "LinearRegressor", 1, 1, 0, 0, cpu_linear_regressor_run)
 KERNEL("ai.onnx.ml", "LinearClassifier", 1, 1, 0, 0, cpu_linear_classifier_run)
 KERNEL("ai.onnx.ml", "ZipMap", 1, 1, 0, KF_DYNAMIC_OUTPUT, cpu_zipmap_run)
+KERNEL_STATEFUL("ai.onnx.ml", "SVMClassifier", 1, 1, 0, 0, cpu_svm_classifier_prepare, cpu_svm_classifier_run, cpu_svm_release)
+KERNEL_STATEFUL("ai.onnx.ml", "SVMRegressor", 1, 1, 0, 0, cpu_svm_regressor_prepare, cpu_svm_regressor_run, cpu_svm_release)
+KERNEL_STATEFUL("ai.onnx.ml", "CategoryMapper", 1, 1, 0, 0, cpu_category_mapper_prepare, cpu_category_mapper_run, cpu_category_mapper_release)
+KERNEL_STATEFUL("ai.onnx.ml", "DictVectorizer", 1, 1, 0, KF_DYNAMIC_OUTPUT, cpu_dict_vectorizer_prepare, cpu_dict_vectorizer_run, cpu_dict_vectorizer_release)
+KERNEL("ai.onnx.ml", "FeatureVectorizer", 1, 1, 0, 0, cpu_feature_vectorizer_run)
