@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../ops/schema.h"
+#include "fuse.h"
 #include "parallel.h"
 
 #define MAX_PLANS 16
@@ -36,6 +37,7 @@ static void plan_free(plan *p, const graph *g) {
         plan_step *ps = &p->steps[s];
         if (ps->state && ps->k->release) ps->k->release(ps->state);
         free(ps->release);
+        free(ps->fused_node);
     }
     free(p->steps);
     if (p->vals) {
@@ -241,7 +243,7 @@ done:
 
 static onyx_status run_step(const plan *p, const plan_step *ps, const graph *g,
                             struct exec_frame *frame) {
-    const graph_node *node = &g->nodes[ps->node];
+    const graph_node *node = step_node(g, ps);
     onyx_value *in[ONYX_VARIADIC] = {0}, *out[ONYX_VARIADIC] = {0};
     for (int i = 0; i < node->n_inputs; i++)
         in[i] = node->inputs[i] >= 0 ? frame->vals[node->inputs[i]] : NULL;
@@ -280,7 +282,7 @@ static void mark_reads(plan_value *vals, const graph_node *n, int step) {
 
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
 static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
-    const graph_node *node = &g->nodes[ps->node];
+    const graph_node *node = step_node(g, ps);
     onyx_value *vals[ONYX_VARIADIC * 2] = {0};
     onyx_value *tmp_slots = calloc((size_t)node->n_inputs + (size_t)node->n_outputs + 1,
                                    sizeof(onyx_value));
@@ -457,7 +459,7 @@ static onyx_status specialize_node(subgraph *sg, plan *p, int n, int step_index)
 /* Chooses where each value lives, computes lifetimes and the arena, and builds the slots. */
 static onyx_status lay_out(subgraph *sg, plan *p) {
     const graph *g = sg->g;
-    for (int s = 0; s < p->n_steps; s++) mark_reads(p->vals, &g->nodes[p->steps[s].node], s);
+    for (int s = 0; s < p->n_steps; s++) mark_reads(p->vals, step_node(g, &p->steps[s]), s);
     for (int i = 0; i < g->n_outputs; i++)
         if (g->outputs[i] >= 0) p->vals[g->outputs[i]].last = p->n_steps; /* handed out at end */
     /* a value nobody reads still lives while its producer writes it */
@@ -467,7 +469,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
 
     for (int s = 0; s < p->n_steps; s++) {
         const plan_step *ps = &p->steps[s];
-        const graph_node *node = &g->nodes[ps->node];
+        const graph_node *node = step_node(g, ps);
         for (int o = 0; o < node->n_outputs; o++) {
             int vi = node->outputs[o];
             if (vi < 0) continue;
@@ -548,7 +550,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
      * data-dependent op) are checked against the real inputs on every run. */
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
-        const graph_node *node = &g->nodes[ps->node];
+        const graph_node *node = step_node(g, ps);
         if (ps->k->flags & KF_DYNAMIC_OUTPUT) continue;
         bool unknown_input = false, static_output = false;
         for (int i = 0; i < node->n_inputs; i++) {
@@ -566,7 +568,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     /* heap values are released after their last reader */
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
-        const graph_node *node = &g->nodes[ps->node];
+        const graph_node *node = step_node(g, ps);
         int cap = node->n_inputs + node->n_captures + node->n_outputs;
         ps->release = calloc((size_t)cap + 1, sizeof(int));
         if (!ps->release) return onyx_oom("plan");
@@ -649,6 +651,7 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
         }
         p->n_steps = ++n_steps;
     }
+    CHECK(fuse_plan(sg, p)); /* optimizer: fuse conv chains (core/fuse.c) */
     for (int i = 0; i < g->n_outputs; i++) {
         int vi = g->outputs[i];
         if (vi >= 0 && p->vals[vi].where == ST_NONE && p->vals[vi].first < 0) {

@@ -30,7 +30,14 @@ typedef struct plan_step {
     bool recheck;     /* static outputs planned from inputs of unknown shape: verify per run */
     int n_release;    /* ST_HEAP values read for the last time here */
     int *release;
+    graph_node *fused_node; /* owned; set by the fusion pass (core/fuse.c): the node this step
+                               runs instead of nodes[node] (inputs and outputs of the chain) */
 } plan_step;
+
+/* The node a step runs: its graph node, or the fused one that replaced it. */
+static inline const graph_node *step_node(const graph *g, const plan_step *ps) {
+    return ps->fused_node ? ps->fused_node : &g->nodes[ps->node];
+}
 
 typedef struct plan {
     struct plan *next;

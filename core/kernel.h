@@ -18,7 +18,12 @@ enum {
     /* The kernel sizes its outputs itself (data-dependent shapes, sequences, control flow): the
      * executor hands it empty values and the kernel fills them (value_alloc_tensor, …). */
     KF_DYNAMIC_OUTPUT = 1u << 1,
+    /* The kernel takes post-ops (core/fuse.h) in kernel_prep.fused: the planner may fuse the
+     * nodes that follow it into its step. */
+    KF_POST_OPS = 1u << 2,
 };
+
+struct fuse_chain;
 
 /* What a kernel's prepare sees: the node and its (static, when the plan is static) types.
  * in_value[i] is input i's value when known at prepare (initializers, folded constants). */
@@ -29,6 +34,7 @@ typedef struct kernel_prep {
     const tensor *const *in_value;
     const type_info *out_type;
     const struct exec_env *env;        /* to prepare subgraphs (control flow) */
+    const struct fuse_chain *fused;    /* KF_POST_OPS kernels: post-ops to apply, or NULL */
 } kernel_prep;
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.

@@ -1,0 +1,322 @@
+/* The fusion pass of a plan: a Conv (kernel flagged KF_POST_OPS) absorbs the chain of nodes
+ * that only it feeds: an inference BatchNormalization with constant parameters (folded into its
+ * constant weights), Relu / LeakyRelu / Clip / Sigmoid / Tanh / HardSigmoid, and one Add of a
+ * same-shaped tensor (or two-input Sum). The absorbed steps leave the plan; the conv's step runs where the chain's
+ * last node ran, so every addend is ready. */
+#include "fuse.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/schema.h"
+#include "exec_internal.h"
+
+static bool is_op(const graph_node *n, const char *op) {
+    return !*n->domain && !strcmp(n->op_type, op);
+}
+
+static bool only_output0(const graph_node *n) {
+    for (int o = 1; o < n->n_outputs; o++)
+        if (n->outputs[o] >= 0) return false;
+    return n->n_outputs >= 1 && n->outputs[0] >= 0;
+}
+
+/* The constant float value of input i of n, with `numel` values (-1: any), or NULL. */
+static const tensor *const_float(const plan *p, const graph_node *n, int i, int64_t numel) {
+    if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
+    const plan_value *v = &p->vals[n->inputs[i]];
+    if (v->where != ST_CONST || !v->constant || v->constant->dtype != ONYX_FLOAT) return NULL;
+    if (numel >= 0 && v->constant->numel != numel) return NULL;
+    return v->constant;
+}
+
+static bool same_type(const type_info *a, const type_info *b) {
+    return a->kind == ONYX_VALUE_TENSOR && b->kind == ONYX_VALUE_TENSOR && a->dtype == b->dtype &&
+           type_is_static(a) && type_is_static(b) &&
+           shape_equal(a->rank, a->dims, b->rank, b->dims);
+}
+
+/* Whether node n, reading `cur` (the chain's value so far, of type `t` with M channels), can be
+ * absorbed; fills *op. `*addend` receives an Add's other operand. */
+static bool classify(const plan *p, const graph_node *n, int cur, const type_info *t,
+                     int chain_len, bool w_const, int *addend, fuse_op *op) {
+    memset(op, 0, sizeof *op);
+    if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return false;
+    if (n->n_inputs < 1) return false;
+    bool first = n->inputs[0] == cur;
+    if (is_op(n, "Add") || is_op(n, "Sum")) { /* a two-input Sum is an Add */
+        if (n->n_inputs != 2 || *addend >= 0) return false;
+        int other = first ? n->inputs[1] : n->inputs[0];
+        if ((!first && n->inputs[1] != cur) || other == cur || other < 0) return false;
+        if (!same_type(&p->vals[other].type, t)) return false;
+        if (n->version < 7 && attr_int(n, "broadcast", 0) != 0) return false;
+        *addend = other;
+        op->kind = FUSE_SUM;
+        return true;
+    }
+    if (!first) return false;
+    for (int i = 1; i < n->n_inputs; i++)
+        if (n->inputs[i] == cur) return false;
+    if (is_op(n, "Relu")) {
+        op->kind = FUSE_RELU;
+    } else if (is_op(n, "LeakyRelu")) {
+        op->kind = FUSE_RELU;
+        op->alpha = attr_float(n, "alpha", 0.01f);
+    } else if (is_op(n, "Sigmoid")) {
+        op->kind = FUSE_SIGMOID;
+    } else if (is_op(n, "Tanh")) {
+        op->kind = FUSE_TANH;
+    } else if (is_op(n, "HardSigmoid")) {
+        op->kind = FUSE_HARDSIGMOID;
+        op->alpha = attr_float(n, "alpha", 0.2f);
+        op->beta = attr_float(n, "beta", 0.5f);
+    } else if (is_op(n, "Clip")) {
+        op->kind = FUSE_CLIP;
+        if (n->version < 11) {
+            op->alpha = attr_float(n, "min", -FLT_MAX);
+            op->beta = attr_float(n, "max", FLT_MAX);
+        } else {
+            op->alpha = -FLT_MAX;
+            op->beta = FLT_MAX;
+            for (int i = 1; i < n->n_inputs && i < 3; i++) {
+                if (n->inputs[i] < 0) continue;
+                const tensor *b = const_float(p, n, i, 1);
+                if (!b) return false;
+                (i == 1 ? &op->alpha : &op->beta)[0] = ((const float *)b->data)[0];
+            }
+        }
+        if (!(op->alpha <= op->beta)) return false;
+    } else if (is_op(n, "BatchNormalization")) {
+        int64_t m = t->dims[1];
+        if (chain_len != 0 || !w_const || n->n_inputs != 5) return false;
+        if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
+        if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
+        op->kind = FUSE_BATCHNORM;
+        op->epsilon = attr_float(n, "epsilon", 1e-5f);
+        op->scale = const_float(p, n, 1, m);
+        op->bias = const_float(p, n, 2, m);
+        op->mean = const_float(p, n, 3, m);
+        op->var = const_float(p, n, 4, m);
+        return op->scale && op->bias && op->mean && op->var;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Prepares step ps's kernel for its (fused) node with `chain` into *state. */
+static onyx_status prepare_step(subgraph *sg, plan *p, const plan_step *ps, const graph_node *node,
+                                const fuse_chain *chain, void **state) {
+    const type_info *in_types[ONYX_VARIADIC] = {0};
+    const tensor *in_values[ONYX_VARIADIC] = {0};
+    type_info outs[ONYX_VARIADIC];
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
+        in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
+    }
+    for (int o = 0; o < node->n_outputs; o++) outs[o] = p->vals[node->outputs[o]].type; /* view */
+    kernel_prep prep = {
+        .node = node,
+        .n_in = node->n_inputs,
+        .n_out = node->n_outputs,
+        .in_type = in_types,
+        .in_value = in_values,
+        .out_type = outs,
+        .env = &sg->env,
+        .fused = chain,
+    };
+    *state = NULL;
+    return ps->k->prepare ? ps->k->prepare(&prep, state) : ONYX_OK;
+}
+
+static bool env_set(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static bool conv_step(const graph *g, const plan_step *ps) {
+    return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
+}
+
+/* Marks the outputs of conv steps that only conv steps of the same kernel read (as X or as the
+ * addend) opaque, on both ends. */
+static void mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains) {
+    for (int s = 0; s < p->n_steps; s++) {
+        const plan_step *ps = &p->steps[s];
+        if (!conv_step(g, ps)) continue;
+        int v = step_node(g, ps)->outputs[0];
+        const type_info *t = &p->vals[v].type;
+        if ((g->values[v].flags & GV_OUTPUT) || t->dtype != ONYX_FLOAT || !type_is_static(t))
+            continue;
+        int reads = 0;
+        bool ok = true;
+        for (int r = 0; r < p->n_steps && ok; r++) {
+            const graph_node *nd = step_node(g, &p->steps[r]);
+            for (int i = 0; i < nd->n_inputs; i++) {
+                if (nd->inputs[i] != v) continue;
+                reads++;
+                ok &= p->steps[r].k == ps->k && conv_step(g, &p->steps[r]) &&
+                      (i == 0 || (i == 3 && nd->n_inputs == 4));
+            }
+        }
+        if (!ok || reads == 0 || reads != uses[v]) continue;
+        chains[s].opaque_out0 = true;
+        for (int r = 0; r < p->n_steps; r++) {
+            const graph_node *nd = step_node(g, &p->steps[r]);
+            if (nd->inputs[0] == v) chains[r].opaque_in0 = true;
+            if (nd->n_inputs == 4 && nd->inputs[3] == v) chains[r].opaque_addend = true;
+        }
+    }
+}
+
+static bool chain_used(const fuse_chain *c) {
+    return c->n > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend;
+}
+
+/* Prepares every step whose chain says something, all or nothing: on failure the new states
+ * are released and the old ones stay. */
+static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) {
+    const graph *g = sg->g;
+    onyx_status st = ONYX_OK;
+    void **states = calloc((size_t)p->n_steps + 1, sizeof *states);
+    if (!states) return onyx_oom("fusion pass");
+    for (int s = 0; s < p->n_steps && st == ONYX_OK; s++)
+        if (chain_used(&chains[s]))
+            st = prepare_step(sg, p, &p->steps[s], step_node(g, &p->steps[s]), &chains[s], &states[s]);
+    for (int s = 0; s < p->n_steps; s++) {
+        plan_step *ps = &p->steps[s];
+        if (!chain_used(&chains[s])) continue;
+        void *drop = st == ONYX_OK ? ps->state : states[s];
+        if (drop && ps->k->release) ps->k->release(drop);
+        if (st == ONYX_OK) ps->state = states[s];
+    }
+    free(states);
+    return st;
+}
+
+onyx_status fuse_plan(subgraph *sg, plan *p) {
+    if (env_set("ONYX_NO_FUSE")) return ONYX_OK;
+    const graph *g = sg->g;
+    int n = p->n_steps;
+    onyx_status st = ONYX_OK;
+    int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
+    int *consumer = malloc(((size_t)g->n_values + 1) * sizeof *consumer);
+    int *emit = malloc(((size_t)n + 1) * sizeof *emit);   /* step placed at this position */
+    bool *gone = calloc((size_t)n + 1, sizeof *gone);       /* absorbed or moved */
+    plan_step *steps = calloc((size_t)n + 1, sizeof *steps);
+    fuse_chain *chains = calloc((size_t)n + 1, sizeof *chains), *placed = NULL;
+    placed = calloc((size_t)n + 1, sizeof *placed);
+    if (!uses || !consumer || !emit || !gone || !steps || !chains || !placed) {
+        st = onyx_oom("fusion pass");
+        goto done;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_inputs; k++)
+            if (nd->inputs[k] >= 0) uses[nd->inputs[k]]++;
+        for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
+    }
+    for (int i = 0; i < g->n_values; i++) consumer[i] = -1;
+    for (int s = 0; s < n; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        for (int k = 0; k < nd->n_inputs; k++)
+            if (nd->inputs[k] >= 0) consumer[nd->inputs[k]] = s;
+    }
+    for (int s = 0; s < n; s++) emit[s] = s;
+
+    /* chains: each conv absorbs what only it feeds */
+    for (int s = 0; s < n; s++) {
+        plan_step *ps = &p->steps[s];
+        const graph_node *conv = step_node(g, ps);
+        if (gone[s] || !conv_step(g, ps) || ps->fused_node || !only_output0(conv) ||
+            conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
+            continue;
+        const type_info *t = &p->vals[conv->outputs[0]].type;
+        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < 3) continue;
+        bool w_const = p->vals[conv->inputs[1]].where == ST_CONST &&
+                       (conv->n_inputs < 3 || conv->inputs[2] < 0 ||
+                        p->vals[conv->inputs[2]].where == ST_CONST);
+        fuse_chain *chain = &chains[s];
+        int cur = conv->outputs[0], addend = -1, last = s;
+        int absorbed[FUSE_MAX_OPS];
+        while (chain->n < FUSE_MAX_OPS) {
+            int tstep = consumer[cur];
+            if (uses[cur] != 1 || (g->values[cur].flags & GV_OUTPUT) || tstep <= s || gone[tstep])
+                break;
+            const graph_node *nn = step_node(g, &p->steps[tstep]);
+            fuse_op op;
+            if (!classify(p, nn, cur, t, chain->n, w_const, &addend, &op)) break;
+            if (op.kind == FUSE_SUM) op.input = 3;
+            absorbed[chain->n] = tstep;
+            chain->ops[chain->n++] = op;
+            cur = nn->outputs[0];
+            last = tstep;
+        }
+        if (chain->n == 0) continue;
+
+        /* the fused node: the conv's inputs (bias slot kept), the addend, the chain's output */
+        graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
+        if (!fn) {
+            st = onyx_oom("fused node");
+            goto done;
+        }
+        *fn = *conv;
+        fn->inputs = (int *)(fn + 1);
+        fn->outputs = fn->inputs + 4;
+        fn->n_inputs = addend >= 0 ? 4 : conv->n_inputs;
+        for (int i = 0; i < 3; i++) fn->inputs[i] = i < conv->n_inputs ? conv->inputs[i] : -1;
+        fn->inputs[3] = addend;
+        fn->n_outputs = 1;
+        fn->outputs[0] = cur;
+        ps->fused_node = fn;
+        for (int i = 0; i < chain->n; i++) {
+            plan_step *a = &p->steps[absorbed[i]];
+            if (a->state && a->k->release) a->k->release(a->state);
+            a->state = NULL;
+            gone[absorbed[i]] = true;
+        }
+        gone[s] = true;
+        emit[last] = s;
+    }
+
+    /* compact: absorbed steps leave, a fused conv takes its chain's last position */
+    int k = 0;
+    for (int pos = 0; pos < n; pos++) {
+        int src = emit[pos];
+        if (src == pos && gone[pos]) continue;
+        placed[k] = chains[src];
+        steps[k++] = p->steps[src];
+    }
+    for (int s = 0; s < n; s++) {
+        const graph_node *nd = &g->nodes[p->steps[s].node];
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = -1;
+    }
+    memcpy(p->steps, steps, (size_t)k * sizeof *steps);
+    p->n_steps = k;
+    for (int s = 0; s < k; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = s;
+    }
+
+    if (!env_set("ONYX_NO_OPAQUE")) mark_opaque(g, p, uses, placed);
+    if (prepare_all(sg, p, placed) != ONYX_OK) {
+        /* opaque layouts refused somewhere: the chains alone */
+        onyx_error_clear();
+        for (int s = 0; s < k; s++)
+            placed[s].opaque_in0 = placed[s].opaque_out0 = placed[s].opaque_addend = false;
+        CHECK(prepare_all(sg, p, placed));
+    }
+done:
+    free(uses);
+    free(consumer);
+    free(emit);
+    free(gone);
+    free(steps);
+    free(chains);
+    free(placed);
+    return st;
+}

@@ -1,0 +1,49 @@
+/* Fusion of a convolution with the nodes that follow it (BatchNormalization folded into its
+ * weights, activations and a residual Add as post-ops): what the planner's pass finds and what a
+ * kernel flagged KF_POST_OPS receives in kernel_prep.fused. */
+#ifndef ONYX_CORE_FUSE_H
+#define ONYX_CORE_FUSE_H
+
+#include "value.h"
+
+typedef enum fuse_kind {
+    FUSE_BATCHNORM,   /* y = (x - mean) * scale / sqrt(var + epsilon) + bias, per channel */
+    FUSE_RELU,        /* alpha: slope below 0 (LeakyRelu), 0 for Relu */
+    FUSE_CLIP,        /* alpha = low, beta = high */
+    FUSE_SIGMOID,
+    FUSE_TANH,
+    FUSE_HARDSIGMOID, /* max(0, min(1, alpha * x + beta)) */
+    FUSE_SUM,         /* y = x + addend (same shape), the addend is fused-node input `input` */
+} fuse_kind;
+
+typedef struct fuse_op {
+    fuse_kind kind;
+    float alpha, beta, epsilon;
+    const tensor *scale, *bias, *mean, *var; /* FUSE_BATCHNORM: plan constants, float, [M] */
+    int input;
+} fuse_op;
+
+#define FUSE_MAX_OPS 8
+
+/* The post-ops of one fused step, in order (a BatchNormalization only first), and which of its
+ * tensors are opaque: read and written only by steps of this same kernel (X as input 0, an
+ * addend, or its output), so that the kernel may keep them in a layout of its own choosing
+ * (the same for every such tensor of the same type; the byte size must stay the plain one). */
+typedef struct fuse_chain {
+    int n;
+    fuse_op ops[FUSE_MAX_OPS];
+    bool opaque_in0, opaque_out0, opaque_addend;
+} fuse_chain;
+
+struct subgraph;
+struct plan;
+
+/* The pass: runs on a plan whose steps are specialized and folded, before its memory plan. It
+ * merges each eligible chain into its convolution's step (a plan-owned node with the chain's
+ * final output and any addend as an extra input), drops the absorbed steps, marks the tensors
+ * passed only between such steps opaque, and prepares those kernels again with what applies.
+ * ONYX_NO_FUSE=1 in the environment disables it, ONYX_NO_OPAQUE=1 only the opaque layouts (for
+ * comparing). */
+onyx_status fuse_plan(struct subgraph *sg, struct plan *p);
+
+#endif
