@@ -1,10 +1,11 @@
 /* CPU kernels of Conv and ConvTranspose. float runs on oneDNN primitives built once per input
  * shape (in prepare when shapes are static), with constant weights reordered once into the
- * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Tensors that the
- * fusion pass marks opaque (passed only between these kernels) stay in oneDNN's channel-blocked
- * layout (nC..16c, whenever the channels are a multiple of 16), so that chains of convolutions run
- * the blocked kernels without reordering around each. float16/bfloat16 run the same primitives
- * on float copies; double runs im2col/col2im around BLAS. */
+ * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Convs compute in
+ * oneDNN's channel-blocked layout (nC..16c) whenever it has a blocked kernel for them; tensors the
+ * fusion pass marks opaque (passed only between these kernels) are also stored that way when
+ * their channels are a multiple of 16, so chains of convs reorder only at their edges.
+ * float16/bfloat16 run the same primitives on float copies; double runs im2col/col2im around
+ * BLAS. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,13 @@ static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *d
                           "describing a blocked tensor");
 }
 
+static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, dnnl_format_tag_any),
+                          "describing a tensor");
+}
+
 /* The descriptor of a tensor as stored: blocked when opaque and blockable, else plain. */
 static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, onyx_dtype dt, int rank,
                              const int64_t *dims) {
@@ -296,7 +304,11 @@ retry:;
     bool blk_x = blk && g->c >= 16;
     CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
     if (blk_x) CHECK(md_blocked(&src_md, rank, xdims));
-    else CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
+    /* no blocked kernel: a float conv lets oneDNN choose the layouts (channels-last kernels take
+     * channel splits the blocked ones do not) and reorders to them */
+    bool any = !blk && !s->transpose && s->dtype == ONYX_FLOAT;
+    if (any) CHECK(md_any(&src_md, rank, xdims));
+    else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
     bool staged = false;
     for (int i = 0; i < g->nsp; i++) {
         p->shift[i] = g->pad_b[i] < 0 ? -g->pad_b[i] : 0;
@@ -312,6 +324,7 @@ retry:;
         }
     }
     if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
+    else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
     CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->dtype, rank, ydims));
     CHECK(md_stored(&add_st, s->chain.opaque_addend, s->dtype, rank, ydims));
@@ -349,6 +362,10 @@ retry:;
                              "describing the transposed convolution"));
         CHECK(cpu_dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL),
                              "creating the transposed convolution"));
+    }
+    if (any) {
+        src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     }
     if (blk) {
         /* some channel splits have no blocked kernel and land on the reference one, which is
