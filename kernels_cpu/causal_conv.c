@@ -83,6 +83,8 @@ onyx_status cpu_causal_conv_with_state_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, expected float, float16 "
                           "or bfloat16", onyx_dtype_name(x->dtype));
     }
-    parallel_for(x->dims[0] * x->dims[1], 1 + 16384 / ((x->dims[2] + 1) * k), fn, &j);
+    /* (with no channels the weight is empty and k may be any dim: keep the product bounded) */
+    int64_t len1 = x->dims[2] + 1, work = len1 > 16384 || k > 16384 ? 16384 : len1 * k;
+    parallel_for(x->dims[0] * x->dims[1], 1 + 16384 / work, fn, &j);
     return ONYX_OK;
 }

@@ -88,8 +88,9 @@ onyx_status cpu_col2im_run(const kernel_call *c) {
         j.img[i] = j.k[i] = j.s[i] = j.d[i] = j.cols[i] = 1;
         j.pb[i] = 0;
     }
-    j.bvol = 1;
-    int64_t nblocks = 1;
+    int64_t nblocks;
+    if (!shape_numel((int)ni, p.kernel, &j.bvol) || !shape_numel((int)ni, cols, &nblocks))
+        return onyx_error(ONYX_ERR_SHAPE, "block_shape or the sliding block count is too large");
     for (int i = 0; i < (int)ni; i++) {
         j.img[off + i] = image[i];
         j.k[off + i] = p.kernel[i];
@@ -97,17 +98,16 @@ onyx_status cpu_col2im_run(const kernel_call *c) {
         j.d[off + i] = p.dilation[i];
         j.pb[off + i] = p.pad_begin[i];
         j.cols[off + i] = cols[i];
-        j.bvol *= p.kernel[i];
-        nblocks *= cols[i];
         if (y->dims[2 + i] != image[i])
             return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, expected %lld", 2 + i,
                               (long long)y->dims[2 + i], (long long)image[i]);
     }
-    if (x->dims[1] != y->dims[1] * j.bvol || x->dims[2] != nblocks || x->dims[0] != y->dims[0])
+    if (x->dims[1] % j.bvol || x->dims[1] / j.bvol != y->dims[1] || x->dims[2] != nblocks ||
+        x->dims[0] != y->dims[0])
         return onyx_error(ONYX_ERR_SHAPE, "input has shape [%lld, %lld, %lld], expected "
-                          "[%lld, %lld, %lld]", (long long)x->dims[0], (long long)x->dims[1],
-                          (long long)x->dims[2], (long long)y->dims[0],
-                          (long long)(y->dims[1] * j.bvol), (long long)nblocks);
+                          "[%lld, %lld * prod(block_shape), %lld]", (long long)x->dims[0],
+                          (long long)x->dims[1], (long long)x->dims[2], (long long)y->dims[0],
+                          (long long)y->dims[1], (long long)nblocks);
     j.x = x->data;
     j.y = y->data;
     j.L = nblocks;
@@ -131,6 +131,8 @@ onyx_status cpu_col2im_run(const kernel_call *c) {
                           onyx_dtype_name(x->dtype));
     }
     int64_t planes = y->dims[0] * y->dims[1];
-    parallel_for(planes, 1 + 16384 / (j.bvol * j.L + 1), fn, &j);
+    if (planes == 0) return ONYX_OK; /* then x is empty whatever bvol * L says */
+    int64_t work = j.bvol > 16384 || j.L > 16384 ? 16384 : j.bvol * j.L;
+    parallel_for(planes, 1 + 16384 / (work + 1), fn, &j);
     return ONYX_OK;
 }

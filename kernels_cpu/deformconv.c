@@ -80,13 +80,19 @@ DEFORM_TEMPLATE(bf16, uint16_t, float, cpu_bf16_ld)
 
 static size_t acc_size(onyx_dtype d) { return d == ONYX_DOUBLE ? sizeof(double) : sizeof(float); }
 
-/* Scratch sizes for X [N,C,H,W], W [oc, C/group, kh, kw], output [N, oc, oh, ow]. */
-static void scratch_sizes(onyx_dtype d, int64_t C, int64_t group, int64_t wnumel, int64_t kvol,
+/* Scratch sizes for X [N,C,H,W], W [oc, C/group, kh, kw], output [N, oc, oh, ow]; false when
+ * they overflow. */
+static bool scratch_sizes(onyx_dtype d, int64_t C, int64_t group, int64_t wnumel, int64_t kvol,
                           int64_t P, int64_t ynumel, size_t *col, size_t *wf, size_t *yf) {
     bool half = d == ONYX_FLOAT16 || d == ONYX_BFLOAT16;
-    *col = (size_t)(C / group * kvol * P) * acc_size(d);
+    int64_t rows, elems;
+    if (__builtin_mul_overflow(C / group, kvol, &rows) ||
+        __builtin_mul_overflow(rows, P, &elems) || (uint64_t)elems > SIZE_MAX / 8)
+        return false;
+    *col = (size_t)elems * acc_size(d);
     *wf = half ? (size_t)wnumel * sizeof(float) : 0;
     *yf = half ? (size_t)ynumel * sizeof(float) : 0;
+    return true;
 }
 
 onyx_status cpu_deformconv_prepare(const kernel_prep *p, void **state) {
@@ -97,10 +103,12 @@ onyx_status cpu_deformconv_prepare(const kernel_prep *p, void **state) {
     if (x && w && type_is_static(x) && type_is_static(w) && type_is_static(y) && x->rank == 4 &&
         w->rank == 4 && y->rank == 4) {
         int64_t group = attr_int(p->node, "group", 1), wn, yn;
-        if (group >= 1 && shape_numel(4, w->dims, &wn) && shape_numel(4, y->dims, &yn)) {
-            size_t col, wf, yf;
+        size_t col, wf, yf;
+        /* sized for the shapes inference accepted; an empty W or Y needs none */
+        if (group >= 1 && shape_numel(4, w->dims, &wn) && shape_numel(4, y->dims, &yn) &&
+            wn > 0 && yn > 0 &&
             scratch_sizes(x->dtype, x->dims[1], group, wn, w->dims[2] * w->dims[3],
-                          y->dims[2] * y->dims[3], yn, &col, &wf, &yf);
+                          y->dims[2] * y->dims[3], yn, &col, &wf, &yf)) {
             CHECK(grow(&s->col, &s->col_cap, col));
             CHECK(grow(&s->wf, &s->wf_cap, wf));
             CHECK(grow(&s->yf, &s->yf_cap, yf));
@@ -147,17 +155,22 @@ onyx_status cpu_deformconv_run(const kernel_call *c) {
     TRY(spatial_parse(n, 2, w->dims + 2, &sp));
     int64_t od[2];
     TRY(spatial_output_dims(&sp, x->dims + 2, od));
-    int64_t kvol = g.kh * g.kw, P = g.oh * g.ow;
-    if (g.group < 1 || g.og < 1 || g.C % g.group || g.oc % g.group || g.C % g.og ||
-        w->dims[1] * g.group != g.C || od[0] != g.oh || od[1] != g.ow ||
+    /* kernel dims are at most 2^30 each (spatial_parse); group and offset_group any int64 */
+    int64_t kvol = g.kh * g.kw, P = g.oh * g.ow, cin = 0, mc = 0, oc2 = 0;
+    bool ovf = __builtin_mul_overflow(w->dims[1], g.group, &cin) ||
+               __builtin_mul_overflow(g.og, kvol, &mc) || __builtin_mul_overflow(mc, 2, &oc2);
+    if (ovf || g.group < 1 || g.og < 1 || g.C % g.group || g.oc % g.group || g.C % g.og ||
+        cin != g.C || od[0] != g.oh || od[1] != g.ow ||
         y->dims[0] != x->dims[0] || y->dims[1] != g.oc || off->dims[0] != x->dims[0] ||
-        off->dims[1] != g.og * kvol * 2 || off->dims[2] != g.oh || off->dims[3] != g.ow ||
+        off->dims[1] != oc2 || off->dims[2] != g.oh || off->dims[3] != g.ow ||
         (b && (b->rank != 1 || b->dims[0] != g.oc)) ||
         (mask && (mask->rank != 4 || mask->dims[0] != x->dims[0] ||
-                  mask->dims[1] != g.og * kvol || mask->dims[2] != g.oh ||
+                  mask->dims[1] != mc || mask->dims[2] != g.oh ||
                   mask->dims[3] != g.ow)))
         return onyx_error(ONYX_ERR_SHAPE, "inconsistent DeformConv shapes (X, W, offset, B, "
                           "mask, group, offset_group)");
+    /* (with Y non-empty W is too, so that its dims bound the products below) */
+    if (y->numel == 0) return ONYX_OK;
     if (!cpu_blas_dims_ok(g.oc, P, w->dims[1] * kvol))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "DeformConv too large for BLAS");
     g.sh = sp.stride[0];
@@ -166,12 +179,12 @@ onyx_status cpu_deformconv_run(const kernel_call *c) {
     g.dw = sp.dilation[1];
     g.ph = sp.pad_begin[0];
     g.pw = sp.pad_begin[1];
-    if (y->numel == 0) return ONYX_OK;
 
     onyx_dtype d = x->dtype;
     bool half = d == ONYX_FLOAT16 || d == ONYX_BFLOAT16;
     size_t col_b, wf_b, yf_b;
-    scratch_sizes(d, g.C, g.group, w->numel, kvol, P, y->numel, &col_b, &wf_b, &yf_b);
+    if (!scratch_sizes(d, g.C, g.group, w->numel, kvol, P, y->numel, &col_b, &wf_b, &yf_b))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "DeformConv scratch size overflows");
     TRY(grow(&s->col, &s->col_cap, col_b));
     TRY(grow(&s->wf, &s->wf_cap, wf_b));
     TRY(grow(&s->yf, &s->yf_cap, yf_b));

@@ -163,15 +163,27 @@ static onyx_status mark(gctx *x, int yv) {
 }
 
 static onyx_status forward(gctx *x, const graph_node *n) {
-    if (strcmp(n->op_type, "Constant") == 0 && attr_tensor(n, "value") && n->n_outputs > 0)
+    /* omitted inputs and outputs have index -1; backward relies on these checks too */
+    if (n->n_outputs < 1 || n->outputs[0] < 0)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "node '%s' (%s) has no first output", n->name,
+                          n->op_type);
+    /* (a node needed for another output: recomputing this one would drop the given value) */
+    if (x->vals[n->outputs[0]].set)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "node '%s' (%s) recomputes a value already given",
+                          n->name, n->op_type);
+    if (strcmp(n->op_type, "Constant") == 0 && attr_tensor(n, "value"))
         return dval_from_tensor(&x->vals[n->outputs[0]], attr_tensor(n, "value"));
     const grad_rule *r = find_rule(n);
     if (!r)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "op %s (node '%s') has no derivative rule",
                           n->op_type, n->name);
-    if (n->n_inputs != r->arity || n->n_outputs < 1 || n->outputs[0] < 0)
+    if (n->n_inputs != r->arity)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "node '%s' (%s) has %d inputs, rule expects %d",
                           n->name, n->op_type, n->n_inputs, r->arity);
+    for (int i = 0; i < r->arity; i++)
+        if (n->inputs[i] < 0 || !x->vals[n->inputs[i]].set)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "node '%s' (%s): input %d has no value to "
+                              "differentiate", n->name, n->op_type, i);
     const dval *a = &x->vals[n->inputs[0]], *b = r->arity > 1 ? &x->vals[n->inputs[1]] : a;
     dval *o = &x->vals[n->outputs[0]];
     TRY(broadcast_dims(a, b, &o->rank, o->dims));

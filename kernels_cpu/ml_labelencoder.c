@@ -108,15 +108,14 @@ onyx_status cpu_label_encoder_prepare(const kernel_prep *p, void **state) {
     if (!s) return onyx_oom("LabelEncoder state");
     onyx_status st = ONYX_OK;
     const graph_attr *keys, *values;
-    graph_attr v1_values = {0};
+    /* v1 maps both ways: string inputs to their index, int64 inputs to the class name */
+    bool v1_by_index = n->version < 2 && out_dt == ONYX_STRING;
     if (n->version < 2) {
         /* v1: classes_strings[i] ↔ i */
         keys = node_attr(n, "classes_strings");
         static const graph_attr none = {.type = ATTR_STRINGS};
         if (!keys) keys = &none;
-        v1_values.type = ATTR_INTS;
-        v1_values.n = keys->n;
-        values = &v1_values;
+        values = keys;
     } else {
         static const char *const kn[] = {"keys_strings", "keys_int64s", "keys_floats", "keys_tensor"};
         static const char *const vn[] = {"values_strings", "values_int64s", "values_floats", "values_tensor"};
@@ -131,6 +130,7 @@ onyx_status cpu_label_encoder_prepare(const kernel_prep *p, void **state) {
     s->n = kt ? kt->numel : (int64_t)keys->n;
     onyx_dtype key_dt = kt ? kt->dtype : keys->type == ATTR_STRINGS ? ONYX_STRING
                                          : keys->type == ATTR_INTS  ? ONYX_INT64 : ONYX_FLOAT;
+    if (v1_by_index) key_dt = ONYX_INT64;
     s->kind = key_dt == ONYX_STRING ? KEY_STRING : (key_dt == ONYX_FLOAT || key_dt == ONYX_DOUBLE) ? KEY_REAL : KEY_INT;
     s->keys = calloc((size_t)s->n + 1, sizeof *s->keys);
     int64_t vdim = s->n + 1;
@@ -142,14 +142,15 @@ onyx_status cpu_label_encoder_prepare(const kernel_prep *p, void **state) {
     for (int64_t i = 0; i < s->n; i++) {
         le_key *k = &s->keys[i];
         k->value = i;
-        if (kt) {
+        if (v1_by_index) k->i = i;
+        else if (kt) {
             if (s->kind == KEY_STRING) k->s = ((char *const *)kt->data)[i];
             else if (s->kind == KEY_INT) k->i = tensor_get_i64(kt, i);
             else k->d = tensor_get_f64(kt, i);
         } else if (keys->type == ATTR_STRINGS) k->s = keys->strings[i];
         else if (keys->type == ATTR_INTS) k->i = keys->ints[i];
         else k->d = keys->floats[i];
-        if (n->version < 2) ((int64_t *)s->values.data)[i] = i;
+        if (n->version < 2 && !v1_by_index) ((int64_t *)s->values.data)[i] = i;
         else CHECK(set_value(s, i, values, i));
     }
     s->default_at = s->n;

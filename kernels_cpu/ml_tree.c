@@ -514,6 +514,10 @@ onyx_status cpu_tree_ensemble_run(const kernel_call *c) {
     tree_job j = {f, x, y->data, cols};
     if (x->dtype == ONYX_DOUBLE) parallel_for(rows, grain(f), regress_f64, &j);
     else if (x->dtype == ONYX_FLOAT) parallel_for(rows, grain(f), regress_f32, &j);
+    else if (x->dtype != ONYX_FLOAT16 || !f->scratch)
+        /* (the float16 row buffer exists when prepare saw a float16 input) */
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "input of type %s, prepared for another type",
+                          onyx_dtype_name(x->dtype));
     else
         for (int64_t r = 0; r < rows; r++) {
             aggregate_f32(f, x, r, cols, f->scratch);

@@ -20,9 +20,16 @@ onyx_status cpu_maxunpool_run(const kernel_call *c) {
     spatial_params p;
     TRY(spatial_parse(c->node, rank - 2, NULL, &p));
     int64_t dflt[2 + SPATIAL_MAX_DIMS] = {x->dims[0], x->dims[1]};
-    for (int i = 0; i < p.nd; i++)
+    for (int i = 0; i < p.nd; i++) {
+        int64_t span;
+        if (__builtin_mul_overflow(x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0, p.stride[i],
+                                   &span) ||
+            span > INT64_MAX / 2)
+            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d is too large for stride %lld", i,
+                              (long long)p.stride[i]);
         dflt[2 + i] = (x->dims[2 + i] - 1) * p.stride[i] - p.pad_begin[i] - p.pad_end[i] +
                       p.kernel[i];
+    }
     for (int i = 0; i < rank; i++)
         if (dflt[i] < 0 || y->dims[i] < dflt[i])
             return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, expected at least %lld", i,

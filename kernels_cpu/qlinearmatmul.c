@@ -239,10 +239,14 @@ onyx_status cpu_qlinearmatmul_prepare(const kernel_prep *p, void **state) {
     const type_info *b = p->n_in > 3 ? p->in_type[3] : NULL;
     if (a && b && type_is_static(a) && type_is_static(b) && a->rank >= 1 && b->rank >= 1) {
         int64_t m = a->rank > 1 ? a->dims[a->rank - 2] : 1, k = a->dims[a->rank - 1];
-        int64_t n = b->rank > 1 ? b->dims[b->rank - 1] : 1;
-        size_t bytes = (size_t)(m * n) * sizeof(int32_t) +
-                       (b->dtype == ONYX_UINT8 ? (size_t)(k * n) : 0);
-        if (m * n < ((int64_t)1 << 40) && k * n < ((int64_t)1 << 40) && bytes) {
+        int64_t n = b->rank > 1 ? b->dims[b->rank - 1] : 1, mn, kn;
+        /* declared dims may be anything: the products are checked before use */
+        bool fits = !__builtin_mul_overflow(m, n, &mn) && !__builtin_mul_overflow(k, n, &kn) &&
+                    mn < ((int64_t)1 << 40) && kn < ((int64_t)1 << 40);
+        size_t bytes = fits ? (size_t)mn * sizeof(int32_t) +
+                                  (b->dtype == ONYX_UINT8 ? (size_t)kn : 0)
+                            : 0;
+        if (bytes) {
             s->buf = malloc(bytes);
             if (!s->buf) {
                 free(s);

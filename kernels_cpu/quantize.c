@@ -402,7 +402,9 @@ onyx_status cpu_dynamicquantizelinear_run(const kernel_call *c) {
     }
     r.scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
     float zp = 0.0f - mn / r.scale;
-    zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
+    /* -inf in x makes the scale infinite and -inf / inf NaN (once cast to uint8: UB); onnx's
+     * reference clamps with Python's max(0, min(255, zp)), which gives 255 for NaN */
+    zp = zp != zp ? 255 : zp < 0 ? 0 : zp > 255 ? 255 : zp;
     r.zp = nearbyintf(zp);
     if (y) parallel_for(x->numel, 1 << 14, dyn_task, &r);
     if (ys) *(float *)ys->data = r.scale;

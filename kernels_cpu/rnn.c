@@ -39,6 +39,8 @@ static inline bool rnn_need_x(const rnn_job *j) {
 
 /* Scratch bytes for a job (rnn_impl.h carves it); false on overflow. */
 static bool scratch_bytes(const rnn_job *j, size_t *out) {
+    /* dims may come from declared shapes at prepare: bound them before any product */
+    if (j->H > INT32_MAX || j->in > ((int64_t)1 << 60)) return false;
     int64_t seq = j->seq, batch = j->batch, I = j->in, H = j->H, GH = j->a.gates * j->H;
     int64_t sb, t, n = 0;
     bool native = j->dt == ONYX_FLOAT || j->dt == ONYX_DOUBLE;
@@ -195,6 +197,9 @@ static onyx_status job_setup(const kernel_call *c, rnn_cell cell, rnn_job *j) {
     j->batch = j->X->dims[a->layout ? 0 : 1];
     j->in = j->X->dims[2];
     j->H = a->hidden >= 0 ? a->hidden : j->R->dims[2];
+    if (j->H > INT32_MAX) /* (an empty R may have any last dim) */
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "hidden size %lld, at most %d supported",
+                          (long long)j->H, INT32_MAX);
     int64_t nd = a->num_dir, GH = a->gates * j->H, H = j->H, batch = j->batch;
     int64_t wd[3] = {nd, GH, j->in}, rd[3] = {nd, GH, H}, bd[2] = {nd, 2 * GH}, pd[2] = {nd, 3 * H};
     int64_t hd[3] = {nd, batch, H};
@@ -229,7 +234,9 @@ static onyx_status job_setup(const kernel_call *c, rnn_cell cell, rnn_job *j) {
     if ((j->Yh && (j->Yh->rank != 3 || memcmp(j->Yh->dims, hd, sizeof hd))) ||
         (j->Yc && (j->Yc->rank != 3 || memcmp(j->Yc->dims, hd, sizeof hd))))
         return onyx_error(ONYX_ERR_SHAPE, "output Y_h or Y_c does not have the expected shape");
-    if (!cpu_blas_dims_ok(j->seq * batch, GH, j->in) || !cpu_blas_dims_ok(batch, GH, H))
+    int64_t sb;
+    if (__builtin_mul_overflow(j->seq, batch, &sb) || !cpu_blas_dims_ok(sb, GH, j->in) ||
+        !cpu_blas_dims_ok(batch, GH, H))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "dims exceed BLAS's int range");
     return ONYX_OK;
 }

@@ -11,9 +11,9 @@ static onyx_status afe_infer(infer_ctx *c) {
         type_set_tensor(&c->out[0], x->dtype, -1, NULL);
         return ONYX_OK;
     }
-    int64_t n = 1;
-    for (int i = 0; i < y->rank; i++) n = (n < 0 || y->dims[i] < 0) ? -1 : n * y->dims[i];
-    if (y->rank < 0) n = -1;
+    int64_t n;
+    /* unknown while any index dim is (a declared shape's product may also overflow) */
+    if (!shape_numel(y->rank, y->dims, &n)) n = -1;
     int64_t dims[ONYX_MAX_RANK];
     int rank = x->rank == 1 ? 2 : x->rank;
     if (x->rank == 1) dims[0] = 1;

@@ -18,8 +18,12 @@ static onyx_status col2im_infer(infer_ctx *c) {
     if (!img || !blk) {
         int nd = -1;
         const type_info *it = c->in[1];
-        if (it->kind == ONYX_VALUE_TENSOR && it->rank == 1 && it->dims[0] >= 0)
+        if (it->kind == ONYX_VALUE_TENSOR && it->rank == 1 && it->dims[0] >= 0) {
+            if (it->dims[0] < 1 || it->dims[0] > SPATIAL_MAX_DIMS)
+                return onyx_error(ONYX_ERR_SHAPE, "input 1 (image_shape) has %lld values, "
+                                  "expected 1..%d", (long long)it->dims[0], SPATIAL_MAX_DIMS);
             nd = (int)it->dims[0];
+        }
         if (nd >= 0) {
             for (int i = 1; i < nd + 2; i++) dims[i] = -1;
             type_set_tensor(&c->out[0], x->dtype, nd + 2, dims);
@@ -37,15 +41,15 @@ static onyx_status col2im_infer(infer_ctx *c) {
                           "expected the same count in 1..%d", ni, nb, SPATIAL_MAX_DIMS);
     spatial_params p;
     TRY(spatial_parse(c->node, (int)ni, block, &p));
-    int64_t bvol = 1, nblocks = 1, cols[SPATIAL_MAX_DIMS];
-    for (size_t i = 0; i < ni; i++) {
+    int64_t bvol, nblocks, cols[SPATIAL_MAX_DIMS];
+    for (size_t i = 0; i < ni; i++)
         if (image[i] < 1)
             return onyx_error(ONYX_ERR_SHAPE, "image_shape[%zu] is %lld, expected >= 1", i,
                               (long long)image[i]);
-        bvol *= block[i];
-    }
     TRY(spatial_output_dims(&p, image, cols));
-    for (size_t i = 0; i < ni; i++) nblocks *= cols[i];
+    /* block dims are 1..2^30 each and the image is unchecked data: the products may overflow */
+    if (!shape_numel((int)ni, block, &bvol) || !shape_numel((int)ni, cols, &nblocks))
+        return onyx_error(ONYX_ERR_SHAPE, "block_shape or the sliding block count is too large");
     if (xr == 3) {
         if (x->dims[1] >= 0 && x->dims[1] % bvol != 0)
             return onyx_error(ONYX_ERR_SHAPE, "input 0 dim 1 is %lld, expected a multiple of "

@@ -36,8 +36,12 @@ static onyx_status deformconv_infer(infer_ctx *c) {
         if (w->dims[0] >= 0 && w->dims[0] % group != 0)
             return onyx_error(ONYX_ERR_SHAPE, "W has %lld output channels, not a multiple of "
                               "group %lld", (long long)w->dims[0], (long long)group);
-        if (known(x) && x->dims[1] >= 0 && w->dims[1] >= 0 && x->dims[1] != w->dims[1] * group)
-            return shape_err(0, "channels", x->dims[1], w->dims[1] * group);
+        int64_t cin;
+        if (known(x) && x->dims[1] >= 0 && w->dims[1] >= 0 &&
+            (__builtin_mul_overflow(w->dims[1], group, &cin) || x->dims[1] != cin))
+            return onyx_error(ONYX_ERR_SHAPE, "input 0 has %lld channels, expected W's %lld "
+                              "times group %lld", (long long)x->dims[1], (long long)w->dims[1],
+                              (long long)group);
     }
     if (known(x) && x->dims[1] >= 0 && x->dims[1] % og != 0)
         return onyx_error(ONYX_ERR_SHAPE, "input 0 has %lld channels, not a multiple of "
@@ -45,13 +49,17 @@ static onyx_status deformconv_infer(infer_ctx *c) {
     if (known(w) && w->dims[2] >= 0 && w->dims[3] >= 0) {
         spatial_params p;
         TRY(spatial_parse(n, 2, w->dims + 2, &p));
-        if (known(off) && off->dims[1] >= 0 && off->dims[1] != og * p.kernel[0] * p.kernel[1] * 2)
-            return shape_err(2, "offset channels", off->dims[1],
-                             og * p.kernel[0] * p.kernel[1] * 2);
+        /* kernel dims are at most 2^30 each; offset_group is any int64 */
+        int64_t mc, oc2;
+        if (__builtin_mul_overflow(og, p.kernel[0] * p.kernel[1], &mc) ||
+            __builtin_mul_overflow(mc, 2, &oc2))
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "offset_group %lld is too large",
+                              (long long)og);
+        if (known(off) && off->dims[1] >= 0 && off->dims[1] != oc2)
+            return shape_err(2, "offset channels", off->dims[1], oc2);
         if (ops_has_input(c, 4) && known(c->in[4]) && c->in[4]->rank == 4 &&
-            c->in[4]->dims[1] >= 0 && c->in[4]->dims[1] != og * p.kernel[0] * p.kernel[1])
-            return shape_err(4, "mask channels", c->in[4]->dims[1],
-                             og * p.kernel[0] * p.kernel[1]);
+            c->in[4]->dims[1] >= 0 && c->in[4]->dims[1] != mc)
+            return shape_err(4, "mask channels", c->in[4]->dims[1], mc);
         if (known(x)) {
             TRY(spatial_output_dims(&p, x->dims + 2, dims + 2));
             for (int i = 0; i < 2 && known(off); i++)

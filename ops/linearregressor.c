@@ -10,7 +10,7 @@ static onyx_status linreg_infer(infer_ctx *c) {
     if (targets < 1 || nc % (size_t)targets || (ni && ni != (size_t)targets))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "%zu coefficients and %zu intercepts for %lld targets",
                           nc, ni, (long long)targets);
-    if (cols >= 0 && (int64_t)nc != cols * targets)
+    if (cols >= 0 && (int64_t)nc / targets != cols) /* (nc % targets is 0 here) */
         return onyx_error(ONYX_ERR_SHAPE, "X has %lld columns but there are %zu coefficients for %lld "
                           "targets", (long long)cols, nc, (long long)targets);
     int64_t dims[2] = {rows, targets};

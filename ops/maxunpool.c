@@ -35,11 +35,18 @@ static onyx_status maxunpool_infer(infer_ctx *c) {
         dims[0] = x->dims[0];
         dims[1] = x->dims[1];
         for (int i = 0; i < p.nd; i++) {
-            int64_t in = x->dims[2 + i];
-            dims[2 + i] = in < 0 ? -1
-                                 : (in - 1) * p.stride[i] - p.pad_begin[i] - p.pad_end[i] +
-                                       p.kernel[i];
-            if (in >= 0 && dims[2 + i] < 0)
+            int64_t in = x->dims[2 + i], span;
+            if (in < 0) {
+                dims[2 + i] = -1;
+                continue;
+            }
+            /* attributes are at most 2^30 (spatial_parse): only the product can overflow */
+            if (__builtin_mul_overflow(in > 0 ? in - 1 : 0, p.stride[i], &span) ||
+                span > INT64_MAX / 2)
+                return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: %lld with stride %lld is too "
+                                  "large", i, (long long)in, (long long)p.stride[i]);
+            dims[2 + i] = (in - 1) * p.stride[i] - p.pad_begin[i] - p.pad_end[i] + p.kernel[i];
+            if (dims[2 + i] < 0)
                 return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: pads %lld+%lld leave a "
                                   "negative output size", i, (long long)p.pad_begin[i],
                                   (long long)p.pad_end[i]);

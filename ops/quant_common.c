@@ -5,14 +5,16 @@ onyx_status quant_layout_of(int xrank, const int64_t *xdims, int srank, const in
                             int64_t axis, int64_t block_size, const char *what,
                             quant_layout *out) {
     quant_layout l = {.outer = 1, .D = 1, .inner = 1};
-    int64_t sn = 1;
-    for (int d = 0; d < srank; d++) sn *= sdims[d];
+    int64_t sn, xn;
+    /* declared shapes may hold any dims: products are checked */
+    if (!shape_numel(srank, sdims, &sn) || !shape_numel(xrank, xdims, &xn))
+        return onyx_error(ONYX_ERR_SHAPE, "x or %s has too many elements", what);
     if (block_size < 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "block_size is %lld, expected >= 0",
                           (long long)block_size);
     if (sn == 1 && (!block_size || srank <= 1)) {
         l.per_tensor = true;
-        for (int d = 0; d < xrank; d++) l.inner *= xdims[d];
+        l.inner = xn;
         *out = l;
         return ONYX_OK;
     }
@@ -20,9 +22,11 @@ onyx_status quant_layout_of(int xrank, const int64_t *xdims, int srank, const in
         return onyx_error(ONYX_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
                           (long long)axis, xrank);
     int ax = (int)(axis < 0 ? axis + xrank : axis);
-    for (int d = 0; d < ax; d++) l.outer *= xdims[d];
+    /* (separately they may overflow where x has a zero dim elsewhere) */
+    if (!shape_numel(ax, xdims, &l.outer) ||
+        !shape_numel(xrank - ax - 1, xdims + ax + 1, &l.inner))
+        return onyx_error(ONYX_ERR_SHAPE, "x has too many elements");
     l.D = xdims[ax];
-    for (int d = ax + 1; d < xrank; d++) l.inner *= xdims[d];
     if (!block_size) {
         if (srank != 1 || sdims[0] != l.D)
             return onyx_error(ONYX_ERR_SHAPE, "%s has %d dims and %lld elements; expected a "
@@ -34,7 +38,7 @@ onyx_status quant_layout_of(int xrank, const int64_t *xdims, int srank, const in
     l.block = block_size;
     bool ok = srank == xrank;
     for (int d = 0; ok && d < xrank; d++)
-        ok = sdims[d] == (d == ax ? (xdims[d] + block_size - 1) / block_size : xdims[d]);
+        ok = sdims[d] == (d == ax ? quant_blocks(xdims[d], block_size) : xdims[d]);
     if (!ok)
         return onyx_error(ONYX_ERR_SHAPE, "%s does not fit blocked quantization: expected x's "
                           "shape with axis %d of ceil(%lld / %lld)", what, ax,
@@ -50,10 +54,10 @@ static bool known(const type_info *t) {
     return true;
 }
 
+/* -1 when the count overflows */
 static int64_t numel(const type_info *t) {
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
-    return n;
+    int64_t n;
+    return shape_numel(t->rank, t->dims, &n) ? n : -1;
 }
 
 onyx_status quant_infer_check(infer_ctx *c, int64_t axis, int64_t block_size) {

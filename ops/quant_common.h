@@ -21,10 +21,15 @@ onyx_status quant_layout_of(int xrank, const int64_t *xdims, int srank, const in
                             int64_t axis, int64_t block_size, const char *what,
                             quant_layout *out);
 
+/* ceil(d / block) for d >= 0, block >= 1, without the overflow of d + block - 1 */
+static inline int64_t quant_blocks(int64_t d, int64_t block) {
+    return d > 0 ? (d - 1) / block + 1 : 0;
+}
+
 static inline int64_t quant_scale_index(const quant_layout *l, int64_t o, int64_t a, int64_t i) {
     if (l->per_tensor) return 0;
     if (!l->block) return a;
-    return (o * ((l->D + l->block - 1) / l->block) + a / l->block) * l->inner + i;
+    return (o * quant_blocks(l->D, l->block) + a / l->block) * l->inner + i;
 }
 
 /* Infer-time check of inputs 1 (scale) and 2 (zero point, optional) against x (input 0), when

@@ -1,6 +1,7 @@
 /* Attributes and type+shape inference shared by RNN, GRU and LSTM. */
 #include "rnn_common.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -36,9 +37,10 @@ onyx_status rnn_parse_attrs(const graph_node *n, rnn_cell cell, rnn_attrs *out) 
         return onyx_error(ONYX_ERR_INVALID_MODEL, "direction is '%s', expected forward, reverse "
                           "or bidirectional", dir);
     a.hidden = attr_int(n, "hidden_size", -1);
-    if (node_attr(n, "hidden_size") && a.hidden <= 0)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "hidden_size is %lld, expected > 0",
-                          (long long)a.hidden);
+    /* bounded so that gates * hidden_size and the other size products stay in int64 */
+    if (node_attr(n, "hidden_size") && (a.hidden <= 0 || a.hidden > INT32_MAX))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "hidden_size is %lld, expected 1..%d",
+                          (long long)a.hidden, INT32_MAX);
     int64_t layout = attr_int(n, "layout", 0);
     if (layout != 0 && layout != 1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "layout is %lld, expected 0 or 1",
@@ -141,6 +143,9 @@ onyx_status rnn_infer(infer_ctx *c, rnn_cell cell) {
                               (long long)w->dims[1], (long long)g);
         H = w->dims[1] / g;
     }
+    if (H > INT32_MAX)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "hidden size %lld, at most %d supported",
+                          (long long)H, INT32_MAX);
     int64_t gh = H >= 0 ? g * H : -1;
     int64_t wd[3] = {nd, gh, in}, rd[3] = {nd, gh, H}, bd[2] = {nd, gh >= 0 ? 2 * gh : -1};
     TRY(check_input(c, 1, "W", dt, 3, wd));

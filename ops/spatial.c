@@ -6,6 +6,9 @@
 
 /* Bound on every window attribute, so that (k-1)*d + pads + dims never overflows int64. */
 #define SPATIAL_ATTR_MAX ((int64_t)1 << 30)
+/* Bound on an input spatial dim (declared shapes and Col2Im's image_shape are unchecked numbers):
+ * with the attribute bound above, every sum and product of dim_out stays inside int64. */
+#define SPATIAL_DIM_MAX ((int64_t)1 << 60)
 
 static onyx_status read_list(const graph_node *n, const char *name, int want, int64_t dflt,
                              int64_t min, int64_t *out, bool *present) {
@@ -99,6 +102,9 @@ static onyx_status dim_out(spatial_params *p, int i, int64_t in, int64_t *out) {
         *out = -1;
         return ONYX_OK;
     }
+    if (in > SPATIAL_DIM_MAX)
+        return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d is %lld, expected at most %lld", i,
+                          (long long)in, (long long)SPATIAL_DIM_MAX);
     switch (p->auto_pad) {
     case SPATIAL_SAME_UPPER:
     case SPATIAL_SAME_LOWER: {

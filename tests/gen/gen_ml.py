@@ -101,6 +101,10 @@ def generate(s):
     ml_case(s, 'label_encoder_v1', 'LabelEncoder', np.array(['b', 'q', 'a'], object),
             {'classes_strings': ['a', 'b', 'c'], 'default_int64': 99}, ml_opset=1,
             expected=[np.array([1, 99, 0], np.int64)])
+    # the other direction of v1: int64 indices to class names (its keys were read as strings: a crash)
+    ml_case(s, 'label_encoder_v1_ints', 'LabelEncoder', np.array([2, 0, 5, -1, 1], np.int64),
+            {'classes_strings': ['a', 'b', 'c'], 'default_string': 'zz'}, ml_opset=1,
+            expected=[np.array(['c', 'a', 'zz', 'zz', 'b'], object)])
     ml_case(s, 'label_encoder_float_str', 'LabelEncoder', np.array([0.5, np.nan, 2.0, 7.0], np.float32),
             {'keys_floats': [2.0, np.nan, 0.5], 'values_strings': ['two', 'nan', 'half'], 'default_string': '-'},
             ml_opset=2, expected=[np.array(['half', 'nan', 'two', '-'], object)])

@@ -166,3 +166,24 @@ def generate(s):
     # CausalConvWithState: kernel size 1 with bias, and longer past than input
     both(s, 'ccws_k5_short', 'CausalConvWithState', [f(2, 3, 2), f(3, 1, 5), f(3), f(2, 3, 4)],
          attrs={'activation': 'silu'}, n_out=2, opset=27)
+
+
+def bad(b):
+    """Models onyx must refuse (make_bad_models.py's family list: gen_pool.bad): review regressions."""
+    SHAPE, INVALID = 'ONYX_ERR_SHAPE', 'ONYX_ERR_INVALID_MODEL'
+    rng = np.random.default_rng(5)
+
+    def f(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    # image_shape not constant but of length 4: inference wrote 6 dims into a 5-dim array
+    b.node('pool_col2im_image_rank4', 'Col2Im',
+           [f(1, 4, 1), np.array([2, 2, 2, 2], np.int64), np.array([1, 1, 1, 1], np.int64)], SHAPE, 'image_shape',
+           opset=18)
+    # prod(block_shape) = 2^90 overflowed int64 before the window check
+    b.node('pool_col2im_block_overflow', 'Col2Im',
+           [f(1, 1, 1), np.array([1, 1, 1], np.int64), np.array([2 ** 30] * 3, np.int64)], SHAPE, 'window',
+           opset=18, consts=(1, 2))
+    # zero channels let offset_group * kernel * 2 overflow int64 before the shapes were compared
+    b.node('pool_deform_offset_group_huge', 'DeformConv', [f(1, 0, 3, 3), f(2, 0, 1, 1), f(1, 2, 3, 3)], INVALID,
+           'offset_group', attrs={'offset_group': 2 ** 62}, opset=19)

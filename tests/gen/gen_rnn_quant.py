@@ -321,6 +321,16 @@ def generate(s):
     quant_cases(s, rng)
     qmm_cases(s, rng)
     blas_cases(s, rng)
+    review_cases(s)
+
+
+def review_cases(s):
+    """Regressions found by review and fuzzing."""
+    # -inf makes the scale inf and the zero point -inf / inf = NaN: it was cast to uint8 (UB); onnx's
+    # reference clamps it with Python's min/max to 255, and -inf / inf = NaN quantizes to 0
+    case(s, 'test_rq_dynql_neg_inf', 'DynamicQuantizeLinear', [np.array([-np.inf, 1.0, 3.0], np.float32)],
+         expected=[np.array([0, 255, 255], np.uint8), np.array(np.inf, np.float32), np.array(255, np.uint8)],
+         n_out=3, opset=11)
 
 
 def bad(b):
@@ -330,6 +340,14 @@ def bad(b):
 
     def f(*shape):
         return rng.standard_normal(shape).astype(np.float32)
+
+    # review regressions: sizes that used to overflow int64 (UB) before being checked
+    b.node('rq_lstm_hidden_huge', 'LSTM', [f(2, 1, 3), f(1, 8, 3), f(1, 8, 2)], INVALID, 'hidden_size',
+           attrs={'hidden_size': 2 ** 62}, opset=14)
+    b.node('rq_ql_block_size_huge', 'QuantizeLinear', [f(4, 6), f(4, 3)], SHAPE, 'blocked',
+           attrs={'axis': 1, 'block_size': 2 ** 63 - 1}, opset=21)
+    b.node('rq_dq_block_size_huge', 'DequantizeLinear', [np.zeros((4, 6), np.int8), f(4, 3)], SHAPE, 'blocked',
+           attrs={'axis': 1, 'block_size': 2 ** 63 - 1}, opset=21, consts=(1,))
 
     b.node('rq_lstm_bad_direction', 'LSTM', [f(2, 1, 3), f(1, 8, 3), f(1, 8, 2)], INVALID, 'direction',
            attrs={'hidden_size': 2, 'direction': 'sideways'}, opset=14)

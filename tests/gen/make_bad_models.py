@@ -455,9 +455,10 @@ def main(argv):
     b = BadSuite(os.path.join(argv[1], 'bad'))
     # The op families' own must-refuse cases live beside their generated cases.
     import gen_norm
+    import gen_pool
     import gen_rnn_quant
     for family in (shape_family, planned_shapes_family, elementwise_family, control_family,
-                   loader_family, string_family, gen_norm.bad_cases, gen_rnn_quant.bad):
+                   loader_family, string_family, gen_norm.bad_cases, gen_rnn_quant.bad, gen_pool.bad):
         family(b)
     b.save_manifest()
     print(f'make_bad_models: {len(b.entries)} models in {b.root}')
