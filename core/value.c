@@ -92,7 +92,12 @@ const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
  * pages lazily, so a large output is neither zeroed by one thread before its kernel writes it nor
  * touched twice (its pages fault in the kernel's own threads), and freeing it returns the memory.
  * Sanitizer builds keep every tensor on the heap, where AddressSanitizer watches its bounds. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ONYX_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(ONYX_ASAN)
 #define MMAP_MIN_BYTES SIZE_MAX
 #else
 #define MMAP_MIN_BYTES ((size_t)1 << 20)
@@ -111,6 +116,8 @@ static void *storage_alloc(size_t nbytes, bool *zeroed) {
     if (size >= MMAP_MIN_BYTES) {
         void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) return NULL;
+        /* 2 MiB pages where the system allows them: 512 times fewer page faults */
+        madvise(p, size, MADV_HUGEPAGE);
         *zeroed = true;
         return p;
     }

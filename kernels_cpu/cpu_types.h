@@ -42,6 +42,31 @@
  * forces vectorization, which -O2's cheap cost model skips when pointers might alias. */
 #define CPU_SIMD _Pragma("omp simd")
 
+/* Streaming stores for outputs far larger than the caches: a plain store first reads the line it
+ * writes (the read-for-ownership), so a kernel writing a huge output moves a third more bytes than
+ * it needs; non-temporal stores write around the caches. Used only above CPU_STREAM_MIN_BYTES per
+ * call, where the output could not stay cached for its next reader anyway. */
+#define CPU_STREAM_MIN_BYTES ((size_t)8 << 20)
+#define CPU_STREAM_BLOCK_BYTES 4096
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline void cpu_stream_copy(void *dst, const void *src, size_t bytes) {
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > bytes) head = bytes;
+    memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 16; d += 16, s += 16, bytes -= 16)
+        _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
+    memcpy(d, s, bytes);
+}
+static inline void cpu_stream_fence(void) { _mm_sfence(); }
+#else
+static inline void cpu_stream_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static inline void cpu_stream_fence(void) {}
+#endif
+
 /* Inline, branch-free half/bfloat16 conversions (bit-exact with fp16_to_float & co in
  * core/dtype.c) so that loops over them vectorize instead of calling out per element. */
 static inline float cpu_bits_float(uint32_t u) {

@@ -46,7 +46,20 @@
         (void)ctx;                                                                                 \
         OT *o = (OT *)p[0];                                                                        \
         const ST *a = (const ST *)p[1], *b = (const ST *)p[2];                                     \
-        if (s[1] == 1 && s[2] == 1) {                                                              \
+        if (s[1] == 1 && s[2] == 1 && (size_t)n * sizeof(OT) >= CPU_STREAM_MIN_BYTES) {           \
+            /* huge output: computed a block at a time in L1, then streamed out */                 \
+            enum { BLOCK = CPU_STREAM_BLOCK_BYTES / sizeof(OT) };                                  \
+            OT buf[BLOCK] __attribute__((aligned(64)));                                            \
+            for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {                                            \
+                int64_t m = n - i0 < BLOCK ? n - i0 : BLOCK;                                       \
+                CPU_SIMD for (int64_t i = 0; i < m; i++) {                                         \
+                    CT x = LD(a[i0 + i]), y = LD(b[i0 + i]);                                       \
+                    buf[i] = OSTO(EXPR);                                                           \
+                }                                                                                  \
+                cpu_stream_copy(o + i0, buf, (size_t)m * sizeof(OT));                              \
+            }                                                                                      \
+            cpu_stream_fence();                                                                    \
+        } else if (s[1] == 1 && s[2] == 1) {                                                       \
             CPU_SIMD for (int64_t i = 0; i < n; i++) {                                             \
                 CT x = LD(a[i]), y = LD(b[i]);                                                     \
                 o[i] = OSTO(EXPR);                                                                 \

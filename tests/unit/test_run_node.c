@@ -105,6 +105,32 @@ static void add_int32_broadcast(void **state) {
     onyx_values_free(out, 1);
 }
 
+/* An output far larger than the caches takes the streaming-store path (kernels_cpu/cpu_types.h):
+ * an odd length so that blocks, alignment heads and tails all occur, double so the lengths in
+ * bytes differ from the float path's. */
+static void add_huge_streams(void **state) {
+    (void)state;
+    const int64_t n = (16 << 20) / (int64_t)sizeof(double) + 37;
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (double)i;
+        b[i] = 0.5 - (double)(i % 7);
+    }
+    onyx_value *in[2] = {tensor(ONYX_DOUBLE, 1, &n, a, (size_t)n * sizeof *a),
+                         tensor(ONYX_DOUBLE, 1, &n, b, (size_t)n * sizeof *b)};
+    onyx_value **out;
+    run_ok(node_new("Sub", "sub", 2, 1), 14, 2, in, 1, &out);
+    check_shape(out[0], ONYX_DOUBLE, 1, &n);
+    const double *c = onyx_tensor_data(out[0]);
+    for (int64_t i = 0; i < n; i++)
+        if (c[i] != a[i] - b[i]) fail_msg("element %lld: %g, expected %g", (long long)i, c[i], a[i] - b[i]);
+    onyx_values_free(out, 1);
+    free(a);
+    free(b);
+}
+
 static void cast_float_to_half(void **state) {
     (void)state;
     const int64_t d[1] = {6};
@@ -286,6 +312,7 @@ static void det_batched(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(add_int32_broadcast, free_all),
+        cmocka_unit_test_teardown(add_huge_streams, free_all),
         cmocka_unit_test_teardown(cast_float_to_half, free_all),
         cmocka_unit_test_teardown(cast_string_to_float, free_all),
         cmocka_unit_test_teardown(reduce_sum_axes_input, free_all),
