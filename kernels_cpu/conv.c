@@ -493,6 +493,8 @@ static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m)
 }
 
 static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpose) {
+    if (p->n_in < 2 || !p->in_type[0] || !p->in_type[1])
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "inputs X and W are required");
     conv_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("convolution state");
     onyx_status st = ONYX_OK;

@@ -333,9 +333,14 @@ onyx_status cpu_dft_prepare(const kernel_prep *p, void **state) {
     shape.rank = x->rank;
     memcpy(shape.dims, x->dims, sizeof shape.dims);
     ops_dft_plan dp;
-    TRY(dft_plan_from(p->node, &shape, p->n_in > 1 ? p->in_value[1] : NULL,
-                      p->n_in > 2 ? p->in_value[2] : NULL, &dp));
-    return fft_state_make(s, dp.length, dp.real_in && !dp.inverse);
+    onyx_status st = dft_plan_from(p->node, &shape, p->n_in > 1 ? p->in_value[1] : NULL,
+                                   p->n_in > 2 ? p->in_value[2] : NULL, &dp);
+    if (st == ONYX_OK) st = fft_state_make(s, dp.length, dp.real_in && !dp.inverse);
+    if (st != ONYX_OK) {
+        cpu_fft_release(s);
+        *state = NULL;
+    }
+    return st;
 }
 
 onyx_status cpu_dft_run(const kernel_call *c) {

@@ -34,6 +34,8 @@ static onyx_status check_bcast(infer_ctx *c, int i) {
 }
 
 static onyx_status norm_common(infer_ctx *c, int n_params, int *axis) {
+    TRY(infer_need_tensor(c, 0));
+    TRY(infer_need_tensor(c, 1)); /* the scale */
     const type_info *x = c->in[0];
     for (int i = 0; i < n_params; i++)
         if (i < c->n_in && c->in[i]) TRY(infer_dtype_in(c, i, DT_FLOATS));

@@ -448,17 +448,30 @@ def string_family(b):
 # ---- end of the string family ------------------------------------------------------------------------------------
 
 
+def omitted_required_family(b):
+    """Required inputs given as empty names (found by fuzzing: NULL types reached kernels)."""
+    b.node('bad_layernorm_no_x', 'LayerNormalization', [None, f(4)], 'ONYX_ERR_INVALID_MODEL', 'input 0')
+    b.node('bad_layernorm_no_scale', 'LayerNormalization', [f(2, 4), None], 'ONYX_ERR_INVALID_MODEL', 'input 1')
+    b.node('bad_rmsnorm_no_scale', 'RMSNormalization', [f(2, 4), None], 'ONYX_ERR_INVALID_MODEL', 'input 1',
+           opset=23)
+    b.node('bad_conv_no_w', 'Conv', [f(1, 2, 5, 5), None], ['ONYX_ERR_INVALID_MODEL', 'ONYX_ERR_SHAPE'], '')
+    b.node('bad_convtranspose_no_w', 'ConvTranspose', [f(1, 2, 5, 5), None],
+           ['ONYX_ERR_INVALID_MODEL', 'ONYX_ERR_SHAPE'], '')
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write('usage: make_bad_models.py OUT\n')
         return 2
     b = BadSuite(os.path.join(argv[1], 'bad'))
     # The op families' own must-refuse cases live beside their generated cases.
+    import gen_conv
     import gen_norm
     import gen_pool
     import gen_rnn_quant
     for family in (shape_family, planned_shapes_family, elementwise_family, control_family,
-                   loader_family, string_family, gen_norm.bad_cases, gen_rnn_quant.bad, gen_pool.bad):
+                   loader_family, string_family, omitted_required_family, gen_conv.bad_cases,
+                   gen_norm.bad_cases, gen_rnn_quant.bad, gen_pool.bad):
         family(b)
     b.save_manifest()
     print(f'make_bad_models: {len(b.entries)} models in {b.root}')
