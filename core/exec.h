@@ -37,4 +37,9 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
 
 const graph *subgraph_graph(const subgraph *sg);
 
+/* What a kernel may read of the frame it runs in (kernel_call.frame): the running graph, and the
+ * value bound to graph value `v` right now (NULL when none is). */
+const graph *exec_frame_graph(const struct exec_frame *f);
+const onyx_value *exec_frame_value(const struct exec_frame *f, int v);
+
 #endif

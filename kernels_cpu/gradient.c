@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/exec_internal.h"
+#include "../core/exec.h"
 #include "cpu_kernels.h"
 
 /* One value of the recomputed forward pass (dense, double). */
@@ -148,7 +148,7 @@ static onyx_status mark(gctx *x, int yv) {
         const graph_value *gv = &g->values[v];
         if (!want[v] || x->vals[v].set || (gv->producer >= 0 && !gv->init)) continue;
         /* graph inputs stay bound for the whole run, unlike intermediate buffers */
-        const onyx_value *bound = (gv->flags & GV_INPUT) ? x->frame->vals[v] : NULL;
+        const onyx_value *bound = (gv->flags & GV_INPUT) ? exec_frame_value(x->frame, v) : NULL;
         if (gv->init)
             st = dval_from_tensor(&x->vals[v], gv->init);
         else if (bound && bound->kind == ONYX_VALUE_TENSOR)
@@ -234,7 +234,7 @@ static void store(tensor *t, int64_t i, double v) {
 }
 
 onyx_status cpu_gradient_run(const kernel_call *c) {
-    const graph *g = c->frame ? c->frame->g : NULL;
+    const graph *g = exec_frame_graph(c->frame);
     if (!g) return onyx_error(ONYX_ERR_UNSUPPORTED, "Gradient needs its graph");
     const graph_attr *xs = node_attr(c->node, "xs"), *zs = node_attr(c->node, "zs");
     const char *yname = attr_string(c->node, "y", "");
