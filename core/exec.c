@@ -595,8 +595,13 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
 static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
+    /* kernels prepare (and oneDNN builds primitives) under the count they will run with */
+    parallel_scope saved_threads = parallel_enter(sg->env.threads);
     plan *p = calloc(1, sizeof *p);
-    if (!p) return onyx_oom("plan");
+    if (!p) {
+        st = onyx_oom("plan");
+        goto done;
+    }
     p->n_sig = g->n_inputs + sg->n_captured;
     p->sig = calloc((size_t)p->n_sig + 1, sizeof *p->sig);
     p->vals = calloc((size_t)g->n_values + 1, sizeof *p->vals);
@@ -666,6 +671,7 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
     p = NULL;
 done:
     plan_free(p, g);
+    parallel_leave(saved_threads);
     return st;
 }
 
@@ -806,14 +812,13 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
     struct exec_frame frame = {.g = g, .vals = vals, .parent = outer};
 
     onyx_status st = ONYX_OK;
-    int saved_threads = parallel_threads();
-    if (!outer) parallel_set_threads(sg->env.threads);
+    parallel_scope saved_threads = parallel_enter(outer ? 0 : sg->env.threads);
     for (int s = 0; s < p->n_steps && st == ONYX_OK; s++) {
         const plan_step *ps = &p->steps[s];
         st = run_step(p, ps, g, &frame);
         for (int r = 0; r < ps->n_release && st == ONYX_OK; r++) value_clear(vals[ps->release[r]]);
     }
-    if (!outer) parallel_set_threads(saved_threads);
+    parallel_leave(saved_threads);
     for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
         int vi = g->outputs[i];
         if (vi < 0) continue;

@@ -13,6 +13,20 @@ int parallel_threads(void) {
     return current_threads > 0 ? current_threads : parallel_cores();
 }
 
+parallel_scope parallel_enter(int threads) {
+    parallel_scope saved = {current_threads, omp_get_max_threads()};
+    if (threads > 0) {
+        current_threads = threads;
+        if (saved.omp != threads) omp_set_num_threads(threads);
+    }
+    return saved;
+}
+
+void parallel_leave(parallel_scope saved) {
+    current_threads = saved.threads;
+    if (omp_get_max_threads() != saved.omp) omp_set_num_threads(saved.omp);
+}
+
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                   void *ctx) {
     if (n <= 0) return;

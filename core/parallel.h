@@ -13,6 +13,16 @@ void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin,
 /* Thread count for parallel_for on this thread (the rep's setting while it runs). */
 void parallel_set_threads(int threads);
 int parallel_threads(void);
+
+/* Makes `threads` (when > 0) this thread's count both for parallel_for and for the OpenMP regions
+ * that oneDNN and OpenBLAS open, while a rep prepares or runs: some oneDNN primitives fix their
+ * thread count when created, so creating them under another count would make a 1-thread rep
+ * wait on a second thread. parallel_leave restores what parallel_enter found. */
+typedef struct {
+    int threads, omp;
+} parallel_scope;
+parallel_scope parallel_enter(int threads);
+void parallel_leave(parallel_scope saved);
 /* Cores available. */
 int parallel_cores(void);
 

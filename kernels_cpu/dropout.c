@@ -37,6 +37,25 @@ static void mask_set(tensor *m, int64_t i, bool keep) {
         store(m, i, keep ? 1.0 : 0.0);
 }
 
+/* The inference mask: every element one. The encoded one is written once and replicated by
+ * doubling copies, since converting per element costs more than the model's convolutions near it
+ * (SqueezeNet's v7-v9 Dropout has a float mask of the tensor's size). */
+static void mask_fill_ones(tensor *m) {
+    if (m->numel <= 0) return;
+    if (m->dtype == ONYX_BOOL) {
+        memset(m->data, 1, m->nbytes);
+        return;
+    }
+    mask_set(m, 0, true);
+    size_t esize = m->nbytes / (size_t)m->numel, total = m->nbytes;
+    uint8_t *d = m->data;
+    for (size_t done = esize; done < total;) {
+        size_t n = done < total - done ? done : total - done;
+        memcpy(d + done, d, n);
+        done += n;
+    }
+}
+
 onyx_status cpu_dropout(const kernel_call *c) {
     const graph_node *n = c->node;
     const tensor *x = kin(c, 0);
@@ -70,13 +89,7 @@ onyx_status cpu_dropout(const kernel_call *c) {
                           (long long)mask->numel, (long long)x->numel);
     if (!training || ratio == 0) {
         if (y->data != x->data && x->nbytes) memcpy(y->data, x->data, x->nbytes);
-        if (mask) {
-            if (mask->dtype == ONYX_BOOL) {
-                if (mask->nbytes) memset(mask->data, 1, mask->nbytes);
-            } else {
-                for (int64_t i = 0; i < mask->numel; i++) mask_set(mask, i, true);
-            }
-        }
+        if (mask) mask_fill_ones(mask);
         return ONYX_OK;
     }
     if (!(ratio > 0 && ratio < 1))
