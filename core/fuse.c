@@ -1,8 +1,10 @@
 /* The fusion pass of a plan: a Conv (kernel flagged KF_POST_OPS) absorbs the chain of nodes
- * that only it feeds: an inference BatchNormalization with constant parameters (folded into its
- * constant weights), Relu / LeakyRelu / Clip / Sigmoid / Tanh / HardSigmoid, and one Add of a
- * same-shaped tensor (or two-input Sum). The absorbed steps leave the plan; the conv's step runs where the chain's
- * last node ran, so every addend is ready. */
+ * that only it feeds: an inference BatchNormalization with constant parameters and Mul / Add of
+ * per-channel constants (folded into its constant weights), Relu / LeakyRelu / Clip / Sigmoid /
+ * Tanh / HardSigmoid, and one Add of a same-shaped tensor (or two-input Sum). The absorbed steps
+ * leave the plan; the conv's step runs where the chain's last node ran, so every addend is ready.
+ * A conv also absorbs the per-channel steps and the Relu that only feed its X (pre-ops), and the
+ * tensors passed only between convs, channel Concats and poolings keep the convs' layout. */
 #include "fuse.h"
 
 #include <float.h>
@@ -37,14 +39,40 @@ static bool same_type(const type_info *a, const type_info *b) {
            shape_equal(a->rank, a->dims, b->rank, b->dims);
 }
 
+/* Value v as a float constant that broadcasts over `t` along the channel axis only ([M,1,..],
+ * [1,M,1,..], a single value), or NULL. */
+static const tensor *per_channel(const plan *p, int v, const type_info *t) {
+    if (v < 0) return NULL;
+    const plan_value *pv = &p->vals[v];
+    const tensor *c = pv->constant;
+    if (pv->where != ST_CONST || !c || c->dtype != ONYX_FLOAT || c->rank > t->rank) return NULL;
+    if (c->numel != 1 && c->numel != t->dims[1]) return NULL;
+    for (int i = 0; i < c->rank; i++) {
+        int axis = t->rank - c->rank + i;
+        if (c->dims[i] != 1 && axis != 1) return NULL;
+    }
+    return c;
+}
+
 /* Whether node n, reading `cur` (the chain's value so far, of type `t` with M channels), can be
- * absorbed; fills *op. `*addend` receives an Add's other operand. */
+ * absorbed; fills *op. `*addend` receives an Add's other operand. `affine`: the chain so far only
+ * has per-channel affine steps that fold into the weights (so may this one, with w_const). */
 static bool classify(const plan *p, const graph_node *n, int cur, const type_info *t,
-                     int chain_len, bool w_const, int *addend, fuse_op *op) {
+                     bool affine, bool w_const, int *addend, fuse_op *op) {
     memset(op, 0, sizeof *op);
     if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return false;
     if (n->n_inputs < 1) return false;
     bool first = n->inputs[0] == cur;
+    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 && affine &&
+        w_const && (first || n->inputs[1] == cur)) {
+        const tensor *k = per_channel(p, n->inputs[first ? 1 : 0], t);
+        if (k) {
+            bool mul = is_op(n, "Mul");
+            op->kind = mul ? FUSE_SCALE : FUSE_SHIFT;
+            (mul ? &op->scale : &op->bias)[0] = k;
+            return true;
+        }
+    }
     if (is_op(n, "Add") || is_op(n, "Sum")) { /* a two-input Sum is an Add */
         if (n->n_inputs != 2 || *addend >= 0) return false;
         int other = first ? n->inputs[1] : n->inputs[0];
@@ -89,7 +117,7 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         if (!(op->alpha <= op->beta)) return false;
     } else if (is_op(n, "BatchNormalization")) {
         int64_t m = t->dims[1];
-        if (chain_len != 0 || !w_const || n->n_inputs != 5) return false;
+        if (!affine || !w_const || n->n_inputs != 5) return false;
         if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
         if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
         op->kind = FUSE_BATCHNORM;
@@ -103,6 +131,46 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         return false;
     }
     return true;
+}
+
+/* Whether node n, of output type `t`, computing from *x its only non-constant input, can run
+ * before a convolution as a pre-op (`relu_ok`: a Relu / LeakyRelu is still allowed, as the last
+ * pre-op); fills *op and *x. */
+static bool classify_pre(const plan *p, const graph_node *n, const type_info *t, bool relu_ok,
+                         int *x, fuse_op *op) {
+    memset(op, 0, sizeof *op);
+    if (!only_output0(n) || n->n_inputs < 1 || n->inputs[0] < 0) return false;
+    *x = n->inputs[0];
+    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 &&
+        n->inputs[1] >= 0) {
+        const tensor *k = per_channel(p, n->inputs[1], t);
+        if (!k) {
+            k = per_channel(p, n->inputs[0], t);
+            *x = n->inputs[1];
+        }
+        if (!k) return false;
+        bool mul = is_op(n, "Mul");
+        op->kind = mul ? FUSE_SCALE : FUSE_SHIFT;
+        (mul ? &op->scale : &op->bias)[0] = k;
+    } else if (relu_ok && n->n_inputs == 1 && (is_op(n, "Relu") || is_op(n, "LeakyRelu"))) {
+        op->kind = FUSE_RELU;
+        if (is_op(n, "LeakyRelu")) op->alpha = attr_float(n, "alpha", 0.01f);
+    } else if (is_op(n, "BatchNormalization")) {
+        int64_t m = t->dims[1];
+        if (n->n_inputs != 5) return false;
+        if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
+        if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
+        op->kind = FUSE_BATCHNORM;
+        op->epsilon = attr_float(n, "epsilon", 1e-5f);
+        op->scale = const_float(p, n, 1, m);
+        op->bias = const_float(p, n, 2, m);
+        op->mean = const_float(p, n, 3, m);
+        op->var = const_float(p, n, 4, m);
+        if (!op->scale || !op->bias || !op->mean || !op->var) return false;
+    } else {
+        return false;
+    }
+    return *x >= 0 && same_type(&p->vals[*x].type, t);
 }
 
 /* Prepares step ps's kernel for its (fused) node with `chain` into *state. */
@@ -140,12 +208,59 @@ static bool conv_step(const graph *g, const plan_step *ps) {
     return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
 }
 
-/* Marks the outputs of conv steps that only conv steps of the same kernel read (as X or as the
- * addend) opaque, on both ends. */
-static void mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains) {
+/* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; a Concat
+ * along channels and a MaxPool/AveragePool on all their tensors at once (channels a multiple of
+ * 16, in the blocked layout the convs use: a channel Concat of such tensors is the same per-batch
+ * copy as the plain one, and the pooling kernel builds its primitive for it). */
+enum { LAY_NONE, LAY_CONV, LAY_ALL };
+
+static bool blockable_value(const plan *p, int v) {
+    const type_info *t = &p->vals[v].type;
+    return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && type_is_static(t) &&
+           t->rank >= 3 && t->rank <= 5 && t->dims[1] > 0 && t->dims[1] % 16 == 0;
+}
+
+static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
+    if (conv_step(g, ps)) return LAY_CONV;
+    const graph_node *nd = step_node(g, ps);
+    if (!all_kinds || ps->k->device != DEVICE_CPU || !only_output0(nd) || nd->n_inputs < 1 ||
+        !blockable_value(p, nd->outputs[0]))
+        return LAY_NONE;
+    int rank = p->vals[nd->outputs[0]].type.rank;
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] < 0 || !blockable_value(p, nd->inputs[i]) ||
+            p->vals[nd->inputs[i]].type.rank != rank)
+            return LAY_NONE;
+    if (is_op(nd, "Concat")) {
+        int64_t axis = attr_int(nd, "axis", 1);
+        return axis == 1 || axis == 1 - rank ? LAY_ALL : LAY_NONE;
+    }
+    if ((is_op(nd, "MaxPool") || is_op(nd, "AveragePool")) && nd->n_inputs == 1 && ps->k->prepare)
+        return LAY_ALL;
+    return LAY_NONE;
+}
+
+/* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
+static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
+    return kind == LAY_ALL ||
+           (kind == LAY_CONV && ((i == 0 && c->n_pre == 0) || (i == 3 && nd->n_inputs == 4)));
+}
+
+/* Marks the outputs of such steps that only such steps read opaque, on both ends; a Concat or
+ * pooling step only when all of its tensors are (all_kinds false: between convs only). */
+static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains,
+                               bool all_kinds) {
+    int *kind = calloc((size_t)p->n_steps + 1, sizeof *kind);
+    bool *cand = calloc((size_t)g->n_values + 1, sizeof *cand);
+    if (!kind || !cand) {
+        free(kind);
+        free(cand);
+        return onyx_oom("fusion pass");
+    }
+    for (int s = 0; s < p->n_steps; s++) kind[s] = layout_kind(g, p, &p->steps[s], all_kinds);
     for (int s = 0; s < p->n_steps; s++) {
+        if (kind[s] == LAY_NONE) continue;
         const plan_step *ps = &p->steps[s];
-        if (!conv_step(g, ps)) continue;
         int v = step_node(g, ps)->outputs[0];
         const type_info *t = &p->vals[v].type;
         if ((g->values[v].flags & GV_OUTPUT) || t->dtype != ONYX_FLOAT || !type_is_static(t))
@@ -157,22 +272,45 @@ static void mark_opaque(const graph *g, const plan *p, const int *uses, fuse_cha
             for (int i = 0; i < nd->n_inputs; i++) {
                 if (nd->inputs[i] != v) continue;
                 reads++;
-                ok &= p->steps[r].k == ps->k && conv_step(g, &p->steps[r]) &&
-                      (i == 0 || (i == 3 && nd->n_inputs == 4));
+                ok &= p->steps[r].k->device == ps->k->device &&
+                      takes_opaque(kind[r], nd, &chains[r], i) &&
+                      (kind[r] != LAY_CONV || kind[s] != LAY_CONV || p->steps[r].k == ps->k);
             }
         }
-        if (!ok || reads == 0 || reads != uses[v]) continue;
-        chains[s].opaque_out0 = true;
-        for (int r = 0; r < p->n_steps; r++) {
-            const graph_node *nd = step_node(g, &p->steps[r]);
-            if (nd->inputs[0] == v) chains[r].opaque_in0 = true;
-            if (nd->n_inputs == 4 && nd->inputs[3] == v) chains[r].opaque_addend = true;
+        cand[v] = ok && reads > 0 && reads == uses[v];
+    }
+    /* a Concat or pooling step whose tensors are not all opaque keeps all of them plain */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int s = 0; s < p->n_steps; s++) {
+            if (kind[s] != LAY_ALL) continue;
+            const graph_node *nd = step_node(g, &p->steps[s]);
+            bool all = cand[nd->outputs[0]], any = all;
+            for (int i = 0; i < nd->n_inputs; i++) {
+                all &= cand[nd->inputs[i]];
+                any |= cand[nd->inputs[i]];
+            }
+            if (all || !any) continue;
+            cand[nd->outputs[0]] = false;
+            for (int i = 0; i < nd->n_inputs; i++) cand[nd->inputs[i]] = false;
+            changed = true;
         }
     }
+    for (int s = 0; s < p->n_steps; s++) {
+        if (kind[s] == LAY_NONE) continue;
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        chains[s].opaque_out0 = cand[nd->outputs[0]];
+        chains[s].opaque_in0 = nd->inputs[0] >= 0 && cand[nd->inputs[0]] && chains[s].n_pre == 0;
+        chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs == 4 && nd->inputs[3] >= 0 &&
+                                  cand[nd->inputs[3]];
+    }
+    free(kind);
+    free(cand);
+    return ONYX_OK;
 }
 
 static bool chain_used(const fuse_chain *c) {
-    return c->n > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend;
+    return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend;
 }
 
 /* Prepares every step whose chain says something, all or nothing: on failure the new states
@@ -247,7 +385,11 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 break;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             fuse_op op;
-            if (!classify(p, nn, cur, t, chain->n, w_const, &addend, &op)) break;
+            bool affine = true;
+            for (int i = 0; i < chain->n; i++)
+                affine &= chain->ops[i].kind == FUSE_BATCHNORM ||
+                          chain->ops[i].kind == FUSE_SCALE || chain->ops[i].kind == FUSE_SHIFT;
+            if (!classify(p, nn, cur, t, affine, w_const, &addend, &op)) break;
             if (op.kind == FUSE_SUM) op.input = 3;
             absorbed[chain->n] = tstep;
             chain->ops[chain->n++] = op;
@@ -281,6 +423,59 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         emit[last] = s;
     }
 
+    /* pre-ops: a conv absorbs the per-channel steps (and one activation) that only feed its X */
+    for (int s = 0; s < n; s++) {
+        plan_step *ps = &p->steps[s];
+        if (!conv_step(g, ps)) continue;
+        const graph_node *conv = step_node(g, ps);
+        if (conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0) continue;
+        const type_info *t = &p->vals[conv->inputs[0]].type;
+        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < 3 || t->rank > 5) continue;
+        fuse_chain *chain = &chains[s];
+        int cur = conv->inputs[0], absorbed[FUSE_MAX_OPS];
+        fuse_op rev[FUSE_MAX_OPS];
+        int np = 0;
+        while (np < FUSE_MAX_OPS) {
+            if (uses[cur] != 1 || (g->values[cur].flags & GV_OUTPUT)) break;
+            int tstep = -1;
+            for (int r = 0; r < s && tstep < 0; r++) {
+                const graph_node *nd = step_node(g, &p->steps[r]);
+                if (!gone[r] && nd->n_outputs > 0 && nd->outputs[0] == cur) tstep = r;
+            }
+            if (tstep < 0 || p->steps[tstep].fused_node) break;
+            const graph_node *nn = step_node(g, &p->steps[tstep]);
+            int x;
+            if (!classify_pre(p, nn, t, np == 0, &x, &rev[np])) break;
+            absorbed[np++] = tstep;
+            cur = x;
+        }
+        if (np == 0) continue;
+        graph_node *fn = ps->fused_node;
+        if (!fn) {
+            if (!(fn = calloc(1, sizeof *fn + 5 * sizeof(int)))) {
+                st = onyx_oom("fused node");
+                goto done;
+            }
+            *fn = *conv;
+            fn->inputs = (int *)(fn + 1);
+            fn->outputs = fn->inputs + 4;
+            for (int i = 0; i < conv->n_inputs && i < 4; i++) fn->inputs[i] = conv->inputs[i];
+            fn->n_inputs = conv->n_inputs < 4 ? conv->n_inputs : 4;
+            fn->n_outputs = 1;
+            fn->outputs[0] = conv->outputs[0];
+            ps->fused_node = fn;
+        }
+        fn->inputs[0] = cur;
+        chain->n_pre = np;
+        for (int i = 0; i < np; i++) {
+            chain->pre[i] = rev[np - 1 - i];
+            plan_step *a = &p->steps[absorbed[i]];
+            if (a->state && a->k->release) a->k->release(a->state);
+            a->state = NULL;
+            gone[absorbed[i]] = true;
+        }
+    }
+
     /* compact: absorbed steps leave, a fused conv takes its chain's last position */
     int k = 0;
     for (int pos = 0; pos < n; pos++) {
@@ -302,13 +497,18 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = s;
     }
 
-    if (!env_set("ONYX_NO_OPAQUE")) mark_opaque(g, p, uses, placed);
-    if (prepare_all(sg, p, placed) != ONYX_OK) {
-        /* opaque layouts refused somewhere: the chains alone */
-        onyx_error_clear();
+    /* opaque layouts refused somewhere: between convs only, then the chains alone */
+    bool opaque = !env_set("ONYX_NO_OPAQUE");
+    for (int level = opaque ? 2 : 0;; level--) {
         for (int s = 0; s < k; s++)
             placed[s].opaque_in0 = placed[s].opaque_out0 = placed[s].opaque_addend = false;
-        CHECK(prepare_all(sg, p, placed));
+        if (level > 0) CHECK(mark_opaque(g, p, uses, placed, level == 2));
+        if (level == 0) {
+            CHECK(prepare_all(sg, p, placed));
+            break;
+        }
+        if (prepare_all(sg, p, placed) == ONYX_OK) break;
+        onyx_error_clear();
     }
 done:
     free(uses);

@@ -14,6 +14,8 @@ typedef enum fuse_kind {
     FUSE_TANH,
     FUSE_HARDSIGMOID, /* max(0, min(1, alpha * x + beta)) */
     FUSE_SUM,         /* y = x + addend (same shape), the addend is fused-node input `input` */
+    FUSE_SCALE,       /* y = x * scale[c] (scale: plan constant, float, [M] or [1]) */
+    FUSE_SHIFT,       /* y = x + bias[c] (bias: plan constant, float, [M] or [1]) */
 } fuse_kind;
 
 typedef struct fuse_op {
@@ -25,14 +27,23 @@ typedef struct fuse_op {
 
 #define FUSE_MAX_OPS 8
 
-/* The post-ops of one fused step, in order (a BatchNormalization only first), and which of its
- * tensors are opaque: read and written only by steps of this same kernel (X as input 0, an
- * addend, or its output), so that the kernel may keep them in a layout of its own choosing
- * (the same for every such tensor of the same type; the byte size must stay the plain one). */
+/* The post-ops of one fused step, in order (BatchNormalization, FUSE_SCALE and FUSE_SHIFT, which
+ * fold into constant weights, only before any other kind), and which of its tensors are opaque:
+ * read and written only by conv steps of this same kernel (X as input 0, an addend, or its
+ * output) and by CPU channel Concat / MaxPool / AveragePool steps (which get opaque_in0 and
+ * opaque_out0 together, all their tensors opaque), so that they may keep them in a layout of
+ * their own choosing (the same for every such tensor of the same type; the byte size must stay
+ * the plain one: the CPU kernels block by 16 channels, and only tensors whose channels are a
+ * multiple of 16 reach Concat and pooling steps opaque). */
 typedef struct fuse_chain {
     int n;
     fuse_op ops[FUSE_MAX_OPS];
     bool opaque_in0, opaque_out0, opaque_addend;
+    /* Steps applied to X before the convolution (pre-activation networks: BatchNormalization,
+     * Mul / Add of per-channel constants, then at most one FUSE_RELU last): the fused node's
+     * input 0 is their input. X is then never opaque. */
+    int n_pre;
+    fuse_op pre[FUSE_MAX_OPS];
 } fuse_chain;
 
 struct subgraph;

@@ -3,7 +3,8 @@
  * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Convs compute in
  * oneDNN's channel-blocked layout (nC..16c) whenever it has a blocked kernel for them; tensors the
  * fusion pass marks opaque (passed only between these kernels) are also stored that way when
- * their channels are a multiple of 16, so chains of convs reorder only at their edges.
+ * their channels are a multiple of 16, so chains of convs reorder only at their edges. Per-channel
+ * steps and a Relu before a conv (pre-ops) are applied on the way into its blocked input.
  * float16/bfloat16 run the same primitives on float copies; double runs im2col/col2im around
  * BLAS. */
 #include <math.h>
@@ -46,6 +47,10 @@ typedef struct conv_prim {
     dnnl_primitive_t reo_src, reo_dst, reo_add;
     dnnl_memory_t src_user, dst_user, add_user;
     void *src_buf, *dst_buf;          /* X, Y in the primitive's layout */
+    /* pre-ops: applied on the way into src_buf when that is X channel-blocked (pre_direct),
+     * else into pre_buf (plain) ahead of the usual path */
+    bool pre_direct;
+    float *pre_buf;
 } conv_prim;
 
 typedef struct conv_state {
@@ -55,6 +60,12 @@ typedef struct conv_state {
     fuse_chain chain;
     int sum_input;                   /* fused node input added by a sum post-op, or -1 */
     float *bn_mul, *bn_add;          /* folded BatchNormalization per output channel, or NULL */
+    /* pre-ops (fuse_chain.pre): x -> x * pre_mul[c] + pre_add[c], then (pre_act) a leaky Relu
+     * with slope pre_alpha, per input channel */
+    float *pre_mul, *pre_add;
+    int64_t pre_c;
+    bool pre_act;
+    float pre_alpha;
     int next;
     conv_prim cache[CONV_CACHE];
     double *col;                     /* double path: im2col/col2im buffer */
@@ -89,6 +100,7 @@ static void prim_release(conv_prim *p) {
         if (prims[i]) dnnl_primitive_destroy(prims[i]);
     free(p->src_buf);
     free(p->dst_buf);
+    free(p->pre_buf);
     dnnl_memory_t mems[] = {p->src, p->wei, p->bias, p->dst, p->scratch, p->wuser,
                             p->src_user, p->dst_user, p->add_user};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
@@ -109,6 +121,8 @@ void cpu_conv_release(void *state) {
     for (int i = 0; i < CONV_CACHE; i++) prim_release(&s->cache[i]);
     free(s->bn_mul);
     free(s->bn_add);
+    free(s->pre_mul);
+    free(s->pre_add);
     free(s->col);
     free(s);
 }
@@ -120,7 +134,9 @@ static onyx_status append_post_ops(const conv_state *s, dnnl_post_ops_t po) {
         const fuse_op *op = &s->chain.ops[i];
         dnnl_status_t r = dnnl_success;
         switch (op->kind) {
-        case FUSE_BATCHNORM: break; /* folded into the weights and bias */
+        case FUSE_BATCHNORM:
+        case FUSE_SCALE:
+        case FUSE_SHIFT: break; /* folded into the weights and bias */
         case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, op->alpha, 0.f); break;
         case FUSE_CLIP:
             r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, op->alpha, op->beta);
@@ -215,11 +231,7 @@ static bool blockable(onyx_dtype dt, int rank, int64_t channels) {
 }
 
 static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
-    dnnl_dims_t d;
-    for (int i = 0; i < rank; i++) d[i] = dims[i];
-    dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag),
-                          "describing a blocked tensor");
+    return cpu_dnnl_md_blocked(md, rank, dims, dnnl_f32);
 }
 
 static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
@@ -390,6 +402,24 @@ retry:;
             goto done;
         }
     }
+    if (s->pre_mul) {
+        if (g->c != s->pre_c || g->n * g->c <= 0) {
+            st = onyx_error(ONYX_ERR_SHAPE, "convolution pre-ops were made for %lld input "
+                            "channels, X has %lld", (long long)s->pre_c, (long long)g->c);
+            goto done;
+        }
+        /* X blocked by 16 channels: the pre-ops write it there directly, as the reorder would */
+        p->pre_direct = blk_x;
+        if (p->pre_direct && !p->src_buf &&
+            !(p->src_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&src_md)))) {
+            st = onyx_oom("convolution input copy");
+            goto done;
+        }
+        if (!p->pre_direct && !(p->pre_buf = cpu_dnnl_alloc((size_t)p->xn * sizeof(float)))) {
+            st = onyx_oom("convolution pre-op copy");
+            goto done;
+        }
+    }
     if (!p->stage && !dnnl_memory_desc_equal(&dst_st, &dst_md)) {
         CHECK(make_reorder(&dst_md, &dst_st, &dst_st, &p->reo_dst, &p->dst_user));
         if (!(p->dst_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&dst_md)))) {
@@ -465,30 +495,88 @@ done:
 
 /* ------------------------------------------------------------------ prepare */
 
-/* Copies the fusion chain and folds a BatchNormalization into per-channel factors. */
-static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m) {
+static bool folds(fuse_kind k) {
+    return k == FUSE_BATCHNORM || k == FUSE_SCALE || k == FUSE_SHIFT;
+}
+
+/* Folds the leading per-channel affine steps (BatchNormalization, constant Mul and Add) of
+ * ops[0..n) into factors over m channels, *mul and *add (allocated here): v * mul + add. The
+ * steps after them are left to the caller (`*rest`: the index of the first). */
+static onyx_status fold_affine(const fuse_op *ops, int n, int64_t m, float **mul_out,
+                               float **add_out, int *rest) {
+    int i = 0;
+    for (; i < n; i++) {
+        const fuse_op *op = &ops[i];
+        if (!folds(op->kind)) break;
+        const tensor *k = op->kind == FUSE_SHIFT ? op->bias : op->scale;
+        bool fits = op->kind == FUSE_BATCHNORM
+                        ? op->scale->numel == m && op->bias->numel == m && op->mean->numel == m &&
+                              op->var->numel == m
+                        : k->numel == 1 || k->numel == m;
+        if (m < 0 || !fits)
+            return onyx_error(ONYX_ERR_RUNTIME, "fused per-channel step %d does not fit the "
+                              "convolution's %lld channels", i, (long long)m);
+        float *fm = *mul_out, *fa = *add_out;
+        if (!fm) {
+            *mul_out = fm = malloc((size_t)m * sizeof(float));
+            *add_out = fa = malloc((size_t)m * sizeof(float));
+            if (!fm || !fa) return onyx_oom("folded per-channel steps");
+            for (int64_t c = 0; c < m; c++) {
+                fm[c] = 1.f;
+                fa[c] = 0.f;
+            }
+        }
+        const float *kv = k->data;
+        for (int64_t c = 0; c < m; c++) {
+            double mul = 1.0, add = 0.0;
+            if (op->kind == FUSE_BATCHNORM) {
+                const float *sc = op->scale->data, *bi = op->bias->data, *mu = op->mean->data,
+                            *va = op->var->data;
+                mul = sc[c] / sqrt((double)va[c] + op->epsilon);
+                add = bi[c] - mu[c] * mul;
+            } else if (op->kind == FUSE_SCALE) {
+                mul = kv[k->numel == 1 ? 0 : c];
+            } else {
+                add = kv[k->numel == 1 ? 0 : c];
+            }
+            fm[c] = (float)(fm[c] * mul);
+            fa[c] = (float)(fa[c] * mul + add);
+        }
+    }
+    *rest = i;
+    return ONYX_OK;
+}
+
+/* Copies the fusion chain, folds its leading per-channel affine steps into y = conv(x) * bn_mul
+ * + bn_add, and its pre-ops into pre_mul, pre_add and the activation (c: X's channels). */
+static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m, int64_t c) {
     s->sum_input = -1;
     if (!chain) return ONYX_OK;
     s->chain = *chain;
-    for (int i = 0; i < chain->n; i++) {
-        const fuse_op *op = &chain->ops[i];
-        if (op->kind == FUSE_SUM) s->sum_input = op->input;
-        if (op->kind != FUSE_BATCHNORM) continue;
-        if (i != 0 || m < 0 || op->scale->numel != m || op->bias->numel != m ||
-            op->mean->numel != m || op->var->numel != m)
-            return onyx_error(ONYX_ERR_RUNTIME, "fused BatchNormalization does not fit the "
-                              "convolution's %lld channels", (long long)m);
-        s->bn_mul = malloc((size_t)m * sizeof(float));
-        s->bn_add = malloc((size_t)m * sizeof(float));
-        if (!s->bn_mul || !s->bn_add) return onyx_oom("folded BatchNormalization");
-        const float *sc = op->scale->data, *bi = op->bias->data, *mu = op->mean->data,
-                    *va = op->var->data;
-        for (int64_t c = 0; c < m; c++) {
-            double k = sc[c] / sqrt((double)va[c] + op->epsilon);
-            s->bn_mul[c] = (float)k;
-            s->bn_add[c] = (float)(bi[c] - mu[c] * k);
-        }
+    int rest = 0;
+    TRY(fold_affine(chain->ops, chain->n, m, &s->bn_mul, &s->bn_add, &rest));
+    for (int i = rest; i < chain->n; i++) {
+        if (folds(chain->ops[i].kind))
+            return onyx_error(ONYX_ERR_RUNTIME, "fused per-channel step %d follows a "
+                              "non-linear one", i);
+        if (chain->ops[i].kind == FUSE_SUM) s->sum_input = chain->ops[i].input;
     }
+    if (chain->n_pre == 0) return ONYX_OK;
+    TRY(fold_affine(chain->pre, chain->n_pre, c, &s->pre_mul, &s->pre_add, &rest));
+    if (rest < chain->n_pre) {
+        const fuse_op *op = &chain->pre[rest];
+        if (rest != chain->n_pre - 1 || op->kind != FUSE_RELU)
+            return onyx_error(ONYX_ERR_RUNTIME, "convolution pre-ops: only one Relu, last");
+        s->pre_act = true;
+        s->pre_alpha = op->alpha;
+    }
+    if (!s->pre_mul) { /* a Relu alone */
+        s->pre_mul = malloc((size_t)(c > 0 ? c : 1) * sizeof(float));
+        s->pre_add = calloc((size_t)(c > 0 ? c : 1), sizeof(float));
+        if (!s->pre_mul || !s->pre_add) return onyx_oom("convolution pre-ops");
+        for (int64_t k = 0; k < c; k++) s->pre_mul[k] = 1.f;
+    }
+    s->pre_c = c;
     return ONYX_OK;
 }
 
@@ -504,7 +592,13 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     s->has_bias = p->n_in > 2 && p->in_type[2];
     int64_t m = -1;
     if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];
-    CHECK(take_chain(s, p->fused, m));
+    int64_t xc = x->rank >= 2 ? x->dims[1] : -1;
+    if (p->fused && p->fused->n_pre > 0 && (transpose || s->dtype != ONYX_FLOAT || xc < 0)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pre-ops need a float Conv with known "
+                        "input channels");
+        goto done;
+    }
+    CHECK(take_chain(s, p->fused, m, xc));
     if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
@@ -530,6 +624,107 @@ onyx_status cpu_convtranspose_prepare(const kernel_prep *p, void **state) {
 }
 
 /* ------------------------------------------------------------------ float run */
+
+/* The pre-ops over (batch, channel block) planes: x plain [N, C, S] into y, either plain or
+ * channel-blocked [N, ceil(C/16), S, 16] with the padding channels zero. */
+typedef struct pre_job {
+    const conv_state *s;
+    const float *x;
+    float *y;
+    int64_t c, cb, sp;  /* channels, channel blocks (blocked) or channels (plain), spatial size */
+    bool blocked;
+} pre_job;
+
+/* y = act(x * mul + add) over n values; written as selects GCC vectorizes at -O2 (NaN stays
+ * NaN, Relu(-inf) = 0). */
+static void pre_row(const float *x, float *y, int64_t n, float mul, float add, bool act,
+                    float slope) {
+    if (!act) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = x[i] * mul + add;
+    } else if (slope == 0.f) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) {
+            float v = x[i] * mul + add;
+            y[i] = v < 0.f ? 0.f : v;
+        }
+    } else {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) {
+            float v = x[i] * mul + add;
+            float pos = v < 0.f ? 0.f : v, neg = v < 0.f ? v : 0.f;
+            y[i] = pos + slope * neg;
+        }
+    }
+}
+
+/* A 4 x 4 transpose from rows of `src` (stride ss) to rows of `dst` (stride ds) in vector
+ * registers (GCC / clang vector extensions): the scalar 16 x 16 tile transpose took as long as
+ * the rest of the pre-ops. */
+typedef float pre_v4 __attribute__((vector_size(16)));
+typedef int pre_v4i __attribute__((vector_size(16)));
+#if defined(__clang__)
+#define PRE_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define PRE_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (pre_v4i){i, j, k, l})
+#endif
+
+static inline void transpose4(const float *src, int64_t ss, float *dst, int64_t ds) {
+    pre_v4 a, b, c, d;
+    memcpy(&a, src, sizeof a);
+    memcpy(&b, src + ss, sizeof b);
+    memcpy(&c, src + 2 * ss, sizeof c);
+    memcpy(&d, src + 3 * ss, sizeof d);
+    pre_v4 t0 = PRE_SHUF(a, b, 0, 4, 1, 5), t1 = PRE_SHUF(a, b, 2, 6, 3, 7);
+    pre_v4 t2 = PRE_SHUF(c, d, 0, 4, 1, 5), t3 = PRE_SHUF(c, d, 2, 6, 3, 7);
+    pre_v4 o0 = PRE_SHUF(t0, t2, 0, 1, 4, 5), o1 = PRE_SHUF(t0, t2, 2, 3, 6, 7);
+    pre_v4 o2 = PRE_SHUF(t1, t3, 0, 1, 4, 5), o3 = PRE_SHUF(t1, t3, 2, 3, 6, 7);
+    memcpy(dst, &o0, sizeof o0);
+    memcpy(dst + ds, &o1, sizeof o1);
+    memcpy(dst + 2 * ds, &o2, sizeof o2);
+    memcpy(dst + 3 * ds, &o3, sizeof o3);
+}
+
+static void pre_planes(void *ctx, int64_t b, int64_t e) {
+    const pre_job *j = ctx;
+    const conv_state *s = j->s;
+    const float *pm = s->pre_mul, *pa = s->pre_add;
+    bool act = s->pre_act;
+    float slope = s->pre_alpha;
+    for (int64_t pl = b; pl < e; pl++) {
+        int64_t n = pl / j->cb, blk = pl % j->cb;
+        if (!j->blocked) {
+            pre_row(j->x + pl * j->sp, j->y + pl * j->sp, j->sp, pm[blk], pa[blk], act, slope);
+            continue;
+        }
+        /* 16 x 16 tiles: rows read and transformed contiguously, transposed in L1 */
+        float *y = j->y + pl * j->sp * 16, tile[16][16];
+        int64_t kn = j->c - blk * 16 < 16 ? j->c - blk * 16 : 16;
+        for (int64_t i0 = 0; i0 < j->sp; i0 += 16) {
+            int64_t w = j->sp - i0 < 16 ? j->sp - i0 : 16;
+            for (int64_t k = 0; k < 16; k++) {
+                int64_t ch = blk * 16 + k;
+                if (k >= kn) memset(tile[k], 0, sizeof tile[k]);
+                else pre_row(j->x + (n * j->c + ch) * j->sp + i0, tile[k], w, pm[ch], pa[ch], act,
+                             slope);
+            }
+            float *yt = y + i0 * 16;
+            if (w == 16) {
+                for (int kb = 0; kb < 16; kb += 4)
+                    for (int ib = 0; ib < 16; ib += 4)
+                        transpose4(&tile[kb][ib], 16, yt + ib * 16 + kb, 16);
+                continue;
+            }
+            for (int64_t i = 0; i < w; i++)
+                for (int64_t k = 0; k < 16; k++) yt[i * 16 + k] = tile[k][i];
+        }
+    }
+}
+
+static void run_pre(const conv_state *s, const conv_prim *p, const float *x, float *y) {
+    pre_job j = {s, x, y, p->g.c, p->g.c, p->xn / (p->g.n * p->g.c), p->pre_direct};
+    if (j.blocked) j.cb = (p->g.c + 15) / 16;
+    int64_t planes = p->g.n * j.cb, per = j.sp * (j.blocked ? 16 : 1);
+    int64_t grain = 16384 / (per > 0 ? per : 1);
+    parallel_for(planes, grain < 1 ? 1 : grain, pre_planes, &j);
+}
 
 static bool prim_fits(const conv_prim *p, const tensor *x, const tensor *w) {
     return p->used && p->rank == x->rank && w->rank == x->rank &&
@@ -634,9 +829,18 @@ static onyx_status run_float(conv_state *s, const kernel_call *c) {
     }
     void *out = half ? (void *)p->hy : y->data;
     void *dst = p->stage ? (void *)p->stage : p->dst_buf ? p->dst_buf : out;
-    if (p->reo_src) {
-        TRY(run_reorder(p->reo_src, p->src_user, src, p->src, p->src_buf, c->threads));
+    if (s->pre_mul && p->pre_direct) {
+        run_pre(s, p, src, p->src_buf);
         src = p->src_buf;
+    } else {
+        if (s->pre_mul) {
+            run_pre(s, p, src, p->pre_buf);
+            src = p->pre_buf;
+        }
+        if (p->reo_src) {
+            TRY(run_reorder(p->reo_src, p->src_user, src, p->src, p->src_buf, c->threads));
+            src = p->src_buf;
+        }
     }
     if (p->reo_add)
         TRY(run_reorder(p->reo_add, p->add_user, addend->data, p->dst, dst, c->threads));

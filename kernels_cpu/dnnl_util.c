@@ -1,5 +1,6 @@
 /* oneDNN glue: one engine per process, one stream per thread (streams are not shared between
- * threads), status translation and execution with the rep's thread count. */
+ * threads), status translation, plain and channel-blocked descriptors and execution with the
+ * rep's thread count. */
 #include "dnnl_util.h"
 
 #include <omp.h>
@@ -67,6 +68,17 @@ onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *d
     }
     return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, rank, d, dt, strides),
                           "describing a tensor");
+}
+
+onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                                dnnl_data_type_t dt) {
+    if (rank < 3 || rank > 5)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: no blocked layout of rank %d", rank);
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, tag),
+                          "describing a blocked tensor");
 }
 
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md) {

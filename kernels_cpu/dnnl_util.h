@@ -18,6 +18,11 @@ onyx_status cpu_dnnl_check(dnnl_status_t s, const char *what);
 onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                               dnnl_data_type_t dt);
 
+/* The channel-blocked descriptor (nCw16c, nChw16c, nCdhw16c) of `dims`, rank 3 to 5: the layout
+ * of tensors the fusion pass marks opaque (core/fuse.h) when their channels are a multiple of 16. */
+onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                                dnnl_data_type_t dt);
+
 /* A memory object for `md` without a buffer (handles are set per run). */
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md);
 

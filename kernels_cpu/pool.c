@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fuse.h"
 #include "../core/parallel.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
@@ -30,6 +31,7 @@ typedef struct pool_state {
     bool include_pad, col_major;
     double p;
     cpu_pool_dnnl *dnnl;       /* NULL: own loops */
+    bool blocked;              /* X and Y opaque (core/fuse.h): channel-blocked, oneDNN only */
     onyx_dtype dnnl_dtype;
     int rank;
     int64_t dnnl_in[2 + SPATIAL_MAX_DIMS];  /* input dims the primitive was made for */
@@ -231,6 +233,14 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     /* oneDNN for float32 max/average and int8/uint8 max without Indices, when the shapes are
      * known now */
     bool want_idx = p->n_out > 1 && n->outputs[1] >= 0;
+    /* the fusion pass keeps X and Y in the convolutions' blocked layout only together */
+    s->blocked = p->fused && p->fused->opaque_in0;
+    if (s->blocked && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !xt ||
+                       xt->dtype != ONYX_FLOAT || !type_is_static(xt))) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a blocked-layout pooling needs float X and Y both "
+                        "blocked, static shapes and no Indices");
+        goto done;
+    }
     if (kind != POOL_LP && !want_idx && xt && xt->kind == ONYX_VALUE_TENSOR &&
         (xt->dtype == ONYX_FLOAT || (kind == POOL_MAX && (xt->dtype == ONYX_INT8 ||
                                                           xt->dtype == ONYX_UINT8))) &&
@@ -242,11 +252,15 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
         CHECK(spatial_resolve(&sp, xt->dims + 2, out + 2));
         int64_t numel;
         if (shape_numel(s->rank, out, &numel) && numel > 0) {
-            CHECK(cpu_pool_dnnl_create(xt->dtype, &sp, kind == POOL_MAX, s->include_pad, xt->dims,
-                                       out, &s->dnnl));
+            CHECK(cpu_pool_dnnl_create(xt->dtype, &sp, kind == POOL_MAX, s->include_pad,
+                                       s->blocked, xt->dims, out, &s->dnnl));
             s->dnnl_dtype = xt->dtype;
             memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
         }
+    }
+    if (s->blocked && !s->dnnl) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has no blocked-layout pooling for this case");
+        goto done;
     }
 done:
     if (st != ONYX_OK) {
@@ -292,6 +306,8 @@ onyx_status cpu_pool_run(const kernel_call *c) {
     if (s->dnnl && !idx && x->dtype == s->dnnl_dtype &&
         !memcmp(s->dnnl_in, x->dims, (size_t)s->rank * sizeof *x->dims))
         return cpu_pool_dnnl_run(s->dnnl, x->data, y->data, c->threads);
+    if (s->blocked)
+        return onyx_error(ONYX_ERR_RUNTIME, "blocked-layout pooling got a new input shape");
     plane_fn fn = pool_fn(x->dtype, s->kind);
     if (!fn)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, not supported here",

@@ -1,5 +1,6 @@
 /* oneDNN pooling for float32 MaxPool/AveragePool and int8/uint8 MaxPool over plain NC(D)(H)W
- * memory: the light CNNs spend their pooling time here, and oneDNN's kernels beat scalar loops. */
+ * memory (or channel-blocked, for tensors kept in the convolutions' layout): the light CNNs
+ * spend their pooling time here, and oneDNN's kernels beat scalar loops. */
 #include <stdlib.h>
 
 #include "dnnl_util.h"
@@ -21,8 +22,8 @@ void cpu_pool_dnnl_free(cpu_pool_dnnl *d) {
 }
 
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
-                                 bool include_pad, const int64_t *in, const int64_t *out,
-                                 cpu_pool_dnnl **res) {
+                                 bool include_pad, bool blocked, const int64_t *in,
+                                 const int64_t *out, cpu_pool_dnnl **res) {
     *res = NULL;
     dnnl_data_type_t ddt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
                            : dt == ONYX_UINT8 ? dnnl_u8 : dnnl_data_type_undef;
@@ -53,8 +54,9 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
             return ONYX_OK;
     }
     dnnl_memory_desc_t src_md, dst_md;
-    if (cpu_dnnl_md_plain(&src_md, rank, in, ddt) != ONYX_OK ||
-        cpu_dnnl_md_plain(&dst_md, rank, out, ddt) != ONYX_OK) {
+    onyx_status (*md)(dnnl_memory_desc_t *, int, const int64_t *, dnnl_data_type_t) =
+        blocked ? cpu_dnnl_md_blocked : cpu_dnnl_md_plain;
+    if (md(&src_md, rank, in, ddt) != ONYX_OK || md(&dst_md, rank, out, ddt) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK;
     }

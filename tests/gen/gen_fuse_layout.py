@@ -1,0 +1,101 @@
+# Fusion-pass layout cases: channel Concat and MaxPool/AveragePool between convs kept in the
+# convs' channel-blocked layout, per-channel constant Mul/Add folded into conv weights, and the
+# per-channel steps (BatchNormalization, Mul/Add, Relu) before a conv applied as its pre-ops.
+import numpy as np
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from common import declare_outputs, reference
+
+
+def generate(s):
+    rng = np.random.default_rng(11)
+
+    def f(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    # small integers: every sum is exact in float, whatever order oneDNN adds in
+    def fw(*shape):
+        return rng.integers(-1, 2, shape).astype(np.float32)
+
+    def graph_case(name, nodes, inputs, inits, outputs, opset=17):
+        ins = [h.make_tensor_value_info(n, TP.FLOAT, list(v.shape)) for n, v in inputs]
+        outs = [h.make_empty_tensor_value_info(n) for n in outputs]
+        g = h.make_graph(nodes, name, ins, outs, initializer=[nh.from_array(v, n) for n, v in inits])
+        m = h.make_model(g, opset_imports=[h.make_opsetid('', opset)])
+        res = reference(m, inputs)
+        declare_outputs(m, res)
+        s.write(name, m, inputs, list(zip(outputs, res)))
+
+    N = h.make_node
+    x16 = fw(1, 16, 11, 11)
+    # fire-module shape: conv+relu, two convs concatenated, pooled, convs again, concat, pool
+    graph_case('test_fl_concat_pool_blocked',
+               [N('Conv', ['x', 'wa', 'ba'], ['a']), N('Relu', ['a'], ['ar']),
+                N('Conv', ['ar', 'wb'], ['b']), N('Relu', ['b'], ['br']),
+                N('Conv', ['ar', 'wc'], ['c'], pads=[1, 1, 1, 1]), N('Relu', ['c'], ['cr']),
+                N('Concat', ['br', 'cr', 'br'], ['cat'], axis=1),
+                N('MaxPool', ['cat'], ['mp'], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+                N('Conv', ['mp', 'wd'], ['d']),
+                N('Conv', ['mp', 'we'], ['e'], pads=[1, 1, 1, 1]),
+                N('Concat', ['d', 'e'], ['cat2'], axis=-3),
+                N('AveragePool', ['cat2'], ['ap'], kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
+                N('Conv', ['ap', 'wf'], ['y'])],
+               [('x', x16)],
+               [('wa', fw(16, 16, 1, 1)), ('ba', fw(16)), ('wb', fw(32, 16, 1, 1)),
+                ('wc', fw(16, 16, 3, 3)), ('wd', fw(16, 80, 1, 1)), ('we', fw(32, 80, 3, 3)),
+                ('wf', fw(16, 48, 1, 1))], ['y'])
+    # the Concat output is a graph output, a pool reads a tensor also read by a Relu: all plain
+    graph_case('test_fl_concat_pool_plain_ends',
+               [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['x', 'wb'], ['b']),
+                N('Concat', ['a', 'b'], ['cat'], axis=1),
+                N('MaxPool', ['b'], ['mp'], kernel_shape=[2, 2]),
+                N('Relu', ['b'], ['br']), N('Conv', ['mp', 'wc'], ['y'])],
+               [('x', x16)], [('wa', fw(16, 16, 1, 1)), ('wb', fw(32, 16, 1, 1)), ('wc', fw(16, 32, 1, 1))],
+               ['cat', 'y', 'br'])
+    # 1-D convs and a channel Concat whose channels are off the 16 grid
+    graph_case('test_fl_concat_1d_odd',
+               [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['x', 'wb'], ['b'], pads=[1, 1]),
+                N('Concat', ['a', 'b'], ['cat'], axis=1), N('Conv', ['cat', 'wc'], ['y'])],
+               [('x', fw(2, 16, 9))], [('wa', fw(16, 16, 1)), ('wb', fw(8, 16, 3)), ('wc', fw(16, 24, 1))],
+               ['y'])
+    # per-channel Mul / Add after BatchNormalization, folded into the conv (as Inception's)
+    c = 32
+    bn = [('sc', f(c) + 2), ('bb', f(c)), ('mu', f(c)), ('var', np.abs(f(c)) + 0.5)]
+    graph_case('test_fl_fold_mul_add',
+               [N('Conv', ['x', 'wa', 'ba'], ['a'], pads=[1, 1, 1, 1]),
+                N('BatchNormalization', ['a', 'sc', 'bb', 'mu', 'var'], ['n']),
+                N('Mul', ['n', 'k'], ['m']), N('Add', ['sh', 'm'], ['ad']), N('Relu', ['ad'], ['r']),
+                N('Conv', ['r', 'wb'], ['b']), N('Mul', ['kk', 'b'], ['y'])],
+               [('x', f(1, 16, 7, 7))],
+               [('wa', f(c, 16, 3, 3)), ('ba', f(c)), ('k', f(c, 1, 1)), ('sh', f(1, c, 1, 1)),
+                ('wb', f(16, c, 1, 1)), ('kk', np.array(0.5, np.float32))] + bn, ['y'])
+    # pre-activation (as DenseNet's): BatchNormalization, Mul, Add, Relu applied by the conv on
+    # its way into the blocked layout, with spatial sizes off the 16-wide tiles, channels off the
+    # 16 grid (padding) and few channels (plain path), LeakyRelu and affine-only chains; values on a
+    # grid of eighths (epsilon 0, variances 1 or 4) so that the sums are exact
+    def fq(*shape):
+        return rng.choice(np.array([-2, -1, -0.5, 0.5, 1, 2], np.float32), shape)
+
+    for cin, hw, act in ((32, 6, 'Relu'), (48, 9, 'Relu'), (20, 5, 'LeakyRelu'), (8, 7, 'Relu'),
+                         (16, 4, None)):
+        bn = [('sc', fq(cin)), ('bb', fq(cin)), ('mu', fq(cin)),
+              ('var', rng.choice(np.array([1, 4], np.float32), cin))]
+        nodes = [N('BatchNormalization', ['x', 'sc', 'bb', 'mu', 'var'], ['n'], epsilon=0.0),
+                 N('Mul', ['n', 'k'], ['m']), N('Add', ['m', 'sh'], ['ad'])]
+        last = 'ad'
+        if act:
+            nodes.append(N(act, ['ad'], ['r'], **({'alpha': 0.25} if act == 'LeakyRelu' else {})))
+            last = 'r'
+        nodes += [N('Conv', [last, 'w', 'b'], ['y'], pads=[1, 1, 1, 1]),
+                  N('Conv', ['x', 'w'], ['y2'])]  # x has another reader
+        graph_case(f'test_fl_preops_{cin}_{hw}_{(act or "none").lower()}', nodes,
+                   [('x', fq(2, cin, hw, hw + 1))],
+                   [('w', fw(64, cin, 3, 3)), ('b', fw(64)), ('k', fq(cin, 1, 1)), ('sh', fq(cin, 1, 1))] + bn,
+                   ['y', 'y2'])
+    # a Relu alone before a conv, fed by a Concat (as after a dense block)
+    graph_case('test_fl_preops_relu_concat',
+               [N('Concat', ['x', 'x2'], ['cat'], axis=1), N('Relu', ['cat'], ['r']),
+                N('Conv', ['r', 'w'], ['y'], strides=[2, 2])],
+               [('x', fq(1, 16, 18, 18)), ('x2', fq(1, 16, 18, 18))], [('w', fw(32, 32, 3, 3))], ['y'])
