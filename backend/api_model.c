@@ -24,8 +24,7 @@ onyx_status onyx_model_load_file(const char *path, onyx_model **out) {
     size_t size = 0;
     TRY(loader_read_file(path, &bytes, &size, &dir));
     model *m;
-    onyx_status st = model_load_bytes(bytes, size, dir, &m);
-    free(bytes);
+    onyx_status st = model_load_owned_bytes(bytes, size, dir, &m);
     free(dir);
     if (st != ONYX_OK) return onyx_error_prefix(st, "%s", path);
     *out = (onyx_model *)m;

@@ -95,6 +95,10 @@ typedef struct loader {
     model *m;
     pool *p;
     const char *base_dir;
+    /* The ModelProto came from protobuf-c's unpack (system allocator) and is freed right after
+     * loading: each initializer's raw bytes are freed as soon as they are copied, so loading a
+     * model holds about one copy of its weights at a time rather than two. */
+    bool release_raw;
 } loader;
 
 /* A graph under construction. Values grow while subgraphs capture from it, so they live in a
@@ -733,6 +737,12 @@ static onyx_status declare_initializers(gbuild *b) {
         if (!t || !copy) return onyx_oom("initializer");
         TRY(sparse ? tensor_proto_decode_sparse(sp, ld->base_dir, ld->p, t)
                    : tensor_proto_decode(tp, ld->base_dir, ld->p, t));
+        if (ld->release_raw && tp && tp->has_raw_data && tp->raw_data.data) {
+            Onnx__TensorProto *done_tp = (Onnx__TensorProto *)tp; /* ours, freed after loading */
+            free(done_tp->raw_data.data);
+            done_tp->raw_data.data = NULL;
+            done_tp->raw_data.len = 0;
+        }
         int v;
         TRY(add_value(b, copy, -1, GV_INITIALIZER, &v));
         b->values[v].init = t;
@@ -958,7 +968,8 @@ static onyx_status load_opsets(loader *ld, const Onnx__ModelProto *mp) {
     return ONYX_OK;
 }
 
-onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out) {
+static onyx_status load_model(const Onnx__ModelProto *mp, const char *base_dir, bool release_raw,
+                              model **out) {
     onyx_status st = ONYX_OK;
     pool p;
     pool_init(&p);
@@ -970,7 +981,7 @@ onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, m
     }
     m->pool = p; /* from here on the model's copy of the pool is the live one */
     m->refs = 1;
-    loader ld = {m, &m->pool, NULL};
+    loader ld = {m, &m->pool, NULL, release_raw};
     if (base_dir) {
         m->base_dir = pool_strdup(&m->pool, base_dir);
         if (!m->base_dir) {
@@ -1006,14 +1017,34 @@ done:
     return st;
 }
 
-onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out) {
-    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_load_bytes: out is NULL");
-    TRY(loader_check_wire(&onnx__model_proto__descriptor, bytes, size, "ONNX ModelProto"));
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, bytes);
+onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out) {
+    return load_model(mp, base_dir, false, out);
+}
+
+/* Unpacks and loads; `owned` bytes are freed as soon as protobuf-c has copied them. */
+static onyx_status load_bytes(const void *bytes, size_t size, bool owned, const char *base_dir,
+                              model **out) {
+    onyx_status st = loader_check_wire(&onnx__model_proto__descriptor, bytes, size, "ONNX ModelProto");
+    Onnx__ModelProto *mp = st == ONYX_OK ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
+    if (owned) free((void *)bytes);
+    if (st != ONYX_OK) return st;
     if (!mp)
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "not a valid ONNX ModelProto (truncated or corrupt)");
-    onyx_status st = model_from_proto(mp, base_dir, out);
+    st = load_model(mp, base_dir, true, out);
     onnx__model_proto__free_unpacked(mp, NULL);
     return st;
+}
+
+onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out) {
+    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_load_bytes: out is NULL");
+    return load_bytes(bytes, size, false, base_dir, out);
+}
+
+onyx_status model_load_owned_bytes(void *bytes, size_t size, const char *base_dir, model **out) {
+    if (!out) {
+        free(bytes);
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_load_owned_bytes: out is NULL");
+    }
+    return load_bytes(bytes, size, true, base_dir, out);
 }

@@ -17,6 +17,9 @@
 /* Loads a serialized ModelProto. `base_dir` is the folder external data is relative to (NULL
  * refuses external data). Caller owns *out (refs 1); free with model_release. */
 onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out);
+/* The same taking ownership of `bytes` (malloc'd), which are freed as soon as they are unpacked,
+ * whatever the outcome: a file's bytes need not live beside the model's copy of its weights. */
+onyx_status model_load_owned_bytes(void *bytes, size_t size, const char *base_dir, model **out);
 
 /* Builds the IR from an unpacked ModelProto (not retained). Same ownership as model_load_bytes. */
 onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out);

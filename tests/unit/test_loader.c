@@ -575,6 +575,17 @@ static void test_truncated_and_garbage(void **state) {
     assert_error_mentions("not a valid ONNX ModelProto");
     assert_int_equal(model_load_bytes(NULL, 0, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("ir_version");
+    /* owned bytes are freed whatever happens (ASan would report a leak or a double free) */
+    uint8_t *owned = malloc(sizeof garbage);
+    assert_non_null(owned);
+    memcpy(owned, garbage, sizeof garbage);
+    assert_int_equal(model_load_owned_bytes(owned, sizeof garbage, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_null(m);
+    owned = malloc(n);
+    assert_non_null(owned);
+    memcpy(owned, b, n);
+    assert_int_equal(model_load_owned_bytes(owned, n, NULL, &m), ONYX_OK);
+    model_release(m);
 }
 
 /* Prepends bytes to a buffer filled from its end. */
