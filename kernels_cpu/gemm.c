@@ -7,6 +7,7 @@
 #include "blas.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
+#include "matmul_shape.h"
 
 /* Batches of matrices at most this many multiply-adds run one matrix per thread rather than one
  * after the other with BLAS threading each (BLAS threads poorly on small products). */
@@ -72,7 +73,7 @@ static onyx_status check_blas_dims(int64_t m, int64_t n, int64_t k) {
  * picks gemv for a single row or column where that pays). */
 
 #define DEFINE_BLAS(N, T, GEMM)                                                                    \
-    static void N(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a,         \
+    static void N(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a,          \
                   const T *b, T beta, T *c) {                                                      \
         GEMM(ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, beta, c, n);                    \
     }
@@ -82,7 +83,7 @@ DEFINE_BLAS(blas_f64, double, cpu_dgemm)
 /* ---- integers: C = op(A) * op(B), wrapping in the unsigned type of the same width */
 
 #define DEFINE_INT_MM(D, T)                                                                        \
-    static void D##_mm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *a,             \
+    static void D##_mm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *a,              \
                        const T *b, T *c, int64_t row0, int64_t row1) {                             \
         typedef CPU_UNSIGNED_OF(T) U;                                                              \
         for (int64_t i = row0; i < row1; i++) {                                                    \
@@ -98,20 +99,20 @@ DEFINE_BLAS(blas_f64, double, cpu_dgemm)
             }                                                                                      \
             for (int64_t j = 0; j < n; j++) ci[j] = 0;                                             \
             for (int64_t p = 0; p < k; p++) {                                                      \
-                /* uint64 products: narrower unsigned types would promote to (overflowing) int */ \
+                /* uint64 products: narrower unsigned types would promote to (overflowing) int */  \
                 uint64_t av = (uint64_t)(ta ? a[p * m + i] : a[i * k + p]);                        \
                 const U *bp = (const U *)b + p * n;                                                \
                 for (int64_t j = 0; j < n; j++) ci[j] = (U)(ci[j] + av * bp[j]);                   \
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    /* Gemm's alpha and beta * C on integer results: exact when both are 1, else through double \
-     * truncated (saturating) back as numpy's astype does. */                                     \
-    static void D##_scale(T *y, const T *c, int64_t m, int64_t n, int64_t cm, int64_t cn,         \
+    /* Gemm's alpha and beta * C on integer results: exact when both are 1, else through double    \
+     * truncated (saturating) back as numpy's astype does. */                                      \
+    static void D##_scale(T *y, const T *c, int64_t m, int64_t n, int64_t cm, int64_t cn,          \
                           double alpha, double beta) {                                             \
         typedef CPU_UNSIGNED_OF(T) U;                                                              \
         bool exact = alpha == 1 && (!c || beta == 1);                                              \
-        const T tmax = (T)0 < (T)-1 ? (T)-1 : (T)(((U)1 << (sizeof(T) * 8 - 1)) - 1);             \
+        const T tmax = (T)0 < (T)-1 ? (T)-1 : (T)(((U)1 << (sizeof(T) * 8 - 1)) - 1);              \
         const T tmin = (T)0 < (T)-1 ? 0 : (T)(-tmax - 1);                                          \
         for (int64_t i = 0; i < m; i++)                                                            \
             for (int64_t j = 0; j < n; j++) {                                                      \
@@ -135,32 +136,20 @@ typedef struct mm_job {
     onyx_dtype dtype;
     const void *a, *b;
     void *c;
-    int64_t m, n, k, nbatch;
-    int nb;
-    int64_t bdim[ONYX_MAX_RANK], astr[ONYX_MAX_RANK], bstr[ONYX_MAX_RANK];
+    cpu_mm_shape sh;
 } mm_job;
-
-static void batch_offsets(const mm_job *j, int64_t t, int64_t *ao, int64_t *bo) {
-    *ao = *bo = 0;
-    for (int i = j->nb - 1; i >= 0; i--) {
-        int64_t x = t % j->bdim[i];
-        t /= j->bdim[i];
-        *ao += x * j->astr[i];
-        *bo += x * j->bstr[i];
-    }
-}
 
 /* BLAS batches [b, e); float16/bfloat16 arrive here as float. */
 static void mm_batches(void *ctx, int64_t b, int64_t e) {
     const mm_job *j = ctx;
     for (int64_t t = b; t < e; t++) {
-        int64_t ao, bo, co = t * j->m * j->n;
-        batch_offsets(j, t, &ao, &bo);
+        int64_t ao, bo, co = t * j->sh.m * j->sh.n;
+        cpu_mm_batch_offsets(&j->sh, t, &ao, &bo);
         if (j->dtype == ONYX_DOUBLE)
-            blas_f64(false, false, j->m, j->n, j->k, 1.0, (const double *)j->a + ao,
+            blas_f64(false, false, j->sh.m, j->sh.n, j->sh.k, 1.0, (const double *)j->a + ao,
                      (const double *)j->b + bo, 0.0, (double *)j->c + co);
         else
-            blas_f32(false, false, j->m, j->n, j->k, 1.0f, (const float *)j->a + ao,
+            blas_f32(false, false, j->sh.m, j->sh.n, j->sh.k, 1.0f, (const float *)j->a + ao,
                      (const float *)j->b + bo, 0.0f, (float *)j->c + co);
     }
 }
@@ -169,14 +158,14 @@ static void mm_batches(void *ctx, int64_t b, int64_t e) {
 static void mm_int_rows(void *ctx, int64_t b, int64_t e) {
     const mm_job *j = ctx;
     while (b < e) {
-        int64_t t = b / j->m, r0 = b % j->m, r1 = j->m;
+        int64_t t = b / j->sh.m, r0 = b % j->sh.m, r1 = j->sh.m;
         if (r1 - r0 > e - b) r1 = r0 + (e - b);
-        int64_t ao, bo, co = t * j->m * j->n;
-        batch_offsets(j, t, &ao, &bo);
+        int64_t ao, bo, co = t * j->sh.m * j->sh.n;
+        cpu_mm_batch_offsets(&j->sh, t, &ao, &bo);
         switch (j->dtype) {
 #define CASE(D, T)                                                                                 \
     case D:                                                                                        \
-        D##_mm(false, false, j->m, j->n, j->k, (const T *)j->a + ao, (const T *)j->b + bo,         \
+        D##_mm(false, false, j->sh.m, j->sh.n, j->sh.k, (const T *)j->a + ao, (const T *)j->b + bo, \
                (T *)j->c + co, r0, r1);                                                            \
         break;
             CPU_FOR_INTS(CASE)
@@ -189,17 +178,17 @@ static void mm_int_rows(void *ctx, int64_t b, int64_t e) {
 
 /* `b_shared`: B has no batch dims, so A's batches are contiguous rows of one taller product. */
 static void mm_run_job(mm_job *j, bool b_shared) {
-    if (b_shared && j->nb > 0) {
-        j->m *= j->nbatch;
-        j->nbatch = 1;
-        j->nb = 0;
+    if (b_shared && j->sh.nb > 0) {
+        j->sh.m *= j->sh.nbatch;
+        j->sh.nbatch = 1;
+        j->sh.nb = 0;
     }
     if (dtype_is_int(j->dtype))
-        parallel_for(j->nbatch * j->m, INT_GRAIN / (j->n * j->k) + 1, mm_int_rows, j);
-    else if (j->nbatch >= parallel_threads() && j->m * j->n * j->k <= SMALL_MM)
-        parallel_for(j->nbatch, 1, mm_batches, j);
+        parallel_for(j->sh.nbatch * j->sh.m, INT_GRAIN / (j->sh.n * j->sh.k) + 1, mm_int_rows, j);
+    else if (j->sh.nbatch >= parallel_threads() && j->sh.m * j->sh.n * j->sh.k <= SMALL_MM)
+        parallel_for(j->sh.nbatch, 1, mm_batches, j);
     else
-        mm_batches(j, 0, j->nbatch);
+        mm_batches(j, 0, j->sh.nbatch);
 }
 
 static onyx_status half_prepare(const kernel_prep *p, void **state) {
@@ -236,40 +225,39 @@ onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
 
 void cpu_matmul_release(void *state) { half_release(state); }
 
-/* Dims and batch broadcasting of Y = A @ B into j (the pointers are left to the caller). */
-static onyx_status mm_setup(const tensor *A, const tensor *B, const tensor *Y, mm_job *j) {
+onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y, cpu_mm_shape *s) {
     int ra = A->rank, rb = B->rank;
     if (ra < 1 || rb < 1)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d is a scalar, expected rank >= 1",
-                          ra < 1 ? 0 : 1);
-    j->m = ra > 1 ? A->dims[ra - 2] : 1;
-    j->k = A->dims[ra - 1];
-    j->n = rb > 1 ? B->dims[rb - 1] : 1;
+        return onyx_error(ONYX_ERR_SHAPE, "operand %c is a scalar, expected rank >= 1",
+                          ra < 1 ? 'A' : 'B');
+    s->m = ra > 1 ? A->dims[ra - 2] : 1;
+    s->k = A->dims[ra - 1];
+    s->n = rb > 1 ? B->dims[rb - 1] : 1;
     int64_t kb = rb > 1 ? B->dims[rb - 2] : B->dims[0];
-    if (kb != j->k)
-        return onyx_error(ONYX_ERR_SHAPE, "inner dims differ: %lld (input 0) vs %lld (input 1)",
-                          (long long)j->k, (long long)kb);
+    if (kb != s->k)
+        return onyx_error(ONYX_ERR_SHAPE, "inner dims differ: %lld (A) vs %lld (B)",
+                          (long long)s->k, (long long)kb);
     int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
-    j->nb = ba > bb ? ba : bb;
-    int64_t sa = j->m * j->k, sb = j->k * j->n;
-    j->nbatch = 1;
-    for (int i = j->nb - 1; i >= 0; i--) {
-        int ia = i - (j->nb - ba), ib = i - (j->nb - bb);
+    s->nb = ba > bb ? ba : bb;
+    int64_t sa = s->m * s->k, sb = s->k * s->n;
+    s->nbatch = 1;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        int ia = i - (s->nb - ba), ib = i - (s->nb - bb);
         int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
             return onyx_error(ONYX_ERR_SHAPE, "batch dims %lld and %lld do not broadcast",
                               (long long)da, (long long)db);
-        j->bdim[i] = da > db ? da : db;
-        if (da == 0 || db == 0) j->bdim[i] = 0;
-        j->astr[i] = da == 1 ? 0 : sa;
-        j->bstr[i] = db == 1 ? 0 : sb;
+        s->bdim[i] = da > db ? da : db;
+        if (da == 0 || db == 0) s->bdim[i] = 0;
+        s->astr[i] = da == 1 ? 0 : sa;
+        s->bstr[i] = db == 1 ? 0 : sb;
         sa *= da;
         sb *= db;
-        j->nbatch *= j->bdim[i];
+        s->nbatch *= s->bdim[i];
     }
-    if (Y->numel != j->nbatch * j->m * j->n)
+    if (Y->numel != s->nbatch * s->m * s->n)
         return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
-                          (long long)Y->numel, (long long)(j->nbatch * j->m * j->n));
+                          (long long)Y->numel, (long long)(s->nbatch * s->m * s->n));
     return ONYX_OK;
 }
 
@@ -280,14 +268,14 @@ onyx_status cpu_matmul_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "inputs have types %s and %s, expected one type",
                           onyx_dtype_name(A->dtype), onyx_dtype_name(B->dtype));
     mm_job j = {.dtype = A->dtype};
-    TRY(mm_setup(A, B, Y, &j));
+    TRY(cpu_mm_shape_init(A, B, Y, &j.sh));
     int rb = B->rank;
     if (Y->numel == 0) return ONYX_OK;
-    if (j.k == 0) {
+    if (j.sh.k == 0) {
         memset(Y->data, 0, Y->nbytes); /* all-zero bits is 0 in every numeric type */
         return ONYX_OK;
     }
-    TRY(check_blas_dims(rb <= 2 ? j.m * j.nbatch : j.m, j.n, j.k));
+    TRY(check_blas_dims(rb <= 2 ? j.sh.m * j.sh.nbatch : j.sh.m, j.sh.n, j.sh.k));
     j.a = A->data;
     j.b = B->data;
     j.c = Y->data;
@@ -334,29 +322,29 @@ static inline int64_t zp_index(zp_kind k, int64_t matrix, int64_t per, int64_t i
 }
 
 #define DEFINE_MMI(NA, TA, NB, TB)                                                                 \
-    static void mmi_##NA##_##NB(void *ctx, int64_t b, int64_t e) {                                \
+    static void mmi_##NA##_##NB(void *ctx, int64_t b, int64_t e) {                                 \
         const mmi_job *q = ctx;                                                                    \
         const mm_job *j = &q->j;                                                                   \
         for (int64_t t = b; t < e; t++) {                                                          \
-            int64_t bt = t / j->m, i = t % j->m, ao, bo;                                           \
-            batch_offsets(j, bt, &ao, &bo);                                                        \
-            const TA *a = (const TA *)j->a + ao + i * j->k;                                        \
+            int64_t bt = t / j->sh.m, i = t % j->sh.m, ao, bo;                                     \
+            cpu_mm_batch_offsets(&j->sh, bt, &ao, &bo);                                            \
+            const TA *a = (const TA *)j->a + ao + i * j->sh.k;                                     \
             const TB *bm = (const TB *)j->b + bo;                                                  \
-            uint32_t *c = (uint32_t *)j->c + t * j->n;                                             \
-            int64_t ma = ao / (j->m * j->k), mb = bo / (j->k * j->n);                              \
-            int32_t za = q->za ? ((const TA *)q->za)[zp_index(q->za_kind, ma, j->m, i)] : 0;       \
+            uint32_t *c = (uint32_t *)j->c + t * j->sh.n;                                          \
+            int64_t ma = ao / (j->sh.m * j->sh.k), mb = bo / (j->sh.k * j->sh.n);                  \
+            int32_t za = q->za ? ((const TA *)q->za)[zp_index(q->za_kind, ma, j->sh.m, i)] : 0;    \
             uint32_t rs = 0;                                                                       \
-            for (int64_t n = 0; n < j->n; n++) c[n] = 0;                                           \
-            for (int64_t p = 0; p < j->k; p++) {                                                   \
+            for (int64_t n = 0; n < j->sh.n; n++) c[n] = 0;                                        \
+            for (int64_t p = 0; p < j->sh.k; p++) {                                                \
                 uint32_t av = (uint32_t)((int32_t)a[p] - za);                                      \
-                const TB *bp = bm + p * j->n;                                                      \
+                const TB *bp = bm + p * j->sh.n;                                                   \
                 rs += av;                                                                          \
-                for (int64_t n = 0; n < j->n; n++) c[n] += av * (uint32_t)(int32_t)bp[n];         \
+                for (int64_t n = 0; n < j->sh.n; n++) c[n] += av * (uint32_t)(int32_t)bp[n];       \
             }                                                                                      \
             if (!q->zb) continue;                                                                  \
             const TB *zb = q->zb;                                                                  \
-            for (int64_t n = 0; n < j->n; n++)                                                     \
-                c[n] -= rs * (uint32_t)(int32_t)zb[zp_index(q->zb_kind, mb, j->n, n)];             \
+            for (int64_t n = 0; n < j->sh.n; n++)                                                  \
+                c[n] -= rs * (uint32_t)(int32_t)zb[zp_index(q->zb_kind, mb, j->sh.n, n)];          \
         }                                                                                          \
     }
 DEFINE_MMI(u8, uint8_t, u8, uint8_t)
@@ -383,7 +371,7 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
     const tensor *A = kin(c, 0), *B = kin(c, 1), *za = kin(c, 2), *zb = kin(c, 3);
     tensor *Y = kout(c, 0);
     mmi_job q = {.j = {.dtype = ONYX_INT32}};
-    TRY(mm_setup(A, B, Y, &q.j));
+    TRY(cpu_mm_shape_init(A, B, Y, &q.j.sh));
     bool sa = A->dtype == ONYX_INT8, sb = B->dtype == ONYX_INT8;
     if ((!sa && A->dtype != ONYX_UINT8) || (!sb && B->dtype != ONYX_UINT8) ||
         Y->dtype != ONYX_INT32)
@@ -394,18 +382,18 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
         if (za->dtype != A->dtype)
             return onyx_error(ONYX_ERR_SHAPE, "input 2 (a_zero_point) has type %s, expected %s",
                               onyx_dtype_name(za->dtype), onyx_dtype_name(A->dtype));
-        TRY(zero_point_kind(za, 2, A, q.j.m, &q.za_kind));
+        TRY(zero_point_kind(za, 2, A, q.j.sh.m, &q.za_kind));
         q.za = za->data;
     }
     if (zb) {
         if (zb->dtype != B->dtype)
             return onyx_error(ONYX_ERR_SHAPE, "input 3 (b_zero_point) has type %s, expected %s",
                               onyx_dtype_name(zb->dtype), onyx_dtype_name(B->dtype));
-        TRY(zero_point_kind(zb, 3, B, q.j.n, &q.zb_kind));
+        TRY(zero_point_kind(zb, 3, B, q.j.sh.n, &q.zb_kind));
         q.zb = zb->data;
     }
     if (Y->numel == 0) return ONYX_OK;
-    if (q.j.k == 0) {
+    if (q.j.sh.k == 0) {
         /* empty sums; the rows' matrix index (offset / (m * k)) would divide by zero */
         memset(Y->data, 0, Y->nbytes);
         return ONYX_OK;
@@ -415,7 +403,7 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
     q.j.c = Y->data;
     void (*fn)(void *, int64_t, int64_t) = sa ? (sb ? mmi_s8_s8 : mmi_s8_u8)
                                               : (sb ? mmi_u8_s8 : mmi_u8_u8);
-    parallel_for(q.j.nbatch * q.j.m, INT_GRAIN / (q.j.n * q.j.k + 1) + 1, fn, &q);
+    parallel_for(q.j.sh.nbatch * q.j.sh.m, INT_GRAIN / (q.j.sh.n * q.j.sh.k + 1) + 1, fn, &q);
     return ONYX_OK;
 }
 

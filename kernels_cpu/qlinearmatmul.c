@@ -12,6 +12,7 @@
 #include "blas.h"
 #include "cpu_kernels.h"
 #include "cpu_types.h"
+#include "matmul_shape.h"
 
 /* Columns per tile of int32 accumulators (on the stack). */
 #define TILE 256
@@ -25,9 +26,7 @@ typedef enum qp_kind { QP_ONE, QP_EACH, QP_EACH_MATRIX } qp_kind;
 typedef struct qmm_job {
     const tensor *a, *as, *az, *b, *bs, *bz;
     tensor *y;
-    int64_t m, n, k, nbatch;
-    int nb;
-    int64_t bdim[ONYX_MAX_RANK], astr[ONYX_MAX_RANK], bstr[ONYX_MAX_RANK];
+    cpu_mm_shape sh;
     qp_kind ak, bk;
     onyx_dtype sd;        /* the scales' type: the multiplier is rounded to it step by step */
     double ys, yz;        /* y's scale and zero point (decoded) */
@@ -51,16 +50,6 @@ static double byte_value(onyx_dtype d, uint8_t v) {
     return floatconv_decode(d, v);
 }
 
-static void batch_offsets(const qmm_job *j, int64_t t, int64_t *ao, int64_t *bo) {
-    *ao = *bo = 0;
-    for (int i = j->nb - 1; i >= 0; i--) {
-        int64_t x = t % j->bdim[i];
-        t /= j->bdim[i];
-        *ao += x * j->astr[i];
-        *bo += x * j->bstr[i];
-    }
-}
-
 /* which matrix an element offset starts (empty matrices: the first) */
 static inline int64_t mat_index(int64_t off, int64_t size) { return size ? off / size : 0; }
 
@@ -70,7 +59,7 @@ static inline int64_t qp_index(qp_kind k, int64_t matrix, int64_t per, int64_t i
 
 /* a's multiplier with b's column jj: round(round(as * bs) / ys) in the scales' type */
 static inline double multiplier(const qmm_job *j, double as, int64_t mb, int64_t jj) {
-    double bs = tensor_get_f64(j->bs, qp_index(j->bk, mb, j->n, jj));
+    double bs = tensor_get_f64(j->bs, qp_index(j->bk, mb, j->sh.n, jj));
     return round_to(j->sd, round_to(j->sd, as * bs) / j->ys);
 }
 
@@ -81,12 +70,12 @@ static inline double requant(const qmm_job *j, double v) {
 
 /* Rows [b, e) over all batches, integer operands. */
 #define DEFINE_QROWS(NA, TA, NB, TB, NY, TY)                                                       \
-    static void qrows_##NA##_##NB##_##NY(void *ctx, int64_t b, int64_t e) {                       \
+    static void qrows_##NA##_##NB##_##NY(void *ctx, int64_t b, int64_t e) {                        \
         const qmm_job *j = ctx;                                                                    \
-        const int64_t m = j->m, n = j->n, k = j->k;                                                \
+        const int64_t m = j->sh.m, n = j->sh.n, k = j->sh.k;                                       \
         for (int64_t t = b; t < e; t++) {                                                          \
             int64_t i = t % m, ao, bo;                                                             \
-            batch_offsets(j, t / m, &ao, &bo);                                                     \
+            cpu_mm_batch_offsets(&j->sh, t / m, &ao, &bo);                                         \
             int64_t ma = mat_index(ao, m * k), mb = mat_index(bo, k * n);                          \
             const TA *a = (const TA *)j->a->data + ao + i * k;                                     \
             const TB *bm = (const TB *)j->b->data + bo;                                            \
@@ -102,7 +91,7 @@ static inline double requant(const qmm_job *j, double v) {
                 uint32_t acc[TILE];                                                                \
                 for (int64_t c = 0; c < nn; c++) acc[c] = 0;                                       \
                 for (int64_t p = 0; p < k; p++) {                                                  \
-                    /* |a - za| <= 255 fits int16: 16x16->32 products vectorize even on SSE2 */   \
+                    /* |a - za| <= 255 fits int16: 16x16->32 products vectorize even on SSE2 */    \
                     int16_t av = (int16_t)((int32_t)a[p] - (int32_t)za);                           \
                     const TB *bp = bm + p * n + n0;                                                \
                     CPU_SIMD for (int64_t c = 0; c < nn; c++)                                      \
@@ -128,11 +117,11 @@ DEFINE_QROWS_Y(s8, int8_t, s8, int8_t)
  * double. */
 static void qrows_lut(void *ctx, int64_t b, int64_t e) {
     const qmm_job *j = ctx;
-    const int64_t m = j->m, n = j->n, k = j->k;
+    const int64_t m = j->sh.m, n = j->sh.n, k = j->sh.k;
     onyx_dtype yd = j->y->dtype;
     for (int64_t t = b; t < e; t++) {
         int64_t i = t % m, ao, bo;
-        batch_offsets(j, t / m, &ao, &bo);
+        cpu_mm_batch_offsets(&j->sh, t / m, &ao, &bo);
         int64_t ma = mat_index(ao, m * k), mb = mat_index(bo, k * n);
         const uint8_t *a = (const uint8_t *)j->a->data + ao + i * k;
         const uint8_t *bm = (const uint8_t *)j->b->data + bo;
@@ -167,10 +156,10 @@ typedef struct qmm_rq {
     static void rq_##NY(void *ctx, int64_t b, int64_t e) {                                         \
         const qmm_rq *q = ctx;                                                                     \
         const qmm_job *j = q->j;                                                                   \
-        const int64_t n = j->n;                                                                    \
+        const int64_t n = j->sh.n;                                                                 \
         for (int64_t i = b; i < e; i++) {                                                          \
-            double as = tensor_get_f64(j->as, qp_index(j->ak, q->ma, j->m, i));                    \
-            TY *y = (TY *)j->y->data + (q->t * j->m + i) * n;                                      \
+            double as = tensor_get_f64(j->as, qp_index(j->ak, q->ma, j->sh.m, i));                 \
+            TY *y = (TY *)j->y->data + (q->t * j->sh.m + i) * n;                                   \
             const int32_t *c = q->c + i * n;                                                       \
             if (j->ak == QP_ONE && j->bk == QP_ONE) {                                              \
                 double mult = multiplier(j, as, q->mb, 0);                                         \
@@ -194,8 +183,8 @@ typedef struct qmm_state {
 static onyx_status gemm_path(qmm_job *j, qmm_state *st, bool *done) {
     *done = false;
     bool a_signed = j->a->dtype == ONYX_INT8, b_signed = j->b->dtype == ONYX_INT8;
-    size_t cbytes = (size_t)(j->m * j->n) * sizeof(int32_t);
-    size_t bbytes = b_signed ? 0 : (size_t)(j->k * j->n);
+    size_t cbytes = (size_t)(j->sh.m * j->sh.n) * sizeof(int32_t);
+    size_t bbytes = b_signed ? 0 : (size_t)(j->sh.k * j->sh.n);
     if (!st) return ONYX_OK;
     if (cbytes + bbytes > st->cap) {
         void *p = malloc(cbytes + bbytes);
@@ -209,22 +198,22 @@ static onyx_status gemm_path(qmm_job *j, qmm_state *st, bool *done) {
     int32_t za = (int32_t)tensor_get_i64(j->az, 0), zb = (int32_t)tensor_get_i64(j->bz, 0);
     /* uint8 b as int8: b - 128 with its zero point moved alike */
     if (!b_signed) zb -= 128;
-    for (int64_t t = 0; t < j->nbatch; t++) {
+    for (int64_t t = 0; t < j->sh.nbatch; t++) {
         int64_t ao, bo;
-        batch_offsets(j, t, &ao, &bo);
+        cpu_mm_batch_offsets(&j->sh, t, &ao, &bo);
         const int8_t *bm = (const int8_t *)j->b->data + bo;
         if (!b_signed) {
             const uint8_t *src = (const uint8_t *)j->b->data + bo;
-            for (int64_t i = 0; i < j->k * j->n; i++) bconv[i] = (int8_t)(src[i] ^ 0x80u);
+            for (int64_t i = 0; i < j->sh.k * j->sh.n; i++) bconv[i] = (int8_t)(src[i] ^ 0x80u);
             bm = bconv;
         }
-        if (!cpu_gemm_i8(a_signed, j->m, j->n, j->k, (const uint8_t *)j->a->data + ao, j->k, za,
-                         bm, j->n, zb, c, j->n)) {
+        if (!cpu_gemm_i8(a_signed, j->sh.m, j->sh.n, j->sh.k, (const uint8_t *)j->a->data + ao, j->sh.k, za,
+                         bm, j->sh.n, zb, c, j->sh.n)) {
             if (t == 0) return ONYX_OK; /* no exact int8 GEMM here: the loop computes it all */
             return onyx_error(ONYX_ERR_RUNTIME, "oneDNN's int8 GEMM failed midway");
         }
-        qmm_rq q = {j, c, t, mat_index(ao, j->m * j->k), mat_index(bo, j->k * j->n)};
-        parallel_for(j->m, MAC_GRAIN / (j->n * 16 + 1) + 1,
+        qmm_rq q = {j, c, t, mat_index(ao, j->sh.m * j->sh.k), mat_index(bo, j->sh.k * j->sh.n)};
+        parallel_for(j->sh.m, MAC_GRAIN / (j->sh.n * 16 + 1) + 1,
                      j->y->dtype == ONYX_INT8 ? rq_s8 : rq_u8, &q);
     }
     *done = true;
@@ -285,44 +274,6 @@ static onyx_status param_kind(const tensor *s, const tensor *z, int i, const ten
     return ONYX_OK;
 }
 
-/* Dims and batch broadcasting of y = a @ b (numpy matmul). */
-static onyx_status setup(qmm_job *j) {
-    const tensor *A = j->a, *B = j->b;
-    int ra = A->rank, rb = B->rank;
-    if (ra < 1 || rb < 1)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d is a scalar, expected rank >= 1",
-                          ra < 1 ? 0 : 3);
-    j->m = ra > 1 ? A->dims[ra - 2] : 1;
-    j->k = A->dims[ra - 1];
-    j->n = rb > 1 ? B->dims[rb - 1] : 1;
-    int64_t kb = rb > 1 ? B->dims[rb - 2] : B->dims[0];
-    if (kb != j->k)
-        return onyx_error(ONYX_ERR_SHAPE, "inner dims differ: %lld (a) vs %lld (b)",
-                          (long long)j->k, (long long)kb);
-    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
-    j->nb = ba > bb ? ba : bb;
-    int64_t sa = j->m * j->k, sb = j->k * j->n;
-    j->nbatch = 1;
-    for (int i = j->nb - 1; i >= 0; i--) {
-        int ia = i - (j->nb - ba), ib = i - (j->nb - bb);
-        int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return onyx_error(ONYX_ERR_SHAPE, "batch dims %lld and %lld do not broadcast",
-                              (long long)da, (long long)db);
-        j->bdim[i] = da > db ? da : db;
-        if (da == 0 || db == 0) j->bdim[i] = 0;
-        j->astr[i] = da == 1 ? 0 : sa;
-        j->bstr[i] = db == 1 ? 0 : sb;
-        sa *= da;
-        sb *= db;
-        j->nbatch *= j->bdim[i];
-    }
-    if (j->y->numel != j->nbatch * j->m * j->n)
-        return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
-                          (long long)j->y->numel, (long long)(j->nbatch * j->m * j->n));
-    return ONYX_OK;
-}
-
 onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
     qmm_job j = {.a = kin(c, 0), .as = kin(c, 1), .az = kin(c, 2), .b = kin(c, 3),
                  .bs = kin(c, 4), .bz = kin(c, 5), .y = kout(c, 0)};
@@ -334,9 +285,9 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
     if (ys->numel != 1 || yz->numel != 1)
         return onyx_error(ONYX_ERR_SHAPE, "y_scale and y_zero_point have %lld and %lld elements, "
                           "expected 1", (long long)ys->numel, (long long)yz->numel);
-    TRY(setup(&j));
-    TRY(param_kind(j.as, j.az, 1, j.a, j.m, &j.ak));
-    TRY(param_kind(j.bs, j.bz, 4, j.b, j.n, &j.bk));
+    TRY(cpu_mm_shape_init(j.a, j.b, j.y, &j.sh));
+    TRY(param_kind(j.as, j.az, 1, j.a, j.sh.m, &j.ak));
+    TRY(param_kind(j.bs, j.bz, 4, j.b, j.sh.n, &j.bk));
     j.sd = ys->dtype;
     j.ys = tensor_get_f64(ys, 0);
     onyx_dtype ad = j.a->dtype, bd = j.b->dtype, yd = j.y->dtype;
@@ -344,7 +295,7 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
     j.lo = yd == ONYX_INT8 ? -128 : 0;
     j.hi = yd == ONYX_INT8 ? 127 : 255;
     if (j.y->numel == 0) return ONYX_OK;
-    int64_t grain = MAC_GRAIN / (j.n * j.k + 1) + 1;
+    int64_t grain = MAC_GRAIN / (j.sh.n * j.sh.k + 1) + 1;
     bool ints = (ad == ONYX_INT8 || ad == ONYX_UINT8) && (bd == ONYX_INT8 || bd == ONYX_UINT8) &&
                 (yd == ONYX_INT8 || yd == ONYX_UINT8);
     if (!ints) {
@@ -352,10 +303,10 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
             j.lut_a[v] = byte_value(ad, (uint8_t)v);
             j.lut_b[v] = byte_value(bd, (uint8_t)v);
         }
-        parallel_for(j.nbatch * j.m, grain, qrows_lut, &j);
+        parallel_for(j.sh.nbatch * j.sh.m, grain, qrows_lut, &j);
         return ONYX_OK;
     }
-    if (j.az->numel == 1 && j.bz->numel == 1 && j.k > 0) {
+    if (j.az->numel == 1 && j.bz->numel == 1 && j.sh.k > 0) {
         bool done;
         TRY(gemm_path(&j, c->state, &done));
         if (done) return ONYX_OK;
@@ -366,6 +317,6 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
                     : (sy ? qrows_s8_u8_s8 : qrows_s8_u8_u8);
     else fn = sb ? (sy ? qrows_u8_s8_s8 : qrows_u8_s8_u8)
                  : (sy ? qrows_u8_u8_s8 : qrows_u8_u8_u8);
-    parallel_for(j.nbatch * j.m, grain, fn, &j);
+    parallel_for(j.sh.nbatch * j.sh.m, grain, fn, &j);
     return ONYX_OK;
 }
