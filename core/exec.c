@@ -372,6 +372,39 @@ static bool foldable(const plan *p, const graph_node *node, const kernel *k) {
     return true;
 }
 
+/* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
+ * with its `chain` of post-ops) on the plan's current types and constants. */
+onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
+                                const graph_node *node, const struct fuse_chain *chain,
+                                void **state) {
+    *state = NULL;
+    if (!k->prepare) return ONYX_OK;
+    const type_info *in_types[ONYX_VARIADIC] = {0};
+    const tensor *in_values[ONYX_VARIADIC] = {0};
+    type_info *outs = calloc((size_t)node->n_outputs + 1, sizeof *outs);
+    if (!outs) return onyx_oom("kernel prepare");
+    for (int i = 0; i < node->n_inputs && i < ONYX_VARIADIC; i++) {
+        int vi = node->inputs[i];
+        in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
+        in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
+    }
+    for (int o = 0; o < node->n_outputs; o++)
+        if (node->outputs[o] >= 0) outs[o] = p->vals[node->outputs[o]].type; /* shallow view */
+    kernel_prep prep = {
+        .node = node,
+        .n_in = node->n_inputs,
+        .n_out = node->n_outputs,
+        .in_type = in_types,
+        .in_value = in_values,
+        .out_type = outs,
+        .env = &sg->env,
+        .fused = chain,
+    };
+    onyx_status st = k->prepare(&prep, state);
+    free(outs);
+    return st;
+}
+
 /* Fills in the declared kind/dtype where inference could not say. */
 static onyx_status merge_declared(type_info *t, const type_info *declared) {
     if (t->kind != ONYX_VALUE_NONE || declared->kind == ONYX_VALUE_NONE) return ONYX_OK;
@@ -435,23 +468,7 @@ static onyx_status specialize_node(subgraph *sg, plan *p, int n, int step_index)
     ps->k = sg->env.select(node, node->n_inputs, in_types, sg->env.device);
     if (!ps->k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
 
-    const type_info *out_ptrs = NULL;
-    type_info *outs = calloc((size_t)node->n_outputs + 1, sizeof *outs);
-    if (!outs) return onyx_oom("kernel prepare");
-    for (int o = 0; o < node->n_outputs; o++)
-        if (node->outputs[o] >= 0) outs[o] = p->vals[node->outputs[o]].type; /* shallow view */
-    out_ptrs = outs;
-    kernel_prep prep = {
-        .node = node,
-        .n_in = node->n_inputs,
-        .n_out = node->n_outputs,
-        .in_type = in_types,
-        .in_value = in_values,
-        .out_type = out_ptrs,
-        .env = &sg->env,
-    };
-    if (ps->k->prepare) st = ps->k->prepare(&prep, &ps->state);
-    free(outs);
+    st = plan_prepare_kernel(sg, p, ps->k, node, NULL, &ps->state);
     if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
     return ONYX_OK;
 }

@@ -68,6 +68,12 @@ struct exec_frame {
     struct exec_frame *parent;
 };
 
+/* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
+ * `chain` of post-ops) on the plan's current types and constants into *state. */
+onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
+                                const graph_node *node, const struct fuse_chain *chain,
+                                void **state);
+
 /* Offsets for ST_ARENA values with lifetimes [first, last]; returns the arena size. */
 size_t plan_assign_offsets(plan_value *vals, int n);
 

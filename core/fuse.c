@@ -173,32 +173,6 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
     return *x >= 0 && same_type(&p->vals[*x].type, t);
 }
 
-/* Prepares step ps's kernel for its (fused) node with `chain` into *state. */
-static onyx_status prepare_step(subgraph *sg, plan *p, const plan_step *ps, const graph_node *node,
-                                const fuse_chain *chain, void **state) {
-    const type_info *in_types[ONYX_VARIADIC] = {0};
-    const tensor *in_values[ONYX_VARIADIC] = {0};
-    type_info outs[ONYX_VARIADIC];
-    for (int i = 0; i < node->n_inputs; i++) {
-        int vi = node->inputs[i];
-        in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
-        in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
-    }
-    for (int o = 0; o < node->n_outputs; o++) outs[o] = p->vals[node->outputs[o]].type; /* view */
-    kernel_prep prep = {
-        .node = node,
-        .n_in = node->n_inputs,
-        .n_out = node->n_outputs,
-        .in_type = in_types,
-        .in_value = in_values,
-        .out_type = outs,
-        .env = &sg->env,
-        .fused = chain,
-    };
-    *state = NULL;
-    return ps->k->prepare ? ps->k->prepare(&prep, state) : ONYX_OK;
-}
-
 static bool env_set(const char *name) {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
@@ -322,7 +296,8 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     if (!states) return onyx_oom("fusion pass");
     for (int s = 0; s < p->n_steps && st == ONYX_OK; s++)
         if (chain_used(&chains[s]))
-            st = prepare_step(sg, p, &p->steps[s], step_node(g, &p->steps[s]), &chains[s], &states[s]);
+            st = plan_prepare_kernel(sg, p, p->steps[s].k, step_node(g, &p->steps[s]), &chains[s],
+                                     &states[s]);
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
         if (!chain_used(&chains[s])) continue;
