@@ -110,6 +110,7 @@ typedef struct test_list {
 typedef struct expected_entry {
     char *name;
     char *reason;
+    int kind; /* lists with a kind column: 1 + its index in the accepted names; else 0 */
     bool seen;
 } expected_entry;
 
@@ -219,7 +220,9 @@ static char *trim(char *s) {
     return s;
 }
 
-static int load_expected(const char *path, expected_list *out) {
+/* Reads a list of 'test_name  # reason' lines, or with `kinds` (a NULL-ended list of accepted
+ * words) 'test_name  kind  # reason' lines. */
+static int load_expected(const char *path, const char *const *kinds, expected_list *out) {
     char *text = NULL;
     size_t size = 0;
     int err = tool_read_file(path, &text, &size);
@@ -236,10 +239,17 @@ static int load_expected(const char *path, expected_list *out) {
         if (!*s || *s == '#') continue;
         size_t name_len = strcspn(s, " \t#");
         char *rest = trim(s + name_len);
+        int kind = 0;
+        if (kinds) {
+            size_t kind_len = strcspn(rest, " \t#");
+            for (int k = 0; kinds[k]; k++)
+                if (strlen(kinds[k]) == kind_len && !strncmp(rest, kinds[k], kind_len)) kind = k + 1;
+            rest = trim(rest + kind_len);
+        }
         char *reason = *rest == '#' ? trim(rest + 1) : NULL;
-        if (!reason || !*reason) {
-            fprintf(stderr, "%s:%d: '%s' must read 'test_name  # reason' (a reason is required)\n",
-                    path, lineno, s);
+        if (!reason || !*reason || (kinds && !kind)) {
+            fprintf(stderr, "%s:%d: '%s' must read 'test_name  %s# reason' (a reason is required)\n",
+                    path, lineno, s, kinds ? "kind  " : "");
             rc = -1;
             continue;
         }
@@ -259,7 +269,7 @@ static int load_expected(const char *path, expected_list *out) {
             break;
         }
         out->items = items;
-        out->items[out->count++] = (expected_entry){name, why, false};
+        out->items[out->count++] = (expected_entry){name, why, kind, false};
     }
     free(text);
     return rc;
@@ -585,7 +595,6 @@ static char *resolve_url(const char *test_dir, const char *url) {
     return found;
 }
 
-/* Runs one test in this process: PASS, FAIL (ran, outputs differ) or ERROR, with a message. */
 /* ---------------------------------------------------------------- random draws */
 
 /* Tests whose outputs are random draws that no generator reproduces bit for bit (--draws FILE,
@@ -597,64 +606,14 @@ static char *resolve_url(const char *test_dir, const char *url) {
  *   bernoulli-inverted  as bernoulli, with 1 as often as 1 - probability (the graph says so) */
 typedef enum draw_kind { DRAW_NONE, DRAW_BERNOULLI, DRAW_BERNOULLI_SEEDED, DRAW_BERNOULLI_INVERTED } draw_kind;
 
-typedef struct draw_entry {
-    char *name;
-    draw_kind kind;
-} draw_entry;
-
-static draw_entry *draws;
-static size_t draw_count;
-
-static int load_draws(const char *path) {
-    char *text = NULL;
-    size_t size = 0;
-    int err = tool_read_file(path, &text, &size);
-    if (err) {
-        fprintf(stderr, "onyx-test-runner: cannot read %s: %s\n", path, strerror(err));
-        return -1;
-    }
-    int rc = 0, lineno = 0;
-    for (char *line = text, *next; line && *line; line = next) {
-        lineno++;
-        next = strchr(line, '\n');
-        if (next) *next++ = '\0';
-        char *s = trim(line);
-        if (!*s || *s == '#') continue;
-        size_t name_len = strcspn(s, " \t#");
-        char *rest = trim(s + name_len);
-        size_t kind_len = strcspn(rest, " \t#");
-        char *after = trim(rest + kind_len);
-        draw_kind kind = DRAW_NONE;
-        if (kind_len == 9 && !strncmp(rest, "bernoulli", 9)) kind = DRAW_BERNOULLI;
-        if (kind_len == 16 && !strncmp(rest, "bernoulli-seeded", 16)) kind = DRAW_BERNOULLI_SEEDED;
-        if (kind_len == 18 && !strncmp(rest, "bernoulli-inverted", 18)) kind = DRAW_BERNOULLI_INVERTED;
-        if (kind == DRAW_NONE || *after != '#' || !*trim(after + 1)) {
-            fprintf(stderr, "%s:%d: '%s' must read 'test_name  bernoulli|bernoulli-seeded|"
-                    "bernoulli-inverted  # reason'\n",
-                    path, lineno, s);
-            rc = -1;
-            continue;
-        }
-        s[name_len] = '\0';
-        draw_entry *items = realloc(draws, (draw_count + 1) * sizeof *items);
-        char *name = strdup(s);
-        if (!items || !name) {
-            if (items) draws = items;
-            free(name);
-            rc = -1;
-            break;
-        }
-        draws = items;
-        draws[draw_count++] = (draw_entry){name, kind};
-    }
-    free(text);
-    return rc;
-}
+/* The kind words of the --draws list, in draw_kind order after DRAW_NONE. */
+static const char *const draw_kind_names[] = {"bernoulli", "bernoulli-seeded", "bernoulli-inverted",
+                                              NULL};
+static expected_list draws;
 
 static draw_kind find_draw(const char *name) {
-    for (size_t i = 0; i < draw_count; i++)
-        if (strcmp(draws[i].name, name) == 0) return draws[i].kind;
-    return DRAW_NONE;
+    const expected_entry *e = find_expected(&draws, name);
+    return e ? (draw_kind)e->kind : DRAW_NONE;
 }
 
 /* Runs the model `runs` more times on `inputs`; counts[i] += output 0's element i each run.
@@ -736,6 +695,7 @@ static int check_bernoulli(onyx_rep *rep, const data_set *ds, char **names, cons
     return rc;
 }
 
+/* Runs one test in this process: PASS, FAIL (ran, outputs differ) or ERROR, with a message. */
 static int run_test(const char *dir, const options *o, sbuf *err) {
     tolerance tol = {DEFAULT_RTOL, DEFAULT_ATOL};
     char *json = NULL, *url = NULL, *model_path = NULL, *expected_prefix = NULL;
@@ -1413,8 +1373,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "onyx-test-runner: warning: no test dirs in %s\n", dirs[i]);
     }
 
-    if (o.expected_path && load_expected(o.expected_path, &expected) != 0) goto done;
-    if (o.draws_path && load_draws(o.draws_path) != 0) goto done;
+    if (o.expected_path && load_expected(o.expected_path, NULL, &expected) != 0) goto done;
+    if (o.draws_path && load_expected(o.draws_path, draw_kind_names, &draws) != 0) goto done;
     for (size_t i = 0; i < tests.count; i++) {
         expected_entry *e = find_expected(&expected, tests.items[i].name);
         if (e) {
@@ -1552,11 +1512,13 @@ done:
         free(tests.items[i].message);
     }
     free(tests.items);
-    for (size_t i = 0; i < expected.count; i++) {
-        free(expected.items[i].name);
-        free(expected.items[i].reason);
+    for (expected_list *l = &expected; l; l = l == &expected ? &draws : NULL) {
+        for (size_t i = 0; i < l->count; i++) {
+            free(l->items[i].name);
+            free(l->items[i].reason);
+        }
+        free(l->items);
     }
-    free(expected.items);
     free(slots);
     free(pfds);
     free(owners);
