@@ -1299,15 +1299,18 @@ static int parse_int(const char *s, const char *what, int min) {
 
 int main(int argc, char **argv) {
     options o = {.device = "CPU", .jobs = 0, .timeout_s = 120};
-    test_list tests = {0};
-    expected_list expected = {0};
-    slot *slots = NULL;
-    struct pollfd *pfds = NULL;
-    slot **owners = NULL;
+    /* Everything is freed on every path: the sanitizer build checks the runner for leaks too.
+     * The holders are static because a forked test exits with its parent's state still
+     * allocated: LeakSanitizer must find it reachable, whatever registers the compiler used. */
+    static test_list tests;
+    static expected_list expected;
+    static slot *slots;
+    static struct pollfd *pfds;
+    static slot **owners;
+    static const char **dirs;
     size_t ndirs = 0;
     int rc = 2;
-    /* Everything is freed on every path: the sanitizer build checks the runner for leaks too. */
-    const char **dirs = calloc((size_t)argc, sizeof *dirs);
+    dirs = calloc((size_t)argc, sizeof *dirs);
     if (!dirs) goto done;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
