@@ -31,10 +31,10 @@ DEB_PACKAGES := gcc g++ make pkg-config protobuf-c-compiler libprotobuf-c-dev \
                 libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
-          -fopenmp -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
+          -fopenmp -I. -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
 CXX ?= c++
 # C++ only where a library has no C API (RE2): a thin shim with a C interface.
-CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -Iinclude \
+CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -I. -Iinclude \
             -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
 # Image codecs for ImageDecoder; OpenJPEG's headers live in a versioned folder.
 OPENJPEG_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
@@ -43,8 +43,8 @@ LDLIBS := -lprotobuf-c -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
           -lstdc++ -lm -lpthread
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
-LIB_SRCS := $(wildcard core/*.c ops/*.c kernels_cpu/*.c backend/*.c)
-LIB_CXX_SRCS := $(wildcard kernels_cpu/*.cc)
+LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
+LIB_CXX_SRCS := $(wildcard kernels_cpu/*/*.cc)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.cc,$(BUILD)/obj/%.cc.o,$(LIB_CXX_SRCS)) \
             $(BUILD)/obj/gen/onnx.pb-c.o
 
@@ -61,7 +61,7 @@ ifeq ($(CUDA),1)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   CUDA_ARCH ?= sm_90
   NVCCFLAGS ?= -arch=$(CUDA_ARCH) -O2 -g -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-               -Iinclude -I$(BUILD)/gen -DONYX_WITH_CUDA=1
+               -I. -Iinclude -I$(BUILD)/gen -DONYX_WITH_CUDA=1
   CFLAGS += -DONYX_WITH_CUDA=1 -I$(CUDA_HOME)/include
   LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++
   LIB_OBJS += $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
@@ -234,3 +234,11 @@ $(MICROBENCH): $(BUILD)/obj/tools/microbench.o $(LIB_A)
 
 microbench: $(MICROBENCH)
 	$(MICROBENCH)
+
+# ---- execution-core benchmark (not a test): page faults, allocations, idle and new-shape latency
+.PHONY: bench-core
+CORE_BENCH := $(BUILD)/core_bench
+$(CORE_BENCH): $(BUILD)/obj/tools/bench/core_bench.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+bench-core: $(CORE_BENCH)
+	$(CORE_BENCH) $(CORE_BENCH_FLAGS)

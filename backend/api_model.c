@@ -2,7 +2,8 @@
  * `model` (the public struct is never defined; pointers are cast at this boundary). */
 #include <stdlib.h>
 
-#include "../core/loader.h"
+#include "core/loader.h"
+#include "ops/schema.h"
 
 static model *to_model(const onyx_model *m) { return (model *)(uintptr_t)m; }
 
@@ -12,7 +13,7 @@ onyx_status onyx_model_load_buffer(const void *bytes, size_t size, const char *b
     if (!bytes && size)
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "onyx_model_load_buffer: bytes is NULL");
     model *m;
-    TRY(model_load_bytes(bytes, size, base_dir, &m));
+    TRY(model_load_bytes(&ops_registry, bytes, size, base_dir, &m));
     *out = (onyx_model *)m;
     return ONYX_OK;
 }
@@ -24,7 +25,7 @@ onyx_status onyx_model_load_file(const char *path, onyx_model **out) {
     size_t size = 0;
     TRY(loader_read_file(path, &bytes, &size, &dir));
     model *m;
-    onyx_status st = model_load_owned_bytes(bytes, size, dir, &m);
+    onyx_status st = model_load_owned_bytes(&ops_registry, bytes, size, dir, &m);
     free(dir);
     if (st != ONYX_OK) return onyx_error_prefix(st, "%s", path);
     *out = (onyx_model *)m;

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/loader.h"
-#include "../core/parallel.h"
-#include "../ops/schema.h"
-#include "backend.h"
+#include "core/loader.h"
+#include "core/parallel.h"
+#include "ops/schema.h"
+#include "backend/backend.h"
 #include "onnx.pb-c.h"
 
 struct onyx_rep {
@@ -471,7 +471,7 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
     mp.n_opset_import = n_opsets;
     mp.opset_import = opset_ptrs;
     mp.graph = &gp;
-    CHECK(model_from_proto(&mp, NULL, &m));
+    CHECK(model_from_proto(&ops_registry, &mp, NULL, &m));
 
     onyx_prepare_options opts;
     onyx_prepare_options_init(&opts);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/value.h"
+#include "core/value.h"
 
 /* Checks the public shape arguments and shapes `t` (no data). */
 static onyx_status shape_args(tensor *t, onyx_dtype dtype, size_t rank, const int64_t *dims) {

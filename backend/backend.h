@@ -2,7 +2,7 @@
 #ifndef ONYX_BACKEND_H
 #define ONYX_BACKEND_H
 
-#include "../core/exec.h"
+#include "core/exec.h"
 
 /* Parses "CPU", "CUDA", "CUDA:N" (case-insensitive); NULL or "" is CPU. */
 onyx_status device_parse(const char *text, device_kind *kind, int *index);

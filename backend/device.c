@@ -1,5 +1,5 @@
 /* Device strings and whether a device is usable here. */
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <ctype.h>
 #include <errno.h>

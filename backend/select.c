@@ -1,9 +1,9 @@
 /* Kernel selection: walk the requested device's table, then fall back to the CPU's. */
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <string.h>
 
-#include "../kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/cpu_kernels.h"
 
 #ifdef ONYX_WITH_CUDA
 const kernel *cuda_kernel_table(size_t *count);

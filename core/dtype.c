@@ -1,5 +1,5 @@
 /* Element type facts and the half/bfloat16 conversions every float16 kernel uses. */
-#include "dtype.h"
+#include "core/dtype.h"
 
 #include <string.h>
 

@@ -1,13 +1,13 @@
 /* Specializing a graph for one signature of input shapes (inference, constant folding, kernel
  * choice, memory plan) and running the resulting plan. */
-#include "exec_internal.h"
+#include "core/exec_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/schema.h"
-#include "fuse.h"
-#include "parallel.h"
+#include "core/op_schema.h"
+#include "core/fuse.h"
+#include "core/parallel.h"
 
 #define MAX_PLANS 16
 

@@ -4,7 +4,7 @@
 #ifndef ONYX_CORE_EXEC_H
 #define ONYX_CORE_EXEC_H
 
-#include "kernel.h"
+#include "core/kernel.h"
 
 /* Chooses a kernel for a node with the given input types, or NULL with a message. */
 typedef const kernel *(*kernel_selector)(const graph_node *node, int n_in,

@@ -1,7 +1,7 @@
 /* Read-only views of a running frame for kernels (Gradient re-evaluates the graph it sits in),
  * so that no kernel needs the executor's internal structures. */
-#include "exec.h"
-#include "exec_internal.h"
+#include "core/exec.h"
+#include "core/exec_internal.h"
 
 const graph *exec_frame_graph(const struct exec_frame *f) { return f ? f->g : NULL; }
 

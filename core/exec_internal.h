@@ -2,7 +2,7 @@
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 
-#include "exec.h"
+#include "core/exec.h"
 
 /* Where a value's data lives during a run of a plan. */
 typedef enum storage {

@@ -1,6 +1,6 @@
 /* Small float formats described by (exponent bits, mantissa bits, bias, special-value style) and
  * one encoder/decoder pair for all of them, exact in double arithmetic. */
-#include "floatconv.h"
+#include "core/floatconv.h"
 
 #include <math.h>
 #include <string.h>

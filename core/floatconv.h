@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 /* True for the 8-bit and 4-bit float types these functions encode (e8m0 included). */
 bool floatconv_is_small_float(onyx_dtype d);

@@ -5,14 +5,14 @@
  * leave the plan; the conv's step runs where the chain's last node ran, so every addend is ready.
  * A conv also absorbs the per-channel steps and the Relu that only feed its X (pre-ops), and the
  * tensors passed only between convs, channel Concats and poolings keep the convs' layout. */
-#include "fuse.h"
+#include "core/fuse.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/schema.h"
-#include "exec_internal.h"
+#include "core/op_schema.h"
+#include "core/exec_internal.h"
 
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);

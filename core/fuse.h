@@ -4,7 +4,7 @@
 #ifndef ONYX_CORE_FUSE_H
 #define ONYX_CORE_FUSE_H
 
-#include "value.h"
+#include "core/value.h"
 
 typedef enum fuse_kind {
     FUSE_BATCHNORM,   /* y = (x - mean) * scale / sqrt(var + epsilon) + bias, per channel */

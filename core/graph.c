@@ -1,5 +1,5 @@
 /* Read access to the graph IR (attributes, lookups, labels) and the model's lifetime. */
-#include "graph.h"
+#include "core/graph.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,8 +3,8 @@
 #ifndef ONYX_CORE_GRAPH_H
 #define ONYX_CORE_GRAPH_H
 
-#include "pool.h"
-#include "value.h"
+#include "core/pool.h"
+#include "core/value.h"
 
 struct op_schema;
 struct graph;

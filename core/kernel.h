@@ -3,7 +3,7 @@
 #ifndef ONYX_CORE_KERNEL_H
 #define ONYX_CORE_KERNEL_H
 
-#include "graph.h"
+#include "core/graph.h"
 
 struct exec_frame;
 struct subgraph;
@@ -62,10 +62,12 @@ typedef struct kernel {
     void (*release)(void *state);      /* may be NULL */
 } kernel;
 
-static inline tensor *kin(const kernel_call *c, int i) {
+/* Input i as a tensor, or NULL when it is omitted or not a tensor. */
+static inline tensor *kernel_input(const kernel_call *c, int i) {
     return (i < c->n_in && c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR) ? &c->in[i]->t : NULL;
 }
-static inline tensor *kout(const kernel_call *c, int i) {
+/* Output i's tensor, or NULL when the output is omitted. */
+static inline tensor *kernel_output(const kernel_call *c, int i) {
     return (i < c->n_out && c->out[i]) ? &c->out[i]->t : NULL;
 }
 

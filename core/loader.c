@@ -1,15 +1,15 @@
 /* ModelProto -> model: opsets, graphs (values by index, captures of enclosing graphs, Kahn order),
  * nodes resolved against their schemas, attributes and types. Everything lands in the model's
  * pool, so an error anywhere only has to destroy the pool. */
-#include "loader.h"
+#include "core/loader.h"
 
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/schema.h"
-#include "tensor_proto.h"
+#include "core/op_schema.h"
+#include "core/tensor_proto.h"
 
 /* ------------------------------------------------------------------ small containers */
 
@@ -99,6 +99,7 @@ typedef struct loader {
      * loading: each initializer's raw bytes are freed as soon as they are copied, so loading a
      * model holds about one copy of its weights at a time rather than two. */
     bool release_raw;
+    const op_registry *ops; /* resolves each node's schema */
 } loader;
 
 /* A graph under construction. Values grow while subgraphs capture from it, so they live in a
@@ -444,9 +445,9 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "domain '%s' is not imported by the model (no opset_import for it)",
                           n->domain[0] ? n->domain : "ai.onnx");
-    const op_schema *s = schema_lookup(n->domain, n->op_type, opset);
+    const op_schema *s = ld->ops->lookup(n->domain, n->op_type, opset);
     if (!s) {
-        if (schema_lookup(n->domain, n->op_type, INT64_MAX)) return ONYX_ERR_INVALID_MODEL;
+        if (ld->ops->lookup(n->domain, n->op_type, INT64_MAX)) return ONYX_ERR_INVALID_MODEL;
         onyx_error_clear();
         n->schema = NULL;
         n->version = 0;
@@ -968,12 +969,13 @@ static onyx_status load_opsets(loader *ld, const Onnx__ModelProto *mp) {
     return ONYX_OK;
 }
 
-static onyx_status load_model(const Onnx__ModelProto *mp, const char *base_dir, bool release_raw,
-                              model **out) {
+static onyx_status load_model(const op_registry *ops, const Onnx__ModelProto *mp,
+                              const char *base_dir, bool release_raw, model **out) {
     onyx_status st = ONYX_OK;
     pool p;
     pool_init(&p);
-    if (!mp || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_from_proto: NULL argument");
+    if (!ops || !mp || !out)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_from_proto: NULL argument");
     model *m = pool_alloc(&p, 1, sizeof *m);
     if (!m) {
         pool_destroy(&p);
@@ -981,7 +983,7 @@ static onyx_status load_model(const Onnx__ModelProto *mp, const char *base_dir, 
     }
     m->pool = p; /* from here on the model's copy of the pool is the live one */
     m->refs = 1;
-    loader ld = {m, &m->pool, NULL, release_raw};
+    loader ld = {m, &m->pool, NULL, release_raw, ops};
     if (base_dir) {
         m->base_dir = pool_strdup(&m->pool, base_dir);
         if (!m->base_dir) {
@@ -1017,13 +1019,14 @@ done:
     return st;
 }
 
-onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out) {
-    return load_model(mp, base_dir, false, out);
+onyx_status model_from_proto(const op_registry *ops, const Onnx__ModelProto *mp,
+                             const char *base_dir, model **out) {
+    return load_model(ops, mp, base_dir, false, out);
 }
 
 /* Unpacks and loads; `owned` bytes are freed as soon as protobuf-c has copied them. */
-static onyx_status load_bytes(const void *bytes, size_t size, bool owned, const char *base_dir,
-                              model **out) {
+static onyx_status load_bytes(const op_registry *ops, const void *bytes, size_t size, bool owned,
+                              const char *base_dir, model **out) {
     onyx_status st = loader_check_wire(&onnx__model_proto__descriptor, bytes, size, "ONNX ModelProto");
     Onnx__ModelProto *mp = st == ONYX_OK ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
     if (owned) free((void *)bytes);
@@ -1031,20 +1034,22 @@ static onyx_status load_bytes(const void *bytes, size_t size, bool owned, const 
     if (!mp)
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "not a valid ONNX ModelProto (truncated or corrupt)");
-    st = load_model(mp, base_dir, true, out);
+    st = load_model(ops, mp, base_dir, true, out);
     onnx__model_proto__free_unpacked(mp, NULL);
     return st;
 }
 
-onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out) {
+onyx_status model_load_bytes(const op_registry *ops, const void *bytes, size_t size,
+                             const char *base_dir, model **out) {
     if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_load_bytes: out is NULL");
-    return load_bytes(bytes, size, false, base_dir, out);
+    return load_bytes(ops, bytes, size, false, base_dir, out);
 }
 
-onyx_status model_load_owned_bytes(void *bytes, size_t size, const char *base_dir, model **out) {
+onyx_status model_load_owned_bytes(const op_registry *ops, void *bytes, size_t size,
+                                   const char *base_dir, model **out) {
     if (!out) {
         free(bytes);
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model_load_owned_bytes: out is NULL");
     }
-    return load_bytes(bytes, size, true, base_dir, out);
+    return load_bytes(ops, bytes, size, true, base_dir, out);
 }

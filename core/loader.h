@@ -3,7 +3,7 @@
 #ifndef ONYX_CORE_LOADER_H
 #define ONYX_CORE_LOADER_H
 
-#include "graph.h"
+#include "core/op_schema.h"
 #include "onnx.pb-c.h"
 
 /* Deepest message nesting accepted in any protobuf onyx reads. protobuf-c unpacks recursively
@@ -14,15 +14,19 @@
 /* Opset versions accepted in opset_import. */
 #define LOADER_MAX_OPSET 1000
 
-/* Loads a serialized ModelProto. `base_dir` is the folder external data is relative to (NULL
- * refuses external data). Caller owns *out (refs 1); free with model_release. */
-onyx_status model_load_bytes(const void *bytes, size_t size, const char *base_dir, model **out);
+/* Loads a serialized ModelProto, resolving nodes against the schemas of `ops`. `base_dir` is the
+ * folder external data is relative to (NULL refuses external data). Caller owns *out (refs 1);
+ * free with model_release. */
+onyx_status model_load_bytes(const op_registry *ops, const void *bytes, size_t size,
+                             const char *base_dir, model **out);
 /* The same taking ownership of `bytes` (malloc'd), which are freed as soon as they are unpacked,
  * whatever the outcome: a file's bytes need not live beside the model's copy of its weights. */
-onyx_status model_load_owned_bytes(void *bytes, size_t size, const char *base_dir, model **out);
+onyx_status model_load_owned_bytes(const op_registry *ops, void *bytes, size_t size,
+                                   const char *base_dir, model **out);
 
 /* Builds the IR from an unpacked ModelProto (not retained). Same ownership as model_load_bytes. */
-onyx_status model_from_proto(const Onnx__ModelProto *mp, const char *base_dir, model **out);
+onyx_status model_from_proto(const op_registry *ops, const Onnx__ModelProto *mp,
+                             const char *base_dir, model **out);
 
 /* Walks the protobuf wire format of a message of type `desc` without recursion and refuses
  * nesting deeper than LOADER_MAX_NESTING or malformed framing (ONYX_ERR_INVALID_MODEL; `what`

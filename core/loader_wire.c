@@ -1,6 +1,6 @@
 /* Guards in front of protobuf-c: an iterative walk of the wire format that bounds message
  * nesting (protobuf-c recurses without a limit), and whole-file reading. */
-#include "loader.h"
+#include "core/loader.h"
 
 #include <errno.h>
 #include <fcntl.h>

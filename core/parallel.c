@@ -1,5 +1,5 @@
 /* parallel_for over OpenMP: one pool shared with oneDNN and OpenBLAS. */
-#include "parallel.h"
+#include "core/parallel.h"
 
 #include <omp.h>
 

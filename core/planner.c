@@ -1,6 +1,6 @@
 /* The memory planner: values with static sizes and known lifetimes get offsets in one arena, so
  * that two values share bytes only when their lifetimes do not overlap. */
-#include "exec_internal.h"
+#include "core/exec_internal.h"
 
 #include <stdlib.h>
 

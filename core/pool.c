@@ -1,5 +1,5 @@
 /* Bump allocator with 64-byte alignment; large requests get a block of their own. */
-#include "pool.h"
+#include "core/pool.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* numpy's legacy RandomState in C: MT19937 seeded like RandomState(int), random_sample,
  * the polar-method standard_normal and binomial (inversion / BTPE), draw for draw. */
-#include "rng.h"
+#include "core/rng.h"
 
 #include <math.h>
 #include <stdatomic.h>

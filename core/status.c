@@ -1,5 +1,5 @@
 /* Thread-local error messages behind onyx_last_error(). */
-#include "status.h"
+#include "core/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

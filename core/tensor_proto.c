@@ -1,7 +1,7 @@
 /* TensorProto / SparseTensorProto / SequenceProto / OptionalProto -> tensors and values: every
  * dtype in every storage form, sizes checked against dims before anything is allocated, and
  * external data read only from regular files strictly beneath the model's folder. */
-#include "tensor_proto.h"
+#include "core/tensor_proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "loader.h"
+#include "core/loader.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "raw_data is little-endian and is copied as is");

@@ -4,8 +4,8 @@
 #define ONYX_CORE_TENSOR_PROTO_H
 
 #include "onnx.pb-c.h"
-#include "pool.h"
-#include "value.h"
+#include "core/pool.h"
+#include "core/value.h"
 
 /* Decodes `tp` into *out. With a pool the storage (and each string) comes from it and the tensor
  * does not own it (freed with the pool); with `p` NULL the storage is heap-owned (owns set;

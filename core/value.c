@@ -1,6 +1,6 @@
 /* Tensors, values and type descriptions: storage ownership, deep copies and the type checks the
  * executor and the public API share. */
-#include "value.h"
+#include "core/value.h"
 
 #include <inttypes.h>
 #include <math.h>

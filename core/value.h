@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
-#include "status.h"
+#include "core/dtype.h"
+#include "core/status.h"
 
 /* Ranks beyond this are refused with a clear error by the loader and the API. */
 #define ONYX_MAX_RANK 16

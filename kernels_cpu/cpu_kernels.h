@@ -1,10 +1,10 @@
-/* The CPU kernel table, generated from the kernels_cpu/list_*.h files. */
+/* The CPU kernel table, generated from the kernels_cpu/<family>/list.h files. */
 #ifndef ONYX_KERNELS_CPU_H
 #define ONYX_KERNELS_CPU_H
 
-#include "../core/kernel.h"
+#include "core/kernel.h"
 
-/* List entries (in kernels_cpu/list_<family>.h):
+/* List entries (in kernels_cpu/<family>/list.h):
  *   KERNEL(domain, op, since_min, since_max, dtypes, flags, run)
  *   KERNEL_STATEFUL(domain, op, since_min, since_max, dtypes, flags, prepare, run, release)
  * dtypes: dtype_mask of input 0 (output 0 for ops without inputs), 0 = any. */
@@ -14,7 +14,7 @@
     onyx_status prepare(const kernel_prep *p, void **state);                                       \
     onyx_status run(const kernel_call *c);                                                         \
     void release(void *state);
-#include "list_all.h"
+#include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL
 

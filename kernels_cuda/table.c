@@ -2,7 +2,7 @@
  * CUDA falls back to the CPU table (backend/select.c). */
 #include <stddef.h>
 
-#include "../core/kernel.h"
+#include "core/kernel.h"
 
 const kernel *cuda_kernel_table(size_t *count);
 

@@ -1,6 +1,6 @@
 /* Type and shape inference helpers that every op file shares: presence/kind checks, numpy
  * broadcasting over partially known shapes, axis normalization and dtype constraints. */
-#include "schema.h"
+#include "ops/schema.h"
 
 #include <stdio.h>
 

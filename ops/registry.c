@@ -1,15 +1,15 @@
 /* The schema registry: every op file's version list, looked up by (domain, op, opset). */
-#include "schema.h"
+#include "ops/schema.h"
 
 #include <string.h>
 
 #define OP(name) extern const op_schema op_##name[];
-#include "list_all.h"
+#include "ops/list_all.h"
 #undef OP
 
 static const op_schema *const all_ops[] = {
 #define OP(name) op_##name,
-#include "list_all.h"
+#include "ops/list_all.h"
 #undef OP
     NULL,
 };
@@ -49,3 +49,5 @@ void schema_foreach(void (*fn)(const op_schema *s, void *arg), void *arg) {
     for (size_t k = 0; all_ops[k]; k++)
         for (const op_schema *s = all_ops[k]; s->op_type; s++) fn(s, arg);
 }
+
+const op_registry ops_registry = {schema_lookup, schema_max_opset};

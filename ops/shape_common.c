@@ -1,6 +1,6 @@
 /* Axis lists, slice bounds, pads and depth/space views shared by the shape ops' inference and
  * their CPU kernels. */
-#include "shape_common.h"
+#include "ops/shape_common.h"
 
 #include <inttypes.h>
 #include <math.h>

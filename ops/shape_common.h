@@ -3,7 +3,7 @@
 #ifndef ONYX_OPS_SHAPE_COMMON_H
 #define ONYX_OPS_SHAPE_COMMON_H
 
-#include "schema.h"
+#include "ops/schema.h"
 
 /* Type masks of the data-movement ops: every byte-aligned type, and all of them. */
 #define OPS_DT_MOVABLE (DT_ALL_TENSOR & ~DT_SUBBYTE)

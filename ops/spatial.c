@@ -1,6 +1,6 @@
 /* Parsing and output-size rules of the sliding-window attributes shared by the pooling and
  * convolution ops (see spatial.h). */
-#include "spatial.h"
+#include "ops/spatial.h"
 
 #include <string.h>
 

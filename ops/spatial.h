@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "schema.h"
+#include "ops/schema.h"
 
 /* Spatial dims supported (1-D, 2-D and 3-D windows). */
 #define SPATIAL_MAX_DIMS 3

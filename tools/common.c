@@ -1,5 +1,5 @@
 /* Helpers shared by the onyx tools: element conversion, formatting, deterministic inputs, files. */
-#include "common.h"
+#include "tools/common.h"
 
 #include <errno.h>
 #include <inttypes.h>

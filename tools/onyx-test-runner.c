@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tools/common.h"
 #include "onyx.h"
 
 #define DEFAULT_RTOL 1e-3

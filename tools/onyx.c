@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "tools/common.h"
 #include "onyx.h"
 
 #define PRINT_VALUES 10 /* values shown per output by `run` */

@@ -9,8 +9,8 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp 
           -I$(FUZZ_BUILD)/gen $(SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libopenjp2)
 LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb -lstdc++ -lm -lpthread
 
-LIB_SRCS := $(wildcard core/*.c ops/*.c kernels_cpu/*.c backend/*.c)
-LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o $(patsubst %.cc,$(FUZZ_BUILD)/obj/%.cc.o,$(wildcard kernels_cpu/*.cc))
+LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
+LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o $(patsubst %.cc,$(FUZZ_BUILD)/obj/%.cc.o,$(wildcard kernels_cpu/*/*.cc))
 TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 all: $(TARGETS)
@@ -42,4 +42,4 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libony
 
 $(FUZZ_BUILD)/obj/%.cc.o: %.cc $(FUZZ_BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	clang++ -std=c++17 -O1 -g -Iinclude -I$(FUZZ_BUILD)/gen -fsanitize=address -fsanitize=fuzzer-no-link -c $< -o $@
+	clang++ -std=c++17 -O1 -g -I. -Iinclude -I$(FUZZ_BUILD)/gen -fsanitize=address -fsanitize=fuzzer-no-link -c $< -o $@

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../core/loader.h"
-#include "../../core/value.h"
+#include "core/loader.h"
+#include "core/value.h"
 
 /* Declared elements a single TensorProto / SparseTensorProto may have, and all of them together. */
 #define FUZZ_MAX_TENSOR_ELEMS (1 << 16)

@@ -1,7 +1,7 @@
 /* libFuzzer target: bytes -> onyx_model_load_buffer -> every io description -> free. The input
  * is a whole ModelProto (mutated as bytes and, half of the time, as a model: fuzz_mutate.h);
  * external data resolves inside a small fixed folder. */
-#include "fuzz_mutate.h"
+#include "tests/fuzz/fuzz_mutate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!fuzz_model_small(data, size, 0)) return -1;

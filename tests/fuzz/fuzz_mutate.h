@@ -7,8 +7,8 @@
 #ifndef ONYX_FUZZ_MUTATE_H
 #define ONYX_FUZZ_MUTATE_H
 
-#include "../../ops/schema.h"
-#include "fuzz_common.h"
+#include "ops/schema.h"
+#include "tests/fuzz/fuzz_common.h"
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 

@@ -1,7 +1,7 @@
 /* libFuzzer target: bytes -> onyx_run_node, the path of the Python backend's run_node. Input
  * layout: byte 0 = ai.onnx opset (0: the newest), bytes 1..7 = seed of the generator that makes
  * one tensor (dtype, rank 0..3, dims 1..3) per named input, the rest = a NodeProto. */
-#include "fuzz_common.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #define FUZZ_HEADER 8
 

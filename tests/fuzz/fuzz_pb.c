@@ -1,6 +1,6 @@
 /* libFuzzer target: bytes -> onyx_value_from_pb. The first byte picks the kind (tensor,
  * sequence, optional, and now and then a kind that must be refused); the rest is the protobuf. */
-#include "fuzz_common.h"
+#include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;

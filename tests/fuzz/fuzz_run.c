@@ -4,7 +4,7 @@
  * input types (unknown dims 1..3, at most FUZZ_MAX_INPUT_ELEMS elements per tensor); now and then
  * one input is given a wrong dtype, rank or kind on purpose, which must be refused with an error,
  * not crash. */
-#include "fuzz_mutate.h"
+#include "tests/fuzz/fuzz_mutate.h"
 
 #define FUZZ_HEADER 8
 #define FUZZ_MAX_INPUT_ELEMS 4096

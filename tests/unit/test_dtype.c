@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/dtype.h"
+#include "core/dtype.h"
 
 static float from_bits(uint32_t u) {
     float f;

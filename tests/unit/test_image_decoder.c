@@ -14,7 +14,7 @@
 #include <png.h>
 #include <webp/encode.h>
 
-#include "../../kernels_cpu/image_decoder.h"
+#include "kernels_cpu/string/image_decoder.h"
 
 enum { W = 19, H = 13 };
 

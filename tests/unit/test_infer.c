@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "../../ops/schema.h"
+#include "ops/schema.h"
 
 typedef struct fixture {
     graph_node node;

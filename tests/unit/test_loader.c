@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../core/loader.h"
-#include "../../ops/schema.h"
+#include "core/loader.h"
+#include "ops/schema.h"
 
 static void assert_error_mentions(const char *needle) {
     const char *msg = onyx_last_error();
@@ -22,7 +22,7 @@ static void assert_error_mentions(const char *needle) {
 
 /* ------------------------------------------------------------------ building models */
 
-#include "proto_alloc.h"
+#include "tests/unit/proto_alloc.h"
 
 static Onnx__NodeProto *node(const char *op, const char *name, const char *ins, const char *outs) {
     Onnx__NodeProto *n = zalloc(sizeof *n);
@@ -180,7 +180,7 @@ static onyx_status load(const Onnx__ModelProto *mp, model **out) {
     size_t n;
     uint8_t *b = pack_model(mp, &n);
     *out = NULL;
-    return model_load_bytes(b, n, NULL, out);
+    return model_load_bytes(&ops_registry, b, n, NULL, out);
 }
 
 /* X -> Foo -> Y: the smallest model, with an op onyx does not know. */
@@ -556,35 +556,35 @@ static void test_truncated_and_garbage(void **state) {
     uint8_t *b = pack_model(tiny(), &n);
     model *m = NULL;
     for (size_t cut = 1; cut < n; cut += 3) {
-        assert_int_equal(model_load_bytes(b, n - cut, NULL, &m), ONYX_ERR_INVALID_MODEL);
+        assert_int_equal(model_load_bytes(&ops_registry, b, n - cut, NULL, &m), ONYX_ERR_INVALID_MODEL);
         assert_null(m);
     }
-    assert_int_equal(model_load_bytes(b, n / 2, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, b, n / 2, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("truncated or corrupt");
     uint8_t garbage[64];
     for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (uint8_t)(i * 37 + 255);
-    assert_int_equal(model_load_bytes(garbage, sizeof garbage, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, garbage, sizeof garbage, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("not a valid ONNX ModelProto");
     /* a length-delimited field whose length runs past the end */
     const uint8_t bad_len[] = {0x3a, 0x7f, 0x00};
-    assert_int_equal(model_load_bytes(bad_len, sizeof bad_len, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, bad_len, sizeof bad_len, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("truncated or corrupt");
     /* right framing, wrong wire type for ir_version (a string where a varint belongs) */
     const uint8_t bad_wt[] = {0x0a, 0x01, 0x41};
-    assert_int_equal(model_load_bytes(bad_wt, sizeof bad_wt, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, bad_wt, sizeof bad_wt, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("not a valid ONNX ModelProto");
-    assert_int_equal(model_load_bytes(NULL, 0, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, NULL, 0, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("ir_version");
     /* owned bytes are freed whatever happens (ASan would report a leak or a double free) */
     uint8_t *owned = malloc(sizeof garbage);
     assert_non_null(owned);
     memcpy(owned, garbage, sizeof garbage);
-    assert_int_equal(model_load_owned_bytes(owned, sizeof garbage, NULL, &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_owned_bytes(&ops_registry, owned, sizeof garbage, NULL, &m), ONYX_ERR_INVALID_MODEL);
     assert_null(m);
     owned = malloc(n);
     assert_non_null(owned);
     memcpy(owned, b, n);
-    assert_int_equal(model_load_owned_bytes(owned, n, NULL, &m), ONYX_OK);
+    assert_int_equal(model_load_owned_bytes(&ops_registry, owned, n, NULL, &m), ONYX_OK);
     model_release(m);
 }
 
@@ -644,7 +644,7 @@ static void test_deep_nesting_refused(void **state) {
     const uint8_t ir[] = {0x08, 0x08};
     put(&w, ir, sizeof ir);
     model *m = NULL;
-    assert_int_equal(model_load_bytes(w.b + w.pos, w.cap - w.pos, NULL, &m),
+    assert_int_equal(model_load_bytes(&ops_registry, w.b + w.pos, w.cap - w.pos, NULL, &m),
                      ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("nests deeper than");
     assert_null(m);
@@ -779,9 +779,9 @@ static void test_bad_initializer(void **state) {
     PUSH(t->external_data, t->n_external_data, e);
     size_t n;
     uint8_t *b = pack_model(mp, &n);
-    assert_int_equal(model_load_bytes(b, n, NULL, &m), ONYX_ERR_IO);
+    assert_int_equal(model_load_bytes(&ops_registry, b, n, NULL, &m), ONYX_ERR_IO);
     assert_error_mentions("tensor 'E'");
-    assert_int_equal(model_load_bytes(b, n, "/tmp", &m), ONYX_ERR_INVALID_MODEL);
+    assert_int_equal(model_load_bytes(&ops_registry, b, n, "/tmp", &m), ONYX_ERR_INVALID_MODEL);
     assert_error_mentions("contains '..'");
 }
 

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/rng.h"
+#include "core/rng.h"
 
 static void test_seed_and_u32(void **state) {
     (void)state;

@@ -16,7 +16,7 @@
 
 /* ------------------------------------------------------------------ building models */
 
-#include "proto_alloc.h"
+#include "tests/unit/proto_alloc.h"
 
 static Onnx__ModelProto *model_new(int64_t opset) {
     Onnx__ModelProto *m = zalloc(sizeof *m);
@@ -236,7 +236,7 @@ static void matmul_integer_empty_inner_dim(void **state) {
 }
 
 /* A tensor of shape [0, 2^40, 2^40] has no elements, but kernels take partial products of its
- * dims (strides, outer and inner sizes), which overflowed (UBSan: kernels_cpu/move.c,
+ * dims (strides, outer and inner sizes), which overflowed (UBSan: kernels_cpu/common/move.c,
  * broadcast.c, ...). As numpy does, such shapes are refused: here made by ConstantOfShape and
  * fed to Transpose. */
 static void empty_tensor_with_huge_dims_is_refused(void **state) {
@@ -265,7 +265,7 @@ static void constant_ignores_forms_of_later_versions(void **state) {
 }
 
 /* Add-6 with broadcast=1 and axis = INT64_MAX: checking that input 1 fits from `axis` on
- * computed axis + rank (signed overflow, UBSan in ops/infer_elementwise.c). */
+ * computed axis + rank (signed overflow, UBSan in ops/elementwise/infer_elementwise.c). */
 static void legacy_broadcast_huge_axis_is_refused(void **state) {
     (void)state;
     Onnx__ModelProto *m = model_new(6);

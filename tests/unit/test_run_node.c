@@ -12,7 +12,7 @@
 
 #include "onnx.pb-c.h"
 #include "onyx.h"
-#include "proto_alloc.h"
+#include "tests/unit/proto_alloc.h"
 
 /* ---- a NodeProto with tracked storage */
 
@@ -105,7 +105,7 @@ static void add_int32_broadcast(void **state) {
     onyx_values_free(out, 1);
 }
 
-/* An output far larger than the caches takes the streaming-store path (kernels_cpu/cpu_types.h):
+/* An output far larger than the caches takes the streaming-store path (kernels_cpu/common/cpu_types.h):
  * an odd length so that blocks, alignment heads and tails all occur, double so the lengths in
  * bytes differ from the float path's. */
 static void add_huge_streams(void **state) {

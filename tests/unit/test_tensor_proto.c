@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/tensor_proto.h"
+#include "core/tensor_proto.h"
 
 static void assert_error_mentions(const char *needle) {
     const char *msg = onyx_last_error();

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/value.h"
+#include "core/value.h"
 
 static void assert_error_mentions(const char *needle) {
     const char *msg = onyx_last_error();

@@ -1,0 +1,56 @@
+/* The operator-schema types the core works with: graph nodes point at schemas, prepare runs their
+ * inference. The schemas themselves live in ops/ and reach the core through an op_registry that the
+ * caller of the loader passes in, so nothing in core/ depends on ops/. */
+#ifndef ONYX_CORE_OP_SCHEMA_H
+#define ONYX_CORE_OP_SCHEMA_H
+
+#include "core/graph.h"
+
+#define ONYX_VARIADIC 127
+
+typedef struct attr_spec {
+    const char *name;
+    attr_type type;
+} attr_spec;
+
+/* What inference sees of one node. in[i] is NULL for an omitted input; in_value[i] is the
+ * input's value when it is known (initializer, folded constant, or at run time the real input),
+ * else NULL. out[i] starts unknown (kind NONE); infer fills what it can. Unknown dims are -1.
+ * A value that inference leaves partly unknown is sized at run time. */
+typedef struct infer_ctx {
+    const graph_node *node;
+    int n_in, n_out;
+    const type_info *const *in;
+    const tensor *const *in_value;
+    type_info *out;
+} infer_ctx;
+
+enum {
+    OP_NONDETERMINISTIC = 1u << 0, /* never folded at prepare (random ops) */
+};
+
+typedef struct op_schema {
+    const char *domain;         /* "" for ai.onnx */
+    const char *op_type;
+    int since_version;
+    int min_inputs, max_inputs;  /* max ONYX_VARIADIC for variadic */
+    int min_outputs, max_outputs;
+    const attr_spec *attrs;      /* checked attribute types; {NULL} terminated; may be NULL */
+    onyx_status (*infer)(infer_ctx *ctx); /* NULL: outputs unknown until run time */
+    unsigned flags;
+} op_schema;
+
+/* Each op file defines `const op_schema op_<Name>[]`: its versions in increasing order, ended by
+ * an entry with op_type NULL. The ops/<family>/list.h files name them for the registry. */
+#define OP_END {0}
+
+/* The schema tables as the loader sees them. */
+typedef struct op_registry {
+    /* The schema a node resolves to: the greatest since_version <= opset. NULL with a message
+     * when the op is unknown or no version is <= opset. */
+    const op_schema *(*lookup)(const char *domain, const char *op_type, int64_t opset);
+    /* Newest opset known for a domain. */
+    int64_t (*max_opset)(const char *domain);
+} op_registry;
+
+#endif

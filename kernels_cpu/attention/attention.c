@@ -1,0 +1,763 @@
+/* CPU kernels of Attention and FlexAttention: Q*K^T and P*V per (batch, head, block of query
+ * rows) through BLAS with the scale folded into alpha; softcap, masks and a numerically stable
+ * softmax fused in one pass over each score row. float16/bfloat16 compute in float, double in
+ * double. Scratch is sized in prepare when shapes are static and only grows at run time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exec.h"
+#include "core/parallel.h"
+#include "ops/attention/attention_common.h"
+#include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
+
+/* Query rows per task: bounds the score block a thread holds (ROW_BLOCK x total length) and
+ * splits long sequences across threads when batch * heads alone would not. */
+#define ROW_BLOCK 64
+#define ALIGN 64
+
+/* ---------------------------------------------------------------- element conversions */
+
+static double ld_f64(const void *p, onyx_dtype t, int64_t i) {
+    switch (t) {
+    case ONYX_FLOAT16: return cpu_fp16_to_float(((const uint16_t *)p)[i]);
+    case ONYX_BFLOAT16: return cpu_bf16_to_float(((const uint16_t *)p)[i]);
+    case ONYX_BOOL: return ((const uint8_t *)p)[i] != 0;
+#define LD_CASE(D, T)                                                                              \
+    case D: return (double)((const T *)p)[i];
+        CPU_FOR_NUMERIC(LD_CASE)
+#undef LD_CASE
+    default: return 0;
+    }
+}
+
+/* n elements from src (dtype sd) into dst (dtype dd), for the float family and (as sources)
+ * integers; the common float <-> half pairs take vectorized loops. */
+static void cvt(void *dst, onyx_dtype dd, const void *src, onyx_dtype sd, int64_t n) {
+    if (n <= 0) return;
+    if (dd == sd) {
+        memcpy(dst, src, (size_t)n * dtype_size(dd));
+        return;
+    }
+    float *df = dst;
+    const float *sf = src;
+    uint16_t *dh = dst;
+    const uint16_t *sh = src;
+    if (dd == ONYX_FLOAT && sd == ONYX_FLOAT16) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) df[i] = cpu_fp16_to_float(sh[i]);
+    } else if (dd == ONYX_FLOAT && sd == ONYX_BFLOAT16) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) df[i] = cpu_bf16_to_float(sh[i]);
+    } else if (dd == ONYX_FLOAT16 && sd == ONYX_FLOAT) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) dh[i] = cpu_float_to_fp16(sf[i]);
+    } else if (dd == ONYX_BFLOAT16 && sd == ONYX_FLOAT) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) dh[i] = cpu_float_to_bf16(sf[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            double v = ld_f64(src, sd, i);
+            switch (dd) {
+            case ONYX_FLOAT: df[i] = (float)v; break;
+            case ONYX_DOUBLE: ((double *)dst)[i] = v; break;
+            case ONYX_FLOAT16: dh[i] = cpu_float_to_fp16((float)v); break;
+            case ONYX_BFLOAT16: dh[i] = cpu_float_to_bf16((float)v); break;
+            default: break;
+            }
+        }
+    }
+}
+
+static void *at(const void *base, onyx_dtype t, int64_t elem) {
+    return (char *)base + elem * (int64_t)dtype_size(t);
+}
+
+/* A mask row as additive bias in dtype fd: bool true -> 0, false -> -inf; numbers as they are. */
+static void mask_row(void *dst, onyx_dtype fd, const tensor *m, int64_t off, int64_t n) {
+    if (m->dtype != ONYX_BOOL) {
+        cvt(dst, fd, at(m->data, m->dtype, off), m->dtype, n);
+        return;
+    }
+    const uint8_t *p = (const uint8_t *)m->data + off;
+    if (fd == ONYX_FLOAT)
+        for (int64_t j = 0; j < n; j++) ((float *)dst)[j] = p[j] ? 0.0f : -INFINITY;
+    else
+        for (int64_t j = 0; j < n; j++) ((double *)dst)[j] = p[j] ? 0.0 : -INFINITY;
+}
+
+/* dst[B, H, P+S, D] (dtype dd) = past[B, H, P, D] (NULL: P = 0) followed by the S rows of each
+ * (b, h) of src, whose row r of head h in batch b starts at element b*sb + h*sh + r*sr. */
+static void fill_cache(void *dst, onyx_dtype dd, const tensor *past, const void *src,
+                       onyx_dtype sd, int64_t sb, int64_t sh, int64_t sr, int64_t B, int64_t H,
+                       int64_t P, int64_t S, int64_t D) {
+    int64_t T = P + S;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            int64_t row0 = (b * H + h) * T;
+            if (past)
+                cvt(at(dst, dd, row0 * D), dd, at(past->data, past->dtype, (b * H + h) * P * D),
+                    past->dtype, P * D);
+            for (int64_t r = 0; r < S; r++)
+                cvt(at(dst, dd, (row0 + P + r) * D), dd, at(src, sd, b * sb + h * sh + r * sr), sd,
+                    D);
+        }
+}
+
+/* ---------------------------------------------------------------- scratch */
+
+typedef struct att_scratch {
+    char *buf;
+    size_t cap;
+} att_scratch;
+
+static onyx_status reserve(att_scratch *s, size_t n) {
+    if (n <= s->cap) return ONYX_OK;
+    char *b = aligned_alloc(ALIGN, (n + ALIGN - 1) / ALIGN * ALIGN);
+    if (!b) return onyx_oom("attention scratch");
+    free(s->buf);
+    s->buf = b;
+    s->cap = n;
+    return ONYX_OK;
+}
+
+/* Byte offsets of the scratch regions; `total` 0 means nothing needed. Fails on overflow. */
+typedef struct att_layout {
+    size_t q, k, v, slots, slot_bytes, bias, out, total;
+    int64_t nslots;
+} att_layout;
+
+static bool region(size_t *total, size_t *off, int64_t elems, size_t esz) {
+    if (elems < 0 || (uint64_t)elems > (SIZE_MAX / 2) / esz) return false;
+    *off = *total;
+    size_t n = ((size_t)elems * esz + ALIGN - 1) / ALIGN * ALIGN;
+    if (*total > SIZE_MAX / 2 - n) return false;
+    *total += n;
+    return true;
+}
+
+static bool mul_ok(int64_t *acc, int64_t v) {
+    return v >= 0 && !__builtin_mul_overflow(*acc, v, acc);
+}
+
+static onyx_dtype compute_type(onyx_dtype t) { return t == ONYX_DOUBLE ? ONYX_DOUBLE : ONYX_FLOAT; }
+
+/* A single query position (decoding) with grouped heads: the query heads sharing a kv head
+ * become the rows of one product, so K and V are read once per group instead of once per head. */
+static bool heads_as_rows(const ops_att_dims *d) {
+    return d->q_len == 1 && d->kv_heads > 0 && d->q_heads > d->kv_heads;
+}
+
+/* blocks of rows per (batch, head), or per (batch, kv head) when heads are the rows */
+static int64_t row_blocks(const ops_att_dims *d) {
+    int64_t rows = heads_as_rows(d) ? d->q_heads / d->kv_heads : d->q_len;
+    return (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+}
+
+static int64_t task_count(const ops_att_dims *d) {
+    return d->batch * (heads_as_rows(d) ? d->kv_heads : d->q_heads) * row_blocks(d);
+}
+
+/* Attention's scratch: float copies of Q/K/V where they need converting or concatenating with
+ * a past cache (K/V go straight into present_* when that has the compute type), and per slot
+ * (one per thread) a score block, a bias row and an output block. */
+static bool att_layout_of(const ops_att_dims *d, onyx_dtype qt, onyx_dtype vt, bool past,
+                          bool present_k, bool present_v, int threads, att_layout *L) {
+    onyx_dtype fd = compute_type(qt);
+    size_t fsz = dtype_size(fd);
+    memset(L, 0, sizeof *L);
+    int64_t qn = d->batch, kn = d->batch, vn = d->batch;
+    if (!mul_ok(&qn, d->q_heads) || !mul_ok(&qn, d->q_len) || !mul_ok(&qn, d->head) ||
+        !mul_ok(&kn, d->kv_heads) || !mul_ok(&kn, d->total_len) || !mul_ok(&kn, d->head) ||
+        !mul_ok(&vn, d->kv_heads) || !mul_ok(&vn, d->total_len) || !mul_ok(&vn, d->v_head))
+        return false;
+    size_t unused = 0;
+    if (!region(&L->total, qt != fd ? &L->q : &unused, qt != fd ? qn : 0, fsz)) return false;
+    bool need_k = (past || qt != fd) && !(present_k && qt == fd);
+    bool need_v = (past || vt != fd) && !(present_v && vt == fd);
+    if (!region(&L->total, &L->k, need_k ? kn : 0, fsz)) return false;
+    if (!region(&L->total, &L->v, need_v ? vn : 0, fsz)) return false;
+    int64_t tasks = task_count(d);
+    L->nslots = tasks < threads ? tasks : threads;
+    if (L->nslots < 1) L->nslots = 1;
+    size_t slot = 0;
+    int64_t sc = ROW_BLOCK;
+    if (!mul_ok(&sc, d->total_len)) return false;
+    if (!region(&slot, &unused, sc, fsz) || !region(&slot, &L->bias, d->total_len, fsz) ||
+        !region(&slot, &L->out, ROW_BLOCK * d->v_head, fsz))
+        return false;
+    L->slot_bytes = slot;
+    if ((uint64_t)L->nslots > (SIZE_MAX / 4) / (slot ? slot : 1)) return false;
+    L->slots = L->total;
+    L->total += (size_t)L->nslots * slot;
+    return true;
+}
+
+static bool all_known(const ops_att_dims *d) {
+    return d->batch >= 0 && d->q_heads >= 0 && d->kv_heads >= 0 && d->q_len >= 0 &&
+           d->kv_len >= 0 && d->past_len >= 0 && d->head >= 0 && d->v_head >= 0;
+}
+
+static int prep_threads(const kernel_prep *p) {
+    int t = p->env && p->env->threads > 0 ? p->env->threads : parallel_cores();
+    return t > 0 ? t : 1;
+}
+
+static void type_of_tensor(type_info *ti, const tensor *t) {
+    type_init(ti);
+    type_set_tensor(ti, t->dtype, t->rank, t->dims);
+}
+
+/* expf that vectorizes (libm's does not without -ffast-math): Cephes' polynomial on
+ * x - n*ln2 times 2^n built in the exponent bits; about 1 ulp. Below -87 gives 0 (the true value
+ * is under FLT_MIN), NaN stays NaN. */
+static inline float att_expf(float x) {
+    uint32_t nan = cpu_mask(x != x), under = cpu_mask(x < -87.0f);
+    float xc = x > 88.0f ? 88.0f : x;
+    xc = xc < -87.0f ? -87.0f : xc;
+    xc = cpu_bits_float(cpu_select(nan, 0, cpu_float_bits(xc)));
+    float t = xc * 1.44269504088896341f + 12582912.0f; /* + 1.5 * 2^23 rounds to an integer */
+    float fn = t - 12582912.0f;
+    uint32_t n = cpu_float_bits(t) - 0x4B400000u; /* that integer, two's complement */
+    float r = xc - fn * 0.693359375f - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = (p * r * r + r + 1.0f) * cpu_bits_float((n + 127u) << 23);
+    uint32_t res = cpu_select(under, 0, cpu_float_bits(y));
+    return cpu_bits_float(cpu_select(nan, cpu_float_bits(x), res));
+}
+
+/* ---------------------------------------------------------------- Attention */
+
+typedef struct att_ctx {
+    ops_att_dims d;
+    onyx_dtype fd;
+    const void *q, *k, *v; /* in the compute type */
+    int64_t qs[3], ks[3], vs[3], ys[3]; /* element strides of batch, head, row */
+    void *y;
+    onyx_dtype yt;
+    void *qk;
+    onyx_dtype qkt;
+    int mode;
+    const tensor *mask;
+    int64_t ms[3], mlen;
+    bool mbcast;
+    const int64_t *nonpad;
+    bool causal;
+    double scale, softcap;
+    bool hr;              /* heads_as_rows */
+    int64_t nblk, tasks, nslots;
+    char *slots;
+    size_t slot_bytes, off_bias, off_out;
+} att_ctx;
+
+/* strides of [B, H, S, D] (4-D) or [B, S, H*D] (3-D) */
+static void view_strides(bool packed, int64_t H, int64_t S, int64_t D, int64_t *s) {
+    s[0] = H * S * D;
+    s[1] = packed ? D : S * D;
+    s[2] = packed ? H * D : D;
+}
+
+static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, int64_t i) {
+    int64_t T = x->d.total_len;
+    cvt(at(x->qk, x->qkt, ((b * x->d.q_heads + h) * x->d.q_len + i) * T), x->qkt, row, x->fd, T);
+}
+
+#define DEFINE_ATT(N, F, GEMM, GEMV, EXP, TANH)                                                    \
+    /* softmax over row[0, n) with n >= 1; a row masked out entirely (max -inf) gives NaN like the \
+     * reference */                                                                                \
+    static void N##_softmax(F *row, int64_t n) {                                                   \
+        F mx = -INFINITY, sum = 0;                                                                 \
+        _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < n; j++)                    \
+            mx = row[j] > mx ? row[j] : mx;                                                        \
+        if (mx == -INFINITY) {                                                                     \
+            for (int64_t j = 0; j < n; j++) row[j] = NAN;                                          \
+            return;                                                                                \
+        }                                                                                          \
+        _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < n; j++) {                   \
+            row[j] = EXP(row[j] - mx);                                                             \
+            sum += row[j];                                                                         \
+        }                                                                                          \
+        F inv = 1 / sum;                                                                           \
+        CPU_SIMD for (int64_t j = 0; j < n; j++) row[j] *= inv;                                    \
+    }                                                                                              \
+    /* C[m, n] = alpha A[m, k] B^T (tb) or A B, with gemv for one row (OpenBLAS's gemm packs the  \
+     * whole other operand even then) */                                                          \
+    static void N##_mm(bool tb, int64_t m, int64_t n, int64_t k, F alpha, const F *a, int64_t lda, \
+                       const F *b, int64_t ldb, F *c, int64_t ldc) {                               \
+        if (m == 1) {                                                                              \
+            memset(c, 0, (size_t)n * sizeof(F)); /* not beta 0: some gemv let NaN through */      \
+            GEMV(!tb, tb ? n : k, tb ? k : n, alpha, b, ldb, a, 1, c);                             \
+            return;                                                                                \
+        }                                                                                          \
+        GEMM(false, tb, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc);                                \
+    }                                                                                              \
+    static void N##_att_slots(void *vctx, int64_t s0, int64_t s1) {                                \
+        const att_ctx *x = vctx;                                                                   \
+        const ops_att_dims *d = &x->d;                                                             \
+        const int64_t T = d->total_len, Dk = d->head, Dv = d->v_head, P = d->past_len,             \
+                      group = d->q_heads / d->kv_heads;                                            \
+        const F cap = (F)x->softcap;                                                               \
+        for (int64_t s = s0; s < s1; s++) {                                                        \
+            char *slot = x->slots + (size_t)s * x->slot_bytes;                                     \
+            F *sc = (F *)slot, *bias = (F *)(slot + x->off_bias), *ob = (F *)(slot + x->off_out);  \
+            /* strided, not contiguous: causal blocks grow with the row index */                  \
+            for (int64_t t = s; t < x->tasks; t += x->nslots) {                                    \
+                /* rows r of the task are query positions i0 + r of head hb, or (hr) position 0   \
+                 * of heads hb + r */                                                              \
+                int64_t blk = t % x->nblk, bh = t / x->nblk, b, hb, kh, i0, rb;                    \
+                if (x->hr) {                                                                       \
+                    b = bh / d->kv_heads;                                                          \
+                    kh = bh % d->kv_heads;                                                         \
+                    hb = kh * group + blk * ROW_BLOCK;                                             \
+                    i0 = 0;                                                                        \
+                    rb = group - blk * ROW_BLOCK;                                                  \
+                } else {                                                                           \
+                    b = bh / d->q_heads;                                                           \
+                    hb = bh % d->q_heads;                                                          \
+                    kh = hb / group;                                                               \
+                    i0 = blk * ROW_BLOCK;                                                          \
+                    rb = d->q_len - i0;                                                            \
+                }                                                                                  \
+                if (rb > ROW_BLOCK) rb = ROW_BLOCK;                                                \
+                int64_t q_ld = x->hr ? x->qs[1] : x->qs[2], y_ld = x->hr ? x->ys[1] : x->ys[2];    \
+                const F *q = (const F *)x->q + b * x->qs[0] + hb * x->qs[1] + i0 * x->qs[2];       \
+                const F *k = (const F *)x->k + b * x->ks[0] + kh * x->ks[1];                       \
+                const F *v = (const F *)x->v + b * x->vs[0] + kh * x->vs[1];                       \
+                /* columns no row of the block may attend to are never computed (unless the      \
+                 * Q*K^T output wants them); at least one keeps all-masked rows NaN */             \
+                int64_t nc = T;                                                                    \
+                if (!x->qk) {                                                                      \
+                    if (x->causal && i0 + rb + P < nc) nc = i0 + rb + P;                           \
+                    if (x->nonpad && x->nonpad[b] < nc) nc = x->nonpad[b];                         \
+                    if (nc < 1) nc = T > 0 ? 1 : 0;                                                \
+                }                                                                                  \
+                if (nc > 0 && Dk > 0)                                                              \
+                    N##_mm(true, rb, nc, Dk, (F)x->scale, q, q_ld, k, x->ks[2], sc, nc);           \
+                else                                                                               \
+                    memset(sc, 0, (size_t)(rb * nc) * sizeof(F));                                  \
+                for (int64_t r = 0; r < rb; r++) {                                                 \
+                    F *row = sc + r * nc;                                                          \
+                    int64_t h = x->hr ? hb + r : hb, i = x->hr ? 0 : i0 + r, lim = nc;             \
+                    if (x->causal && i + P + 1 < lim) lim = i + P + 1;                             \
+                    if (x->nonpad && x->nonpad[b] < lim) lim = x->nonpad[b] < 0 ? 0 : x->nonpad[b]; \
+                    if (x->qk && x->mode == 0) store_qk(x, row, b, h, i);                          \
+                    if (cap > 0)                                                                   \
+                        for (int64_t j = 0; j < nc; j++) row[j] = cap * TANH(row[j] / cap);        \
+                    if (x->qk && x->mode == 1) store_qk(x, row, b, h, i);                          \
+                    if (x->mask) {                                                                 \
+                        int64_t m = x->mbcast ? 1 : x->mlen < nc ? x->mlen : nc;                   \
+                        mask_row(bias, x->fd, x->mask, b * x->ms[0] + h * x->ms[1] + i * x->ms[2], m); \
+                        F fill = x->mbcast ? bias[0] : (F)-INFINITY;                               \
+                        for (int64_t j = m; j < nc; j++) bias[j] = fill;                           \
+                        CPU_SIMD for (int64_t j = 0; j < nc; j++) row[j] += bias[j];               \
+                    }                                                                              \
+                    if (x->qk && x->mode == 2) {                                                   \
+                        for (int64_t j = lim; j < nc; j++) row[j] = -INFINITY;                     \
+                        store_qk(x, row, b, h, i);                                                 \
+                    }                                                                              \
+                    if (lim > 0) {                                                                 \
+                        N##_softmax(row, lim);                                                     \
+                        for (int64_t j = lim; j < nc; j++) row[j] = 0;                             \
+                    } else {                                                                       \
+                        for (int64_t j = 0; j < nc; j++) row[j] = NAN;                             \
+                    }                                                                              \
+                    if (x->qk && x->mode == 3) store_qk(x, row, b, h, i);                          \
+                }                                                                                  \
+                if (Dv == 0) continue;                                                             \
+                bool direct = x->yt == x->fd;                                                      \
+                F *out = direct ? (F *)x->y + b * x->ys[0] + hb * x->ys[1] + i0 * x->ys[2] : ob;   \
+                int64_t ldo = direct ? y_ld : Dv;                                                  \
+                if (nc > 0)                                                                        \
+                    N##_mm(false, rb, Dv, nc, 1, sc, nc, v, x->vs[2], out, ldo);                   \
+                else                                                                               \
+                    for (int64_t r = 0; r < rb; r++) memset(out + r * ldo, 0, (size_t)Dv * sizeof(F)); \
+                if (!direct)                                                                       \
+                    for (int64_t r = 0; r < rb; r++)                                               \
+                        cvt(at(x->y, x->yt, b * x->ys[0] + hb * x->ys[1] + i0 * x->ys[2] + r * y_ld), \
+                            x->yt, ob + r * Dv, x->fd, Dv);                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_ATT(f32, float, cpu_sgemm, cpu_sgemv, att_expf, tanhf)
+DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, exp, tanh)
+static bool out_present(const graph_node *n, int i) {
+    return i < n->n_outputs && n->outputs[i] >= 0;
+}
+
+void cpu_attention_release(void *state) {
+    att_scratch *s = state;
+    if (!s) return;
+    free(s->buf);
+    free(s);
+}
+
+onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
+    att_scratch *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("attention state");
+    const type_info *const *in = p->in_type;
+    const type_info *pk = p->n_in > 4 ? in[4] : NULL, *pv = p->n_in > 5 ? in[5] : NULL;
+    ops_att_dims d;
+    att_layout L;
+    /* shapes not known yet: the first run sizes the scratch */
+    if (in[0] && in[1] && in[2] && in[0]->rank >= 0 &&
+        ops_attention_dims(p->node, in[0], in[1], in[2], pk, pv, &d) == ONYX_OK && all_known(&d) &&
+        att_layout_of(&d, in[0]->dtype, in[2]->dtype, pk != NULL, out_present(p->node, 1),
+                      out_present(p->node, 2), prep_threads(p), &L)) {
+        onyx_status st = reserve(s, L.total);
+        if (st != ONYX_OK) {
+            free(s);
+            return st;
+        }
+    }
+    onyx_error_clear();
+    *state = s;
+    return ONYX_OK;
+}
+
+onyx_status cpu_attention_run(const kernel_call *c) {
+    att_scratch *s = c->state;
+    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *M = kernel_input(c, 3), *PK = kernel_input(c, 4),
+                 *PV = kernel_input(c, 5), *NP = kernel_input(c, 6);
+    tensor *Y = kernel_output(c, 0), *PKo = kernel_output(c, 1), *PVo = kernel_output(c, 2), *QK = kernel_output(c, 3);
+    const graph_node *n = c->node;
+    if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "Q, K and V must be tensors");
+    type_info tq, tk, tv, tpk, tpv, tm;
+    type_of_tensor(&tq, Q);
+    type_of_tensor(&tk, K);
+    type_of_tensor(&tv, V);
+    if (PK) type_of_tensor(&tpk, PK);
+    if (PV) type_of_tensor(&tpv, PV);
+    ops_att_dims d;
+    TRY(ops_attention_dims(n, &tq, &tk, &tv, PK ? &tpk : NULL, PV ? &tpv : NULL, &d));
+    if (M) {
+        type_of_tensor(&tm, M);
+        TRY(ops_attention_check_mask(n, &tm, &d));
+    }
+    if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
+        return onyx_error(ONYX_ERR_SHAPE, "nonpad_kv_seqlen must be int64 of shape [%lld]",
+                          (long long)d.batch);
+    if (Y->numel == 0 && !PKo && !PVo && !QK) return ONYX_OK;
+
+    att_ctx x = {.d = d, .fd = compute_type(Q->dtype)};
+    int threads = parallel_threads();
+    att_layout L;
+    if (!att_layout_of(&d, Q->dtype, V->dtype, PK != NULL, PKo != NULL, PVo != NULL, threads, &L))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
+    TRY(reserve(s, L.total));
+
+    int64_t qs[3], ks[3], vs[3], cache_k[3], cache_v[3];
+    view_strides(d.packed, d.q_heads, d.q_len, d.head, qs);
+    view_strides(d.packed, d.kv_heads, d.kv_len, d.head, ks);
+    view_strides(d.packed, d.kv_heads, d.kv_len, d.v_head, vs);
+    view_strides(false, d.kv_heads, d.total_len, d.head, cache_k);
+    view_strides(false, d.kv_heads, d.total_len, d.v_head, cache_v);
+
+    /* Q in the compute type, same layout */
+    x.q = Q->data;
+    memcpy(x.qs, qs, sizeof qs);
+    if (Q->dtype != x.fd) {
+        x.q = s->buf + L.q;
+        cvt(s->buf + L.q, x.fd, Q->data, Q->dtype, Q->numel);
+    }
+    /* K and V: the tensors themselves, or [B, Hkv, total, D] caches in the compute type */
+    const tensor *srcs[2] = {K, V}, *pasts[2] = {PK, PV};
+    tensor *presents[2] = {PKo, PVo};
+    const void **views[2] = {&x.k, &x.v};
+    int64_t *vstr[2] = {x.ks, x.vs}, *sstr[2] = {ks, vs}, *cstr[2] = {cache_k, cache_v};
+    size_t offs[2] = {L.k, L.v};
+    int64_t dims_d[2] = {d.head, d.v_head};
+    for (int i = 0; i < 2; i++) {
+        const tensor *src = srcs[i];
+        tensor *pres = presents[i];
+        int64_t *ss = sstr[i];
+        if (pasts[i] || src->dtype != x.fd) {
+            bool into_present = pres && pres->dtype == x.fd;
+            void *buf = into_present ? pres->data : s->buf + offs[i];
+            fill_cache(buf, x.fd, pasts[i], src->data, src->dtype, ss[0], ss[1], ss[2], d.batch,
+                       d.kv_heads, d.past_len, d.kv_len, dims_d[i]);
+            if (pres && !into_present)
+                fill_cache(pres->data, pres->dtype, pasts[i], src->data, src->dtype, ss[0], ss[1],
+                           ss[2], d.batch, d.kv_heads, d.past_len, d.kv_len, dims_d[i]);
+            *views[i] = buf;
+            memcpy(vstr[i], cstr[i], 3 * sizeof(int64_t));
+        } else {
+            *views[i] = src->data;
+            memcpy(vstr[i], ss, 3 * sizeof(int64_t));
+            if (pres)
+                fill_cache(pres->data, pres->dtype, NULL, src->data, src->dtype, ss[0], ss[1],
+                           ss[2], d.batch, d.kv_heads, 0, d.kv_len, dims_d[i]);
+        }
+    }
+
+    x.y = Y->data;
+    x.yt = Y->dtype;
+    view_strides(d.packed, d.q_heads, d.q_len, d.v_head, x.ys);
+    x.qk = QK ? QK->data : NULL;
+    x.qkt = QK ? QK->dtype : ONYX_FLOAT;
+    x.mode = (int)attr_int(n, "qk_matmul_output_mode", 0);
+    if (M) {
+        /* align the mask's dims to [B, Hq, Sq, total]; broadcast dims read with stride 0 */
+        int64_t md[4] = {1, 1, 1, 1}, st[4];
+        for (int i = 0; i < M->rank; i++) md[4 - M->rank + i] = M->dims[i];
+        st[3] = 1;
+        for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * md[i + 1];
+        for (int i = 0; i < 3; i++) x.ms[i] = md[i] == 1 ? 0 : st[i];
+        x.mask = M;
+        x.mlen = md[3];
+        x.mbcast = n->version < 24 && md[3] == 1 && d.total_len > 1;
+    }
+    x.nonpad = NP ? NP->data : NULL;
+    x.causal = attr_int(n, "is_causal", 0) != 0;
+    x.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
+                                     : (d.head > 0 ? 1.0 / sqrt((double)d.head) : 1.0);
+    x.softcap = attr_float(n, "softcap", 0);
+    x.hr = heads_as_rows(&d);
+    x.nblk = row_blocks(&d);
+    x.tasks = task_count(&d);
+    x.nslots = L.nslots;
+    x.slots = s->buf + L.slots;
+    x.slot_bytes = L.slot_bytes;
+    x.off_bias = L.bias;
+    x.off_out = L.out;
+    if (x.tasks == 0) return ONYX_OK;
+    for (int i = 0; i < 2; i++)
+        if (!cpu_blas_dims_ok(ROW_BLOCK, d.total_len, dims_d[i]))
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    parallel_for(x.nslots, 1, x.fd == ONYX_DOUBLE ? f64_att_slots : f32_att_slots, &x);
+    return ONYX_OK;
+}
+
+/* ---------------------------------------------------------------- FlexAttention */
+
+/* The modifier subgraphs see the whole (B, Hq, L, S) tensor, so scores live in one buffer
+ * between the phases: Q*K^T, score_mod, softmax, prob_mod, P*V. */
+typedef struct flex_state {
+    att_scratch s;
+    subgraph *mod[2]; /* score_mod, prob_mod; NULL when absent */
+    onyx_value *in, *out;
+} flex_state;
+
+typedef struct flex_ctx {
+    ops_att_dims d;
+    const void *q, *k, *v; /* compute type, 4-D contiguous */
+    void *sc, *y;
+    double scale;
+} flex_ctx;
+
+typedef struct flex_layout {
+    size_t q, k, v, sc, y, half, total;
+} flex_layout;
+
+#define DEFINE_FLEX(N, F, GEMM)                                                                    \
+    static void N##_flex_scores(void *vctx, int64_t bh0, int64_t bh1) {                            \
+        const flex_ctx *x = vctx;                                                                  \
+        const ops_att_dims *d = &x->d;                                                             \
+        int64_t L = d->q_len, S = d->kv_len, E = d->head, group = d->q_heads / d->kv_heads;        \
+        for (int64_t bh = bh0; bh < bh1; bh++) {                                                   \
+            int64_t kv = (bh / d->q_heads) * d->kv_heads + (bh % d->q_heads) / group;              \
+            F *sc = (F *)x->sc + bh * L * S;                                                       \
+            if (E == 0) {                                                                          \
+                memset(sc, 0, (size_t)(L * S) * sizeof(F));                                        \
+                continue;                                                                          \
+            }                                                                                      \
+            GEMM(false, true, L, S, E, (F)x->scale, (const F *)x->q + bh * L * E, E,               \
+                 (const F *)x->k + kv * S * E, E, 0, sc, S);                                       \
+        }                                                                                          \
+    }                                                                                              \
+    static void N##_flex_softmax(void *vctx, int64_t r0, int64_t r1) {                             \
+        const flex_ctx *x = vctx;                                                                  \
+        int64_t S = x->d.kv_len;                                                                   \
+        for (int64_t r = r0; r < r1; r++) N##_softmax((F *)x->sc + r * S, S);                      \
+    }                                                                                              \
+    static void N##_flex_out(void *vctx, int64_t bh0, int64_t bh1) {                               \
+        const flex_ctx *x = vctx;                                                                  \
+        const ops_att_dims *d = &x->d;                                                             \
+        int64_t L = d->q_len, S = d->kv_len, Dv = d->v_head, group = d->q_heads / d->kv_heads;     \
+        for (int64_t bh = bh0; bh < bh1; bh++) {                                                   \
+            int64_t kv = (bh / d->q_heads) * d->kv_heads + (bh % d->q_heads) / group;              \
+            F *y = (F *)x->y + bh * L * Dv;                                                        \
+            if (S == 0) {                                                                          \
+                memset(y, 0, (size_t)(L * Dv) * sizeof(F));                                        \
+                continue;                                                                          \
+            }                                                                                      \
+            GEMM(false, false, L, Dv, S, 1, (const F *)x->sc + bh * L * S, S,                      \
+                 (const F *)x->v + kv * S * Dv, Dv, 0, y, Dv);                                     \
+        }                                                                                          \
+    }
+
+DEFINE_FLEX(f32, float, cpu_sgemm)
+DEFINE_FLEX(f64, double, cpu_dgemm)
+
+/* The softmax precision: the attribute, else float (double for double inputs). */
+static onyx_dtype flex_precision(const graph_node *n, onyx_dtype qt) {
+    int64_t sp = attr_int(n, "softmax_precision", 0);
+    if (node_attr(n, "softmax_precision") && sp > 0 && sp < 32 &&
+        dtype_in((onyx_dtype)sp, OPS_ATT_FLOATS))
+        return (onyx_dtype)sp;
+    return qt == ONYX_DOUBLE ? ONYX_DOUBLE : ONYX_FLOAT;
+}
+
+static bool flex_layout_of(const graph_node *n, const ops_att_dims *d, onyx_dtype qt,
+                           bool has_mod, flex_layout *L) {
+    onyx_dtype sp = flex_precision(n, qt), fd = compute_type(sp);
+    size_t fsz = dtype_size(fd), unused = 0;
+    memset(L, 0, sizeof *L);
+    int64_t qn = d->batch, kn = d->batch, vn = d->batch, sn = d->batch, yn = d->batch;
+    if (!mul_ok(&qn, d->q_heads) || !mul_ok(&qn, d->q_len) || !mul_ok(&qn, d->head) ||
+        !mul_ok(&kn, d->kv_heads) || !mul_ok(&kn, d->kv_len) || !mul_ok(&kn, d->head) ||
+        !mul_ok(&vn, d->kv_heads) || !mul_ok(&vn, d->kv_len) || !mul_ok(&vn, d->v_head) ||
+        !mul_ok(&sn, d->q_heads) || !mul_ok(&sn, d->q_len) || !mul_ok(&sn, d->kv_len) ||
+        !mul_ok(&yn, d->q_heads) || !mul_ok(&yn, d->q_len) || !mul_ok(&yn, d->v_head))
+        return false;
+    bool conv = qt != fd;
+    return region(&L->total, conv ? &L->q : &unused, conv ? qn : 0, fsz) &&
+           region(&L->total, conv ? &L->k : &unused, conv ? kn : 0, fsz) &&
+           region(&L->total, conv ? &L->v : &unused, conv ? vn : 0, fsz) &&
+           region(&L->total, &L->sc, sn, fsz) &&
+           region(&L->total, conv ? &L->y : &unused, conv ? yn : 0, fsz) &&
+           region(&L->total, &L->half, has_mod && sp != fd ? sn : 0, dtype_size(sp));
+}
+
+void cpu_flex_attention_release(void *state) {
+    flex_state *s = state;
+    if (!s) return;
+    free(s->s.buf);
+    for (int i = 0; i < 2; i++) subgraph_free(s->mod[i]);
+    if (s->in) value_clear(s->in);
+    if (s->out) value_clear(s->out);
+    free(s->in);
+    free(s->out);
+    free(s);
+}
+
+onyx_status cpu_flex_attention_prepare(const kernel_prep *p, void **state) {
+    static const char *const names[2] = {"score_mod", "prob_mod"};
+    onyx_status st = ONYX_OK;
+    flex_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("FlexAttention state");
+    s->in = value_new();
+    s->out = value_new();
+    if (!s->in || !s->out) {
+        st = onyx_oom("FlexAttention state");
+        goto done;
+    }
+    for (int i = 0; i < 2; i++) {
+        const graph *g = attr_graph(p->node, names[i]);
+        if (!g) continue;
+        if (g->n_inputs != 1 || g->n_outputs != 1) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "%s has %d inputs and %d outputs, expected 1 "
+                            "and 1", names[i], g->n_inputs, g->n_outputs);
+            goto done;
+        }
+        CHECK(subgraph_create(g, p->env, &s->mod[i]));
+    }
+    const type_info *const *in = p->in_type;
+    ops_att_dims d;
+    flex_layout L;
+    if (in[0] && in[1] && in[2] && in[0]->rank == 4 &&
+        ops_attention_dims(p->node, in[0], in[1], in[2], NULL, NULL, &d) == ONYX_OK &&
+        all_known(&d) && flex_layout_of(p->node, &d, in[0]->dtype, s->mod[0] || s->mod[1], &L))
+        CHECK(reserve(&s->s, L.total));
+    onyx_error_clear();
+    *state = s;
+    s = NULL;
+done:
+    cpu_flex_attention_release(s);
+    return st;
+}
+
+/* Runs modifier i over the scores (in the compute type fd at sc) in precision sp, through
+ * `half` when sp is a half type, and reads its result back into sc. */
+static onyx_status flex_mod(const kernel_call *c, flex_state *s, int i, const ops_att_dims *d,
+                            void *sc, onyx_dtype fd, onyx_dtype sp, void *half) {
+    static const char *const names[2] = {"score_mod", "prob_mod"};
+    int64_t dims[4] = {d->batch, d->q_heads, d->q_len, d->kv_len};
+    tensor t = {0};
+    TRY(tensor_set_shape(&t, sp, 4, dims));
+    t.data = sp == fd ? sc : half;
+    if (sp != fd) cvt(half, sp, sc, fd, t.numel);
+    value_borrow_tensor(s->in, &t);
+    const onyx_value *ins[1] = {s->in};
+    onyx_value *outs[1] = {s->out};
+    onyx_status st = subgraph_run(s->mod[i], c->frame, ins, outs);
+    if (st != ONYX_OK) {
+        onyx_error_prefix(st, "%s", names[i]);
+        goto done;
+    }
+    const onyx_value *o = s->out;
+    if (o->kind != ONYX_VALUE_TENSOR || o->t.dtype != sp ||
+        !shape_equal(o->t.rank, o->t.dims, 4, dims)) {
+        char buf[64];
+        type_info ti;
+        type_init(&ti);
+        if (o->kind == ONYX_VALUE_TENSOR) type_set_tensor(&ti, o->t.dtype, o->t.rank, o->t.dims);
+        st = onyx_error(ONYX_ERR_SHAPE, "%s returned %s, expected %s [%lld,%lld,%lld,%lld]",
+                        names[i], type_str(&ti, buf, sizeof buf), onyx_dtype_name(sp),
+                        (long long)dims[0], (long long)dims[1], (long long)dims[2],
+                        (long long)dims[3]);
+        goto done;
+    }
+    cvt(sc, fd, o->t.data, sp, t.numel);
+done:
+    value_clear(s->out);
+    value_clear(s->in);
+    return st;
+}
+
+onyx_status cpu_flex_attention_run(const kernel_call *c) {
+    flex_state *s = c->state;
+    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2);
+    tensor *Y = kernel_output(c, 0);
+    const graph_node *n = c->node;
+    if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "Q, K and V must be tensors");
+    if (Q->rank != 4 || K->rank != 4 || V->rank != 4)
+        return onyx_error(ONYX_ERR_SHAPE, "Q, K and V have ranks %d, %d and %d, expected 4",
+                          Q->rank, K->rank, V->rank);
+    type_info tq, tk, tv;
+    type_of_tensor(&tq, Q);
+    type_of_tensor(&tk, K);
+    type_of_tensor(&tv, V);
+    ops_att_dims d;
+    TRY(ops_attention_dims(n, &tq, &tk, &tv, NULL, NULL, &d));
+    if (K->dtype != Q->dtype || V->dtype != Q->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "Q, K and V have types %s, %s and %s, expected one",
+                          onyx_dtype_name(Q->dtype), onyx_dtype_name(K->dtype),
+                          onyx_dtype_name(V->dtype));
+    if (Y->numel == 0) return ONYX_OK;
+    onyx_dtype sp = flex_precision(n, Q->dtype), fd = compute_type(sp);
+    flex_layout L;
+    if (!flex_layout_of(n, &d, Q->dtype, s->mod[0] || s->mod[1], &L))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "FlexAttention scratch size overflows");
+    TRY(reserve(&s->s, L.total));
+    if (!cpu_blas_dims_ok(d.q_len, d.kv_len, d.head > d.v_head ? d.head : d.v_head))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    char *buf = s->s.buf;
+    flex_ctx x = {.d = d, .q = Q->data, .k = K->data, .v = V->data, .sc = buf + L.sc,
+                  .y = Y->data};
+    if (Q->dtype != fd) {
+        cvt(buf + L.q, fd, Q->data, Q->dtype, Q->numel);
+        cvt(buf + L.k, fd, K->data, K->dtype, K->numel);
+        cvt(buf + L.v, fd, V->data, V->dtype, V->numel);
+        x.q = buf + L.q;
+        x.k = buf + L.k;
+        x.v = buf + L.v;
+        x.y = buf + L.y;
+    }
+    x.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
+                                     : (d.head > 0 ? 1.0 / sqrt((double)d.head) : 1.0);
+    bool dbl = fd == ONYX_DOUBLE;
+    int64_t bh = d.batch * d.q_heads, rows = bh * d.q_len;
+    parallel_for(bh, 1, dbl ? f64_flex_scores : f32_flex_scores, &x);
+    if (s->mod[0]) TRY(flex_mod(c, s, 0, &d, x.sc, fd, sp, buf + L.half));
+    parallel_for(rows, 16384 / (d.kv_len + 1) + 1, dbl ? f64_flex_softmax : f32_flex_softmax, &x);
+    if (s->mod[1]) TRY(flex_mod(c, s, 1, &d, x.sc, fd, sp, buf + L.half));
+    parallel_for(bh, 1, dbl ? f64_flex_out : f32_flex_out, &x);
+    if (x.y != Y->data) cvt(Y->data, Y->dtype, x.y, fd, Y->numel);
+    return ONYX_OK;
+}

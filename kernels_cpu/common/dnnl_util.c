@@ -1,0 +1,116 @@
+/* oneDNN glue: one engine per process, one stream per thread (streams are not shared between
+ * threads), status translation, plain and channel-blocked descriptors and execution with the
+ * rep's thread count. */
+#include "kernels_cpu/common/dnnl_util.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t engine;
+static dnnl_status_t engine_status;
+static pthread_key_t stream_key;
+
+static void destroy_stream(void *s) { dnnl_stream_destroy(s); }
+
+static void create_engine(void) {
+    engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+    if (engine_status == dnnl_success && pthread_key_create(&stream_key, destroy_stream) != 0)
+        engine_status = dnnl_out_of_memory;
+}
+
+onyx_status cpu_dnnl_check(dnnl_status_t s, const char *what) {
+    switch (s) {
+    case dnnl_success: return ONYX_OK;
+    case dnnl_out_of_memory: return onyx_error(ONYX_ERR_NO_MEMORY, "oneDNN: %s: out of memory", what);
+    case dnnl_unimplemented:
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: %s: this configuration is not "
+                          "implemented", what);
+    case dnnl_invalid_arguments:
+        return onyx_error(ONYX_ERR_RUNTIME, "oneDNN: %s: invalid arguments", what);
+    default: return onyx_error(ONYX_ERR_RUNTIME, "oneDNN: %s failed (status %d)", what, (int)s);
+    }
+}
+
+onyx_status cpu_dnnl_engine(dnnl_engine_t *out) {
+    pthread_once(&engine_once, create_engine);
+    TRY(cpu_dnnl_check(engine_status, "creating the CPU engine"));
+    *out = engine;
+    return ONYX_OK;
+}
+
+static onyx_status thread_stream(dnnl_stream_t *out) {
+    dnnl_engine_t e;
+    TRY(cpu_dnnl_engine(&e));
+    dnnl_stream_t s = pthread_getspecific(stream_key);
+    if (!s) {
+        TRY(cpu_dnnl_check(dnnl_stream_create(&s, e, dnnl_stream_default_flags), "creating a stream"));
+        if (pthread_setspecific(stream_key, s) != 0) {
+            dnnl_stream_destroy(s);
+            return onyx_oom("oneDNN stream");
+        }
+    }
+    *out = s;
+    return ONYX_OK;
+}
+
+onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                              dnnl_data_type_t dt) {
+    if (rank < 1 || rank > DNNL_MAX_NDIMS)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: rank %d is not supported", rank);
+    dnnl_dims_t d, strides;
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        d[i] = dims[i];
+        strides[i] = s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+    }
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, rank, d, dt, strides),
+                          "describing a tensor");
+}
+
+onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                                dnnl_data_type_t dt) {
+    if (rank < 3 || rank > 5)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: no blocked layout of rank %d", rank);
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, tag),
+                          "describing a blocked tensor");
+}
+
+onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md) {
+    dnnl_engine_t e;
+    TRY(cpu_dnnl_engine(&e));
+    return cpu_dnnl_check(dnnl_memory_create(out, md, e, DNNL_MEMORY_NONE), "creating a memory");
+}
+
+onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args,
+                             int threads) {
+    dnnl_stream_t s = NULL;
+    TRY(thread_stream(&s));
+    /* oneDNN's OpenMP runtime takes the calling thread's max-threads setting, like parallel_for
+     * takes the rep's count: set it for this call only. */
+    int saved = cpu_dnnl_threads_set(threads);
+    dnnl_status_t r = dnnl_primitive_execute(prim, s, nargs, args);
+    if (r == dnnl_success) r = dnnl_stream_wait(s);
+    cpu_dnnl_threads_restore(saved);
+    return cpu_dnnl_check(r, "executing a primitive");
+}
+
+int cpu_dnnl_threads_set(int threads) {
+    int saved = omp_get_max_threads();
+    if (threads > 0 && threads != saved) omp_set_num_threads(threads);
+    return saved;
+}
+
+void cpu_dnnl_threads_restore(int saved) {
+    if (omp_get_max_threads() != saved) omp_set_num_threads(saved);
+}
+
+void *cpu_dnnl_alloc(size_t size) {
+    size = (size + 63) / 64 * 64;
+    return aligned_alloc(64, size ? size : 64);
+}

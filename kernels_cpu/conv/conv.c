@@ -1,0 +1,995 @@
+/* CPU kernels of Conv and ConvTranspose. float runs on oneDNN primitives built once per input
+ * shape (in prepare when shapes are static), with constant weights reordered once into the
+ * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Convs compute in
+ * oneDNN's channel-blocked layout (nC..16c) whenever it has a blocked kernel for them; tensors the
+ * fusion pass marks opaque (passed only between these kernels) are also stored that way when
+ * their channels are a multiple of 16, so chains of convs reorder only at their edges. Per-channel
+ * steps and a Relu before a conv (pre-ops) are applied on the way into its blocked input.
+ * float16/bfloat16 run the same primitives on float copies; double runs im2col/col2im around
+ * BLAS. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exec.h"
+#include "core/fuse.h"
+#include "core/parallel.h"
+#include "ops/conv/conv.h"
+#include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/dnnl_util.h"
+
+/* Input shapes whose primitives are kept (a rep run with a few shapes in turn). */
+#define CONV_CACHE 4
+
+/* One primitive for one input shape, with the memories and buffers it runs with. */
+typedef struct conv_prim {
+    bool used;
+    int rank;
+    int64_t xdims[ONYX_MAX_RANK], wdims[ONYX_MAX_RANK];
+    conv_geom g;
+    int64_t xn, wn, yn;              /* element counts of X, W, Y */
+    dnnl_primitive_t prim, wreorder; /* wreorder: ONNX weights -> primitive layout, or NULL */
+    dnnl_memory_t src, wei, bias, dst, scratch, wuser;
+    void *wbuf;                      /* weights in the primitive's layout (NULL: ONNX's is it) */
+    bool wready;                     /* wbuf holds the constant weights already */
+    void *scratch_buf;
+    float *bbuf;                     /* bias as float (folded, converted), or NULL */
+    bool bready;                     /* bbuf holds the constant bias already */
+    float *hx, *hw, *hy;             /* float copies of half-precision X, W, Y */
+    /* ConvTranspose whose output starts before its natural first pixel (negative begin pads,
+     * which oneDNN refuses): the primitive writes `stage` with begin pads 0 and run() places it
+     * `shift` pixels in, bias around it */
+    float *stage;
+    int64_t stage_dims[ONYX_MAX_RANK], shift[CONV_MAX_SPATIAL];
+    /* layout changes between the tensors as stored and as the primitive computes them */
+    dnnl_primitive_t reo_src, reo_dst, reo_add;
+    dnnl_memory_t src_user, dst_user, add_user;
+    void *src_buf, *dst_buf;          /* X, Y in the primitive's layout */
+    /* pre-ops: applied on the way into src_buf when that is X channel-blocked (pre_direct),
+     * else into pre_buf (plain) ahead of the usual path */
+    bool pre_direct;
+    float *pre_buf;
+} conv_prim;
+
+typedef struct conv_state {
+    bool transpose;
+    onyx_dtype dtype;
+    bool has_bias;
+    fuse_chain chain;
+    int sum_input;                   /* fused node input added by a sum post-op, or -1 */
+    float *bn_mul, *bn_add;          /* folded BatchNormalization per output channel, or NULL */
+    /* pre-ops (fuse_chain.pre): x -> x * pre_mul[c] + pre_add[c], then (pre_act) a leaky Relu
+     * with slope pre_alpha, per input channel */
+    float *pre_mul, *pre_add;
+    int64_t pre_c;
+    bool pre_act;
+    float pre_alpha;
+    int next;
+    conv_prim cache[CONV_CACHE];
+    double *col;                     /* double path: im2col/col2im buffer */
+    size_t col_cap;
+} conv_state;
+
+static bool is_half(onyx_dtype d) { return d == ONYX_FLOAT16 || d == ONYX_BFLOAT16; }
+
+static void to_float(onyx_dtype d, const void *x, float *y, int64_t n) {
+    const uint16_t *h = x;
+    if (d == ONYX_FLOAT16)
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_fp16_to_float(h[i]);
+    else if (d == ONYX_BFLOAT16)
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_bf16_to_float(h[i]);
+    else
+        memcpy(y, x, (size_t)n * sizeof *y);
+}
+
+static void from_float(onyx_dtype d, const float *x, void *y, int64_t n) {
+    uint16_t *h = y;
+    if (d == ONYX_FLOAT16)
+        CPU_SIMD for (int64_t i = 0; i < n; i++) h[i] = cpu_float_to_fp16(x[i]);
+    else
+        CPU_SIMD for (int64_t i = 0; i < n; i++) h[i] = cpu_float_to_bf16(x[i]);
+}
+
+static void prim_release(conv_prim *p) {
+    if (p->prim) dnnl_primitive_destroy(p->prim);
+    if (p->wreorder) dnnl_primitive_destroy(p->wreorder);
+    dnnl_primitive_t prims[] = {p->reo_src, p->reo_dst, p->reo_add};
+    for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
+        if (prims[i]) dnnl_primitive_destroy(prims[i]);
+    free(p->src_buf);
+    free(p->dst_buf);
+    free(p->pre_buf);
+    dnnl_memory_t mems[] = {p->src, p->wei, p->bias, p->dst, p->scratch, p->wuser,
+                            p->src_user, p->dst_user, p->add_user};
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
+        if (mems[i]) dnnl_memory_destroy(mems[i]);
+    free(p->wbuf);
+    free(p->scratch_buf);
+    free(p->bbuf);
+    free(p->hx);
+    free(p->hw);
+    free(p->hy);
+    free(p->stage);
+    memset(p, 0, sizeof *p);
+}
+
+void cpu_conv_release(void *state) {
+    conv_state *s = state;
+    if (!s) return;
+    for (int i = 0; i < CONV_CACHE; i++) prim_release(&s->cache[i]);
+    free(s->bn_mul);
+    free(s->bn_add);
+    free(s->pre_mul);
+    free(s->pre_add);
+    free(s->col);
+    free(s);
+}
+
+/* ------------------------------------------------------------------ building a primitive */
+
+static onyx_status append_post_ops(const conv_state *s, dnnl_post_ops_t po) {
+    for (int i = 0; i < s->chain.n; i++) {
+        const fuse_op *op = &s->chain.ops[i];
+        dnnl_status_t r = dnnl_success;
+        switch (op->kind) {
+        case FUSE_BATCHNORM:
+        case FUSE_SCALE:
+        case FUSE_SHIFT: break; /* folded into the weights and bias */
+        case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, op->alpha, 0.f); break;
+        case FUSE_CLIP:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, op->alpha, op->beta);
+            break;
+        case FUSE_SIGMOID: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0.f, 0.f); break;
+        case FUSE_TANH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0.f, 0.f); break;
+        case FUSE_HARDSIGMOID:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, op->beta);
+            if (r == dnnl_success)
+                r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+            break;
+        case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
+        }
+        TRY(cpu_dnnl_check(r, "adding a post-op"));
+    }
+    return ONYX_OK;
+}
+
+/* Descriptors of the weights: the logical [G,] O, I, k... dims oneDNN wants, with the strides
+ * ONNX stores them in (Conv: [M, C/G, k...]; ConvTranspose: [C, M/G, k...]). */
+static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_memory_desc_t *user,
+                              dnnl_memory_desc_t *any) {
+    dnnl_dims_t dims, strides;
+    int nd = 0;
+    int64_t kp = 1;
+    for (int i = 0; i < g->nsp; i++) kp *= g->k[i];
+    int64_t og = g->m / g->group, ig = g->c / g->group;
+    bool grouped = g->group > 1;
+    if (grouped) dims[nd++] = g->group;
+    dims[nd++] = og;
+    dims[nd++] = ig;
+    for (int i = 0; i < g->nsp; i++) dims[nd++] = g->k[i];
+    int64_t st = 1;
+    for (int i = g->nsp - 1; i >= 0; i--) {
+        strides[nd - g->nsp + i] = st;
+        st *= g->k[i];
+    }
+    int o = grouped ? 1 : 0, in = o + 1;
+    if (!s->transpose) {
+        strides[in] = kp;
+        strides[o] = ig * kp;
+    } else {
+        strides[o] = kp;
+        strides[in] = og * kp;
+    }
+    if (grouped) strides[0] = og * ig * kp;
+    TRY(cpu_dnnl_check(dnnl_memory_desc_init_by_strides(user, nd, dims, dnnl_f32, strides),
+                       "describing the weights"));
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(any, nd, dims, dnnl_f32, dnnl_format_tag_any),
+                          "describing the weights");
+}
+
+/* W as float in ONNX layout with BatchNormalization folded in (caller frees). */
+static onyx_status folded_weights(const conv_state *s, const conv_prim *p, const tensor *w,
+                                  float **out) {
+    float *f = malloc((size_t)(p->wn > 0 ? p->wn : 1) * sizeof *f);
+    if (!f) return onyx_oom("convolution weights");
+    to_float(s->dtype, w->data, f, p->wn);
+    if (s->bn_mul) {
+        int64_t per = p->wn / p->g.m;
+        for (int64_t m = 0; m < p->g.m; m++)
+            for (int64_t i = 0; i < per; i++) f[m * per + i] *= s->bn_mul[m];
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+/* Puts float weights `f` (ONNX layout) where the primitive reads them. */
+static onyx_status place_weights(conv_prim *p, float *f, int threads) {
+    if (!p->wreorder) {
+        memcpy(p->wbuf, f, (size_t)p->wn * sizeof *f);
+        return ONYX_OK;
+    }
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wuser, f), "binding weights"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wei, p->wbuf), "binding weights"));
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, p->wuser}, {DNNL_ARG_TO, p->wei}};
+    return cpu_dnnl_execute(p->wreorder, 2, args, threads);
+}
+
+/* The bias as float with BatchNormalization folded in, into p->bbuf. */
+static void fold_bias(const conv_state *s, conv_prim *p, const tensor *b) {
+    for (int64_t m = 0; m < p->g.m; m++) {
+        float v = 0.f;
+        if (b) to_float(s->dtype, (const char *)b->data + (size_t)m * dtype_size(s->dtype), &v, 1);
+        p->bbuf[m] = s->bn_mul ? v * s->bn_mul[m] + s->bn_add[m] : v;
+    }
+}
+
+/* The layout opaque tensors are kept in: channel-blocked by 16 when the channels allow it. */
+static bool blockable(onyx_dtype dt, int rank, int64_t channels) {
+    return dt == ONYX_FLOAT && rank >= 3 && rank <= 5 && channels > 0 && channels % 16 == 0;
+}
+
+static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
+    return cpu_dnnl_md_blocked(md, rank, dims, dnnl_f32);
+}
+
+static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, dnnl_format_tag_any),
+                          "describing a tensor");
+}
+
+/* The descriptor of a tensor as stored: blocked when opaque and blockable, else plain. */
+static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, onyx_dtype dt, int rank,
+                             const int64_t *dims) {
+    if (opaque && blockable(dt, rank, dims[1])) return md_blocked(md, rank, dims);
+    return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
+}
+
+/* A reorder from `from` to `to`, with a memory for the side given by the caller (`user`). */
+static onyx_status make_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                const dnnl_memory_desc_t *user_md, dnnl_primitive_t *prim,
+                                dnnl_memory_t *user) {
+    dnnl_engine_t eng;
+    dnnl_primitive_desc_t rpd = NULL;
+    TRY(cpu_dnnl_engine(&eng));
+    TRY(cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng, NULL),
+                       "creating a reorder"));
+    onyx_status st = cpu_dnnl_check(dnnl_primitive_create(prim, rpd), "creating a reorder");
+    dnnl_primitive_desc_destroy(rpd);
+    if (st == ONYX_OK) st = cpu_dnnl_memory(user, user_md);
+    return st;
+}
+
+static onyx_status run_reorder(dnnl_primitive_t r, dnnl_memory_t from, const void *from_ptr,
+                               dnnl_memory_t to, void *to_ptr, int threads) {
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)from_ptr), "binding a reorder"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(to, to_ptr), "binding a reorder"));
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return cpu_dnnl_execute(r, 2, args, threads);
+}
+
+static onyx_status build_prim(conv_state *s, const graph_node *node, conv_prim *p, int rank,
+                              const int64_t *xdims, const int64_t *wdims, const tensor *w_const,
+                              const tensor *b, bool b_const, int threads) {
+    onyx_status st = ONYX_OK;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    float *wtmp = NULL;
+    dnnl_engine_t eng;
+    memset(p, 0, sizeof *p);
+    CHECK(cpu_dnnl_engine(&eng));
+    p->rank = rank;
+    memcpy(p->xdims, xdims, sizeof(int64_t) * (size_t)rank);
+    memcpy(p->wdims, wdims, sizeof(int64_t) * (size_t)rank);
+    CHECK(conv_geometry(node, s->transpose, rank, xdims, rank, wdims, &p->g));
+    conv_geom *g = &p->g;
+    int64_t ydims[ONYX_MAX_RANK];
+    conv_out_dims(g, ydims);
+    if (!shape_numel(rank, xdims, &p->xn) || !shape_numel(rank, wdims, &p->wn) ||
+        !shape_numel(rank, ydims, &p->yn)) {
+        st = onyx_error(ONYX_ERR_SHAPE, "convolution sizes overflow");
+        goto done;
+    }
+    p->used = true;
+    if (p->yn == 0 || p->xn == 0) goto done; /* nothing to convolve: run() fills bias or nothing */
+    if (g->nsp > 3) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "float convolutions with %d spatial dims (oneDNN "
+                        "takes 1 to 3)", g->nsp);
+        goto done;
+    }
+    dnnl_memory_desc_t src_md, dst_md, wuser_md, wany_md, bias_md, src_st, dst_st, add_st;
+    bool force_plain = false;
+retry:;
+    /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
+     * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
+     * at the edges of a chain. Channel counts off the 16 grid are padded in the copies (not worth
+     * it below 64 output channels); a plain X with fewer than 16 channels goes in as it is
+     * (oneDNN has blocked kernels for first layers). */
+    int64_t cg = g->c / g->group, mg = g->m / g->group;
+    bool blk = !force_plain && !s->transpose && s->dtype == ONYX_FLOAT &&
+               (blockable(s->dtype, rank, g->m) || g->m >= 64) &&
+               (g->group == 1 || (cg % 16 == 0 && mg % 16 == 0) || (cg == 1 && mg == 1));
+    bool blk_x = blk && g->c >= 16;
+    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
+    if (blk_x) CHECK(md_blocked(&src_md, rank, xdims));
+    /* no blocked kernel: a float conv lets oneDNN choose the layouts (channels-last kernels take
+     * channel splits the blocked ones do not) and reorders to them */
+    bool any = !blk && !s->transpose && s->dtype == ONYX_FLOAT;
+    if (any) CHECK(md_any(&src_md, rank, xdims));
+    else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
+    bool staged = false;
+    for (int i = 0; i < g->nsp; i++) {
+        p->shift[i] = g->pad_b[i] < 0 ? -g->pad_b[i] : 0;
+        staged |= p->shift[i] > 0;
+    }
+    memcpy(p->stage_dims, ydims, sizeof(int64_t) * (size_t)rank);
+    if (staged) {
+        for (int i = 0; i < g->nsp; i++) p->stage_dims[2 + i] -= p->shift[i];
+        int64_t sn = 0;
+        if (!shape_numel(rank, p->stage_dims, &sn) || !(p->stage = cpu_dnnl_alloc((size_t)sn * sizeof(float)))) {
+            st = onyx_oom("transposed convolution staging");
+            goto done;
+        }
+    }
+    if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
+    else if (any) CHECK(md_any(&dst_md, rank, ydims));
+    else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
+    CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->dtype, rank, ydims));
+    CHECK(md_stored(&add_st, s->chain.opaque_addend, s->dtype, rank, ydims));
+    CHECK(weights_md(s, g, &wuser_md, &wany_md));
+    bool has_bias = s->has_bias || s->bn_mul;
+    if (has_bias) CHECK(cpu_dnnl_md_plain(&bias_md, 1, &g->m, dnnl_f32));
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int i = 0; i < g->nsp; i++) {
+        strides[i] = g->stride[i];
+        dil[i] = g->dil[i] - 1;
+        pl[i] = g->pad_b[i] + p->shift[i];
+        pr[i] = g->pad_e[i];
+    }
+    CHECK(cpu_dnnl_check(dnnl_primitive_attr_create(&attr), "creating attributes"));
+    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
+                         "setting the scratchpad mode"));
+    if (s->chain.n > 0) {
+        CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
+        CHECK(append_post_ops(s, po));
+        CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
+    }
+    if (!s->transpose) {
+        dnnl_convolution_desc_t d;
+        CHECK(cpu_dnnl_check(dnnl_dilated_convolution_forward_desc_init(
+                                 &d, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
+                                 &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
+                             "describing the convolution"));
+        CHECK(cpu_dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL),
+                             "creating the convolution"));
+    } else {
+        dnnl_deconvolution_desc_t d;
+        CHECK(cpu_dnnl_check(dnnl_dilated_deconvolution_forward_desc_init(
+                                 &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md,
+                                 &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
+                             "describing the transposed convolution"));
+        CHECK(cpu_dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL),
+                             "creating the transposed convolution"));
+    }
+    if (any) {
+        src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    }
+    if (blk) {
+        /* some channel splits have no blocked kernel and land on the reference one, which is
+         * orders of magnitude slower: then compute in the plain layout */
+        const char *impl = NULL;
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        if (impl && !strncmp(impl, "ref", 3)) {
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+            if (po) dnnl_post_ops_destroy(po);
+            po = NULL;
+            dnnl_primitive_attr_destroy(attr);
+            attr = NULL;
+            force_plain = true;
+            goto retry;
+        }
+    }
+    if (!dnnl_memory_desc_equal(&src_st, &src_md)) {
+        CHECK(make_reorder(&src_st, &src_md, &src_st, &p->reo_src, &p->src_user));
+        if (!(p->src_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&src_md)))) {
+            st = onyx_oom("convolution input copy");
+            goto done;
+        }
+    }
+    if (s->pre_mul) {
+        if (g->c != s->pre_c || g->n * g->c <= 0) {
+            st = onyx_error(ONYX_ERR_SHAPE, "convolution pre-ops were made for %lld input "
+                            "channels, X has %lld", (long long)s->pre_c, (long long)g->c);
+            goto done;
+        }
+        /* X blocked by 16 channels: the pre-ops write it there directly, as the reorder would */
+        p->pre_direct = blk_x;
+        if (p->pre_direct && !p->src_buf &&
+            !(p->src_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&src_md)))) {
+            st = onyx_oom("convolution input copy");
+            goto done;
+        }
+        if (!p->pre_direct && !(p->pre_buf = cpu_dnnl_alloc((size_t)p->xn * sizeof(float)))) {
+            st = onyx_oom("convolution pre-op copy");
+            goto done;
+        }
+    }
+    if (!p->stage && !dnnl_memory_desc_equal(&dst_st, &dst_md)) {
+        CHECK(make_reorder(&dst_md, &dst_st, &dst_st, &p->reo_dst, &p->dst_user));
+        if (!(p->dst_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&dst_md)))) {
+            st = onyx_oom("convolution output copy");
+            goto done;
+        }
+    }
+    if (s->sum_input >= 0 && !dnnl_memory_desc_equal(&add_st, &dst_md))
+        CHECK(make_reorder(&add_st, &dst_md, &add_st, &p->reo_add, &p->add_user));
+    CHECK(cpu_dnnl_check(dnnl_primitive_create(&p->prim, pd), "creating the primitive"));
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t scratch_size = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    CHECK(cpu_dnnl_memory(&p->src, &src_md));
+    CHECK(cpu_dnnl_memory(&p->dst, &dst_md));
+    CHECK(cpu_dnnl_memory(&p->wei, wmd));
+    if (has_bias) CHECK(cpu_dnnl_memory(&p->bias, &bias_md));
+    if (scratch_size > 0) {
+        CHECK(cpu_dnnl_memory(&p->scratch, smd));
+        if (!(p->scratch_buf = cpu_dnnl_alloc(scratch_size))) {
+            st = onyx_oom("convolution scratchpad");
+            goto done;
+        }
+    }
+    bool same_layout = dnnl_memory_desc_equal(wmd, &wuser_md);
+    if (!same_layout) {
+        CHECK(cpu_dnnl_memory(&p->wuser, &wuser_md));
+        CHECK(cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, &wuser_md, eng, wmd, eng, NULL),
+                             "creating the weights reorder"));
+        CHECK(cpu_dnnl_check(dnnl_primitive_create(&p->wreorder, rpd), "creating the weights reorder"));
+    }
+    /* the weights get a buffer of their own unless they can be read where ONNX keeps them */
+    if (!same_layout || s->bn_mul || w_const || is_half(s->dtype)) {
+        if (!(p->wbuf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(wmd)))) {
+            st = onyx_oom("convolution weights");
+            goto done;
+        }
+    }
+    /* a bias of our own: BatchNormalization's shift folded in, or float copies of half values */
+    if (has_bias && (s->bn_mul || is_half(s->dtype))) {
+        if (!(p->bbuf = malloc((size_t)g->m * sizeof *p->bbuf))) {
+            st = onyx_oom("convolution bias");
+            goto done;
+        }
+        if (b_const || !s->has_bias) {
+            fold_bias(s, p, b);
+            p->bready = true;
+        }
+    }
+    if (is_half(s->dtype)) {
+        p->hx = malloc((size_t)p->xn * sizeof(float));
+        p->hw = malloc((size_t)p->wn * sizeof(float));
+        p->hy = malloc((size_t)p->yn * sizeof(float));
+        if (!p->hx || !p->hw || !p->hy) {
+            st = onyx_oom("float copies of half-precision tensors");
+            goto done;
+        }
+    }
+    if (w_const) {
+        CHECK(folded_weights(s, p, w_const, &wtmp));
+        CHECK(place_weights(p, wtmp, threads));
+        p->wready = true;
+    }
+done:
+    free(wtmp);
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    if (st != ONYX_OK) prim_release(p);
+    return st;
+}
+
+/* ------------------------------------------------------------------ prepare */
+
+static bool folds(fuse_kind k) {
+    return k == FUSE_BATCHNORM || k == FUSE_SCALE || k == FUSE_SHIFT;
+}
+
+/* Folds the leading per-channel affine steps (BatchNormalization, constant Mul and Add) of
+ * ops[0..n) into factors over m channels, *mul and *add (allocated here): v * mul + add. The
+ * steps after them are left to the caller (`*rest`: the index of the first). */
+static onyx_status fold_affine(const fuse_op *ops, int n, int64_t m, float **mul_out,
+                               float **add_out, int *rest) {
+    int i = 0;
+    for (; i < n; i++) {
+        const fuse_op *op = &ops[i];
+        if (!folds(op->kind)) break;
+        const tensor *k = op->kind == FUSE_SHIFT ? op->bias : op->scale;
+        bool fits = op->kind == FUSE_BATCHNORM
+                        ? op->scale->numel == m && op->bias->numel == m && op->mean->numel == m &&
+                              op->var->numel == m
+                        : k->numel == 1 || k->numel == m;
+        if (m < 0 || !fits)
+            return onyx_error(ONYX_ERR_RUNTIME, "fused per-channel step %d does not fit the "
+                              "convolution's %lld channels", i, (long long)m);
+        float *fm = *mul_out, *fa = *add_out;
+        if (!fm) {
+            *mul_out = fm = malloc((size_t)m * sizeof(float));
+            *add_out = fa = malloc((size_t)m * sizeof(float));
+            if (!fm || !fa) return onyx_oom("folded per-channel steps");
+            for (int64_t c = 0; c < m; c++) {
+                fm[c] = 1.f;
+                fa[c] = 0.f;
+            }
+        }
+        const float *kv = k->data;
+        for (int64_t c = 0; c < m; c++) {
+            double mul = 1.0, add = 0.0;
+            if (op->kind == FUSE_BATCHNORM) {
+                const float *sc = op->scale->data, *bi = op->bias->data, *mu = op->mean->data,
+                            *va = op->var->data;
+                mul = sc[c] / sqrt((double)va[c] + op->epsilon);
+                add = bi[c] - mu[c] * mul;
+            } else if (op->kind == FUSE_SCALE) {
+                mul = kv[k->numel == 1 ? 0 : c];
+            } else {
+                add = kv[k->numel == 1 ? 0 : c];
+            }
+            fm[c] = (float)(fm[c] * mul);
+            fa[c] = (float)(fa[c] * mul + add);
+        }
+    }
+    *rest = i;
+    return ONYX_OK;
+}
+
+/* Copies the fusion chain, folds its leading per-channel affine steps into y = conv(x) * bn_mul
+ * + bn_add, and its pre-ops into pre_mul, pre_add and the activation (c: X's channels). */
+static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m, int64_t c) {
+    s->sum_input = -1;
+    if (!chain) return ONYX_OK;
+    s->chain = *chain;
+    int rest = 0;
+    TRY(fold_affine(chain->ops, chain->n, m, &s->bn_mul, &s->bn_add, &rest));
+    for (int i = rest; i < chain->n; i++) {
+        if (folds(chain->ops[i].kind))
+            return onyx_error(ONYX_ERR_RUNTIME, "fused per-channel step %d follows a "
+                              "non-linear one", i);
+        if (chain->ops[i].kind == FUSE_SUM) s->sum_input = chain->ops[i].input;
+    }
+    if (chain->n_pre == 0) return ONYX_OK;
+    TRY(fold_affine(chain->pre, chain->n_pre, c, &s->pre_mul, &s->pre_add, &rest));
+    if (rest < chain->n_pre) {
+        const fuse_op *op = &chain->pre[rest];
+        if (rest != chain->n_pre - 1 || op->kind != FUSE_RELU)
+            return onyx_error(ONYX_ERR_RUNTIME, "convolution pre-ops: only one Relu, last");
+        s->pre_act = true;
+        s->pre_alpha = op->alpha;
+    }
+    if (!s->pre_mul) { /* a Relu alone */
+        s->pre_mul = malloc((size_t)(c > 0 ? c : 1) * sizeof(float));
+        s->pre_add = calloc((size_t)(c > 0 ? c : 1), sizeof(float));
+        if (!s->pre_mul || !s->pre_add) return onyx_oom("convolution pre-ops");
+        for (int64_t k = 0; k < c; k++) s->pre_mul[k] = 1.f;
+    }
+    s->pre_c = c;
+    return ONYX_OK;
+}
+
+static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpose) {
+    if (p->n_in < 2 || !p->in_type[0] || !p->in_type[1])
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "inputs X and W are required");
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("convolution state");
+    onyx_status st = ONYX_OK;
+    s->transpose = transpose;
+    const type_info *x = p->in_type[0], *w = p->in_type[1];
+    s->dtype = x->dtype;
+    s->has_bias = p->n_in > 2 && p->in_type[2];
+    int64_t m = -1;
+    if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];
+    int64_t xc = x->rank >= 2 ? x->dims[1] : -1;
+    if (p->fused && p->fused->n_pre > 0 && (transpose || s->dtype != ONYX_FLOAT || xc < 0)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pre-ops need a float Conv with known "
+                        "input channels");
+        goto done;
+    }
+    CHECK(take_chain(s, p->fused, m, xc));
+    if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
+        const tensor *b = s->has_bias ? p->in_value[2] : NULL;
+        int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
+        int saved = cpu_dnnl_threads_set(threads);
+        st = build_prim(s, p->node, &s->cache[0], x->rank, x->dims, w->dims, p->in_value[1], b,
+                        b != NULL, threads);
+        cpu_dnnl_threads_restore(saved);
+        if (st != ONYX_OK) goto done;
+        s->next = 1;
+    }
+    *state = s;
+    s = NULL;
+done:
+    cpu_conv_release(s);
+    return st;
+}
+
+onyx_status cpu_conv_prepare(const kernel_prep *p, void **state) {
+    return conv_prepare(p, state, false);
+}
+onyx_status cpu_convtranspose_prepare(const kernel_prep *p, void **state) {
+    return conv_prepare(p, state, true);
+}
+
+/* ------------------------------------------------------------------ float run */
+
+/* The pre-ops over (batch, channel block) planes: x plain [N, C, S] into y, either plain or
+ * channel-blocked [N, ceil(C/16), S, 16] with the padding channels zero. */
+typedef struct pre_job {
+    const conv_state *s;
+    const float *x;
+    float *y;
+    int64_t c, cb, sp;  /* channels, channel blocks (blocked) or channels (plain), spatial size */
+    bool blocked;
+} pre_job;
+
+/* y = act(x * mul + add) over n values; written as selects GCC vectorizes at -O2 (NaN stays
+ * NaN, Relu(-inf) = 0). */
+static void pre_row(const float *x, float *y, int64_t n, float mul, float add, bool act,
+                    float slope) {
+    if (!act) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = x[i] * mul + add;
+    } else if (slope == 0.f) {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) {
+            float v = x[i] * mul + add;
+            y[i] = v < 0.f ? 0.f : v;
+        }
+    } else {
+        CPU_SIMD for (int64_t i = 0; i < n; i++) {
+            float v = x[i] * mul + add;
+            float pos = v < 0.f ? 0.f : v, neg = v < 0.f ? v : 0.f;
+            y[i] = pos + slope * neg;
+        }
+    }
+}
+
+/* A 4 x 4 transpose from rows of `src` (stride ss) to rows of `dst` (stride ds) in vector
+ * registers (GCC / clang vector extensions): the scalar 16 x 16 tile transpose took as long as
+ * the rest of the pre-ops. */
+typedef float pre_v4 __attribute__((vector_size(16)));
+typedef int pre_v4i __attribute__((vector_size(16)));
+#if defined(__clang__)
+#define PRE_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define PRE_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (pre_v4i){i, j, k, l})
+#endif
+
+static inline void transpose4(const float *src, int64_t ss, float *dst, int64_t ds) {
+    pre_v4 a, b, c, d;
+    memcpy(&a, src, sizeof a);
+    memcpy(&b, src + ss, sizeof b);
+    memcpy(&c, src + 2 * ss, sizeof c);
+    memcpy(&d, src + 3 * ss, sizeof d);
+    pre_v4 t0 = PRE_SHUF(a, b, 0, 4, 1, 5), t1 = PRE_SHUF(a, b, 2, 6, 3, 7);
+    pre_v4 t2 = PRE_SHUF(c, d, 0, 4, 1, 5), t3 = PRE_SHUF(c, d, 2, 6, 3, 7);
+    pre_v4 o0 = PRE_SHUF(t0, t2, 0, 1, 4, 5), o1 = PRE_SHUF(t0, t2, 2, 3, 6, 7);
+    pre_v4 o2 = PRE_SHUF(t1, t3, 0, 1, 4, 5), o3 = PRE_SHUF(t1, t3, 2, 3, 6, 7);
+    memcpy(dst, &o0, sizeof o0);
+    memcpy(dst + ds, &o1, sizeof o1);
+    memcpy(dst + 2 * ds, &o2, sizeof o2);
+    memcpy(dst + 3 * ds, &o3, sizeof o3);
+}
+
+static void pre_planes(void *ctx, int64_t b, int64_t e) {
+    const pre_job *j = ctx;
+    const conv_state *s = j->s;
+    const float *pm = s->pre_mul, *pa = s->pre_add;
+    bool act = s->pre_act;
+    float slope = s->pre_alpha;
+    for (int64_t pl = b; pl < e; pl++) {
+        int64_t n = pl / j->cb, blk = pl % j->cb;
+        if (!j->blocked) {
+            pre_row(j->x + pl * j->sp, j->y + pl * j->sp, j->sp, pm[blk], pa[blk], act, slope);
+            continue;
+        }
+        /* 16 x 16 tiles: rows read and transformed contiguously, transposed in L1 */
+        float *y = j->y + pl * j->sp * 16, tile[16][16];
+        int64_t kn = j->c - blk * 16 < 16 ? j->c - blk * 16 : 16;
+        for (int64_t i0 = 0; i0 < j->sp; i0 += 16) {
+            int64_t w = j->sp - i0 < 16 ? j->sp - i0 : 16;
+            for (int64_t k = 0; k < 16; k++) {
+                int64_t ch = blk * 16 + k;
+                if (k >= kn) memset(tile[k], 0, sizeof tile[k]);
+                else pre_row(j->x + (n * j->c + ch) * j->sp + i0, tile[k], w, pm[ch], pa[ch], act,
+                             slope);
+            }
+            float *yt = y + i0 * 16;
+            if (w == 16) {
+                for (int kb = 0; kb < 16; kb += 4)
+                    for (int ib = 0; ib < 16; ib += 4)
+                        transpose4(&tile[kb][ib], 16, yt + ib * 16 + kb, 16);
+                continue;
+            }
+            for (int64_t i = 0; i < w; i++)
+                for (int64_t k = 0; k < 16; k++) yt[i * 16 + k] = tile[k][i];
+        }
+    }
+}
+
+static void run_pre(const conv_state *s, const conv_prim *p, const float *x, float *y) {
+    pre_job j = {s, x, y, p->g.c, p->g.c, p->xn / (p->g.n * p->g.c), p->pre_direct};
+    if (j.blocked) j.cb = (p->g.c + 15) / 16;
+    int64_t planes = p->g.n * j.cb, per = j.sp * (j.blocked ? 16 : 1);
+    int64_t grain = 16384 / (per > 0 ? per : 1);
+    parallel_for(planes, grain < 1 ? 1 : grain, pre_planes, &j);
+}
+
+static bool prim_fits(const conv_prim *p, const tensor *x, const tensor *w) {
+    return p->used && p->rank == x->rank && w->rank == x->rank &&
+           !memcmp(p->xdims, x->dims, sizeof(int64_t) * (size_t)x->rank) &&
+           !memcmp(p->wdims, w->dims, sizeof(int64_t) * (size_t)x->rank);
+}
+
+static onyx_status find_prim(conv_state *s, const kernel_call *c, conv_prim **out) {
+    const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+    for (int i = 0; i < CONV_CACHE; i++)
+        if (prim_fits(&s->cache[i], x, w)) {
+            *out = &s->cache[i];
+            return ONYX_OK;
+        }
+    if (x->rank != w->rank)
+        return onyx_error(ONYX_ERR_SHAPE, "W has rank %d, expected %d", w->rank, x->rank);
+    conv_prim *p = &s->cache[s->next];
+    s->next = (s->next + 1) % CONV_CACHE;
+    prim_release(p);
+    /* a BatchNormalization is folded only into constant weights, which fix the shape: a new shape
+     * here has no constant to fold */
+    if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
+    int saved = cpu_dnnl_threads_set(c->threads);
+    onyx_status st = build_prim(s, c->node, p, x->rank, x->dims, w->dims, NULL, NULL, false, c->threads);
+    cpu_dnnl_threads_restore(saved);
+    TRY(st);
+    *out = p;
+    return ONYX_OK;
+}
+
+/* Y of a convolution over no input elements (C = 0, yn > 0): the bias alone. */
+static void fill_bias(const conv_state *s, const conv_prim *p, const tensor *b, tensor *y) {
+    int64_t per = p->yn / (p->g.n * p->g.m);
+    size_t es = dtype_size(y->dtype);
+    memset(y->data, 0, y->nbytes);
+    if (!b && !s->bn_mul) return;
+    for (int64_t n = 0; n < p->g.n; n++)
+        for (int64_t m = 0; m < p->g.m; m++) {
+            float v = 0.f;
+            if (b) to_float(s->dtype, (const char *)b->data + (size_t)m * es, &v, 1);
+            if (s->bn_mul) v = v * s->bn_mul[m] + s->bn_add[m];
+            for (int64_t i = 0; i < per; i++) {
+                char *dst = (char *)y->data + (size_t)((n * p->g.m + m) * per + i) * es;
+                if (s->dtype == ONYX_FLOAT) memcpy(dst, &v, sizeof v);
+                else from_float(s->dtype, &v, dst, 1);
+            }
+        }
+}
+
+/* Places the staged output `shift` pixels into y (float, Y's dims), bias everywhere else. */
+static void unstage(const conv_prim *p, const float *bias, float *y) {
+    const conv_geom *g = &p->g;
+    int64_t per = p->yn / (g->n * g->m), last = p->stage_dims[p->rank - 1];
+    for (int64_t nm = 0; nm < g->n * g->m; nm++) {
+        float bv = bias ? bias[nm % g->m] : 0.f;
+        for (int64_t i = 0; i < per; i++) y[nm * per + i] = bv;
+    }
+    int64_t rows = p->yn > 0 ? 1 : 0, idx[ONYX_MAX_RANK] = {0};
+    for (int d = 0; d < p->rank - 1; d++) rows *= p->stage_dims[d];
+    const float *src = p->stage;
+    for (int64_t r = 0; r < rows; r++, src += last) {
+        int64_t off = 0;
+        for (int d = 0; d < p->rank - 1; d++) {
+            int64_t ydim = d < 2 ? p->stage_dims[d] : g->out[d - 2];
+            off = off * ydim + idx[d] + (d < 2 ? 0 : p->shift[d - 2]);
+        }
+        off = off * g->out[g->nsp - 1] + p->shift[g->nsp - 1];
+        memcpy(y + off, src, (size_t)last * sizeof *y);
+        for (int d = p->rank - 2; d >= 0; d--) {
+            if (++idx[d] < p->stage_dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static onyx_status run_float(conv_state *s, const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
+    tensor *y = kernel_output(c, 0);
+    conv_prim *p = NULL;
+    TRY(find_prim(s, c, &p));
+    if (y->numel != p->yn)
+        return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
+                          (long long)y->numel, (long long)p->yn);
+    const tensor *addend = s->sum_input >= 0 ? kernel_input(c, s->sum_input) : NULL;
+    if (s->sum_input >= 0 && (!addend || addend->numel != y->numel || addend->dtype != y->dtype))
+        return onyx_error(ONYX_ERR_SHAPE, "fused Add: addend does not match the output");
+    if (!p->prim) {
+        if (p->yn == 0) return ONYX_OK;
+        fill_bias(s, p, b, y); /* no input elements: the sum is empty */
+        if (addend) {
+            float *yf = y->data;
+            const float *af = addend->data;
+            for (int64_t i = 0; i < y->numel; i++) yf[i] += af[i];
+        }
+        return ONYX_OK;
+    }
+    bool half = is_half(s->dtype);
+    const void *src = x->data;
+    if (half) {
+        to_float(s->dtype, x->data, p->hx, p->xn);
+        src = p->hx;
+    }
+    void *out = half ? (void *)p->hy : y->data;
+    void *dst = p->stage ? (void *)p->stage : p->dst_buf ? p->dst_buf : out;
+    if (s->pre_mul && p->pre_direct) {
+        run_pre(s, p, src, p->src_buf);
+        src = p->src_buf;
+    } else {
+        if (s->pre_mul) {
+            run_pre(s, p, src, p->pre_buf);
+            src = p->pre_buf;
+        }
+        if (p->reo_src) {
+            TRY(run_reorder(p->reo_src, p->src_user, src, p->src, p->src_buf, c->threads));
+            src = p->src_buf;
+        }
+    }
+    if (p->reo_add)
+        TRY(run_reorder(p->reo_add, p->add_user, addend->data, p->dst, dst, c->threads));
+    else if (addend && addend->data != dst)
+        memcpy(dst, addend->data, (size_t)y->numel * sizeof(float));
+    /* weights */
+    void *wei = p->wbuf;
+    if (!p->wready) {
+        const float *wf = w->data;
+        if (half) {
+            to_float(s->dtype, w->data, p->hw, p->wn);
+            wf = p->hw;
+        }
+        if (p->wreorder) TRY(place_weights(p, (float *)wf, c->threads));
+        else wei = (void *)wf;
+    }
+    const void *bias = NULL;
+    if (p->bias) {
+        if (p->bready) bias = p->bbuf;
+        else if (p->bbuf) {
+            fold_bias(s, p, b);
+            bias = p->bbuf;
+        } else bias = b->data;
+    }
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->src, (void *)src), "binding X"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wei, wei), "binding W"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->dst, dst), "binding Y"));
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei},
+                               {DNNL_ARG_DST, p->dst}};
+    int nargs = 3;
+    if (p->bias) {
+        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->bias, (void *)bias), "binding B"));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
+    }
+    if (p->scratch) {
+        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->scratch, p->scratch_buf), "binding scratch"));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    }
+    TRY(cpu_dnnl_execute(p->prim, nargs, args, c->threads));
+    if (p->stage) unstage(p, bias, out);
+    if (p->reo_dst) TRY(run_reorder(p->reo_dst, p->dst, p->dst_buf, p->dst_user, out, c->threads));
+    if (half) from_float(s->dtype, p->hy, y->data, p->yn);
+    return ONYX_OK;
+}
+
+/* ------------------------------------------------------------------ double run */
+
+/* Flat index in the `big` space (dims `big`) of position `pos` (small-space multi-index) shifted
+ * by kernel offset `kk`: pos * stride - pad + kk * dilation; -1 when outside. */
+static int64_t tap_index(const conv_geom *g, const int64_t *big, const int64_t *pos,
+                         const int64_t *kk) {
+    int64_t flat = 0;
+    for (int i = 0; i < g->nsp; i++) {
+        int64_t t = pos[i] * g->stride[i] - g->pad_b[i] + kk[i] * g->dil[i];
+        if (t < 0 || t >= big[i]) return -1;
+        flat = flat * big[i] + t;
+    }
+    return flat;
+}
+
+static void next_index(int nsp, const int64_t *dims, int64_t *idx) {
+    for (int i = nsp - 1; i >= 0; i--) {
+        if (++idx[i] < dims[i]) return;
+        idx[i] = 0;
+    }
+}
+
+static onyx_status run_double(conv_state *s, const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
+    tensor *y = kernel_output(c, 0);
+    conv_geom g;
+    TRY(conv_geometry(c->node, s->transpose, x->rank, x->dims, w->rank, w->dims, &g));
+    int64_t kp = 1, ip = 1, op = 1;
+    for (int i = 0; i < g.nsp; i++) {
+        kp *= g.k[i];
+        ip *= g.in[i];
+        op *= g.out[i];
+    }
+    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    /* rows x columns of the column matrix: Conv (Cg*K) x out, ConvTranspose (Mg*K) x in */
+    int64_t rows = (s->transpose ? mg : cg) * kp, cols = s->transpose ? ip : op;
+    if (!cpu_blas_dims_ok(rows, cols, s->transpose ? cg : rows) || !cpu_blas_dims_ok(mg, op, cg))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "convolution too large for BLAS's int");
+    size_t need = (size_t)(rows * cols);
+    if (need > s->col_cap) {
+        double *col = malloc((need ? need : 1) * sizeof *col);
+        if (!col) return onyx_oom("convolution columns");
+        free(s->col);
+        s->col = col;
+        s->col_cap = need;
+    }
+    double *col = s->col, *yd = y->data;
+    const double *xd = x->data, *wd = w->data, *bd = b ? b->data : NULL;
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            const double *xg = xd + (n * g.c + gi * cg) * ip;
+            double *yg = yd + (n * g.m + gi * mg) * op;
+            if (!s->transpose) {
+                for (int64_t r = 0; r < rows; r++) {
+                    int64_t ch = r / kp, kk[CONV_MAX_SPATIAL], pos[CONV_MAX_SPATIAL] = {0};
+                    int64_t kr = r % kp;
+                    for (int i = g.nsp - 1; i >= 0; i--) {
+                        kk[i] = kr % g.k[i];
+                        kr /= g.k[i];
+                    }
+                    for (int64_t o = 0; o < op; o++) {
+                        int64_t t = tap_index(&g, g.in, pos, kk);
+                        col[r * op + o] = t >= 0 ? xg[ch * ip + t] : 0.0;
+                        next_index(g.nsp, g.out, pos);
+                    }
+                }
+                cpu_dgemm(false, false, mg, op, rows, 1.0, wd + gi * mg * rows, rows, col, op, 0.0,
+                          yg, op);
+                for (int64_t m = 0; m < mg; m++)
+                    if (bd)
+                        for (int64_t o = 0; o < op; o++) yg[m * op + o] += bd[gi * mg + m];
+            } else {
+                /* col[(m, k), i] = sum_c W[c, m, k] X[c, i], then scattered into Y */
+                cpu_dgemm(true, false, rows, ip, cg, 1.0, wd + gi * cg * rows, rows, xg, ip, 0.0,
+                          col, ip);
+                for (int64_t m = 0; m < mg; m++) {
+                    double bv = bd ? bd[gi * mg + m] : 0.0;
+                    for (int64_t o = 0; o < op; o++) yg[m * op + o] = bv;
+                }
+                for (int64_t r = 0; r < rows; r++) {
+                    int64_t m = r / kp, kk[CONV_MAX_SPATIAL], pos[CONV_MAX_SPATIAL] = {0};
+                    int64_t kr = r % kp;
+                    for (int i = g.nsp - 1; i >= 0; i--) {
+                        kk[i] = kr % g.k[i];
+                        kr /= g.k[i];
+                    }
+                    for (int64_t i = 0; i < ip; i++) {
+                        int64_t t = tap_index(&g, g.out, pos, kk);
+                        if (t >= 0) yg[m * op + t] += col[r * ip + i];
+                        next_index(g.nsp, g.in, pos);
+                    }
+                }
+            }
+        }
+    return ONYX_OK;
+}
+
+static onyx_status conv_run(const kernel_call *c) {
+    conv_state *s = c->state;
+    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    if (kernel_output(c, 0)->numel == 0) return ONYX_OK;
+    return s->dtype == ONYX_DOUBLE ? run_double(s, c) : run_float(s, c);
+}
+
+onyx_status cpu_conv_run(const kernel_call *c) { return conv_run(c); }
+onyx_status cpu_convtranspose_run(const kernel_call *c) { return conv_run(c); }
+void cpu_convtranspose_release(void *state) { cpu_conv_release(state); }

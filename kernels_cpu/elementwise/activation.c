@@ -1,0 +1,232 @@
+/* CPU kernels of the unary activations: one template for float and double (float16/bfloat16 go
+ * through float in chunks), plus the integer forms of Relu (v14) and Shrink. */
+#include <math.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
+
+typedef enum act_op {
+    A_RELU, A_LEAKY, A_ELU, A_SELU, A_CELU, A_GELU, A_GELU_TANH, A_HSIG, A_HSWISH, A_MISH,
+    A_SOFTPLUS, A_SOFTSIGN, A_SWISH, A_THRELU, A_SHRINK, A_SIGMOID, A_TANH,
+} act_op;
+
+#define CHUNK 256
+#define GRAIN 8192
+
+typedef struct act_job {
+    act_op op;
+    float alpha, beta, gamma;
+    onyx_dtype dtype;
+    const void *x;
+    void *y;
+} act_job;
+
+/* The loops below are marked CPU_SIMD. Selects pick operands rather than results of arithmetic,
+ * which the vectorizer may not speculate under trapping math; loops calling libm stay scalar. */
+
+/* N: name, T: type, then its libm functions. */
+#define DEFINE_ACT(N, T, EXP, EXPM1, LOG1P, TANH, ERF, SQRT)                                       \
+    static inline T N##_softplus(T x) {                                                            \
+        T ax = x < 0 ? -x : x;                                                                     \
+        return (x > 0 ? x : 0) + LOG1P(EXP(-ax));                                                  \
+    }                                                                                              \
+    /* e^-x overflowing to inf still gives the right 0 */                                          \
+    static inline T N##_sigmoid(T x) { return 1 / (1 + EXP(-x)); }                                 \
+    static void N##_act(const act_job *j, const T *x, T *y, int64_t n) {                           \
+        const T a = (T)j->alpha, b = (T)j->beta, g = (T)j->gamma;                                  \
+        switch (j->op) {                                                                           \
+        case A_RELU:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? 0 : x[i];                            \
+            break;                                                                                 \
+        case A_LEAKY:                                                                              \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * (x[i] < 0 ? a : 1);                      \
+            break;                                                                                 \
+        case A_ELU:                                                                                \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? a * EXPM1(x[i]) : x[i];              \
+            break;                                                                                 \
+        case A_SELU:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = g * (x[i] <= 0 ? a * EXPM1(x[i]) : x[i]);       \
+            break;                                                                                 \
+        case A_CELU:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? a * EXPM1(x[i] / a) : x[i];          \
+            break;                                                                                 \
+        case A_GELU: {                                                                             \
+            const T r = (T)0.70710678118654752440;                                                 \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = (T)0.5 * x[i] * (1 + ERF(x[i] * r));            \
+            break;                                                                                 \
+        }                                                                                          \
+        case A_GELU_TANH: {                                                                        \
+            /* 0.5 * (1 + tanh(z)) is sigmoid(2z), without the cancellation for negative z */      \
+            const T k = 2 * SQRT((T)2 / (T)3.14159265358979323846);                                \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T v = x[i];                                                                        \
+                y[i] = v * N##_sigmoid(k * (v + (T)0.044715 * v * v * v));                         \
+            }                                                                                      \
+            break;                                                                                 \
+        }                                                                                          \
+        case A_HSIG:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T v = a * x[i] + b;                                                                \
+                y[i] = v < 0 ? 0 : v > 1 ? 1 : v;                                                  \
+            }                                                                                      \
+            break;                                                                                 \
+        case A_HSWISH:                                                                             \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T v = x[i] / 6 + (T)0.5;                                                           \
+                y[i] = x[i] * (v < 0 ? 0 : v > 1 ? 1 : v);                                         \
+            }                                                                                      \
+            break;                                                                                 \
+        case A_MISH:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * TANH(N##_softplus(x[i]));                \
+            break;                                                                                 \
+        case A_SOFTPLUS:                                                                           \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = N##_softplus(x[i]);                             \
+            break;                                                                                 \
+        case A_SOFTSIGN:                                                                           \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1 + (x[i] < 0 ? -x[i] : x[i]));         \
+            break;                                                                                 \
+        case A_SWISH:                                                                              \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * N##_sigmoid(a * x[i]);                   \
+            break;                                                                                 \
+        case A_THRELU:                                                                             \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > a ? x[i] : 0;                            \
+            break;                                                                                 \
+        case A_SHRINK: /* alpha holds lambd, beta holds bias */                                    \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T t = x[i] + (x[i] < -a ? b : -b);                                                 \
+                y[i] = (x[i] < -a) | (x[i] > a) ? t : 0;                                           \
+            }                                                                                      \
+            break;                                                                                 \
+        case A_SIGMOID:                                                                            \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = N##_sigmoid(x[i]);                              \
+            break;                                                                                 \
+        case A_TANH:                                                                               \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = TANH(x[i]);                                     \
+            break;                                                                                 \
+        }                                                                                          \
+    }
+
+DEFINE_ACT(f32, float, expf, expm1f, log1pf, tanhf, erff, sqrtf)
+DEFINE_ACT(f64, double, exp, expm1, log1p, tanh, erf, sqrt)
+
+/* Integer Relu and Shrink; Shrink's thresholds are floats, so it compares and shifts in double
+ * and saturates back. */
+#define DEFINE_INT_ACT(D, T)                                                                       \
+    static void D##_act(const act_job *j, const T *x, T *y, int64_t n) {                           \
+        typedef CPU_UNSIGNED_OF(T) U;                                                              \
+        const T tmax = (T)0 < (T)-1 ? (T)-1 : (T)(((U)1 << (sizeof(T) * 8 - 1)) - 1);             \
+        const T tmin = (T)0 < (T)-1 ? 0 : (T)(-tmax - 1);                                          \
+        if (j->op == A_RELU) {                                                                     \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;                            \
+            return;                                                                                \
+        }                                                                                          \
+        const double l = j->alpha, b = j->beta;                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double v = (double)x[i];                                                               \
+            v = v < -l ? v + b : v > l ? v - b : 0;                                                \
+            /* a NaN bias must not reach the cast, which would be undefined */                     \
+            y[i] = v != v ? 0 : v <= (double)tmin ? tmin : v >= (double)tmax ? tmax : (T)v;        \
+        }                                                                                          \
+    }
+CPU_FOR_INTS(DEFINE_INT_ACT)
+
+static void act_task(void *ctx, int64_t b, int64_t e) {
+    const act_job *j = ctx;
+    switch (j->dtype) {
+    case ONYX_FLOAT: f32_act(j, (const float *)j->x + b, (float *)j->y + b, e - b); return;
+    case ONYX_DOUBLE: f64_act(j, (const double *)j->x + b, (double *)j->y + b, e - b); return;
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
+        const uint16_t *x = j->x;
+        uint16_t *y = j->y;
+        bool h = j->dtype == ONYX_FLOAT16;
+        float buf[CHUNK];
+        for (int64_t i = b; i < e; i += CHUNK) {
+            int64_t n = e - i < CHUNK ? e - i : CHUNK;
+            for (int64_t k = 0; k < n; k++) buf[k] = h ? cpu_f16_ld(x[i + k]) : cpu_bf16_ld(x[i + k]);
+            f32_act(j, buf, buf, n);
+            for (int64_t k = 0; k < n; k++) y[i + k] = h ? cpu_f16_st(buf[k]) : cpu_bf16_st(buf[k]);
+        }
+        return;
+    }
+#define CASE(D, T) case D: D##_act(j, (const T *)j->x + b, (T *)j->y + b, e - b); return;
+        CPU_FOR_INTS(CASE)
+#undef CASE
+    default: return;
+    }
+}
+
+static onyx_status act_run(const kernel_call *c, act_op op) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    const graph_node *n = c->node;
+    act_job j = {.op = op, .dtype = x->dtype, .x = x->data, .y = y->data};
+    bool ints_ok = op == A_RELU || op == A_SHRINK;
+    if (!dtype_is_float(x->dtype) && !(ints_ok && dtype_is_int(x->dtype)))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, which %s does not take",
+                          onyx_dtype_name(x->dtype), n->op_type);
+    switch (op) {
+    case A_LEAKY: j.alpha = attr_float(n, "alpha", 0.01f); break;
+    case A_ELU: case A_CELU: case A_THRELU: case A_SWISH: j.alpha = attr_float(n, "alpha", 1.0f); break;
+    case A_SELU: {
+        bool v1 = n->version < 6; /* v1's defaults were rounded */
+        j.alpha = attr_float(n, "alpha", v1 ? 1.6732f : 1.67326319217681884765625f);
+        j.gamma = attr_float(n, "gamma", v1 ? 1.0507f : 1.05070102214813232421875f);
+        break;
+    }
+    case A_HSIG:
+        j.alpha = attr_float(n, "alpha", 0.2f);
+        j.beta = attr_float(n, "beta", 0.5f);
+        break;
+    case A_SHRINK:
+        j.alpha = attr_float(n, "lambd", 0.5f);
+        j.beta = attr_float(n, "bias", 0.0f);
+        break;
+    case A_GELU:
+        if (strcmp(attr_string(n, "approximate", "none"), "tanh") == 0) j.op = A_GELU_TANH;
+        break;
+    default: break;
+    }
+    if (op == A_CELU && j.alpha == 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute alpha is 0, expected non-zero");
+    parallel_for(x->numel, GRAIN, act_task, &j);
+    return ONYX_OK;
+}
+
+#define ACT_RUN(fn, op)                                                                            \
+    onyx_status fn(const kernel_call *c) { return act_run(c, op); }
+ACT_RUN(cpu_relu, A_RELU)
+ACT_RUN(cpu_leakyrelu, A_LEAKY)
+ACT_RUN(cpu_elu, A_ELU)
+ACT_RUN(cpu_selu, A_SELU)
+ACT_RUN(cpu_celu, A_CELU)
+ACT_RUN(cpu_gelu, A_GELU)
+ACT_RUN(cpu_hardsigmoid, A_HSIG)
+ACT_RUN(cpu_hardswish, A_HSWISH)
+ACT_RUN(cpu_mish, A_MISH)
+ACT_RUN(cpu_softplus, A_SOFTPLUS)
+ACT_RUN(cpu_softsign, A_SOFTSIGN)
+ACT_RUN(cpu_swish, A_SWISH)
+ACT_RUN(cpu_thresholdedrelu, A_THRELU)
+ACT_RUN(cpu_shrink, A_SHRINK)
+ACT_RUN(cpu_sigmoid, A_SIGMOID)
+ACT_RUN(cpu_tanh, A_TANH)

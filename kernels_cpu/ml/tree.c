@@ -1,0 +1,667 @@
+/* CPU kernels of the ai.onnx.ml tree ensembles: TreeEnsemble (v5), TreeEnsembleRegressor and
+ * TreeEnsembleClassifier (v1-v5). Prepare compiles either attribute layout into one flat forest
+ * (nodes with child links, leaves with (target, weight) lists), checking every index and refusing
+ * cycles; run walks each tree per row, rows in parallel. */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/ml/common.h"
+
+enum { M_LEQ, M_LT, M_GTE, M_GT, M_EQ, M_NEQ, M_MEMBER, M_LEAF };
+enum { AGG_AVERAGE, AGG_SUM, AGG_MIN, AGG_MAX };
+
+typedef struct tnode {
+    double split;
+    int64_t feature;
+    int32_t next[2];          /* [false, true]: a node index, or ~leaf when negative */
+    int32_t set_begin, set_end; /* MEMBER: its values in forest.sets */
+    uint8_t mode;
+    uint8_t missing_true;
+} tnode;
+
+typedef struct forest {
+    tnode *nodes;
+    int32_t n_nodes;
+    int32_t *roots;           /* node index or ~leaf, per tree */
+    int32_t n_trees;
+    int32_t *leaf_begin;      /* leaf i's outputs: [leaf_begin[i], leaf_begin[i + 1]) */
+    int32_t n_leaves;
+    int64_t *out_target;
+    double *out_weight;
+    double *sets;
+    int64_t n_targets;        /* score columns the outputs index */
+    int agg;
+    ml_post post;
+    double *base;             /* n_targets, or NULL */
+    bool legacy_nan;          /* older ops: a NaN feature follows missing_true whatever the mode */
+    int64_t max_feature;
+    /* classifier */
+    bool binary;              /* every output names one class: the two-column case */
+    float *scratch;           /* float16 inputs: one row of scores (run serially) */
+} forest;
+
+static void forest_free(forest *f) {
+    if (!f) return;
+    free(f->nodes);
+    free(f->roots);
+    free(f->leaf_begin);
+    free(f->out_target);
+    free(f->out_weight);
+    free(f->sets);
+    free(f->base);
+    free(f->scratch);
+    free(f);
+}
+
+void cpu_tree_release(void *state) { forest_free(state); }
+
+static onyx_status bad(const char *fmt, const char *what, int64_t a, int64_t b) {
+    return onyx_error(ONYX_ERR_INVALID_MODEL, fmt, what, a, b);
+}
+
+/* A float list attribute, or its *_as_tensor twin, as doubles (NULL/0 when neither is set). */
+static onyx_status read_reals(const graph_node *n, const char *name, double **out, int64_t *count) {
+    char tname[96];
+    snprintf(tname, sizeof tname, "%s_as_tensor", name);
+    const tensor *t = attr_tensor(n, tname);
+    const float *f;
+    size_t nf = attr_floats(n, name, &f);
+    *out = NULL;
+    *count = t ? t->numel : (int64_t)nf;
+    if (*count == 0) return ONYX_OK;
+    *out = malloc((size_t)*count * sizeof **out);
+    if (!*out) return onyx_oom(name);
+    for (int64_t i = 0; i < *count; i++) (*out)[i] = t ? tensor_get_f64(t, i) : f[i];
+    return ONYX_OK;
+}
+
+/* Visits every node reachable from the roots once, in pre-order with the true branch first, giving
+ * each MEMBER node its values (the order onnx's reference reads membership_values in), and refuses
+ * a node reached twice (a cycle or a shared subtree). */
+static onyx_status walk_trees(forest *f, const double *members, int64_t n_members) {
+    onyx_status st = ONYX_OK;
+    uint8_t *seen = calloc((size_t)f->n_nodes + 1, 1);
+    int32_t *stack = malloc(((size_t)f->n_nodes + 1) * sizeof *stack);
+    int64_t member_at = 0, n_sets = 0;
+    if (!seen || !stack) {
+        st = onyx_oom("tree walk");
+        goto done;
+    }
+    for (int32_t t = 0; t < f->n_trees; t++) {
+        int64_t sp = 0;
+        if (f->roots[t] >= 0) stack[sp++] = f->roots[t];
+        while (sp > 0) {
+            int32_t i = stack[--sp];
+            if (seen[i]) {
+                st = onyx_error(ONYX_ERR_INVALID_MODEL, "tree %d reaches node %d twice (a cycle or a "
+                                "shared subtree)", (int)t, (int)i);
+                goto done;
+            }
+            seen[i] = 1;
+            tnode *nd = &f->nodes[i];
+            if (nd->mode == M_MEMBER) {
+                nd->set_begin = (int32_t)member_at;
+                while (member_at < n_members && !isnan(members[member_at])) member_at++;
+                nd->set_end = (int32_t)member_at;
+                if (member_at >= n_members) {
+                    st = onyx_error(ONYX_ERR_INVALID_MODEL, "membership_values ends before the set of "
+                                    "node %d (each set ends with a NaN)", (int)i);
+                    goto done;
+                }
+                member_at++;
+                n_sets++;
+            }
+            /* false pushed first so that the true branch is visited first */
+            for (int b = 0; b < 2; b++)
+                if (nd->next[b] >= 0) {
+                    if (sp > f->n_nodes) {
+                        st = onyx_error(ONYX_ERR_INVALID_MODEL, "tree %d is not a tree", (int)t);
+                        goto done;
+                    }
+                    stack[sp++] = nd->next[b];
+                }
+        }
+    }
+    (void)n_sets;
+done:
+    free(seen);
+    free(stack);
+    return st;
+}
+
+/* ---- TreeEnsemble (v5) layout */
+
+static onyx_status compile_v5(const graph_node *n, forest *f) {
+    const int64_t *feat, *tnode_ids, *fnode_ids, *tleaf, *fleaf, *missing, *roots, *leaf_targets;
+    size_t nn = attr_ints(n, "nodes_featureids", &feat);
+    size_t nt = attr_ints(n, "nodes_truenodeids", &tnode_ids);
+    size_t nf = attr_ints(n, "nodes_falsenodeids", &fnode_ids);
+    size_t ntl = attr_ints(n, "nodes_trueleafs", &tleaf);
+    size_t nfl = attr_ints(n, "nodes_falseleafs", &fleaf);
+    size_t nm = attr_ints(n, "nodes_missing_value_tracks_true", &missing);
+    size_t nr = attr_ints(n, "tree_roots", &roots);
+    size_t nl = attr_ints(n, "leaf_targetids", &leaf_targets);
+    const tensor *splits = attr_tensor(n, "nodes_splits"), *modes = attr_tensor(n, "nodes_modes");
+    const tensor *weights = attr_tensor(n, "leaf_weights"), *members = attr_tensor(n, "membership_values");
+    if (!splits || !modes || !weights)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "nodes_splits, nodes_modes and leaf_weights are required");
+    if (nt != nn || nf != nn || ntl != nn || nfl != nn || (int64_t)nn != splits->numel ||
+        (int64_t)nn != modes->numel || (nm && nm != nn))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "the nodes_* attributes differ in length (%zu feature "
+                          "ids)", nn);
+    if ((int64_t)nl != weights->numel)
+        return bad("%s: %lld target ids but %lld weights", "leaf_targetids", (int64_t)nl, weights->numel);
+    if (nn > INT32_MAX / 2 || nl > INT32_MAX / 2 || nr == 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "%zu nodes, %zu leaves, %zu trees", nn, nl, nr);
+    f->n_nodes = (int32_t)nn;
+    f->n_leaves = (int32_t)nl;
+    f->n_trees = (int32_t)nr;
+    f->n_targets = attr_int(n, "n_targets", 1);
+    f->agg = (int)attr_int(n, "aggregate_function", AGG_SUM);
+    int64_t post = attr_int(n, "post_transform", 0);
+    if (f->agg < AGG_AVERAGE || f->agg > AGG_MAX || post < 0 || post > 4)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "aggregate_function %d / post_transform %lld out of range",
+                          f->agg, (long long)post);
+    f->post = (ml_post)post;
+    f->nodes = calloc(nn ? nn : 1, sizeof *f->nodes);
+    f->roots = malloc(nr * sizeof *f->roots);
+    f->leaf_begin = malloc((nl + 1) * sizeof *f->leaf_begin);
+    f->out_target = malloc((nl ? nl : 1) * sizeof *f->out_target);
+    f->out_weight = malloc((nl ? nl : 1) * sizeof *f->out_weight);
+    if (!f->nodes || !f->roots || !f->leaf_begin || !f->out_target || !f->out_weight)
+        return onyx_oom("tree ensemble");
+    for (size_t i = 0; i <= nl; i++) f->leaf_begin[i] = (int32_t)i;
+    for (size_t i = 0; i < nl; i++) {
+        if (leaf_targets[i] < 0 || leaf_targets[i] >= f->n_targets)
+            return bad("%s[%lld] = %lld is not a target index", "leaf_targetids", (int64_t)i, leaf_targets[i]);
+        f->out_target[i] = leaf_targets[i];
+        f->out_weight[i] = tensor_get_f64(weights, (int64_t)i);
+    }
+    for (size_t i = 0; i < nn; i++) {
+        tnode *nd = &f->nodes[i];
+        int64_t mode = tensor_get_i64(modes, (int64_t)i);
+        if (mode < M_LEQ || mode > M_MEMBER)
+            return bad("%s[%lld] = %lld is not a node mode", "nodes_modes", (int64_t)i, mode);
+        if (feat[i] < 0) return bad("%s[%lld] = %lld is negative", "nodes_featureids", (int64_t)i, feat[i]);
+        nd->mode = (uint8_t)mode;
+        nd->feature = feat[i];
+        nd->split = tensor_get_f64(splits, (int64_t)i);
+        nd->missing_true = nm && missing[i] != 0;
+        if (feat[i] > f->max_feature) f->max_feature = feat[i];
+        const int64_t ids[2] = {fnode_ids[i], tnode_ids[i]}, leafs[2] = {fleaf[i], tleaf[i]};
+        for (int b = 0; b < 2; b++) {
+            int64_t limit = leafs[b] ? (int64_t)nl : (int64_t)nn;
+            if (ids[b] < 0 || ids[b] >= limit)
+                return bad("%s of node %lld is %lld: out of range", b ? "true branch" : "false branch",
+                           (int64_t)i, ids[b]);
+            nd->next[b] = leafs[b] ? ~(int32_t)ids[b] : (int32_t)ids[b];
+        }
+    }
+    for (size_t t = 0; t < nr; t++) {
+        int64_t r = roots[t];
+        if (r < 0 || r >= (int64_t)nn) return bad("%s[%lld] = %lld is not a node", "tree_roots", (int64_t)t, r);
+        /* A tree that is one leaf: a root whose both branches name the same leaf. */
+        bool leaf = tleaf[r] && fleaf[r] && tnode_ids[r] == fnode_ids[r];
+        f->roots[t] = leaf ? ~(int32_t)tnode_ids[r] : (int32_t)r;
+    }
+    int64_t n_members = members ? members->numel : 0;
+    double *m = NULL;
+    if (n_members) {
+        m = malloc((size_t)n_members * sizeof *m);
+        if (!m) return onyx_oom("membership values");
+        for (int64_t i = 0; i < n_members; i++) m[i] = tensor_get_f64(members, i);
+    }
+    f->sets = m;
+    return walk_trees(f, m, n_members);
+}
+
+/* ---- TreeEnsembleRegressor / TreeEnsembleClassifier layout: nodes named by (tree id, node id),
+ * outputs attached to leaves by (tree id, node id) too. */
+
+typedef struct node_key {
+    int64_t tree, node;
+    int32_t index;
+} node_key;
+
+static int cmp_node_key(const void *a, const void *b) {
+    const node_key *x = a, *y = b;
+    if (x->tree != y->tree) return x->tree < y->tree ? -1 : 1;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int32_t find_node(const node_key *keys, int32_t n, int64_t tree, int64_t node) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (keys[mid].tree < tree || (keys[mid].tree == tree && keys[mid].node < node)) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo < n && keys[lo].tree == tree && keys[lo].node == node) ? keys[lo].index : -1;
+}
+
+static onyx_status parse_mode(const char *s, uint8_t *out) {
+    static const char *const names[] = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT",
+                                        "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_MEMBER", "LEAF"};
+    for (int i = 0; i < 8; i++)
+        if (i != M_MEMBER && !strcmp(s, names[i])) {
+            *out = (uint8_t)i;
+            return ONYX_OK;
+        }
+    return onyx_error(ONYX_ERR_INVALID_MODEL, "node mode '%s' is not BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, "
+                      "BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF", s);
+}
+
+/* prefix: "target" or "class". n_targets: score columns. */
+static onyx_status compile_legacy(const graph_node *n, const char *prefix, int64_t n_targets, forest *f) {
+    onyx_status st = ONYX_OK;
+    node_key *keys = NULL;
+    int32_t *leaf_of = NULL, *fill = NULL;
+    double *values = NULL, *weights = NULL;
+    const int64_t *tree_ids, *node_ids, *feat, *tids, *fids, *missing, *o_tree, *o_node, *o_id;
+    size_t nn = attr_ints(n, "nodes_treeids", &tree_ids);
+    size_t nnid = attr_ints(n, "nodes_nodeids", &node_ids);
+    size_t nfeat = attr_ints(n, "nodes_featureids", &feat);
+    size_t nt = attr_ints(n, "nodes_truenodeids", &tids);
+    size_t nf = attr_ints(n, "nodes_falsenodeids", &fids);
+    size_t nm = attr_ints(n, "nodes_missing_value_tracks_true", &missing);
+    const graph_attr *modes = node_attr(n, "nodes_modes");
+    char name[64];
+    snprintf(name, sizeof name, "%s_treeids", prefix);
+    size_t no = attr_ints(n, name, &o_tree);
+    snprintf(name, sizeof name, "%s_nodeids", prefix);
+    size_t no_n = attr_ints(n, name, &o_node);
+    snprintf(name, sizeof name, "%s_ids", prefix);
+    size_t no_i = attr_ints(n, name, &o_id);
+    int64_t n_values, n_weights, n_base;
+    CHECK(read_reals(n, "nodes_values", &values, &n_values));
+    snprintf(name, sizeof name, "%s_weights", prefix);
+    CHECK(read_reals(n, name, &weights, &n_weights));
+    CHECK(read_reals(n, "base_values", &f->base, &n_base));
+    if (nn == 0 || nnid != nn || nfeat != nn || nt != nn || nf != nn || !modes || modes->n != nn ||
+        (nm && nm != nn) || (n_values && n_values != (int64_t)nn)) {
+        st = onyx_error(ONYX_ERR_INVALID_MODEL, "the nodes_* attributes differ in length or are missing "
+                        "(%zu tree ids)", nn);
+        goto done;
+    }
+    if (no_n != no || no_i != no || n_weights != (int64_t)no) {
+        st = onyx_error(ONYX_ERR_INVALID_MODEL, "the %s_* attributes differ in length", prefix);
+        goto done;
+    }
+    if (n_base && n_base != n_targets) {
+        st = onyx_error(ONYX_ERR_INVALID_MODEL, "%lld base values for %lld scores", (long long)n_base,
+                        (long long)n_targets);
+        goto done;
+    }
+    if (nn > INT32_MAX / 2 || no > INT32_MAX / 2) {
+        st = onyx_error(ONYX_ERR_INVALID_MODEL, "too many nodes (%zu)", nn);
+        goto done;
+    }
+    f->legacy_nan = true;
+    f->n_targets = n_targets;
+    f->n_nodes = (int32_t)nn;
+    keys = malloc(nn * sizeof *keys);
+    leaf_of = malloc(nn * sizeof *leaf_of);
+    f->nodes = calloc(nn, sizeof *f->nodes);
+    if (!keys || !leaf_of || !f->nodes) {
+        st = onyx_oom("tree ensemble");
+        goto done;
+    }
+    for (size_t i = 0; i < nn; i++) keys[i] = (node_key){tree_ids[i], node_ids[i], (int32_t)i};
+    qsort(keys, nn, sizeof *keys, cmp_node_key);
+    for (size_t i = 1; i < nn; i++)
+        if (keys[i].tree == keys[i - 1].tree && keys[i].node == keys[i - 1].node) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "node %lld of tree %lld is defined twice",
+                            (long long)keys[i].node, (long long)keys[i].tree);
+            goto done;
+        }
+    /* leaves numbered in node order; trees in increasing tree id, rooted at their first node */
+    for (size_t i = 0; i < nn; i++) {
+        CHECK(parse_mode(modes->strings[i], &f->nodes[i].mode));
+        leaf_of[i] = f->nodes[i].mode == M_LEAF ? f->n_leaves++ : -1;
+    }
+    f->n_trees = 1;
+    for (size_t i = 1; i < nn; i++) f->n_trees += keys[i].tree != keys[i - 1].tree;
+    f->roots = malloc((size_t)f->n_trees * sizeof *f->roots);
+    if (!f->roots) {
+        st = onyx_oom("tree roots");
+        goto done;
+    }
+    for (int32_t t = 0, i = 0; i < (int32_t)nn; t++) {
+        int32_t root = keys[i].index;
+        int64_t tree = keys[i].tree;
+        for (; i < (int32_t)nn && keys[i].tree == tree; i++)
+            if (keys[i].index < root) root = keys[i].index;
+        f->roots[t] = leaf_of[root] >= 0 ? ~leaf_of[root] : root;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        tnode *nd = &f->nodes[i];
+        if (nd->mode == M_LEAF) continue;
+        if (feat[i] < 0) {
+            st = bad("%s[%lld] = %lld is negative", "nodes_featureids", (int64_t)i, feat[i]);
+            goto done;
+        }
+        nd->feature = feat[i];
+        nd->split = n_values ? values[i] : 0;
+        nd->missing_true = nm && missing[i] != 0;
+        if (feat[i] > f->max_feature) f->max_feature = feat[i];
+        const int64_t ids[2] = {fids[i], tids[i]};
+        for (int b = 0; b < 2; b++) {
+            int32_t j = find_node(keys, (int32_t)nn, tree_ids[i], ids[b]);
+            if (j < 0) {
+                st = onyx_error(ONYX_ERR_INVALID_MODEL, "node %lld of tree %lld: its %s branch names node "
+                                "%lld, which that tree does not have", (long long)node_ids[i],
+                                (long long)tree_ids[i], b ? "true" : "false", (long long)ids[b]);
+                goto done;
+            }
+            nd->next[b] = leaf_of[j] >= 0 ? ~leaf_of[j] : j;
+        }
+    }
+    /* outputs grouped by leaf (counting sort, stable) */
+    f->leaf_begin = calloc((size_t)f->n_leaves + 1, sizeof *f->leaf_begin);
+    fill = calloc((size_t)f->n_leaves + 1, sizeof *fill);
+    f->out_target = malloc((no ? no : 1) * sizeof *f->out_target);
+    f->out_weight = malloc((no ? no : 1) * sizeof *f->out_weight);
+    if (!f->leaf_begin || !fill || !f->out_target || !f->out_weight) {
+        st = onyx_oom("tree outputs");
+        goto done;
+    }
+    for (size_t k = 0; k < no; k++) {
+        int32_t j = find_node(keys, (int32_t)nn, o_tree[k], o_node[k]);
+        if (j < 0 || leaf_of[j] < 0) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "%s %zu is attached to node %lld of tree %lld, which is "
+                            "not a leaf", prefix, k, (long long)o_node[k], (long long)o_tree[k]);
+            goto done;
+        }
+        if (o_id[k] < 0 || o_id[k] >= n_targets) {
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "%s_ids[%zu] = %lld is not below %lld", prefix, k,
+                            (long long)o_id[k], (long long)n_targets);
+            goto done;
+        }
+        f->leaf_begin[leaf_of[j] + 1]++;
+    }
+    for (int32_t l = 0; l < f->n_leaves; l++) f->leaf_begin[l + 1] += f->leaf_begin[l];
+    memcpy(fill, f->leaf_begin, ((size_t)f->n_leaves + 1) * sizeof *fill);
+    f->binary = true;
+    for (size_t k = 0; k < no; k++) {
+        int32_t l = leaf_of[find_node(keys, (int32_t)nn, o_tree[k], o_node[k])];
+        f->out_target[fill[l]] = o_id[k];
+        f->out_weight[fill[l]++] = weights[k];
+        if (o_id[k] != o_id[0]) f->binary = false;
+    }
+    CHECK(walk_trees(f, NULL, 0));
+done:
+    free(keys);
+    free(leaf_of);
+    free(fill);
+    free(values);
+    free(weights);
+    return st;
+}
+
+/* ---- evaluation */
+
+static inline bool goes_true(const forest *f, const tnode *nd, double x) {
+    if (isnan(x) && (f->legacy_nan || nd->missing_true)) return nd->missing_true;
+    switch (nd->mode) {
+    case M_LEQ: return x <= nd->split;
+    case M_LT: return x < nd->split;
+    case M_GTE: return x >= nd->split;
+    case M_GT: return x > nd->split;
+    case M_EQ: return x == nd->split;
+    case M_NEQ: return x != nd->split;
+    default:
+        for (int32_t k = nd->set_begin; k < nd->set_end; k++)
+            if (f->sets[k] == x) return true;
+        return false;
+    }
+}
+
+/* Aggregates every tree's leaf outputs for one row into acc[n_targets] (type T). */
+#define DEFINE_AGGREGATE(NAME, T, TMAX)                                                            \
+    static void NAME(const forest *f, const tensor *x, int64_t row, int64_t cols, T *acc) {        \
+        for (int64_t k = 0; k < f->n_targets; k++)                                                 \
+            acc[k] = f->agg == AGG_MIN ? (T)(TMAX) : f->agg == AGG_MAX ? (T)-(TMAX) : (T)0;        \
+        for (int32_t t = 0; t < f->n_trees; t++) {                                                 \
+            int32_t i = f->roots[t];                                                               \
+            while (i >= 0) {                                                                       \
+                const tnode *nd = &f->nodes[i];                                                    \
+                double v = tensor_get_f64(x, row * cols + nd->feature);                            \
+                i = nd->next[goes_true(f, nd, v)];                                                 \
+            }                                                                                      \
+            int32_t leaf = ~i;                                                                     \
+            for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {              \
+                T w = (T)f->out_weight[o], *a = &acc[f->out_target[o]];                            \
+                if (f->agg == AGG_MIN) *a = w < *a ? w : *a;                                       \
+                else if (f->agg == AGG_MAX) *a = w > *a ? w : *a;                                  \
+                else *a += w;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+        if (f->agg == AGG_AVERAGE)                                                                 \
+            for (int64_t k = 0; k < f->n_targets; k++) acc[k] /= (T)f->n_trees;                    \
+        if (f->base)                                                                               \
+            for (int64_t k = 0; k < f->n_targets; k++) acc[k] += (T)f->base[k];                    \
+    }
+DEFINE_AGGREGATE(aggregate_f32, float, FLT_MAX)
+DEFINE_AGGREGATE(aggregate_f64, double, DBL_MAX)
+
+static onyx_status check_features(const forest *f, const tensor *x, int64_t *rows, int64_t *cols) {
+    *cols = x->rank ? x->dims[x->rank - 1] : 1;
+    *rows = *cols ? x->numel / *cols : 0;
+    if (f->max_feature >= *cols)
+        return onyx_error(ONYX_ERR_SHAPE, "the trees read feature %" PRId64 " but X has %" PRId64
+                          " columns", f->max_feature, *cols);
+    return ONYX_OK;
+}
+
+typedef struct tree_job {
+    const forest *f;
+    const tensor *x;
+    void *y;
+    int64_t cols;
+} tree_job;
+
+static void regress_f32(void *ctx, int64_t begin, int64_t end) {
+    const tree_job *j = ctx;
+    for (int64_t r = begin; r < end; r++) {
+        float *acc = (float *)j->y + r * j->f->n_targets;
+        aggregate_f32(j->f, j->x, r, j->cols, acc);
+        ml_post_row(j->f->post, acc, j->f->n_targets);
+    }
+}
+
+static void regress_f64(void *ctx, int64_t begin, int64_t end) {
+    const tree_job *j = ctx;
+    for (int64_t r = begin; r < end; r++) {
+        double *acc = (double *)j->y + r * j->f->n_targets;
+        aggregate_f64(j->f, j->x, r, j->cols, acc);
+        ml_post_row_f64(j->f->post, acc, j->f->n_targets);
+    }
+}
+
+/* Rows per parallel chunk: enough tree walks to be worth a thread. */
+static int64_t grain(const forest *f) { return 1 + 4096 / (f->n_trees + 1); }
+
+onyx_status cpu_tree_ensemble_prepare(const kernel_prep *p, void **state) {
+    forest *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("tree ensemble");
+    onyx_status st = compile_v5(p->node, f);
+    if (st == ONYX_OK && p->in_type[0] && p->in_type[0]->dtype == ONYX_FLOAT16) {
+        f->scratch = malloc((size_t)f->n_targets * sizeof *f->scratch);
+        if (!f->scratch) st = onyx_oom("tree ensemble scores");
+    }
+    if (st != ONYX_OK) {
+        forest_free(f);
+        return st;
+    }
+    *state = f;
+    return ONYX_OK;
+}
+
+onyx_status cpu_tree_ensemble_run(const kernel_call *c) {
+    const forest *f = c->state;
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    int64_t rows, cols;
+    TRY(check_features(f, x, &rows, &cols));
+    tree_job j = {f, x, y->data, cols};
+    if (x->dtype == ONYX_DOUBLE) parallel_for(rows, grain(f), regress_f64, &j);
+    else if (x->dtype == ONYX_FLOAT) parallel_for(rows, grain(f), regress_f32, &j);
+    else if (x->dtype != ONYX_FLOAT16 || !f->scratch)
+        /* (the float16 row buffer exists when prepare saw a float16 input) */
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "input of type %s, prepared for another type",
+                          onyx_dtype_name(x->dtype));
+    else
+        for (int64_t r = 0; r < rows; r++) {
+            aggregate_f32(f, x, r, cols, f->scratch);
+            ml_post_row(f->post, f->scratch, f->n_targets);
+            for (int64_t k = 0; k < f->n_targets; k++)
+                ((uint16_t *)y->data)[r * f->n_targets + k] = cpu_float_to_fp16(f->scratch[k]);
+        }
+    return ONYX_OK;
+}
+
+onyx_status cpu_tree_regressor_prepare(const kernel_prep *p, void **state) {
+    forest *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("tree ensemble");
+    onyx_status st = compile_legacy(p->node, "target", attr_int(p->node, "n_targets", 1), f);
+    if (st == ONYX_OK) {
+        const char *agg = attr_string(p->node, "aggregate_function", "SUM");
+        static const char *const aggs[] = {"AVERAGE", "SUM", "MIN", "MAX"};
+        f->agg = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(agg, aggs[i])) f->agg = i;
+        if (f->agg < 0)
+            st = onyx_error(ONYX_ERR_INVALID_MODEL, "aggregate_function '%s' is not AVERAGE, SUM, MIN or MAX",
+                            agg);
+    }
+    if (st == ONYX_OK) st = ml_parse_post(attr_string(p->node, "post_transform", "NONE"), &f->post);
+    if (st != ONYX_OK) {
+        forest_free(f);
+        return st;
+    }
+    *state = f;
+    return ONYX_OK;
+}
+
+onyx_status cpu_tree_regressor_run(const kernel_call *c) {
+    const forest *f = c->state;
+    const tensor *x = kernel_input(c, 0);
+    int64_t rows, cols;
+    TRY(check_features(f, x, &rows, &cols));
+    tree_job j = {f, x, kernel_output(c, 0)->data, cols};
+    parallel_for(rows, grain(f), regress_f32, &j);
+    return ONYX_OK;
+}
+
+/* ---- classifier: scores per class, the binary case, labels by argmax */
+
+typedef struct classifier_state {
+    forest *f;
+    int64_t n_labels;
+    bool string_labels;
+    const int64_t *int_labels;  /* the node's classlabels_int64s (lives as long as the rep) */
+} classifier_state;
+
+void cpu_tree_classifier_release(void *state) {
+    classifier_state *s = state;
+    if (!s) return;
+    forest_free(s->f);
+    free(s);
+}
+
+onyx_status cpu_tree_classifier_prepare(const kernel_prep *p, void **state) {
+    classifier_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("tree classifier");
+    onyx_status st = ONYX_OK;
+    const graph_attr *strings = node_attr(p->node, "classlabels_strings");
+    s->string_labels = strings && strings->n;
+    s->n_labels = s->string_labels ? (int64_t)strings->n
+                                   : (int64_t)attr_ints(p->node, "classlabels_int64s", &s->int_labels);
+    s->f = calloc(1, sizeof *s->f);
+    if (!s->f) {
+        st = onyx_oom("tree classifier");
+        goto done;
+    }
+    CHECK(compile_legacy(p->node, "class", s->n_labels, s->f));
+    s->f->agg = AGG_SUM;
+    CHECK(ml_parse_post(attr_string(p->node, "post_transform", "NONE"), &s->f->post));
+    *state = s;
+    return ONYX_OK;
+done:
+    cpu_tree_classifier_release(s);
+    return st;
+}
+
+typedef struct classify_job {
+    const classifier_state *s;
+    const tensor *x;
+    tensor *labels, *scores;
+    int64_t cols, width;
+    const graph_node *node;
+} classify_job;
+
+static void classify(void *ctx, int64_t begin, int64_t end) {
+    const classify_job *j = ctx;
+    const forest *f = j->s->f;
+    for (int64_t r = begin; r < end; r++) {
+        float *z = (float *)j->scores->data + r * j->width;
+        aggregate_f32(f, j->x, r, j->cols, z);
+        if (f->binary) {
+            /* Every leaf scores one class: that score is the positive column, and the negative one
+             * its complement (as onnx's reference does it). */
+            z[1] = z[0];
+            z[0] = (f->post == ML_POST_NONE || f->post == ML_POST_PROBIT) ? 1 - z[1] : -z[1];
+        }
+        ml_post_row(f->post, z, j->width);
+        int64_t best = 0;
+        for (int64_t k = 1; k < j->width; k++)
+            if (z[k] > z[best]) best = k;
+        if (j->s->string_labels) continue; /* strings are written after the parallel part */
+        const int64_t *labels = j->s->int_labels;
+        int64_t label = j->s->n_labels == 1 ? (best == 1 ? labels[0] : 0) : labels[best];
+        ((int64_t *)j->labels->data)[r] = label;
+    }
+}
+
+/* The score row's argmax label as a string (serial: strings allocate). */
+static onyx_status string_labels(const classify_job *j, int64_t rows) {
+    const graph_attr *names = node_attr(j->node, "classlabels_strings");
+    for (int64_t r = 0; r < rows; r++) {
+        const float *z = (const float *)j->scores->data + r * j->width;
+        int64_t best = 0;
+        for (int64_t k = 1; k < j->width; k++)
+            if (z[k] > z[best]) best = k;
+        const char *label = j->s->n_labels == 1 ? (best == 1 ? names->strings[0] : "") : names->strings[best];
+        TRY(tensor_set_string(j->labels, r, label, strlen(label)));
+    }
+    return ONYX_OK;
+}
+
+onyx_status cpu_tree_classifier_run(const kernel_call *c) {
+    const classifier_state *s = c->state;
+    const tensor *x = kernel_input(c, 0);
+    tensor *labels = kernel_output(c, 0), *scores = kernel_output(c, 1);
+    int64_t rows, cols;
+    TRY(check_features(s->f, x, &rows, &cols));
+    int64_t width = s->n_labels == 1 ? 2 : s->n_labels;
+    /* Z is optional: without it the scores go to a buffer of the same shape. */
+    tensor tmp = {0};
+    if (!scores) {
+        int64_t dims[2] = {rows, width};
+        TRY(tensor_alloc(&tmp, ONYX_FLOAT, 2, dims));
+        scores = &tmp;
+    }
+    classify_job j = {s, x, labels, scores, cols, width, c->node};
+    parallel_for(rows, grain(s->f), classify, &j);
+    onyx_status st = s->string_labels ? string_labels(&j, rows) : ONYX_OK;
+    tensor_release(&tmp);
+    return st;
+}

@@ -1,0 +1,26 @@
+/* Shared pieces of the CPU pooling kernels: the oneDNN pooling door used for float32 max/average
+ * and int8/uint8 max pooling (pool_dnnl.c), kept apart so that pool.c knows nothing of oneDNN. */
+#ifndef ONYX_KERNELS_CPU_POOL_H
+#define ONYX_KERNELS_CPU_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ops/spatial.h"
+
+typedef struct cpu_pool_dnnl cpu_pool_dnnl;
+
+/* A oneDNN forward-inference pooling of element type dt (float32; int8/uint8 for max) over
+ * plain N,C,spatial memory of rank 2 + p->nd (blocked: channel-blocked by 16 as
+ * cpu_dnnl_md_blocked describes it) with input dims in[] and output dims out[] (p already
+ * resolved for in). max: max pooling, else average including (include_pad) or excluding
+ * padding. Sets *out NULL without an error when oneDNN cannot do this case the ONNX way (the
+ * caller then runs its own loops); fails only on allocation failure. */
+onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
+                                 bool include_pad, bool blocked, const int64_t *in,
+                                 const int64_t *out, cpu_pool_dnnl **res);
+/* Runs it on x into y with `threads` OpenMP threads (the rep's count). */
+onyx_status cpu_pool_dnnl_run(cpu_pool_dnnl *d, const void *x, void *y, int threads);
+void cpu_pool_dnnl_free(cpu_pool_dnnl *d);
+
+#endif

@@ -1,0 +1,95 @@
+/* oneDNN pooling for float32 MaxPool/AveragePool and int8/uint8 MaxPool over plain NC(D)(H)W
+ * memory (or channel-blocked, for tensors kept in the convolutions' layout): the light CNNs
+ * spend their pooling time here, and oneDNN's kernels beat scalar loops. */
+#include <stdlib.h>
+
+#include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/pool/pool.h"
+
+/* The engine and the per-thread streams come from dnnl_util; the memories are bound to the
+ * run's buffers each time, as in the Conv kernels. */
+struct cpu_pool_dnnl {
+    dnnl_primitive_t prim;
+    dnnl_memory_t src, dst;
+};
+
+void cpu_pool_dnnl_free(cpu_pool_dnnl *d) {
+    if (!d) return;
+    if (d->prim) dnnl_primitive_destroy(d->prim);
+    if (d->src) dnnl_memory_destroy(d->src);
+    if (d->dst) dnnl_memory_destroy(d->dst);
+    free(d);
+}
+
+onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
+                                 bool include_pad, bool blocked, const int64_t *in,
+                                 const int64_t *out, cpu_pool_dnnl **res) {
+    *res = NULL;
+    dnnl_data_type_t ddt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
+                           : dt == ONYX_UINT8 ? dnnl_u8 : dnnl_data_type_undef;
+    if (ddt == dnnl_data_type_undef || (ddt != dnnl_f32 && !max)) return ONYX_OK;
+    dnnl_engine_t engine;
+    if (cpu_dnnl_engine(&engine) != ONYX_OK) {
+        onyx_error_clear(); /* no oneDNN: the loops do the work */
+        return ONYX_OK;
+    }
+    int nd = p->nd, rank = nd + 2;
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+    for (int i = 0; i < rank; i++)
+        if (in[i] > INT32_MAX || out[i] > INT32_MAX) return ONYX_OK;
+    for (int i = 0; i < nd; i++) {
+        strides[i] = p->stride[i];
+        kernel[i] = p->kernel[i];
+        dil[i] = p->dilation[i] - 1; /* oneDNN counts dilation from 0 */
+        pl[i] = p->pad_begin[i];
+        /* oneDNN wants pads that give the output size with floor division; a ceil_mode output
+         * needs a larger right pad, which is harmless for max and for averages that exclude
+         * padding, but would be counted by averages that include it */
+        int64_t need = (out[2 + i] - 1) * p->stride[i] +
+                       (p->kernel[i] - 1) * p->dilation[i] + 1 - in[2 + i] - p->pad_begin[i];
+        pr[i] = need > p->pad_end[i] ? need : p->pad_end[i];
+        if (pr[i] != p->pad_end[i] && !max && include_pad) return ONYX_OK;
+        if (pl[i] >= (p->kernel[i] - 1) * p->dilation[i] + 1 ||
+            pr[i] >= (p->kernel[i] - 1) * p->dilation[i] + 1)
+            return ONYX_OK;
+    }
+    dnnl_memory_desc_t src_md, dst_md;
+    onyx_status (*md)(dnnl_memory_desc_t *, int, const int64_t *, dnnl_data_type_t) =
+        blocked ? cpu_dnnl_md_blocked : cpu_dnnl_md_plain;
+    if (md(&src_md, rank, in, ddt) != ONYX_OK || md(&dst_md, rank, out, ddt) != ONYX_OK) {
+        onyx_error_clear();
+        return ONYX_OK;
+    }
+    dnnl_alg_kind_t alg = max ? dnnl_pooling_max
+                          : include_pad ? dnnl_pooling_avg_include_padding
+                                        : dnnl_pooling_avg_exclude_padding;
+    dnnl_pooling_v2_desc_t desc;
+    if (dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
+                                          strides, kernel, dil, pl, pr) != dnnl_success)
+        return ONYX_OK;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &desc, NULL, engine, NULL) != dnnl_success) return ONYX_OK;
+    cpu_pool_dnnl *d = calloc(1, sizeof *d);
+    if (!d) {
+        dnnl_primitive_desc_destroy(pd);
+        return onyx_oom("oneDNN pooling");
+    }
+    bool ok = dnnl_primitive_create(&d->prim, pd) == dnnl_success &&
+              cpu_dnnl_memory(&d->src, &src_md) == ONYX_OK &&
+              cpu_dnnl_memory(&d->dst, &dst_md) == ONYX_OK;
+    dnnl_primitive_desc_destroy(pd);
+    if (!ok) {
+        onyx_error_clear();
+        cpu_pool_dnnl_free(d);
+        return ONYX_OK;
+    }
+    *res = d;
+    return ONYX_OK;
+}
+
+onyx_status cpu_pool_dnnl_run(cpu_pool_dnnl *d, const void *x, void *y, int threads) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_DST, d->dst}};
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(d->src, (void *)x), "binding pooling input"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(d->dst, y), "binding pooling output"));
+    return cpu_dnnl_execute(d->prim, 2, args, threads);
+}

@@ -1,0 +1,11 @@
+/* CPU kernels of the random_training family (see cpu_kernels.h for the entry forms) */
+KERNEL("", "RandomNormal", 1, 22, 0, 0, cpu_random_normal_run)
+KERNEL("", "RandomUniform", 1, 22, 0, 0, cpu_random_uniform_run)
+KERNEL("", "RandomNormalLike", 1, 22, 0, 0, cpu_random_normal_run)
+KERNEL("", "RandomUniformLike", 1, 22, 0, 0, cpu_random_uniform_run)
+KERNEL("", "Bernoulli", 15, 22, 0, 0, cpu_bernoulli_run)
+KERNEL("", "Multinomial", 7, 22, 0, 0, cpu_multinomial_run)
+KERNEL("ai.onnx.preview.training", "Adagrad", 1, 1, 0, 0, cpu_adagrad_run)
+KERNEL("ai.onnx.preview.training", "Adam", 1, 1, 0, 0, cpu_adam_run)
+KERNEL("ai.onnx.preview.training", "Momentum", 1, 1, 0, 0, cpu_momentum_run)
+KERNEL("ai.onnx.preview.training", "Gradient", 1, 1, 0, 0, cpu_gradient_run)

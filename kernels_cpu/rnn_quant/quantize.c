@@ -1,0 +1,413 @@
+/* CPU kernels of QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear over every quantized
+ * type (8/16-bit ints, packed int4/int2, float8, float4) in chunks: each chunk is loaded as
+ * double, computed, and stored, so the type switches run per chunk, not per element. */
+#include <math.h>
+#include <string.h>
+
+#include "core/floatconv.h"
+#include "core/parallel.h"
+#include "ops/rnn_quant/quant_common.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
+
+/* Elements per chunk; a multiple of 4 so that chunks own whole bytes of packed outputs. */
+#define CHUNK 256
+/* Chunks per parallel task. */
+#define GRAIN_CHUNKS 16
+
+static bool is_subbyte(onyx_dtype d) { return dtype_in(d, DT_SUBBYTE); }
+
+/* Element i of a packed 4-bit or 2-bit tensor, sign-extended for int4/int2. */
+static int subbyte_get(onyx_dtype d, const uint8_t *p, int64_t i) {
+    int per = dtype_per_byte(d), bits = 8 / per;
+    unsigned v = (p[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
+    if ((d == ONYX_INT4 || d == ONYX_INT2) && (v >> (bits - 1))) return (int)v - (1 << bits);
+    return (int)v;
+}
+
+/* Sets element i of a packed tensor whose byte was zeroed. */
+static void subbyte_or(onyx_dtype d, uint8_t *p, int64_t i, unsigned v) {
+    int per = dtype_per_byte(d), bits = 8 / per;
+    p[i / per] |= (uint8_t)((v & ((1u << bits) - 1)) << ((i % per) * bits));
+}
+
+/* n elements from element off of any numeric or quantized type, as double (exact). */
+static void load(onyx_dtype d, const void *p, int64_t off, int64_t n, double *out) {
+    switch (d) {
+#define CASE(D, T)                                                                                 \
+    case D: for (int64_t i = 0; i < n; i++) out[i] = (double)((const T *)p)[off + i]; break;
+        CPU_FOR_NUMERIC(CASE)
+#undef CASE
+    case ONYX_FLOAT16:
+        for (int64_t i = 0; i < n; i++) out[i] = cpu_fp16_to_float(((const uint16_t *)p)[off + i]);
+        break;
+    case ONYX_BFLOAT16:
+        for (int64_t i = 0; i < n; i++) out[i] = cpu_bf16_to_float(((const uint16_t *)p)[off + i]);
+        break;
+    case ONYX_FLOAT4E2M1:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = floatconv_decode(d, (uint8_t)subbyte_get(ONYX_UINT4, p, off + i));
+        break;
+    case ONYX_INT4: case ONYX_UINT4: case ONYX_INT2: case ONYX_UINT2:
+        for (int64_t i = 0; i < n; i++) out[i] = subbyte_get(d, p, off + i);
+        break;
+    default: /* float8 */
+        for (int64_t i = 0; i < n; i++) out[i] = floatconv_decode(d, ((const uint8_t *)p)[off + i]);
+        break;
+    }
+}
+
+/* v rounded to the precision of type d (float, double, float16, bfloat16). */
+static double round_to(onyx_dtype d, double v) {
+    switch (d) {
+    case ONYX_FLOAT: return (double)(float)v;
+    case ONYX_FLOAT16: return fp16_to_float(floatconv_double_to_fp16(v));
+    case ONYX_BFLOAT16: return bf16_to_float(floatconv_double_to_bf16(v));
+    default: return v;
+    }
+}
+
+/* Integer range of an integer quantized type. */
+static void int_range(onyx_dtype d, double *lo, double *hi) {
+    switch (d) {
+    case ONYX_INT8: *lo = -128, *hi = 127; break;
+    case ONYX_UINT8: *lo = 0, *hi = 255; break;
+    case ONYX_INT16: *lo = -32768, *hi = 32767; break;
+    case ONYX_UINT16: *lo = 0, *hi = 65535; break;
+    case ONYX_INT4: *lo = -8, *hi = 7; break;
+    case ONYX_UINT4: *lo = 0, *hi = 15; break;
+    case ONYX_INT2: *lo = -2, *hi = 1; break;
+    default: *lo = 0, *hi = 3; break; /* UINT2 */
+    }
+}
+
+/* One Quantize/Dequantize job: x viewed through the layout, scale and zero point. */
+typedef struct q_job {
+    const tensor *x, *s, *z;
+    tensor *y;
+    quant_layout l;
+    onyx_dtype prec;   /* QuantizeLinear: precision of x / scale */
+    bool saturate;
+} q_job;
+
+/* Calls fn on the pieces of [b, e) that stay within one row of the layout: fn(job, idx, n, scale
+ * index of the first element, whether the scale index steps with the element (blocked)). */
+static void for_pieces(const q_job *j, int64_t b, int64_t e,
+                       void (*fn)(const q_job *, int64_t, int64_t, int64_t, bool)) {
+    const quant_layout *l = &j->l;
+    for (int64_t idx = b; idx < e;) {
+        int64_t r = idx / l->inner, i0 = idx % l->inner;
+        int64_t n = e - idx;
+        if (n > l->inner - i0) n = l->inner - i0;
+        int64_t o = r / l->D, a = r % l->D;
+        fn(j, idx, n, quant_scale_index(l, o, a, i0), l->block > 0);
+        idx += n;
+    }
+}
+
+/* scale (or zero point) values of a piece: one value repeated, or n consecutive ones */
+static void load_param(const tensor *t, int64_t si, bool step, int64_t n, double *out) {
+    if (step) {
+        load(t->dtype, t->data, si, n, out);
+        return;
+    }
+    double v;
+    load(t->dtype, t->data, si, 1, &v);
+    for (int64_t i = 0; i < n; i++) out[i] = v;
+}
+
+/* ---- QuantizeLinear */
+
+/* The common case in float: float x and scale, one scale per piece, 8/16-bit integer output.
+ * Values are clamped to a small range first, so that adding and subtracting 1.5 * 2^23 rounds
+ * them to the nearest even integer (NaN lands on the low end, as in the double path). */
+#define DEFINE_Q_FAST(NAME, T)                                                                     \
+    static void NAME(const float *x, float s, float z, float lo, float hi, T *y, int64_t n) {     \
+        const float vlo = lo - z - 1, vhi = hi - z + 1, magic = 12582912.0f;                      \
+        CPU_SIMD for (int64_t i = 0; i < n; i++) {                                                 \
+            float v = x[i] / s;                                                                    \
+            v = v > vlo ? v : vlo;                                                                 \
+            v = v < vhi ? v : vhi;                                                                 \
+            v = (v + magic) - magic + z;                                                           \
+            v = v > lo ? v : lo;                                                                   \
+            y[i] = (T)(v < hi ? v : hi);                                                           \
+        }                                                                                          \
+    }
+DEFINE_Q_FAST(q_fast_s8, int8_t)
+DEFINE_Q_FAST(q_fast_u8, uint8_t)
+DEFINE_Q_FAST(q_fast_s16, int16_t)
+DEFINE_Q_FAST(q_fast_u16, uint16_t)
+
+static bool q_fast(const q_job *j, int64_t idx, int64_t n, int64_t si) {
+    onyx_dtype yd = j->y->dtype;
+    if (j->x->dtype != ONYX_FLOAT || j->s->dtype != ONYX_FLOAT || j->prec != ONYX_FLOAT ||
+        (yd != ONYX_INT8 && yd != ONYX_UINT8 && yd != ONYX_INT16 && yd != ONYX_UINT16))
+        return false;
+    const float *x = (const float *)j->x->data + idx;
+    float s = ((const float *)j->s->data)[si];
+    double z = 0, lo, hi;
+    if (j->z) load(j->z->dtype, j->z->data, si, 1, &z);
+    int_range(yd, &lo, &hi);
+    void *y = j->y->data;
+    switch (yd) {
+    case ONYX_INT8: q_fast_s8(x, s, (float)z, (float)lo, (float)hi, (int8_t *)y + idx, n); break;
+    case ONYX_UINT8: q_fast_u8(x, s, (float)z, (float)lo, (float)hi, (uint8_t *)y + idx, n); break;
+    case ONYX_INT16: q_fast_s16(x, s, (float)z, (float)lo, (float)hi, (int16_t *)y + idx, n); break;
+    default: q_fast_u16(x, s, (float)z, (float)lo, (float)hi, (uint16_t *)y + idx, n); break;
+    }
+    return true;
+}
+
+static void q_chunk(const q_job *j, int64_t idx, int64_t n, int64_t si, bool step) {
+    double xv[CHUNK], sv[CHUNK], zv[CHUNK];
+    onyx_dtype yd = j->y->dtype, p = j->prec;
+    load(j->x->dtype, j->x->data, idx, n, xv);
+    load_param(j->s, si, step, n, sv);
+    if (j->z) load_param(j->z, si, step, n, zv);
+    else for (int64_t i = 0; i < n; i++) zv[i] = 0;
+    for (int64_t i = 0; i < n; i++) xv[i] = round_to(p, round_to(p, xv[i]) / round_to(p, sv[i]));
+    if (floatconv_is_small_float(yd)) {
+        bool fp4 = yd == ONYX_FLOAT4E2M1;
+        for (int64_t i = 0; i < n; i++) {
+            /* onnx adds the zero point for float4 only (float8's must be 0) */
+            double v = fp4 ? round_to(p, xv[i] + zv[i]) : xv[i];
+            uint8_t code = floatconv_encode(yd, v, j->saturate);
+            if (fp4) subbyte_or(ONYX_UINT4, j->y->data, idx + i, code);
+            else ((uint8_t *)j->y->data)[idx + i] = code;
+        }
+        return;
+    }
+    double lo, hi;
+    int_range(yd, &lo, &hi);
+    for (int64_t i = 0; i < n; i++) {
+        double v = nearbyint(xv[i]) + zv[i]; /* the default rounding mode: half to even */
+        /* NaN lands on the low end, as numpy's cast to int32 then clip gives */
+        xv[i] = v != v ? lo : v < lo ? lo : v > hi ? hi : v;
+    }
+    switch (yd) {
+#define CASE(D, T)                                                                                 \
+    case D: for (int64_t i = 0; i < n; i++) ((T *)j->y->data)[idx + i] = (T)xv[i]; break;
+        CASE(ONYX_INT8, int8_t) CASE(ONYX_UINT8, uint8_t) CASE(ONYX_INT16, int16_t)
+        CASE(ONYX_UINT16, uint16_t)
+#undef CASE
+    default:
+        for (int64_t i = 0; i < n; i++) subbyte_or(yd, j->y->data, idx + i, (unsigned)(int)xv[i]);
+        break;
+    }
+}
+
+static void q_piece(const q_job *j, int64_t idx, int64_t n, int64_t si, bool step) {
+    if (!step && q_fast(j, idx, n, si)) return;
+    for (int64_t o = 0; o < n; o += CHUNK)
+        q_chunk(j, idx + o, n - o < CHUNK ? n - o : CHUNK, step ? si + o : si, step);
+}
+
+static void q_task(void *ctx, int64_t b, int64_t e) {
+    const q_job *j = ctx;
+    int64_t n = j->x->numel;
+    int64_t lo = b * CHUNK, hi = e * CHUNK < n ? e * CHUNK : n;
+    for_pieces(j, lo, hi, q_piece);
+}
+
+/* Shared input checks: layout of scale and zero point against x. */
+static onyx_status q_setup(const kernel_call *c, q_job *j) {
+    j->x = kernel_input(c, 0);
+    j->s = kernel_input(c, 1);
+    j->z = kernel_input(c, 2);
+    j->y = kernel_output(c, 0);
+    if (!j->x || !j->s || !j->y) return onyx_error(ONYX_ERR_SHAPE, "x and scale are required");
+    TRY(quant_layout_of(j->x->rank, j->x->dims, j->s->rank, j->s->dims,
+                        attr_int(c->node, "axis", 1), attr_int(c->node, "block_size", 0),
+                        "scale (input 1)", &j->l));
+    if (j->z && !shape_equal(j->z->rank, j->z->dims, j->s->rank, j->s->dims) &&
+        !(j->z->numel == 1 && j->s->numel == 1))
+        return onyx_error(ONYX_ERR_SHAPE, "zero point (input 2) and scale (input 1) have "
+                          "different shapes");
+    if (j->y->numel != j->x->numel)
+        return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
+                          (long long)j->y->numel, (long long)j->x->numel);
+    return ONYX_OK;
+}
+
+static void run_chunks(q_job *j, void (*task)(void *, int64_t, int64_t)) {
+    int64_t chunks = (j->x->numel + CHUNK - 1) / CHUNK;
+    parallel_for(chunks, GRAIN_CHUNKS, task, j);
+}
+
+onyx_status cpu_quantizelinear_run(const kernel_call *c) {
+    q_job j = {0};
+    TRY(q_setup(c, &j));
+    onyx_dtype xd = j.x->dtype, sd = j.s->dtype;
+    int64_t prec = attr_int(c->node, "precision", 0);
+    /* The division's precision: the attribute, else numpy's promotion of x and scale (what the
+     * onnx reference computes): int32 x gives double, mixed float types give float. */
+    if (prec) j.prec = (onyx_dtype)prec;
+    else if (xd == ONYX_INT32 || sd == ONYX_INT32) j.prec = ONYX_DOUBLE;
+    else if (xd == sd || sd == ONYX_FLOAT8E8M0) j.prec = xd;
+    else j.prec = ONYX_FLOAT;
+    j.saturate = attr_int(c->node, "saturate", 1) != 0;
+    if (j.z && j.z->dtype != j.y->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "zero point has type %s, output %s",
+                          onyx_dtype_name(j.z->dtype), onyx_dtype_name(j.y->dtype));
+    if (is_subbyte(j.y->dtype)) memset(j.y->data, 0, j.y->nbytes);
+    run_chunks(&j, q_task);
+    return ONYX_OK;
+}
+
+/* ---- DequantizeLinear: (x - zero point) * scale in float, as onnx's reference */
+
+/* The common case: 8/16/32-bit integers with one float scale per piece into float. */
+#define DEFINE_DQ_FAST(NAME, T)                                                                    \
+    static void NAME(const T *x, float z, float s, float *y, int64_t n) {                         \
+        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = ((float)x[i] - z) * s;                    \
+    }
+DEFINE_DQ_FAST(dq_fast_s8, int8_t)
+DEFINE_DQ_FAST(dq_fast_u8, uint8_t)
+DEFINE_DQ_FAST(dq_fast_s16, int16_t)
+DEFINE_DQ_FAST(dq_fast_u16, uint16_t)
+DEFINE_DQ_FAST(dq_fast_s32, int32_t)
+
+static bool dq_fast(const q_job *j, int64_t idx, int64_t n, int64_t si) {
+    onyx_dtype xd = j->x->dtype;
+    if (j->s->dtype != ONYX_FLOAT || j->y->dtype != ONYX_FLOAT) return false;
+    float s = ((const float *)j->s->data)[si], *y = (float *)j->y->data + idx;
+    double z = 0;
+    if (j->z) load(j->z->dtype, j->z->data, si, 1, &z);
+    const void *x = j->x->data;
+    switch (xd) {
+    case ONYX_INT8: dq_fast_s8((const int8_t *)x + idx, (float)z, s, y, n); return true;
+    case ONYX_UINT8: dq_fast_u8((const uint8_t *)x + idx, (float)z, s, y, n); return true;
+    case ONYX_INT16: dq_fast_s16((const int16_t *)x + idx, (float)z, s, y, n); return true;
+    case ONYX_UINT16: dq_fast_u16((const uint16_t *)x + idx, (float)z, s, y, n); return true;
+    case ONYX_INT32:
+        if (j->z) return false; /* numpy computes float32 - int32 in double: dq_chunk */
+        dq_fast_s32((const int32_t *)x + idx, 0.0f, s, y, n);
+        return true;
+    default: return false;
+    }
+}
+
+static void dq_chunk(const q_job *j, int64_t idx, int64_t n, int64_t si, bool step) {
+    double xv[CHUNK], sv[CHUNK], zv[CHUNK];
+    float yv[CHUNK];
+    onyx_dtype xd = j->x->dtype;
+    load(xd, j->x->data, idx, n, xv);
+    load_param(j->s, si, step, n, sv);
+    /* float8 and float4 zero points are 0 by definition: not subtracted */
+    bool use_z = j->z && !floatconv_is_small_float(xd);
+    if (use_z) load_param(j->z, si, step, n, zv);
+    if (xd == ONYX_INT32 && use_z) {
+        /* int32 zero points promote the arithmetic to double (numpy), rounded once at the end */
+        for (int64_t i = 0; i < n; i++) {
+            double v = ((double)(float)xv[i] - zv[i]) * sv[i];
+            onyx_dtype yd = j->y->dtype;
+            uint16_t *h = (uint16_t *)j->y->data + idx;
+            if (yd == ONYX_FLOAT) ((float *)j->y->data)[idx + i] = (float)v;
+            else if (yd == ONYX_FLOAT16) h[i] = floatconv_double_to_fp16(v);
+            else h[i] = floatconv_double_to_bf16(v);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float dx = (float)xv[i] - (use_z ? (float)zv[i] : 0.0f);
+        yv[i] = dx * (float)sv[i];
+    }
+    uint16_t *h16 = (uint16_t *)j->y->data + idx;
+    switch (j->y->dtype) {
+    case ONYX_FLOAT: memcpy((float *)j->y->data + idx, yv, (size_t)n * sizeof *yv); break;
+    case ONYX_FLOAT16:
+        for (int64_t i = 0; i < n; i++) h16[i] = cpu_float_to_fp16(yv[i]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) h16[i] = cpu_float_to_bf16(yv[i]);
+        break;
+    }
+}
+
+static void dq_piece(const q_job *j, int64_t idx, int64_t n, int64_t si, bool step) {
+    if (!step && dq_fast(j, idx, n, si)) return;
+    for (int64_t o = 0; o < n; o += CHUNK)
+        dq_chunk(j, idx + o, n - o < CHUNK ? n - o : CHUNK, step ? si + o : si, step);
+}
+
+static void dq_task(void *ctx, int64_t b, int64_t e) {
+    const q_job *j = ctx;
+    int64_t n = j->x->numel;
+    int64_t lo = b * CHUNK, hi = e * CHUNK < n ? e * CHUNK : n;
+    for_pieces(j, lo, hi, dq_piece);
+}
+
+onyx_status cpu_dequantizelinear_run(const kernel_call *c) {
+    q_job j = {0};
+    TRY(q_setup(c, &j));
+    if (j.z && j.z->dtype != j.x->dtype)
+        return onyx_error(ONYX_ERR_SHAPE, "zero point has type %s, expected x's type %s",
+                          onyx_dtype_name(j.z->dtype), onyx_dtype_name(j.x->dtype));
+    onyx_dtype yd = j.y->dtype;
+    if (yd != ONYX_FLOAT && yd != ONYX_FLOAT16 && yd != ONYX_BFLOAT16)
+        return onyx_error(ONYX_ERR_SHAPE, "output type %s, expected float, float16 or bfloat16",
+                          onyx_dtype_name(yd));
+    run_chunks(&j, dq_task);
+    return ONYX_OK;
+}
+
+/* ---- DynamicQuantizeLinear: uint8 with scale (max(0, max x) - min(0, min x)) / 255, in float
+ * arithmetic step by step as onnx's reference. */
+
+typedef struct dq_range {
+    const float *x;
+    int64_t n;
+    float mn[64], mx[64];
+    float scale, zp;
+    uint8_t *y;
+} dq_range;
+
+#define RANGE_PARTS 64
+
+static void range_task(void *ctx, int64_t b, int64_t e) {
+    dq_range *r = ctx;
+    for (int64_t p = b; p < e; p++) {
+        int64_t lo = r->n * p / RANGE_PARTS, hi = r->n * (p + 1) / RANGE_PARTS;
+        float mn = 0, mx = 0;
+        for (int64_t i = lo; i < hi; i++) {
+            mn = r->x[i] < mn ? r->x[i] : mn;
+            mx = r->x[i] > mx ? r->x[i] : mx;
+        }
+        r->mn[p] = mn;
+        r->mx[p] = mx;
+    }
+}
+
+static void dyn_task(void *ctx, int64_t b, int64_t e) {
+    const dq_range *r = ctx;
+    for (int64_t i = b; i < e; i++) {
+        float v = nearbyintf(r->x[i] / r->scale) + r->zp;
+        r->y[i] = (uint8_t)(v != v ? 0.0f : v < 0 ? 0.0f : v > 255 ? 255.0f : v);
+    }
+}
+
+onyx_status cpu_dynamicquantizelinear_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0), *ys = kernel_output(c, 1), *yz = kernel_output(c, 2);
+    if (!x || x->dtype != ONYX_FLOAT)
+        return onyx_error(ONYX_ERR_SHAPE, "input 0 must be a float tensor");
+    if ((y && y->numel != x->numel) || (ys && ys->numel != 1) || (yz && yz->numel != 1))
+        return onyx_error(ONYX_ERR_SHAPE, "outputs do not have the expected sizes");
+    dq_range r = {.x = x->data, .n = x->numel, .y = y ? y->data : NULL};
+    parallel_for(RANGE_PARTS, x->numel >= (1 << 16) ? 1 : RANGE_PARTS, range_task, &r);
+    float mn = 0, mx = 0;
+    for (int p = 0; p < RANGE_PARTS; p++) {
+        mn = r.mn[p] < mn ? r.mn[p] : mn;
+        mx = r.mx[p] > mx ? r.mx[p] : mx;
+    }
+    r.scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
+    float zp = 0.0f - mn / r.scale;
+    /* -inf in x makes the scale infinite and -inf / inf NaN (once cast to uint8: UB); onnx's
+     * reference clamps with Python's max(0, min(255, zp)), which gives 255 for NaN */
+    zp = zp != zp ? 255 : zp < 0 ? 0 : zp > 255 ? 255 : zp;
+    r.zp = nearbyintf(zp);
+    if (y) parallel_for(x->numel, 1 << 14, dyn_task, &r);
+    if (ys) *(float *)ys->data = r.scale;
+    if (yz) *(uint8_t *)yz->data = (uint8_t)r.zp;
+    return ONYX_OK;
+}

@@ -1,0 +1,80 @@
+/* CPU kernels of Concat and Split: each input (output) is a block of every outer row of the
+ * joined tensor, copied by the strided engine. */
+#include "ops/shape_common.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/move.h"
+
+/* Outer rows and the elements per unit of `axis` of a shape. */
+static void split_shape(const tensor *t, int axis, int64_t *outer, int64_t *inner) {
+    int64_t o = 1, in = 1;
+    for (int k = 0; k < axis; k++) o *= t->dims[k];
+    for (int k = axis + 1; k < t->rank; k++) in *= t->dims[k];
+    *outer = o;
+    *inner = in;
+}
+
+onyx_status cpu_concat_run(const kernel_call *c) {
+    tensor *y = kernel_output(c, 0);
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 1), y->rank, "axis", &axis));
+    /* Inference may have fixed the output from some inputs while others were still unknown:
+     * each input must match it before its rows are copied. */
+    int64_t at = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kernel_input(c, i);
+        if (!x) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "input %d is missing", i);
+        bool fits = x->dtype == y->dtype && x->rank == y->rank;
+        for (int k = 0; fits && k < y->rank; k++) fits = k == axis || x->dims[k] == y->dims[k];
+        if (!fits || x->dims[axis] > y->dims[axis] - at) {
+            char a[160], b[160];
+            return onyx_error(ONYX_ERR_SHAPE, "input %d (%s%s) does not fit the output %s%s", i,
+                              onyx_dtype_name(x->dtype), shape_str(x->rank, x->dims, a, sizeof a),
+                              onyx_dtype_name(y->dtype), shape_str(y->rank, y->dims, b, sizeof b));
+        }
+        at += x->dims[axis];
+    }
+    if (at != y->dims[axis])
+        return onyx_error(ONYX_ERR_SHAPE, "inputs add up to %lld along axis %d, expected %lld",
+                          (long long)at, axis, (long long)y->dims[axis]);
+    int64_t outer, inner;
+    split_shape(y, axis, &outer, &inner);
+    int64_t row = y->dims[axis] * inner, off = 0;
+    size_t es = cpu_move_esize(y);
+    cpu_move_begin(y);
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kernel_input(c, i);
+        int64_t len = x->dims[axis] * inner;
+        int64_t dims[2] = {outer, len}, ds[2] = {row, 1}, ss[2] = {len, 1};
+        cpu_copy_strided((char *)y->data + off * (int64_t)es, x->data, es, 2, dims, ds, ss);
+        off += len;
+    }
+    return cpu_move_end(y);
+}
+
+onyx_status cpu_split_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    int axis;
+    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
+    int64_t sizes[ONYX_VARIADIC];
+    TRY(ops_split_sizes(c->node, c->n_out, x->dims[axis], kernel_input(c, 1), sizes));
+    int64_t outer, inner;
+    split_shape(x, axis, &outer, &inner);
+    int64_t row = x->dims[axis] * inner, off = 0;
+    size_t es = cpu_move_esize(x);
+    for (int o = 0; o < c->n_out; o++) {
+        tensor *y = kernel_output(c, o);
+        int64_t len = sizes[o] * inner;
+        if (y) {
+            if (y->dtype != x->dtype || y->numel != outer * len)
+                return onyx_error(ONYX_ERR_SHAPE, "output %d has %lld elements, expected %lld",
+                                  o, (long long)y->numel, (long long)(outer * len));
+            int64_t dims[2] = {outer, len}, ds[2] = {len, 1}, ss[2] = {row, 1};
+            cpu_move_begin(y);
+            cpu_copy_strided(y->data, (const char *)x->data + off * (int64_t)es, es, 2, dims, ds,
+                             ss);
+            TRY(cpu_move_end(y));
+        }
+        off += len;
+    }
+    return ONYX_OK;
+}

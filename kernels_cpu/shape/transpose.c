@@ -1,0 +1,29 @@
+/* CPU kernels of Transpose and of DepthToSpace / SpaceToDepth, which are transposes of a 6-D
+ * view; all go through the strided copy engine (tiled when the innermost axes swap). */
+#include "ops/shape_common.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/move.h"
+
+onyx_status cpu_transpose_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    int64_t perm[ONYX_MAX_RANK];
+    TRY(ops_transpose_perm(c->node, x->rank, perm));
+    cpu_move_begin(y);
+    cpu_transpose(y->data, x->data, cpu_move_esize(x), x->rank, x->dims, perm);
+    return cpu_move_end(y);
+}
+
+static onyx_status depth_space(const kernel_call *c, bool to_space) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    if (x->rank != 4) return onyx_error(ONYX_ERR_SHAPE, "input has rank %d, expected 4", x->rank);
+    int64_t view[6], perm[6], out[4];
+    TRY(ops_depth_space_plan(c->node, to_space, x->dims, view, perm, out));
+    cpu_move_begin(y);
+    cpu_transpose(y->data, x->data, cpu_move_esize(x), 6, view, perm);
+    return cpu_move_end(y);
+}
+
+onyx_status cpu_depth_to_space_run(const kernel_call *c) { return depth_space(c, true); }
+onyx_status cpu_space_to_depth_run(const kernel_call *c) { return depth_space(c, false); }

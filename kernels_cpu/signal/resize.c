@@ -1,0 +1,447 @@
+/* Resize and Upsample on the CPU: per-axis tables of source indices and weights (built once in
+ * prepare when shapes and scales are static), applied one axis at a time. Floats compute in
+ * float, doubles and integers in double (integers round half to even and saturate at the end). */
+#include "core/parallel.h"
+#include "ops/signal/signal_common.h"
+#include "kernels_cpu/cpu_kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rz_axis {
+    int axis;
+    int taps;
+    int64_t n_out;
+    int64_t *idx;      /* [n_out * taps], clamped into the input */
+    double *w;         /* [n_out * taps] */
+    float *wf;         /* the same weights as float */
+    uint8_t *extrap;   /* [n_out]: 1 where tf_crop_and_resize falls outside the input */
+} rz_axis;
+
+typedef struct rz_state {
+    bool ready;
+    ops_resize_plan plan;
+    int n_axes;
+    rz_axis ax[ONYX_MAX_RANK];
+    size_t work_elems; /* elements of each of the two ping-pong buffers */
+    void *work[2];
+    size_t work_size;  /* bytes of each, as allocated */
+} rz_state;
+
+static void rz_free(rz_state *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n_axes; i++) {
+        free(s->ax[i].idx);
+        free(s->ax[i].w);
+        free(s->ax[i].wf);
+        free(s->ax[i].extrap);
+    }
+    free(s->work[0]);
+    free(s->work[1]);
+    memset(s, 0, sizeof *s);
+}
+
+static bool work_is_double(onyx_dtype d) {
+    return d != ONYX_FLOAT && d != ONYX_FLOAT16 && d != ONYX_BFLOAT16;
+}
+
+/* Source coordinate of output index o along one axis, as the ONNX reference computes it (the
+ * "output width" in the formulas is scale * input width, not the rounded size). */
+static double source_coord(const ops_resize_plan *p, int a, double o, bool *extrap) {
+    double s = p->scale[a], in = (double)p->in_dims[a];
+    double ow = s * in;
+    *extrap = false;
+    switch (p->coord) {
+    case OPS_RZ_ALIGN_CORNERS: return ow == 1 ? 0.0 : o * (in - 1) / (ow - 1);
+    case OPS_RZ_ASYMMETRIC: return o / s;
+    case OPS_RZ_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / s;
+    case OPS_RZ_TF_CROP_AND_RESIZE: {
+        double lo = p->roi_lo[a], hi = p->roi_hi[a], x;
+        if (ow == 1) x = (hi - lo) * (in - 1) / 2;
+        else x = o * (hi - lo) * (in - 1) / (ow - 1);
+        x += lo * (in - 1);
+        *extrap = x < 0 || x > in - 1;
+        return x;
+    }
+    case OPS_RZ_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (o + 0.5) / s - 0.5;
+    case OPS_RZ_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)p->out_dims[a] / ow;
+        double offset = in / 2 * (1 - adjustment);
+        return offset + (o + 0.5) / s - 0.5;
+    }
+    default: return (o + 0.5) / s - 0.5;
+    }
+}
+
+static double cubic_w(double x, double A) {
+    x = fabs(x);
+    if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0.0;
+}
+
+/* Taps of one axis: count and the offset of the first from the left neighbour. */
+static void tap_shape(const ops_resize_plan *p, int a, int *taps, int64_t *start) {
+    double sa = p->scale[a] < 1 ? p->scale[a] : 1;
+    if (p->mode == OPS_RZ_NEAREST) {
+        *taps = 1;
+        *start = 0;
+    } else if (p->mode == OPS_RZ_LINEAR) {
+        *start = p->antialias ? (int64_t)floor(-1 / sa) + 1 : 0;
+        *taps = (int)(2 - 2 * *start);
+    } else {
+        *start = p->antialias ? (int64_t)floor(-2 / sa) + 1 : -1;
+        *taps = (int)(2 - 2 * *start);
+    }
+}
+
+static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t) {
+    int64_t start;
+    int taps;
+    tap_shape(p, a, &taps, &start);
+    int64_t W = p->in_dims[a], n_out = p->out_dims[a];
+    if (taps < 1 || taps > (1 << 26))
+        return onyx_error(ONYX_ERR_SHAPE, "scale %g on axis %d needs %d filter taps", p->scale[a],
+                          a, taps);
+    t->axis = a;
+    t->taps = taps;
+    t->n_out = n_out;
+    size_t cells = (size_t)n_out * (size_t)taps;
+    if (n_out > 0 && cells / (size_t)n_out != (size_t)taps) return onyx_oom("resize tables");
+    t->idx = malloc((cells ? cells : 1) * sizeof *t->idx);
+    t->w = malloc((cells ? cells : 1) * sizeof *t->w);
+    t->wf = malloc((cells ? cells : 1) * sizeof *t->wf);
+    t->extrap = calloc(n_out ? (size_t)n_out : 1, 1);
+    if (!t->idx || !t->w || !t->wf || !t->extrap) return onyx_oom("resize tables");
+    double sa = p->scale[a] < 1 ? p->scale[a] : 1;
+    for (int64_t o = 0; o < n_out; o++) {
+        bool ex;
+        double x = source_coord(p, a, (double)o, &ex);
+        t->extrap[o] = ex;
+        /* the ratio lies in (0, 1]: an integer coordinate counts as 1 past its left neighbour */
+        double xf = floor(x), ratio = x - xf;
+        if (ratio == 0) {
+            ratio = 1;
+            xf -= 1;
+        }
+        if (!(fabs(xf) < 4e15)) xf = xf < 0 ? -4e15 : 4e15; /* NaN and huge coords: clamp */
+        int64_t left = (int64_t)xf;
+        int64_t *ix = t->idx + o * taps;
+        double *w = t->w + o * taps;
+        if (p->mode == OPS_RZ_NEAREST) {
+            int nm = p->nearest;
+            if (nm == OPS_RZ_SIMPLE) nm = p->scale[a] < 1 ? OPS_RZ_CEIL : OPS_RZ_FLOOR;
+            bool right;
+            if (ratio == 1) right = true;
+            else if (nm == OPS_RZ_PREFER_FLOOR) right = ratio > 0.5;
+            else if (nm == OPS_RZ_PREFER_CEIL) right = ratio >= 0.5;
+            else right = nm == OPS_RZ_CEIL;
+            ix[0] = left + (right ? 1 : 0);
+            w[0] = 1;
+        } else {
+            double sum = 0;
+            for (int k = 0; k < taps; k++) {
+                ix[k] = left + start + k;
+                double d = (double)(start + k) - ratio; /* distance from x to tap k */
+                double v;
+                if (p->mode == OPS_RZ_LINEAR) {
+                    v = p->antialias ? 1 - fabs(d * sa) : 1 - fabs(d);
+                    if (v < 0) v = 0;
+                } else {
+                    v = p->antialias ? cubic_w(d * sa, p->cubic_a) : cubic_w(d, p->cubic_a);
+                }
+                w[k] = v;
+                sum += v;
+            }
+            if (p->antialias && sum != 0)
+                for (int k = 0; k < taps; k++) w[k] /= sum;
+        }
+        if (p->exclude_outside) {
+            double sum = 0;
+            for (int k = 0; k < taps; k++) {
+                if (ix[k] < 0 || ix[k] >= W) w[k] = 0;
+                sum += w[k];
+            }
+            if (sum == 0) sum = 1;
+            for (int k = 0; k < taps; k++) w[k] /= sum;
+        }
+        for (int k = 0; k < taps; k++) {
+            ix[k] = ix[k] < 0 ? 0 : ix[k] >= W ? W - 1 : ix[k];
+            t->wf[o * taps + k] = (float)w[k];
+        }
+    }
+    return ONYX_OK;
+}
+
+/* Builds the tables and ping-pong buffers for a plan; axes that shrink most go first so that
+ * later passes touch less data. */
+static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt) {
+    onyx_status st = ONYX_OK;
+    memset(s, 0, sizeof *s);
+    s->plan = *p;
+    int order[ONYX_MAX_RANK], n = 0;
+    for (int a = 0; a < p->rank; a++)
+        if (p->active[a]) order[n++] = a;
+    for (int i = 1; i < n; i++) /* insertion sort by out/in ratio */
+        for (int j = i; j > 0; j--) {
+            int x = order[j], y = order[j - 1];
+            double rx = (double)p->out_dims[x] / (double)(p->in_dims[x] ? p->in_dims[x] : 1);
+            double ry = (double)p->out_dims[y] / (double)(p->in_dims[y] ? p->in_dims[y] : 1);
+            if (rx >= ry) break;
+            order[j] = y;
+            order[j - 1] = x;
+        }
+    int64_t cur[ONYX_MAX_RANK], most = 1, numel;
+    memcpy(cur, p->in_dims, sizeof cur);
+    if (!shape_numel(p->rank, cur, &most)) return onyx_error(ONYX_ERR_SHAPE, "input too large");
+    for (int i = 0; i < n; i++) {
+        s->n_axes = i + 1;
+        CHECK(build_axis(p, order[i], &s->ax[i]));
+        cur[order[i]] = p->out_dims[order[i]];
+        if (!shape_numel(p->rank, cur, &numel)) {
+            st = onyx_error(ONYX_ERR_SHAPE, "resized tensor too large");
+            goto done;
+        }
+        if (numel > most) most = numel;
+    }
+    size_t es = work_is_double(dt) ? sizeof(double) : sizeof(float);
+    if ((uint64_t)most > SIZE_MAX / es / 2) {
+        st = onyx_oom("resize buffers");
+        goto done;
+    }
+    s->work_elems = (size_t)most;
+    s->work_size = (size_t)most * es;
+    for (int i = 0; i < 2; i++) {
+        s->work[i] = malloc(s->work_size ? s->work_size : 1);
+        if (!s->work[i]) {
+            st = onyx_oom("resize buffers");
+            goto done;
+        }
+    }
+    s->ready = true;
+done:
+    if (st != ONYX_OK) rz_free(s);
+    return st;
+}
+
+/* ---- element conversion into and out of the work type */
+
+typedef struct conv_job {
+    const tensor *t;
+    void *work;
+} conv_job;
+
+#define LOAD_CASES(X)                                                                              \
+    X(ONYX_UINT8, uint8_t) X(ONYX_UINT16, uint16_t) X(ONYX_UINT32, uint32_t)                       \
+    X(ONYX_UINT64, uint64_t) X(ONYX_INT8, int8_t) X(ONYX_INT16, int16_t) X(ONYX_INT32, int32_t)    \
+    X(ONYX_INT64, int64_t)
+
+static void load_range(void *ctx, int64_t b, int64_t e) {
+    const conv_job *j = ctx;
+    const void *src = j->t->data;
+    switch (j->t->dtype) {
+    case ONYX_FLOAT16:
+        for (int64_t i = b; i < e; i++)
+            ((float *)j->work)[i] = fp16_to_float(((const uint16_t *)src)[i]);
+        break;
+    case ONYX_BFLOAT16:
+        for (int64_t i = b; i < e; i++)
+            ((float *)j->work)[i] = bf16_to_float(((const uint16_t *)src)[i]);
+        break;
+#define LOAD(D, T)                                                                                 \
+    case D:                                                                                        \
+        for (int64_t i = b; i < e; i++) ((double *)j->work)[i] = (double)((const T *)src)[i];      \
+        break;
+        LOAD_CASES(LOAD)
+#undef LOAD
+    default: break;
+    }
+}
+
+/* Round half to even and saturate, as the reference casts its float64 result to integers. */
+#define STORE_INT(T, LO, HI)                                                                       \
+    for (int64_t i = b; i < e; i++) {                                                              \
+        double v = nearbyint(((const double *)j->work)[i]);                                        \
+        ((T *)dst)[i] = v != v ? 0 : v <= (double)(LO) ? (T)(LO) : v >= (double)(HI) ? (T)(HI) : (T)v; \
+    }
+
+static void store_range(void *ctx, int64_t b, int64_t e) {
+    const conv_job *j = ctx;
+    void *dst = j->t->data;
+    switch (j->t->dtype) {
+    case ONYX_FLOAT16:
+        for (int64_t i = b; i < e; i++)
+            ((uint16_t *)dst)[i] = float_to_fp16(((const float *)j->work)[i]);
+        break;
+    case ONYX_BFLOAT16:
+        for (int64_t i = b; i < e; i++)
+            ((uint16_t *)dst)[i] = float_to_bf16(((const float *)j->work)[i]);
+        break;
+    case ONYX_UINT8: STORE_INT(uint8_t, 0, UINT8_MAX) break;
+    case ONYX_UINT16: STORE_INT(uint16_t, 0, UINT16_MAX) break;
+    case ONYX_UINT32: STORE_INT(uint32_t, 0, UINT32_MAX) break;
+    case ONYX_UINT64: STORE_INT(uint64_t, 0, UINT64_MAX) break;
+    case ONYX_INT8: STORE_INT(int8_t, INT8_MIN, INT8_MAX) break;
+    case ONYX_INT16: STORE_INT(int16_t, INT16_MIN, INT16_MAX) break;
+    case ONYX_INT32: STORE_INT(int32_t, INT32_MIN, INT32_MAX) break;
+    case ONYX_INT64: STORE_INT(int64_t, INT64_MIN, INT64_MAX) break;
+    default: break;
+    }
+}
+
+/* ---- one separable pass: dst[o, j, i] = sum_k w[j,k] * src[o, idx[j,k], i] */
+
+typedef struct pass_job {
+    const void *src;
+    void *dst;
+    int64_t n_in, n_out, inner;
+    const rz_axis *t;
+    double extrap;
+} pass_job;
+
+#define PASS_FN(NAME, WT, WEIGHTS)                                                                 \
+    static void NAME(void *ctx, int64_t b, int64_t e) {                                            \
+        const pass_job *j = ctx;                                                                   \
+        const rz_axis *t = j->t;                                                                   \
+        int taps = t->taps;                                                                        \
+        int64_t inner = j->inner;                                                                  \
+        int64_t outer = b / j->n_out, o = b % j->n_out - 1;                                        \
+        for (int64_t r = b; r < e; r++) {                                                          \
+            if (++o == j->n_out) { /* rows walk (outer, o) without dividing */                     \
+                o = 0;                                                                             \
+                outer++;                                                                           \
+            }                                                                                      \
+            const WT *s = (const WT *)j->src + outer * j->n_in * inner;                           \
+            WT *d = (WT *)j->dst + r * inner;                                                      \
+            if (t->extrap[o]) {                                                                    \
+                for (int64_t i = 0; i < inner; i++) d[i] = (WT)j->extrap;                          \
+                continue;                                                                          \
+            }                                                                                      \
+            const int64_t *ix = t->idx + o * taps;                                                 \
+            const WT *w = t->WEIGHTS + o * taps;                                                   \
+            if (inner == 1) {                                                                      \
+                WT acc = 0;                                                                        \
+                for (int k = 0; k < taps; k++) acc += w[k] * s[ix[k]];                             \
+                d[0] = acc;                                                                        \
+                continue;                                                                          \
+            }                                                                                      \
+            const WT *s0 = s + ix[0] * inner;                                                      \
+            for (int64_t i = 0; i < inner; i++) d[i] = w[0] * s0[i];                               \
+            for (int k = 1; k < taps; k++) {                                                       \
+                const WT *sk = s + ix[k] * inner;                                                  \
+                WT wk = w[k];                                                                      \
+                if (wk == 0) continue;                                                             \
+                for (int64_t i = 0; i < inner; i++) d[i] += wk * sk[i];                            \
+            }                                                                                      \
+        }                                                                                          \
+    }
+PASS_FN(pass_f32, float, wf)
+PASS_FN(pass_f64, double, w)
+
+static int64_t grain_for(int64_t per_item) {
+    int64_t g = 32768 / (per_item > 0 ? per_item : 1);
+    return g > 0 ? g : 1;
+}
+
+static onyx_status rz_apply(const rz_state *s, const tensor *X, tensor *Y, void *const work[2]) {
+    const ops_resize_plan *p = &s->plan;
+    bool dbl = work_is_double(X->dtype);
+    onyx_dtype wt = dbl ? ONYX_DOUBLE : ONYX_FLOAT;
+    if (Y->numel == 0) return ONYX_OK;
+    if (s->n_axes == 0) return tensor_copy_data(Y, X);
+    const void *src = X->data;
+    int cur_buf = 0;
+    if (X->dtype != wt) {
+        conv_job cj = {X, work[0]};
+        parallel_for(X->numel, 16384, load_range, &cj);
+        src = work[0];
+        cur_buf = 1;
+    }
+    int64_t cur[ONYX_MAX_RANK];
+    memcpy(cur, p->in_dims, sizeof cur);
+    for (int i = 0; i < s->n_axes; i++) {
+        const rz_axis *t = &s->ax[i];
+        int a = t->axis;
+        int64_t outer = 1, inner = 1;
+        for (int k = 0; k < a; k++) outer *= cur[k];
+        for (int k = a + 1; k < p->rank; k++) inner *= cur[k];
+        bool last = i == s->n_axes - 1;
+        void *dst = last && Y->dtype == wt ? Y->data : work[cur_buf];
+        pass_job j = {src, dst, cur[a], t->n_out, inner, t, p->extrapolation};
+        parallel_for(outer * t->n_out, grain_for(inner * t->taps), dbl ? pass_f64 : pass_f32, &j);
+        cur[a] = t->n_out;
+        src = dst;
+        cur_buf ^= 1;
+    }
+    if (Y->dtype != wt) {
+        conv_job cj = {Y, (void *)src};
+        parallel_for(Y->numel, 16384, store_range, &cj);
+    }
+    return ONYX_OK;
+}
+
+/* Inputs that carry scales, sizes and roi, by op and version. */
+static void rz_inputs(const graph_node *n, const tensor *const *in, int n_in, const tensor **roi,
+                      const tensor **scales, const tensor **sizes) {
+    *roi = *scales = *sizes = NULL;
+    bool resize = strcmp(n->op_type, "Resize") == 0;
+    if (!resize && n->version < 9) return;
+    if (!resize || n->version < 11) {
+        *scales = n_in > 1 ? in[1] : NULL;
+        return;
+    }
+    *roi = n_in > 1 ? in[1] : NULL;
+    *scales = n_in > 2 ? in[2] : NULL;
+    *sizes = n_in > 3 ? in[3] : NULL;
+}
+
+onyx_status cpu_resize_prepare(const kernel_prep *p, void **state) {
+    rz_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("resize state");
+    *state = s;
+    const type_info *x = p->in_type[0];
+    if (!x || !type_is_static(x)) return ONYX_OK;
+    for (int i = 1; i < p->n_in; i++)
+        if (p->in_type[i] && !p->in_value[i]) return ONYX_OK; /* decided at run time */
+    const tensor *roi, *scales, *sizes;
+    rz_inputs(p->node, p->in_value, p->n_in, &roi, &scales, &sizes);
+    ops_resize_plan plan;
+    TRY(ops_resize_plan_make(p->node, x->rank, x->dims, roi, scales, sizes, &plan));
+    return rz_build(s, &plan, x->dtype);
+}
+
+onyx_status cpu_resize_run(const kernel_call *c) {
+    const tensor *X = kernel_input(c, 0);
+    tensor *Y = kernel_output(c, 0);
+    rz_state *s = c->state, local;
+    const tensor *ins[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < c->n_in && i < 4; i++) ins[i] = kernel_input(c, i);
+    bool own = false;
+    onyx_status st = ONYX_OK;
+    if (!s || !s->ready || !shape_equal(X->rank, X->dims, s->plan.rank, s->plan.in_dims)) {
+        const tensor *roi, *scales, *sizes;
+        rz_inputs(c->node, ins, c->n_in, &roi, &scales, &sizes);
+        ops_resize_plan plan;
+        TRY(ops_resize_plan_make(c->node, X->rank, X->dims, roi, scales, sizes, &plan));
+        TRY(rz_build(&local, &plan, X->dtype));
+        s = &local;
+        own = true;
+    }
+    if (!shape_equal(Y->rank, Y->dims, s->plan.rank, s->plan.out_dims)) {
+        char a[96], b[96];
+        st = onyx_error(ONYX_ERR_SHAPE, "output has shape %s, expected %s",
+                        shape_str(Y->rank, Y->dims, a, sizeof a),
+                        shape_str(s->plan.rank, s->plan.out_dims, b, sizeof b));
+        goto done;
+    }
+    st = rz_apply(s, X, Y, s->work);
+done:
+    if (own) rz_free(&local);
+    return st;
+}
+
+void cpu_resize_release(void *state) {
+    rz_free(state);
+    free(state);
+}

@@ -1,7 +1,0 @@
-/* ops of the string family: one OP(Name) per ops/<name>.c */
-OP(StringConcat)
-OP(StringSplit)
-OP(StringNormalizer)
-OP(RegexFullMatch)
-OP(TfIdfVectorizer)
-OP(ImageDecoder)

@@ -1,0 +1,12 @@
+/* ops of the pool family: one OP(Name) per ops/<family>/<name>.c */
+OP(MaxPool)
+OP(AveragePool)
+OP(LpPool)
+OP(GlobalAveragePool)
+OP(GlobalMaxPool)
+OP(GlobalLpPool)
+OP(MaxUnpool)
+OP(RoiAlign)
+OP(DeformConv)
+OP(Col2Im)
+OP(CausalConvWithState)

@@ -1,0 +1,11 @@
+/* ops of the random_training family: one OP(Name) per ops/<family>/<name>.c */
+OP(RandomNormal)
+OP(RandomUniform)
+OP(RandomNormalLike)
+OP(RandomUniformLike)
+OP(Bernoulli)
+OP(Multinomial)
+OP(Adagrad)
+OP(Adam)
+OP(Momentum)
+OP(Gradient)

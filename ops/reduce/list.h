@@ -1,0 +1,13 @@
+/* ops of the reduce family: one OP(Name) per ops/<family>/<name>.c */
+OP(ReduceSum)
+OP(ReduceMean)
+OP(ReduceMax)
+OP(ReduceMin)
+OP(ReduceProd)
+OP(ReduceL1)
+OP(ReduceL2)
+OP(ReduceLogSum)
+OP(ReduceLogSumExp)
+OP(ReduceSumSquare)
+OP(ArgMax)
+OP(ArgMin)

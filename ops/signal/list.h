@@ -1,0 +1,11 @@
+/* ops of the signal family: one OP(Name) per ops/<family>/<name>.c (the window ops share ops/signal/windows.c) */
+OP(Resize)
+OP(Upsample)
+OP(GridSample)
+OP(AffineGrid)
+OP(DFT)
+OP(STFT)
+OP(HannWindow)
+OP(HammingWindow)
+OP(BlackmanWindow)
+OP(MelWeightMatrix)
