@@ -3,9 +3,10 @@
 #   make test          deps if missing, build, unit tests, conformance, Python tests, quick start
 #   make sanitize      the same tests under AddressSanitizer + UBSan (build-asan/)
 #   make conformance   the conformance runner over every ONNX test data folder
-#                      (FILTER=glob-or-substring, DEVICE=CPU|CUDA, JOBS=N, EXPECTED=file,
+#                      (FILTER=glob-or-substring, DEVICE=CPU|CUDA|TEST, JOBS=N, EXPECTED=file,
 #                      RUNNER_FLAGS="-q --timeout 300 ...")
 #   make unit          the cmocka unit tests
+#   make tsan          the concurrency test built with ThreadSanitizer (part of make test)
 #   make deps          Debian packages + Python test venv (.venv), only what is missing
 #   make run-example   deps + build + `onyx run` on the bundled example model
 #   make example       regenerate tests/models/example.onnx (needs .venv)
@@ -40,7 +41,7 @@ CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -I
 OPENJPEG_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
 CFLAGS += $(OPENJPEG_CFLAGS)
 LDLIBS := -lprotobuf-c -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
-          -lstdc++ -lm -lpthread
+          -lstdc++ -lm -lpthread -ldl
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
@@ -48,12 +49,14 @@ LIB_CXX_SRCS := $(wildcard kernels_cpu/*/*.cc)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.cc,$(BUILD)/obj/%.cc.o,$(LIB_CXX_SRCS)) \
             $(BUILD)/obj/gen/onnx.pb-c.o
 
-# ---- CUDA: kernels_cuda/*.cu (nvcc) and kernels_cuda/*.c (cc, CUDA headers) go into the library
-# when CUDA=1; ONYX_WITH_CUDA tells the backend that the CUDA table and device glue are there.
+# ---- CUDA: kernels_cuda/*.cu (nvcc) and kernels_cuda/*.c (cc, CUDA headers) make
+# libonyx_cuda.so, which libonyx loads at run time (backend/cuda_plugin.c): libonyx itself needs
+# no CUDA library. Built when CUDA=1 (default: when nvcc is found).
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 CUDA_CU_SRCS := $(wildcard kernels_cuda/*.cu)
 CUDA_C_SRCS := $(wildcard kernels_cuda/*.c)
 CUDA ?= $(if $(and $(NVCC),$(strip $(CUDA_CU_SRCS) $(CUDA_C_SRCS))),1,0)
+LIB_CUDA_SO := $(BUILD)/libonyx_cuda.so
 ifeq ($(CUDA),1)
   ifeq ($(NVCC),)
     $(error CUDA=1 but nvcc is not found (put it on PATH or set NVCC=/path/to/nvcc))
@@ -61,11 +64,12 @@ ifeq ($(CUDA),1)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   CUDA_ARCH ?= sm_90
   NVCCFLAGS ?= -arch=$(CUDA_ARCH) -O2 -g -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-               -I. -Iinclude -I$(BUILD)/gen -DONYX_WITH_CUDA=1
-  CFLAGS += -DONYX_WITH_CUDA=1 -I$(CUDA_HOME)/include
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++
-  LIB_OBJS += $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
-              $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS))
+               -I. -Iinclude -I$(BUILD)/gen
+  CUDA_CFLAGS := -I$(CUDA_HOME)/include
+  CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++
+  CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
+               $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS))
+  CUDA_TARGETS := $(LIB_CUDA_SO)
 endif
 
 LIB_A := $(BUILD)/libonyx.a
@@ -89,9 +93,9 @@ ASAN_ENV := $(if $(SAN_FLAGS),env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/conformance/lsan.supp:print_suppressions=0:$(LSAN_OPTIONS))
 
-.PHONY: all test unit unit-bins sanitize clean deps conformance runner-selftest python-tests run-example gen-tests \
+.PHONY: all test unit unit-bins sanitize tsan test-models clean deps conformance runner-selftest python-tests run-example gen-tests \
         example bench
-all: $(LIB_A) $(LIB_SO) $(TOOLS)
+all: $(LIB_A) $(LIB_SO) $(TOOLS) $(CUDA_TARGETS)
 
 # Objects are rebuilt when the flags change (CUDA=0/1, OPT, sanitizers, EXTRA_CFLAGS): the stamp is
 # rewritten only when its content differs.
@@ -131,6 +135,14 @@ $(LIB_A): $(LIB_OBJS)
 $(LIB_SO): $(LIB_OBJS)
 	@echo "$(CC) -shared -o $@ ($(words $^) objects) $(LDLIBS)"
 	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The CUDA part: its own objects only; what it needs of the core comes through kernels_cuda/plugin.h.
+$(BUILD)/obj/kernels_cuda/%.o: kernels_cuda/%.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_CUDA_SO): $(CUDA_OBJS)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(CUDA_LDLIBS)
 
 $(RUNNER): $(BUILD)/obj/tools/onyx-test-runner.o $(TOOL_COMMON) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -186,8 +198,10 @@ test:
 	$(MAKE) --no-print-directory unit || failed="$$failed unit"; \
 	$(MAKE) --no-print-directory runner-selftest || failed="$$failed runner-selftest"; \
 	$(MAKE) --no-print-directory conformance || failed="$$failed conformance"; \
+	$(MAKE) --no-print-directory conformance DEVICE=TEST || failed="$$failed conformance-TEST"; \
 	$(MAKE) --no-print-directory gen-tests || failed="$$failed gen-tests"; \
 	$(MAKE) --no-print-directory python-tests || failed="$$failed python-tests"; \
+	$(if $(SAN_FLAGS),,$(MAKE) --no-print-directory tsan || failed="$$failed tsan";) \
 	echo "== quick start: make run-example"; \
 	$(MAKE) --no-print-directory run-example || failed="$$failed run-example"; \
 	if [ -n "$$failed" ]; then echo "== make test ($(BUILD)) FAILED:$$failed"; exit 1; fi; \
@@ -202,6 +216,19 @@ gen-tests: $(TOOLS)
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" JOBS=$(if $(filter command line,$(origin JOBS)),$(JOBS),2) \
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+# The concurrency test (one rep, many threads, mixed shapes) built with ThreadSanitizer: onyx's
+# own code must be free of data races. Part of `make test`.
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g" SAN_FLAGS="-fsanitize=thread" \
+	    build-tsan/tests/test_concurrency
+	@echo "== ThreadSanitizer: build-tsan/tests/test_concurrency"
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/tests/conformance/tsan.supp halt_on_error=1 exitcode=66" \
+	    build-tsan/tests/test_concurrency
+
+# The run-time tests' models (tests/models/gen_run_models.py), committed.
+test-models:
+	$(PYTHON) tests/models/gen_run_models.py tests/models
 
 # ---- examples
 
@@ -222,7 +249,7 @@ bench: $(LIB_SO)
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(PYTHON) tools/bench/bench.py $(BENCH_FLAGS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

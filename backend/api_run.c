@@ -4,6 +4,8 @@
 
 #include "core/loader.h"
 #include "core/parallel.h"
+#include "core/profile.h"
+#include "core/shared.h"
 #include "ops/schema.h"
 #include "backend/backend.h"
 #include "onnx.pb-c.h"
@@ -21,7 +23,7 @@ void onyx_prepare_options_init(onyx_prepare_options *opts) {
 }
 
 /* Every node (and every node of every subgraph) has a schema and a kernel somewhere. */
-static onyx_status check_graph(const graph *g, device_kind device) {
+static onyx_status check_graph(const graph *g, const exec_env *env) {
     char label[256];
     for (int n = 0; n < g->n_nodes; n++) {
         const graph_node *node = &g->nodes[n];
@@ -29,29 +31,30 @@ static onyx_status check_graph(const graph *g, device_kind device) {
             return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: unknown op %s%s%s",
                               node_label(node, label, sizeof label), node->domain,
                               *node->domain ? "." : "", node->op_type);
-        if (!backend_has_kernel(node, device))
+        if (!backend_has_kernel(node, env))
             return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no kernel for this op and version",
                               node_label(node, label, sizeof label));
         for (int a = 0; a < node->n_attrs; a++) {
             const graph_attr *at = &node->attrs[a];
-            if (at->type == ATTR_GRAPH) TRY(check_graph(at->g, device));
+            if (at->type == ATTR_GRAPH) TRY(check_graph(at->g, env));
             if (at->type == ATTR_GRAPHS)
-                for (size_t k = 0; k < at->n; k++) TRY(check_graph(at->graphs[k], device));
+                for (size_t k = 0; k < at->n; k++) TRY(check_graph(at->graphs[k], env));
         }
     }
     return ONYX_OK;
 }
 
-static onyx_status parse_env(const onyx_prepare_options *opts, exec_env *env) {
+static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     memset(env, 0, sizeof *env);
-    const char *device = opts ? opts->device : NULL;
-    TRY(device_parse(device, &env->device, &env->device_index));
-    if (!device_usable(env->device, env->device_index))
-        return onyx_error(ONYX_ERR_DEVICE, "device '%s' is not usable on this machine", device);
-    if (opts && opts->threads < 0)
-        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "threads must be >= 0, got %d", opts->threads);
-    env->threads = opts && opts->threads > 0 ? opts->threads : parallel_cores();
+    TRY(backend_devices(env, o->device, o->device_index));
+    env->threads = o->threads > 0 ? o->threads : parallel_cores();
     env->select = backend_select;
+    env->optimization = o->optimization;
+    env->blocked_layouts = o->blocked_layouts;
+    env->memory_limit = o->memory_limit;
+    env->log = o->log;
+    TRY(shared_cache_create(&env->shared));
+    if (o->profile_path) TRY(profiler_create(o->profile_path, &env->profiler));
     return ONYX_OK;
 }
 
@@ -60,10 +63,10 @@ onyx_status onyx_is_compatible(const onyx_model *model_, const char *device) {
     if (!m) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model is NULL");
     device_kind kind;
     int index;
-    TRY(device_parse(device, &kind, &index));
-    if (!device_usable(kind, index))
-        return onyx_error(ONYX_ERR_DEVICE, "device '%s' is not usable on this machine", device);
-    return check_graph(m->main, kind);
+    TRY(device_parse_list(device, &kind, &index));
+    exec_env env = {0};
+    TRY(backend_devices(&env, kind, index));
+    return check_graph(m->main, &env);
 }
 
 /* Index of the graph input named `name`, or -1. */
@@ -73,18 +76,67 @@ static int input_index(const graph *g, const char *name) {
     return -1;
 }
 
-onyx_status onyx_prepare(const onyx_model *model_, const onyx_prepare_options *opts, onyx_rep **out) {
+/* The type each graph input is planned with: its example's, or its declared one. */
+static onyx_status example_types(const graph *g, const onyx_session_options *o, type_info *types) {
+    bool *given = calloc((size_t)g->n_inputs + 1, sizeof *given);
+    if (!given) return onyx_oom("prepare");
+    onyx_status st = ONYX_OK;
+    int next = 0;
+    for (int e = 0; e < o->n_examples; e++) {
+        const session_example *ex = &o->examples[e];
+        int idx = ex->name ? input_index(g, ex->name) : next;
+        if (idx < 0 || idx >= g->n_inputs) {
+            st = ex->name ? onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                                       "prepare: no graph input named '%s'", ex->name)
+                          : onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                                       "prepare: %d input examples for %d inputs", e + 1,
+                                       g->n_inputs);
+            goto done;
+        }
+        next = idx + 1;
+        const graph_value *gv = &g->values[g->inputs[idx]];
+        if (given[idx]) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: two examples for input '%s'",
+                            gv->name);
+            goto done;
+        }
+        if (!types_compatible(&gv->type, &ex->type)) {
+            char want[160], got[160];
+            st = onyx_error(ONYX_ERR_SHAPE, "prepare: input '%s': expected %s, got %s", gv->name,
+                            type_str(&gv->type, want, sizeof want),
+                            type_str(&ex->type, got, sizeof got));
+            goto done;
+        }
+        CHECK(type_copy(&types[idx], &ex->type));
+        given[idx] = true;
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!given[i]) CHECK(type_copy(&types[i], &g->values[g->inputs[i]].type));
+done:
+    free(given);
+    return st;
+}
+
+onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_options *options,
+                                 onyx_rep **out) {
     model *m = (model *)model_;
     if (!m || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+    onyx_session_options *defaults = NULL;
+    if (!options) {
+        TRY(onyx_session_options_create(&defaults));
+        options = defaults;
+    }
     onyx_status st = ONYX_OK;
     const graph *g = m->main;
     type_info *types = NULL;
     const type_info **type_ptrs = NULL;
     onyx_rep *rep = calloc(1, sizeof *rep);
-    if (!rep) return onyx_oom("rep");
-    CHECK(parse_env(opts, &rep->env));
-    CHECK(check_graph(g, rep->env.device));
-
+    if (!rep) {
+        st = onyx_oom("rep");
+        goto done;
+    }
+    CHECK(parse_env(options, &rep->env));
+    CHECK(check_graph(g, &rep->env));
     types = calloc((size_t)g->n_inputs + 1, sizeof *types);
     type_ptrs = calloc((size_t)g->n_inputs + 1, sizeof *type_ptrs);
     if (!types || !type_ptrs) {
@@ -95,58 +147,7 @@ onyx_status onyx_prepare(const onyx_model *model_, const onyx_prepare_options *o
         type_init(&types[i]);
         type_ptrs[i] = &types[i];
     }
-    size_t n_examples = opts ? opts->example_count : 0;
-    if (n_examples > (size_t)g->n_inputs) {
-        st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: %zu input examples for %d inputs",
-                        n_examples, g->n_inputs);
-        goto done;
-    }
-    bool *given = calloc((size_t)g->n_inputs + 1, sizeof *given);
-    if (!given) {
-        st = onyx_oom("prepare");
-        goto done;
-    }
-    for (size_t e = 0; e < n_examples && st == ONYX_OK; e++) {
-        int idx = (int)e;
-        if (opts->example_names) {
-            idx = input_index(g, opts->example_names[e]);
-            if (idx < 0) {
-                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: no graph input named '%s'",
-                                opts->example_names[e]);
-                break;
-            }
-        }
-        if (!opts->examples || !opts->examples[e]) {
-            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input example %zu is NULL", e);
-            break;
-        }
-        if (given[idx]) {
-            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: two examples for input '%s'",
-                            g->values[g->inputs[idx]].name);
-            break;
-        }
-        const graph_value *gv = &g->values[g->inputs[idx]];
-        if (!type_accepts(&gv->type, opts->examples[e])) {
-            char want[160], got[160];
-            type_info t;
-            type_init(&t);
-            if (type_of_value(&t, opts->examples[e]) == ONYX_OK)
-                st = onyx_error(ONYX_ERR_SHAPE, "prepare: input '%s': expected %s, got %s",
-                                gv->name, type_str(&gv->type, want, sizeof want),
-                                type_str(&t, got, sizeof got));
-            else
-                st = ONYX_ERR_NO_MEMORY;
-            type_release(&t);
-            break;
-        }
-        st = type_of_value(&types[idx], opts->examples[e]);
-        given[idx] = true;
-    }
-    for (int i = 0; i < g->n_inputs && st == ONYX_OK; i++)
-        if (!given[i]) st = type_copy(&types[i], &g->values[g->inputs[i]].type);
-    free(given);
-    if (st != ONYX_OK) goto done;
-
+    CHECK(example_types(g, options, types));
     CHECK(subgraph_create(g, &rep->env, &rep->main));
     st = subgraph_specialize(rep->main, type_ptrs);
     if (st != ONYX_OK) {
@@ -163,14 +164,52 @@ done:
     free(types);
     free(type_ptrs);
     onyx_rep_free(rep);
+    onyx_session_options_free(defaults);
+    return st;
+}
+
+onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
+                         onyx_rep **out) {
+    if (!model || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+    onyx_session_options *o = NULL;
+    onyx_status st;
+    CHECK(onyx_session_options_create(&o));
+    if (opts) {
+        if (opts->device) CHECK(onyx_session_options_set_devices(o, opts->device));
+        CHECK(onyx_session_options_set_threads(o, opts->threads));
+        if (opts->example_count > 0 && !opts->examples) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input examples are NULL");
+            goto done;
+        }
+        for (size_t e = 0; e < opts->example_count; e++) {
+            if (!opts->examples[e]) {
+                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input example %zu is NULL", e);
+                goto done;
+            }
+            CHECK(onyx_session_options_add_example(
+                o, opts->example_names ? opts->example_names[e] : NULL, opts->examples[e]));
+        }
+    }
+    st = onyx_prepare_session(model, o, out);
+done:
+    onyx_session_options_free(o);
     return st;
 }
 
 void onyx_rep_free(onyx_rep *rep) {
     if (!rep) return;
     subgraph_free(rep->main);
+    profiler_free(rep->env.profiler);
+    shared_cache_free(rep->env.shared); /* after the plans that borrow from it */
     model_release(rep->m);
     free(rep);
+}
+
+onyx_status onyx_rep_end_profiling(onyx_rep *rep, const char **path) {
+    if (!rep) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "rep is NULL");
+    if (!rep->env.profiler)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "profiling is off for this rep");
+    return profiler_flush(rep->env.profiler, path);
 }
 
 size_t onyx_rep_input_count(const onyx_rep *rep) {
@@ -188,14 +227,29 @@ onyx_status onyx_rep_output(const onyx_rep *rep, size_t index, onyx_io_info *out
     return onyx_model_output((const onyx_model *)rep->m, index, out);
 }
 
-onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *input_names,
-                         const onyx_value *const *inputs, size_t *output_count,
-                         onyx_value ***outputs) {
+/* Inputs bound by position without an allocation for models with up to this many inputs. */
+#define BOUND_ON_STACK 32
+
+onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *options,
+                                      size_t input_count, const char *const *input_names,
+                                      const onyx_value *const *inputs, size_t *output_count,
+                                      onyx_value ***outputs) {
     if (!rep || !output_count || !outputs || (input_count && !inputs))
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: NULL argument");
     const graph *g = rep->m->main;
     onyx_status st = ONYX_OK;
-    const onyx_value **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
+    run_control control = {0};
+    if (options) {
+        control.terminate = &options->terminate;
+        if (options->timeout > 0)
+            control.deadline_ns = exec_now_ns() + (int64_t)(options->timeout * 1e9);
+        control.max_iterations = options->max_iterations;
+        control.tag = options->tag;
+    }
+    const onyx_value *bound_stack[BOUND_ON_STACK] = {0};
+    const onyx_value **bound = g->n_inputs <= BOUND_ON_STACK
+                                   ? bound_stack
+                                   : calloc((size_t)g->n_inputs + 1, sizeof *bound);
     onyx_value **outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     if (!bound || !outs) {
         st = onyx_oom("run");
@@ -240,7 +294,7 @@ onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *i
             st = onyx_oom("outputs");
             goto done;
         }
-    st = subgraph_run(rep->main, NULL, bound, outs);
+    st = subgraph_run_main(rep->main, options ? &control : NULL, bound, outs);
     if (st != ONYX_OK) {
         onyx_error_prefix(st, "run");
         goto done;
@@ -250,8 +304,15 @@ onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *i
     outs = NULL;
 done:
     if (outs) onyx_values_free(outs, (size_t)g->n_outputs);
-    free(bound);
+    if (bound != bound_stack) free(bound);
     return st;
+}
+
+onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *input_names,
+                         const onyx_value *const *inputs, size_t *output_count,
+                         onyx_value ***outputs) {
+    return onyx_rep_run_with_options(rep, NULL, input_count, input_names, inputs, output_count,
+                                     outputs);
 }
 
 onyx_status onyx_run_model(const void *model_bytes, size_t size, const onyx_prepare_options *opts,

@@ -4,18 +4,62 @@
 
 #include "core/exec.h"
 
-/* Parses "CPU", "CUDA", "CUDA:N" (case-insensitive); NULL or "" is CPU. */
+/* Parses "CPU", "CUDA", "CUDA:N", "TEST" (case-insensitive); NULL or "" is CPU. */
 onyx_status device_parse(const char *text, device_kind *kind, int *index);
 /* True when the device can run kernels on this machine. */
 bool device_usable(device_kind kind, int index);
 
-/* The kernel for a node: the requested device's table first, then the CPU's. NULL with a
- * message naming op, version and dtype when none fits. */
+/* The kernel for a node in `device`'s table (no fallback: the executor walks the session's
+ * devices). NULL with a message naming device, op, version and dtype when none fits. */
 const kernel *backend_select(const graph_node *node, int n_in, const type_info *const *in_type,
                              device_kind device);
 
-/* True when some kernel serves the node's op and version on `device` or the CPU, whatever the
- * dtype (used by is_compatible before types are known). */
-bool backend_has_kernel(const graph_node *node, device_kind device);
+/* True when some kernel serves the node's op and version on one of the session's devices,
+ * whatever the dtype (used by is_compatible before types are known). */
+bool backend_has_kernel(const graph_node *node, const exec_env *env);
+
+/* Memory of the CPU (backend/device.c) and of the TEST device (backend/test_device.c). */
+extern const device_ops cpu_device_ops;
+extern const device_ops test_device_ops;
+/* The TEST device's kernels: wrappers of a subset of the CPU's. */
+const kernel *test_kernel_table(size_t *count);
+
+/* Fills the environment's device order (`first`, then the CPU) and device tables. */
+onyx_status backend_devices(exec_env *env, device_kind first, int index);
+
+/* The CUDA part, loaded on first use (backend/cuda_plugin.c): usable GPUs (0 without the plugin,
+ * a driver or a device) and its kernel table (empty without the plugin). */
+int cuda_device_count(void);
+const kernel *cuda_kernel_table(size_t *count);
+
+/* The public options objects (include/onyx.h). */
+typedef struct session_example {
+    char *name;     /* NULL: the graph input after the previous example's */
+    type_info type;
+} session_example;
+
+struct onyx_session_options {
+    device_kind device; /* the first device of the priority list other than the CPU, or CPU */
+    int device_index;
+    int threads;
+    onyx_optimization_level optimization;
+    bool blocked_layouts;
+    size_t memory_limit;
+    char *profile_path; /* NULL: off */
+    exec_log log;
+    int n_examples;
+    session_example *examples;
+};
+
+struct onyx_run_options {
+    atomic_bool terminate;
+    double timeout;     /* seconds, 0: none */
+    int64_t max_iterations;
+    char *tag;
+};
+
+/* Parses a comma-separated device priority list into the device to try first (the CPU is the
+ * fallback of every device). */
+onyx_status device_parse_list(const char *text, device_kind *kind, int *index);
 
 #endif

@@ -4,15 +4,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
-#ifdef ONYX_WITH_CUDA
-int cuda_device_count(void);
-#endif
 
 onyx_status device_parse(const char *text, device_kind *kind, int *index) {
     if (!text || !*text || strcasecmp(text, "CPU") == 0) {
         *kind = DEVICE_CPU;
+        *index = 0;
+        return ONYX_OK;
+    }
+    if (strcasecmp(text, "TEST") == 0) {
+        *kind = DEVICE_TEST;
         *index = 0;
         return ONYX_OK;
     }
@@ -33,16 +36,40 @@ onyx_status device_parse(const char *text, device_kind *kind, int *index) {
         return ONYX_OK;
     }
 bad:
-    return onyx_error(ONYX_ERR_DEVICE, "unknown device '%s' (expected CPU, CUDA or CUDA:N)", text);
+    return onyx_error(ONYX_ERR_DEVICE, "unknown device '%s' (expected CPU, CUDA, CUDA:N or TEST)",
+                      text);
 }
 
 bool device_usable(device_kind kind, int index) {
-    if (kind == DEVICE_CPU) return index == 0;
-#ifdef ONYX_WITH_CUDA
-    return index >= 0 && index < cuda_device_count();
-#else
-    return false;
-#endif
+    if (kind == DEVICE_CPU || kind == DEVICE_TEST) return index == 0;
+    return kind == DEVICE_CUDA && index >= 0 && index < cuda_device_count();
+}
+
+static void *cpu_alloc(size_t bytes) { return aligned_alloc(64, (bytes + 63) & ~(size_t)63); }
+
+static void host_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+
+const device_ops cpu_device_ops = {
+    .kind = DEVICE_CPU,
+    .alloc = cpu_alloc,
+    .free = free,
+    .to_host = host_copy,
+    .from_host = host_copy,
+};
+
+onyx_status backend_devices(exec_env *env, device_kind first, int index) {
+    if (!device_usable(first, index))
+        return onyx_error(ONYX_ERR_DEVICE, "device %s:%d is not usable on this machine",
+                          device_name(first), index);
+    memset(env->devices, 0, sizeof env->devices);
+    env->devices[DEVICE_CPU] = &cpu_device_ops;
+    env->devices[DEVICE_TEST] = &test_device_ops;
+    env->n_priority = 0;
+    /* CUDA memory comes with the CUDA kernels; until then CUDA nodes run on the CPU */
+    if (first != DEVICE_CPU && env->devices[first]) env->priority[env->n_priority++] = first;
+    env->priority[env->n_priority++] = DEVICE_CPU;
+    env->device_index = index;
+    return ONYX_OK;
 }
 
 bool onyx_supports_device(const char *device) {
@@ -53,4 +80,33 @@ bool onyx_supports_device(const char *device) {
         return false;
     }
     return device_usable(kind, index);
+}
+
+onyx_status device_parse_list(const char *text, device_kind *kind, int *index) {
+    *kind = DEVICE_CPU;
+    *index = 0;
+    if (!text) return ONYX_OK;
+    bool chosen = false;
+    const char *p = text;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && (*p == ' ' || *p == '\t')) p++, n--;
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+        char one[64];
+        if (n == 0 || n >= sizeof one)
+            return onyx_error(ONYX_ERR_DEVICE, "device list '%s': empty or overlong entry", text);
+        memcpy(one, p, n);
+        one[n] = '\0';
+        device_kind k;
+        int i;
+        TRY(device_parse(one, &k, &i));
+        if (k != DEVICE_CPU && !chosen) {
+            *kind = k;
+            *index = i;
+            chosen = true;
+        }
+        if (!end) return ONYX_OK;
+        p = end + 1;
+    }
 }

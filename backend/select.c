@@ -1,19 +1,17 @@
-/* Kernel selection: walk the requested device's table, then fall back to the CPU's. */
+/* Kernel selection in one device's table (the executor walks the session's devices in order). */
 #include "backend/backend.h"
 
 #include <string.h>
 
 #include "kernels_cpu/cpu_kernels.h"
 
-#ifdef ONYX_WITH_CUDA
-const kernel *cuda_kernel_table(size_t *count);
-#endif
 
 static const kernel *device_table(device_kind device, size_t *count) {
-#ifdef ONYX_WITH_CUDA
-    if (device == DEVICE_CUDA) return cuda_kernel_table(count);
-#endif
-    if (device == DEVICE_CPU) return cpu_kernel_table(count);
+    switch (device) {
+    case DEVICE_CPU: return cpu_kernel_table(count);
+    case DEVICE_CUDA: return cuda_kernel_table(count);
+    case DEVICE_TEST: return test_kernel_table(count);
+    }
     *count = 0;
     return NULL;
 }
@@ -51,17 +49,19 @@ const kernel *backend_select(const graph_node *node, int n_in, const type_info *
                              device_kind device) {
     onyx_dtype dtype = key_dtype(n_in, in_type);
     const kernel *k = find(node, dtype, device, false);
-    if (!k && device != DEVICE_CPU) k = find(node, dtype, DEVICE_CPU, false);
     if (k) return k;
-    if (find(node, dtype, DEVICE_CPU, true))
-        onyx_error(ONYX_ERR_UNSUPPORTED, "no kernel for %s input type %s", node->op_type,
-                   onyx_dtype_name(dtype));
+    if (find(node, dtype, device, true))
+        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for %s input type %s", device_name(device),
+                   node->op_type, onyx_dtype_name(dtype));
     else
-        onyx_error(ONYX_ERR_UNSUPPORTED, "no kernel for op %s%s%s version %d", node->domain,
-                   *node->domain ? "." : "", node->op_type, node->version);
+        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for op %s%s%s version %d",
+                   device_name(device), node->domain, *node->domain ? "." : "", node->op_type,
+                   node->version);
     return NULL;
 }
 
-bool backend_has_kernel(const graph_node *node, device_kind device) {
-    return find(node, ONYX_UNDEFINED, device, true) || find(node, ONYX_UNDEFINED, DEVICE_CPU, true);
+bool backend_has_kernel(const graph_node *node, const exec_env *env) {
+    for (int i = 0; i < env->n_priority; i++)
+        if (find(node, ONYX_UNDEFINED, env->priority[i], true)) return true;
+    return false;
 }

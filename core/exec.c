@@ -7,127 +7,42 @@
 
 #include "core/op_schema.h"
 #include "core/fuse.h"
+#include "core/log.h"
+#include "core/profile.h"
 #include "core/parallel.h"
 
-#define MAX_PLANS 16
-
-const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
-
-onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
-    subgraph *sg = calloc(1, sizeof *sg);
-    if (!sg) return onyx_oom("subgraph");
-    sg->g = g;
-    sg->env = *env;
-    for (int i = 0; i < g->n_values; i++)
-        if (g->values[i].flags & GV_CAPTURED) sg->n_captured++;
-    sg->captured = calloc((size_t)sg->n_captured + 1, sizeof(int));
-    if (!sg->captured) {
-        free(sg);
-        return onyx_oom("subgraph");
-    }
-    for (int i = 0, k = 0; i < g->n_values; i++)
-        if (g->values[i].flags & GV_CAPTURED) sg->captured[k++] = i;
-    *out = sg;
-    return ONYX_OK;
-}
-
-static void plan_free(plan *p, const graph *g) {
+void plan_free(plan *p) {
     if (!p) return;
+    while (p->idle) {
+        run_ctx *next = p->idle->next;
+        run_ctx_free(p, p->idle);
+        p->idle = next;
+    }
+    pthread_mutex_destroy(&p->idle_lock);
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
         if (ps->state && ps->k->release) ps->k->release(ps->state);
         free(ps->release);
-        free(ps->fused_node);
+        free(ps->own_node);
     }
     free(p->steps);
     if (p->vals) {
-        for (int i = 0; i < g->n_values; i++) {
+        for (int i = 0; i < p->n_vals; i++) {
             plan_value *v = &p->vals[i];
-            if (v->owns_constant && v->constant) {
+            if (v->owns_constant && v->constant && v->device != DEVICE_CPU) {
+                plan_free_device_constant(p, v);
+            } else if (v->owns_constant && v->constant) {
                 tensor_release(v->constant);
                 free(v->constant);
             }
             type_release(&v->type);
         }
     }
-    if (p->slots)
-        for (int i = 0; i < g->n_values; i++) value_clear(&p->slots[i]);
     free(p->vals);
-    free(p->slots);
-    free(p->frame);
     if (p->sig)
         for (int i = 0; i < p->n_sig; i++) type_release(&p->sig[i]);
     free(p->sig);
-    free(p->arena);
     free(p);
-}
-
-void subgraph_free(subgraph *sg) {
-    if (!sg) return;
-    while (sg->plans) {
-        plan *next = sg->plans->next;
-        plan_free(sg->plans, sg->g);
-        sg->plans = next;
-    }
-    free(sg->captured);
-    free(sg);
-}
-
-/* ------------------------------------------------------------------ signatures */
-
-static bool types_equal(const type_info *a, const type_info *b) {
-    if (a->kind != b->kind || a->dtype != b->dtype) return false;
-    if (a->kind == ONYX_VALUE_TENSOR &&
-        (a->rank != b->rank ||
-         (a->rank > 0 && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) != 0)))
-        return false;
-    if ((a->elem == NULL) != (b->elem == NULL)) return false;
-    return a->elem == NULL || types_equal(a->elem, b->elem);
-}
-
-/* A sequence's items may change shape between runs without changing the plan: the signature of
- * a non-tensor value keeps its kinds and dtypes only. */
-static void strip_shapes(type_info *t) {
-    for (; t; t = t->elem) t->rank = -1;
-}
-
-static onyx_status signature_of(type_info *out, const onyx_value *v) {
-    if (!v) {
-        type_init(out);
-        return ONYX_OK;
-    }
-    TRY(type_of_value(out, v));
-    if (out->kind != ONYX_VALUE_TENSOR) strip_shapes(out->elem);
-    return ONYX_OK;
-}
-
-static plan *find_plan(subgraph *sg, const type_info *sig, int n_sig) {
-    plan *prev = NULL;
-    for (plan *p = sg->plans; p; prev = p, p = p->next) {
-        if (p->n_sig != n_sig) continue;
-        bool same = true;
-        for (int i = 0; i < n_sig && same; i++) same = types_equal(&p->sig[i], &sig[i]);
-        if (!same) continue;
-        if (prev) { /* move to front */
-            prev->next = p->next;
-            p->next = sg->plans;
-            sg->plans = p;
-        }
-        return p;
-    }
-    return NULL;
-}
-
-static void cache_plan(subgraph *sg, plan *p) {
-    p->next = sg->plans;
-    sg->plans = p;
-    if (++sg->n_plans <= MAX_PLANS) return;
-    /* drop the least recently used */
-    plan *q = sg->plans;
-    while (q->next && q->next->next) q = q->next;
-    plan_free(q->next, sg->g);
-    q->next = NULL;
-    sg->n_plans--;
 }
 
 /* ------------------------------------------------------------------ running one node */
@@ -142,7 +57,7 @@ static bool has_subgraphs(const graph_node *n) {
 static onyx_status infer_node(const graph_node *node, const type_info *const *in_types,
                               const tensor *const *in_values, type_info *out) {
     for (int o = 0; o < node->n_outputs; o++) type_init(&out[o]);
-    if (!node->schema->infer) return ONYX_OK;
+    if (!node->schema || !node->schema->infer) return ONYX_OK;
     infer_ctx ctx = {
         .node = node,
         .n_in = node->n_inputs,
@@ -241,19 +156,25 @@ done:
     return st;
 }
 
-static onyx_status run_step(const plan *p, const plan_step *ps, const graph *g,
-                            struct exec_frame *frame) {
+onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
+                          struct exec_frame *frame, void *state) {
     const graph_node *node = step_node(g, ps);
     onyx_value *in[ONYX_VARIADIC] = {0}, *out[ONYX_VARIADIC] = {0};
     for (int i = 0; i < node->n_inputs; i++)
         in[i] = node->inputs[i] >= 0 ? frame->vals[node->inputs[i]] : NULL;
     for (int o = 0; o < node->n_outputs; o++)
         out[o] = node->outputs[o] >= 0 ? frame->vals[node->outputs[o]] : NULL;
-    onyx_status st = bind_outputs(p, ps, node, in, out);
+    onyx_status st = ONYX_OK;
+    /* every tensor a kernel reads is on its device: a missing copy is an error, not garbage */
+    for (int i = 0; i < node->n_inputs && !(ps->k->flags & KF_DEVICE_COPY); i++)
+        if (in[i] && in[i]->kind == ONYX_VALUE_TENSOR && in[i]->t.device != ps->k->device)
+            st = onyx_error(ONYX_ERR_RUNTIME, "input %d is on %s but the kernel runs on %s", i,
+                            device_name(in[i]->t.device), device_name(ps->k->device));
+    if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out);
     if (st == ONYX_OK) {
         kernel_call call = {
             .node = node,
-            .state = ps->state,
+            .state = state,
             .n_in = node->n_inputs,
             .n_out = node->n_outputs,
             .in = in,
@@ -261,7 +182,14 @@ static onyx_status run_step(const plan *p, const plan_step *ps, const graph *g,
             .frame = frame,
             .threads = parallel_threads(),
         };
-        st = ps->k->run(&call);
+        if (frame->profiler) {
+            int64_t start = exec_now_ns();
+            st = ps->k->run(&call);
+            profiler_node(frame->profiler, node, ps->k, node->n_inputs, in, node->n_outputs, out,
+                          start, exec_now_ns(), frame->control ? frame->control->tag : NULL);
+        } else {
+            st = ps->k->run(&call);
+        }
     }
     if (st != ONYX_OK) {
         char label[256];
@@ -286,7 +214,7 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     onyx_value *vals[ONYX_VARIADIC * 2] = {0};
     onyx_value *tmp_slots = calloc((size_t)node->n_inputs + (size_t)node->n_outputs + 1,
                                    sizeof(onyx_value));
-    onyx_value **frame_vals = calloc((size_t)g->n_values, sizeof(onyx_value *));
+    onyx_value **frame_vals = calloc((size_t)p->n_vals, sizeof(onyx_value *));
     onyx_status st = ONYX_OK;
     if (!tmp_slots || !frame_vals) {
         st = onyx_oom("constant folding");
@@ -295,7 +223,14 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     for (int i = 0; i < node->n_inputs; i++) {
         int vi = node->inputs[i];
         if (vi < 0) continue;
-        value_borrow_tensor(&tmp_slots[i], p->vals[vi].constant);
+        if (p->vals[vi].constant) {
+            value_borrow_tensor(&tmp_slots[i], p->vals[vi].constant);
+        } else { /* a shape-only op's input (OP_SHAPE_ONLY): its shape, and no data to read */
+            const type_info *t = &p->vals[vi].type;
+            st = tensor_set_shape(&tmp_slots[i].t, t->dtype, t->rank, t->dims);
+            if (st != ONYX_OK) goto done;
+            tmp_slots[i].kind = ONYX_VALUE_TENSOR;
+        }
         frame_vals[vi] = &tmp_slots[i];
     }
     for (int o = 0; o < node->n_outputs; o++) {
@@ -316,8 +251,14 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
             p->vals[node->outputs[o]].where = ST_HEAP;
             p->vals[node->outputs[o]].alias_of = -1;
         }
-    struct exec_frame frame = {.g = g, .vals = frame_vals, .parent = NULL};
-    st = run_step(p, ps, g, &frame);
+    /* a context of its own for the kernel's scratch, and a fork when the kernel forks */
+    run_ctx scratch_ctx = {0};
+    struct exec_frame frame = {.g = g, .vals = frame_vals, .parent = NULL, .ctx = &scratch_ctx};
+    void *fork = NULL;
+    if (ps->k->fork) st = ps->k->fork(ps->state, &fork);
+    if (st == ONYX_OK) st = plan_run_step(p, ps, g, &frame, fork ? fork : ps->state);
+    if (fork) ps->k->unfork(fork);
+    free(scratch_ctx.scratch);
     for (int o = 0; o < node->n_outputs; o++)
         if (node->outputs[o] >= 0) {
             plan_value *v = &p->vals[node->outputs[o]];
@@ -361,15 +302,53 @@ done:
     return st;
 }
 
-static bool foldable(const plan *p, const graph_node *node, const kernel *k) {
+static bool foldable(const subgraph *sg, const plan *p, const graph_node *node) {
+    if (sg->env.optimization < ONYX_OPT_BASIC) return false;
     if ((node->schema->flags & OP_NONDETERMINISTIC) || has_subgraphs(node)) return false;
-    if (k->flags & KF_DYNAMIC_OUTPUT) return false;
-    for (int i = 0; i < node->n_inputs; i++)
-        if (node->inputs[i] >= 0 && p->vals[node->inputs[i]].where != ST_CONST) return false;
+    bool shape_only = node->schema->flags & OP_SHAPE_ONLY;
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        if (vi < 0 || p->vals[vi].where == ST_CONST) continue;
+        const type_info *t = &p->vals[vi].type;
+        if (!shape_only || t->kind != ONYX_VALUE_TENSOR || !type_is_static(t)) return false;
+    }
     for (int o = 0; o < node->n_outputs; o++)
         if (node->outputs[o] >= 0 && p->vals[node->outputs[o]].type.kind != ONYX_VALUE_TENSOR)
             return false;
     return true;
+}
+
+/* What a kernel's prepare (or supports check) sees of `node` in plan p. */
+typedef struct prep_view {
+    const type_info *in_types[ONYX_VARIADIC];
+    const tensor *in_values[ONYX_VARIADIC];
+    type_info *outs;
+    kernel_prep prep;
+} prep_view;
+
+static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *p,
+                                  const graph_node *node, const struct fuse_chain *chain) {
+    memset(v, 0, sizeof *v);
+    if (!(v->outs = calloc((size_t)node->n_outputs + 1, sizeof *v->outs)))
+        return onyx_oom("kernel prepare");
+    for (int i = 0; i < node->n_inputs && i < ONYX_VARIADIC; i++) {
+        int vi = node->inputs[i];
+        v->in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
+        v->in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
+    }
+    for (int o = 0; o < node->n_outputs; o++)
+        if (node->outputs[o] >= 0) v->outs[o] = p->vals[node->outputs[o]].type; /* shallow view */
+    v->prep = (kernel_prep){
+        .node = node,
+        .n_in = node->n_inputs,
+        .n_out = node->n_outputs,
+        .in_type = v->in_types,
+        .in_value = v->in_values,
+        .out_type = v->outs,
+        .env = &sg->env,
+        .fused = chain,
+    };
+    return ONYX_OK;
 }
 
 /* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
@@ -379,30 +358,20 @@ onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel 
                                 void **state) {
     *state = NULL;
     if (!k->prepare) return ONYX_OK;
-    const type_info *in_types[ONYX_VARIADIC] = {0};
-    const tensor *in_values[ONYX_VARIADIC] = {0};
-    type_info *outs = calloc((size_t)node->n_outputs + 1, sizeof *outs);
-    if (!outs) return onyx_oom("kernel prepare");
-    for (int i = 0; i < node->n_inputs && i < ONYX_VARIADIC; i++) {
-        int vi = node->inputs[i];
-        in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
-        in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
-    }
-    for (int o = 0; o < node->n_outputs; o++)
-        if (node->outputs[o] >= 0) outs[o] = p->vals[node->outputs[o]].type; /* shallow view */
-    kernel_prep prep = {
-        .node = node,
-        .n_in = node->n_inputs,
-        .n_out = node->n_outputs,
-        .in_type = in_types,
-        .in_value = in_values,
-        .out_type = outs,
-        .env = &sg->env,
-        .fused = chain,
-    };
-    onyx_status st = k->prepare(&prep, state);
-    free(outs);
+    prep_view v;
+    TRY(prep_view_make(&v, sg, p, node, chain));
+    onyx_status st = k->prepare(&v.prep, state);
+    free(v.outs);
     return st;
+}
+
+bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
+                          const graph_node *node) {
+    prep_view v;
+    if (prep_view_make(&v, sg, p, node, NULL) != ONYX_OK) return false;
+    bool ok = k->supports(&v.prep);
+    free(v.outs);
+    return ok;
 }
 
 /* Fills in the declared kind/dtype where inference could not say. */
@@ -414,12 +383,11 @@ static onyx_status merge_declared(type_info *t, const type_info *declared) {
     return ONYX_OK;
 }
 
-static onyx_status specialize_node(subgraph *sg, plan *p, int n, int step_index) {
+/* Infers node n's output types, then folds it (constant inputs) or places it (exec_place.c). */
+static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) {
     const graph *g = sg->g;
     const graph_node *node = &g->nodes[n];
     char label[256];
-    plan_step *ps = &p->steps[step_index];
-    ps->node = n;
     if (!node->schema) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no schema for op %s%s%s",
                           node_label(node, label, sizeof label), node->domain,
@@ -461,16 +429,21 @@ static onyx_status specialize_node(subgraph *sg, plan *p, int n, int step_index)
         type_release(&v->type);
         v->type = out_types[o];
         if (st == ONYX_OK) st = merge_declared(&v->type, &g->values[vi].type);
-        v->first = step_index;
     }
     if (st != ONYX_OK) return st;
 
-    ps->k = sg->env.select(node, node->n_inputs, in_types, sg->env.device);
-    if (!ps->k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
-
-    st = plan_prepare_kernel(sg, p, ps->k, node, NULL, &ps->state);
-    if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
-    return ONYX_OK;
+    /* constant inputs: evaluated now, on the CPU, whatever the session's devices */
+    const kernel *cpu = sg->env.select(node, node->n_inputs, in_types, DEVICE_CPU);
+    if (cpu && foldable(sg, p, node)) {
+        plan_step step = {.node = n, .k = cpu};
+        st = plan_prepare_kernel(sg, p, cpu, node, NULL, &step.state);
+        if (st == ONYX_OK) st = fold_node(p, g, &step);
+        if (step.state && cpu->release) cpu->release(step.state);
+        if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
+        return ONYX_OK;
+    }
+    onyx_error_clear();
+    return place_node(sg, p, pl, n, in_types);
 }
 
 /* Chooses where each value lives, computes lifetimes and the arena, and builds the slots. */
@@ -480,7 +453,7 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     for (int i = 0; i < g->n_outputs; i++)
         if (g->outputs[i] >= 0) p->vals[g->outputs[i]].last = p->n_steps; /* handed out at end */
     /* a value nobody reads still lives while its producer writes it */
-    for (int i = 0; i < g->n_values; i++)
+    for (int i = 0; i < p->n_vals; i++)
         if (p->vals[i].first >= 0 && p->vals[i].last < p->vals[i].first)
             p->vals[i].last = p->vals[i].first;
 
@@ -491,17 +464,27 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
             int vi = node->outputs[o];
             if (vi < 0) continue;
             plan_value *v = &p->vals[vi];
-            bool is_output = g->values[vi].flags & GV_OUTPUT;
+            bool is_output = plan_value_is_output(g, vi);
             v->where = ST_HEAP;
-            if (is_output || (ps->k->flags & KF_DYNAMIC_OUTPUT) || !type_is_static(&v->type) ||
-                v->type.dtype == ONYX_STRING)
+            if (is_output) continue;
+            if ((ps->k->flags & KF_DYNAMIC_OUTPUT) || !type_is_static(&v->type) ||
+                v->type.dtype == ONYX_STRING) {
+                if (log_enabled(&sg->env.log, ONYX_LOG_VERBOSE)) {
+                    char label[256], type[160];
+                    log_write(&sg->env.log, ONYX_LOG_VERBOSE,
+                              "plan: %s output %d is allocated per run (%s%s)",
+                              node_label(node, label, sizeof label), o,
+                              type_str(&v->type, type, sizeof type),
+                              (ps->k->flags & KF_DYNAMIC_OUTPUT) ? ", sized by its kernel" : "");
+                }
                 continue;
+            }
             size_t size;
             int64_t numel;
             if (!shape_numel(v->type.rank, v->type.dims, &numel) ||
                 !dtype_storage_size(v->type.dtype, numel, &size))
                 return onyx_error(ONYX_ERR_NO_MEMORY, "value '%s': size overflows",
-                                  g->values[vi].name);
+                                  g->values[v->source].name);
             v->where = ST_ARENA;
             v->size = size;
             /* reshape-like: share input 0's buffer when it has the same size */
@@ -514,7 +497,8 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                 bool same_size = type_is_static(&in->type) &&
                                  shape_numel(in->type.rank, in->type.dims, &in_numel) &&
                                  dtype_storage_size(in->type.dtype, in_numel, &in_size) &&
-                                 in_size == size && in->type.dtype == v->type.dtype;
+                                 in_size == size && in->type.dtype == v->type.dtype &&
+                                 in->device == v->device;
                 if (same_size && (in->where == ST_ARENA || in->where == ST_INPUT ||
                                   in->where == ST_CONST)) {
                     int root = in->where == ST_ARENA && in->alias_of >= 0 ? in->alias_of : src;
@@ -526,42 +510,24 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
         }
     }
     /* aliases of arena values extend their root's lifetime: settle roots after all marks */
-    for (int i = 0; i < g->n_values; i++) {
+    for (int i = 0; i < p->n_vals; i++) {
         plan_value *v = &p->vals[i];
         if (v->where == ST_ARENA && v->alias_of >= 0 && p->vals[v->alias_of].where == ST_ARENA &&
             p->vals[v->alias_of].last < v->last)
             p->vals[v->alias_of].last = v->last;
     }
-    size_t arena_size = plan_assign_offsets(p->vals, g->n_values);
-    if (arena_size == SIZE_MAX) return onyx_oom("memory plan");
-    /* Allocated even when every arena value is empty: their data pointers are then offsets
-     * into it, and kernels offset them (by 0), which is undefined behaviour on NULL. */
-    p->arena = aligned_alloc(64, arena_size ? arena_size : 64);
-    if (!p->arena) return onyx_oom("arena");
-    p->arena_size = arena_size;
-
-    /* slots: what a frame points at for each value */
-    for (int i = 0; i < g->n_values; i++) {
-        plan_value *v = &p->vals[i];
-        onyx_value *slot = &p->slots[i];
-        if (v->where == ST_CONST) {
-            value_borrow_tensor(slot, v->constant);
-        } else if (v->where == ST_ARENA) {
-            TRY(tensor_set_shape(&slot->t, v->type.dtype, v->type.rank, v->type.dims));
-            slot->kind = ONYX_VALUE_TENSOR;
-            slot->t.owns = false;
-            slot->t.data = v->alias_of >= 0 ? NULL : (char *)p->arena + v->offset;
-        }
+    /* one arena per device; each run context allocates its own (core/exec_run.c) */
+    size_t total = 0;
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        size_t size = plan_assign_offsets(p->vals, p->n_vals, (device_kind)d);
+        if (size == SIZE_MAX) return onyx_oom("memory plan");
+        p->arena_size[d] = size;
+        total += size;
     }
-    for (int i = 0; i < g->n_values; i++) {
-        plan_value *v = &p->vals[i];
-        if (v->where == ST_ARENA && v->alias_of >= 0) {
-            const plan_value *root = &p->vals[v->alias_of];
-            if (root->where == ST_ARENA) p->slots[i].t.data = (char *)p->arena + root->offset;
-            else if (root->where == ST_CONST) p->slots[i].t.data = root->constant->data;
-            /* ST_INPUT roots are bound per run by bind_outputs */
-        }
-    }
+    if (sg->env.memory_limit && total > sg->env.memory_limit)
+        return onyx_error(ONYX_ERR_NO_MEMORY,
+                          "the plan needs %zu bytes of working memory per run, over the session's "
+                          "limit of %zu", total, sg->env.memory_limit);
 
     /* Outputs planned with a fixed shape from inputs whose shape was not known (downstream of a
      * data-dependent op) are checked against the real inputs on every run. */
@@ -608,10 +574,10 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     return ONYX_OK;
 }
 
-/* Builds a plan for the signature `sig` (graph inputs, then captured values). */
-static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
+onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
+    placement pl = {0};
     /* kernels prepare (and oneDNN builds primitives) under the count they will run with */
     parallel_scope saved_threads = parallel_enter(sg->env.threads);
     plan *p = calloc(1, sizeof *p);
@@ -619,13 +585,26 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
         st = onyx_oom("plan");
         goto done;
     }
+    atomic_init(&p->refs, 1);
+    if (pthread_mutex_init(&p->idle_lock, NULL) != 0) {
+        free(p);
+        p = NULL;
+        st = onyx_oom("plan");
+        goto done;
+    }
+    /* Placement adds at most one value and one copy step per input and output of each node. */
+    size_t edges = 0;
+    for (int n = 0; n < g->n_nodes; n++)
+        edges += (size_t)g->nodes[n].n_inputs + (size_t)g->nodes[n].n_outputs;
+    p->n_vals = g->n_values;
+    p->cap_vals = g->n_values + (int)edges;
+    p->cap_steps = g->n_nodes + (int)edges;
+    memcpy(p->devices, sg->env.devices, sizeof p->devices);
     p->n_sig = g->n_inputs + sg->n_captured;
     p->sig = calloc((size_t)p->n_sig + 1, sizeof *p->sig);
-    p->vals = calloc((size_t)g->n_values + 1, sizeof *p->vals);
-    p->slots = calloc((size_t)g->n_values + 1, sizeof *p->slots);
-    p->steps = calloc((size_t)g->n_nodes + 1, sizeof *p->steps);
-    p->frame = calloc((size_t)g->n_values + 1, sizeof *p->frame);
-    if (!p->sig || !p->vals || !p->slots || !p->steps || !p->frame) {
+    p->vals = calloc((size_t)p->cap_vals + 1, sizeof *p->vals);
+    p->steps = calloc((size_t)p->cap_steps + 1, sizeof *p->steps);
+    if (!p->sig || !p->vals || !p->steps) {
         st = onyx_oom("plan");
         goto done;
     }
@@ -635,6 +614,7 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
         type_init(&v->type);
         v->alias_of = -1;
         v->first = v->last = -1;
+        v->source = i;
         const graph_value *gv = &g->values[i];
         if (gv->flags & GV_INITIALIZER) {
             v->where = ST_CONST;
@@ -654,26 +634,9 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
         CHECK(type_copy(&v->type, &sig[g->n_inputs + k]));
     }
 
-    int n_steps = 0;
-    for (int n = 0; n < g->n_nodes; n++) {
-        plan_step *ps = &p->steps[n_steps];
-        ps->state = NULL;
-        CHECK(specialize_node(sg, p, n, n_steps));
-        if (foldable(p, &g->nodes[n], ps->k)) {
-            onyx_status fs = fold_node(p, g, ps);
-            if (ps->state && ps->k->release) ps->k->release(ps->state);
-            ps->state = NULL;
-            if (fs != ONYX_OK) {
-                st = fs;
-                goto done;
-            }
-            for (int o = 0; o < g->nodes[n].n_outputs; o++)
-                if (g->nodes[n].outputs[o] >= 0) p->vals[g->nodes[n].outputs[o]].first = -1;
-            continue;
-        }
-        p->n_steps = ++n_steps;
-    }
-    CHECK(fuse_plan(sg, p)); /* optimizer: fuse conv chains (core/fuse.c) */
+    CHECK(placement_init(&pl, sg, p));
+    for (int n = 0; n < g->n_nodes; n++) CHECK(specialize_node(sg, p, &pl, n));
+    if (sg->env.optimization >= ONYX_OPT_ALL) CHECK(fuse_plan(sg, p)); /* core/fuse.c */
     for (int i = 0; i < g->n_outputs; i++) {
         int vi = g->outputs[i];
         if (vi >= 0 && p->vals[vi].where == ST_NONE && p->vals[vi].first < 0) {
@@ -683,173 +646,12 @@ static onyx_status build_plan(subgraph *sg, const type_info *sig, plan **out) {
         }
     }
     CHECK(lay_out(sg, p));
-    p->complete = true;
+    for (int s = 0; s < p->n_steps; s++) p->has_forks |= p->steps[s].k->fork != NULL;
     *out = p;
     p = NULL;
 done:
-    plan_free(p, g);
+    placement_free(&pl);
+    plan_free(p);
     parallel_leave(saved_threads);
-    return st;
-}
-
-onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types) {
-    const graph *g = sg->g;
-    int n_sig = g->n_inputs + sg->n_captured;
-    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
-    if (!sig) return onyx_oom("signature");
-    onyx_status st = ONYX_OK;
-    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
-    for (int i = 0; i < g->n_inputs; i++)
-        if (in_types && in_types[i]) CHECK(type_copy(&sig[i], in_types[i]));
-    for (int k = 0; k < sg->n_captured; k++)
-        CHECK(type_copy(&sig[g->n_inputs + k], &g->values[sg->captured[k]].type));
-    if (!find_plan(sg, sig, n_sig)) {
-        plan *p = NULL;
-        CHECK(build_plan(sg, sig, &p));
-        cache_plan(sg, p);
-    }
-done:
-    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
-    free(sig);
-    return st;
-}
-
-/* ------------------------------------------------------------------ running a plan */
-
-static onyx_status check_input(const graph_value *gv, const onyx_value *v) {
-    if (!v) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "input '%s' is missing", gv->name);
-    if (type_accepts(&gv->type, v)) return ONYX_OK;
-    char want[160], got[160];
-    type_info t;
-    type_init(&t);
-    TRY(type_of_value(&t, v));
-    onyx_error(ONYX_ERR_SHAPE, "input '%s': expected %s, got %s", gv->name,
-               type_str(&gv->type, want, sizeof want), type_str(&t, got, sizeof got));
-    type_release(&t);
-    return ONYX_ERR_SHAPE;
-}
-
-/* Kind and element type only: subgraph bodies and graph outputs are often declared with loose
- * or symbolic dims, but a different element type is always a broken model. */
-static bool kind_and_dtype_fit(const type_info *t, const onyx_value *v) {
-    if (t->kind == ONYX_VALUE_NONE) return true;
-    if (!v || t->kind != v->kind) return false;
-    return t->kind != ONYX_VALUE_TENSOR || t->dtype == ONYX_UNDEFINED || t->dtype == v->t.dtype;
-}
-
-static onyx_status type_mismatch(const char *what, const graph_value *gv, const onyx_value *v) {
-    char want[160], got[160] = "nothing";
-    type_info t;
-    type_init(&t);
-    if (v) TRY(type_of_value(&t, v));
-    onyx_error(ONYX_ERR_INVALID_MODEL, "%s '%s' is declared %s but gets %s", what, gv->name,
-               type_str(&gv->type, want, sizeof want), v ? type_str(&t, got, sizeof got) : got);
-    type_release(&t);
-    return ONYX_ERR_INVALID_MODEL;
-}
-
-static void clear_heap_values(plan *p, const graph *g, struct exec_frame *frame) {
-    for (int i = 0; i < g->n_values; i++)
-        if (p->vals[i].where == ST_HEAP) value_clear(frame->vals[i]);
-}
-
-/* The value behind signature entry i: the graph inputs, then the captured values. */
-static const onyx_value *sig_value(const subgraph *sg, const struct exec_frame *outer,
-                                   const onyx_value *const *inputs, int i) {
-    const graph *g = sg->g;
-    if (i < g->n_inputs) return inputs[i];
-    return outer->vals[g->values[sg->captured[i - g->n_inputs]].outer];
-}
-
-/* True when the most recent plan was made for tensors of exactly these shapes, the common case
- * of a rep run again and again: then nothing is built and nothing allocated to find the plan. */
-static bool fits_recent_plan(const subgraph *sg, const struct exec_frame *outer,
-                             const onyx_value *const *inputs) {
-    const plan *p = sg->plans;
-    if (!p) return false;
-    for (int i = 0; i < p->n_sig; i++) {
-        const type_info *t = &p->sig[i];
-        const onyx_value *v = sig_value(sg, outer, inputs, i);
-        if (t->kind != ONYX_VALUE_TENSOR || !v || v->kind != ONYX_VALUE_TENSOR ||
-            v->t.dtype != t->dtype || v->t.rank != t->rank ||
-            memcmp(v->t.dims, t->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
-            return false;
-    }
-    return true;
-}
-
-/* Finds or builds the plan for the signature of these inputs. */
-static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
-                            const onyx_value *const *inputs, plan **out) {
-    if (fits_recent_plan(sg, outer, inputs)) {
-        *out = sg->plans;
-        return ONYX_OK;
-    }
-    int n_sig = sg->g->n_inputs + sg->n_captured;
-    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
-    if (!sig) return onyx_oom("signature");
-    onyx_status st = ONYX_OK;
-    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
-    for (int i = 0; i < n_sig; i++) CHECK(signature_of(&sig[i], sig_value(sg, outer, inputs, i)));
-    plan *p = find_plan(sg, sig, n_sig);
-    if (!p) {
-        CHECK(build_plan(sg, sig, &p));
-        cache_plan(sg, p);
-    }
-    *out = p;
-done:
-    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
-    free(sig);
-    return st;
-}
-
-onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
-                         onyx_value *const *outputs) {
-    const graph *g = sg->g;
-    if (!outer) {
-        if (sg->n_captured > 0)
-            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "value '%s' needs an enclosing graph",
-                              g->values[sg->captured[0]].name);
-        for (int i = 0; i < g->n_inputs; i++) TRY(check_input(&g->values[g->inputs[i]], inputs[i]));
-    } else {
-        for (int i = 0; i < g->n_inputs; i++) {
-            const graph_value *gv = &g->values[g->inputs[i]];
-            if (!kind_and_dtype_fit(&gv->type, inputs[i]))
-                return type_mismatch("subgraph input", gv, inputs[i]);
-        }
-    }
-    plan *p = NULL;
-    TRY(plan_for(sg, outer, inputs, &p));
-
-    onyx_value **vals = p->frame;
-    for (int i = 0; i < g->n_values; i++) vals[i] = &p->slots[i];
-    for (int i = 0; i < g->n_inputs; i++) vals[g->inputs[i]] = (onyx_value *)inputs[i];
-    for (int k = 0; k < sg->n_captured; k++)
-        vals[sg->captured[k]] = outer->vals[g->values[sg->captured[k]].outer];
-    struct exec_frame frame = {.g = g, .vals = vals, .parent = outer};
-
-    onyx_status st = ONYX_OK;
-    parallel_scope saved_threads = parallel_enter(outer ? 0 : sg->env.threads);
-    for (int s = 0; s < p->n_steps && st == ONYX_OK; s++) {
-        const plan_step *ps = &p->steps[s];
-        st = run_step(p, ps, g, &frame);
-        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++) value_clear(vals[ps->release[r]]);
-    }
-    parallel_leave(saved_threads);
-    for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
-        int vi = g->outputs[i];
-        if (vi < 0) continue;
-        if (!kind_and_dtype_fit(&g->values[vi].type, vals[vi])) {
-            st = type_mismatch("graph output", &g->values[vi], vals[vi]);
-            break;
-        }
-        bool listed_again = false;
-        for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
-        if (p->vals[vi].where == ST_HEAP && !listed_again)
-            value_move(outputs[i], vals[vi]);
-        else
-            st = value_copy(outputs[i], vals[vi]);
-    }
-    clear_heap_values(p, g, &frame);
     return st;
 }

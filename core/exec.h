@@ -4,21 +4,56 @@
 #ifndef ONYX_CORE_EXEC_H
 #define ONYX_CORE_EXEC_H
 
+#include <stdatomic.h>
+
 #include "core/kernel.h"
 
-/* Chooses a kernel for a node with the given input types, or NULL with a message. */
+/* The kernel of `device`'s table for a node with the given input types, or NULL with a message
+ * (no fallback: the executor walks the session's devices itself). */
 typedef const kernel *(*kernel_selector)(const graph_node *node, int n_in,
                                          const type_info *const *in_type, device_kind device);
 
+struct profiler;
+struct shared_cache;
+
+/* Where log lines go (core/log.h). */
+typedef struct exec_log {
+    onyx_log_fn fn; /* NULL: off */
+    void *user;
+    onyx_log_level level;
+} exec_log;
+
 /* Settings shared by a rep and all its subgraphs. */
 typedef struct exec_env {
-    device_kind device;
-    int device_index;
+    device_kind priority[DEVICE_KINDS]; /* devices to try for each node, in order; the CPU last */
+    int n_priority;
+    const device_ops *devices[DEVICE_KINDS]; /* memory operations of the devices in priority */
+    int device_index;                   /* which GPU, for CUDA */
     int threads;
     kernel_selector select;
+    onyx_optimization_level optimization;
+    bool blocked_layouts;       /* the fusion pass may keep oneDNN's blocked layouts */
+    size_t memory_limit;        /* largest arena a plan may have; 0: none */
+    struct profiler *profiler;  /* per-node timings (core/profile.h); NULL: off */
+    struct shared_cache *shared; /* the rep's data made from constants (core/shared.h) */
+    exec_log log;
 } exec_env;
 
-/* A graph prepared for execution: a cache of plans, one per signature of input shapes. */
+/* Limits of one run, from the caller's run options: checked between steps and by kernels that
+ * loop (kernel_check_run). */
+typedef struct run_control {
+    const atomic_bool *terminate; /* set (from any thread) to stop the run; may be NULL */
+    int64_t deadline_ns;          /* CLOCK_MONOTONIC time at which the run stops; 0: none */
+    int64_t max_iterations;       /* cap on Loop/Scan iterations and sequence lengths; 0: none */
+    const char *tag;              /* the run's name in logs and profiles; may be NULL */
+} run_control;
+
+/* Nanoseconds on CLOCK_MONOTONIC (the clock of run_control.deadline_ns). */
+int64_t exec_now_ns(void);
+
+/* A graph prepared for execution: a cache of plans, one per signature of input shapes. Safe to
+ * run from several threads at once: plans are built concurrently and, once built, read-only;
+ * each run borrows a run context (arena, scratch, kernel forks) that no other run touches. */
 typedef struct subgraph subgraph;
 
 /* Prepares `g` for running. Nothing is specialized until subgraph_specialize or the first run. */
@@ -29,11 +64,15 @@ void subgraph_free(subgraph *sg);
  * that shapes fit; input types may be partial. `in_types` has one entry per graph input. */
 onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types);
 
-/* Runs the graph. `inputs` (one per graph input, borrowed) and the enclosing frame `outer` (for
- * captured values; NULL for the main graph). On success `outputs[i]` (one per graph output,
- * caller-allocated values) receive owned results. */
+/* Runs a subgraph from a kernel: `inputs` (one per graph input, borrowed), the enclosing frame
+ * `outer` (for captured values and the run's limits). On success `outputs[i]` (one per graph
+ * output, caller-allocated values) receive owned results. */
 onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
                          onyx_value *const *outputs);
+
+/* Runs a main graph (no enclosing frame) under `control` (may be NULL). As subgraph_run. */
+onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
+                              const onyx_value *const *inputs, onyx_value *const *outputs);
 
 const graph *subgraph_graph(const subgraph *sg);
 

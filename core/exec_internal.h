@@ -2,6 +2,9 @@
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "core/exec.h"
 
 /* Where a value's data lives during a run of a plan. */
@@ -9,14 +12,18 @@ typedef enum storage {
     ST_NONE = 0, /* unused value */
     ST_CONST,    /* known at plan time (initializer or folded): never written */
     ST_INPUT,    /* a graph input or a captured outer value: bound per run */
-    ST_ARENA,    /* static shape: a fixed offset in the plan's arena */
+    ST_ARENA,    /* static shape: a fixed offset in the arena of its device */
     ST_HEAP,     /* allocated when produced, freed after its last use (or handed out) */
 } storage;
 
+/* A value of a plan: one per graph value (same index), then the plan's own values (copies of
+ * graph values on other devices), each mirroring the graph value `source`. */
 typedef struct plan_value {
     type_info type;   /* as specialized: exact for ST_CONST/ST_ARENA, maybe partial for ST_HEAP */
     tensor *constant; /* ST_CONST */
     bool owns_constant;
+    device_kind device; /* where the data lives (ST_HEAP and ST_INPUT values: the CPU) */
+    int source;       /* the graph value this one holds */
     storage where;
     int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
     int first, last;  /* producing step and last reading step; -1 when none */
@@ -30,27 +37,50 @@ typedef struct plan_step {
     bool recheck;     /* static outputs planned from inputs of unknown shape: verify per run */
     int n_release;    /* ST_HEAP values read for the last time here */
     int *release;
-    graph_node *fused_node; /* owned; set by the fusion pass (core/fuse.c): the node this step
-                               runs instead of nodes[node] (inputs and outputs of the chain) */
+    graph_node *own_node; /* owned: the node this step runs instead of nodes[node]: a fused chain
+                             (core/fuse.c), the node with inputs or outputs moved to copies on its
+                             device, or a copy step's own (core/exec_place.c) */
 } plan_step;
 
-/* The node a step runs: its graph node, or the fused one that replaced it. */
+/* The node a step runs: its graph node, or the one of its own that replaced it. */
 static inline const graph_node *step_node(const graph *g, const plan_step *ps) {
-    return ps->fused_node ? ps->fused_node : &g->nodes[ps->node];
+    return ps->own_node ? ps->own_node : &g->nodes[ps->node];
 }
 
+/* Whether plan value v is a graph output (the plan's own values never are). */
+static inline bool plan_value_is_output(const graph *g, int v) {
+    return v >= 0 && v < g->n_values && (g->values[v].flags & GV_OUTPUT);
+}
+
+/* One run's working memory for a plan: the arena, the frame's value slots, the kernels' forks and
+ * scratch. Made when a run finds no idle one, then kept by the plan for later runs, so that a
+ * plan run again and again allocates nothing and touches no fresh pages. */
+typedef struct run_ctx {
+    struct run_ctx *next; /* in the plan's idle list */
+    void *arena[DEVICE_KINDS]; /* one per device the plan uses */
+    onyx_value *slots;    /* one per graph value: what the frame points at */
+    onyx_value **vals;    /* the frame's value table */
+    void **forks;         /* per step: the kernel's fork (kernel.fork), or NULL */
+    void *scratch;        /* kernel_scratch's region, grown on demand */
+    size_t scratch_size;
+} run_ctx;
+
+/* A graph specialized for one signature of input shapes. Read-only once built: concurrent runs
+ * share it, each with a run context of its own. */
 typedef struct plan {
-    struct plan *next;
-    type_info *sig;   /* per graph input, then per captured value */
+    struct plan *next;  /* in the subgraph's cache (under its lock) */
+    atomic_int refs;    /* one for the cache, one per run using the plan */
+    type_info *sig;     /* per graph input, then per captured value */
     int n_sig;
-    plan_value *vals;
-    onyx_value *slots; /* one per graph value: what frames point at */
-    onyx_value **frame; /* the frame's value table while the plan runs (plans are not reentrant) */
-    int n_steps;
+    plan_value *vals;   /* n_vals: the graph's values, then the plan's own */
+    int n_vals, cap_vals;
+    int n_steps, cap_steps;
     plan_step *steps;
-    void *arena;
-    size_t arena_size;
-    bool complete;    /* every node has a kernel (false only while building) */
+    size_t arena_size[DEVICE_KINDS];
+    const device_ops *devices[DEVICE_KINDS]; /* from the environment */
+    bool has_forks;     /* some step's kernel forks its state per context */
+    pthread_mutex_t idle_lock;
+    run_ctx *idle;      /* contexts not in use */
 } plan;
 
 struct subgraph {
@@ -58,6 +88,7 @@ struct subgraph {
     exec_env env;
     int n_captured;   /* values with GV_CAPTURED, in index order */
     int *captured;
+    pthread_mutex_t lock; /* guards plans and n_plans */
     plan *plans;      /* most recently used first */
     int n_plans;
 };
@@ -66,7 +97,23 @@ struct exec_frame {
     const graph *g;
     onyx_value **vals; /* one per graph value */
     struct exec_frame *parent;
+    run_ctx *ctx;      /* scratch and forks of the running plan */
+    const run_control *control; /* the run's limits, shared by nested subgraph runs; may be NULL */
+    struct profiler *profiler;  /* records each step when profiling; NULL otherwise */
 };
+
+/* Builds the plan for signature `sig` (graph inputs, then captured values); refs 1. */
+onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out);
+/* Drops a reference; the last one frees the plan (plan_free). */
+void plan_unref(plan *p);
+/* Frees a plan, its kernel states and its idle contexts. */
+void plan_free(plan *p);
+/* Frees a run context of plan p (its forks, slots, arena and scratch). */
+void run_ctx_free(const plan *p, run_ctx *ctx);
+
+/* Runs step `ps` of `p` in `frame` with `state` (its fork or its prepared state). */
+onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
+                          struct exec_frame *frame, void *state);
 
 /* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
  * `chain` of post-ops) on the plan's current types and constants into *state. */
@@ -74,7 +121,33 @@ onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel 
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state);
 
-/* Offsets for ST_ARENA values with lifetimes [first, last]; returns the arena size. */
-size_t plan_assign_offsets(plan_value *vals, int n);
+/* Whether kernel k (which has a supports check) takes `node` with the plan's types. */
+bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
+                          const graph_node *node);
+
+/* Offsets for the ST_ARENA values on `device` with lifetimes [first, last]; returns the size of
+ * that device's arena (SIZE_MAX when out of memory). */
+size_t plan_assign_offsets(plan_value *vals, int n, device_kind device);
+
+/* ---- placement (core/exec_place.c) */
+
+/* Where each graph value can be read during the build: besides its own index (on
+ * plan_value.device), the plan value holding a copy of it on each other device, or -1. */
+typedef struct placement {
+    int *copy_on[DEVICE_KINDS];
+    bool *host_only; /* graph outputs and values read by subgraphs: kept on the CPU */
+} placement;
+
+onyx_status placement_init(placement *pl, const subgraph *sg, const plan *p);
+void placement_free(placement *pl);
+
+/* Chooses the node's kernel in the session's device order, moves its inputs to that device
+ * (copy steps, device constants), appends its step (prepared) and the copies of outputs that
+ * must be on the CPU. `in_types` are the node's input types. */
+onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
+                       const type_info *const *in_types);
+
+/* Frees a device constant made by place_node (plan_value.owns_constant on a device). */
+void plan_free_device_constant(const plan *p, plan_value *v);
 
 #endif

@@ -173,11 +173,6 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
     return *x >= 0 && same_type(&p->vals[*x].type, t);
 }
 
-static bool env_set(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 static bool conv_step(const graph *g, const plan_step *ps) {
     return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
 }
@@ -197,7 +192,7 @@ static bool blockable_value(const plan *p, int v) {
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
     if (conv_step(g, ps)) return LAY_CONV;
     const graph_node *nd = step_node(g, ps);
-    if (!all_kinds || ps->k->device != DEVICE_CPU || !only_output0(nd) || nd->n_inputs < 1 ||
+    if (!all_kinds || !(ps->k->flags & KF_BLOCKED_LAYOUT) || !only_output0(nd) || nd->n_inputs < 1 ||
         !blockable_value(p, nd->outputs[0]))
         return LAY_NONE;
     int rank = p->vals[nd->outputs[0]].type.rank;
@@ -209,8 +204,7 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
         int64_t axis = attr_int(nd, "axis", 1);
         return axis == 1 || axis == 1 - rank ? LAY_ALL : LAY_NONE;
     }
-    if ((is_op(nd, "MaxPool") || is_op(nd, "AveragePool")) && nd->n_inputs == 1 && ps->k->prepare)
-        return LAY_ALL;
+    if ((is_op(nd, "MaxPool") || is_op(nd, "AveragePool")) && nd->n_inputs == 1) return LAY_ALL;
     return LAY_NONE;
 }
 
@@ -225,7 +219,7 @@ static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, in
 static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains,
                                bool all_kinds) {
     int *kind = calloc((size_t)p->n_steps + 1, sizeof *kind);
-    bool *cand = calloc((size_t)g->n_values + 1, sizeof *cand);
+    bool *cand = calloc((size_t)p->n_vals + 1, sizeof *cand);
     if (!kind || !cand) {
         free(kind);
         free(cand);
@@ -237,7 +231,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
         const type_info *t = &p->vals[v].type;
-        if ((g->values[v].flags & GV_OUTPUT) || t->dtype != ONYX_FLOAT || !type_is_static(t))
+        if (plan_value_is_output(g, v) || t->dtype != ONYX_FLOAT || !type_is_static(t))
             continue;
         int reads = 0;
         bool ok = true;
@@ -310,12 +304,11 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
 }
 
 onyx_status fuse_plan(subgraph *sg, plan *p) {
-    if (env_set("ONYX_NO_FUSE")) return ONYX_OK;
     const graph *g = sg->g;
     int n = p->n_steps;
     onyx_status st = ONYX_OK;
-    int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
-    int *consumer = malloc(((size_t)g->n_values + 1) * sizeof *consumer);
+    int *uses = calloc((size_t)p->n_vals + 1, sizeof *uses);
+    int *consumer = malloc(((size_t)p->n_vals + 1) * sizeof *consumer);
     int *emit = malloc(((size_t)n + 1) * sizeof *emit);   /* step placed at this position */
     bool *gone = calloc((size_t)n + 1, sizeof *gone);       /* absorbed or moved */
     plan_step *steps = calloc((size_t)n + 1, sizeof *steps);
@@ -331,7 +324,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             if (nd->inputs[k] >= 0) uses[nd->inputs[k]]++;
         for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
     }
-    for (int i = 0; i < g->n_values; i++) consumer[i] = -1;
+    for (int i = 0; i < p->n_vals; i++) consumer[i] = -1;
     for (int s = 0; s < n; s++) {
         const graph_node *nd = step_node(g, &p->steps[s]);
         for (int k = 0; k < nd->n_inputs; k++)
@@ -343,7 +336,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     for (int s = 0; s < n; s++) {
         plan_step *ps = &p->steps[s];
         const graph_node *conv = step_node(g, ps);
-        if (gone[s] || !conv_step(g, ps) || ps->fused_node || !only_output0(conv) ||
+        if (gone[s] || !conv_step(g, ps) || ps->own_node || !only_output0(conv) ||
             conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
             continue;
         const type_info *t = &p->vals[conv->outputs[0]].type;
@@ -356,7 +349,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         int absorbed[FUSE_MAX_OPS];
         while (chain->n < FUSE_MAX_OPS) {
             int tstep = consumer[cur];
-            if (uses[cur] != 1 || (g->values[cur].flags & GV_OUTPUT) || tstep <= s || gone[tstep])
+            if (uses[cur] != 1 || plan_value_is_output(g, cur) || tstep <= s || gone[tstep])
                 break;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             fuse_op op;
@@ -387,7 +380,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         fn->inputs[3] = addend;
         fn->n_outputs = 1;
         fn->outputs[0] = cur;
-        ps->fused_node = fn;
+        ps->own_node = fn;
         for (int i = 0; i < chain->n; i++) {
             plan_step *a = &p->steps[absorbed[i]];
             if (a->state && a->k->release) a->k->release(a->state);
@@ -411,13 +404,13 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         fuse_op rev[FUSE_MAX_OPS];
         int np = 0;
         while (np < FUSE_MAX_OPS) {
-            if (uses[cur] != 1 || (g->values[cur].flags & GV_OUTPUT)) break;
+            if (uses[cur] != 1 || plan_value_is_output(g, cur)) break;
             int tstep = -1;
             for (int r = 0; r < s && tstep < 0; r++) {
                 const graph_node *nd = step_node(g, &p->steps[r]);
                 if (!gone[r] && nd->n_outputs > 0 && nd->outputs[0] == cur) tstep = r;
             }
-            if (tstep < 0 || p->steps[tstep].fused_node) break;
+            if (tstep < 0 || p->steps[tstep].own_node) break;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             int x;
             if (!classify_pre(p, nn, t, np == 0, &x, &rev[np])) break;
@@ -425,7 +418,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             cur = x;
         }
         if (np == 0) continue;
-        graph_node *fn = ps->fused_node;
+        graph_node *fn = ps->own_node;
         if (!fn) {
             if (!(fn = calloc(1, sizeof *fn + 5 * sizeof(int)))) {
                 st = onyx_oom("fused node");
@@ -438,7 +431,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             fn->n_inputs = conv->n_inputs < 4 ? conv->n_inputs : 4;
             fn->n_outputs = 1;
             fn->outputs[0] = conv->outputs[0];
-            ps->fused_node = fn;
+            ps->own_node = fn;
         }
         fn->inputs[0] = cur;
         chain->n_pre = np;
@@ -473,7 +466,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     }
 
     /* opaque layouts refused somewhere: between convs only, then the chains alone */
-    bool opaque = !env_set("ONYX_NO_OPAQUE");
+    bool opaque = sg->env.blocked_layouts;
     for (int level = opaque ? 2 : 0;; level--) {
         for (int s = 0; s < k; s++)
             placed[s].opaque_in0 = placed[s].opaque_out0 = placed[s].opaque_addend = false;

@@ -3,13 +3,13 @@
 #ifndef ONYX_CORE_KERNEL_H
 #define ONYX_CORE_KERNEL_H
 
+#include "core/device.h"
 #include "core/graph.h"
 
 struct exec_frame;
 struct subgraph;
 struct exec_env;
 
-typedef enum device_kind { DEVICE_CPU = 0, DEVICE_CUDA = 1 } device_kind;
 
 enum {
     /* Output 0 may share input 0's buffer (Reshape, Flatten, Squeeze, Unsqueeze, Identity).
@@ -21,6 +21,12 @@ enum {
     /* The kernel takes post-ops (core/fuse.h) in kernel_prep.fused: the planner may fuse the
      * nodes that follow it into its step. */
     KF_POST_OPS = 1u << 2,
+    /* The kernel runs on tensors in the convolutions' channel-blocked layout when all of its
+     * tensors are (a Concat along channels, Max/AveragePool): the fusion pass may keep them
+     * blocked around it. */
+    KF_BLOCKED_LAYOUT = 1u << 3,
+    /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
+    KF_DEVICE_COPY = 1u << 4,
 };
 
 struct fuse_chain;
@@ -39,10 +45,13 @@ typedef struct kernel_prep {
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.
  * Unless the kernel is KF_DYNAMIC_OUTPUT, every out[i] is a tensor with its shape set and its
- * buffer ready. */
+ * buffer ready. Runs of one plan may happen at the same time on several threads: a kernel's run
+ * only reads its prepared state, and writes only into its outputs, its fork (below) and its
+ * scratch (kernel_scratch). */
 typedef struct kernel_call {
     const graph_node *node;
-    void *state;                       /* from prepare, or NULL */
+    void *state;                       /* the run context's fork when the kernel forks, else the
+                                          prepared state (read-only), or NULL */
     int n_in, n_out;
     onyx_value *const *in;
     onyx_value *const *out;
@@ -60,7 +69,41 @@ typedef struct kernel {
     onyx_status (*prepare)(const kernel_prep *p, void **state); /* may be NULL */
     onyx_status (*run)(const kernel_call *c);
     void (*release)(void *state);      /* may be NULL */
+    /* Kernels whose run writes working state (value arrays for a subgraph call, accumulators,
+     * oneDNN memory objects whose handles are set per run) give each run context its own copy:
+     * fork makes one from the prepared state, sharing what stays read-only (weights, primitives,
+     * subgraphs), and unfork frees what fork made. The run then gets the fork as its state. A
+     * context lives for many runs, so a fork is made once, not per run. NULL when the run only
+     * reads its state. */
+    onyx_status (*fork)(const void *state, void **out);
+    void (*unfork)(void *fork);
+    /* Whether the kernel takes this node with these types (NULL: every node the entry matches).
+     * A kernel that declines leaves the node to the next device in the session's priority order,
+     * as ggml's supports_op. */
+    bool (*supports)(const kernel_prep *p);
 } kernel;
+
+/* Read-only data made from constants only (reordered or packed weights), shared by every plan of
+ * the rep that asks with the same key: the first call makes it with make(ctx, &obj), later calls
+ * (other input shapes, other plans) get the same object, so a new shape repacks nothing. The key
+ * must name everything the object depends on: the constant's data pointer (stable while the rep
+ * lives) and the layout it is packed for, say. The object lives until the rep is freed
+ * (`release`); *out is borrowed. Safe from concurrent prepares. */
+onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
+                          onyx_status (*make)(void *ctx, void **obj), void (*release)(void *obj),
+                          void *ctx, void **out);
+
+/* Working memory for this call: at least `bytes`, 64-byte aligned, valid until the kernel's run
+ * returns, not zeroed. It comes from the run context and is kept for its next runs, so a run in
+ * steady state allocates nothing. One region per call: a kernel that needs several carves them
+ * out of one request. */
+onyx_status kernel_scratch(const kernel_call *c, size_t bytes, void **out);
+
+/* ONYX_OK while the run may go on; the status to return (with its message set) once the caller
+ * terminated the run, its deadline passed, or `iterations` exceeds the run's cap on Loop
+ * iterations and sequence lengths. Kernels that loop for long (Loop, Scan, sequence builders)
+ * call it once per iteration with the iteration count (0 when not counting). */
+onyx_status kernel_check_run(const kernel_call *c, int64_t iterations);
 
 /* Input i as a tensor, or NULL when it is omitted or not a tensor. */
 static inline tensor *kernel_input(const kernel_call *c, int i) {

@@ -27,6 +27,8 @@ typedef struct infer_ctx {
 
 enum {
     OP_NONDETERMINISTIC = 1u << 0, /* never folded at prepare (random ops) */
+    OP_SHAPE_ONLY = 1u << 1,       /* outputs depend on input shapes only, not their data (Shape,
+                                      Size): folded whenever the shapes are known */
 };
 
 typedef struct op_schema {

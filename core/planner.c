@@ -19,7 +19,7 @@ static bool lifetimes_overlap(const plan_value *a, const plan_value *b) {
 
 /* Greedy best-fit by decreasing size (as TFLite's and ORT's planners do): each value takes the
  * lowest offset that does not collide with an already placed value whose lifetime overlaps. */
-size_t plan_assign_offsets(plan_value *vals, int n) {
+size_t plan_assign_offsets(plan_value *vals, int n, device_kind device) {
     int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     int *placed = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     size_t total = 0;
@@ -30,7 +30,8 @@ size_t plan_assign_offsets(plan_value *vals, int n) {
     }
     int count = 0;
     for (int i = 0; i < n; i++)
-        if (vals[i].where == ST_ARENA && vals[i].alias_of < 0) order[count++] = i;
+        if (vals[i].where == ST_ARENA && vals[i].alias_of < 0 && vals[i].device == device)
+            order[count++] = i;
     qsort_r(order, (size_t)count, sizeof(int), by_size_desc, vals);
 
     int n_placed = 0;

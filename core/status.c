@@ -55,6 +55,9 @@ const char *onyx_status_name(onyx_status status) {
     case ONYX_ERR_SHAPE: return "ONYX_ERR_SHAPE";
     case ONYX_ERR_RUNTIME: return "ONYX_ERR_RUNTIME";
     case ONYX_ERR_DEVICE: return "ONYX_ERR_DEVICE";
+    case ONYX_ERR_TERMINATED: return "ONYX_ERR_TERMINATED";
+    case ONYX_ERR_TIMEOUT: return "ONYX_ERR_TIMEOUT";
+    case ONYX_ERR_LIMIT: return "ONYX_ERR_LIMIT";
     }
     return "ONYX_ERR_UNKNOWN";
 }

@@ -529,7 +529,7 @@ bool type_is_static(const type_info *t) {
 
 /* True when the element types described by `a` and `b` (either may be NULL = unknown) could be
  * the same. */
-static bool types_compatible(const type_info *a, const type_info *b) {
+bool types_compatible(const type_info *a, const type_info *b) {
     if (!a || !b || a->kind == ONYX_VALUE_NONE || b->kind == ONYX_VALUE_NONE) return true;
     if (a->kind != b->kind) return false;
     if (a->dtype != ONYX_UNDEFINED && b->dtype != ONYX_UNDEFINED && a->dtype != b->dtype)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/device.h"
 #include "core/dtype.h"
 #include "core/status.h"
 
@@ -22,6 +23,7 @@ typedef struct tensor {
     void *data;
     size_t nbytes;
     bool owns; /* data (and each string) freed with the tensor; else arena or borrowed memory */
+    device_kind device; /* where data lives; only the CPU's memory is readable by the host */
 } tensor;
 
 /* A (possibly partial) type: what inference knows about a value.
@@ -110,6 +112,9 @@ onyx_status type_of_value(type_info *out, const onyx_value *v);
 bool type_is_static(const type_info *t);
 /* True when `v` fits `t` (unknown parts of t match anything). */
 bool type_accepts(const type_info *t, const onyx_value *v);
+/* True when types a and b can describe the same value: kinds and known dtypes agree, and known
+ * dims agree where both ranks are known. */
+bool types_compatible(const type_info *a, const type_info *b);
 /* "tensor(float)[2,?,4]", "seq(tensor(int64))" into buf. */
 const char *type_str(const type_info *t, char *buf, size_t cap);
 

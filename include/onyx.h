@@ -6,8 +6,13 @@
  *   failing call on that thread.
  * - Out-params are written only on success. Each out-param's owner is stated where it is declared.
  * - Every *_free function accepts NULL.
- * - A model, a prepared model (rep) and a value may be used from one thread at a time; distinct
- *   objects may be used from distinct threads.
+ * - Threads: a prepared model (rep) may be run from any number of threads at once
+ *   (onyx_rep_run, onyx_rep_run_with_options), with the same or different input shapes; each
+ *   run has working memory of its own, and a new input shape is planned while other runs go on.
+ *   The rep's other functions (io info) are safe alongside runs; onyx_rep_free only once no run
+ *   is in progress. A model, a value and an options object may be used from one thread at a time
+ *   (onyx_run_options_set_terminate excepted); distinct objects from distinct threads. Inputs
+ *   are only read by a run, so several runs may share them.
  */
 #ifndef ONYX_H
 #define ONYX_H
@@ -38,6 +43,9 @@ typedef enum onyx_status {
     ONYX_ERR_SHAPE = 6,            /* input shapes or types do not fit the model or the op */
     ONYX_ERR_RUNTIME = 7,          /* a kernel failed on its data (index out of range, …) */
     ONYX_ERR_DEVICE = 8,           /* the device is unknown or not usable */
+    ONYX_ERR_TERMINATED = 9,       /* the run was terminated through its run options */
+    ONYX_ERR_TIMEOUT = 10,         /* the run's deadline passed before it finished */
+    ONYX_ERR_LIMIT = 11,           /* the run went past a cap of its run options (iterations) */
 } onyx_status;
 
 /* Short name of a status ("ONYX_ERR_SHAPE"). Static string. */
@@ -218,6 +226,78 @@ ONYX_API bool onyx_supports_device(const char *device);
 
 typedef struct onyx_rep onyx_rep;
 
+/* ---- session options: opaque, so that options can be added without breaking binaries built
+ * against an older header. Set what differs from the defaults, then onyx_prepare_session. */
+typedef struct onyx_session_options onyx_session_options;
+
+/* Graph optimizations at prepare (as onnxruntime's GraphOptimizationLevel). */
+typedef enum onyx_optimization_level {
+    ONYX_OPT_NONE = 0,  /* run the graph as written */
+    ONYX_OPT_BASIC = 1, /* fold constant subgraphs (shape computations, weight transposes) */
+    ONYX_OPT_ALL = 2,   /* also fuse (conv + batch norm / activations / add) and keep oneDNN's
+                           blocked layouts between convolutions (the default) */
+} onyx_optimization_level;
+
+/* Log severities, as onnxruntime's (0 verbose … 4 fatal). */
+typedef enum onyx_log_level {
+    ONYX_LOG_VERBOSE = 0,
+    ONYX_LOG_INFO = 1,
+    ONYX_LOG_WARNING = 2,
+    ONYX_LOG_ERROR = 3,
+    ONYX_LOG_FATAL = 4,
+} onyx_log_level;
+
+/* Receives log lines at or above the options' level; may be called from any thread that
+ * prepares or runs. `message` is valid for the call only. */
+typedef void (*onyx_log_fn)(void *user, onyx_log_level level, const char *message);
+
+/* Defaults: device CPU, all cores, ONYX_OPT_ALL, no profiling, logging off, no memory limit.
+ * Caller owns *out; free with onyx_session_options_free. */
+ONYX_API onyx_status onyx_session_options_create(onyx_session_options **out);
+ONYX_API void onyx_session_options_free(onyx_session_options *options);
+
+/* Devices in priority order, comma-separated ("CUDA:0,CPU"). Each node runs on the first device
+ * with a kernel for it; the CPU is always the last resort even when not listed. A device that is
+ * not usable here is ONYX_ERR_DEVICE at prepare. */
+ONYX_API onyx_status onyx_session_options_set_devices(onyx_session_options *options,
+                                                      const char *devices);
+/* Threads per run (0: all cores). */
+ONYX_API onyx_status onyx_session_options_set_threads(onyx_session_options *options, int threads);
+ONYX_API onyx_status onyx_session_options_set_optimization(onyx_session_options *options,
+                                                           onyx_optimization_level level);
+/* Profiling: when `trace_path` is not NULL, every run records per-node timings, written as a
+ * Chrome trace (the JSON of onnxruntime's enable_profiling) to `trace_path` by
+ * onyx_rep_end_profiling or when the rep is freed. NULL turns it off. */
+ONYX_API onyx_status onyx_session_options_set_profiling(onyx_session_options *options,
+                                                        const char *trace_path);
+/* Logging: lines at `level` and above go to `fn` (NULL: logging off). */
+ONYX_API onyx_status onyx_session_options_set_log(onyx_session_options *options,
+                                                  onyx_log_level level, onyx_log_fn fn,
+                                                  void *user);
+/* Refuses, at prepare and when a new input shape is planned, a plan whose working memory per run
+ * (its arena) exceeds `bytes` (0: no limit): ONYX_ERR_NO_MEMORY, naming both sizes. */
+ONYX_API onyx_status onyx_session_options_set_memory_limit(onyx_session_options *options,
+                                                           size_t bytes);
+/* An input example: binds the symbolic dims of input `input_name` (NULL: the graph input after
+ * the previous example's) so that kernels and memory are planned at prepare. Only the example's
+ * type and shape are kept. */
+ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *options,
+                                                      const char *input_name,
+                                                      const onyx_value *example);
+/* Named settings for what is not worth a function of its own, as onnxruntime's session config
+ * entries. Known keys: "optimization.blocked_layouts" ("1" default, "0": plain layouts between
+ * convolutions). Unknown keys are ONYX_ERR_INVALID_ARGUMENT. */
+ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
+                                                     const char *key, const char *value);
+
+/* Resolves opsets, types and shapes, chooses kernels and plans memory. The rep keeps what it
+ * needs from the model: the model may be freed afterwards. `options` may be NULL for the
+ * defaults and may be freed after the call. Caller owns *out; free with onyx_rep_free. */
+ONYX_API onyx_status onyx_prepare_session(const onyx_model *model,
+                                          const onyx_session_options *options, onyx_rep **out);
+
+/* ---- the older options struct, kept for callers built against it: onyx_prepare maps it onto
+ * session options. New settings exist only in onyx_session_options. */
 typedef struct onyx_prepare_options {
     const char *device;     /* NULL or "CPU", "CUDA", "CUDA:N"; default CPU */
     int threads;            /* 0: all cores */
@@ -230,12 +310,15 @@ typedef struct onyx_prepare_options {
 /* Fills `opts` with the defaults (CPU, all cores, no examples). */
 ONYX_API void onyx_prepare_options_init(onyx_prepare_options *opts);
 
-/* Resolves opsets, types and shapes, chooses kernels and plans memory. The rep keeps what it
- * needs from the model: the model may be freed afterwards. `opts` may be NULL for the defaults.
- * Caller owns *out; free with onyx_rep_free. */
+/* onyx_prepare_session with the settings of `opts` (NULL: the defaults). */
 ONYX_API onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
                                   onyx_rep **out);
 ONYX_API void onyx_rep_free(onyx_rep *rep);
+
+/* Writes the profile recorded so far (onyx_session_options_set_profiling) to its trace file and
+ * starts a new one. *path (may be NULL) receives the file's path: borrowed, valid while the rep
+ * lives. ONYX_ERR_INVALID_ARGUMENT when profiling is off. */
+ONYX_API onyx_status onyx_rep_end_profiling(onyx_rep *rep, const char **path);
 
 ONYX_API size_t onyx_rep_input_count(const onyx_rep *rep);
 ONYX_API size_t onyx_rep_output_count(const onyx_rep *rep);
@@ -250,6 +333,35 @@ ONYX_API onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count,
                                   const char *const *input_names,
                                   const onyx_value *const *inputs, size_t *output_count,
                                   onyx_value ***outputs);
+
+/* ---- run options: per run, opaque like the session options. One run options object may be
+ * shared by several runs (terminating it stops them all). */
+typedef struct onyx_run_options onyx_run_options;
+
+/* Defaults: no deadline, no cap. Caller owns *out; free with onyx_run_options_free (not while a
+ * run uses it). */
+ONYX_API onyx_status onyx_run_options_create(onyx_run_options **out);
+ONYX_API void onyx_run_options_free(onyx_run_options *options);
+/* Terminate: while set, runs using these options stop at their next step or loop iteration
+ * with ONYX_ERR_TERMINATED (within milliseconds; the rep stays usable). Safe to call from any
+ * thread while runs are going on; clear it to run again with the same options. */
+ONYX_API onyx_status onyx_run_options_set_terminate(onyx_run_options *options, bool terminate);
+/* A time limit per run, from the run's start (0: none): past it the run stops with
+ * ONYX_ERR_TIMEOUT. */
+ONYX_API onyx_status onyx_run_options_set_timeout(onyx_run_options *options, double seconds);
+/* Cap on Loop/Scan iterations and on the items a run puts in one sequence (0: none): a model
+ * going past it stops with ONYX_ERR_LIMIT. */
+ONYX_API onyx_status onyx_run_options_set_max_iterations(onyx_run_options *options,
+                                                         int64_t iterations);
+/* A tag for this run's log lines and profile events (copied; NULL clears it). */
+ONYX_API onyx_status onyx_run_options_set_tag(onyx_run_options *options, const char *tag);
+
+/* onyx_rep_run under run options (NULL: none). */
+ONYX_API onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *options,
+                                               size_t input_count,
+                                               const char *const *input_names,
+                                               const onyx_value *const *inputs,
+                                               size_t *output_count, onyx_value ***outputs);
 
 /* Load + prepare + run in one call on a serialized ModelProto. Ownership as onyx_rep_run. */
 ONYX_API onyx_status onyx_run_model(const void *model_bytes, size_t size,

@@ -7,6 +7,8 @@
 /* List entries (in kernels_cpu/<family>/list.h):
  *   KERNEL(domain, op, since_min, since_max, dtypes, flags, run)
  *   KERNEL_STATEFUL(domain, op, since_min, since_max, dtypes, flags, prepare, run, release)
+ *   KERNEL_FORKED(domain, op, since_min, since_max, dtypes, flags, prepare, run, release, fork,
+ *                 unfork)   (a run writes working state: each run context forks its own)
  * dtypes: dtype_mask of input 0 (output 0 for ops without inputs), 0 = any. */
 
 #define KERNEL(domain, op, vmin, vmax, dtypes, flags, run) onyx_status run(const kernel_call *c);
@@ -14,9 +16,14 @@
     onyx_status prepare(const kernel_prep *p, void **state);                                       \
     onyx_status run(const kernel_call *c);                                                         \
     void release(void *state);
+#define KERNEL_FORKED(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork, unfork) \
+    KERNEL_STATEFUL(domain, op, vmin, vmax, dtypes, flags, prepare, run, release)                  \
+    onyx_status fork(const void *state, void **out);                                               \
+    void unfork(void *fork);
 #include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL
+#undef KERNEL_FORKED
 
 const kernel *cpu_kernel_table(size_t *count);
 

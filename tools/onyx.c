@@ -18,11 +18,16 @@ static void usage(FILE *f) {
             "       onyx run MODEL [--input NAME=FILE.pb ...] [-d DEVICE] [-t THREADS]\n"
             "       onyx bench MODEL [-n RUNS] [-w WARMUP] [--input NAME=FILE.pb ...] [-d DEVICE] "
             "[-t THREADS]\n"
+            "       onyx profile MODEL [-n RUNS] [-w WARMUP] [--top K] [--trace FILE.json] "
+            "[--input ...] [-d DEVICE] [-t THREADS]\n"
             "       onyx --version\n"
             "Inputs not given are generated: arange(n)/n for float types, zeros otherwise, with\n"
             "symbolic dims taken as 1. FILE.pb is a serialized TensorProto (SequenceProto or\n"
             "OptionalProto for such inputs), as in the ONNX test data. DEVICE: CPU (default), "
-            "CUDA, CUDA:N.\n");
+            "CUDA, CUDA:N,\n"
+            "or a priority list (CUDA,CPU). -O none|basic|all sets the graph optimizations (default\n"
+            "all); -v logs placement and planning to stderr. `profile` runs the model with per-node timing, writes the Chrome trace (default\n"
+            "onyx_profile.json) and prints the ops and nodes that took the most time.\n");
 }
 
 static int fail(const char *what, onyx_status st) {
@@ -254,6 +259,10 @@ typedef struct run_args {
     const char *device;
     int threads;
     int runs, warmup;
+    onyx_optimization_level optimization;
+    const char *trace;        /* profile: the trace file */
+    bool verbose;             /* log lines to stderr */
+    int top;                  /* profile: rows printed */
     const char **input_specs; /* NAME=FILE.pb */
     size_t input_spec_count;
 } run_args;
@@ -287,8 +296,22 @@ static int parse_count(const char *s, const char *what, int min, int *out) {
     return 0;
 }
 
-static int parse_run_args(int argc, char **argv, bool bench, run_args *a) {
-    *a = (run_args){.device = "CPU", .threads = 0, .runs = 20, .warmup = 3};
+static int parse_optimization(const char *s, onyx_optimization_level *out) {
+    if (!strcmp(s, "none")) *out = ONYX_OPT_NONE;
+    else if (!strcmp(s, "basic")) *out = ONYX_OPT_BASIC;
+    else if (!strcmp(s, "all")) *out = ONYX_OPT_ALL;
+    else {
+        fprintf(stderr, "onyx: -O takes none, basic or all, got '%s'\n", s);
+        return 1;
+    }
+    return 0;
+}
+
+/* `bench` also takes -n/-w; `profile` takes those and --top/--trace. */
+static int parse_run_args(int argc, char **argv, bool bench, bool profile, run_args *a) {
+    *a = (run_args){.device = "CPU", .threads = 0, .runs = 20, .warmup = 3,
+                    .optimization = ONYX_OPT_ALL, .trace = "onyx_profile.json", .top = 15};
+    bench |= profile;
     a->input_specs = calloc((size_t)argc + 1, sizeof *a->input_specs);
     if (!a->input_specs) return 1;
     for (int i = 0; i < argc; i++) {
@@ -296,6 +319,8 @@ static int parse_run_args(int argc, char **argv, bool bench, run_args *a) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(s, "--input") || !strcmp(s, "-i") || !strcmp(s, "-d") ||
                      !strcmp(s, "--device") || !strcmp(s, "-t") || !strcmp(s, "--threads") ||
+                     !strcmp(s, "-O") ||
+                     (profile && (!strcmp(s, "--top") || !strcmp(s, "--trace"))) ||
                      (bench && (!strcmp(s, "-n") || !strcmp(s, "-w") || !strcmp(s, "--runs") ||
                                 !strcmp(s, "--warmup")));
         if (takes && !val) {
@@ -309,6 +334,15 @@ static int parse_run_args(int argc, char **argv, bool bench, run_args *a) {
         } else if (!strcmp(s, "-d") || !strcmp(s, "--device")) a->device = val;
         else if (!strcmp(s, "-t") || !strcmp(s, "--threads")) {
             if (parse_count(val, "-t", 0, &a->threads)) return 1;
+        } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
+            a->verbose = true;
+            continue;
+        } else if (!strcmp(s, "-O")) {
+            if (parse_optimization(val, &a->optimization)) return 1;
+        } else if (profile && !strcmp(s, "--top")) {
+            if (parse_count(val, "--top", 1, &a->top)) return 1;
+        } else if (profile && !strcmp(s, "--trace")) {
+            a->trace = val;
         } else if (bench && (!strcmp(s, "-n") || !strcmp(s, "--runs"))) {
             if (parse_count(val, "-n", 1, &a->runs)) return 1;
         } else if (bench && (!strcmp(s, "-w") || !strcmp(s, "--warmup"))) {
@@ -340,8 +374,14 @@ static onyx_status input_info(const onyx_model *model, size_t i, onyx_io_info *i
     return st;
 }
 
+static void log_to_stderr(void *user, onyx_log_level level, const char *message) {
+    (void)user;
+    static const char *const names[] = {"verbose", "info", "warning", "error", "fatal"};
+    fprintf(stderr, "onyx [%s] %s\n", names[level], message);
+}
+
 /* Loads the model, makes its inputs (from --input files or generated) and prepares it. */
-static int prepare_model(const run_args *a, prepared *p, bool announce) {
+static int prepare_model(const run_args *a, prepared *p, bool announce, bool profile) {
     onyx_status st = onyx_model_load_file(a->model_path, &p->model);
     if (st != ONYX_OK) return fail("cannot load model", st);
     size_t n = onyx_model_input_count(p->model);
@@ -425,16 +465,24 @@ static int prepare_model(const run_args *a, prepared *p, bool announce) {
                    floating ? "arange(n)/n" : "zeros");
         }
     }
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.device = a->device;
-    opts.threads = a->threads;
-    opts.example_count = n;
-    opts.example_names = p->names;
-    opts.examples = (const onyx_value *const *)p->inputs;
+    onyx_session_options *opts = NULL;
+    st = onyx_session_options_create(&opts);
+    if (st == ONYX_OK) st = onyx_session_options_set_devices(opts, a->device);
+    if (st == ONYX_OK) st = onyx_session_options_set_threads(opts, a->threads);
+    if (st == ONYX_OK) st = onyx_session_options_set_optimization(opts, a->optimization);
+    if (st == ONYX_OK && profile) st = onyx_session_options_set_profiling(opts, a->trace);
+    if (st == ONYX_OK && a->verbose)
+        st = onyx_session_options_set_log(opts, ONYX_LOG_VERBOSE, log_to_stderr, NULL);
+    for (size_t i = 0; i < n && st == ONYX_OK; i++)
+        st = onyx_session_options_add_example(opts, p->names[i], p->inputs[i]);
+    if (st != ONYX_OK) {
+        onyx_session_options_free(opts);
+        return fail("options", st);
+    }
     double t0 = tool_now_ms();
-    st = onyx_prepare(p->model, &opts, &p->rep);
+    st = onyx_prepare_session(p->model, opts, &p->rep);
     p->prepare_ms = tool_now_ms() - t0;
+    onyx_session_options_free(opts);
     if (st != ONYX_OK) return fail("prepare failed", st);
     return 0;
 }
@@ -507,8 +555,8 @@ static int cmd_run(int argc, char **argv) {
     size_t count = 0;
     onyx_value **outs = NULL;
     double ms = 0;
-    int rc = parse_run_args(argc, argv, false, &a);
-    if (rc == 0) rc = prepare_model(&a, &p, true);
+    int rc = parse_run_args(argc, argv, false, false, &a);
+    if (rc == 0) rc = prepare_model(&a, &p, true, false);
     if (rc == 0) rc = run_once(&p, &count, &outs, &ms);
     if (rc == 0) {
         for (size_t i = 0; i < count; i++) {
@@ -538,8 +586,8 @@ static int cmd_bench(int argc, char **argv) {
     run_args a;
     prepared p = {0};
     double *times = NULL;
-    int rc = parse_run_args(argc, argv, true, &a);
-    if (rc == 0) rc = prepare_model(&a, &p, false);
+    int rc = parse_run_args(argc, argv, true, false, &a);
+    if (rc == 0) rc = prepare_model(&a, &p, false, false);
     if (rc == 0 && !(times = calloc((size_t)a.runs, sizeof *times))) {
         fprintf(stderr, "onyx: out of memory\n");
         rc = 1;
@@ -576,6 +624,124 @@ static int cmd_bench(int argc, char **argv) {
     return rc;
 }
 
+/* ---- profile: run with per-node timing, then sum the trace's node events by op and by node */
+
+typedef struct time_row {
+    char key[160];
+    double us;
+    int count;
+} time_row;
+
+/* Adds `us` to the row named `key`, appending it when new (rows has room for cap). */
+static void add_time(time_row *rows, int *n, int cap, const char *key, double us) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(rows[i].key, key)) {
+            rows[i].us += us;
+            rows[i].count++;
+            return;
+        }
+    if (*n == cap) return;
+    snprintf(rows[*n].key, sizeof rows[*n].key, "%s", key);
+    rows[*n].us = us;
+    rows[*n].count = 1;
+    (*n)++;
+}
+
+static int cmp_rows(const void *a, const void *b) {
+    double x = ((const time_row *)a)->us, y = ((const time_row *)b)->us;
+    return (x < y) - (x > y);
+}
+
+/* The string value of "field":"..." in one event line of onyx's own trace, or "" when absent. */
+static void json_field(const char *line, const char *field, char *out, size_t cap) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", field);
+    const char *p = strstr(line, pat);
+    size_t n = 0;
+    if (p)
+        for (p += strlen(pat); *p && *p != '"' && n + 1 < cap; p++) out[n++] = *p;
+    out[n] = '\0';
+}
+
+static void print_rows(const char *title, time_row *rows, int n, int top, double total, int runs) {
+    qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+    printf("\n%-40s %12s %8s %7s\n", title, "ms per run", "calls", "share");
+    for (int i = 0; i < n && i < top; i++)
+        printf("%-40.40s %12.3f %8d %6.1f%%\n", rows[i].key, rows[i].us / 1e3 / runs,
+               rows[i].count / runs, total > 0 ? 100.0 * rows[i].us / total : 0.0);
+}
+
+static int summarize_trace(const char *path, int top, int runs) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "onyx: cannot read the trace %s\n", path);
+        return 1;
+    }
+    enum { CAP = 4096 };
+    time_row *ops = calloc(CAP, sizeof *ops), *nodes = calloc(CAP, sizeof *nodes);
+    if (!ops || !nodes) {
+        fclose(f);
+        free(ops);
+        free(nodes);
+        fprintf(stderr, "onyx: out of memory\n");
+        return 1;
+    }
+    int n_ops = 0, n_nodes = 0;
+    double total = 0;
+    char line[8192], op[128], name[160];
+    while (fgets(line, sizeof line, f)) {
+        if (!strstr(line, "\"cat\":\"Node\"")) continue;
+        const char *d = strstr(line, "\"dur\":");
+        if (!d) continue;
+        double us = strtod(d + 6, NULL);
+        json_field(line, "op_name", op, sizeof op);
+        json_field(line, "name", name, sizeof name);
+        char *suffix = strstr(name, "_kernel_time");
+        if (suffix) *suffix = '\0';
+        char node[300];
+        snprintf(node, sizeof node, "%s (%s)", name, op);
+        add_time(ops, &n_ops, CAP, op, us);
+        add_time(nodes, &n_nodes, CAP, node, us);
+        total += us;
+    }
+    fclose(f);
+    printf("%d runs profiled: %.3f ms per run in nodes; trace: %s\n", runs, total / 1e3 / runs,
+           path);
+    print_rows("op", ops, n_ops, top, total, runs);
+    print_rows("node", nodes, n_nodes, top, total, runs);
+    free(ops);
+    free(nodes);
+    return 0;
+}
+
+static int cmd_profile(int argc, char **argv) {
+    run_args a;
+    prepared p = {0};
+    int rc = parse_run_args(argc, argv, false, true, &a);
+    if (rc == 0) rc = prepare_model(&a, &p, false, true);
+    for (int i = 0; rc == 0 && i < a.warmup + a.runs; i++) {
+        size_t count = 0;
+        onyx_value **outs = NULL;
+        double ms;
+        /* warm-up runs are profiled too; the trace is restarted once they are done */
+        if (i == a.warmup) {
+            onyx_status st = onyx_rep_end_profiling(p.rep, NULL);
+            if (st != ONYX_OK) rc = fail("profile", st);
+        }
+        if (rc == 0) rc = run_once(&p, &count, &outs, &ms);
+        if (rc == 0) onyx_values_free(outs, count);
+    }
+    const char *path = NULL;
+    if (rc == 0) {
+        onyx_status st = onyx_rep_end_profiling(p.rep, &path);
+        if (st != ONYX_OK) rc = fail("profile", st);
+    }
+    if (rc == 0) rc = summarize_trace(path, a.top, a.runs);
+    prepared_free(&p);
+    free(a.input_specs);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     /* Line-buffered, so that output and errors interleave in order when both go to a pipe. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -587,6 +753,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("onyx %s\n", onyx_version());
         return 0;

@@ -1,7 +1,7 @@
 /* CPU kernels of Attention and FlexAttention: Q*K^T and P*V per (batch, head, block of query
  * rows) through BLAS with the scale folded into alpha; softcap, masks and a numerically stable
  * softmax fused in one pass over each score row. float16/bfloat16 compute in float, double in
- * double. Scratch is sized in prepare when shapes are static and only grows at run time. */
+ * double. Working memory is the run context's scratch (kernel_scratch), kept across runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,18 +104,12 @@ static void fill_cache(void *dst, onyx_dtype dd, const tensor *past, const void 
 
 /* ---------------------------------------------------------------- scratch */
 
-typedef struct att_scratch {
-    char *buf;
-    size_t cap;
-} att_scratch;
-
-static onyx_status reserve(att_scratch *s, size_t n) {
-    if (n <= s->cap) return ONYX_OK;
-    char *b = aligned_alloc(ALIGN, (n + ALIGN - 1) / ALIGN * ALIGN);
-    if (!b) return onyx_oom("attention scratch");
-    free(s->buf);
-    s->buf = b;
-    s->cap = n;
+/* The run context's scratch (64-byte aligned, as the regions below assume), at least one byte so
+ * that region offsets always apply to a real buffer. */
+static onyx_status scratch_of(const kernel_call *c, size_t n, char **out) {
+    void *b;
+    TRY(kernel_scratch(c, n ? n : 1, &b));
+    *out = b;
     return ONYX_OK;
 }
 
@@ -189,16 +183,6 @@ static bool att_layout_of(const ops_att_dims *d, onyx_dtype qt, onyx_dtype vt, b
     L->slots = L->total;
     L->total += (size_t)L->nslots * slot;
     return true;
-}
-
-static bool all_known(const ops_att_dims *d) {
-    return d->batch >= 0 && d->q_heads >= 0 && d->kv_heads >= 0 && d->q_len >= 0 &&
-           d->kv_len >= 0 && d->past_len >= 0 && d->head >= 0 && d->v_head >= 0;
-}
-
-static int prep_threads(const kernel_prep *p) {
-    int t = p->env && p->env->threads > 0 ? p->env->threads : parallel_cores();
-    return t > 0 ? t : 1;
 }
 
 static void type_of_tensor(type_info *ti, const tensor *t) {
@@ -384,43 +368,10 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
 
 DEFINE_ATT(f32, float, cpu_sgemm, cpu_sgemv, att_expf, tanhf)
 DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, exp, tanh)
-static bool out_present(const graph_node *n, int i) {
-    return i < n->n_outputs && n->outputs[i] >= 0;
-}
 
-void cpu_attention_release(void *state) {
-    att_scratch *s = state;
-    if (!s) return;
-    free(s->buf);
-    free(s);
-}
-
-onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
-    att_scratch *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("attention state");
-    const type_info *const *in = p->in_type;
-    const type_info *pk = p->n_in > 4 ? in[4] : NULL, *pv = p->n_in > 5 ? in[5] : NULL;
-    ops_att_dims d;
-    att_layout L;
-    /* shapes not known yet: the first run sizes the scratch */
-    if (in[0] && in[1] && in[2] && in[0]->rank >= 0 &&
-        ops_attention_dims(p->node, in[0], in[1], in[2], pk, pv, &d) == ONYX_OK && all_known(&d) &&
-        att_layout_of(&d, in[0]->dtype, in[2]->dtype, pk != NULL, out_present(p->node, 1),
-                      out_present(p->node, 2), prep_threads(p), &L)) {
-        onyx_status st = reserve(s, L.total);
-        if (st != ONYX_OK) {
-            free(s);
-            return st;
-        }
-    }
-    onyx_error_clear();
-    *state = s;
-    return ONYX_OK;
-}
-
+/* Working memory comes from kernel_scratch, so Attention keeps no state: concurrent runs share
+ * nothing. */
 onyx_status cpu_attention_run(const kernel_call *c) {
-    att_scratch *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *M = kernel_input(c, 3), *PK = kernel_input(c, 4),
                  *PV = kernel_input(c, 5), *NP = kernel_input(c, 6);
     tensor *Y = kernel_output(c, 0), *PKo = kernel_output(c, 1), *PVo = kernel_output(c, 2), *QK = kernel_output(c, 3);
@@ -448,7 +399,8 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     att_layout L;
     if (!att_layout_of(&d, Q->dtype, V->dtype, PK != NULL, PKo != NULL, PVo != NULL, threads, &L))
         return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
-    TRY(reserve(s, L.total));
+    char *buf;
+    TRY(scratch_of(c, L.total, &buf));
 
     int64_t qs[3], ks[3], vs[3], cache_k[3], cache_v[3];
     view_strides(d.packed, d.q_heads, d.q_len, d.head, qs);
@@ -461,8 +413,8 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     x.q = Q->data;
     memcpy(x.qs, qs, sizeof qs);
     if (Q->dtype != x.fd) {
-        x.q = s->buf + L.q;
-        cvt(s->buf + L.q, x.fd, Q->data, Q->dtype, Q->numel);
+        x.q = buf + L.q;
+        cvt(buf + L.q, x.fd, Q->data, Q->dtype, Q->numel);
     }
     /* K and V: the tensors themselves, or [B, Hkv, total, D] caches in the compute type */
     const tensor *srcs[2] = {K, V}, *pasts[2] = {PK, PV};
@@ -477,13 +429,13 @@ onyx_status cpu_attention_run(const kernel_call *c) {
         int64_t *ss = sstr[i];
         if (pasts[i] || src->dtype != x.fd) {
             bool into_present = pres && pres->dtype == x.fd;
-            void *buf = into_present ? pres->data : s->buf + offs[i];
-            fill_cache(buf, x.fd, pasts[i], src->data, src->dtype, ss[0], ss[1], ss[2], d.batch,
+            void *dst = into_present ? pres->data : buf + offs[i];
+            fill_cache(dst, x.fd, pasts[i], src->data, src->dtype, ss[0], ss[1], ss[2], d.batch,
                        d.kv_heads, d.past_len, d.kv_len, dims_d[i]);
             if (pres && !into_present)
                 fill_cache(pres->data, pres->dtype, pasts[i], src->data, src->dtype, ss[0], ss[1],
                            ss[2], d.batch, d.kv_heads, d.past_len, d.kv_len, dims_d[i]);
-            *views[i] = buf;
+            *views[i] = dst;
             memcpy(vstr[i], cstr[i], 3 * sizeof(int64_t));
         } else {
             *views[i] = src->data;
@@ -520,7 +472,7 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     x.nblk = row_blocks(&d);
     x.tasks = task_count(&d);
     x.nslots = L.nslots;
-    x.slots = s->buf + L.slots;
+    x.slots = buf + L.slots;
     x.slot_bytes = L.slot_bytes;
     x.off_bias = L.bias;
     x.off_out = L.out;
@@ -535,11 +487,11 @@ onyx_status cpu_attention_run(const kernel_call *c) {
 /* ---------------------------------------------------------------- FlexAttention */
 
 /* The modifier subgraphs see the whole (B, Hq, L, S) tensor, so scores live in one buffer
- * between the phases: Q*K^T, score_mod, softmax, prob_mod, P*V. */
+ * between the phases: Q*K^T, score_mod, softmax, prob_mod, P*V. The buffers come from
+ * kernel_scratch and the modifiers' values live on the run's stack, so the state (shared by
+ * concurrent runs) is only the subgraphs. */
 typedef struct flex_state {
-    att_scratch s;
     subgraph *mod[2]; /* score_mod, prob_mod; NULL when absent */
-    onyx_value *in, *out;
 } flex_state;
 
 typedef struct flex_ctx {
@@ -626,12 +578,7 @@ static bool flex_layout_of(const graph_node *n, const ops_att_dims *d, onyx_dtyp
 void cpu_flex_attention_release(void *state) {
     flex_state *s = state;
     if (!s) return;
-    free(s->s.buf);
     for (int i = 0; i < 2; i++) subgraph_free(s->mod[i]);
-    if (s->in) value_clear(s->in);
-    if (s->out) value_clear(s->out);
-    free(s->in);
-    free(s->out);
     free(s);
 }
 
@@ -640,12 +587,6 @@ onyx_status cpu_flex_attention_prepare(const kernel_prep *p, void **state) {
     onyx_status st = ONYX_OK;
     flex_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("FlexAttention state");
-    s->in = value_new();
-    s->out = value_new();
-    if (!s->in || !s->out) {
-        st = onyx_oom("FlexAttention state");
-        goto done;
-    }
     for (int i = 0; i < 2; i++) {
         const graph *g = attr_graph(p->node, names[i]);
         if (!g) continue;
@@ -656,14 +597,6 @@ onyx_status cpu_flex_attention_prepare(const kernel_prep *p, void **state) {
         }
         CHECK(subgraph_create(g, p->env, &s->mod[i]));
     }
-    const type_info *const *in = p->in_type;
-    ops_att_dims d;
-    flex_layout L;
-    if (in[0] && in[1] && in[2] && in[0]->rank == 4 &&
-        ops_attention_dims(p->node, in[0], in[1], in[2], NULL, NULL, &d) == ONYX_OK &&
-        all_known(&d) && flex_layout_of(p->node, &d, in[0]->dtype, s->mod[0] || s->mod[1], &L))
-        CHECK(reserve(&s->s, L.total));
-    onyx_error_clear();
     *state = s;
     s = NULL;
 done:
@@ -673,7 +606,7 @@ done:
 
 /* Runs modifier i over the scores (in the compute type fd at sc) in precision sp, through
  * `half` when sp is a half type, and reads its result back into sc. */
-static onyx_status flex_mod(const kernel_call *c, flex_state *s, int i, const ops_att_dims *d,
+static onyx_status flex_mod(const kernel_call *c, const flex_state *s, int i, const ops_att_dims *d,
                             void *sc, onyx_dtype fd, onyx_dtype sp, void *half) {
     static const char *const names[2] = {"score_mod", "prob_mod"};
     int64_t dims[4] = {d->batch, d->q_heads, d->q_len, d->kv_len};
@@ -681,15 +614,16 @@ static onyx_status flex_mod(const kernel_call *c, flex_state *s, int i, const op
     TRY(tensor_set_shape(&t, sp, 4, dims));
     t.data = sp == fd ? sc : half;
     if (sp != fd) cvt(half, sp, sc, fd, t.numel);
-    value_borrow_tensor(s->in, &t);
-    const onyx_value *ins[1] = {s->in};
-    onyx_value *outs[1] = {s->out};
+    onyx_value in = {.kind = ONYX_VALUE_NONE}, out = {.kind = ONYX_VALUE_NONE};
+    value_borrow_tensor(&in, &t);
+    const onyx_value *ins[1] = {&in};
+    onyx_value *outs[1] = {&out};
     onyx_status st = subgraph_run(s->mod[i], c->frame, ins, outs);
     if (st != ONYX_OK) {
         onyx_error_prefix(st, "%s", names[i]);
         goto done;
     }
-    const onyx_value *o = s->out;
+    const onyx_value *o = &out;
     if (o->kind != ONYX_VALUE_TENSOR || o->t.dtype != sp ||
         !shape_equal(o->t.rank, o->t.dims, 4, dims)) {
         char buf[64];
@@ -704,13 +638,13 @@ static onyx_status flex_mod(const kernel_call *c, flex_state *s, int i, const op
     }
     cvt(sc, fd, o->t.data, sp, t.numel);
 done:
-    value_clear(s->out);
-    value_clear(s->in);
+    value_clear(&out);
+    value_clear(&in);
     return st;
 }
 
 onyx_status cpu_flex_attention_run(const kernel_call *c) {
-    flex_state *s = c->state;
+    const flex_state *s = c->state;
     if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2);
     tensor *Y = kernel_output(c, 0);
@@ -734,10 +668,10 @@ onyx_status cpu_flex_attention_run(const kernel_call *c) {
     flex_layout L;
     if (!flex_layout_of(n, &d, Q->dtype, s->mod[0] || s->mod[1], &L))
         return onyx_error(ONYX_ERR_NO_MEMORY, "FlexAttention scratch size overflows");
-    TRY(reserve(&s->s, L.total));
     if (!cpu_blas_dims_ok(d.q_len, d.kv_len, d.head > d.v_head ? d.head : d.v_head))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
-    char *buf = s->s.buf;
+    char *buf;
+    TRY(scratch_of(c, L.total, &buf));
     flex_ctx x = {.d = d, .q = Q->data, .k = K->data, .v = V->data, .sc = buf + L.sc,
                   .y = Y->data};
     if (Q->dtype != fd) {

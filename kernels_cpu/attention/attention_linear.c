@@ -2,17 +2,12 @@
  * by token over one float (d_k x d_v) state per (batch, kv head), in parallel across them; query
  * heads of a group read their kv head's state. Half types compute in float. */
 #include <math.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
-
-typedef struct la_state {
-    float *buf;
-    size_t cap;
-} la_state;
 
 typedef struct la_ctx {
     const void *q, *k, *v, *g, *beta;
@@ -106,47 +101,7 @@ static bool la_scratch(int64_t b, int64_t hkv, int64_t dk, int64_t dv, bool floa
     return true;
 }
 
-static onyx_status reserve(la_state *s, size_t n) {
-    if (n <= s->cap) return ONYX_OK;
-    float *b = malloc(n * sizeof *b);
-    if (!b) return onyx_oom("LinearAttention scratch");
-    free(s->buf);
-    s->buf = b;
-    s->cap = n;
-    return ONYX_OK;
-}
-
-void cpu_linear_attention_release(void *state) {
-    la_state *s = state;
-    if (!s) return;
-    free(s->buf);
-    free(s);
-}
-
-onyx_status cpu_linear_attention_prepare(const kernel_prep *p, void **state) {
-    la_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("LinearAttention state");
-    const type_info *q = p->in_type[0], *v = p->in_type[2];
-    const type_info *out = p->n_out > 1 ? &p->out_type[1] : NULL;
-    int64_t hq = attr_int(p->node, "q_num_heads", 0), hkv = attr_int(p->node, "kv_num_heads", 0);
-    size_t n;
-    if (q && v && out && q->rank == 3 && v->rank == 3 && hq > 0 && hkv > 0 && q->dims[0] >= 0 &&
-        q->dims[2] >= 0 && v->dims[2] >= 0 &&
-        la_scratch(q->dims[0], hkv, q->dims[2] / hq, v->dims[2] / hkv,
-                   out->kind == ONYX_VALUE_TENSOR && out->dtype == ONYX_FLOAT, &n)) {
-        onyx_status st = reserve(s, n);
-        if (st != ONYX_OK) {
-            free(s);
-            return st;
-        }
-    }
-    *state = s;
-    return ONYX_OK;
-}
-
 onyx_status cpu_linear_attention_run(const kernel_call *c) {
-    la_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     const graph_node *n = c->node;
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *P = kernel_input(c, 3), *G = kernel_input(c, 4),
                  *B = kernel_input(c, 5);
@@ -204,12 +159,15 @@ onyx_status cpu_linear_attention_run(const kernel_call *c) {
                           (long long)x.dk, (long long)x.dv);
     bool float_present = PS && PS->dtype == ONYX_FLOAT;
     size_t need;
-    if (!la_scratch(x.b, x.hkv, x.dk, x.dv, float_present, &need))
+    if (!la_scratch(x.b, x.hkv, x.dk, x.dv, float_present, &need) || need > SIZE_MAX / sizeof(float))
         return onyx_error(ONYX_ERR_NO_MEMORY, "LinearAttention state size overflows");
-    TRY(reserve(s, need));
+    /* the run context's scratch: concurrent runs never share it */
+    void *mem;
+    TRY(kernel_scratch(c, need ? need * sizeof(float) : 1, &mem));
+    float *buf = mem;
     int64_t state_n = x.b * x.hkv * x.dk * x.dv;
-    x.state = float_present ? PS->data : s->buf;
-    x.tmp = float_present ? s->buf : s->buf + state_n;
+    x.state = float_present ? PS->data : buf;
+    x.tmp = float_present ? buf : buf + state_n;
     if (P) to_float(x.state, P->data, P->dtype, state_n);
     else memset(x.state, 0, (size_t)state_n * sizeof(float));
     float sc = attr_float(n, "scale", 0);

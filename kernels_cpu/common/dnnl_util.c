@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t engine;
@@ -79,6 +80,46 @@ onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t 
     dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
     return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, tag),
                           "describing a blocked tensor");
+}
+
+onyx_status cpu_dnnl_attr(dnnl_primitive_attr_t *out) {
+    dnnl_primitive_attr_t a = NULL;
+    TRY(cpu_dnnl_check(dnnl_primitive_attr_create(&a), "creating attributes"));
+    onyx_status st = cpu_dnnl_check(dnnl_primitive_attr_set_scratchpad_mode(a,
+                                                                         dnnl_scratchpad_mode_user),
+                                    "setting the scratchpad mode");
+    if (st != ONYX_OK) {
+        dnnl_primitive_attr_destroy(a);
+        return st;
+    }
+    *out = a;
+    return ONYX_OK;
+}
+
+size_t cpu_dnnl_scratchpad(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *md) {
+    const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t size = q ? dnnl_memory_desc_get_size(q) : 0;
+    if (size) *md = *q;
+    else memset(md, 0, sizeof *md);
+    return size;
+}
+
+onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                             dnnl_primitive_t *prim, dnnl_memory_desc_t *pad, size_t *pad_size) {
+    dnnl_engine_t eng;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    TRY(cpu_dnnl_engine(&eng));
+    TRY(cpu_dnnl_attr(&attr));
+    onyx_status st = cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
+                                                                        attr),
+                                    "creating a reorder");
+    dnnl_primitive_attr_destroy(attr);
+    if (st != ONYX_OK) return st;
+    *pad_size = cpu_dnnl_scratchpad(rpd, pad);
+    st = cpu_dnnl_check(dnnl_primitive_create(prim, rpd), "creating a reorder");
+    dnnl_primitive_desc_destroy(rpd);
+    return st;
 }
 
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md) {

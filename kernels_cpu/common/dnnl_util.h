@@ -23,7 +23,25 @@ onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *d
 onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                                 dnnl_data_type_t dt);
 
-/* A memory object for `md` without a buffer (handles are set per run). */
+/* Primitive attributes in the user scratchpad mode (caller destroys). oneDNN's default mode keeps a
+ * scratchpad per primitive, tied to the thread that created it; with the user mode a primitive
+ * runs on any thread, concurrently, with the scratchpad each call passes (DNNL_ARG_SCRATCHPAD),
+ * which the kernels take from their run's kernel_scratch. Every primitive the kernels create uses
+ * these. */
+onyx_status cpu_dnnl_attr(dnnl_primitive_attr_t *out);
+
+/* The scratchpad a primitive made under cpu_dnnl_attr needs: its descriptor in *md and its size
+ * in bytes (0: none). */
+size_t cpu_dnnl_scratchpad(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *md);
+
+/* A reorder primitive from `from` to `to` under cpu_dnnl_attr; *pad its scratchpad descriptor,
+ * *pad_size its size (0: none). */
+onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                             dnnl_primitive_t *prim, dnnl_memory_desc_t *pad, size_t *pad_size);
+
+/* A memory object for `md` without a buffer (handles are set per run). Memory objects are bound
+ * to buffers per call, so concurrent runs must not share them: each run context (kernel fork)
+ * has its own. */
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md);
 
 /* Runs `prim` on the calling thread's stream with `threads` OpenMP threads and waits for it. */

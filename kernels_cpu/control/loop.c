@@ -17,19 +17,25 @@ typedef struct scan_acc {
     tensor t;        /* dims[0] is the capacity in iterations */
     int64_t count;   /* iterations appended */
     int64_t item;    /* elements per iteration */
-    onyx_dtype fallback; /* element type for zero iterations when the body does not declare it */
 } scan_acc;
 
+/* Prepared, shared by concurrent runs: read only at run time. */
 typedef struct loop_state {
     subgraph *body;
     int n_carried, n_scan;
+    const type_info **scan_decl; /* the body's declared scan output types (for 0 iterations) */
+    onyx_dtype *scan_fallback;   /* element type for zero iterations when the body does not say */
+    bool *wrap;                  /* carried i: the body takes an optional but may return a plain value */
+} loop_state;
+
+/* One run context's working values (the body's inputs and outputs, the scan accumulators). */
+typedef struct loop_fork {
+    const loop_state *s;
     onyx_value *iter, *cond;     /* body inputs 0 and 1, rewritten each iteration */
     const onyx_value **body_in;  /* 2 + n_carried */
     onyx_value **outs[2];        /* two sets of 1 + n_carried + n_scan body outputs */
     scan_acc *acc;
-    const type_info **scan_decl; /* the body's declared scan output types (for 0 iterations) */
-    bool *wrap;                  /* carried i: the body takes an optional but may return a plain value */
-} loop_state;
+} loop_fork;
 
 static void drop_acc(scan_acc *a) {
     tensor_release(&a->t);
@@ -41,26 +47,66 @@ void cpu_loop_release(void *state) {
     loop_state *s = state;
     if (!s) return;
     subgraph_free(s->body);
-    value_clear(s->iter);
-    free(s->iter);
-    value_clear(s->cond);
-    free(s->cond);
-    int n_outs = 1 + s->n_carried + s->n_scan;
-    for (int k = 0; k < 2; k++) {
-        if (!s->outs[k]) continue;
-        for (int i = 0; i < n_outs; i++) {
-            value_clear(s->outs[k][i]);
-            free(s->outs[k][i]);
-        }
-        free(s->outs[k]);
-    }
-    if (s->acc)
-        for (int j = 0; j < s->n_scan; j++) drop_acc(&s->acc[j]);
-    free(s->acc);
-    free(s->body_in);
     free(s->scan_decl);
+    free(s->scan_fallback);
     free(s->wrap);
     free(s);
+}
+
+void cpu_loop_unfork(void *fork) {
+    loop_fork *f = fork;
+    if (!f) return;
+    value_clear(f->iter);
+    free(f->iter);
+    value_clear(f->cond);
+    free(f->cond);
+    int n_outs = 1 + f->s->n_carried + f->s->n_scan;
+    for (int k = 0; k < 2; k++) {
+        if (!f->outs[k]) continue;
+        for (int i = 0; i < n_outs; i++) {
+            value_clear(f->outs[k][i]);
+            free(f->outs[k][i]);
+        }
+        free(f->outs[k]);
+    }
+    if (f->acc)
+        for (int j = 0; j < f->s->n_scan; j++) drop_acc(&f->acc[j]);
+    free(f->acc);
+    free(f->body_in);
+    free(f);
+}
+
+onyx_status cpu_loop_fork(const void *state, void **out) {
+    const loop_state *s = state;
+    onyx_status st = ONYX_OK;
+    loop_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("Loop working state");
+    f->s = s;
+    int n_outs = 1 + s->n_carried + s->n_scan;
+    f->body_in = calloc((size_t)(2 + s->n_carried), sizeof *f->body_in);
+    f->acc = calloc((size_t)s->n_scan + 1, sizeof *f->acc);
+    f->iter = value_new();
+    f->cond = value_new();
+    for (int k = 0; k < 2; k++) f->outs[k] = calloc((size_t)n_outs, sizeof *f->outs[k]);
+    if (!f->body_in || !f->acc || !f->iter || !f->cond || !f->outs[0] || !f->outs[1]) {
+        st = onyx_oom("Loop working state");
+        goto done;
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < n_outs; i++)
+            if (!(f->outs[k][i] = value_new())) {
+                st = onyx_oom("Loop working state");
+                goto done;
+            }
+    CHECK(value_alloc_tensor(f->iter, ONYX_INT64, 0, NULL));
+    CHECK(value_alloc_tensor(f->cond, ONYX_BOOL, 0, NULL));
+    f->body_in[0] = f->iter;
+    f->body_in[1] = f->cond;
+    *out = f;
+    f = NULL;
+done:
+    cpu_loop_unfork(f);
+    return st;
 }
 
 onyx_status cpu_loop_prepare(const kernel_prep *p, void **state) {
@@ -77,39 +123,24 @@ onyx_status cpu_loop_prepare(const kernel_prep *p, void **state) {
     if (!s) return onyx_oom("Loop state");
     s->n_carried = n_carried;
     s->n_scan = n_scan;
-    int n_outs = 1 + n_carried + n_scan;
-    s->body_in = calloc((size_t)(2 + n_carried), sizeof *s->body_in);
-    s->acc = calloc((size_t)n_scan + 1, sizeof *s->acc);
     s->scan_decl = calloc((size_t)n_scan + 1, sizeof *s->scan_decl);
+    s->scan_fallback = calloc((size_t)n_scan + 1, sizeof *s->scan_fallback);
     s->wrap = calloc((size_t)n_carried + 1, sizeof *s->wrap);
-    s->iter = value_new();
-    s->cond = value_new();
-    for (int k = 0; k < 2; k++) s->outs[k] = calloc((size_t)n_outs, sizeof *s->outs[k]);
-    if (!s->body_in || !s->acc || !s->wrap || !s->scan_decl || !s->iter || !s->cond || !s->outs[0] ||
-        !s->outs[1]) {
+    if (!s->wrap || !s->scan_decl || !s->scan_fallback) {
         st = onyx_oom("Loop state");
         goto done;
     }
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < n_outs; i++)
-            if (!(s->outs[k][i] = value_new())) {
-                st = onyx_oom("Loop state");
-                goto done;
-            }
     for (int i = 0; i < n_carried; i++)
         s->wrap[i] = body->values[body->inputs[2 + i]].type.kind == ONYX_VALUE_OPTIONAL;
     for (int j = 0; j < n_scan; j++) {
         s->scan_decl[j] = &body->values[body->outputs[1 + n_carried + j]].type;
+        s->scan_fallback[j] = ONYX_UNDEFINED;
         /* what the node's own inference says about the element type, when the body does not */
         if (s->scan_decl[j]->kind != ONYX_VALUE_TENSOR && p->out_type &&
             p->out_type[n_carried + j].kind == ONYX_VALUE_TENSOR)
-            s->acc[j].fallback = p->out_type[n_carried + j].dtype;
+            s->scan_fallback[j] = p->out_type[n_carried + j].dtype;
     }
-    CHECK(value_alloc_tensor(s->iter, ONYX_INT64, 0, NULL));
-    CHECK(value_alloc_tensor(s->cond, ONYX_BOOL, 0, NULL));
     CHECK(subgraph_create(body, p->env, &s->body));
-    s->body_in[0] = s->iter;
-    s->body_in[1] = s->cond;
     *state = s;
     s = NULL;
 done:
@@ -187,11 +218,12 @@ static onyx_status acc_push(scan_acc *a, const onyx_value *v, int j, int64_t max
 
 /* Hands a scan output out: the accumulated tensor itself when it is full, else an exact copy;
  * after zero iterations an empty tensor shaped like the body's declared output. */
-static onyx_status acc_finish(scan_acc *a, const type_info *decl, onyx_value *out) {
+static onyx_status acc_finish(scan_acc *a, const type_info *decl, onyx_dtype fallback,
+                              onyx_value *out) {
     if (a->count == 0) {
         int64_t dims[ONYX_MAX_RANK] = {0};
         int r = 1;
-        onyx_dtype dt = a->fallback;
+        onyx_dtype dt = fallback;
         if (decl->kind == ONYX_VALUE_TENSOR) {
             if (decl->dtype != ONYX_UNDEFINED) dt = decl->dtype;
             if (decl->rank >= 0 && decl->rank < ONYX_MAX_RANK) {
@@ -217,7 +249,8 @@ static onyx_status acc_finish(scan_acc *a, const type_info *decl, onyx_value *ou
 }
 
 onyx_status cpu_loop_run(const kernel_call *c) {
-    loop_state *s = c->state;
+    loop_fork *f = c->state;
+    const loop_state *s = f->s;
     int n_carried = s->n_carried, n_scan = s->n_scan, n_outs = 1 + n_carried + n_scan;
     int64_t max_trip = INT64_MAX;
     bool cond = true, has_cond = c->n_in > 1 && c->in[1];
@@ -227,23 +260,25 @@ onyx_status cpu_loop_run(const kernel_call *c) {
     for (int i = 0; i < n_carried; i++) {
         if (!c->in[2 + i])
             return onyx_error(ONYX_ERR_INVALID_MODEL, "carried input %d is missing", 2 + i);
-        s->body_in[2 + i] = c->in[2 + i];
+        f->body_in[2 + i] = c->in[2 + i];
     }
     int64_t it = 0;
     int cur = 0;
     for (; it < max_trip && cond; it++) {
-        onyx_value **outs = s->outs[cur];
+        /* the caller may stop the run or cap its iterations: it + 1 iterations once this runs */
+        CHECK(kernel_check_run(c, it + 1));
+        onyx_value **outs = f->outs[cur];
         /* the previous outputs become inputs here, not when produced, so that the last ones
          * are handed out as the body made them */
         for (int i = 0; it > 0 && i < n_carried; i++) {
-            onyx_value *prev = s->outs[cur ^ 1][1 + i];
+            onyx_value *prev = f->outs[cur ^ 1][1 + i];
             if (s->wrap[i] && prev->kind != ONYX_VALUE_OPTIONAL) CHECK(wrap_optional(prev));
-            s->body_in[2 + i] = prev;
+            f->body_in[2 + i] = prev;
         }
-        *(int64_t *)s->iter->t.data = it;
-        *(bool *)s->cond->t.data = cond;
+        *(int64_t *)f->iter->t.data = it;
+        *(bool *)f->cond->t.data = cond;
         for (int k = 0; k < n_outs; k++) value_clear(outs[k]);
-        st = subgraph_run(s->body, c->frame, s->body_in, outs);
+        st = subgraph_run(s->body, c->frame, f->body_in, outs);
         if (st != ONYX_OK) {
             onyx_error_prefix(st, "iteration %lld", (long long)it);
             goto done;
@@ -253,20 +288,22 @@ onyx_status cpu_loop_run(const kernel_call *c) {
         /* with a trip count and no condition input the body's condition is ignored (a for loop) */
         if (has_cond || max_trip == INT64_MAX) cond = next;
         for (int j = 0; j < n_scan; j++)
-            CHECK(acc_push(&s->acc[j], outs[1 + n_carried + j], j, max_trip));
+            CHECK(acc_push(&f->acc[j], outs[1 + n_carried + j], j, max_trip));
         cur ^= 1;
     }
     for (int i = 0; i < n_carried; i++) {
         if (!c->out[i]) continue;
         if (it == 0) CHECK(value_copy(c->out[i], c->in[2 + i]));
-        else value_move(c->out[i], s->outs[cur ^ 1][1 + i]);
+        else value_move(c->out[i], f->outs[cur ^ 1][1 + i]);
     }
     for (int j = 0; j < n_scan; j++)
-        if (c->out[n_carried + j]) CHECK(acc_finish(&s->acc[j], s->scan_decl[j], c->out[n_carried + j]));
+        if (c->out[n_carried + j])
+            CHECK(acc_finish(&f->acc[j], s->scan_decl[j], s->scan_fallback[j],
+                             c->out[n_carried + j]));
 done:
     /* nothing is kept between runs */
     for (int k = 0; k < 2; k++)
-        for (int i = 0; i < n_outs; i++) value_clear(s->outs[k][i]);
-    for (int j = 0; j < n_scan; j++) drop_acc(&s->acc[j]);
+        for (int i = 0; i < n_outs; i++) value_clear(f->outs[k][i]);
+    for (int j = 0; j < n_scan; j++) drop_acc(&f->acc[j]);
     return st;
 }

@@ -8,20 +8,23 @@
 #include "kernels_cpu/control/util.h"
 #include "kernels_cpu/cpu_kernels.h"
 
+/* The prepared state: the body and the attributes, shared by concurrent runs. A fork is a copy of
+ * it that shares those and owns the working members below (fork_work). */
 typedef struct scan_state {
     subgraph *body;
     bool v8;
     int n_state, n_in, n_out;   /* states; scan inputs; scan outputs */
     int *in_axis, *out_axis;    /* v9: as given (normalized at run time) */
     bool *in_rev, *out_rev;
+    const type_info **out_decl; /* body's declared scan output types */
+    onyx_dtype *out_fallback;
+    /* working members, NULL in the prepared state: each fork owns its own, sized here so that
+     * runs only fill them */
     const onyx_value **body_in; /* n_state + n_in */
     onyx_value **outs[2];       /* two alternating sets of n_state + n_out body outputs */
     onyx_value **slices;        /* n_in: the current slice of each scan input */
     onyx_value **res;           /* v8: n_state + n_out results of one batch entry */
     onyx_value **views;         /* v8: n_state views of one batch entry's states */
-    const type_info **out_decl; /* body's declared scan output types */
-    onyx_dtype *out_fallback;
-    /* per-run scratch, sized here so that runs only fill it */
     const tensor **x;           /* n_in scan inputs */
     int *in_axis_run;           /* n_in scan axes, normalized */
     int *out_axis_run;          /* n_out output axes, normalized */
@@ -52,21 +55,12 @@ static onyx_status new_values(onyx_value ***out, int n) {
     return ONYX_OK;
 }
 
-void cpu_scan_release(void *state) {
-    scan_state *s = state;
-    if (!s) return;
-    subgraph_free(s->body);
-    free(s->in_axis);
-    free(s->out_axis);
-    free(s->in_rev);
-    free(s->out_rev);
+static void free_work(scan_state *s) {
     free(s->body_in);
     for (int k = 0; k < 2; k++) free_values(s->outs[k], s->n_state + s->n_out);
     free_values(s->slices, s->n_in);
     free_values(s->res, s->n_state + s->n_out);
     free_values(s->views, s->n_state);
-    free(s->out_decl);
-    free(s->out_fallback);
     free(s->x);
     free(s->in_axis_run);
     free(s->out_axis_run);
@@ -74,7 +68,61 @@ void cpu_scan_release(void *state) {
     free(s->xbp);
     free(s->res_ptr);
     free_values(s->scratch, s->n_state + s->n_out);
+}
+
+void cpu_scan_release(void *state) {
+    scan_state *s = state;
+    if (!s) return;
+    free_work(s);
+    subgraph_free(s->body);
+    free(s->in_axis);
+    free(s->out_axis);
+    free(s->in_rev);
+    free(s->out_rev);
+    free(s->out_decl);
+    free(s->out_fallback);
     free(s);
+}
+
+void cpu_scan_unfork(void *fork) {
+    scan_state *f = fork;
+    if (!f) return;
+    free_work(f); /* the rest belongs to the prepared state */
+    free(f);
+}
+
+onyx_status cpu_scan_fork(const void *state, void **out) {
+    const scan_state *s = state;
+    onyx_status st = ONYX_OK;
+    scan_state *f = malloc(sizeof *f);
+    if (!f) return onyx_oom("Scan working state");
+    *f = *s;
+    int n_state = s->n_state, n_in = s->n_in, n_out = s->n_out;
+    f->body_in = calloc((size_t)(n_state + n_in) + 1, sizeof *f->body_in);
+    f->x = calloc((size_t)n_in + 1, sizeof *f->x);
+    f->in_axis_run = calloc((size_t)n_in + 1, sizeof *f->in_axis_run);
+    f->out_axis_run = calloc((size_t)n_out + 1, sizeof *f->out_axis_run);
+    f->xb = calloc((size_t)n_in + 1, sizeof *f->xb);
+    f->xbp = calloc((size_t)n_in + 1, sizeof *f->xbp);
+    f->res_ptr = calloc((size_t)(n_state + n_out) + 1, sizeof *f->res_ptr);
+    f->outs[0] = f->outs[1] = f->slices = f->res = f->views = f->scratch = NULL;
+    if (!f->body_in || !f->x || !f->in_axis_run || !f->out_axis_run || !f->xb || !f->xbp ||
+        !f->res_ptr) {
+        st = onyx_oom("Scan working state");
+        goto done;
+    }
+    for (int k = 0; k < 2; k++) CHECK(new_values(&f->outs[k], n_state + n_out));
+    CHECK(new_values(&f->slices, n_in));
+    CHECK(new_values(&f->scratch, n_state + n_out));
+    if (s->v8) {
+        CHECK(new_values(&f->res, n_state + n_out));
+        CHECK(new_values(&f->views, n_state));
+    }
+    *out = f;
+    f = NULL;
+done:
+    cpu_scan_unfork(f);
+    return st;
 }
 
 /* Copies an INTS attribute of `n` entries (default `dflt` each) into out. */
@@ -133,27 +181,14 @@ onyx_status cpu_scan_prepare(const kernel_prep *p, void **state) {
     s->out_axis = calloc((size_t)n_out + 1, sizeof *s->out_axis);
     s->in_rev = calloc((size_t)n_in + 1, sizeof *s->in_rev);
     s->out_rev = calloc((size_t)n_out + 1, sizeof *s->out_rev);
-    s->body_in = calloc((size_t)(n_state + n_in) + 1, sizeof *s->body_in);
     s->out_decl = calloc((size_t)n_out + 1, sizeof *s->out_decl);
     s->out_fallback = calloc((size_t)n_out + 1, sizeof *s->out_fallback);
-    s->x = calloc((size_t)n_in + 1, sizeof *s->x);
-    s->in_axis_run = calloc((size_t)n_in + 1, sizeof *s->in_axis_run);
-    s->out_axis_run = calloc((size_t)n_out + 1, sizeof *s->out_axis_run);
-    s->xb = calloc((size_t)n_in + 1, sizeof *s->xb);
-    s->xbp = calloc((size_t)n_in + 1, sizeof *s->xbp);
-    s->res_ptr = calloc((size_t)(n_state + n_out) + 1, sizeof *s->res_ptr);
-    if (!s->in_axis || !s->out_axis || !s->in_rev || !s->out_rev || !s->body_in || !s->out_decl ||
-        !s->out_fallback || !s->x || !s->in_axis_run || !s->out_axis_run || !s->xb || !s->xbp ||
-        !s->res_ptr) {
+    if (!s->in_axis || !s->out_axis || !s->in_rev || !s->out_rev || !s->out_decl ||
+        !s->out_fallback) {
         st = onyx_oom("Scan state");
         goto done;
     }
-    for (int k = 0; k < 2; k++) CHECK(new_values(&s->outs[k], n_state + n_out));
-    CHECK(new_values(&s->slices, s->n_in));
-    CHECK(new_values(&s->scratch, n_state + n_out));
     if (v8) {
-        CHECK(new_values(&s->res, n_state + n_out));
-        CHECK(new_values(&s->views, n_state));
         CHECK(read_dirs(p->node, "directions", s->n_in, s->in_rev));
     } else {
         CHECK(read_ints(p->node, "scan_input_axes", s->n_in, 0, s->in_axis));
@@ -197,7 +232,7 @@ static onyx_status empty_scan_out(const scan_state *s, int j, onyx_value *out) {
 
 /* One scan over `seq_len` steps: states from `state_in`, scan inputs `x` (tensors); fills
  * res[0..n_state) with the final states and res[n_state..) with the stacked scan outputs. */
-static onyx_status scan_core(scan_state *s, struct exec_frame *frame,
+static onyx_status scan_core(scan_state *s, const kernel_call *c,
                              const onyx_value *const *state_in, const tensor *const *x,
                              const int *in_axis, int64_t seq_len, onyx_value *const *res) {
     int n_state = s->n_state, n_body_out = n_state + s->n_out;
@@ -206,6 +241,8 @@ static onyx_status scan_core(scan_state *s, struct exec_frame *frame,
     for (int i = 0; i < n_state; i++) s->body_in[i] = state_in[i];
     int cur = 0;
     for (int64_t t = 0; t < seq_len; t++) {
+        /* the caller may stop the run or cap its iterations: t + 1 once this one runs */
+        CHECK(kernel_check_run(c, t + 1));
         for (int j = 0; j < s->n_in; j++) {
             int64_t idx = s->in_rev[j] ? seq_len - 1 - t : t;
             CHECK(cpu_ctl_slice(s->slices[j], x[j], in_axis[j], idx));
@@ -213,7 +250,7 @@ static onyx_status scan_core(scan_state *s, struct exec_frame *frame,
         }
         onyx_value **outs = s->outs[cur];
         for (int k = 0; k < n_body_out; k++) value_clear(outs[k]);
-        st = subgraph_run(s->body, frame, s->body_in, outs);
+        st = subgraph_run(s->body, c->frame, s->body_in, outs);
         if (st != ONYX_OK) {
             onyx_error_prefix(st, "iteration %lld", (long long)t);
             goto done;
@@ -383,7 +420,7 @@ static onyx_status scan8_run(const kernel_call *c, scan_state *s) {
             xb[j].data = (char *)x[j]->data + (size_t)(b * (x[j]->numel / batch)) * es;
             xbp[j] = &xb[j];
         }
-        CHECK(scan_core(s, c->frame, (const onyx_value *const *)s->views, xbp, axis, len, s->res));
+        CHECK(scan_core(s, c, (const onyx_value *const *)s->views, xbp, axis, len, s->res));
         for (int i = 0; i < n_state; i++) {
             if (!c->out[i]) continue;
             const tensor *r = &s->res[i]->t;
@@ -445,7 +482,7 @@ onyx_status cpu_scan_run(const kernel_call *c) {
             goto done;
         }
     for (int k = 0; k < n; k++) res[k] = c->out[k] ? c->out[k] : s->scratch[k];
-    CHECK(scan_core(s, c->frame, (const onyx_value *const *)c->in, x, axis, seq_len, res));
+    CHECK(scan_core(s, c, (const onyx_value *const *)c->in, x, axis, seq_len, res));
 done:
     for (int k = 0; k < n; k++) value_clear(s->scratch[k]);
     return st;
@@ -453,22 +490,44 @@ done:
 
 /* ------------------------------------------------------------------ SequenceMap */
 
+/* As scan_state: the prepared state's body and declarations are shared by its forks, which own
+ * the working arrays (NULL in the prepared state). */
 typedef struct seqmap_state {
     subgraph *body;
     int n_in, n_out;
+    const type_info **out_decl;   /* body's declared output types (element types) */
     const onyx_value **body_in;
     onyx_value **outs;            /* fresh values each iteration: pushing gives them away */
-    const type_info **out_decl;   /* body's declared output types (element types) */
 } seqmap_state;
 
 void cpu_sequence_map_release(void *state) {
     seqmap_state *s = state;
     if (!s) return;
     subgraph_free(s->body);
-    free(s->body_in);
-    free_values(s->outs, s->n_out);
     free(s->out_decl);
     free(s);
+}
+
+void cpu_sequence_map_unfork(void *fork) {
+    seqmap_state *f = fork;
+    if (!f) return;
+    free(f->body_in);
+    free_values(f->outs, f->n_out);
+    free(f);
+}
+
+onyx_status cpu_sequence_map_fork(const void *state, void **out) {
+    seqmap_state *f = malloc(sizeof *f);
+    if (!f) return onyx_oom("SequenceMap working state");
+    *f = *(const seqmap_state *)state;
+    f->body_in = calloc((size_t)f->n_in + 1, sizeof *f->body_in);
+    f->outs = calloc((size_t)f->n_out + 1, sizeof *f->outs);
+    if (!f->body_in || !f->outs) {
+        cpu_sequence_map_unfork(f);
+        return onyx_oom("SequenceMap working state");
+    }
+    *out = f;
+    return ONYX_OK;
 }
 
 onyx_status cpu_sequence_map_prepare(const kernel_prep *p, void **state) {
@@ -482,10 +541,8 @@ onyx_status cpu_sequence_map_prepare(const kernel_prep *p, void **state) {
     if (!s) return onyx_oom("SequenceMap state");
     s->n_in = p->n_in;
     s->n_out = p->n_out;
-    s->body_in = calloc((size_t)p->n_in + 1, sizeof *s->body_in);
-    s->outs = calloc((size_t)p->n_out + 1, sizeof *s->outs);
     s->out_decl = calloc((size_t)p->n_out + 1, sizeof *s->out_decl);
-    if (!s->body_in || !s->outs || !s->out_decl) {
+    if (!s->out_decl) {
         st = onyx_oom("SequenceMap state");
         goto done;
     }
@@ -519,6 +576,8 @@ onyx_status cpu_sequence_map_run(const kernel_call *c) {
     for (int j = 0; j < s->n_out; j++)
         if (c->out[j]) TRY(value_make_sequence(c->out[j], s->out_decl[j]));
     for (size_t k = 0; k < len; k++) {
+        /* the caller may stop the run or cap its iterations and sequence lengths */
+        CHECK(kernel_check_run(c, (int64_t)k + 1));
         for (int i = 0; i < s->n_in; i++)
             s->body_in[i] = c->in[i]->kind == ONYX_VALUE_SEQUENCE ? c->in[i]->seq.items[k] : c->in[i];
         for (int j = 0; j < s->n_out; j++)

@@ -115,6 +115,8 @@ onyx_status cpu_sequence_insert_run(const kernel_call *c) {
                           onyx_dtype_name(t->dtype), onyx_dtype_name(dt));
     size_t n = seq->seq.count, pos;
     TRY(position(c, 2, n, 1, n, &pos));
+    /* a Loop may grow a sequence without bound: the run's cap on sequence lengths applies */
+    TRY(kernel_check_run(c, (int64_t)n + 1));
     onyx_value *out = c->out[0];
     TRY(value_copy(out, seq));
     TRY(push_copy(out, c->in[1]));
@@ -157,9 +159,11 @@ onyx_status cpu_sequence_length_run(const kernel_call *c) {
 }
 
 /* Appends to `out` the part of x with `len` entries from `start` along `axis`; `squeeze` drops
- * the axis (len is then 1). */
-static onyx_status push_part(onyx_value *out, const tensor *x, int axis, int64_t start, int64_t len,
-                             bool squeeze) {
+ * the axis (len is then 1). An empty x may have a huge axis: each part first asks whether the
+ * run may go on (deadline, termination, cap on sequence lengths). */
+static onyx_status push_part(const kernel_call *c, onyx_value *out, const tensor *x, int axis,
+                             int64_t start, int64_t len, bool squeeze) {
+    TRY(kernel_check_run(c, (int64_t)out->seq.count + 1));
     int64_t dims[ONYX_MAX_RANK];
     int r = 0;
     for (int k = 0; k < x->rank; k++) {
@@ -206,7 +210,7 @@ onyx_status cpu_split_to_sequence_run(const kernel_call *c) {
     onyx_value *out = c->out[0];
     TRY(value_make_sequence(out, &elem));
     if (!split) {
-        for (int64_t i = 0; i < dim; i++) TRY(push_part(out, x, ax, i, 1, !keepdims));
+        for (int64_t i = 0; i < dim; i++) TRY(push_part(c, out, x, ax, i, 1, !keepdims));
         return ONYX_OK;
     }
     if (split->rank == 0) {
@@ -217,7 +221,7 @@ onyx_status cpu_split_to_sequence_run(const kernel_call *c) {
         /* steps by the part's own length so that i never passes dim (no overflow near 2^63) */
         for (int64_t i = 0, len; i < dim; i += len) {
             len = dim - i < size ? dim - i : size;
-            TRY(push_part(out, x, ax, i, len, false));
+            TRY(push_part(c, out, x, ax, i, len, false));
         }
         return ONYX_OK;
     }
@@ -236,7 +240,7 @@ onyx_status cpu_split_to_sequence_run(const kernel_call *c) {
     int64_t start = 0;
     for (int64_t k = 0; k < split->numel; k++) {
         int64_t v = tensor_get_i64(split, k);
-        TRY(push_part(out, x, ax, start, v, false));
+        TRY(push_part(c, out, x, ax, start, v, false));
         start += v;
     }
     return ONYX_OK;

@@ -23,7 +23,13 @@
 /* Input shapes whose primitives are kept (a rep run with a few shapes in turn). */
 #define CONV_CACHE 4
 
-/* One primitive for one input shape, with the memories and buffers it runs with. */
+/* Scratchpads of a primitive set: the convolution and its reorders. */
+enum { PAD_PRIM, PAD_WREORDER, PAD_SRC, PAD_DST, PAD_ADD, PAD_COUNT };
+
+/* One primitive for one input shape: what is built once and then only read (primitives, weights
+ * and bias prepared from constants, descriptors), shared by concurrent runs. A run binds buffers
+ * through memory objects of its own (conv_mems, in its fork) and takes its working buffers from
+ * its scratch at the offsets below. */
 typedef struct conv_prim {
     bool used;
     int rank;
@@ -31,27 +37,36 @@ typedef struct conv_prim {
     conv_geom g;
     int64_t xn, wn, yn;              /* element counts of X, W, Y */
     dnnl_primitive_t prim, wreorder; /* wreorder: ONNX weights -> primitive layout, or NULL */
-    dnnl_memory_t src, wei, bias, dst, scratch, wuser;
-    void *wbuf;                      /* weights in the primitive's layout (NULL: ONNX's is it) */
-    bool wready;                     /* wbuf holds the constant weights already */
-    void *scratch_buf;
-    float *bbuf;                     /* bias as float (folded, converted), or NULL */
-    bool bready;                     /* bbuf holds the constant bias already */
-    float *hx, *hw, *hy;             /* float copies of half-precision X, W, Y */
+    void *wbuf;                      /* constant weights in the primitive's layout, or NULL */
+    bool wready;                     /* wbuf holds the constant weights */
+    float *bbuf;                     /* constant bias as float (folded, converted), or NULL */
+    bool bready;                     /* bbuf holds the constant bias */
+    bool has_bias;                   /* the primitive takes a bias */
+    bool bias_own;                   /* a bias of our own (folded or converted): bbuf or scratch */
+    bool wei_own;                    /* non-constant weights reordered per run into scratch */
     /* ConvTranspose whose output starts before its natural first pixel (negative begin pads,
-     * which oneDNN refuses): the primitive writes `stage` with begin pads 0 and run() places it
-     * `shift` pixels in, bias around it */
-    float *stage;
+     * which oneDNN refuses): the primitive writes a staging buffer with begin pads 0 and run()
+     * places it `shift` pixels in, bias around it */
+    bool staged;
     int64_t stage_dims[ONYX_MAX_RANK], shift[CONV_MAX_SPATIAL];
     /* layout changes between the tensors as stored and as the primitive computes them */
     dnnl_primitive_t reo_src, reo_dst, reo_add;
-    dnnl_memory_t src_user, dst_user, add_user;
-    void *src_buf, *dst_buf;          /* X, Y in the primitive's layout */
-    /* pre-ops: applied on the way into src_buf when that is X channel-blocked (pre_direct),
-     * else into pre_buf (plain) ahead of the usual path */
-    bool pre_direct;
-    float *pre_buf;
+    /* pre-ops: applied on the way into the src copy when that is X channel-blocked (pre_direct),
+     * else into a plain pre-op copy ahead of the usual path */
+    bool pre_direct, pre_copy, src_copy, dst_copy;
+    /* descriptors of the memories a run binds */
+    dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_wuser, md_src_user, md_dst_user,
+        md_add_user, md_pad[PAD_COUNT];
+    size_t pad_size[PAD_COUNT];
+    /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
+    size_t off_src, off_dst, off_pre, off_pad, off_hx, off_hw, off_hy, off_stage, off_bias,
+        off_wei, scratch_bytes;
 } conv_prim;
+
+/* The memory objects one run context binds to a prim's buffers (NULL where the prim has none). */
+typedef struct conv_mems {
+    dnnl_memory_t src, wei, bias, dst, wuser, src_user, dst_user, add_user, pad[PAD_COUNT];
+} conv_mems;
 
 typedef struct conv_state {
     bool transpose;
@@ -66,11 +81,18 @@ typedef struct conv_state {
     int64_t pre_c;
     bool pre_act;
     float pre_alpha;
-    int next;
-    conv_prim cache[CONV_CACHE];
-    double *col;                     /* double path: im2col/col2im buffer */
-    size_t col_cap;
+    conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
 } conv_state;
+
+/* A run context's part: memories for the prepared prim, and prims of its own for shapes that
+ * prepare did not know (a few kept, as a rep may run a few shapes in turn). */
+typedef struct conv_fork {
+    const conv_state *s;
+    conv_mems prepared;
+    conv_prim cache[CONV_CACHE];
+    conv_mems cache_mems[CONV_CACHE];
+    int next;
+} conv_fork;
 
 static bool is_half(onyx_dtype d) { return d == ONYX_FLOAT16 || d == ONYX_BFLOAT16; }
 
@@ -93,38 +115,89 @@ static void from_float(onyx_dtype d, const float *x, void *y, int64_t n) {
 }
 
 static void prim_release(conv_prim *p) {
-    if (p->prim) dnnl_primitive_destroy(p->prim);
-    if (p->wreorder) dnnl_primitive_destroy(p->wreorder);
-    dnnl_primitive_t prims[] = {p->reo_src, p->reo_dst, p->reo_add};
+    dnnl_primitive_t prims[] = {p->prim, p->wreorder, p->reo_src, p->reo_dst, p->reo_add};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         if (prims[i]) dnnl_primitive_destroy(prims[i]);
-    free(p->src_buf);
-    free(p->dst_buf);
-    free(p->pre_buf);
-    dnnl_memory_t mems[] = {p->src, p->wei, p->bias, p->dst, p->scratch, p->wuser,
-                            p->src_user, p->dst_user, p->add_user};
-    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
-        if (mems[i]) dnnl_memory_destroy(mems[i]);
     free(p->wbuf);
-    free(p->scratch_buf);
     free(p->bbuf);
-    free(p->hx);
-    free(p->hw);
-    free(p->hy);
-    free(p->stage);
     memset(p, 0, sizeof *p);
+}
+
+static void mems_release(conv_mems *m) {
+    dnnl_memory_t all[] = {m->src, m->wei, m->bias, m->dst, m->wuser, m->src_user, m->dst_user,
+                           m->add_user};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) dnnl_memory_destroy(all[i]);
+    for (int i = 0; i < PAD_COUNT; i++)
+        if (m->pad[i]) dnnl_memory_destroy(m->pad[i]);
+    memset(m, 0, sizeof *m);
+}
+
+/* The memory objects prim p binds (p built, with a primitive). */
+static onyx_status mems_create(const conv_prim *p, conv_mems *m) {
+    onyx_status st = ONYX_OK;
+    memset(m, 0, sizeof *m);
+    CHECK(cpu_dnnl_memory(&m->src, &p->md_src));
+    CHECK(cpu_dnnl_memory(&m->dst, &p->md_dst));
+    CHECK(cpu_dnnl_memory(&m->wei, &p->md_wei));
+    if (p->has_bias) CHECK(cpu_dnnl_memory(&m->bias, &p->md_bias));
+    if (p->wreorder) CHECK(cpu_dnnl_memory(&m->wuser, &p->md_wuser));
+    if (p->reo_src) CHECK(cpu_dnnl_memory(&m->src_user, &p->md_src_user));
+    if (p->reo_dst) CHECK(cpu_dnnl_memory(&m->dst_user, &p->md_dst_user));
+    if (p->reo_add) CHECK(cpu_dnnl_memory(&m->add_user, &p->md_add_user));
+    for (int i = 0; i < PAD_COUNT; i++)
+        if (p->pad_size[i]) CHECK(cpu_dnnl_memory(&m->pad[i], &p->md_pad[i]));
+done:
+    if (st != ONYX_OK) mems_release(m);
+    return st;
+}
+
+/* Runs `prim` on `n` args plus its scratchpad (when it has one) at `pad`. */
+static onyx_status execute(dnnl_primitive_t prim, dnnl_exec_arg_t *args, int n, dnnl_memory_t pm,
+                           void *pad, int threads) {
+    if (pm) {
+        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding the scratchpad"));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
+    }
+    return cpu_dnnl_execute(prim, n, args, threads);
 }
 
 void cpu_conv_release(void *state) {
     conv_state *s = state;
     if (!s) return;
-    for (int i = 0; i < CONV_CACHE; i++) prim_release(&s->cache[i]);
+    prim_release(&s->prepared);
     free(s->bn_mul);
     free(s->bn_add);
     free(s->pre_mul);
     free(s->pre_add);
-    free(s->col);
     free(s);
+}
+
+void cpu_conv_unfork(void *fork) {
+    conv_fork *f = fork;
+    if (!f) return;
+    mems_release(&f->prepared);
+    for (int i = 0; i < CONV_CACHE; i++) {
+        mems_release(&f->cache_mems[i]);
+        prim_release(&f->cache[i]);
+    }
+    free(f);
+}
+
+onyx_status cpu_conv_fork(const void *state, void **out) {
+    const conv_state *s = state;
+    conv_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("convolution working state");
+    f->s = s;
+    if (s->prepared.prim) {
+        onyx_status st = mems_create(&s->prepared, &f->prepared);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
 }
 
 /* ------------------------------------------------------------------ building a primitive */
@@ -204,24 +277,26 @@ static onyx_status folded_weights(const conv_state *s, const conv_prim *p, const
     return ONYX_OK;
 }
 
-/* Puts float weights `f` (ONNX layout) where the primitive reads them. */
-static onyx_status place_weights(conv_prim *p, float *f, int threads) {
+/* Puts float weights `f` (ONNX layout) into `to` in the primitive's layout (the reorder's
+ * scratchpad at pad). */
+static onyx_status place_weights(const conv_prim *p, const conv_mems *m, const float *f, void *to,
+                                 void *pad, int threads) {
     if (!p->wreorder) {
-        memcpy(p->wbuf, f, (size_t)p->wn * sizeof *f);
+        memcpy(to, f, (size_t)p->wn * sizeof *f);
         return ONYX_OK;
     }
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wuser, f), "binding weights"));
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wei, p->wbuf), "binding weights"));
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, p->wuser}, {DNNL_ARG_TO, p->wei}};
-    return cpu_dnnl_execute(p->wreorder, 2, args, threads);
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->wuser, (void *)f), "binding weights"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->wei, to), "binding weights"));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m->wuser}, {DNNL_ARG_TO, m->wei}};
+    return execute(p->wreorder, args, 2, m->pad[PAD_WREORDER], pad, threads);
 }
 
-/* The bias as float with BatchNormalization folded in, into p->bbuf. */
-static void fold_bias(const conv_state *s, conv_prim *p, const tensor *b) {
+/* The bias as float with BatchNormalization folded in, into out[m]. */
+static void fold_bias(const conv_state *s, const conv_prim *p, const tensor *b, float *out) {
     for (int64_t m = 0; m < p->g.m; m++) {
         float v = 0.f;
         if (b) to_float(s->dtype, (const char *)b->data + (size_t)m * dtype_size(s->dtype), &v, 1);
-        p->bbuf[m] = s->bn_mul ? v * s->bn_mul[m] + s->bn_add[m] : v;
+        out[m] = s->bn_mul ? v * s->bn_mul[m] + s->bn_add[m] : v;
     }
 }
 
@@ -248,37 +323,34 @@ static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, onyx_dtype dt,
     return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
 }
 
-/* A reorder from `from` to `to`, with a memory for the side given by the caller (`user`). */
-static onyx_status make_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                                const dnnl_memory_desc_t *user_md, dnnl_primitive_t *prim,
-                                dnnl_memory_t *user) {
-    dnnl_engine_t eng;
-    dnnl_primitive_desc_t rpd = NULL;
-    TRY(cpu_dnnl_engine(&eng));
-    TRY(cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng, NULL),
-                       "creating a reorder"));
-    onyx_status st = cpu_dnnl_check(dnnl_primitive_create(prim, rpd), "creating a reorder");
-    dnnl_primitive_desc_destroy(rpd);
-    if (st == ONYX_OK) st = cpu_dnnl_memory(user, user_md);
-    return st;
-}
-
 static onyx_status run_reorder(dnnl_primitive_t r, dnnl_memory_t from, const void *from_ptr,
-                               dnnl_memory_t to, void *to_ptr, int threads) {
+                               dnnl_memory_t to, void *to_ptr, dnnl_memory_t pm, void *pad,
+                               int threads) {
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)from_ptr), "binding a reorder"));
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(to, to_ptr), "binding a reorder"));
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return cpu_dnnl_execute(r, 2, args, threads);
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return execute(r, args, 2, pm, pad, threads);
 }
 
-static onyx_status build_prim(conv_state *s, const graph_node *node, conv_prim *p, int rank,
+/* Adds a region of `bytes` to a scratch layout; false on overflow. */
+static bool region(size_t *total, size_t *off, size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (bytes > SIZE_MAX / 4 || *total > SIZE_MAX / 4 - bytes) return false;
+    *off = *total;
+    *total += bytes;
+    return true;
+}
+
+static onyx_status build_prim(const conv_state *s, const graph_node *node, conv_prim *p, int rank,
                               const int64_t *xdims, const int64_t *wdims, const tensor *w_const,
                               const tensor *b, bool b_const, int threads) {
     onyx_status st = ONYX_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    dnnl_primitive_desc_t pd = NULL;
     float *wtmp = NULL;
+    void *wpad = NULL;
+    conv_mems wm = {0};
     dnnl_engine_t eng;
     memset(p, 0, sizeof *p);
     CHECK(cpu_dnnl_engine(&eng));
@@ -327,14 +399,15 @@ retry:;
         staged |= p->shift[i] > 0;
     }
     memcpy(p->stage_dims, ydims, sizeof(int64_t) * (size_t)rank);
+    int64_t stage_n = 0;
     if (staged) {
         for (int i = 0; i < g->nsp; i++) p->stage_dims[2 + i] -= p->shift[i];
-        int64_t sn = 0;
-        if (!shape_numel(rank, p->stage_dims, &sn) || !(p->stage = cpu_dnnl_alloc((size_t)sn * sizeof(float)))) {
+        if (!shape_numel(rank, p->stage_dims, &stage_n)) {
             st = onyx_oom("transposed convolution staging");
             goto done;
         }
     }
+    p->staged = staged;
     if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
     else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
@@ -350,9 +423,7 @@ retry:;
         pl[i] = g->pad_b[i] + p->shift[i];
         pr[i] = g->pad_e[i];
     }
-    CHECK(cpu_dnnl_check(dnnl_primitive_attr_create(&attr), "creating attributes"));
-    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
-                         "setting the scratchpad mode"));
+    CHECK(cpu_dnnl_attr(&attr));
     if (s->chain.n > 0) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
         CHECK(append_post_ops(s, po));
@@ -396,11 +467,10 @@ retry:;
         }
     }
     if (!dnnl_memory_desc_equal(&src_st, &src_md)) {
-        CHECK(make_reorder(&src_st, &src_md, &src_st, &p->reo_src, &p->src_user));
-        if (!(p->src_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&src_md)))) {
-            st = onyx_oom("convolution input copy");
-            goto done;
-        }
+        CHECK(cpu_dnnl_reorder(&src_st, &src_md, &p->reo_src, &p->md_pad[PAD_SRC],
+                               &p->pad_size[PAD_SRC]));
+        p->md_src_user = src_st;
+        p->src_copy = true;
     }
     if (s->pre_mul) {
         if (g->c != s->pre_c || g->n * g->c <= 0) {
@@ -410,85 +480,96 @@ retry:;
         }
         /* X blocked by 16 channels: the pre-ops write it there directly, as the reorder would */
         p->pre_direct = blk_x;
-        if (p->pre_direct && !p->src_buf &&
-            !(p->src_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&src_md)))) {
-            st = onyx_oom("convolution input copy");
-            goto done;
-        }
-        if (!p->pre_direct && !(p->pre_buf = cpu_dnnl_alloc((size_t)p->xn * sizeof(float)))) {
-            st = onyx_oom("convolution pre-op copy");
-            goto done;
-        }
+        p->src_copy |= p->pre_direct;
+        p->pre_copy = !p->pre_direct;
     }
-    if (!p->stage && !dnnl_memory_desc_equal(&dst_st, &dst_md)) {
-        CHECK(make_reorder(&dst_md, &dst_st, &dst_st, &p->reo_dst, &p->dst_user));
-        if (!(p->dst_buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&dst_md)))) {
-            st = onyx_oom("convolution output copy");
-            goto done;
-        }
+    if (!p->staged && !dnnl_memory_desc_equal(&dst_st, &dst_md)) {
+        CHECK(cpu_dnnl_reorder(&dst_md, &dst_st, &p->reo_dst, &p->md_pad[PAD_DST],
+                               &p->pad_size[PAD_DST]));
+        p->md_dst_user = dst_st;
+        p->dst_copy = true;
     }
-    if (s->sum_input >= 0 && !dnnl_memory_desc_equal(&add_st, &dst_md))
-        CHECK(make_reorder(&add_st, &dst_md, &add_st, &p->reo_add, &p->add_user));
+    if (s->sum_input >= 0 && !dnnl_memory_desc_equal(&add_st, &dst_md)) {
+        CHECK(cpu_dnnl_reorder(&add_st, &dst_md, &p->reo_add, &p->md_pad[PAD_ADD],
+                               &p->pad_size[PAD_ADD]));
+        p->md_add_user = add_st;
+    }
     CHECK(cpu_dnnl_check(dnnl_primitive_create(&p->prim, pd), "creating the primitive"));
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t scratch_size = smd ? dnnl_memory_desc_get_size(smd) : 0;
-    CHECK(cpu_dnnl_memory(&p->src, &src_md));
-    CHECK(cpu_dnnl_memory(&p->dst, &dst_md));
-    CHECK(cpu_dnnl_memory(&p->wei, wmd));
-    if (has_bias) CHECK(cpu_dnnl_memory(&p->bias, &bias_md));
-    if (scratch_size > 0) {
-        CHECK(cpu_dnnl_memory(&p->scratch, smd));
-        if (!(p->scratch_buf = cpu_dnnl_alloc(scratch_size))) {
-            st = onyx_oom("convolution scratchpad");
-            goto done;
-        }
-    }
-    bool same_layout = dnnl_memory_desc_equal(wmd, &wuser_md);
+    p->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    p->pad_size[PAD_PRIM] = cpu_dnnl_scratchpad(pd, &p->md_pad[PAD_PRIM]);
+    p->md_src = src_md;
+    p->md_dst = dst_md;
+    p->has_bias = has_bias;
+    if (has_bias) p->md_bias = bias_md;
+    bool same_layout = dnnl_memory_desc_equal(&p->md_wei, &wuser_md);
     if (!same_layout) {
-        CHECK(cpu_dnnl_memory(&p->wuser, &wuser_md));
-        CHECK(cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, &wuser_md, eng, wmd, eng, NULL),
-                             "creating the weights reorder"));
-        CHECK(cpu_dnnl_check(dnnl_primitive_create(&p->wreorder, rpd), "creating the weights reorder"));
+        CHECK(cpu_dnnl_reorder(&wuser_md, &p->md_wei, &p->wreorder, &p->md_pad[PAD_WREORDER],
+                               &p->pad_size[PAD_WREORDER]));
+        p->md_wuser = wuser_md;
     }
-    /* the weights get a buffer of their own unless they can be read where ONNX keeps them */
-    if (!same_layout || s->bn_mul || w_const || is_half(s->dtype)) {
-        if (!(p->wbuf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(wmd)))) {
-            st = onyx_oom("convolution weights");
-            goto done;
-        }
+    size_t wbytes = dnnl_memory_desc_get_size(&p->md_wei);
+    /* the constant weights get a buffer of their own, read by every run; other weights are
+     * reordered per run into scratch when the primitive wants another layout */
+    if (w_const && !(p->wbuf = cpu_dnnl_alloc(wbytes))) {
+        st = onyx_oom("convolution weights");
+        goto done;
     }
-    /* a bias of our own: BatchNormalization's shift folded in, or float copies of half values */
-    if (has_bias && (s->bn_mul || is_half(s->dtype))) {
+    p->wei_own = !w_const && p->wreorder;
+    /* a bias of our own: BatchNormalization's shift folded in, or float copies of half values;
+     * made here when constant, else per run in scratch */
+    p->bias_own = has_bias && (s->bn_mul || is_half(s->dtype));
+    if (p->bias_own && (b_const || !s->has_bias)) {
         if (!(p->bbuf = malloc((size_t)g->m * sizeof *p->bbuf))) {
             st = onyx_oom("convolution bias");
             goto done;
         }
-        if (b_const || !s->has_bias) {
-            fold_bias(s, p, b);
-            p->bready = true;
-        }
+        fold_bias(s, p, b, p->bbuf);
+        p->bready = true;
     }
-    if (is_half(s->dtype)) {
-        p->hx = malloc((size_t)p->xn * sizeof(float));
-        p->hw = malloc((size_t)p->wn * sizeof(float));
-        p->hy = malloc((size_t)p->yn * sizeof(float));
-        if (!p->hx || !p->hw || !p->hy) {
-            st = onyx_oom("float copies of half-precision tensors");
-            goto done;
-        }
+    /* a run's buffers in its scratch */
+    size_t pad = 0, t = 0;
+    for (int i = 0; i < PAD_COUNT; i++)
+        if (p->pad_size[i] > pad) pad = p->pad_size[i];
+    bool half = is_half(s->dtype), ok = true;
+    ok &= region(&t, &p->off_src, p->src_copy ? dnnl_memory_desc_get_size(&src_md) : 0);
+    ok &= region(&t, &p->off_dst, p->dst_copy ? dnnl_memory_desc_get_size(&dst_md) : 0);
+    ok &= region(&t, &p->off_pre, p->pre_copy ? (size_t)p->xn * sizeof(float) : 0);
+    ok &= region(&t, &p->off_pad, pad);
+    ok &= region(&t, &p->off_hx, half ? (size_t)p->xn * sizeof(float) : 0);
+    ok &= region(&t, &p->off_hw, half && !w_const ? (size_t)p->wn * sizeof(float) : 0);
+    ok &= region(&t, &p->off_hy, half ? (size_t)p->yn * sizeof(float) : 0);
+    ok &= region(&t, &p->off_stage, (size_t)stage_n * sizeof(float));
+    ok &= region(&t, &p->off_bias, p->bias_own && !p->bready ? (size_t)g->m * sizeof(float) : 0);
+    ok &= region(&t, &p->off_wei, p->wei_own ? wbytes : 0);
+    if (!ok) {
+        st = onyx_oom("convolution buffers");
+        goto done;
     }
+    p->scratch_bytes = t;
     if (w_const) {
         CHECK(folded_weights(s, p, w_const, &wtmp));
-        CHECK(place_weights(p, wtmp, threads));
+        if (p->wreorder) {
+            /* the reorder's memories and scratchpad for this one call */
+            CHECK(cpu_dnnl_memory(&wm.wuser, &p->md_wuser));
+            CHECK(cpu_dnnl_memory(&wm.wei, &p->md_wei));
+            if (p->pad_size[PAD_WREORDER]) {
+                CHECK(cpu_dnnl_memory(&wm.pad[PAD_WREORDER], &p->md_pad[PAD_WREORDER]));
+                if (!(wpad = cpu_dnnl_alloc(p->pad_size[PAD_WREORDER]))) {
+                    st = onyx_oom("convolution weights reorder");
+                    goto done;
+                }
+            }
+        }
+        CHECK(place_weights(p, &wm, wtmp, p->wbuf, wpad, threads));
         p->wready = true;
     }
 done:
     free(wtmp);
+    free(wpad);
+    mems_release(&wm);
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (pd) dnnl_primitive_desc_destroy(pd);
-    if (rpd) dnnl_primitive_desc_destroy(rpd);
     if (st != ONYX_OK) prim_release(p);
     return st;
 }
@@ -603,11 +684,10 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
         int saved = cpu_dnnl_threads_set(threads);
-        st = build_prim(s, p->node, &s->cache[0], x->rank, x->dims, w->dims, p->in_value[1], b,
+        st = build_prim(s, p->node, &s->prepared, x->rank, x->dims, w->dims, p->in_value[1], b,
                         b != NULL, threads);
         cpu_dnnl_threads_restore(saved);
         if (st != ONYX_OK) goto done;
-        s->next = 1;
     }
     *state = s;
     s = NULL;
@@ -732,26 +812,43 @@ static bool prim_fits(const conv_prim *p, const tensor *x, const tensor *w) {
            !memcmp(p->wdims, w->dims, sizeof(int64_t) * (size_t)x->rank);
 }
 
-static onyx_status find_prim(conv_state *s, const kernel_call *c, conv_prim **out) {
+/* The prim for this call's shapes and the fork's memories for it: the prepared one, else one the
+ * fork built (kept for later runs), else a new one built now into the fork. */
+static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim **out,
+                             const conv_mems **mems) {
+    const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+    if (prim_fits(&s->prepared, x, w)) {
+        *out = &s->prepared;
+        *mems = &f->prepared;
+        return ONYX_OK;
+    }
     for (int i = 0; i < CONV_CACHE; i++)
-        if (prim_fits(&s->cache[i], x, w)) {
-            *out = &s->cache[i];
+        if (prim_fits(&f->cache[i], x, w)) {
+            *out = &f->cache[i];
+            *mems = &f->cache_mems[i];
             return ONYX_OK;
         }
     if (x->rank != w->rank)
         return onyx_error(ONYX_ERR_SHAPE, "W has rank %d, expected %d", w->rank, x->rank);
-    conv_prim *p = &s->cache[s->next];
-    s->next = (s->next + 1) % CONV_CACHE;
-    prim_release(p);
+    int k = f->next;
+    f->next = (f->next + 1) % CONV_CACHE;
+    mems_release(&f->cache_mems[k]);
+    prim_release(&f->cache[k]);
     /* a BatchNormalization is folded only into constant weights, which fix the shape: a new shape
      * here has no constant to fold */
     if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
+    conv_prim *p = &f->cache[k];
     int saved = cpu_dnnl_threads_set(c->threads);
     onyx_status st = build_prim(s, c->node, p, x->rank, x->dims, w->dims, NULL, NULL, false, c->threads);
     cpu_dnnl_threads_restore(saved);
-    TRY(st);
+    if (st == ONYX_OK && p->prim) st = mems_create(p, &f->cache_mems[k]);
+    if (st != ONYX_OK) {
+        prim_release(p);
+        return st;
+    }
     *out = p;
+    *mems = &f->cache_mems[k];
     return ONYX_OK;
 }
 
@@ -774,8 +871,9 @@ static void fill_bias(const conv_state *s, const conv_prim *p, const tensor *b, 
         }
 }
 
-/* Places the staged output `shift` pixels into y (float, Y's dims), bias everywhere else. */
-static void unstage(const conv_prim *p, const float *bias, float *y) {
+/* Places the staged output `stage` `shift` pixels into y (float, Y's dims), bias everywhere
+ * else. */
+static void unstage(const conv_prim *p, const float *stage, const float *bias, float *y) {
     const conv_geom *g = &p->g;
     int64_t per = p->yn / (g->n * g->m), last = p->stage_dims[p->rank - 1];
     for (int64_t nm = 0; nm < g->n * g->m; nm++) {
@@ -784,7 +882,7 @@ static void unstage(const conv_prim *p, const float *bias, float *y) {
     }
     int64_t rows = p->yn > 0 ? 1 : 0, idx[ONYX_MAX_RANK] = {0};
     for (int d = 0; d < p->rank - 1; d++) rows *= p->stage_dims[d];
-    const float *src = p->stage;
+    const float *src = stage;
     for (int64_t r = 0; r < rows; r++, src += last) {
         int64_t off = 0;
         for (int d = 0; d < p->rank - 1; d++) {
@@ -800,11 +898,13 @@ static void unstage(const conv_prim *p, const float *bias, float *y) {
     }
 }
 
-static onyx_status run_float(conv_state *s, const kernel_call *c) {
+static onyx_status run_float(conv_fork *f, const kernel_call *c) {
+    const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
     tensor *y = kernel_output(c, 0);
-    conv_prim *p = NULL;
-    TRY(find_prim(s, c, &p));
+    const conv_prim *p = NULL;
+    const conv_mems *m = NULL;
+    TRY(find_prim(f, c, &p, &m));
     if (y->numel != p->yn)
         return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
                           (long long)y->numel, (long long)p->yn);
@@ -821,29 +921,39 @@ static onyx_status run_float(conv_state *s, const kernel_call *c) {
         }
         return ONYX_OK;
     }
+    /* this run's buffers: its scratch, at the offsets build_prim laid out */
+    void *mem;
+    TRY(kernel_scratch(c, p->scratch_bytes + 1, &mem));
+    char *sb = mem;
+    void *src_buf = sb + p->off_src, *dst_buf = sb + p->off_dst, *pad = sb + p->off_pad;
+    float *hx = (float *)(sb + p->off_hx), *hw = (float *)(sb + p->off_hw);
+    float *hy = (float *)(sb + p->off_hy), *stage = (float *)(sb + p->off_stage);
     bool half = is_half(s->dtype);
     const void *src = x->data;
     if (half) {
-        to_float(s->dtype, x->data, p->hx, p->xn);
-        src = p->hx;
+        to_float(s->dtype, x->data, hx, p->xn);
+        src = hx;
     }
-    void *out = half ? (void *)p->hy : y->data;
-    void *dst = p->stage ? (void *)p->stage : p->dst_buf ? p->dst_buf : out;
+    void *out = half ? (void *)hy : y->data;
+    void *dst = p->staged ? (void *)stage : p->dst_copy ? dst_buf : out;
     if (s->pre_mul && p->pre_direct) {
-        run_pre(s, p, src, p->src_buf);
-        src = p->src_buf;
+        run_pre(s, p, src, src_buf);
+        src = src_buf;
     } else {
         if (s->pre_mul) {
-            run_pre(s, p, src, p->pre_buf);
-            src = p->pre_buf;
+            float *pre = (float *)(sb + p->off_pre);
+            run_pre(s, p, src, pre);
+            src = pre;
         }
         if (p->reo_src) {
-            TRY(run_reorder(p->reo_src, p->src_user, src, p->src, p->src_buf, c->threads));
-            src = p->src_buf;
+            TRY(run_reorder(p->reo_src, m->src_user, src, m->src, src_buf, m->pad[PAD_SRC], pad,
+                            c->threads));
+            src = src_buf;
         }
     }
     if (p->reo_add)
-        TRY(run_reorder(p->reo_add, p->add_user, addend->data, p->dst, dst, c->threads));
+        TRY(run_reorder(p->reo_add, m->add_user, addend->data, m->dst, dst, m->pad[PAD_ADD], pad,
+                        c->threads));
     else if (addend && addend->data != dst)
         memcpy(dst, addend->data, (size_t)y->numel * sizeof(float));
     /* weights */
@@ -851,38 +961,41 @@ static onyx_status run_float(conv_state *s, const kernel_call *c) {
     if (!p->wready) {
         const float *wf = w->data;
         if (half) {
-            to_float(s->dtype, w->data, p->hw, p->wn);
-            wf = p->hw;
+            to_float(s->dtype, w->data, hw, p->wn);
+            wf = hw;
         }
-        if (p->wreorder) TRY(place_weights(p, (float *)wf, c->threads));
-        else wei = (void *)wf;
+        if (p->wei_own) {
+            wei = sb + p->off_wei;
+            TRY(place_weights(p, m, wf, wei, pad, c->threads));
+        } else {
+            wei = (void *)wf;
+        }
     }
     const void *bias = NULL;
-    if (p->bias) {
+    if (p->has_bias) {
         if (p->bready) bias = p->bbuf;
-        else if (p->bbuf) {
-            fold_bias(s, p, b);
-            bias = p->bbuf;
+        else if (p->bias_own) {
+            float *bb = (float *)(sb + p->off_bias);
+            fold_bias(s, p, b, bb);
+            bias = bb;
         } else bias = b->data;
     }
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->src, (void *)src), "binding X"));
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->wei, wei), "binding W"));
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->dst, dst), "binding Y"));
-    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei},
-                               {DNNL_ARG_DST, p->dst}};
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->src, (void *)src), "binding X"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->wei, wei), "binding W"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->dst, dst), "binding Y"));
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m->src}, {DNNL_ARG_WEIGHTS, m->wei},
+                               {DNNL_ARG_DST, m->dst}};
     int nargs = 3;
-    if (p->bias) {
-        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->bias, (void *)bias), "binding B"));
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
+    if (p->has_bias) {
+        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->bias, (void *)bias), "binding B"));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m->bias};
     }
-    if (p->scratch) {
-        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(p->scratch, p->scratch_buf), "binding scratch"));
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
-    }
-    TRY(cpu_dnnl_execute(p->prim, nargs, args, c->threads));
-    if (p->stage) unstage(p, bias, out);
-    if (p->reo_dst) TRY(run_reorder(p->reo_dst, p->dst, p->dst_buf, p->dst_user, out, c->threads));
-    if (half) from_float(s->dtype, p->hy, y->data, p->yn);
+    TRY(execute(p->prim, args, nargs, m->pad[PAD_PRIM], pad, c->threads));
+    if (p->staged) unstage(p, stage, bias, out);
+    if (p->reo_dst)
+        TRY(run_reorder(p->reo_dst, m->dst, dst_buf, m->dst_user, out, m->pad[PAD_DST], pad,
+                        c->threads));
+    if (half) from_float(s->dtype, hy, y->data, p->yn);
     return ONYX_OK;
 }
 
@@ -908,7 +1021,7 @@ static void next_index(int nsp, const int64_t *dims, int64_t *idx) {
     }
 }
 
-static onyx_status run_double(conv_state *s, const kernel_call *c) {
+static onyx_status run_double(const conv_state *s, const kernel_call *c) {
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
     tensor *y = kernel_output(c, 0);
     conv_geom g;
@@ -924,15 +1037,11 @@ static onyx_status run_double(conv_state *s, const kernel_call *c) {
     int64_t rows = (s->transpose ? mg : cg) * kp, cols = s->transpose ? ip : op;
     if (!cpu_blas_dims_ok(rows, cols, s->transpose ? cg : rows) || !cpu_blas_dims_ok(mg, op, cg))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "convolution too large for BLAS's int");
-    size_t need = (size_t)(rows * cols);
-    if (need > s->col_cap) {
-        double *col = malloc((need ? need : 1) * sizeof *col);
-        if (!col) return onyx_oom("convolution columns");
-        free(s->col);
-        s->col = col;
-        s->col_cap = need;
-    }
-    double *col = s->col, *yd = y->data;
+    if ((uint64_t)(rows * cols) > SIZE_MAX / sizeof(double))
+        return onyx_oom("convolution columns");
+    void *mem;
+    TRY(kernel_scratch(c, (size_t)(rows * cols) * sizeof(double) + 1, &mem));
+    double *col = mem, *yd = y->data;
     const double *xd = x->data, *wd = w->data, *bd = b ? b->data : NULL;
     for (int64_t n = 0; n < g.n; n++)
         for (int64_t gi = 0; gi < g.group; gi++) {
@@ -984,12 +1093,16 @@ static onyx_status run_double(conv_state *s, const kernel_call *c) {
 }
 
 static onyx_status conv_run(const kernel_call *c) {
-    conv_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    conv_fork *f = c->state;
+    if (!f) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     if (kernel_output(c, 0)->numel == 0) return ONYX_OK;
-    return s->dtype == ONYX_DOUBLE ? run_double(s, c) : run_float(s, c);
+    return f->s->dtype == ONYX_DOUBLE ? run_double(f->s, c) : run_float(f, c);
 }
 
 onyx_status cpu_conv_run(const kernel_call *c) { return conv_run(c); }
 onyx_status cpu_convtranspose_run(const kernel_call *c) { return conv_run(c); }
 void cpu_convtranspose_release(void *state) { cpu_conv_release(state); }
+onyx_status cpu_convtranspose_fork(const void *state, void **out) {
+    return cpu_conv_fork(state, out);
+}
+void cpu_convtranspose_unfork(void *fork) { cpu_conv_unfork(fork); }

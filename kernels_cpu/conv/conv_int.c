@@ -11,73 +11,59 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
-typedef struct qconv_state {
+/* One run's working buffers, carved from its scratch (kernel_scratch): nothing is kept in a state
+ * that concurrent runs would share. */
+typedef struct qconv_bufs {
     int32_t *col, *w, *acc; /* columns, shifted weights, QLinearConv's accumulators */
-    size_t col_cap, w_cap, acc_cap;
-} qconv_state;
-
-static onyx_status grow(int32_t **buf, size_t *cap, size_t n, const char *what) {
-    if (n <= *cap) return ONYX_OK;
-    int32_t *b = malloc((n ? n : 1) * sizeof *b);
-    if (!b) return onyx_oom(what);
-    free(*buf);
-    *buf = b;
-    *cap = n;
-    return ONYX_OK;
-}
+} qconv_bufs;
 
 static int32_t load8(onyx_dtype d, const void *p, int64_t i) {
     return d == ONYX_INT8 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
 }
 
-/* Sizes the buffers a geometry needs (prepare with static shapes, else the first run). */
-static onyx_status size_buffers(qconv_state *s, const conv_geom *g, bool need_acc) {
-    int64_t kp = 1, op = 1, wn, yn;
-    for (int i = 0; i < g->nsp; i++) {
-        kp *= g->k[i];
-        op *= g->out[i];
-    }
-    int64_t rows = g->c / g->group * kp;
-    wn = g->m * rows;
-    yn = g->n * g->m * op;
-    TRY(grow(&s->col, &s->col_cap, (size_t)(rows * op), "convolution columns"));
-    TRY(grow(&s->w, &s->w_cap, (size_t)wn, "shifted weights"));
-    if (need_acc) TRY(grow(&s->acc, &s->acc_cap, (size_t)yn, "convolution accumulators"));
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+/* Carves the buffers a geometry needs out of the run's scratch. */
+static onyx_status take_buffers(const kernel_call *c, const conv_geom *g, bool need_acc,
+                                qconv_bufs *b) {
+    int64_t kp = 1, op = 1, rows, wn, yn, cn;
+    for (int i = 0; i < g->nsp; i++)
+        if (__builtin_mul_overflow(kp, g->k[i], &kp) || __builtin_mul_overflow(op, g->out[i], &op))
+            return onyx_oom("convolution buffers");
+    if (__builtin_mul_overflow(g->c / g->group, kp, &rows) ||
+        __builtin_mul_overflow(g->m, rows, &wn) || __builtin_mul_overflow(rows, op, &cn) ||
+        __builtin_mul_overflow(g->n * g->m, op, &yn) || cn < 0 || wn < 0 || yn < 0 ||
+        (uint64_t)cn > SIZE_MAX / 16 || (uint64_t)wn > SIZE_MAX / 16 ||
+        (uint64_t)yn > SIZE_MAX / 16)
+        return onyx_oom("convolution buffers");
+    size_t cb = round64((size_t)cn * sizeof(int32_t)), wb = round64((size_t)wn * sizeof(int32_t));
+    size_t ab = need_acc ? round64((size_t)yn * sizeof(int32_t)) : 0;
+    void *mem;
+    TRY(kernel_scratch(c, cb + wb + ab + 1, &mem));
+    b->col = mem;
+    b->w = (int32_t *)((char *)mem + cb);
+    b->acc = need_acc ? (int32_t *)((char *)mem + cb + wb) : NULL;
     return ONYX_OK;
 }
 
-void cpu_qconv_release(void *state) {
-    qconv_state *s = state;
-    if (!s) return;
-    free(s->col);
-    free(s->w);
-    free(s->acc);
-    free(s);
-}
+void cpu_qconv_release(void *state) { (void)state; }
 
-static onyx_status qconv_prepare(const kernel_prep *p, void **state, int w_index, bool acc) {
-    qconv_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("convolution state");
+/* Prepare checks the geometry when shapes are static; there is no state. */
+static onyx_status qconv_prepare(const kernel_prep *p, void **state, int w_index) {
     const type_info *x = p->in_type[0], *w = p->in_type[w_index];
-    onyx_status st = ONYX_OK;
-    if (type_is_static(x) && type_is_static(w)) {
+    if (x && w && type_is_static(x) && type_is_static(w)) {
         conv_geom g;
-        st = conv_geometry(p->node, false, x->rank, x->dims, w->rank, w->dims, &g);
-        if (st == ONYX_OK) st = size_buffers(s, &g, acc);
+        TRY(conv_geometry(p->node, false, x->rank, x->dims, w->rank, w->dims, &g));
     }
-    if (st != ONYX_OK) {
-        cpu_qconv_release(s);
-        return st;
-    }
-    *state = s;
+    *state = NULL;
     return ONYX_OK;
 }
 
 onyx_status cpu_convinteger_prepare(const kernel_prep *p, void **state) {
-    return qconv_prepare(p, state, 1, false);
+    return qconv_prepare(p, state, 1);
 }
 onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
-    return qconv_prepare(p, state, 3, true);
+    return qconv_prepare(p, state, 3);
 }
 
 /* A zero point: absent = 0; one value; or per output channel m. */
@@ -117,7 +103,7 @@ static void rows_fn(void *ctx, int64_t begin, int64_t end) {
 }
 
 /* The int32 convolution of (x - xz) by (w - wz) into acc (N, M, out...), plus bias if given. */
-static onyx_status int_conv(qconv_state *s, const kernel_call *c, const tensor *x,
+static onyx_status int_conv(const kernel_call *c, const tensor *x,
                             const tensor *xz, const tensor *w, const tensor *wz, const tensor *b,
                             int32_t *acc_or_null, int32_t **acc_out) {
     conv_geom g;
@@ -127,7 +113,8 @@ static onyx_status int_conv(qconv_state *s, const kernel_call *c, const tensor *
     if (b && b->numel != g.m)
         return onyx_error(ONYX_ERR_SHAPE, "B has %lld values, expected %lld", (long long)b->numel,
                           (long long)g.m);
-    TRY(size_buffers(s, &g, acc_or_null == NULL));
+    qconv_bufs bufs = {0}, *s = &bufs;
+    TRY(take_buffers(c, &g, acc_or_null == NULL, s));
     int32_t *acc = acc_or_null ? acc_or_null : s->acc;
     int64_t kp = 1, ip = 1, op = 1;
     for (int i = 0; i < g.nsp; i++) {
@@ -183,12 +170,10 @@ static onyx_status int_conv(qconv_state *s, const kernel_call *c, const tensor *
 }
 
 onyx_status cpu_convinteger_run(const kernel_call *c) {
-    qconv_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
     int32_t *acc;
-    return int_conv(s, c, kernel_input(c, 0), kernel_input(c, 2), kernel_input(c, 1), kernel_input(c, 3), NULL, y->data, &acc);
+    return int_conv(c, kernel_input(c, 0), kernel_input(c, 2), kernel_input(c, 1), kernel_input(c, 3), NULL, y->data, &acc);
 }
 
 static onyx_status scalar_float(const tensor *t, const char *what, float *out) {
@@ -199,8 +184,6 @@ static onyx_status scalar_float(const tensor *t, const char *what, float *out) {
 }
 
 onyx_status cpu_qlinearconv_run(const kernel_call *c) {
-    qconv_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
     const tensor *ws = kernel_input(c, 4), *yz = kernel_input(c, 7);
@@ -210,7 +193,7 @@ onyx_status cpu_qlinearconv_run(const kernel_call *c) {
     if (!ws || ws->dtype != ONYX_FLOAT) return onyx_error(ONYX_ERR_SHAPE, "w_scale must be float");
     if (!yz || yz->numel != 1) return onyx_error(ONYX_ERR_SHAPE, "y_zero_point must be one value");
     int32_t *acc;
-    TRY(int_conv(s, c, kernel_input(c, 0), kernel_input(c, 2), kernel_input(c, 3), kernel_input(c, 5), kernel_input(c, 8), NULL, &acc));
+    TRY(int_conv(c, kernel_input(c, 0), kernel_input(c, 2), kernel_input(c, 3), kernel_input(c, 5), kernel_input(c, 8), NULL, &acc));
     int64_t m_count = y->dims[1], per = y->numel / (y->dims[0] * m_count);
     if (ws->numel != 1 && ws->numel != m_count)
         return onyx_error(ONYX_ERR_SHAPE, "w_scale has %lld values, expected 1 or %lld",

@@ -6,11 +6,6 @@
 #include "core/floatconv.h"
 #include "kernels_cpu/cpu_kernels.h"
 
-typedef struct det_state {
-    int64_t m;       /* matrix order the scratch was sized for; -1 when unknown at prepare */
-    double *scratch; /* m*m doubles */
-} det_state;
-
 static double load(const tensor *t, int64_t i) {
     switch (t->dtype) {
     case ONYX_FLOAT: return ((const float *)t->data)[i];
@@ -59,52 +54,21 @@ static double lu_det(double *a, int64_t m) {
     return det;
 }
 
-onyx_status cpu_det_prepare(const kernel_prep *p, void **state) {
-    det_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("Det state");
-    s->m = -1;
-    const type_info *t = p->in_type[0];
-    if (t && t->rank >= 2 && t->dims[t->rank - 1] > 0 && t->dims[t->rank - 1] < 65536) {
-        int64_t m = t->dims[t->rank - 1];
-        s->scratch = malloc((size_t)(m * m) * sizeof(double));
-        if (!s->scratch) {
-            free(s);
-            return onyx_oom("Det scratch");
-        }
-        s->m = m;
-    }
-    *state = s;
-    return ONYX_OK;
-}
-
-void cpu_det_release(void *state) {
-    det_state *s = state;
-    if (!s) return;
-    free(s->scratch);
-    free(s);
-}
-
 onyx_status cpu_det_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    det_state *s = c->state;
     if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
         return onyx_error(ONYX_ERR_SHAPE, "input is not a stack of square matrices");
     int64_t m = x->dims[x->rank - 1];
-    /* shapes unknown at prepare (or changed since) get scratch sized here */
-    double *a = s && s->m == m ? s->scratch : NULL, *own = NULL;
-    if (!a && m > 0) {
-        size_t bytes;
-        if ((uint64_t)m > SIZE_MAX / sizeof(double) / (uint64_t)m)
-            return onyx_error(ONYX_ERR_NO_MEMORY, "matrix order %lld is too large", (long long)m);
-        bytes = (size_t)m * (size_t)m * sizeof(double);
-        a = own = malloc(bytes);
-        if (!a) return onyx_oom("Det scratch");
-    }
+    /* the LU factorization works in the run's scratch, never shared between runs */
+    if ((uint64_t)m > SIZE_MAX / sizeof(double) / ((uint64_t)m + 1))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "matrix order %lld is too large", (long long)m);
+    void *mem;
+    TRY(kernel_scratch(c, (size_t)m * (size_t)m * sizeof(double) + 1, &mem));
+    double *a = mem;
     for (int64_t b = 0; b < y->numel; b++) {
         for (int64_t i = 0; i < m * m; i++) a[i] = load(x, b * m * m + i);
         store(y, b, m == 0 ? 1.0 : lu_det(a, m));
     }
-    free(own);
     return ONYX_OK;
 }

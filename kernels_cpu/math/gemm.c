@@ -15,23 +15,14 @@
 /* Multiply-adds below which integer rows are not worth another thread. */
 #define INT_GRAIN 65536
 
-/* Float copies of float16/bfloat16 operands; grown on demand, sized in prepare when the shapes
- * are static. */
-typedef struct mm_state {
-    float *buf;
-    size_t cap;
-} mm_state;
-
-static onyx_status scratch(mm_state *s, size_t n, float **out) {
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
-    if (n > s->cap) {
-        float *b = malloc(n * sizeof *b);
-        if (!b) return onyx_oom("float copies of half-precision operands");
-        free(s->buf);
-        s->buf = b;
-        s->cap = n;
-    }
-    *out = s->buf;
+/* Float copies of float16/bfloat16 operands, in the run context's scratch (never shared between
+ * concurrent runs, kept across runs). */
+static onyx_status scratch(const kernel_call *c, int64_t n, float **out) {
+    if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(float))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "float copies of half-precision operands overflow");
+    void *b;
+    TRY(kernel_scratch(c, n ? (size_t)n * sizeof(float) : 1, &b));
+    *out = b;
     return ONYX_OK;
 }
 
@@ -191,40 +182,6 @@ static void mm_run_job(mm_job *j, bool b_shared) {
         mm_batches(j, 0, j->sh.nbatch);
 }
 
-static onyx_status half_prepare(const kernel_prep *p, void **state) {
-    mm_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("matrix product state");
-    /* size the float copies now when everything is known */
-    int64_t total = 0;
-    bool known = true;
-    for (int i = 0; i < 3 && known; i++) {
-        const type_info *t = i < 2 ? (i < p->n_in ? p->in_type[i] : NULL) : &p->out_type[0];
-        int64_t n;
-        known = t && type_is_static(t) && is_half(t->dtype) && shape_numel(t->rank, t->dims, &n);
-        if (known) total += n;
-    }
-    float *f;
-    if (known && scratch(s, (size_t)total, &f) != ONYX_OK) {
-        free(s);
-        return ONYX_ERR_NO_MEMORY;
-    }
-    *state = s;
-    return ONYX_OK;
-}
-
-static void half_release(void *state) {
-    mm_state *s = state;
-    if (!s) return;
-    free(s->buf);
-    free(s);
-}
-
-onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
-    return half_prepare(p, state);
-}
-
-void cpu_matmul_release(void *state) { half_release(state); }
-
 onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y, cpu_mm_shape *s) {
     int ra = A->rank, rb = B->rank;
     if (ra < 1 || rb < 1)
@@ -281,7 +238,7 @@ onyx_status cpu_matmul_run(const kernel_call *c) {
     j.c = Y->data;
     if (is_half(A->dtype)) {
         float *f = NULL;
-        TRY(scratch(c->state, (size_t)(A->numel + B->numel + Y->numel), &f));
+        TRY(scratch(c, A->numel + B->numel + Y->numel, &f));
         half_to_float(A->dtype, A->data, f, A->numel);
         half_to_float(A->dtype, B->data, f + A->numel, B->numel);
         j.a = f;
@@ -448,10 +405,6 @@ static void bias_fill(const tensor *C, int64_t m, int64_t n, void *y, bool dbl) 
         }
 }
 
-onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) { return half_prepare(p, state); }
-
-void cpu_gemm_release(void *state) { half_release(state); }
-
 onyx_status cpu_gemm_run(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
     tensor *Y = kernel_output(c, 0);
@@ -512,7 +465,7 @@ onyx_status cpu_gemm_run(const kernel_call *c) {
     const void *a = A->data, *b = B->data;
     if (is_half(A->dtype)) {
         float *f = NULL;
-        TRY(scratch(c->state, (size_t)(A->numel + B->numel + mn), &f));
+        TRY(scratch(c, A->numel + B->numel + mn, &f));
         half_to_float(A->dtype, A->data, f, A->numel);
         half_to_float(A->dtype, B->data, f + A->numel, B->numel);
         a = f;

@@ -1,6 +1,7 @@
 /* CPU kernels of LpNormalization and MeanVarianceNormalization. Both are rare in models, so they
  * favour simplicity: every type goes through double, element access switches on the dtype. */
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "ops/shape_common.h"
@@ -87,10 +88,13 @@ onyx_status cpu_meanvariancenormalization(const kernel_call *c) {
         else groups *= x->dims[i];
     }
     if (x->numel == 0) return ONYX_OK;
-    /* Per-group statistics. Allocated per run: the op is too rare in models to earn a prepared
-     * state, and the allocation is small next to three passes over x. */
-    double *mean = calloc((size_t)groups * 2, sizeof *mean);
-    if (!mean) return onyx_oom("MeanVarianceNormalization statistics");
+    /* per-group statistics in the run's scratch */
+    if ((uint64_t)groups > SIZE_MAX / (2 * sizeof(double)))
+        return onyx_oom("MeanVarianceNormalization statistics");
+    void *mem;
+    TRY(kernel_scratch(c, (size_t)groups * 2 * sizeof(double), &mem));
+    double *mean = mem;
+    memset(mean, 0, (size_t)groups * 2 * sizeof *mean);
     double *var = mean + groups;
     for (int pass = 0; pass < 3; pass++) {
         int64_t idx[ONYX_MAX_RANK] = {0}, g = 0;
@@ -111,6 +115,5 @@ onyx_status cpu_meanvariancenormalization(const kernel_call *c) {
             else if (pass == 1) var[k] /= (double)count;
         }
     }
-    free(mean);
     return ONYX_OK;
 }

@@ -27,9 +27,8 @@ typedef struct svm_state {
     int64_t *start, *count;    /* per class: first support vector and how many */
     const int64_t *int_labels; /* borrowed from the node (lives as long as the rep) */
     const char *const *str_labels;
-    int64_t slots, slot_doubles;
-    double *scratch;           /* slots x slot_doubles: one per row block (see slot_size) */
-    onyx_status *status;       /* per block */
+    int64_t slot_doubles;      /* a row block's working doubles (see slot_size), in the run's
+                                  scratch: the state is only read by concurrent runs */
 } svm_state;
 
 void cpu_svm_release(void *state) {
@@ -43,8 +42,6 @@ void cpu_svm_release(void *state) {
     free(s->prob_b);
     free(s->start);
     free(s->count);
-    free(s->scratch);
-    free(s->status);
     free(s);
 }
 
@@ -145,11 +142,7 @@ static onyx_status prepare(const kernel_prep *p, bool regressor, void **state) {
             }
         }
     }
-    s->slots = parallel_cores() > 0 ? parallel_cores() : 1;
-    s->slot_doubles = slot_size(s);
-    s->scratch = malloc((size_t)(s->slots * s->slot_doubles) * sizeof *s->scratch);
-    s->status = malloc((size_t)s->slots * sizeof *s->status);
-    if (!s->scratch || !s->status) st = onyx_oom("SVM scratch");
+    s->slot_doubles = (slot_size(s) + 7) / 8 * 8; /* slots stay 64-byte aligned */
 done:
     if (st != ONYX_OK) {
         cpu_svm_release(s);
@@ -259,6 +252,7 @@ typedef struct svm_job {
     const tensor *x;
     tensor *y, *z;             /* y: labels (classifier) or the regression output */
     int64_t rows, blocks;
+    double *slots;             /* blocks x s->slot_doubles */
     onyx_status *status;       /* per block */
 } svm_job;
 
@@ -376,7 +370,7 @@ static void svm_blocks(void *ctx, int64_t begin, int64_t end) {
     int64_t f = l->features, nv = s->n_rows;
     bool f64 = j->x->dtype == ONYX_DOUBLE;
     for (int64_t b = begin; b < end; b++) {
-        double *w = s->scratch + b * s->slot_doubles, *xnorm = w + slot_doubles_part(s) - TILE;
+        double *w = j->slots + b * s->slot_doubles, *xnorm = w + slot_doubles_part(s) - TILE;
         float *zrow = (float *)(xnorm - l->width), *xt = (float *)(xnorm + TILE), *dots = xt + TILE * f;
         onyx_status st = ONYX_OK;
         int64_t r_end = j->rows * (b + 1) / j->blocks;
@@ -407,13 +401,20 @@ static onyx_status run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "X has %" PRId64 " columns (rank %d) but the model has %" PRId64
                           " features", cols, x->rank, s->l.features);
     int64_t work = rows * (s->n_rows * s->l.features + s->l.pairs + 1);
-    int64_t blocks = 1 + work / 32768;
-    if (blocks > s->slots) blocks = s->slots;
+    int64_t blocks = 1 + work / 32768, slots = parallel_threads();
+    if (blocks > slots) blocks = slots > 0 ? slots : 1;
     if (blocks > rows) blocks = rows > 0 ? rows : 1;
-    svm_job j = {s, x, kernel_output(c, 0), kernel_output(c, 1), rows, blocks, s->status};
+    /* one slot of working doubles and a status per block, in the run's scratch */
+    if ((uint64_t)blocks > SIZE_MAX / 16 / ((uint64_t)s->slot_doubles * sizeof(double) + 64))
+        return onyx_oom("SVM scratch");
+    size_t wbytes = (size_t)(blocks * s->slot_doubles) * sizeof(double);
+    void *mem;
+    TRY(kernel_scratch(c, wbytes + (size_t)blocks * sizeof(onyx_status), &mem));
+    svm_job j = {s, x, kernel_output(c, 0), kernel_output(c, 1), rows, blocks, mem,
+                 (onyx_status *)((char *)mem + wbytes)};
     parallel_for(blocks, 1, svm_blocks, &j);
     for (int64_t b = 0; b < blocks; b++)
-        if (s->status[b] != ONYX_OK) return s->status[b];
+        if (j.status[b] != ONYX_OK) return j.status[b];
     return ONYX_OK;
 }
 

@@ -44,7 +44,6 @@ typedef struct forest {
     int64_t max_feature;
     /* classifier */
     bool binary;              /* every output names one class: the two-column case */
-    float *scratch;           /* float16 inputs: one row of scores (run serially) */
 } forest;
 
 static void forest_free(forest *f) {
@@ -56,7 +55,6 @@ static void forest_free(forest *f) {
     free(f->out_weight);
     free(f->sets);
     free(f->base);
-    free(f->scratch);
     free(f);
 }
 
@@ -493,10 +491,6 @@ onyx_status cpu_tree_ensemble_prepare(const kernel_prep *p, void **state) {
     forest *f = calloc(1, sizeof *f);
     if (!f) return onyx_oom("tree ensemble");
     onyx_status st = compile_v5(p->node, f);
-    if (st == ONYX_OK && p->in_type[0] && p->in_type[0]->dtype == ONYX_FLOAT16) {
-        f->scratch = malloc((size_t)f->n_targets * sizeof *f->scratch);
-        if (!f->scratch) st = onyx_oom("tree ensemble scores");
-    }
     if (st != ONYX_OK) {
         forest_free(f);
         return st;
@@ -514,17 +508,21 @@ onyx_status cpu_tree_ensemble_run(const kernel_call *c) {
     tree_job j = {f, x, y->data, cols};
     if (x->dtype == ONYX_DOUBLE) parallel_for(rows, grain(f), regress_f64, &j);
     else if (x->dtype == ONYX_FLOAT) parallel_for(rows, grain(f), regress_f32, &j);
-    else if (x->dtype != ONYX_FLOAT16 || !f->scratch)
-        /* (the float16 row buffer exists when prepare saw a float16 input) */
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "input of type %s, prepared for another type",
-                          onyx_dtype_name(x->dtype));
-    else
+    else if (x->dtype != ONYX_FLOAT16)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "input of type %s, expected float, double or "
+                          "float16", onyx_dtype_name(x->dtype));
+    else {
+        /* float16: one row of scores at a time, in the run's scratch */
+        void *mem;
+        TRY(kernel_scratch(c, ((size_t)f->n_targets + 1) * sizeof(float), &mem));
+        float *row = mem;
         for (int64_t r = 0; r < rows; r++) {
-            aggregate_f32(f, x, r, cols, f->scratch);
-            ml_post_row(f->post, f->scratch, f->n_targets);
+            aggregate_f32(f, x, r, cols, row);
+            ml_post_row(f->post, row, f->n_targets);
             for (int64_t k = 0; k < f->n_targets; k++)
-                ((uint16_t *)y->data)[r * f->n_targets + k] = cpu_float_to_fp16(f->scratch[k]);
+                ((uint16_t *)y->data)[r * f->n_targets + k] = cpu_float_to_fp16(row[k]);
         }
+    }
     return ONYX_OK;
 }
 

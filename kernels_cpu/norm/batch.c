@@ -11,6 +11,8 @@
 
 #define GRAIN 16384
 
+/* The prepared state holds a/b when prepare could compute them from constant parameters (read
+ * by concurrent runs); a run that computes its own uses a copy whose arrays are its scratch. */
 typedef struct bn_state {
     int64_t cap;        /* channels the buffers hold */
     bool fixed;         /* a/b were computed in prepare from constant parameters */
@@ -82,12 +84,8 @@ static bool bn_spatial(const graph_node *n) {
     return n->version >= 9 || attr_int(n, "spatial", 1) != 0;
 }
 
-static onyx_status bn_reserve(bn_state *s, int64_t nch) {
-    if (nch <= s->cap) return ONYX_OK;
-    if ((uint64_t)nch > SIZE_MAX / 48) return onyx_oom("BatchNormalization parameters");
-    double *buf = malloc((size_t)nch * 48);
-    if (!buf) return onyx_oom("BatchNormalization parameters");
-    free(s->a);
+/* Points s's arrays into buf (nch * 48 bytes). */
+static void bn_carve(bn_state *s, double *buf, int64_t nch) {
     s->fixed = false;
     s->a = buf;
     s->b = buf + nch;
@@ -96,7 +94,6 @@ static onyx_status bn_reserve(bn_state *s, int64_t nch) {
     s->fa = (float *)(buf + 4 * nch);
     s->fb = s->fa + nch;
     s->cap = nch;
-    return ONYX_OK;
 }
 
 /* a/b from scale, bias and the given mean/variance (NULL tensors: the state's statistics). */
@@ -143,12 +140,21 @@ onyx_status cpu_batchnorm_prepare(const kernel_prep *p, void **state) {
         for (int d = 1; d < (bn_spatial(p->node) ? 2 : xt->rank); d++)
             nch = xt->dims[d] < 0 || nch < 0 ? -1 : nch * xt->dims[d];
     }
-    if (nch >= 0) CHECK(bn_reserve(s, nch));
     bool consts = p->n_in >= 5;
     for (int i = 1; i < 5 && consts; i++) consts = p->in_value[i] != NULL;
     if (nch >= 0 && consts && !bn_training(p->node)) {
         const tensor *prm[4] = {p->in_value[1], p->in_value[2], p->in_value[3], p->in_value[4]};
         CHECK(check_params(prm, nch));
+        if ((uint64_t)nch > SIZE_MAX / 48) {
+            st = onyx_oom("BatchNormalization parameters");
+            goto done;
+        }
+        double *buf = malloc((size_t)(nch ? nch : 1) * 48);
+        if (!buf) {
+            st = onyx_oom("BatchNormalization parameters");
+            goto done;
+        }
+        bn_carve(s, buf, nch);
         bn_fold(s, nch, prm[0], prm[1], prm[2], prm[3], attr_float(p->node, "epsilon", 1e-5f));
         s->fixed = true;
     }
@@ -162,7 +168,7 @@ done:
 }
 
 onyx_status cpu_batchnorm_run(const kernel_call *c) {
-    bn_state *s = c->state;
+    const bn_state *s = c->state;
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
     const graph_node *n = c->node;
@@ -174,7 +180,8 @@ onyx_status cpu_batchnorm_run(const kernel_call *c) {
     if (x->rank < 2)
         return onyx_error(ONYX_ERR_SHAPE, "input 0 has rank %d, expected at least 2", x->rank);
     bool spatial = bn_spatial(n), training = bn_training(n);
-    bn_plan p = {.x = x->data, .y = y->data, .outer = x->dims[0], .nch = 1, .inner = 1, .s = s};
+    bn_state w; /* this run's parameters: the prepared ones, or its own in scratch */
+    bn_plan p = {.x = x->data, .y = y->data, .outer = x->dims[0], .nch = 1, .inner = 1, .s = &w};
     for (int d = 1; d < x->rank; d++) {
         if (d == 1 || !spatial)
             p.nch *= x->dims[d];
@@ -187,14 +194,22 @@ onyx_status cpu_batchnorm_run(const kernel_call *c) {
         if (!prm[i]) return onyx_error(ONYX_ERR_SHAPE, "input %d is missing", i + 1);
     }
     TRY(check_params(prm, p.nch));
-    TRY(bn_reserve(s, p.nch));
+    bool fixed = s->fixed && !training && s->cap == p.nch;
+    if (fixed) {
+        w = *s; /* only read */
+    } else {
+        if ((uint64_t)p.nch > SIZE_MAX / 48) return onyx_oom("BatchNormalization parameters");
+        void *buf;
+        TRY(kernel_scratch(c, (size_t)p.nch * 48 + 1, &buf));
+        bn_carve(&w, buf, p.nch);
+    }
     double eps = attr_float(n, "epsilon", 1e-5f);
     double mom = attr_float(n, "momentum", 0.9f);
     if (training) {
         parallel_for(p.nch, GRAIN / (p.outer * p.inner + 1) + 1, stats_fns[fi], &p);
-        bn_fold(s, p.nch, prm[0], prm[1], NULL, NULL, eps);
-    } else if (!s->fixed) {
-        bn_fold(s, p.nch, prm[0], prm[1], prm[2], prm[3], eps);
+        bn_fold(&w, p.nch, prm[0], prm[1], NULL, NULL, eps);
+    } else if (!fixed) {
+        bn_fold(&w, p.nch, prm[0], prm[1], prm[2], prm[3], eps);
     }
     if (x->numel) parallel_for(p.outer * p.nch, GRAIN / (p.inner + 1) + 1, apply_fns[fi], &p);
     /* statistics outputs: running mean/var (1, 2), then before v14 the batch's own (3, 4) */
@@ -208,7 +223,7 @@ onyx_status cpu_batchnorm_run(const kernel_call *c) {
         for (int64_t ch = 0; ch < p.nch; ch++) {
             double g = norm_get(given, ch), v = g;
             if (training) {
-                double batch = o == 1 || o == 3 ? s->mean[ch] : s->var[ch];
+                double batch = o == 1 || o == 3 ? w.mean[ch] : w.var[ch];
                 v = o <= 2 ? g * mom + batch * (1 - mom) : batch;
             }
             norm_set(t, ch, v);

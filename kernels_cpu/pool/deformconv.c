@@ -11,20 +11,10 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
-typedef struct deform_state {
+/* One run's working buffers, carved from its scratch (kernel_scratch). */
+typedef struct deform_bufs {
     void *col, *wf, *yf;     /* column matrix; half types: float weights and output */
-    size_t col_cap, wf_cap, yf_cap;
-} deform_state;
-
-/* Grows one scratch buffer; prepare sizes them for static shapes so that run does not. */
-static onyx_status grow(void **buf, size_t *cap, size_t bytes) {
-    if (bytes <= *cap) return ONYX_OK;
-    void *p = realloc(*buf, bytes);
-    if (!p) return onyx_oom("DeformConv scratch");
-    *buf = p;
-    *cap = bytes;
-    return ONYX_OK;
-}
+} deform_bufs;
 
 typedef struct deform_geom {
     int64_t C, H, W, oc, kh, kw, oh, ow, group, og;
@@ -95,43 +85,6 @@ static bool scratch_sizes(onyx_dtype d, int64_t C, int64_t group, int64_t wnumel
     return true;
 }
 
-onyx_status cpu_deformconv_prepare(const kernel_prep *p, void **state) {
-    deform_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("DeformConv state");
-    const type_info *x = p->in_type[0], *w = p->in_type[1], *y = &p->out_type[0];
-    onyx_status st = ONYX_OK;
-    if (x && w && type_is_static(x) && type_is_static(w) && type_is_static(y) && x->rank == 4 &&
-        w->rank == 4 && y->rank == 4) {
-        int64_t group = attr_int(p->node, "group", 1), wn, yn;
-        size_t col, wf, yf;
-        /* sized for the shapes inference accepted; an empty W or Y needs none */
-        if (group >= 1 && shape_numel(4, w->dims, &wn) && shape_numel(4, y->dims, &yn) &&
-            wn > 0 && yn > 0 &&
-            scratch_sizes(x->dtype, x->dims[1], group, wn, w->dims[2] * w->dims[3],
-                          y->dims[2] * y->dims[3], yn, &col, &wf, &yf)) {
-            CHECK(grow(&s->col, &s->col_cap, col));
-            CHECK(grow(&s->wf, &s->wf_cap, wf));
-            CHECK(grow(&s->yf, &s->yf_cap, yf));
-        }
-    }
-done:
-    if (st != ONYX_OK) {
-        cpu_deformconv_release(s);
-        return st;
-    }
-    *state = s;
-    return ONYX_OK;
-}
-
-void cpu_deformconv_release(void *state) {
-    deform_state *s = state;
-    if (!s) return;
-    free(s->col);
-    free(s->wf);
-    free(s->yf);
-    free(s);
-}
-
 static void to_float(onyx_dtype d, const void *src, float *dst, int64_t n) {
     const uint16_t *h = src;
     for (int64_t i = 0; i < n; i++)
@@ -139,8 +92,6 @@ static void to_float(onyx_dtype d, const void *src, float *dst, int64_t n) {
 }
 
 onyx_status cpu_deformconv_run(const kernel_call *c) {
-    deform_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *off = kernel_input(c, 2), *b = kernel_input(c, 3),
                  *mask = kernel_input(c, 4);
     tensor *y = kernel_output(c, 0);
@@ -185,9 +136,13 @@ onyx_status cpu_deformconv_run(const kernel_call *c) {
     size_t col_b, wf_b, yf_b;
     if (!scratch_sizes(d, g.C, g.group, w->numel, kvol, P, y->numel, &col_b, &wf_b, &yf_b))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "DeformConv scratch size overflows");
-    TRY(grow(&s->col, &s->col_cap, col_b));
-    TRY(grow(&s->wf, &s->wf_cap, wf_b));
-    TRY(grow(&s->yf, &s->yf_cap, yf_b));
+    col_b = (col_b + 63) / 64 * 64;
+    wf_b = (wf_b + 63) / 64 * 64;
+    if (col_b > SIZE_MAX / 4 || wf_b > SIZE_MAX / 4 || yf_b > SIZE_MAX / 4)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "DeformConv scratch size overflows");
+    void *mem;
+    TRY(kernel_scratch(c, col_b + wf_b + yf_b + 1, &mem));
+    deform_bufs bufs = {mem, (char *)mem + col_b, (char *)mem + col_b + wf_b}, *s = &bufs;
     void (*rows)(void *, int64_t, int64_t);
     switch (d) {
     case ONYX_FLOAT: rows = col_rows_f32; break;

@@ -289,9 +289,39 @@ void cpu_pool_release(void *state) {
     free(s);
 }
 
+/* A run context's part: the oneDNN memories it binds (NULL without a primitive). */
+typedef struct pool_fork {
+    const pool_state *s;
+    cpu_pool_dnnl_mem *mem;
+} pool_fork;
+
+onyx_status cpu_pool_fork(const void *state, void **out) {
+    const pool_state *s = state;
+    pool_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("pool working state");
+    f->s = s;
+    if (s->dnnl) {
+        onyx_status st = cpu_pool_dnnl_mem_create(s->dnnl, &f->mem);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+void cpu_pool_unfork(void *fork) {
+    pool_fork *f = fork;
+    if (!f) return;
+    cpu_pool_dnnl_mem_free(f->mem);
+    free(f);
+}
+
 onyx_status cpu_pool_run(const kernel_call *c) {
-    const pool_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    const pool_fork *f = c->state;
+    if (!f) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
+    const pool_state *s = f->s;
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0), *idx = kernel_output(c, 1);
     TRY(pool_check_input(x, &s->sp));
@@ -304,8 +334,12 @@ onyx_status cpu_pool_run(const kernel_call *c) {
                               (long long)y->dims[2 + i], (long long)out[i]);
     if (y->numel == 0) return ONYX_OK;
     if (s->dnnl && !idx && x->dtype == s->dnnl_dtype &&
-        !memcmp(s->dnnl_in, x->dims, (size_t)s->rank * sizeof *x->dims))
-        return cpu_pool_dnnl_run(s->dnnl, x->data, y->data, c->threads);
+        !memcmp(s->dnnl_in, x->dims, (size_t)s->rank * sizeof *x->dims)) {
+        void *pad = NULL;
+        size_t bytes = cpu_pool_dnnl_scratch(s->dnnl);
+        if (bytes) TRY(kernel_scratch(c, bytes, &pad));
+        return cpu_pool_dnnl_run(s->dnnl, f->mem, x->data, y->data, pad, c->threads);
+    }
     if (s->blocked)
         return onyx_error(ONYX_ERR_RUNTIME, "blocked-layout pooling got a new input shape");
     plane_fn fn = pool_fn(x->dtype, s->kind);

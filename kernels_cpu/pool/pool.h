@@ -4,6 +4,7 @@
 #define ONYX_KERNELS_CPU_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/spatial.h"
@@ -19,8 +20,17 @@ typedef struct cpu_pool_dnnl cpu_pool_dnnl;
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
                                  bool include_pad, bool blocked, const int64_t *in,
                                  const int64_t *out, cpu_pool_dnnl **res);
-/* Runs it on x into y with `threads` OpenMP threads (the rep's count). */
-onyx_status cpu_pool_dnnl_run(cpu_pool_dnnl *d, const void *x, void *y, int threads);
+/* The memory objects one run context binds to its buffers (concurrent runs each have their own;
+ * the primitive itself is shared). */
+typedef struct cpu_pool_dnnl_mem cpu_pool_dnnl_mem;
+onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem **out);
+void cpu_pool_dnnl_mem_free(cpu_pool_dnnl_mem *m);
+/* Bytes of scratchpad a run passes to cpu_pool_dnnl_run (0: none). */
+size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d);
+/* Runs it on x into y with `threads` OpenMP threads (the rep's count), through the run
+ * context's memories m and `scratch` (cpu_pool_dnnl_scratch bytes, from kernel_scratch). */
+onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, const void *x,
+                              void *y, void *scratch, int threads);
 void cpu_pool_dnnl_free(cpu_pool_dnnl *d);
 
 #endif

@@ -6,20 +6,48 @@
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/pool/pool.h"
 
-/* The engine and the per-thread streams come from dnnl_util; the memories are bound to the
- * run's buffers each time, as in the Conv kernels. */
+/* The engine and the per-thread streams come from dnnl_util. The primitive (user scratchpad
+ * mode) is shared by concurrent runs; the memories, bound to a run's buffers each time, belong
+ * to one run context (cpu_pool_dnnl_mem). */
 struct cpu_pool_dnnl {
     dnnl_primitive_t prim;
-    dnnl_memory_t src, dst;
+    dnnl_memory_desc_t src_md, dst_md, pad_md;
+    size_t pad_size;
+};
+
+struct cpu_pool_dnnl_mem {
+    dnnl_memory_t src, dst, pad;
 };
 
 void cpu_pool_dnnl_free(cpu_pool_dnnl *d) {
     if (!d) return;
     if (d->prim) dnnl_primitive_destroy(d->prim);
-    if (d->src) dnnl_memory_destroy(d->src);
-    if (d->dst) dnnl_memory_destroy(d->dst);
     free(d);
 }
+
+void cpu_pool_dnnl_mem_free(cpu_pool_dnnl_mem *m) {
+    if (!m) return;
+    if (m->src) dnnl_memory_destroy(m->src);
+    if (m->dst) dnnl_memory_destroy(m->dst);
+    if (m->pad) dnnl_memory_destroy(m->pad);
+    free(m);
+}
+
+onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem **out) {
+    cpu_pool_dnnl_mem *m = calloc(1, sizeof *m);
+    if (!m) return onyx_oom("oneDNN pooling memories");
+    onyx_status st = cpu_dnnl_memory(&m->src, &d->src_md);
+    if (st == ONYX_OK) st = cpu_dnnl_memory(&m->dst, &d->dst_md);
+    if (st == ONYX_OK && d->pad_size) st = cpu_dnnl_memory(&m->pad, &d->pad_md);
+    if (st != ONYX_OK) {
+        cpu_pool_dnnl_mem_free(m);
+        return st;
+    }
+    *out = m;
+    return ONYX_OK;
+}
+
+size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d) { return d->pad_size; }
 
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
                                  bool include_pad, bool blocked, const int64_t *in,
@@ -68,15 +96,20 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
                                           strides, kernel, dil, pl, pr) != dnnl_success)
         return ONYX_OK;
     dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &desc, NULL, engine, NULL) != dnnl_success) return ONYX_OK;
+    dnnl_primitive_attr_t attr = NULL;
+    TRY(cpu_dnnl_attr(&attr));
+    dnnl_status_t r = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success) return ONYX_OK;
     cpu_pool_dnnl *d = calloc(1, sizeof *d);
     if (!d) {
         dnnl_primitive_desc_destroy(pd);
         return onyx_oom("oneDNN pooling");
     }
-    bool ok = dnnl_primitive_create(&d->prim, pd) == dnnl_success &&
-              cpu_dnnl_memory(&d->src, &src_md) == ONYX_OK &&
-              cpu_dnnl_memory(&d->dst, &dst_md) == ONYX_OK;
+    d->src_md = src_md;
+    d->dst_md = dst_md;
+    d->pad_size = cpu_dnnl_scratchpad(pd, &d->pad_md);
+    bool ok = dnnl_primitive_create(&d->prim, pd) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     if (!ok) {
         onyx_error_clear();
@@ -87,9 +120,15 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
     return ONYX_OK;
 }
 
-onyx_status cpu_pool_dnnl_run(cpu_pool_dnnl *d, const void *x, void *y, int threads) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_DST, d->dst}};
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(d->src, (void *)x), "binding pooling input"));
-    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(d->dst, y), "binding pooling output"));
-    return cpu_dnnl_execute(d->prim, 2, args, threads);
+onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, const void *x,
+                              void *y, void *scratch, int threads) {
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, m->src}, {DNNL_ARG_DST, m->dst}};
+    int n = 2;
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->src, (void *)x), "binding pooling input"));
+    TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->dst, y), "binding pooling output"));
+    if (m->pad) {
+        TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->pad, scratch), "binding the scratchpad"));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m->pad};
+    }
+    return cpu_dnnl_execute(d->prim, n, args, threads);
 }

@@ -173,28 +173,17 @@ typedef struct qmm_rq {
 DEFINE_RQ(u8, uint8_t)
 DEFINE_RQ(s8, int8_t)
 
-/* Scratch of the GEMM path: one batch's int32 products and b as int8. */
-typedef struct qmm_state {
-    void *buf;
-    size_t cap;
-} qmm_state;
-
-/* Every batch through cpu_gemm_i8; false (nothing written) where it is not available. */
-static onyx_status gemm_path(qmm_job *j, qmm_state *st, bool *done) {
+/* Every batch through cpu_gemm_i8; false (nothing written) where it is not available. Its
+ * working memory (one batch's int32 products, b as int8) is the run context's scratch. */
+static onyx_status gemm_path(const kernel_call *call, qmm_job *j, bool *done) {
     *done = false;
     bool a_signed = j->a->dtype == ONYX_INT8, b_signed = j->b->dtype == ONYX_INT8;
     size_t cbytes = (size_t)(j->sh.m * j->sh.n) * sizeof(int32_t);
     size_t bbytes = b_signed ? 0 : (size_t)(j->sh.k * j->sh.n);
-    if (!st) return ONYX_OK;
-    if (cbytes + bbytes > st->cap) {
-        void *p = malloc(cbytes + bbytes);
-        if (!p) return onyx_oom("QLinearMatMul scratch");
-        free(st->buf);
-        st->buf = p;
-        st->cap = cbytes + bbytes;
-    }
-    int32_t *c = st->buf;
-    int8_t *bconv = (int8_t *)((char *)st->buf + cbytes);
+    void *buf;
+    TRY(kernel_scratch(call, cbytes + bbytes ? cbytes + bbytes : 1, &buf));
+    int32_t *c = buf;
+    int8_t *bconv = (int8_t *)((char *)buf + cbytes);
     int32_t za = (int32_t)tensor_get_i64(j->az, 0), zb = (int32_t)tensor_get_i64(j->bz, 0);
     /* uint8 b as int8: b - 128 with its zero point moved alike */
     if (!b_signed) zb -= 128;
@@ -218,41 +207,6 @@ static onyx_status gemm_path(qmm_job *j, qmm_state *st, bool *done) {
     }
     *done = true;
     return ONYX_OK;
-}
-
-onyx_status cpu_qlinearmatmul_prepare(const kernel_prep *p, void **state) {
-    qmm_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("QLinearMatMul state");
-    /* sized now when a's and b's shapes are static; else at the first run */
-    const type_info *a = p->n_in > 3 ? p->in_type[0] : NULL;
-    const type_info *b = p->n_in > 3 ? p->in_type[3] : NULL;
-    if (a && b && type_is_static(a) && type_is_static(b) && a->rank >= 1 && b->rank >= 1) {
-        int64_t m = a->rank > 1 ? a->dims[a->rank - 2] : 1, k = a->dims[a->rank - 1];
-        int64_t n = b->rank > 1 ? b->dims[b->rank - 1] : 1, mn, kn;
-        /* declared dims may be anything: the products are checked before use */
-        bool fits = !__builtin_mul_overflow(m, n, &mn) && !__builtin_mul_overflow(k, n, &kn) &&
-                    mn < ((int64_t)1 << 40) && kn < ((int64_t)1 << 40);
-        size_t bytes = fits ? (size_t)mn * sizeof(int32_t) +
-                                  (b->dtype == ONYX_UINT8 ? (size_t)kn : 0)
-                            : 0;
-        if (bytes) {
-            s->buf = malloc(bytes);
-            if (!s->buf) {
-                free(s);
-                return onyx_oom("QLinearMatMul scratch");
-            }
-            s->cap = bytes;
-        }
-    }
-    *state = s;
-    return ONYX_OK;
-}
-
-void cpu_qlinearmatmul_release(void *state) {
-    qmm_state *s = state;
-    if (!s) return;
-    free(s->buf);
-    free(s);
 }
 
 /* Layout of a scale/zero-point pair of operand x (input i), `per` rows or columns per matrix. */
@@ -308,7 +262,7 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
     }
     if (j.az->numel == 1 && j.bz->numel == 1 && j.sh.k > 0) {
         bool done;
-        TRY(gemm_path(&j, c->state, &done));
+        TRY(gemm_path(c, &j, &done));
         if (done) return ONYX_OK;
     }
     void (*fn)(void *, int64_t, int64_t);

@@ -22,11 +22,6 @@ typedef struct rnn_job {
 } rnn_job;
 
 /* Scratch (grown on demand; sized in prepare when the shapes are static). */
-typedef struct rnn_state {
-    void *buf;
-    size_t cap;
-} rnn_state;
-
 static inline int64_t rnn_len(const rnn_job *j, int64_t b) {
     return j->lens ? j->lens[b] : j->seq;
 }
@@ -241,64 +236,31 @@ static onyx_status job_setup(const kernel_call *c, rnn_cell cell, rnn_job *j) {
     return ONYX_OK;
 }
 
-static onyx_status grow(rnn_state *s, size_t bytes) {
-    if (bytes <= s->cap) return ONYX_OK;
-    void *b = malloc(bytes);
-    if (!b) return onyx_oom("RNN scratch");
-    free(s->buf);
-    s->buf = b;
-    s->cap = bytes;
-    return ONYX_OK;
-}
-
+/* Prepare only checks the attributes: the working memory comes from the run context's scratch
+ * (kernel_scratch), so there is no state for concurrent runs to share. */
 static onyx_status rnn_prepare(const kernel_prep *p, rnn_cell cell, void **state) {
-    rnn_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("RNN state");
-    /* sized now when X, R are fully known; else at the first run */
-    rnn_job j = {0};
-    const type_info *x = p->n_in > 0 ? p->in_type[0] : NULL;
-    const type_info *r = p->n_in > 2 ? p->in_type[2] : NULL;
-    onyx_status st = rnn_parse_attrs(p->node, cell, &j.a);
-    if (st == ONYX_OK && x && r && x->kind == ONYX_VALUE_TENSOR && x->rank == 3 && r->rank == 3) {
-        j.dt = x->dtype;
-        j.seq = x->dims[j.a.layout ? 1 : 0];
-        j.batch = x->dims[j.a.layout ? 0 : 1];
-        j.in = x->dims[2];
-        j.H = r->dims[2];
-        size_t bytes;
-        if (j.seq >= 0 && j.batch >= 0 && j.in >= 0 && j.H >= 0 && scratch_bytes(&j, &bytes))
-            st = grow(s, bytes);
-    }
-    if (st != ONYX_OK) {
-        free(s);
-        return st;
-    }
-    *state = s;
+    rnn_attrs a;
+    TRY(rnn_parse_attrs(p->node, cell, &a));
+    *state = NULL;
     return ONYX_OK;
 }
 
 static onyx_status rnn_run(const kernel_call *c, rnn_cell cell) {
-    rnn_state *s = c->state;
-    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "kernel state missing (prepare was not run)");
     rnn_job j;
     TRY(job_setup(c, cell, &j));
     size_t bytes;
     if (!scratch_bytes(&j, &bytes)) return onyx_error(ONYX_ERR_UNSUPPORTED, "RNN scratch size "
                                                       "overflows");
-    TRY(grow(s, bytes));
+    void *buf;
+    TRY(kernel_scratch(c, bytes ? bytes : 1, &buf));
     /* steps past a sequence's length leave zeros in Y */
     if (j.Y && j.lens && j.Y->nbytes) memset(j.Y->data, 0, j.Y->nbytes);
-    if (j.dt == ONYX_DOUBLE) layer_f64(&j, s->buf);
-    else layer_f32(&j, s->buf);
+    if (j.dt == ONYX_DOUBLE) layer_f64(&j, buf);
+    else layer_f32(&j, buf);
     return ONYX_OK;
 }
 
-void cpu_rnn_release(void *state) {
-    rnn_state *s = state;
-    if (!s) return;
-    free(s->buf);
-    free(s);
-}
+void cpu_rnn_release(void *state) { (void)state; }
 
 onyx_status cpu_rnn_prepare(const kernel_prep *p, void **state) {
     return rnn_prepare(p, RNN_CELL_RNN, state);

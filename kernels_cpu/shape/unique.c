@@ -93,14 +93,14 @@ onyx_status cpu_unique_run(const kernel_call *c) {
         for (int k = axis + 1; k < x->rank; k++) it.inner *= x->dims[k];
     }
     int64_t n = it.count;
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(int64_t);
-    int64_t *order = malloc(bytes), *group = malloc(bytes), *first = malloc(bytes),
-            *counts = malloc(bytes), *rank_of = malloc(bytes), *inverse = malloc(bytes);
+    /* six work arrays of n entries, carved from the run's scratch */
+    if ((uint64_t)n > SIZE_MAX / (6 * sizeof(int64_t)) - 1) return onyx_oom("Unique work arrays");
+    size_t per = (size_t)(n > 0 ? n : 1);
+    void *mem;
+    TRY(kernel_scratch(c, 6 * per * sizeof(int64_t), &mem));
+    int64_t *order = mem, *group = order + per, *first = group + per, *counts = first + per,
+            *rank_of = counts + per, *inverse = rank_of + per;
     onyx_status st = ONYX_OK;
-    if (!order || !group || !first || !counts || !rank_of || !inverse) {
-        st = onyx_oom("Unique work arrays");
-        goto done;
-    }
     for (int64_t i = 0; i < n; i++) order[i] = i;
     qsort_r(order, (size_t)n, sizeof *order, by_value_then_index, &it);
     /* groups in sorted order; each group's first member is its first occurrence */
@@ -151,11 +151,5 @@ onyx_status cpu_unique_run(const kernel_call *c) {
     CHECK(put_int64(c, 2, inverse, n));
     CHECK(put_int64(c, 3, counts, k));
 done:
-    free(order);
-    free(group);
-    free(first);
-    free(counts);
-    free(rank_of);
-    free(inverse);
     return st;
 }

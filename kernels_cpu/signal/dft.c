@@ -1,6 +1,7 @@
 /* DFT and STFT on the CPU over a small FFT of our own (no FFT library in the dependency set):
  * iterative radix-2 for power-of-two lengths, Bluestein's chirp-z through a power-of-two FFT for
- * the rest, all in double. Plans and per-thread scratch are made in prepare when sizes are static. */
+ * the rest, all in double. Plans are made in prepare when sizes are static (else in the run's
+ * scratch); the per-thread line buffers a run writes are always its scratch (kernel_scratch). */
 #include "core/parallel.h"
 #include "ops/signal/signal_common.h"
 #include "kernels_cpu/cpu_kernels.h"
@@ -20,10 +21,35 @@ typedef struct fft_plan {
     double *filt;   /* bluestein: FFT of the conjugate chirp, m complex */
 } fft_plan;
 
-static void fft_plan_free(fft_plan *p) {
-    free(p->tw);
-    free(p->chirp);
-    free(p->filt);
+/* Where plan tables go: the heap (arena NULL) or a bump region of a run's scratch. */
+typedef struct fft_arena {
+    double *base;
+    size_t used, cap; /* doubles */
+} fft_arena;
+
+static double *fft_alloc(fft_arena *a, size_t n) {
+    if (!a) return malloc((n ? n : 1) * sizeof(double));
+    n = (n + 7) / 8 * 8; /* keeps every table 64-byte aligned */
+    if (a->cap - a->used < n) return NULL;
+    double *p = a->base + a->used;
+    a->used += n;
+    return p;
+}
+
+/* The power-of-two length a plan for length n transforms (n itself, or at least 2n - 1). */
+static int64_t fft_pow2_len(int64_t n) {
+    int64_t m = 1;
+    bool pow2 = (n & (n - 1)) == 0;
+    while (m < (pow2 ? n : 2 * n - 1)) m <<= 1;
+    return m;
+}
+
+static void fft_plan_free(fft_plan *p, bool heap) {
+    if (heap) {
+        free(p->tw);
+        free(p->chirp);
+        free(p->filt);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -56,15 +82,14 @@ static void fft_pow2(const fft_plan *p, double *a) {
     }
 }
 
-static onyx_status fft_plan_make(fft_plan *p, int64_t n) {
+static onyx_status fft_plan_make(fft_plan *p, int64_t n, fft_arena *arena) {
     memset(p, 0, sizeof *p);
     p->n = n;
-    int64_t m = 1;
     bool pow2 = (n & (n - 1)) == 0;
-    while (m < (pow2 ? n : 2 * n - 1)) m <<= 1;
+    int64_t m = fft_pow2_len(n);
     p->m = m;
     p->bluestein = !pow2;
-    p->tw = malloc((size_t)(m / 2 + 1) * 2 * sizeof(double));
+    p->tw = fft_alloc(arena, (size_t)(m / 2 + 1) * 2);
     if (!p->tw) goto oom;
     for (int64_t k = 0; k < m / 2 + 1; k++) {
         double ang = -2.0 * M_PI * (double)k / (double)m;
@@ -72,9 +97,10 @@ static onyx_status fft_plan_make(fft_plan *p, int64_t n) {
         p->tw[2 * k + 1] = sin(ang);
     }
     if (!p->bluestein) return ONYX_OK;
-    p->chirp = malloc((size_t)n * 2 * sizeof(double));
-    p->filt = calloc((size_t)m * 2, sizeof(double));
+    p->chirp = fft_alloc(arena, (size_t)n * 2);
+    p->filt = fft_alloc(arena, (size_t)m * 2);
     if (!p->chirp || !p->filt) goto oom;
+    memset(p->filt, 0, (size_t)m * 2 * sizeof(double));
     /* k^2 mod 2n keeps the angle small and exact for long transforms */
     uint64_t sq = 0, n2 = 2 * (uint64_t)n;
     for (int64_t k = 0; k < n; k++) {
@@ -94,7 +120,7 @@ static onyx_status fft_plan_make(fft_plan *p, int64_t n) {
     fft_pow2(p, p->filt);
     return ONYX_OK;
 oom:
-    fft_plan_free(p);
+    fft_plan_free(p, !arena);
     return onyx_oom("FFT plan");
 }
 
@@ -158,30 +184,42 @@ static void putf(tensor *t, int64_t i, double v) {
 
 typedef struct fft_state {
     bool ready;
+    bool heap;        /* tables on the heap (prepared), not in a run's scratch */
     int64_t n;        /* transform length */
     bool real;        /* real forward input, n even: `plan` has n/2 points */
     fft_plan plan;
     double *rtw;      /* real: n/2+1 complex exp(-2 pi i k / n) */
-    int slots;
-    size_t per_slot;  /* doubles: line buffer (2n), packed half (n), plan scratch */
-    double *scratch;
+    size_t per_slot;  /* doubles per thread slot: line buffer (2n), packed half (n), plan scratch */
 } fft_state;
 
 static void fft_state_free(fft_state *s) {
     if (!s) return;
-    fft_plan_free(&s->plan);
-    free(s->rtw);
-    free(s->scratch);
+    fft_plan_free(&s->plan, s->heap);
+    if (s->heap) free(s->rtw);
     memset(s, 0, sizeof *s);
 }
 
-static onyx_status fft_state_make(fft_state *s, int64_t n, bool real) {
+/* Doubles of the tables fft_state_make puts in an arena for length n; false when too many. */
+static bool fft_table_doubles(int64_t n, bool real, size_t *out) {
+    if (n < 1 || n > ((int64_t)1 << 40)) return false;
+    real = real && n % 2 == 0;
+    int64_t pn = real ? n / 2 : n, m = fft_pow2_len(pn);
+    size_t r8 = 8, t = ((size_t)(m / 2 + 1) * 2 + r8 - 1) / r8 * r8;
+    if ((pn & (pn - 1)) != 0)
+        t += ((size_t)pn * 2 + r8 - 1) / r8 * r8 + ((size_t)m * 2 + r8 - 1) / r8 * r8;
+    if (real) t += ((size_t)(n / 2 + 1) * 2 + r8 - 1) / r8 * r8;
+    *out = t;
+    return true;
+}
+
+static onyx_status fft_state_make(fft_state *s, int64_t n, bool real, fft_arena *arena) {
     memset(s, 0, sizeof *s);
     s->n = n;
     s->real = real && n % 2 == 0;
-    TRY(fft_plan_make(&s->plan, s->real ? n / 2 : n));
+    s->heap = !arena;
+    TRY(fft_plan_make(&s->plan, s->real ? n / 2 : n, arena));
     if (s->real) {
-        s->rtw = malloc((size_t)(n / 2 + 1) * 2 * sizeof(double));
+        s->rtw = fft_alloc(arena, (size_t)(n / 2 + 1) * 2);
         if (!s->rtw) {
             fft_state_free(s);
             return onyx_oom("FFT plan");
@@ -192,15 +230,8 @@ static onyx_status fft_state_make(fft_state *s, int64_t n, bool real) {
             s->rtw[2 * k + 1] = sin(ang);
         }
     }
-    int slots = parallel_cores();
-    if (parallel_threads() > slots) slots = parallel_threads();
-    s->slots = slots < 1 ? 1 : slots;
-    s->per_slot = 3 * (size_t)n + fft_scratch(&s->plan);
-    s->scratch = malloc((size_t)s->slots * s->per_slot * sizeof(double));
-    if (!s->scratch) {
-        fft_state_free(s);
-        return onyx_oom("FFT scratch");
-    }
+    /* rounded to 8 doubles so that every slot starts 64-byte aligned */
+    s->per_slot = (3 * (size_t)n + fft_scratch(&s->plan) + 7) / 8 * 8;
     s->ready = true;
     return ONYX_OK;
 }
@@ -237,6 +268,8 @@ static void fft_forward(const fft_state *s, double *buf, double *work) {
 /* Splits `lines` into one block per scratch slot and calls fn on each. */
 typedef struct block_job {
     const fft_state *s;
+    double *slots;        /* the run's scratch: `nslots` slots of s->per_slot doubles */
+    int64_t nslots;
     int64_t lines, blocks;
     void (*line)(const struct block_job *j, int64_t line, double *buf, double *scratch);
     const void *ctx;
@@ -245,7 +278,7 @@ typedef struct block_job {
 static void block_range(void *ctx, int64_t b, int64_t e) {
     const block_job *j = ctx;
     for (int64_t blk = b; blk < e; blk++) {
-        double *buf = j->s->scratch + (size_t)blk * j->s->per_slot;
+        double *buf = j->slots + (size_t)blk * j->s->per_slot;
         double *scratch = buf + 2 * j->s->n;
         int64_t lo = j->lines * blk / j->blocks, hi = j->lines * (blk + 1) / j->blocks;
         for (int64_t l = lo; l < hi; l++) j->line(j, l, buf, scratch);
@@ -253,13 +286,40 @@ static void block_range(void *ctx, int64_t b, int64_t e) {
 }
 
 static void run_blocks(block_job *j, int64_t work_per_line) {
-    int64_t blocks = j->s->slots;
+    int64_t blocks = j->nslots;
     int64_t want = j->lines * work_per_line / 16384 + 1; /* small jobs stay on one thread */
     if (blocks > want) blocks = want;
     if (blocks > j->lines) blocks = j->lines;
     if (blocks < 1) return;
     j->blocks = blocks;
     parallel_for(blocks, 1, block_range, j);
+}
+
+/* The state for a length-n transform and the run's slot buffers, both from the prepared state
+ * when it fits (its tables are only read) and else with the tables too in the run's scratch. */
+static onyx_status fft_setup(const kernel_call *c, int64_t n, bool real, fft_state *local,
+                             block_job *j) {
+    const fft_state *s = c->state;
+    bool fits = s && s->ready && s->n == n && s->real == (real && n % 2 == 0);
+    size_t tables = 0;
+    if (!fits && !fft_table_doubles(n, real, &tables)) return onyx_oom("FFT plan");
+    int64_t slots = parallel_threads();
+    if (slots < 1) slots = 1;
+    /* a slot's doubles, as fft_state_make sizes them (the Bluestein scratch at most 2 * 2n) */
+    size_t per_slot = fits ? s->per_slot : (3 * (size_t)n + 2 * (size_t)fft_pow2_len(2 * n) + 7) / 8 * 8;
+    if (per_slot > (SIZE_MAX / sizeof(double) - tables) / (size_t)slots)
+        return onyx_oom("FFT scratch");
+    void *mem;
+    TRY(kernel_scratch(c, (tables + (size_t)slots * per_slot) * sizeof(double), &mem));
+    if (!fits) {
+        fft_arena arena = {mem, 0, tables};
+        TRY(fft_state_make(local, n, real, &arena));
+        s = local;
+    }
+    j->s = s;
+    j->slots = (double *)mem + tables;
+    j->nslots = slots;
+    return ONYX_OK;
 }
 
 /* ---- DFT */
@@ -335,7 +395,7 @@ onyx_status cpu_dft_prepare(const kernel_prep *p, void **state) {
     ops_dft_plan dp;
     onyx_status st = dft_plan_from(p->node, &shape, p->n_in > 1 ? p->in_value[1] : NULL,
                                    p->n_in > 2 ? p->in_value[2] : NULL, &dp);
-    if (st == ONYX_OK) st = fft_state_make(s, dp.length, dp.real_in && !dp.inverse);
+    if (st == ONYX_OK) st = fft_state_make(s, dp.length, dp.real_in && !dp.inverse, NULL);
     if (st != ONYX_OK) {
         cpu_fft_release(s);
         *state = NULL;
@@ -362,17 +422,10 @@ onyx_status cpu_dft_run(const kernel_call *c) {
     for (int i = 0; i < d.p.axis; i++) outer *= X->dims[i];
     for (int i = d.p.axis + 1; i < X->rank - 1; i++) d.inner *= X->dims[i];
     if (Y->numel == 0) return ONYX_OK;
-    fft_state *s = c->state, local;
-    bool own = false;
-    bool real = d.p.real_in && !d.p.inverse;
-    if (!s || !s->ready || s->n != d.p.length || s->real != (real && d.p.length % 2 == 0)) {
-        TRY(fft_state_make(&local, d.p.length, real));
-        s = &local;
-        own = true;
-    }
-    block_job j = {s, outer * d.inner, 0, dft_line, &d};
+    fft_state local;
+    block_job j = {.lines = outer * d.inner, .line = dft_line, .ctx = &d};
+    TRY(fft_setup(c, d.p.length, d.p.real_in && !d.p.inverse, &local, &j));
     run_blocks(&j, d.p.length * 8);
-    if (own) fft_state_free(&local);
     return ONYX_OK;
 }
 
@@ -426,7 +479,7 @@ onyx_status cpu_stft_prepare(const kernel_prep *p, void **state) {
     ops_stft_plan sp;
     TRY(ops_stft_plan_make(p->node, x->rank, x->dims, p->in_value[1], wt ? &win : NULL,
                            p->n_in > 3 ? p->in_value[3] : NULL, &sp));
-    return fft_state_make(s, sp.frame_length, sp.real_in);
+    return fft_state_make(s, sp.frame_length, sp.real_in, NULL);
 }
 
 onyx_status cpu_stft_run(const kernel_call *c) {
@@ -445,16 +498,9 @@ onyx_status cpu_stft_run(const kernel_call *c) {
     if (!shape_equal(Y->rank, Y->dims, 4, want))
         return onyx_error(ONYX_ERR_SHAPE, "output shape does not match the frames");
     if (Y->numel == 0) return ONYX_OK;
-    fft_state *s = c->state, local;
-    bool own = false;
-    bool real = d.p.real_in && d.p.frame_length % 2 == 0;
-    if (!s || !s->ready || s->n != d.p.frame_length || s->real != real) {
-        TRY(fft_state_make(&local, d.p.frame_length, real));
-        s = &local;
-        own = true;
-    }
-    block_job j = {s, d.p.batch * d.p.frames, 0, stft_line, &d};
+    fft_state local;
+    block_job j = {.lines = d.p.batch * d.p.frames, .line = stft_line, .ctx = &d};
+    TRY(fft_setup(c, d.p.frame_length, d.p.real_in, &local, &j));
     run_blocks(&j, d.p.frame_length * 8);
-    if (own) fft_state_free(&local);
     return ONYX_OK;
 }

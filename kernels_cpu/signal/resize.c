@@ -19,26 +19,45 @@ typedef struct rz_axis {
     uint8_t *extrap;   /* [n_out]: 1 where tf_crop_and_resize falls outside the input */
 } rz_axis;
 
+/* The tables of one plan. The prepared state's are read by concurrent runs; the two ping-pong
+ * buffers a run writes come from its scratch (kernel_scratch). */
 typedef struct rz_state {
     bool ready;
+    bool in_arena;     /* tables carved from a run's scratch: nothing to free */
     ops_resize_plan plan;
     int n_axes;
     rz_axis ax[ONYX_MAX_RANK];
-    size_t work_elems; /* elements of each of the two ping-pong buffers */
-    void *work[2];
-    size_t work_size;  /* bytes of each, as allocated */
+    size_t work_size;  /* bytes of each of the two ping-pong buffers */
 } rz_state;
+
+/* Where tables go: the heap (arena NULL) or a bump region of the run's scratch. */
+typedef struct rz_arena {
+    char *base;
+    size_t used, cap;
+} rz_arena;
+
+#define RZ_ALIGN 64
+
+static size_t rz_round(size_t n) { return (n + RZ_ALIGN - 1) / RZ_ALIGN * RZ_ALIGN; }
+
+static void *rz_alloc(rz_arena *a, size_t n) {
+    if (!a) return malloc(n);
+    n = rz_round(n);
+    if (a->cap - a->used < n) return NULL;
+    void *p = a->base + a->used;
+    a->used += n;
+    return p;
+}
 
 static void rz_free(rz_state *s) {
     if (!s) return;
-    for (int i = 0; i < s->n_axes; i++) {
-        free(s->ax[i].idx);
-        free(s->ax[i].w);
-        free(s->ax[i].wf);
-        free(s->ax[i].extrap);
-    }
-    free(s->work[0]);
-    free(s->work[1]);
+    if (!s->in_arena)
+        for (int i = 0; i < s->n_axes; i++) {
+            free(s->ax[i].idx);
+            free(s->ax[i].w);
+            free(s->ax[i].wf);
+            free(s->ax[i].extrap);
+        }
     memset(s, 0, sizeof *s);
 }
 
@@ -96,7 +115,7 @@ static void tap_shape(const ops_resize_plan *p, int a, int *taps, int64_t *start
     }
 }
 
-static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t) {
+static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t, rz_arena *arena) {
     int64_t start;
     int taps;
     tap_shape(p, a, &taps, &start);
@@ -109,10 +128,11 @@ static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t) {
     t->n_out = n_out;
     size_t cells = (size_t)n_out * (size_t)taps;
     if (n_out > 0 && cells / (size_t)n_out != (size_t)taps) return onyx_oom("resize tables");
-    t->idx = malloc((cells ? cells : 1) * sizeof *t->idx);
-    t->w = malloc((cells ? cells : 1) * sizeof *t->w);
-    t->wf = malloc((cells ? cells : 1) * sizeof *t->wf);
-    t->extrap = calloc(n_out ? (size_t)n_out : 1, 1);
+    if (cells > SIZE_MAX / 16) return onyx_oom("resize tables");
+    t->idx = rz_alloc(arena, (cells ? cells : 1) * sizeof *t->idx);
+    t->w = rz_alloc(arena, (cells ? cells : 1) * sizeof *t->w);
+    t->wf = rz_alloc(arena, (cells ? cells : 1) * sizeof *t->wf);
+    t->extrap = rz_alloc(arena, n_out ? (size_t)n_out : 1); /* every entry is written below */
     if (!t->idx || !t->w || !t->wf || !t->extrap) return onyx_oom("resize tables");
     double sa = p->scale[a] < 1 ? p->scale[a] : 1;
     for (int64_t o = 0; o < n_out; o++) {
@@ -174,11 +194,40 @@ static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t) {
     return ONYX_OK;
 }
 
-/* Builds the tables and ping-pong buffers for a plan; axes that shrink most go first so that
- * later passes touch less data. */
-static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt) {
+/* Bytes a run needs in its scratch for the tables of plan p (arena) and the two ping-pong buffers
+ * (each at most the product over axes of the larger of input and output dims); false when they
+ * overflow. */
+static bool rz_run_bytes(const ops_resize_plan *p, onyx_dtype dt, size_t *tables, size_t *work) {
+    size_t t = 0, most = 1;
+    for (int a = 0; a < p->rank; a++) {
+        int64_t d = p->in_dims[a] > p->out_dims[a] ? p->in_dims[a] : p->out_dims[a];
+        if (d < 0 || (d > 0 && most > SIZE_MAX / 64 / (size_t)d)) return false;
+        most *= d > 0 ? (size_t)d : 1;
+        if (!p->active[a]) continue;
+        int64_t start;
+        int taps;
+        tap_shape(p, a, &taps, &start);
+        size_t n = p->out_dims[a] > 0 ? (size_t)p->out_dims[a] : 1;
+        if (taps < 1 || taps > (1 << 26) || n > (SIZE_MAX / 64) / (size_t)taps) return false;
+        size_t cells = n * (size_t)taps;
+        size_t add = rz_round(cells * sizeof(int64_t)) + rz_round(cells * sizeof(double)) +
+                     rz_round(cells * sizeof(float)) + rz_round(n);
+        if (t > SIZE_MAX / 4 - add) return false;
+        t += add;
+    }
+    size_t es = work_is_double(dt) ? sizeof(double) : sizeof(float);
+    *tables = t;
+    *work = rz_round(most * es);
+    return *work <= SIZE_MAX / 4 - t;
+}
+
+/* Builds the tables for a plan (on the heap, or in `arena`); axes that shrink most go first so
+ * that later passes touch less data. */
+static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt,
+                            rz_arena *arena) {
     onyx_status st = ONYX_OK;
     memset(s, 0, sizeof *s);
+    s->in_arena = arena != NULL;
     s->plan = *p;
     int order[ONYX_MAX_RANK], n = 0;
     for (int a = 0; a < p->rank; a++)
@@ -197,7 +246,7 @@ static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt
     if (!shape_numel(p->rank, cur, &most)) return onyx_error(ONYX_ERR_SHAPE, "input too large");
     for (int i = 0; i < n; i++) {
         s->n_axes = i + 1;
-        CHECK(build_axis(p, order[i], &s->ax[i]));
+        CHECK(build_axis(p, order[i], &s->ax[i], arena));
         cur[order[i]] = p->out_dims[order[i]];
         if (!shape_numel(p->rank, cur, &numel)) {
             st = onyx_error(ONYX_ERR_SHAPE, "resized tensor too large");
@@ -210,15 +259,7 @@ static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt
         st = onyx_oom("resize buffers");
         goto done;
     }
-    s->work_elems = (size_t)most;
-    s->work_size = (size_t)most * es;
-    for (int i = 0; i < 2; i++) {
-        s->work[i] = malloc(s->work_size ? s->work_size : 1);
-        if (!s->work[i]) {
-            st = onyx_oom("resize buffers");
-            goto done;
-        }
-    }
+    s->work_size = rz_round((size_t)most * es);
     s->ready = true;
 done:
     if (st != ONYX_OK) rz_free(s);
@@ -408,37 +449,49 @@ onyx_status cpu_resize_prepare(const kernel_prep *p, void **state) {
     rz_inputs(p->node, p->in_value, p->n_in, &roi, &scales, &sizes);
     ops_resize_plan plan;
     TRY(ops_resize_plan_make(p->node, x->rank, x->dims, roi, scales, sizes, &plan));
-    return rz_build(s, &plan, x->dtype);
+    return rz_build(s, &plan, x->dtype, NULL);
 }
 
 onyx_status cpu_resize_run(const kernel_call *c) {
     const tensor *X = kernel_input(c, 0);
     tensor *Y = kernel_output(c, 0);
-    rz_state *s = c->state, local;
+    const rz_state *s = c->state;
+    rz_state local;
     const tensor *ins[4] = {NULL, NULL, NULL, NULL};
     for (int i = 0; i < c->n_in && i < 4; i++) ins[i] = kernel_input(c, i);
-    bool own = false;
-    onyx_status st = ONYX_OK;
-    if (!s || !s->ready || !shape_equal(X->rank, X->dims, s->plan.rank, s->plan.in_dims)) {
+    char *mem;
+    void *work[2];
+    if (s && s->ready && shape_equal(X->rank, X->dims, s->plan.rank, s->plan.in_dims)) {
+        void *m;
+        TRY(kernel_scratch(c, 2 * s->work_size + 1, &m));
+        mem = m;
+        work[0] = mem;
+        work[1] = mem + s->work_size;
+    } else {
+        /* a plan of this run's own: its tables go in the scratch too, ahead of the buffers */
         const tensor *roi, *scales, *sizes;
         rz_inputs(c->node, ins, c->n_in, &roi, &scales, &sizes);
         ops_resize_plan plan;
         TRY(ops_resize_plan_make(c->node, X->rank, X->dims, roi, scales, sizes, &plan));
-        TRY(rz_build(&local, &plan, X->dtype));
+        size_t tables, wsize;
+        if (!rz_run_bytes(&plan, X->dtype, &tables, &wsize))
+            return onyx_oom("resize tables and buffers");
+        void *m;
+        TRY(kernel_scratch(c, tables + 2 * wsize + 1, &m));
+        mem = m;
+        rz_arena arena = {mem, 0, tables};
+        TRY(rz_build(&local, &plan, X->dtype, &arena));
+        work[0] = mem + tables;
+        work[1] = mem + tables + wsize;
         s = &local;
-        own = true;
     }
     if (!shape_equal(Y->rank, Y->dims, s->plan.rank, s->plan.out_dims)) {
         char a[96], b[96];
-        st = onyx_error(ONYX_ERR_SHAPE, "output has shape %s, expected %s",
-                        shape_str(Y->rank, Y->dims, a, sizeof a),
-                        shape_str(s->plan.rank, s->plan.out_dims, b, sizeof b));
-        goto done;
+        return onyx_error(ONYX_ERR_SHAPE, "output has shape %s, expected %s",
+                          shape_str(Y->rank, Y->dims, a, sizeof a),
+                          shape_str(s->plan.rank, s->plan.out_dims, b, sizeof b));
     }
-    st = rz_apply(s, X, Y, s->work);
-done:
-    if (own) rz_free(&local);
-    return st;
+    return rz_apply(s, X, Y, work);
 }
 
 void cpu_resize_release(void *state) {

@@ -17,7 +17,7 @@ static onyx_status shape_infer(infer_ctx *c) {
 static const attr_spec shape_attrs_15[] = {{"start", ATTR_INT}, {"end", ATTR_INT}, {NULL, 0}};
 
 #define SHAPE_V(v, attrs)                                                                          \
-    { "", "Shape", v, 1, 1, 1, 1, attrs, shape_infer, 0 }
+    { "", "Shape", v, 1, 1, 1, 1, attrs, shape_infer, OP_SHAPE_ONLY }
 const op_schema op_Shape[] = {SHAPE_V(1, NULL),
                               SHAPE_V(13, NULL),
                               SHAPE_V(15, shape_attrs_15),

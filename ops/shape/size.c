@@ -8,6 +8,6 @@ static onyx_status size_infer(infer_ctx *c) {
 }
 
 #define SIZE_V(v)                                                                                  \
-    { "", "Size", v, 1, 1, 1, 1, NULL, size_infer, 0 }
+    { "", "Size", v, 1, 1, 1, 1, NULL, size_infer, OP_SHAPE_ONLY }
 const op_schema op_Size[] = {SIZE_V(1),  SIZE_V(13), SIZE_V(19), SIZE_V(21),
                              SIZE_V(23), SIZE_V(24), SIZE_V(25), OP_END};

@@ -122,7 +122,7 @@ onyx_status ops_resize_plan_make(const graph_node *n, int rank, const int64_t *d
     if (rank < 1 || rank > ONYX_MAX_RANK)
         return onyx_error(ONYX_ERR_SHAPE, "input 0 has rank %d, expected at least 1", rank);
     p->rank = rank;
-    int axes[ONYX_MAX_RANK], na;
+    int axes[ONYX_MAX_RANK], na = 0;
     TRY(resize_axes(n, rank, axes, &na));
     for (int i = 0; i < rank; i++) {
         p->in_dims[i] = dims[i];

@@ -40,7 +40,7 @@ static void chain_reuses_memory(void **state) {
     /* a -> b -> c -> d: each value dies when the next is made, so two buffers suffice */
     plan_value v[4] = {arena_value(1000, 0, 1), arena_value(1000, 1, 2), arena_value(1000, 2, 3),
                        arena_value(1000, 3, 4)};
-    size_t total = plan_assign_offsets(v, 4);
+    size_t total = plan_assign_offsets(v, 4, DEVICE_CPU);
     check_no_conflicts(v, 4, total);
     assert_int_equal(total, 2 * 1024);
 }
@@ -48,7 +48,7 @@ static void chain_reuses_memory(void **state) {
 static void all_live_values_are_disjoint(void **state) {
     (void)state;
     plan_value v[3] = {arena_value(100, 0, 5), arena_value(200, 1, 5), arena_value(300, 2, 5)};
-    size_t total = plan_assign_offsets(v, 3);
+    size_t total = plan_assign_offsets(v, 3, DEVICE_CPU);
     check_no_conflicts(v, 3, total);
     assert_int_equal(total, 128 + 256 + 320);
 }
@@ -58,7 +58,7 @@ static void non_arena_and_aliases_take_no_space(void **state) {
     plan_value v[3] = {arena_value(640, 0, 2), arena_value(640, 1, 2), arena_value(640, 1, 2)};
     v[1].alias_of = 0;    /* shares v[0]'s buffer */
     v[2].where = ST_HEAP; /* not in the arena */
-    size_t total = plan_assign_offsets(v, 3);
+    size_t total = plan_assign_offsets(v, 3, DEVICE_CPU);
     assert_int_equal(total, 640);
     assert_int_equal(v[0].offset, 0);
 }
@@ -72,7 +72,7 @@ static void random_lifetimes_never_collide(void **state) {
         int first = rand() % 100;
         v[i] = arena_value((size_t)(1 + rand() % 5000), first, first + rand() % 20);
     }
-    size_t total = plan_assign_offsets(v, N);
+    size_t total = plan_assign_offsets(v, N, DEVICE_CPU);
     check_no_conflicts(v, N, total);
     size_t sum = 0;
     for (int i = 0; i < N; i++) sum += (v[i].size + 63) / 64 * 64;

@@ -1,0 +1,174 @@
+/* The public session and run options: opaque objects with one setter per setting, so that
+ * settings can be added without changing any struct a caller compiles against. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+onyx_status onyx_session_options_create(onyx_session_options **out) {
+    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "session options: out is NULL");
+    onyx_session_options *o = calloc(1, sizeof *o);
+    if (!o) return onyx_oom("session options");
+    o->device = DEVICE_CPU;
+    o->optimization = ONYX_OPT_ALL;
+    o->blocked_layouts = true;
+    o->log.level = ONYX_LOG_WARNING;
+    *out = o;
+    return ONYX_OK;
+}
+
+void onyx_session_options_free(onyx_session_options *o) {
+    if (!o) return;
+    for (int i = 0; i < o->n_examples; i++) {
+        free(o->examples[i].name);
+        type_release(&o->examples[i].type);
+    }
+    free(o->examples);
+    free(o->profile_path);
+    free(o);
+}
+
+#define NEED_OPTIONS(o)                                                                            \
+    do {                                                                                           \
+        if (!(o)) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "options are NULL");                \
+    } while (0)
+
+onyx_status onyx_session_options_set_devices(onyx_session_options *o, const char *devices) {
+    NEED_OPTIONS(o);
+    device_kind kind;
+    int index;
+    TRY(device_parse_list(devices, &kind, &index));
+    o->device = kind;
+    o->device_index = index;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_threads(onyx_session_options *o, int threads) {
+    NEED_OPTIONS(o);
+    if (threads < 0)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "threads must be >= 0, got %d", threads);
+    o->threads = threads;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_optimization(onyx_session_options *o,
+                                                  onyx_optimization_level level) {
+    NEED_OPTIONS(o);
+    if (level < ONYX_OPT_NONE || level > ONYX_OPT_ALL)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown optimization level %d", (int)level);
+    o->optimization = level;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_profiling(onyx_session_options *o, const char *trace_path) {
+    NEED_OPTIONS(o);
+    char *copy = NULL;
+    if (trace_path) {
+        if (!*trace_path)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "profiling: the trace path is empty");
+        if (!(copy = strdup(trace_path))) return onyx_oom("session options");
+    }
+    free(o->profile_path);
+    o->profile_path = copy;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_log(onyx_session_options *o, onyx_log_level level,
+                                         onyx_log_fn fn, void *user) {
+    NEED_OPTIONS(o);
+    if (level < ONYX_LOG_VERBOSE || level > ONYX_LOG_FATAL)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown log level %d", (int)level);
+    o->log = (exec_log){.fn = fn, .user = user, .level = level};
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_memory_limit(onyx_session_options *o, size_t bytes) {
+    NEED_OPTIONS(o);
+    o->memory_limit = bytes;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_add_example(onyx_session_options *o, const char *input_name,
+                                             const onyx_value *example) {
+    NEED_OPTIONS(o);
+    if (!example) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "input example is NULL");
+    session_example *grown = realloc(o->examples, ((size_t)o->n_examples + 1) * sizeof *grown);
+    if (!grown) return onyx_oom("session options");
+    o->examples = grown;
+    session_example *e = &o->examples[o->n_examples];
+    e->name = NULL;
+    type_init(&e->type);
+    if (input_name && !(e->name = strdup(input_name))) return onyx_oom("session options");
+    onyx_status st = type_of_value(&e->type, example);
+    if (st != ONYX_OK) {
+        free(e->name);
+        return st;
+    }
+    o->n_examples++;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_config(onyx_session_options *o, const char *key,
+                                            const char *value) {
+    NEED_OPTIONS(o);
+    if (!key || !value) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config key or value is NULL");
+    if (strcmp(key, "optimization.blocked_layouts") == 0) {
+        if (strcmp(value, "0") && strcmp(value, "1"))
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
+                              key, value);
+        o->blocked_layouts = value[0] == '1';
+        return ONYX_OK;
+    }
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s'", key);
+}
+
+/* ------------------------------------------------------------------ run options */
+
+onyx_status onyx_run_options_create(onyx_run_options **out) {
+    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run options: out is NULL");
+    onyx_run_options *o = calloc(1, sizeof *o);
+    if (!o) return onyx_oom("run options");
+    atomic_init(&o->terminate, false);
+    *out = o;
+    return ONYX_OK;
+}
+
+void onyx_run_options_free(onyx_run_options *o) {
+    if (!o) return;
+    free(o->tag);
+    free(o);
+}
+
+onyx_status onyx_run_options_set_terminate(onyx_run_options *o, bool terminate) {
+    NEED_OPTIONS(o);
+    atomic_store(&o->terminate, terminate);
+    return ONYX_OK;
+}
+
+onyx_status onyx_run_options_set_timeout(onyx_run_options *o, double seconds) {
+    NEED_OPTIONS(o);
+    if (!(seconds >= 0) || !isfinite(seconds) || seconds > 1e9)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "timeout must be 0 to 1e9 seconds, got %g",
+                          seconds);
+    o->timeout = seconds;
+    return ONYX_OK;
+}
+
+onyx_status onyx_run_options_set_max_iterations(onyx_run_options *o, int64_t iterations) {
+    NEED_OPTIONS(o);
+    if (iterations < 0)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "max iterations must be >= 0, got %lld",
+                          (long long)iterations);
+    o->max_iterations = iterations;
+    return ONYX_OK;
+}
+
+onyx_status onyx_run_options_set_tag(onyx_run_options *o, const char *tag) {
+    NEED_OPTIONS(o);
+    char *copy = NULL;
+    if (tag && !(copy = strdup(tag))) return onyx_oom("run options");
+    free(o->tag);
+    o->tag = copy;
+    return ONYX_OK;
+}

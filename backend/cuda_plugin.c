@@ -1,0 +1,65 @@
+/* Loads libonyx_cuda.so (kernels_cuda/plugin.h) the first time CUDA is asked about. Looked for in
+ * $ONYX_CUDA_LIB, then beside the library or program that holds this code, then on the loader's
+ * search path. Without it, or without a GPU, CUDA is simply not usable. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "kernels_cuda/plugin.h"
+
+#define PLUGIN_FILE "libonyx_cuda.so"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const cuda_plugin *loaded;
+static int loaded_devices;
+
+static const cuda_plugin *try_open(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return NULL;
+    cuda_plugin_entry entry = (cuda_plugin_entry)dlsym(h, CUDA_PLUGIN_SYMBOL);
+    const cuda_plugin *p = entry ? entry() : NULL;
+    if (!p || p->abi != CUDA_PLUGIN_ABI) {
+        dlclose(h);
+        return NULL;
+    }
+    return p; /* kept loaded for the life of the process */
+}
+
+static void load(void) {
+    const cuda_plugin *p = NULL;
+    const char *env = getenv("ONYX_CUDA_LIB");
+    if (env && *env) p = try_open(env);
+    Dl_info info;
+    if (!p && dladdr((void *)&load, &info) && info.dli_fname) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        char path[PATH_MAX];
+        if (slash && (size_t)(slash - info.dli_fname) + sizeof PLUGIN_FILE + 1 < sizeof path) {
+            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
+                     PLUGIN_FILE);
+            p = try_open(path);
+        }
+    }
+    if (!p) p = try_open(PLUGIN_FILE);
+    if (p) {
+        loaded = p;
+        loaded_devices = p->device_count();
+    }
+}
+
+int cuda_device_count(void) {
+    pthread_once(&once, load);
+    return loaded_devices;
+}
+
+const kernel *cuda_kernel_table(size_t *count) {
+    pthread_once(&once, load);
+    if (!loaded) {
+        *count = 0;
+        return NULL;
+    }
+    return loaded->kernel_table(count);
+}

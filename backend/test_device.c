@@ -1,0 +1,231 @@
+/* The TEST device: a second device that every machine has, so that placement, copies between
+ * devices and fallback are exercised without an accelerator (`onyx-test-runner -d TEST`). Its
+ * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
+ * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
+ * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax), each run on
+ * unscrambled copies of its inputs, as a real device's kernels would run on device memory. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/op_schema.h"
+#include "kernels_cpu/cpu_kernels.h"
+
+#define SCRAMBLE 0xA5
+
+static void *test_alloc(size_t bytes) {
+    return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
+static void scrambled_copy(void *dst, const void *src, size_t bytes) {
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    for (size_t i = 0; i < bytes; i++) d[i] = s[i] ^ SCRAMBLE;
+}
+
+const device_ops test_device_ops = {
+    .kind = DEVICE_TEST,
+    .alloc = test_alloc,
+    .free = free,
+    .to_host = scrambled_copy,
+    .from_host = scrambled_copy,
+};
+
+/* ------------------------------------------------------------------ kernels */
+
+/* The ops the TEST device runs; everything else falls back to the CPU. */
+static const char *const test_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt",
+    "MatMul", "Gemm", "Conv", "Softmax",
+};
+
+typedef struct test_state {
+    const kernel *cpu;
+    void *cpu_state;
+    tensor *host_constants; /* unscrambled copies of the constant inputs, for the CPU prepare */
+    int n_constants;
+} test_state;
+
+typedef struct test_fork {
+    const test_state *shared;
+    void *cpu_fork;
+    void *staging; /* the run's unscrambled inputs and outputs */
+    size_t staging_size;
+} test_fork;
+
+static void test_release(void *state) {
+    test_state *s = state;
+    if (!s) return;
+    if (s->cpu_state && s->cpu->release) s->cpu->release(s->cpu_state);
+    for (int i = 0; i < s->n_constants; i++) free(s->host_constants[i].data);
+    free(s->host_constants);
+    free(s);
+}
+
+static onyx_status test_prepare(const kernel_prep *p, void **state) {
+    test_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("TEST kernel");
+    onyx_status st = ONYX_OK;
+    const tensor *host_values[ONYX_VARIADIC] = {0};
+    s->cpu = backend_select(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    if (!s->cpu) {
+        st = ONYX_ERR_UNSUPPORTED;
+        goto done;
+    }
+    if (!(s->host_constants = calloc((size_t)p->n_in + 1, sizeof *s->host_constants))) {
+        st = onyx_oom("TEST kernel");
+        goto done;
+    }
+    for (int i = 0; i < p->n_in; i++) {
+        const tensor *c = p->in_value[i];
+        host_values[i] = c;
+        if (!c || c->device == DEVICE_CPU) continue;
+        tensor *h = &s->host_constants[s->n_constants++];
+        *h = *c;
+        h->device = DEVICE_CPU;
+        if (!(h->data = malloc(c->nbytes ? c->nbytes : 1))) {
+            st = onyx_oom("TEST kernel");
+            goto done;
+        }
+        scrambled_copy(h->data, c->data, c->nbytes);
+        host_values[i] = h;
+    }
+    if (s->cpu->prepare) {
+        kernel_prep host = *p;
+        host.in_value = host_values;
+        CHECK(s->cpu->prepare(&host, &s->cpu_state));
+    }
+    *state = s;
+    s = NULL;
+done:
+    test_release(s);
+    return st;
+}
+
+static onyx_status test_fork_make(const void *state, void **out) {
+    const test_state *s = state;
+    test_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("TEST kernel");
+    f->shared = s;
+    if (s->cpu->fork) {
+        onyx_status st = s->cpu->fork(s->cpu_state, &f->cpu_fork);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+static void test_unfork(void *fork) {
+    test_fork *f = fork;
+    if (!f) return;
+    if (f->cpu_fork) f->shared->cpu->unfork(f->cpu_fork);
+    free(f->staging);
+    free(f);
+}
+
+static size_t aligned64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static onyx_status test_run(const kernel_call *c) {
+    test_fork *f = c->state;
+    const test_state *s = f->shared;
+    size_t need = 0;
+    for (int i = 0; i < c->n_in; i++)
+        if (c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR) need += aligned64(c->in[i]->t.nbytes);
+    for (int o = 0; o < c->n_out; o++)
+        if (c->out[o]) need += aligned64(c->out[o]->t.nbytes);
+    if (need > f->staging_size) {
+        void *grown = aligned_alloc(64, need);
+        if (!grown) return onyx_oom("TEST staging");
+        free(f->staging);
+        f->staging = grown;
+        f->staging_size = need;
+    }
+    onyx_value host_in[ONYX_VARIADIC], host_out[ONYX_VARIADIC];
+    onyx_value *in[ONYX_VARIADIC] = {0}, *out[ONYX_VARIADIC] = {0};
+    char *at = f->staging;
+    for (int i = 0; i < c->n_in; i++) {
+        if (!c->in[i]) continue;
+        in[i] = c->in[i];
+        if (c->in[i]->kind != ONYX_VALUE_TENSOR || c->in[i]->t.device != DEVICE_TEST) continue;
+        host_in[i] = *c->in[i];
+        host_in[i].t.device = DEVICE_CPU;
+        host_in[i].t.owns = false;
+        host_in[i].t.data = at;
+        scrambled_copy(at, c->in[i]->t.data, c->in[i]->t.nbytes);
+        at += aligned64(c->in[i]->t.nbytes);
+        in[i] = &host_in[i];
+    }
+    for (int o = 0; o < c->n_out; o++) {
+        if (!c->out[o]) continue;
+        host_out[o] = *c->out[o];
+        host_out[o].t.device = DEVICE_CPU;
+        host_out[o].t.owns = false;
+        host_out[o].t.data = at;
+        at += aligned64(c->out[o]->t.nbytes);
+        out[o] = &host_out[o];
+    }
+    kernel_call host = *c;
+    host.state = f->cpu_fork ? f->cpu_fork : s->cpu_state;
+    host.in = in;
+    host.out = out;
+    TRY(s->cpu->run(&host));
+    for (int o = 0; o < c->n_out; o++)
+        if (out[o]) scrambled_copy(c->out[o]->t.data, out[o]->t.data, c->out[o]->t.nbytes);
+    return ONYX_OK;
+}
+
+/* Numbers only, and nothing the CPU kernel would size or alias itself. */
+static bool test_supports(const kernel_prep *p) {
+    const kernel *cpu = backend_select(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    if (!cpu || (cpu->flags & (KF_DYNAMIC_OUTPUT | KF_ALIAS_INPUT0))) {
+        onyx_error_clear();
+        return false;
+    }
+    for (int i = 0; i < p->n_in; i++)
+        if (p->in_type[i] && !dtype_in(p->in_type[i]->dtype, DT_FLOATS | DT_INTS)) return false;
+    return true;
+}
+
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+static kernel *table;
+static size_t table_count;
+
+static bool is_test_op(const char *op) {
+    for (size_t i = 0; i < sizeof test_ops / sizeof test_ops[0]; i++)
+        if (!strcmp(op, test_ops[i])) return true;
+    return false;
+}
+
+/* The CPU table's entries for the TEST ops, with the TEST device's wrappers. */
+static void build_table(void) {
+    size_t n;
+    const kernel *cpu = cpu_kernel_table(&n);
+    kernel *t = calloc(n + 1, sizeof *t);
+    if (!t) return; /* no TEST kernels: every node falls back to the CPU */
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (*cpu[i].domain || !is_test_op(cpu[i].op_type)) continue;
+        t[count] = cpu[i];
+        t[count].device = DEVICE_TEST;
+        t[count].flags = 0; /* no post-ops, no blocked layouts, no aliasing on this device */
+        t[count].prepare = test_prepare;
+        t[count].run = test_run;
+        t[count].release = test_release;
+        t[count].fork = test_fork_make;
+        t[count].unfork = test_unfork;
+        t[count].supports = test_supports;
+        count++;
+    }
+    table = t;
+    table_count = count;
+}
+
+const kernel *test_kernel_table(size_t *count) {
+    pthread_once(&table_once, build_table);
+    *count = table_count;
+    return table;
+}

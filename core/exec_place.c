@@ -1,0 +1,319 @@
+/* Placement while a plan is built: each node runs on the first device of the session's order whose
+ * kernel takes it; where a value is made on one device and read on another, a copy step moves it
+ * (once per value and device), and constants read on a device are uploaded once per plan. Graph
+ * outputs and values that subgraphs read stay on the CPU: a device step that makes one writes a
+ * copy of its own, moved to the CPU right after it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exec_internal.h"
+#include "core/log.h"
+#include "core/op_schema.h"
+
+/* ------------------------------------------------------------------ copy steps */
+
+typedef struct copy_state {
+    const device_ops *from, *to;
+} copy_state;
+
+static onyx_status copy_run(const kernel_call *c) {
+    const copy_state *s = c->state;
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    if (!x || !y || x->nbytes != y->nbytes || x->device != s->from->kind ||
+        y->device != s->to->kind)
+        return onyx_error(ONYX_ERR_RUNTIME, "copy between devices: tensors do not match the plan");
+    if (x->nbytes == 0) return ONYX_OK;
+    if (s->from->kind == DEVICE_CPU) {
+        s->to->from_host(y->data, x->data, x->nbytes);
+    } else if (s->to->kind == DEVICE_CPU) {
+        s->from->to_host(y->data, x->data, x->nbytes);
+    } else { /* between two devices: through host memory */
+        void *host;
+        TRY(kernel_scratch(c, x->nbytes, &host));
+        s->from->to_host(host, x->data, x->nbytes);
+        s->to->from_host(y->data, host, x->nbytes);
+    }
+    return ONYX_OK;
+}
+
+/* One kernel per destination, so that profiles and logs say where a copy goes. */
+#define COPY_KERNEL(dev, name)                                                                     \
+    {"onyx", name, 1, 1, dev, 0, KF_DEVICE_COPY, NULL, copy_run, free, NULL, NULL, NULL}
+static const kernel copy_kernels[DEVICE_KINDS] = {
+    [DEVICE_CPU] = COPY_KERNEL(DEVICE_CPU, "MemcpyToHost"),
+    [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyFromHost"),
+    [DEVICE_TEST] = COPY_KERNEL(DEVICE_TEST, "MemcpyFromHost"),
+};
+
+/* A node of the plan's own: a copy of `like` (or an empty node), with room for its inputs and
+ * outputs and a name of up to `name_cap` bytes, all in one allocation (freed with free). */
+static graph_node *own_node(const graph_node *like, int n_in, int n_out, size_t name_cap) {
+    size_t ints = (size_t)n_in + (size_t)n_out;
+    graph_node *nc = calloc(1, sizeof *nc + ints * sizeof(int) + name_cap);
+    if (!nc) return NULL;
+    if (like) *nc = *like;
+    nc->n_inputs = n_in;
+    nc->n_outputs = n_out;
+    nc->inputs = (int *)(nc + 1);
+    nc->outputs = nc->inputs + n_in;
+    if (like) {
+        memcpy(nc->inputs, like->inputs, sizeof(int) * (size_t)n_in);
+        memcpy(nc->outputs, like->outputs, sizeof(int) * (size_t)n_out);
+    }
+    if (name_cap) nc->name = (char *)(nc->outputs + n_out);
+    return nc;
+}
+
+/* A new plan value holding graph value `source` on `device`, typed like plan value `like`. */
+static onyx_status new_value(plan *p, int like, device_kind device, int *out) {
+    if (p->n_vals == p->cap_vals) return onyx_error(ONYX_ERR_RUNTIME, "plan: out of value slots");
+    int idx = p->n_vals;
+    plan_value *v = &p->vals[idx];
+    memset(v, 0, sizeof *v);
+    type_init(&v->type);
+    TRY(type_copy(&v->type, &p->vals[like].type));
+    v->alias_of = -1;
+    v->first = v->last = -1;
+    v->device = device;
+    v->source = p->vals[like].source;
+    p->n_vals++;
+    *out = idx;
+    return ONYX_OK;
+}
+
+static onyx_status append_step(plan *p, plan_step **out) {
+    if (p->n_steps == p->cap_steps) return onyx_error(ONYX_ERR_RUNTIME, "plan: out of step slots");
+    plan_step *ps = &p->steps[p->n_steps];
+    memset(ps, 0, sizeof *ps);
+    *out = ps;
+    return ONYX_OK;
+}
+
+/* Appends the step copying plan value `from` into plan value `to` (on another device). */
+static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, int to) {
+    const plan_value *src = &p->vals[from], *dst = &p->vals[to];
+    const char *name = sg->g->values[src->source].name;
+    size_t cap = strlen(name) + 16;
+    plan_step *ps = NULL;
+    TRY(append_step(p, &ps));
+    graph_node *nc = own_node(NULL, 1, 1, cap);
+    if (!nc) return onyx_oom("copy step");
+    snprintf((char *)nc->name, cap, "%s:to_%s", name, device_name(dst->device));
+    nc->op_type = copy_kernels[dst->device].op_type;
+    nc->domain = "onyx";
+    nc->version = 1;
+    nc->inputs[0] = from;
+    nc->outputs[0] = to;
+    ps->node = node;
+    ps->own_node = nc;
+    ps->k = &copy_kernels[dst->device];
+    p->vals[to].first = p->n_steps;
+    p->n_steps++;
+    /* the state is a pair of pointers to the environment's device tables */
+    copy_state *cs = malloc(sizeof *cs);
+    if (!cs) return onyx_oom("copy step");
+    cs->from = p->devices[src->device];
+    cs->to = p->devices[dst->device];
+    ps->state = cs;
+    return ONYX_OK;
+}
+
+/* ------------------------------------------------------------------ device constants */
+
+void plan_free_device_constant(const plan *p, plan_value *v) {
+    if (!v->constant) return;
+    if (v->constant->data) p->devices[v->device]->free(v->constant->data);
+    free(v->constant);
+    v->constant = NULL;
+}
+
+/* Uploads constant plan value `host` to `device` as plan value *out. */
+static onyx_status upload_constant(plan *p, int host, device_kind device, int *out) {
+    const tensor *c = p->vals[host].constant;
+    if (c->dtype == ONYX_STRING)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "string constants live on the CPU only");
+    int nv;
+    TRY(new_value(p, host, device, &nv));
+    plan_value *v = &p->vals[nv];
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return onyx_oom("device constant");
+    *t = *c;
+    t->owns = false;
+    t->device = device;
+    t->data = p->devices[device]->alloc(c->nbytes ? c->nbytes : 1);
+    v->constant = t;
+    v->owns_constant = true;
+    v->where = ST_CONST;
+    if (!t->data) return onyx_oom("device constant");
+    if (c->nbytes) p->devices[device]->from_host(t->data, c->data, c->nbytes);
+    *out = nv;
+    return ONYX_OK;
+}
+
+/* ------------------------------------------------------------------ placement */
+
+onyx_status placement_init(placement *pl, const subgraph *sg, const plan *p) {
+    const graph *g = sg->g;
+    memset(pl, 0, sizeof *pl);
+    pl->host_only = calloc((size_t)g->n_values + 1, sizeof *pl->host_only);
+    if (!pl->host_only) return onyx_oom("placement");
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        if (!(pl->copy_on[d] = malloc(sizeof(int) * ((size_t)p->cap_vals + 1)))) {
+            placement_free(pl);
+            return onyx_oom("placement");
+        }
+        for (int i = 0; i < p->cap_vals; i++) pl->copy_on[d][i] = -1;
+    }
+    for (int i = 0; i < g->n_values; i++) pl->host_only[i] = g->values[i].flags & GV_OUTPUT;
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int c = 0; c < g->nodes[n].n_captures; c++) pl->host_only[g->nodes[n].captures[c]] = true;
+    return ONYX_OK;
+}
+
+void placement_free(placement *pl) {
+    for (int d = 0; d < DEVICE_KINDS; d++) free(pl->copy_on[d]);
+    free(pl->host_only);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* The plan value through which `node` on `device` reads graph value vi: vi itself when it lives
+ * there, else a copy (made now, once). */
+static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node, int vi,
+                            device_kind device, int *out) {
+    if (p->vals[vi].device == device) {
+        *out = vi;
+        return ONYX_OK;
+    }
+    if (pl->copy_on[device][vi] >= 0) {
+        *out = pl->copy_on[device][vi];
+        return ONYX_OK;
+    }
+    int nv = -1;
+    if (p->vals[vi].where == ST_CONST) {
+        TRY(upload_constant(p, vi, device, &nv));
+    } else {
+        const type_info *t = &p->vals[vi].type;
+        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+            return onyx_error(ONYX_ERR_UNSUPPORTED,
+                              "value '%s' (%s) cannot move from %s to %s: only tensors of a known "
+                              "shape do", sg->g->values[vi].name,
+                              t->kind == ONYX_VALUE_TENSOR ? "tensor" : "not a tensor",
+                              device_name(p->vals[vi].device), device_name(device));
+        TRY(new_value(p, vi, device, &nv));
+        TRY(append_copy(sg, p, node, vi, nv));
+    }
+    pl->copy_on[device][vi] = nv;
+    *out = nv;
+    return ONYX_OK;
+}
+
+/* Whether a device other than the CPU can hold this node at all: tensors of known shapes in and
+ * out, no subgraphs. */
+static bool device_can_hold(const plan *p, const graph_node *node) {
+    if (node->n_captures > 0) return false;
+    for (int a = 0; a < node->n_attrs; a++)
+        if (node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS) return false;
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        if (vi < 0) continue;
+        const type_info *t = &p->vals[vi].type;
+        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+            return false;
+    }
+    for (int o = 0; o < node->n_outputs; o++) {
+        int vi = node->outputs[o];
+        if (vi < 0) continue;
+        const type_info *t = &p->vals[vi].type;
+        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+            return false;
+    }
+    return true;
+}
+
+/* The first kernel in the session's device order that takes the node. */
+static const kernel *choose_kernel(const subgraph *sg, const plan *p, const graph_node *node,
+                                   const type_info *const *in_types) {
+    const kernel *k = NULL;
+    for (int i = 0; i < sg->env.n_priority && !k; i++) {
+        device_kind d = sg->env.priority[i];
+        const kernel *cand = sg->env.select(node, node->n_inputs, in_types, d);
+        if (!cand) continue;
+        if (d != DEVICE_CPU && !device_can_hold(p, node)) continue;
+        if (cand->supports && !plan_kernel_supports(sg, p, cand, node)) continue;
+        k = cand;
+    }
+    return k;
+}
+
+onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
+                       const type_info *const *in_types) {
+    const graph *g = sg->g;
+    const graph_node *node = &g->nodes[n];
+    char label[256];
+    const kernel *k = choose_kernel(sg, p, node, in_types);
+    if (!k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
+    device_kind d = k->device;
+    if (d != DEVICE_CPU)
+        log_write(&sg->env.log, ONYX_LOG_VERBOSE, "placement: %s on %s",
+                  node_label(node, label, sizeof label), device_name(d));
+
+    /* inputs: read where the kernel runs */
+    graph_node *nc = NULL;
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i], at = -1;
+        if (vi < 0) continue;
+        onyx_status st = value_on(sg, p, pl, n, vi, d, &at);
+        if (st != ONYX_OK) {
+            free(nc);
+            return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
+        }
+        if (at == vi) continue;
+        if (!nc && !(nc = own_node(node, node->n_inputs, node->n_outputs, 0)))
+            return onyx_oom("placement");
+        nc->inputs[i] = at;
+    }
+    /* outputs that must be on the CPU are made in copies of the device's, moved right after */
+    int moved_from[ONYX_VARIADIC], moved_to[ONYX_VARIADIC], n_moved = 0;
+    for (int o = 0; o < node->n_outputs; o++) {
+        int vi = node->outputs[o];
+        if (vi < 0) continue;
+        if (d == DEVICE_CPU || !pl->host_only[vi]) {
+            p->vals[vi].device = d;
+            continue;
+        }
+        int nv = -1;
+        onyx_status st = new_value(p, vi, d, &nv);
+        if (st == ONYX_OK && !nc && !(nc = own_node(node, node->n_inputs, node->n_outputs, 0)))
+            st = onyx_oom("placement");
+        if (st != ONYX_OK) {
+            free(nc);
+            return st;
+        }
+        nc->outputs[o] = nv;
+        moved_from[n_moved] = nv;
+        moved_to[n_moved++] = vi;
+        pl->copy_on[d][vi] = nv;
+    }
+    plan_step *ps = NULL;
+    onyx_status st = append_step(p, &ps);
+    if (st != ONYX_OK) {
+        free(nc);
+        return st;
+    }
+    ps->node = n;
+    ps->k = k;
+    ps->own_node = nc;
+    const graph_node *runs = nc ? nc : node;
+    for (int o = 0; o < runs->n_outputs; o++)
+        if (runs->outputs[o] >= 0) p->vals[runs->outputs[o]].first = p->n_steps;
+    p->n_steps++;
+    st = plan_prepare_kernel(sg, p, k, runs, NULL, &ps->state);
+    if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
+    for (int m = 0; m < n_moved; m++) {
+        p->vals[moved_to[m]].device = DEVICE_CPU;
+        TRY(append_copy(sg, p, n, moved_from[m], moved_to[m]));
+    }
+    return ONYX_OK;
+}

@@ -1,0 +1,479 @@
+/* Running plans: the plan cache of a subgraph (shared by concurrent runs), the pool of run
+ * contexts of each plan, the run limits, and the walk over a plan's steps. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/exec_internal.h"
+#include "core/parallel.h"
+#include "core/profile.h"
+#include "core/shared.h"
+
+#define MAX_PLANS 16
+
+/* Scratch grows to the next multiple of this, so that slowly growing requests do not reallocate
+ * on every run. */
+#define SCRATCH_GRANULE ((size_t)64 << 10)
+
+const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
+
+onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
+    subgraph *sg = calloc(1, sizeof *sg);
+    if (!sg) return onyx_oom("subgraph");
+    sg->g = g;
+    sg->env = *env;
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i].flags & GV_CAPTURED) sg->n_captured++;
+    sg->captured = calloc((size_t)sg->n_captured + 1, sizeof(int));
+    if (!sg->captured || pthread_mutex_init(&sg->lock, NULL) != 0) {
+        free(sg->captured);
+        free(sg);
+        return onyx_oom("subgraph");
+    }
+    for (int i = 0, k = 0; i < g->n_values; i++)
+        if (g->values[i].flags & GV_CAPTURED) sg->captured[k++] = i;
+    *out = sg;
+    return ONYX_OK;
+}
+
+void subgraph_free(subgraph *sg) {
+    if (!sg) return;
+    while (sg->plans) {
+        plan *next = sg->plans->next;
+        plan_unref(sg->plans);
+        sg->plans = next;
+    }
+    pthread_mutex_destroy(&sg->lock);
+    free(sg->captured);
+    free(sg);
+}
+
+int64_t exec_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ run contexts */
+
+void run_ctx_free(const plan *p, run_ctx *ctx) {
+    if (!ctx) return;
+    if (ctx->forks)
+        for (int s = 0; s < p->n_steps; s++)
+            if (ctx->forks[s]) p->steps[s].k->unfork(ctx->forks[s]);
+    if (ctx->slots)
+        for (int i = 0; i < p->n_vals; i++) value_clear(&ctx->slots[i]);
+    free(ctx->forks);
+    free(ctx->slots);
+    free(ctx->vals);
+    for (int d = 0; d < DEVICE_KINDS; d++)
+        if (ctx->arena[d]) p->devices[d]->free(ctx->arena[d]);
+    free(ctx->scratch);
+    free(ctx);
+}
+
+/* A fresh context: the arenas, and the slots of constants and arena values pointing into them. */
+static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) {
+    onyx_status st = ONYX_OK;
+    run_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return onyx_oom("run context");
+    ctx->slots = calloc((size_t)p->n_vals + 1, sizeof *ctx->slots);
+    ctx->vals = calloc((size_t)p->n_vals + 1, sizeof *ctx->vals);
+    if (!ctx->slots || !ctx->vals) {
+        st = onyx_oom("run context");
+        goto done;
+    }
+    /* The CPU's arena exists even when every arena value is empty: their data pointers are then
+     * offsets into it, and kernels offset them (by 0), which is undefined behaviour on NULL. */
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        if (d != DEVICE_CPU && !p->arena_size[d]) continue;
+        size_t bytes = (p->arena_size[d] + 63) & ~(size_t)63;
+        if (!(ctx->arena[d] = p->devices[d]->alloc(bytes ? bytes : 64))) {
+            st = onyx_error(ONYX_ERR_NO_MEMORY, "run context: %zu bytes of %s memory", bytes,
+                            device_name((device_kind)d));
+            goto done;
+        }
+    }
+    for (int i = 0; i < p->n_vals; i++) {
+        const plan_value *v = &p->vals[i];
+        onyx_value *slot = &ctx->slots[i];
+        if (v->where == ST_CONST) {
+            value_borrow_tensor(slot, v->constant);
+        } else if (v->where == ST_ARENA) {
+            CHECK(tensor_set_shape(&slot->t, v->type.dtype, v->type.rank, v->type.dims));
+            slot->kind = ONYX_VALUE_TENSOR;
+            slot->t.owns = false;
+            slot->t.device = v->device;
+            slot->t.data = NULL; /* ST_INPUT roots of aliases are bound per run by the step */
+            int root = v->alias_of >= 0 ? v->alias_of : i;
+            const plan_value *r = &p->vals[root];
+            if (r->where == ST_ARENA) slot->t.data = (char *)ctx->arena[r->device] + r->offset;
+            else if (r->where == ST_CONST) slot->t.data = r->constant->data;
+        }
+    }
+    if (p->has_forks) {
+        if (!(ctx->forks = calloc((size_t)p->n_steps + 1, sizeof *ctx->forks))) {
+            st = onyx_oom("run context");
+            goto done;
+        }
+        for (int s = 0; s < p->n_steps; s++) {
+            const plan_step *ps = &p->steps[s];
+            if (!ps->k->fork) continue;
+            st = ps->k->fork(ps->state, &ctx->forks[s]);
+            if (st != ONYX_OK) {
+                char label[256];
+                onyx_error_prefix(st, "%s", node_label(step_node(g, ps), label, sizeof label));
+                goto done;
+            }
+        }
+    }
+    *out = ctx;
+    ctx = NULL;
+done:
+    run_ctx_free(p, ctx);
+    return st;
+}
+
+/* An idle context of the plan, or a new one. */
+static onyx_status run_ctx_take(plan *p, const graph *g, run_ctx **out) {
+    pthread_mutex_lock(&p->idle_lock);
+    run_ctx *ctx = p->idle;
+    if (ctx) p->idle = ctx->next;
+    pthread_mutex_unlock(&p->idle_lock);
+    if (ctx) {
+        *out = ctx;
+        return ONYX_OK;
+    }
+    return run_ctx_create(p, g, out);
+}
+
+static void run_ctx_give_back(plan *p, run_ctx *ctx) {
+    pthread_mutex_lock(&p->idle_lock);
+    ctx->next = p->idle;
+    p->idle = ctx;
+    pthread_mutex_unlock(&p->idle_lock);
+}
+
+onyx_status kernel_scratch(const kernel_call *c, size_t bytes, void **out) {
+    run_ctx *ctx = c->frame ? c->frame->ctx : NULL;
+    if (!ctx) return onyx_error(ONYX_ERR_RUNTIME, "scratch requested outside a run");
+    if (bytes > ctx->scratch_size) {
+        if (bytes > SIZE_MAX - SCRATCH_GRANULE) return onyx_oom("scratch");
+        size_t size = (bytes + SCRATCH_GRANULE - 1) / SCRATCH_GRANULE * SCRATCH_GRANULE;
+        void *grown = aligned_alloc(64, size);
+        if (!grown) return onyx_oom("scratch");
+        free(ctx->scratch);
+        ctx->scratch = grown;
+        ctx->scratch_size = size;
+    }
+    *out = ctx->scratch;
+    return ONYX_OK;
+}
+
+/* ------------------------------------------------------------------ run limits */
+
+static onyx_status check_control(const run_control *ctl) {
+    if (!ctl) return ONYX_OK;
+    if (ctl->terminate && atomic_load_explicit(ctl->terminate, memory_order_relaxed))
+        return onyx_error(ONYX_ERR_TERMINATED, "the run was terminated");
+    if (ctl->deadline_ns && exec_now_ns() >= ctl->deadline_ns)
+        return onyx_error(ONYX_ERR_TIMEOUT, "the run's deadline passed");
+    return ONYX_OK;
+}
+
+onyx_status kernel_check_run(const kernel_call *c, int64_t iterations) {
+    const run_control *ctl = c->frame ? c->frame->control : NULL;
+    if (!ctl) return ONYX_OK;
+    if (ctl->max_iterations > 0 && iterations > ctl->max_iterations)
+        return onyx_error(ONYX_ERR_LIMIT, "more than %lld iterations (the run's cap)",
+                          (long long)ctl->max_iterations);
+    return check_control(ctl);
+}
+
+/* ------------------------------------------------------------------ the plan cache */
+
+void plan_unref(plan *p) {
+    if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
+    plan_free(p);
+}
+
+static bool types_equal(const type_info *a, const type_info *b) {
+    if (a->kind != b->kind || a->dtype != b->dtype) return false;
+    if (a->kind == ONYX_VALUE_TENSOR &&
+        (a->rank != b->rank ||
+         (a->rank > 0 && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) != 0)))
+        return false;
+    if ((a->elem == NULL) != (b->elem == NULL)) return false;
+    return a->elem == NULL || types_equal(a->elem, b->elem);
+}
+
+/* A sequence's items may change shape between runs without changing the plan: the signature of
+ * a non-tensor value keeps its kinds and dtypes only. */
+static void strip_shapes(type_info *t) {
+    for (; t; t = t->elem) t->rank = -1;
+}
+
+static onyx_status signature_of(type_info *out, const onyx_value *v) {
+    if (!v) {
+        type_init(out);
+        return ONYX_OK;
+    }
+    TRY(type_of_value(out, v));
+    if (out->kind != ONYX_VALUE_TENSOR) strip_shapes(out->elem);
+    return ONYX_OK;
+}
+
+/* The cached plan for `sig` with a reference taken for the caller, moved to the front; NULL
+ * when none. Under the subgraph's lock. */
+static plan *find_plan_locked(subgraph *sg, const type_info *sig, int n_sig) {
+    plan *prev = NULL;
+    for (plan *p = sg->plans; p; prev = p, p = p->next) {
+        if (p->n_sig != n_sig) continue;
+        bool same = true;
+        for (int i = 0; i < n_sig && same; i++) same = types_equal(&p->sig[i], &sig[i]);
+        if (!same) continue;
+        if (prev) {
+            prev->next = p->next;
+            p->next = sg->plans;
+            sg->plans = p;
+        }
+        atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+        return p;
+    }
+    return NULL;
+}
+
+/* Finds the plan for `sig` or builds it, with a reference for the caller. Plans are built outside
+ * the lock, so a slow build does not hold up runs of other shapes; when two threads build the
+ * same signature, the first one cached wins and the other is dropped. */
+static onyx_status plan_for_signature(subgraph *sg, const type_info *sig, int n_sig, plan **out) {
+    pthread_mutex_lock(&sg->lock);
+    plan *p = find_plan_locked(sg, sig, n_sig);
+    pthread_mutex_unlock(&sg->lock);
+    if (p) {
+        *out = p;
+        return ONYX_OK;
+    }
+    plan *built = NULL;
+    TRY(plan_build(sg, sig, &built));
+    plan *evicted = NULL;
+    pthread_mutex_lock(&sg->lock);
+    p = find_plan_locked(sg, sig, n_sig);
+    if (!p) {
+        p = built;
+        built = NULL;
+        atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed); /* the caller's */
+        p->next = sg->plans;
+        sg->plans = p;
+        if (++sg->n_plans > MAX_PLANS) { /* drop the least recently used */
+            plan *q = sg->plans;
+            while (q->next && q->next->next) q = q->next;
+            evicted = q->next;
+            q->next = NULL;
+            sg->n_plans--;
+        }
+    }
+    pthread_mutex_unlock(&sg->lock);
+    plan_unref(built);
+    plan_unref(evicted); /* freed when its last run ends */
+    *out = p;
+    return ONYX_OK;
+}
+
+onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types) {
+    const graph *g = sg->g;
+    int n_sig = g->n_inputs + sg->n_captured;
+    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
+    if (!sig) return onyx_oom("signature");
+    onyx_status st = ONYX_OK;
+    plan *p = NULL;
+    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
+    for (int i = 0; i < g->n_inputs; i++)
+        if (in_types && in_types[i]) CHECK(type_copy(&sig[i], in_types[i]));
+    for (int k = 0; k < sg->n_captured; k++)
+        CHECK(type_copy(&sig[g->n_inputs + k], &g->values[sg->captured[k]].type));
+    CHECK(plan_for_signature(sg, sig, n_sig, &p));
+    plan_unref(p);
+done:
+    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
+    free(sig);
+    return st;
+}
+
+/* The value behind signature entry i: the graph inputs, then the captured values. */
+static const onyx_value *sig_value(const subgraph *sg, const struct exec_frame *outer,
+                                   const onyx_value *const *inputs, int i) {
+    const graph *g = sg->g;
+    if (i < g->n_inputs) return inputs[i];
+    return outer->vals[g->values[sg->captured[i - g->n_inputs]].outer];
+}
+
+/* True when plan p was made for tensors of exactly these shapes: the common case of a rep run
+ * again and again, found without building a signature. */
+static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame *outer,
+                      const onyx_value *const *inputs) {
+    for (int i = 0; i < p->n_sig; i++) {
+        const type_info *t = &p->sig[i];
+        const onyx_value *v = sig_value(sg, outer, inputs, i);
+        if (t->kind != ONYX_VALUE_TENSOR || !v || v->kind != ONYX_VALUE_TENSOR ||
+            v->t.dtype != t->dtype || v->t.rank != t->rank ||
+            memcmp(v->t.dims, t->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Finds or builds the plan for these inputs, with a reference for the caller. */
+static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
+                            const onyx_value *const *inputs, plan **out) {
+    pthread_mutex_lock(&sg->lock);
+    plan *recent = sg->plans;
+    if (recent && fits_plan(recent, sg, outer, inputs)) {
+        atomic_fetch_add_explicit(&recent->refs, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&sg->lock);
+        *out = recent;
+        return ONYX_OK;
+    }
+    pthread_mutex_unlock(&sg->lock);
+    int n_sig = sg->g->n_inputs + sg->n_captured;
+    type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
+    if (!sig) return onyx_oom("signature");
+    onyx_status st = ONYX_OK;
+    for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
+    for (int i = 0; i < n_sig; i++) CHECK(signature_of(&sig[i], sig_value(sg, outer, inputs, i)));
+    CHECK(plan_for_signature(sg, sig, n_sig, out));
+done:
+    for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
+    free(sig);
+    return st;
+}
+
+/* ------------------------------------------------------------------ running a plan */
+
+static onyx_status check_input(const graph_value *gv, const onyx_value *v) {
+    if (!v) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "input '%s' is missing", gv->name);
+    if (type_accepts(&gv->type, v)) return ONYX_OK;
+    char want[160], got[160];
+    type_info t;
+    type_init(&t);
+    TRY(type_of_value(&t, v));
+    onyx_error(ONYX_ERR_SHAPE, "input '%s': expected %s, got %s", gv->name,
+               type_str(&gv->type, want, sizeof want), type_str(&t, got, sizeof got));
+    type_release(&t);
+    return ONYX_ERR_SHAPE;
+}
+
+/* Kind and element type only: subgraph bodies and graph outputs are often declared with loose
+ * or symbolic dims, but a different element type is always a broken model. */
+static bool kind_and_dtype_fit(const type_info *t, const onyx_value *v) {
+    if (t->kind == ONYX_VALUE_NONE) return true;
+    if (!v || t->kind != v->kind) return false;
+    return t->kind != ONYX_VALUE_TENSOR || t->dtype == ONYX_UNDEFINED || t->dtype == v->t.dtype;
+}
+
+static onyx_status type_mismatch(const char *what, const graph_value *gv, const onyx_value *v) {
+    char want[160], got[160] = "nothing";
+    type_info t;
+    type_init(&t);
+    if (v) TRY(type_of_value(&t, v));
+    onyx_error(ONYX_ERR_INVALID_MODEL, "%s '%s' is declared %s but gets %s", what, gv->name,
+               type_str(&gv->type, want, sizeof want), v ? type_str(&t, got, sizeof got) : got);
+    type_release(&t);
+    return ONYX_ERR_INVALID_MODEL;
+}
+
+/* Walks the plan's steps in a context and hands the graph outputs over. */
+static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_frame *outer,
+                            const run_control *control, const onyx_value *const *inputs,
+                            onyx_value *const *outputs) {
+    const graph *g = sg->g;
+    onyx_value **vals = ctx->vals;
+    for (int i = 0; i < p->n_vals; i++) vals[i] = &ctx->slots[i];
+    for (int i = 0; i < g->n_inputs; i++) vals[g->inputs[i]] = (onyx_value *)inputs[i];
+    for (int k = 0; k < sg->n_captured; k++)
+        vals[sg->captured[k]] = outer->vals[g->values[sg->captured[k]].outer];
+    struct exec_frame frame = {.g = g,
+                               .vals = vals,
+                               .parent = outer,
+                               .ctx = ctx,
+                               .control = control,
+                               .profiler = sg->env.profiler};
+
+    onyx_status st = ONYX_OK;
+    parallel_scope saved_threads = parallel_enter(outer ? 0 : sg->env.threads);
+    for (int s = 0; s < p->n_steps && st == ONYX_OK; s++) {
+        const plan_step *ps = &p->steps[s];
+        st = check_control(control);
+        if (st == ONYX_OK)
+            st = plan_run_step(p, ps, g, &frame, ctx->forks && ctx->forks[s] ? ctx->forks[s] : ps->state);
+        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++) value_clear(vals[ps->release[r]]);
+    }
+    parallel_leave(saved_threads);
+    for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
+        int vi = g->outputs[i];
+        if (vi < 0) continue;
+        if (!kind_and_dtype_fit(&g->values[vi].type, vals[vi])) {
+            st = type_mismatch("graph output", &g->values[vi], vals[vi]);
+            break;
+        }
+        bool listed_again = false;
+        for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
+        if (p->vals[vi].where == ST_HEAP && !listed_again)
+            value_move(outputs[i], vals[vi]);
+        else
+            st = value_copy(outputs[i], vals[vi]);
+    }
+    /* nothing of this run stays in the context but its arena and scratch */
+    for (int i = 0; i < p->n_vals; i++)
+        if (p->vals[i].where == ST_HEAP) value_clear(&ctx->slots[i]);
+    return st;
+}
+
+static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control *control,
+                       const onyx_value *const *inputs, onyx_value *const *outputs) {
+    const graph *g = sg->g;
+    if (!outer) {
+        if (sg->n_captured > 0)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "value '%s' needs an enclosing graph",
+                              g->values[sg->captured[0]].name);
+        for (int i = 0; i < g->n_inputs; i++) TRY(check_input(&g->values[g->inputs[i]], inputs[i]));
+    } else {
+        for (int i = 0; i < g->n_inputs; i++) {
+            const graph_value *gv = &g->values[g->inputs[i]];
+            if (!kind_and_dtype_fit(&gv->type, inputs[i]))
+                return type_mismatch("subgraph input", gv, inputs[i]);
+        }
+    }
+    TRY(check_control(control));
+    plan *p = NULL;
+    TRY(plan_for(sg, outer, inputs, &p));
+    run_ctx *ctx = NULL;
+    int64_t start = sg->env.profiler && !outer ? exec_now_ns() : 0;
+    onyx_status st = run_ctx_take(p, g, &ctx);
+    if (st == ONYX_OK) {
+        st = run_plan(sg, p, ctx, outer, control, inputs, outputs);
+        run_ctx_give_back(p, ctx);
+    }
+    if (start) profiler_run(sg->env.profiler, start, exec_now_ns(), control ? control->tag : NULL);
+    plan_unref(p);
+    return st;
+}
+
+onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
+                         onyx_value *const *outputs) {
+    return run(sg, outer, outer ? outer->control : NULL, inputs, outputs);
+}
+
+onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
+                              const onyx_value *const *inputs, onyx_value *const *outputs) {
+    return run(sg, NULL, control, inputs, outputs);
+}
+
+onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
+                          onyx_status (*make)(void *ctx, void **obj), void (*release)(void *obj),
+                          void *ctx, void **out) {
+    if (!p->env || !p->env->shared) { /* no rep around it (never in practice): make, no sharing */
+        return onyx_error(ONYX_ERR_RUNTIME, "shared data requested outside a rep");
+    }
+    return shared_cache_get(p->env->shared, key, key_size, make, release, ctx, out);
+}

@@ -1,0 +1,242 @@
+/* Session and run options through the public API: devices (the TEST device, CUDA without a GPU),
+ * optimization levels, the memory limit, profiling to a Chrome trace, the log callback, and the
+ * errors of bad settings. Models: tests/models/ (example.onnx, concurrency.onnx). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onyx.h"
+
+#define CONCURRENCY_MODEL "tests/models/concurrency.onnx"
+
+static onyx_model *load(const char *path) {
+    onyx_model *m = NULL;
+    if (onyx_model_load_file(path, &m) != ONYX_OK) fail_msg("load: %s", onyx_last_error());
+    return m;
+}
+
+/* One input [2,3,8,8] of fixed values. */
+typedef struct input {
+    float x[2 * 3 * 8 * 8];
+    onyx_value *v;
+} input;
+
+static void input_init(input *in) {
+    int64_t dims[4] = {2, 3, 8, 8};
+    for (size_t i = 0; i < sizeof in->x / sizeof in->x[0]; i++) in->x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 4, dims, in->x, sizeof in->x, &in->v), ONYX_OK);
+}
+
+/* Prepares with `o`, runs once, returns the 2x5 probabilities in out. */
+static onyx_status run_with(onyx_model *m, const onyx_session_options *o, const input *in,
+                            float out[10]) {
+    onyx_rep *rep = NULL;
+    onyx_status st = onyx_prepare_session(m, o, &rep);
+    if (st != ONYX_OK) return st;
+    size_t n = 0;
+    onyx_value **outs = NULL;
+    const onyx_value *ins[1] = {in->v};
+    st = onyx_rep_run(rep, 1, NULL, ins, &n, &outs);
+    if (st == ONYX_OK) {
+        assert_int_equal(onyx_tensor_numel(outs[0]), 10);
+        memcpy(out, onyx_tensor_data(outs[0]), 10 * sizeof(float));
+        onyx_values_free(outs, n);
+    }
+    onyx_rep_free(rep);
+    return st;
+}
+
+static void assert_close(const float *a, const float *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (fabsf(a[i] - b[i]) > 1e-5f + 1e-4f * fabsf(b[i]))
+            fail_msg("value %d: %g against %g", i, (double)a[i], (double)b[i]);
+}
+
+static void test_devices_and_levels_agree(void **state) {
+    (void)state;
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    float ref[10], got[10];
+    assert_int_equal(run_with(m, NULL, &in, ref), ONYX_OK);
+    const char *devices[] = {"TEST", "TEST,CPU", "cpu", "CPU,TEST"};
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        onyx_session_options *o = NULL;
+        assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_devices(o, devices[d]), ONYX_OK);
+        assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
+        assert_close(got, ref, 10);
+        onyx_session_options_free(o);
+    }
+    for (int level = ONYX_OPT_NONE; level <= ONYX_OPT_ALL; level++) {
+        onyx_session_options *o = NULL;
+        assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_optimization(o, (onyx_optimization_level)level),
+                         ONYX_OK);
+        assert_int_equal(onyx_session_options_set_config(o, "optimization.blocked_layouts", "0"),
+                         ONYX_OK);
+        assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
+        assert_close(got, ref, 10);
+        onyx_session_options_free(o);
+    }
+    assert_true(onyx_supports_device("TEST"));
+    assert_int_equal(onyx_is_compatible(m, "TEST"), ONYX_OK);
+    onyx_value_free(in.v);
+    onyx_model_free(m);
+}
+
+static void test_bad_settings(void **state) {
+    (void)state;
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_devices(o, "GPU"), ONYX_ERR_DEVICE);
+    assert_non_null(strstr(onyx_last_error(), "GPU"));
+    assert_int_equal(onyx_session_options_set_devices(o, "CPU,,TEST"), ONYX_ERR_DEVICE);
+    assert_int_equal(onyx_session_options_set_threads(o, -1), ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_optimization(o, (onyx_optimization_level)7),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_config(o, "no.such.key", "1"),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(onyx_last_error(), "no.such.key"));
+    assert_int_equal(onyx_session_options_set_config(o, "optimization.blocked_layouts", "yes"),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_profiling(o, ""), ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_add_example(o, "x", NULL), ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_threads(NULL, 1), ONYX_ERR_INVALID_ARGUMENT);
+
+    /* CUDA without a GPU: refused at prepare, with the device named */
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    onyx_rep *rep = NULL;
+    assert_false(onyx_supports_device("CUDA"));
+    assert_int_equal(onyx_session_options_set_devices(o, "CUDA:0,CPU"), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_ERR_DEVICE);
+    assert_non_null(strstr(onyx_last_error(), "CUDA"));
+    assert_null(rep);
+
+    /* an example naming no input */
+    onyx_session_options_free(o);
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    input in;
+    input_init(&in);
+    assert_int_equal(onyx_session_options_add_example(o, "nope", in.v), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(onyx_last_error(), "nope"));
+    onyx_value_free(in.v);
+    onyx_session_options_free(o);
+    onyx_model_free(m);
+}
+
+static void test_memory_limit(void **state) {
+    (void)state;
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_memory_limit(o, 1024), ONYX_OK);
+    float got[10];
+    /* [2,8,8,8] floats alone are 4 KiB: the plan for this input is over the limit */
+    assert_int_equal(run_with(m, o, &in, got), ONYX_ERR_NO_MEMORY);
+    assert_non_null(strstr(onyx_last_error(), "limit of 1024"));
+    assert_int_equal(onyx_session_options_set_memory_limit(o, 1 << 20), ONYX_OK);
+    assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
+    onyx_session_options_free(o);
+    onyx_value_free(in.v);
+    onyx_model_free(m);
+}
+
+/* Counts the complete events of the trace whose line holds `needle`. */
+static int count_events(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"ph\":\"X\"") && strstr(line, needle)) n++;
+    fclose(f);
+    return n;
+}
+
+typedef struct log_lines {
+    int placement; /* lines saying a node went to a device */
+} log_lines;
+
+static void on_log(void *user, onyx_log_level level, const char *message) {
+    log_lines *l = user;
+    if (level == ONYX_LOG_VERBOSE && strstr(message, "placement:") && strstr(message, "TEST"))
+        l->placement++;
+}
+
+static void test_profiling_and_log(void **state) {
+    (void)state;
+    char path[] = "/tmp/onyx-profile-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    onyx_session_options *o = NULL;
+    log_lines lines = {0};
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_profiling(o, path), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_devices(o, "TEST,CPU"), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_log(o, ONYX_LOG_VERBOSE, on_log, &lines), ONYX_OK);
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_OK);
+    onyx_run_options *ro = NULL;
+    assert_int_equal(onyx_run_options_create(&ro), ONYX_OK);
+    assert_int_equal(onyx_run_options_set_tag(ro, "request-42"), ONYX_OK);
+    const onyx_value *ins[1] = {in.v};
+    for (int r = 0; r < 3; r++) {
+        size_t n = 0;
+        onyx_value **outs = NULL;
+        assert_int_equal(onyx_rep_run_with_options(rep, ro, 1, NULL, ins, &n, &outs), ONYX_OK);
+        onyx_values_free(outs, n);
+    }
+    /* placed when the first run planned the input's shape: conv, bias add, matmul at least */
+    assert_true(lines.placement >= 3);
+    const char *written = NULL;
+    assert_int_equal(onyx_rep_end_profiling(rep, &written), ONYX_OK);
+    assert_string_equal(written, path);
+    /* one event per run and one per step of each run: conv on TEST, its copies, the loop ... */
+    assert_int_equal(count_events(path, "\"name\":\"model_run\""), 3);
+    assert_int_equal(count_events(path, "\"name\":\"conv_kernel_time\""), 3);
+    assert_int_equal(count_events(path, "\"name\":\"loop_kernel_time\""), 3);
+    assert_true(count_events(path, "\"provider\":\"TEST\"") >= 9);
+    assert_true(count_events(path, "MemcpyToHost") >= 3);
+    assert_int_equal(count_events(path, "\"run_tag\":\"request-42\""),
+                     count_events(path, "\"ph\":\"X\""));
+    assert_true(count_events(path, "\"input_type_shape\":[{\"float\":[2,3,8,8]}") >= 3);
+    /* the next profile starts empty */
+    assert_int_equal(onyx_rep_end_profiling(rep, NULL), ONYX_OK);
+    assert_int_equal(count_events(path, "\"ph\":\"X\""), 0);
+    onyx_rep_free(rep);
+    onyx_run_options_free(ro);
+
+    /* without profiling there is nothing to end */
+    assert_int_equal(onyx_prepare_session(m, NULL, &rep), ONYX_OK);
+    assert_int_equal(onyx_rep_end_profiling(rep, NULL), ONYX_ERR_INVALID_ARGUMENT);
+    onyx_rep_free(rep);
+    onyx_session_options_free(o);
+    onyx_value_free(in.v);
+    onyx_model_free(m);
+    unlink(path);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_devices_and_levels_agree),
+        cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_profiling_and_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
