@@ -93,7 +93,7 @@ ASAN_ENV := $(if $(SAN_FLAGS),env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/conformance/lsan.supp:print_suppressions=0:$(LSAN_OPTIONS))
 
-.PHONY: all test unit unit-bins sanitize tsan test-models clean deps conformance runner-selftest python-tests run-example gen-tests \
+.PHONY: all test unit unit-bins sanitize tsan test-models clean deps conformance conformance-levels runner-selftest python-tests run-example gen-tests \
         example bench
 all: $(LIB_A) $(LIB_SO) $(TOOLS) $(CUDA_TARGETS)
 
@@ -173,6 +173,17 @@ conformance: $(RUNNER)
 	    --report $(BUILD)/conformance-$(DEVICE).json \
 	    $(addprefix $$data/,$(CONFORMANCE_DIRS))
 
+# The model folders again at the lower optimization levels (-O basic: constant folding, no fusion;
+# -O none: the graph as written), so that fused and unfused runs are both checked.
+conformance-levels: $(RUNNER)
+	@data="$(ONNX_DATA)"; \
+	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
+	for level in basic none; do \
+	    echo "== conformance at -O $$level: simple pytorch-converted real"; \
+	    $(ASAN_ENV) $(RUNNER) -O $$level -q -j $(JOBS) $(if $(wildcard $(EXPECTED)),-x $(EXPECTED)) \
+	        $$data/simple $$data/pytorch-converted $$data/real || exit 1; \
+	done
+
 # The runner checked on broken test dirs, so that conformance numbers can be trusted.
 runner-selftest: $(RUNNER)
 	@data="$(ONNX_DATA)"; \
@@ -199,6 +210,7 @@ test:
 	$(MAKE) --no-print-directory runner-selftest || failed="$$failed runner-selftest"; \
 	$(MAKE) --no-print-directory conformance || failed="$$failed conformance"; \
 	$(MAKE) --no-print-directory conformance DEVICE=TEST || failed="$$failed conformance-TEST"; \
+	$(MAKE) --no-print-directory conformance-levels || failed="$$failed conformance-levels"; \
 	$(MAKE) --no-print-directory gen-tests || failed="$$failed gen-tests"; \
 	$(MAKE) --no-print-directory python-tests || failed="$$failed python-tests"; \
 	$(if $(SAN_FLAGS),,$(MAKE) --no-print-directory tsan || failed="$$failed tsan";) \

@@ -383,6 +383,44 @@ static onyx_status merge_declared(type_info *t, const type_info *declared) {
     return ONYX_OK;
 }
 
+/* Gives the node's outputs the constants an earlier plan folded from the same initializers; false
+ * when some output has none yet. */
+static bool reuse_folded(subgraph *sg, plan *p, const graph_node *node) {
+    pthread_mutex_lock(&sg->lock);
+    bool all = true;
+    for (int o = 0; o < node->n_outputs && all; o++)
+        all = node->outputs[o] < 0 || sg->folded[node->outputs[o]];
+    for (int o = 0; o < node->n_outputs && all; o++) {
+        int vi = node->outputs[o];
+        if (vi < 0) continue;
+        plan_value *v = &p->vals[vi];
+        const tensor *t = sg->folded[vi];
+        v->constant = (tensor *)t; /* borrowed: the subgraph keeps it */
+        v->owns_constant = false;
+        v->where = ST_CONST;
+        v->from_weights = true;
+        type_release(&v->type);
+        type_set_tensor(&v->type, t->dtype, t->rank, t->dims);
+    }
+    pthread_mutex_unlock(&sg->lock);
+    return all;
+}
+
+/* Hands the node's folded outputs to the subgraph, for every later plan. */
+static void keep_folded(subgraph *sg, plan *p, const graph_node *node) {
+    pthread_mutex_lock(&sg->lock);
+    for (int o = 0; o < node->n_outputs; o++) {
+        int vi = node->outputs[o];
+        if (vi < 0) continue;
+        plan_value *v = &p->vals[vi];
+        v->from_weights = true;
+        if (sg->folded[vi] || !v->owns_constant) continue; /* another plan kept it first */
+        sg->folded[vi] = v->constant;
+        v->owns_constant = false;
+    }
+    pthread_mutex_unlock(&sg->lock);
+}
+
 /* Infers node n's output types, then folds it (constant inputs) or places it (exec_place.c). */
 static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) {
     const graph *g = sg->g;
@@ -435,11 +473,16 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     /* constant inputs: evaluated now, on the CPU, whatever the session's devices */
     const kernel *cpu = sg->env.select(node, node->n_inputs, in_types, DEVICE_CPU);
     if (cpu && foldable(sg, p, node)) {
+        bool from_weights = !(node->schema->flags & OP_SHAPE_ONLY);
+        for (int i = 0; i < node->n_inputs; i++)
+            if (node->inputs[i] >= 0 && !p->vals[node->inputs[i]].from_weights) from_weights = false;
+        if (from_weights && reuse_folded(sg, p, node)) return ONYX_OK;
         plan_step step = {.node = n, .k = cpu};
         st = plan_prepare_kernel(sg, p, cpu, node, NULL, &step.state);
         if (st == ONYX_OK) st = fold_node(p, g, &step);
         if (step.state && cpu->release) cpu->release(step.state);
         if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
+        if (from_weights) keep_folded(sg, p, node);
         return ONYX_OK;
     }
     onyx_error_clear();
@@ -618,6 +661,7 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
         const graph_value *gv = &g->values[i];
         if (gv->flags & GV_INITIALIZER) {
             v->where = ST_CONST;
+            v->from_weights = true;
             v->constant = gv->init;
             type_set_tensor(&v->type, gv->init->dtype, gv->init->rank, gv->init->dims);
         }

@@ -23,6 +23,7 @@ typedef struct plan_value {
     tensor *constant; /* ST_CONST */
     bool owns_constant;
     device_kind device; /* where the data lives (ST_HEAP and ST_INPUT values: the CPU) */
+    bool from_weights;  /* ST_CONST made from initializers alone: the same in every plan */
     int source;       /* the graph value this one holds */
     storage where;
     int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
@@ -88,9 +89,11 @@ struct subgraph {
     exec_env env;
     int n_captured;   /* values with GV_CAPTURED, in index order */
     int *captured;
-    pthread_mutex_t lock; /* guards plans and n_plans */
+    pthread_mutex_t lock; /* guards plans, n_plans and folded */
     plan *plans;      /* most recently used first */
     int n_plans;
+    tensor **folded;  /* per graph value: its constant when folded from initializers alone, kept
+                         for every plan (a weight's Transpose is made once, not per shape) */
 };
 
 struct exec_frame {

@@ -25,8 +25,10 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     for (int i = 0; i < g->n_values; i++)
         if (g->values[i].flags & GV_CAPTURED) sg->n_captured++;
     sg->captured = calloc((size_t)sg->n_captured + 1, sizeof(int));
-    if (!sg->captured || pthread_mutex_init(&sg->lock, NULL) != 0) {
+    sg->folded = calloc((size_t)g->n_values + 1, sizeof *sg->folded);
+    if (!sg->captured || !sg->folded || pthread_mutex_init(&sg->lock, NULL) != 0) {
         free(sg->captured);
+        free(sg->folded);
         free(sg);
         return onyx_oom("subgraph");
     }
@@ -43,6 +45,12 @@ void subgraph_free(subgraph *sg) {
         plan_unref(sg->plans);
         sg->plans = next;
     }
+    for (int i = 0; i < sg->g->n_values; i++)
+        if (sg->folded[i]) {
+            tensor_release(sg->folded[i]);
+            free(sg->folded[i]);
+        }
+    free(sg->folded);
     pthread_mutex_destroy(&sg->lock);
     free(sg->captured);
     free(sg);
@@ -323,15 +331,23 @@ static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame
     return true;
 }
 
-/* Finds or builds the plan for these inputs, with a reference for the caller. */
+/* Finds or builds the plan for these inputs, with a reference for the caller. Tensor inputs of a
+ * cached shape find their plan without building a signature, so a rep run with a few shapes in
+ * turn allocates nothing to find its plans. */
 static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
                             const onyx_value *const *inputs, plan **out) {
     pthread_mutex_lock(&sg->lock);
-    plan *recent = sg->plans;
-    if (recent && fits_plan(recent, sg, outer, inputs)) {
-        atomic_fetch_add_explicit(&recent->refs, 1, memory_order_relaxed);
+    plan *prev = NULL;
+    for (plan *p = sg->plans; p; prev = p, p = p->next) {
+        if (!fits_plan(p, sg, outer, inputs)) continue;
+        if (prev) { /* most recently used first */
+            prev->next = p->next;
+            p->next = sg->plans;
+            sg->plans = p;
+        }
+        atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
         pthread_mutex_unlock(&sg->lock);
-        *out = recent;
+        *out = p;
         return ONYX_OK;
     }
     pthread_mutex_unlock(&sg->lock);

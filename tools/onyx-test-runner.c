@@ -82,6 +82,7 @@ static void sb_free(sbuf *s) {
 
 typedef struct options {
     const char *device;
+    const char *optimization; /* -O none|basic|all */
     const char *filter;
     const char *expected_path;
     const char *draws_path;
@@ -91,6 +92,12 @@ typedef struct options {
     int timeout_s;
     bool verbose, quiet, no_fork, no_examples;
 } options;
+
+static onyx_optimization_level optimization_level(const options *o) {
+    if (o->optimization && !strcmp(o->optimization, "none")) return ONYX_OPT_NONE;
+    if (o->optimization && !strcmp(o->optimization, "basic")) return ONYX_OPT_BASIC;
+    return ONYX_OPT_ALL;
+}
 
 typedef struct test {
     char *name;
@@ -887,16 +894,15 @@ static int run_test(const char *dir, const options *o, sbuf *err) {
         }
     }
 
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.device = o->device;
-    opts.threads = o->jobs > 1 ? 1 : 0;
-    if (!o->no_examples) {
-        opts.example_count = sets[0].input_count;
-        opts.example_names = (const char *const *)names;
-        opts.examples = (const onyx_value *const *)sets[0].inputs;
-    }
-    st = onyx_prepare(model, &opts, &rep);
+    onyx_session_options *opts = NULL;
+    st = onyx_session_options_create(&opts);
+    if (st == ONYX_OK) st = onyx_session_options_set_devices(opts, o->device);
+    if (st == ONYX_OK) st = onyx_session_options_set_threads(opts, o->jobs > 1 ? 1 : 0);
+    if (st == ONYX_OK) st = onyx_session_options_set_optimization(opts, optimization_level(o));
+    for (size_t i = 0; st == ONYX_OK && !o->no_examples && i < sets[0].input_count; i++)
+        st = onyx_session_options_add_example(opts, names[i], sets[0].inputs[i]);
+    if (st == ONYX_OK) st = onyx_prepare_session(model, opts, &rep);
+    onyx_session_options_free(opts);
     if (st != ONYX_OK) {
         rc = fail_api(err, st, "prepare");
         goto done;
@@ -1244,12 +1250,13 @@ static int write_expected(const char *path, const test_list *tests, const expect
 
 static void usage(FILE *f) {
     fprintf(
-        f, "usage: onyx-test-runner [-d DEVICE] [-f FILTER] [-x EXPECTED_FAILURES] [-j JOBS]\n"
+        f, "usage: onyx-test-runner [-d DEVICE] [-O LEVEL] [-f FILTER] [-x EXPECTED_FAILURES] [-j JOBS]\n"
            "                        [--report FILE.json] [--write-expected FILE] [--timeout SEC]\n"
            "                        [--draws FILE] [--no-fork] [--no-examples] [-q] [-v] DIR...\n"
            "  DIR            a data folder of test dirs (.../onnx/backend/test/data/node) or one "
            "test dir\n"
-           "  -d DEVICE      CPU (default), CUDA, CUDA:N\n"
+           "  -d DEVICE      CPU (default), CUDA, CUDA:N, TEST, or a priority list (TEST,CPU)\n"
+           "  -O LEVEL       graph optimizations: none, basic, all (default)\n"
            "  -f FILTER      substring of the test name, or a glob when it has * ? [\n"
            "  -x FILE        expected failures: 'test_name  # reason' per line\n"
            "  --draws FILE   tests whose outputs are random draws, checked as draws: 'test_name  "
@@ -1320,6 +1327,15 @@ int main(int argc, char **argv) {
               : (fprintf(stderr, "onyx-test-runner: %s needs a value\n", what), usage(stderr),     \
                  free(dirs), exit(2), ""))
         if (!strcmp(a, "-d") || !strcmp(a, "--device")) o.device = NEXT(a);
+        else if (!strcmp(a, "-O")) {
+            o.optimization = NEXT(a);
+            if (strcmp(o.optimization, "none") && strcmp(o.optimization, "basic") &&
+                strcmp(o.optimization, "all")) {
+                fprintf(stderr, "onyx-test-runner: -O takes none, basic or all\n");
+                free(dirs);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "-f") || !strcmp(a, "--filter")) o.filter = NEXT(a);
         else if (!strcmp(a, "-x") || !strcmp(a, "--expected-failures")) o.expected_path = NEXT(a);
         else if (!strcmp(a, "--draws")) o.draws_path = NEXT(a);

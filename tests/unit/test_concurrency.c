@@ -174,6 +174,89 @@ static void test_one_rep_many_threads(void **state) {
     assert_int_equal(wrong, 0);
 }
 
+/* More shapes than the plan cache holds (16): plans are evicted while other threads still run
+ * them, and rebuilt; every output must stay right. */
+#define N_EVICT_SHAPES 24
+#define EVICT_THREADS 4
+#define EVICT_RUNS 60
+
+typedef struct evict_case {
+    int64_t dims[4];
+    float *x;
+    onyx_value *value;
+    float expected[N_CLASSES];
+} evict_case;
+
+typedef struct evict_worker {
+    onyx_rep *rep;
+    evict_case *cases;
+    unsigned seed;
+    int wrong, failed;
+} evict_worker;
+
+static void *evict_work(void *arg) {
+    evict_worker *w = arg;
+    for (int r = 0; r < EVICT_RUNS; r++) {
+        w->seed = w->seed * 1103515245u + 12345u;
+        evict_case *k = &w->cases[(w->seed >> 16) % N_EVICT_SHAPES];
+        const onyx_value *in[1] = {k->value};
+        size_t n_out = 0;
+        onyx_value **out = NULL;
+        if (onyx_rep_run(w->rep, 1, NULL, in, &n_out, &out) != ONYX_OK) {
+            w->failed++;
+            continue;
+        }
+        if (!same_output(out[0], k->expected, N_CLASSES)) w->wrong++;
+        onyx_values_free(out, n_out);
+    }
+    return NULL;
+}
+
+static void test_plan_eviction_under_load(void **state) {
+    (void)state;
+    evict_case cases[N_EVICT_SHAPES];
+    onyx_rep *alone = prepare_file("tests/models/concurrency.onnx", 1);
+    for (int k = 0; k < N_EVICT_SHAPES; k++) {
+        evict_case *c = &cases[k];
+        int64_t d[4] = {1, 3, 4 + k % 6, 4 + k / 6};
+        memcpy(c->dims, d, sizeof d);
+        int64_t n = numel4(d);
+        c->x = malloc((size_t)n * sizeof(float));
+        assert_non_null(c->x);
+        fill(c->x, n, 99u + (uint32_t)k);
+        assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 4, d, c->x, (size_t)n * sizeof(float),
+                                                &c->value),
+                         ONYX_OK);
+        const onyx_value *in[1] = {c->value};
+        size_t n_out = 0;
+        onyx_value **out = NULL;
+        assert_int_equal(onyx_rep_run(alone, 1, NULL, in, &n_out, &out), ONYX_OK);
+        memcpy(c->expected, onyx_tensor_data(out[0]), sizeof c->expected);
+        onyx_values_free(out, n_out);
+    }
+    onyx_rep_free(alone);
+    onyx_rep *rep = prepare_file("tests/models/concurrency.onnx", 1);
+    pthread_t tid[EVICT_THREADS];
+    evict_worker w[EVICT_THREADS];
+    for (int t = 0; t < EVICT_THREADS; t++) {
+        w[t] = (evict_worker){.rep = rep, .cases = cases, .seed = 5u + 7u * (unsigned)t};
+        assert_int_equal(pthread_create(&tid[t], NULL, evict_work, &w[t]), 0);
+    }
+    int wrong = 0, failed = 0;
+    for (int t = 0; t < EVICT_THREADS; t++) {
+        pthread_join(tid[t], NULL);
+        wrong += w[t].wrong;
+        failed += w[t].failed;
+    }
+    assert_int_equal(failed, 0);
+    assert_int_equal(wrong, 0);
+    onyx_rep_free(rep);
+    for (int k = 0; k < N_EVICT_SHAPES; k++) {
+        onyx_value_free(cases[k].value);
+        free(cases[k].x);
+    }
+}
+
 /* ---- run options on a Loop that never ends by itself */
 
 typedef struct endless {
@@ -304,6 +387,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_test_device, teardown),
+        cmocka_unit_test(test_plan_eviction_under_load),
         cmocka_unit_test(test_deadline_stops_endless_loop),
         cmocka_unit_test(test_terminate_from_another_thread),
         cmocka_unit_test(test_iteration_cap),
