@@ -53,6 +53,7 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     env->blocked_layouts = o->blocked_layouts;
     env->memory_limit = o->memory_limit;
     env->log = o->log;
+    env->ops = &ops_registry;
     TRY(shared_cache_create(&env->shared));
     if (o->profile_path) TRY(profiler_create(o->profile_path, &env->profiler));
     return ONYX_OK;

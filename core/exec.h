@@ -36,6 +36,7 @@ typedef struct exec_env {
     size_t memory_limit;        /* largest arena a plan may have; 0: none */
     struct profiler *profiler;  /* per-node timings (core/profile.h); NULL: off */
     struct shared_cache *shared; /* the rep's data made from constants (core/shared.h) */
+    const struct op_registry *ops; /* schemas, for the graph rewrites (core/optimize.h) */
     exec_log log;
 } exec_env;
 

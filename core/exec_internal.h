@@ -85,7 +85,8 @@ typedef struct plan {
 } plan;
 
 struct subgraph {
-    const graph *g;
+    const graph *g;   /* the graph as run: the model's, or its rewritten copy */
+    graph *rewritten; /* owned (core/optimize.h), or NULL */
     exec_env env;
     int n_captured;   /* values with GV_CAPTURED, in index order */
     int *captured;

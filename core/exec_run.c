@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "core/exec_internal.h"
+#include "core/optimize.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/shared.h"
@@ -20,6 +21,14 @@ const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
 onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
+    if (env->optimization >= ONYX_OPT_ALL && env->ops) {
+        onyx_status st = graph_optimize(g, env->ops, &sg->rewritten);
+        if (st != ONYX_OK) {
+            free(sg);
+            return st;
+        }
+        if (sg->rewritten) g = sg->rewritten;
+    }
     sg->g = g;
     sg->env = *env;
     for (int i = 0; i < g->n_values; i++)
@@ -29,6 +38,7 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     if (!sg->captured || !sg->folded || pthread_mutex_init(&sg->lock, NULL) != 0) {
         free(sg->captured);
         free(sg->folded);
+        graph_optimized_free(sg->rewritten);
         free(sg);
         return onyx_oom("subgraph");
     }
@@ -53,6 +63,7 @@ void subgraph_free(subgraph *sg) {
     free(sg->folded);
     pthread_mutex_destroy(&sg->lock);
     free(sg->captured);
+    graph_optimized_free(sg->rewritten);
     free(sg);
 }
 

@@ -6,7 +6,10 @@ need no Python; `make test-models` regenerates them byte for byte from fixed see
   MatMul + Add + Softmax; batch, height and width symbolic, so runs of mixed shapes build and
   share plans (tests/unit/test_concurrency.c).
 - endless_loop.onnx: a Loop whose trip count is an input (INT64_MAX in the tests) and whose
-  condition stays true: only run options (deadline, terminate, iteration cap) stop it."""
+  condition stays true: only run options (deadline, terminate, iteration cap) stop it.
+- activation_patterns.onnx: the exporters' spelled-out GELU (erf form in its three associations
+  and with 1/sqrt 2 as a Mul, tanh form) and SiLU, which the graph rewrites (core/optimize.c)
+  turn into Gelu and Swish, beside near misses they must leave alone."""
 
 import sys
 from pathlib import Path
@@ -99,9 +102,93 @@ def endless_loop_model() -> onnx.ModelProto:
                              producer_name="onyx-tests")
 
 
+def sequence_loop_model() -> onnx.ModelProto:
+    """A Loop of `trips` iterations that appends [i] (float) to a sequence each time, then
+    concatenates it: builds a long sequence one SequenceInsert at a time (must stay linear)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+            helper.make_node("Unsqueeze", ["fi", "axis0"], ["item"]),
+            helper.make_node("SequenceInsert", ["seq_in", "item"], ["seq_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_in", TensorProto.FLOAT, None),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_out", TensorProto.FLOAT, None),
+        ],
+        initializer=[numpy_helper.from_array(np.array([0], np.int64), "axis0")],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+            helper.make_node("Loop", ["trips", "", "empty"], ["seq"], name="build", body=body),
+            helper.make_node("SequenceLength", ["seq"], ["length"]),
+            helper.make_node("ConcatFromSequence", ["seq"], ["values"], axis=0),
+        ],
+        "sequence_loop",
+        [helper.make_tensor_value_info("trips", TensorProto.INT64, [])],
+        [
+            helper.make_tensor_value_info("length", TensorProto.INT64, []),
+            helper.make_tensor_value_info("values", TensorProto.FLOAT, ["n"]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             producer_name="onyx-tests")
+
+
+def activation_patterns_model() -> onnx.ModelProto:
+    c = {"sqrt2": np.float32(np.sqrt(2.0)), "rsqrt2": np.float32(np.sqrt(0.5)),
+         "one": np.float32(1.0), "half": np.float32(0.5), "k": np.float32(0.044715),
+         "three": np.float32(3.0), "s2pi": np.float32(np.sqrt(2.0 / np.pi)),
+         "notsqrt2": np.float32(1.5)}
+    nodes = []
+
+    def op(kind, inputs, out):
+        nodes.append(helper.make_node(kind, inputs, [out], name=out))
+        return out
+
+    def erf_plus_one(tag, scale_by_mul=False, scale="sqrt2"):
+        d = op("Mul" if scale_by_mul else "Div", ["x", "rsqrt2" if scale_by_mul else scale], f"{tag}_d")
+        e = op("Erf", [d], f"{tag}_e")
+        return op("Add", [e, "one"], f"{tag}_a")
+
+    a = erf_plus_one("g1")                                   # (x * a) * 0.5
+    op("Mul", [op("Mul", ["x", a], "g1_m"), "half"], "gelu_xa_half")
+    a = erf_plus_one("g2", scale_by_mul=True)                # (a * 0.5) * x
+    op("Mul", [op("Mul", [a, "half"], "g2_m"), "x"], "gelu_ahalf_x")
+    a = erf_plus_one("g3")                                   # (x * 0.5) * a
+    op("Mul", [op("Mul", ["x", "half"], "g3_h"), a], "gelu_xhalf_a")
+    cube = op("Pow", ["x", "three"], "t_p")                  # tanh form
+    inner = op("Add", ["x", op("Mul", [cube, "k"], "t_k")], "t_s")
+    t = op("Tanh", [op("Mul", [inner, "s2pi"], "t_m")], "t_t")
+    op("Mul", [op("Mul", ["x", op("Add", [t, "one"], "t_a")], "t_x"), "half"], "gelu_tanh")
+    op("Mul", ["x", op("Sigmoid", ["x"], "s_sig")], "silu")
+    op("Mul", ["x", op("Sigmoid", ["y"], "n_sig")], "not_silu")     # sigmoid of another value
+    a = erf_plus_one("n1", scale="notsqrt2")                          # not 1/sqrt 2
+    op("Mul", [op("Mul", ["x", a], "n1_m"), "half"], "not_gelu")
+    outs = ["gelu_xa_half", "gelu_ahalf_x", "gelu_xhalf_a", "gelu_tanh", "silu", "not_silu",
+            "not_gelu"]
+    graph = helper.make_graph(
+        nodes, "activation_patterns",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 16]) for n in ("x", "y")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 16]) for n in outs],
+        initializer=[numpy_helper.from_array(np.array(v, np.float32), k) for k, v in c.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             producer_name="onyx-tests")
+
+
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
-    for name, model in [("concurrency", concurrency_model()), ("endless_loop", endless_loop_model())]:
+    for name, model in [("concurrency", concurrency_model()), ("endless_loop", endless_loop_model()),
+                        ("sequence_loop", sequence_loop_model()),
+                        ("activation_patterns", activation_patterns_model())]:
         onnx.checker.check_model(model, full_check=True)
         onnx.save(model, out / f"{name}.onnx")
 

@@ -231,12 +231,66 @@ static void test_profiling_and_log(void **state) {
     unlink(path);
 }
 
+/* Runs activation_patterns.onnx at `level` with profiling into `trace`; outputs into out[7][32]. */
+static void run_patterns(onyx_optimization_level level, const char *trace, float out[7][32]) {
+    onyx_model *m = load("tests/models/activation_patterns.onnx");
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_optimization(o, level), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_profiling(o, trace), ONYX_OK);
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_OK);
+    float x[32], y[32];
+    for (int i = 0; i < 32; i++) {
+        x[i] = (float)(i - 16) / 4.0f; /* -4 .. 3.75: both tails of the activations */
+        y[i] = (float)((i * 7) % 32 - 16) / 8.0f;
+    }
+    int64_t dims[2] = {2, 16};
+    onyx_value *in[2];
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 2, dims, x, sizeof x, &in[0]), ONYX_OK);
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 2, dims, y, sizeof y, &in[1]), ONYX_OK);
+    size_t n = 0;
+    onyx_value **outs = NULL;
+    assert_int_equal(onyx_rep_run(rep, 2, NULL, (const onyx_value *const *)in, &n, &outs), ONYX_OK);
+    assert_int_equal(n, 7);
+    for (size_t k = 0; k < n; k++) memcpy(out[k], onyx_tensor_data(outs[k]), 32 * sizeof(float));
+    onyx_values_free(outs, n);
+    assert_int_equal(onyx_rep_end_profiling(rep, NULL), ONYX_OK);
+    onyx_value_free(in[0]);
+    onyx_value_free(in[1]);
+    onyx_rep_free(rep);
+    onyx_session_options_free(o);
+    onyx_model_free(m);
+}
+
+/* The spelled-out GELU and SiLU become Gelu and Swish at ONYX_OPT_ALL, with the results of the
+ * ops as written; the near misses stay as they are. */
+static void test_activation_rewrites(void **state) {
+    (void)state;
+    char trace[] = "/tmp/onyx-rewrites-XXXXXX";
+    int fd = mkstemp(trace);
+    assert_true(fd >= 0);
+    close(fd);
+    float fused[7][32], plain[7][32];
+    run_patterns(ONYX_OPT_BASIC, trace, plain);
+    assert_int_equal(count_events(trace, "\"op_name\":\"Gelu\""), 0);
+    assert_int_equal(count_events(trace, "\"op_name\":\"Erf\""), 4);
+    run_patterns(ONYX_OPT_ALL, trace, fused);
+    assert_int_equal(count_events(trace, "\"op_name\":\"Gelu\""), 4);
+    assert_int_equal(count_events(trace, "\"op_name\":\"Swish\""), 1);
+    assert_int_equal(count_events(trace, "\"op_name\":\"Erf\""), 1);     /* not_gelu */
+    assert_int_equal(count_events(trace, "\"op_name\":\"Sigmoid\""), 1); /* not_silu */
+    for (int k = 0; k < 7; k++) assert_close(fused[k], plain[k], 32);
+    unlink(trace);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_and_levels_agree),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_profiling_and_log),
+        cmocka_unit_test(test_activation_rewrites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,309 @@
+/* Graph rewrites when a subgraph is created (optimization level ALL): exporters spell some
+ * activations out in elementwise ops, which run as several passes over memory with a scalar
+ * transcendental each; the op they spell is one vectorized pass.
+ *   GELU, erf form (torch's default):   x * 0.5 * (1 + Erf(x / sqrt 2))          -> Gelu
+ *   GELU, tanh form (GPT-2's gelu_new): x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+ *                                                                              -> Gelu(tanh)
+ *   SiLU:                               x * Sigmoid(x)                           -> Swish
+ * A pattern is replaced only when its inner values are read by the pattern alone and are no graph
+ * outputs; the replacement takes the place of the pattern's last node, so the order stays
+ * topological. */
+#include "core/optimize.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op_schema.h"
+
+typedef struct rewriter {
+    const graph *g;
+    const op_registry *ops;
+    int *uses;        /* readers per value (inputs and subgraph captures, graph outputs count) */
+    int *producer;    /* node index per value, -1 */
+    bool *gone;       /* per node: replaced */
+    graph_node *made; /* per node: the replacement placed at its index, or op_type NULL */
+    int n_made;
+} rewriter;
+
+static bool is_op(const graph_node *n, const char *op) {
+    return n && !*n->domain && !strcmp(n->op_type, op);
+}
+
+static const graph_node *producer_of(const rewriter *r, int v) {
+    if (v < 0 || r->producer[v] < 0 || r->gone[r->producer[v]]) return NULL;
+    return &r->g->nodes[r->producer[v]];
+}
+
+/* The one node reading v (and nothing else reads it), or NULL. */
+static const graph_node *sole_reader(const rewriter *r, int v) {
+    if (v < 0 || r->uses[v] != 1) return NULL;
+    for (int n = 0; n < r->g->n_nodes; n++) {
+        const graph_node *nd = &r->g->nodes[n];
+        if (r->gone[n]) continue;
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] == v) return nd;
+    }
+    return NULL;
+}
+
+/* The float value of a one-element constant (initializer or Constant node), or NAN. */
+static double scalar_of(const rewriter *r, int v) {
+    if (v < 0) return NAN;
+    const tensor *t = NULL;
+    const graph_value *gv = &r->g->values[v];
+    if (gv->flags & GV_INITIALIZER) t = gv->init;
+    const graph_node *p = producer_of(r, v);
+    if (!t && is_op(p, "Constant")) t = attr_tensor(p, "value");
+    if (!t || t->numel != 1 || !dtype_is_float(t->dtype)) return NAN;
+    return tensor_get_f64(t, 0);
+}
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-3 * fabs(b); }
+
+/* The operand of a binary node other than `v`, or -1 when v is not one of its two inputs. */
+static int other_input(const graph_node *n, int v) {
+    if (!n || n->n_inputs != 2) return -1;
+    if (n->inputs[0] == v) return n->inputs[1];
+    if (n->inputs[1] == v) return n->inputs[0];
+    return -1;
+}
+
+static int index_of(const rewriter *r, const graph_node *n) { return (int)(n - r->g->nodes); }
+
+/* After `a` = 1 + activation: the product with x and 0.5 (in any association). On a match,
+ * *last is the node writing the result and members[] gets the product's nodes. */
+static bool match_half_product(const rewriter *r, int a, int x, const graph_node **last,
+                               const graph_node **members, int *n_members) {
+    const graph_node *m1 = sole_reader(r, a);
+    if (!is_op(m1, "Mul")) return false;
+    int other = other_input(m1, a);
+    members[(*n_members)++] = m1;
+    if (other == x) { /* (x * a) * 0.5 */
+        const graph_node *m2 = sole_reader(r, m1->outputs[0]);
+        if (!is_op(m2, "Mul") || !near(scalar_of(r, other_input(m2, m1->outputs[0])), 0.5))
+            return false;
+        members[(*n_members)++] = m2;
+        *last = m2;
+        return true;
+    }
+    if (near(scalar_of(r, other), 0.5)) { /* (a * 0.5) * x */
+        const graph_node *m2 = sole_reader(r, m1->outputs[0]);
+        if (!is_op(m2, "Mul") || other_input(m2, m1->outputs[0]) != x) return false;
+        members[(*n_members)++] = m2;
+        *last = m2;
+        return true;
+    }
+    const graph_node *h = producer_of(r, other); /* (x * 0.5) * a */
+    if (!is_op(h, "Mul") || r->uses[other] != 1 || other_input(h, x) < 0 ||
+        !near(scalar_of(r, other_input(h, x)), 0.5))
+        return false;
+    members[(*n_members)++] = h;
+    *last = m1;
+    return true;
+}
+
+/* 1 + act: the Add reading act's output with a constant 1. */
+static const graph_node *plus_one(const rewriter *r, const graph_node *act) {
+    const graph_node *add = sole_reader(r, act->outputs[0]);
+    if (!is_op(add, "Add") || !near(scalar_of(r, other_input(add, act->outputs[0])), 1.0))
+        return NULL;
+    return add;
+}
+
+/* Erf(x / sqrt 2) or Erf(x * (1/sqrt 2)): x, or -1. */
+static int erf_argument(const rewriter *r, const graph_node *erf) {
+    const graph_node *d = producer_of(r, erf->inputs[0]);
+    if (!d || r->uses[erf->inputs[0]] != 1 || d->n_inputs != 2) return -1;
+    if (is_op(d, "Div") && near(scalar_of(r, d->inputs[1]), sqrt(2.0))) return d->inputs[0];
+    if (is_op(d, "Mul")) {
+        for (int k = 0; k < 2; k++)
+            if (near(scalar_of(r, d->inputs[k]), sqrt(0.5))) return d->inputs[1 - k];
+    }
+    return -1;
+}
+
+/* Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)): x, or -1; members get the inner nodes. */
+static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const graph_node **members,
+                         int *n_members) {
+    const graph_node *scale = producer_of(r, tanh_node->inputs[0]);
+    if (!is_op(scale, "Mul") || r->uses[tanh_node->inputs[0]] != 1) return -1;
+    int sum = -1;
+    for (int k = 0; k < 2; k++)
+        if (near(scalar_of(r, scale->inputs[k]), sqrt(2.0 / M_PI))) sum = scale->inputs[1 - k];
+    const graph_node *add = producer_of(r, sum);
+    if (!is_op(add, "Add") || r->uses[sum] != 1) return -1;
+    for (int k = 0; k < 2; k++) {
+        int x = add->inputs[k], cubic = add->inputs[1 - k];
+        const graph_node *mul = producer_of(r, cubic);
+        if (!is_op(mul, "Mul") || r->uses[cubic] != 1) continue;
+        for (int j = 0; j < 2; j++) {
+            if (!near(scalar_of(r, mul->inputs[j]), 0.044715)) continue;
+            int cube = mul->inputs[1 - j];
+            const graph_node *pow = producer_of(r, cube);
+            if (!is_op(pow, "Pow") || r->uses[cube] != 1 || pow->inputs[0] != x ||
+                !near(scalar_of(r, pow->inputs[1]), 3.0))
+                continue;
+            members[(*n_members)++] = scale;
+            members[(*n_members)++] = add;
+            members[(*n_members)++] = mul;
+            members[(*n_members)++] = pow;
+            return x;
+        }
+    }
+    return -1;
+}
+
+/* Puts the replacement `op_type`(x) -> y at the index of `last` and marks the members gone. */
+static onyx_status replace(rewriter *r, const graph_node *last, const graph_node **members,
+                           int n_members, const char *op_type, int64_t version, int x, int y,
+                           const char *approximate) {
+    const op_schema *schema = r->ops->lookup("", op_type, version);
+    if (!schema) {
+        onyx_error_clear();
+        return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
+    }
+    for (int k = 0; k < n_members; k++) r->gone[index_of(r, members[k])] = true;
+    int at = index_of(r, last);
+    graph_node *n = &r->made[at];
+    int *io = calloc(2, sizeof *io);
+    graph_attr *attr = approximate ? calloc(1, sizeof *attr) : NULL;
+    if (!io || (approximate && !attr)) {
+        free(io);
+        free(attr);
+        return onyx_oom("graph rewrite");
+    }
+    io[0] = x;
+    io[1] = y;
+    *n = (graph_node){.name = last->name, .op_type = op_type, .domain = "",
+                      .version = schema->since_version, .schema = schema, .n_inputs = 1,
+                      .n_outputs = 1, .inputs = io, .outputs = io + 1};
+    if (attr) {
+        *attr = (graph_attr){.name = "approximate", .type = ATTR_STRING, .s = approximate,
+                             .s_len = strlen(approximate)};
+        n->attrs = attr;
+        n->n_attrs = 1;
+    }
+    r->n_made++;
+    return ONYX_OK;
+}
+
+static onyx_status rewrite_node(rewriter *r, int idx) {
+    const graph_node *n = &r->g->nodes[idx];
+    const graph_node *members[12], *last = NULL;
+    int n_members = 0;
+    if (is_op(n, "Erf") || is_op(n, "Tanh")) {
+        bool erf = is_op(n, "Erf");
+        int x = erf ? erf_argument(r, n) : tanh_argument(r, n, members, &n_members);
+        if (x < 0) return ONYX_OK;
+        if (erf) members[n_members++] = producer_of(r, n->inputs[0]);
+        members[n_members++] = n;
+        const graph_node *add = plus_one(r, n);
+        if (!add) return ONYX_OK;
+        members[n_members++] = add;
+        if (!match_half_product(r, add->outputs[0], x, &last, members, &n_members)) return ONYX_OK;
+        return replace(r, last, members, n_members, "Gelu", 20, x, last->outputs[0],
+                       erf ? NULL : "tanh");
+    }
+    if (is_op(n, "Sigmoid") && n->n_outputs == 1) {
+        int x = n->inputs[0];
+        const graph_node *mul = sole_reader(r, n->outputs[0]);
+        if (!is_op(mul, "Mul") || other_input(mul, n->outputs[0]) != x) return ONYX_OK;
+        members[n_members++] = n;
+        members[n_members++] = mul;
+        return replace(r, mul, members, n_members, "Swish", 24, x, mul->outputs[0], NULL);
+    }
+    return ONYX_OK;
+}
+
+/* A rewritten graph and the nodes' io blocks and attributes it owns. */
+typedef struct rewritten {
+    graph g; /* first: the graph handed out is this member */
+    void **owned;
+    int n_owned;
+} rewritten;
+
+void graph_optimized_free(graph *g) {
+    if (!g) return;
+    rewritten *rw = (rewritten *)g;
+    for (int k = 0; k < rw->n_owned; k++) free(rw->owned[k]);
+    free(rw->owned);
+    free(g->nodes);
+    free(g->values);
+    free(rw);
+}
+
+onyx_status graph_optimize(const graph *g, const op_registry *ops, graph **out) {
+    *out = NULL;
+    onyx_status st = ONYX_OK;
+    rewriter r = {.g = g, .ops = ops};
+    r.uses = calloc((size_t)g->n_values + 1, sizeof *r.uses);
+    r.producer = malloc(((size_t)g->n_values + 1) * sizeof *r.producer);
+    r.gone = calloc((size_t)g->n_nodes + 1, sizeof *r.gone);
+    r.made = calloc((size_t)g->n_nodes + 1, sizeof *r.made);
+    graph *copy = NULL;
+    if (!r.uses || !r.producer || !r.gone || !r.made) {
+        st = onyx_oom("graph rewrite");
+        goto done;
+    }
+    for (int v = 0; v < g->n_values; v++) r.producer[v] = -1;
+    for (int n = 0; n < g->n_nodes; n++) {
+        const graph_node *nd = &g->nodes[n];
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0) r.uses[nd->inputs[i]]++;
+        for (int c = 0; c < nd->n_captures; c++) r.uses[nd->captures[c]] += 2; /* never inner */
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (nd->outputs[o] >= 0) r.producer[nd->outputs[o]] = n;
+    }
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] >= 0) r.uses[g->outputs[o]] += 2; /* graph outputs stay */
+    for (int n = 0; n < g->n_nodes; n++)
+        if (!r.gone[n]) CHECK(rewrite_node(&r, n));
+    if (r.n_made == 0) goto done;
+
+    /* the rewritten graph: the same values (producers renumbered), the surviving nodes */
+    rewritten *rw = calloc(1, sizeof *rw);
+    if (!rw) {
+        st = onyx_oom("graph rewrite");
+        goto done;
+    }
+    copy = &rw->g;
+    *copy = *g;
+    copy->nodes = calloc((size_t)g->n_nodes + 1, sizeof *copy->nodes);
+    copy->values = malloc(((size_t)g->n_values + 1) * sizeof *copy->values);
+    rw->owned = calloc(2 * (size_t)r.n_made + 1, sizeof *rw->owned);
+    if (!copy->nodes || !copy->values || !rw->owned) {
+        graph_optimized_free(copy);
+        copy = NULL;
+        st = onyx_oom("graph rewrite");
+        goto done;
+    }
+    memcpy(copy->values, g->values, (size_t)g->n_values * sizeof *g->values);
+    int kept = 0;
+    for (int n = 0; n < g->n_nodes; n++) {
+        const graph_node *nd = r.made[n].op_type ? &r.made[n] : r.gone[n] ? NULL : &g->nodes[n];
+        if (!nd) continue;
+        if (r.made[n].op_type) { /* the copy owns the replacement's blocks from now on */
+            rw->owned[rw->n_owned++] = r.made[n].inputs;
+            if (r.made[n].attrs) rw->owned[rw->n_owned++] = r.made[n].attrs;
+        }
+        copy->nodes[kept] = *nd;
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (nd->outputs[o] >= 0) copy->values[nd->outputs[o]].producer = kept;
+        kept++;
+    }
+    copy->n_nodes = kept;
+    *out = copy;
+    memset(r.made, 0, sizeof *r.made * (size_t)g->n_nodes); /* owned by the copy now */
+done:
+    if (r.made)
+        for (int n = 0; n < g->n_nodes; n++) {
+            free(r.made[n].inputs);
+            free(r.made[n].attrs);
+        }
+    free(r.uses);
+    free(r.producer);
+    free(r.gone);
+    free(r.made);
+    return st;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""onyx against onnxruntime on the model zoo (tools/zoo/export.py writes zoo/*.onnx with a
+<name>.json describing the inputs), side by side in one run with the same thread count.
+
+Each engine runs each model in a process of its own, in a block of back-to-back runs, so an
+engine's spinning worker threads are never charged to the other; with --rounds R the two blocks
+alternate R times and the medians pool all rounds. Each worker reports its session creation time
+(onyx: load + prepare with the inputs as examples; onnxruntime: InferenceSession), its median
+latency and its own peak resident memory (VmHWM). A benchmark, not a test.
+
+  tools/bench/zoo_bench.py [--threads N] [--batch B] [--seconds S] [--rounds R]
+                           [--models bert_base,resnet50] [--exporters ts,dynamo] [--zoo DIR]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+DTYPES = {'float32': np.float32, 'float': np.float32, 'float16': np.float16, 'int64': np.int64,
+          'int32': np.int32, 'bool': np.bool_}
+
+
+def make_feeds(spec, batch):
+    """Inputs from the zoo's description: a fixed seed per input, batch dim overridden."""
+    feeds = {}
+    for k, inp in enumerate(spec['inputs']):
+        shape = list(inp['shape'])
+        if batch and shape and '0' in inp.get('dynamic', {}):
+            shape[0] = batch
+        rng = np.random.default_rng(1000 + k)
+        dtype = DTYPES[inp['dtype']]
+        fill = inp.get('fill', 'uniform')
+        if fill == 'tokens':
+            value = rng.integers(0, inp.get('high', 1000), shape)
+        elif fill == 'ones':
+            value = np.ones(shape)
+        elif fill == 'zeros':
+            value = np.zeros(shape)
+        else:
+            value = rng.uniform(-1.0, 1.0, shape)
+        feeds[inp['name']] = np.ascontiguousarray(value.astype(dtype))
+    return feeds
+
+
+def peak_rss_mib():
+    """This process's peak resident memory (VmHWM)."""
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) / 1024.0
+    return float('nan')
+
+
+def worker(engine, model_path, spec_path, batch, threads, seconds, out_path):
+    """In a child process: creates the session, times back-to-back runs, writes JSON."""
+    with open(spec_path) as f:
+        spec = json.load(f)
+    feeds = make_feeds(spec, batch)
+    t0 = time.perf_counter()
+    if engine == 'onyx':
+        sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
+        import onyx
+        sess = onyx.Session(model_path, threads=threads, input_example=feeds)
+    else:
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.log_severity_level = 3
+        sess = ort.InferenceSession(model_path, so, providers=['CPUExecutionProvider'])
+    create_ms = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    outputs = sess.run(None, feeds)
+    first_ms = (time.perf_counter() - t0) * 1e3
+    for _ in range(2):
+        sess.run(None, feeds)
+    times = []
+    start = time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start < seconds and len(times) < 2000):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        times.append(time.perf_counter() - t0)
+    np.save(out_path + '.npy', np.asarray(outputs[0]).astype(np.float32))
+    with open(out_path, 'w') as f:
+        json.dump({'times_ms': [t * 1e3 for t in times], 'create_ms': create_ms,
+                   'first_ms': first_ms, 'peak_mib': peak_rss_mib()}, f)
+
+
+def measure(engine, model_path, spec_path, batch, threads, seconds, tmp):
+    out = os.path.join(tmp, f'{engine}.json')
+    if os.path.exists(out):
+        os.remove(out)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run([sys.executable, __file__, '--worker', engine, model_path, spec_path,
+                           str(batch), str(threads), str(seconds), out], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0 or not os.path.exists(out):
+        last = (proc.stderr.strip().splitlines() or ['?'])[-1]
+        return {'error': last[:120]}
+    with open(out) as f:
+        result = json.load(f)
+    result['output'] = np.load(out + '.npy')
+    return result
+
+
+def models(zoo, wanted, exporters):
+    for spec_path in sorted(glob.glob(os.path.join(zoo, '*.json'))):
+        with open(spec_path) as f:
+            spec = json.load(f)
+        name = spec.get('name', os.path.basename(spec_path)[:-5])
+        if wanted and name not in wanted:
+            continue
+        for exporter, file in spec.get('files', {}).items():
+            path = os.path.join(zoo, file)
+            if exporter in exporters and os.path.exists(path):
+                yield f'{name}' + ('' if exporter == 'ts' else f'.{exporter}'), path, spec_path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--threads', type=int, default=os.cpu_count())
+    ap.add_argument('--batch', type=int, default=0, help='batch size (default: the zoo\'s, 1)')
+    ap.add_argument('--seconds', type=float, default=2.0, help='timing budget per engine, model and round')
+    ap.add_argument('--rounds', type=int, default=1, help='alternating blocks per engine')
+    ap.add_argument('--models', default='', help='comma-separated names (default: all)')
+    ap.add_argument('--exporters', default='ts,dynamo')
+    ap.add_argument('--zoo', default=os.path.join(ROOT, 'zoo'))
+    ap.add_argument('--worker', nargs=7, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        engine, path, spec, batch, threads, seconds, out = args.worker
+        worker(engine, path, spec, int(batch), int(threads), float(seconds), out)
+        return 0
+    wanted = {m for m in args.models.split(',') if m}
+    exporters = set(args.exporters.split(','))
+    print(f'onyx vs onnxruntime on {args.zoo}: {args.threads} thread(s), batch {args.batch or "as exported"}, '
+          f'{args.rounds} round(s) of ~{args.seconds:g} s per engine; medians')
+    header = (f'{"model":<28}{"onyx ms":>9}{"ort ms":>9}{"ratio":>7}{"prep ms":>9}{"ort ms":>8}'
+              f'{"onyx MiB":>9}{"ort MiB":>8}{"max|diff|":>10}')
+    print(header)
+    print('-' * len(header))
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path, spec in models(args.zoo, wanted, exporters):
+            results = {'onyx': [], 'ort': []}
+            for _ in range(args.rounds):
+                for engine in ('onyx', 'ort'):
+                    results[engine].append(measure(engine, path, spec, args.batch, args.threads,
+                                                   args.seconds, tmp))
+            failed = [e for e in results if any('error' in r for r in results[e])]
+            if failed:
+                msgs = '; '.join(f'{e}: {next(r["error"] for r in results[e] if "error" in r)}' for e in failed)
+                print(f'{name:<28} failed ({msgs})')
+                continue
+            a, b = results['onyx'], results['ort']
+            med = {e: float(np.median([t for r in results[e] for t in r['times_ms']])) for e in results}
+            ratio = med['onyx'] / med['ort']
+            ratios.append(ratio)
+            out_a, out_b = a[-1]['output'], b[-1]['output']
+            diff = float(np.max(np.abs(out_a - out_b))) if out_a.shape == out_b.shape else float('nan')
+            print(f'{name:<28}{med["onyx"]:>9.2f}{med["ort"]:>9.2f}{ratio:>7.2f}'
+                  f'{np.median([r["create_ms"] for r in a]):>9.0f}{np.median([r["create_ms"] for r in b]):>8.0f}'
+                  f'{max(r["peak_mib"] for r in a):>9.0f}{max(r["peak_mib"] for r in b):>8.0f}{diff:>10.1e}')
+            sys.stdout.flush()
+    if ratios:
+        print(f'geometric mean ratio onyx/onnxruntime over {len(ratios)} models: '
+              f'{float(np.exp(np.mean(np.log(ratios)))):.2f}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
