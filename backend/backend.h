@@ -31,6 +31,7 @@ onyx_status backend_devices(exec_env *env, device_kind first, int index);
  * a driver or a device) and its kernel table (empty without the plugin). */
 int cuda_device_count(void);
 const kernel *cuda_kernel_table(size_t *count);
+const device_ops *cuda_device_ops(void); /* NULL without the plugin */
 
 /* The public options objects (include/onyx.h). */
 typedef struct session_example {

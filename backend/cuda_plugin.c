@@ -55,6 +55,11 @@ int cuda_device_count(void) {
     return loaded_devices;
 }
 
+const device_ops *cuda_device_ops(void) {
+    pthread_once(&once, load);
+    return loaded ? loaded->memory : NULL;
+}
+
 const kernel *cuda_kernel_table(size_t *count) {
     pthread_once(&once, load);
     if (!loaded) {

@@ -64,8 +64,8 @@ onyx_status backend_devices(exec_env *env, device_kind first, int index) {
     memset(env->devices, 0, sizeof env->devices);
     env->devices[DEVICE_CPU] = &cpu_device_ops;
     env->devices[DEVICE_TEST] = &test_device_ops;
+    if (first == DEVICE_CUDA) env->devices[DEVICE_CUDA] = cuda_device_ops();
     env->n_priority = 0;
-    /* CUDA memory comes with the CUDA kernels; until then CUDA nodes run on the CPU */
     if (first != DEVICE_CPU && env->devices[first]) env->priority[env->n_priority++] = first;
     env->priority[env->n_priority++] = DEVICE_CPU;
     env->device_index = index;

@@ -15,10 +15,43 @@ static int device_count(void) {
     return n;
 }
 
+/* Device memory through the runtime API. Copies are synchronous (the copy steps run in the
+ * executor's order); a failure leaves the destination as it was and is reported by the next
+ * kernel that checks the stream's error. */
+static void *cuda_alloc(size_t bytes) {
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_free(void *p) {
+    if (p) cudaFree(p);
+}
+
+static void cuda_to_host(void *dst, const void *src, size_t bytes) {
+    cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+}
+
+static void cuda_from_host(void *dst, const void *src, size_t bytes) {
+    cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
+static const device_ops memory = {
+    .kind = DEVICE_CUDA,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .to_host = cuda_to_host,
+    .from_host = cuda_from_host,
+};
+
 static const cuda_plugin plugin = {
     .abi = CUDA_PLUGIN_ABI,
     .device_count = device_count,
     .kernel_table = cuda_kernel_table,
+    .memory = &memory,
 };
 
 __attribute__((visibility("default"))) const cuda_plugin *onyx_cuda_plugin(void);

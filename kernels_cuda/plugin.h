@@ -9,7 +9,7 @@
 
 #include "core/kernel.h"
 
-#define CUDA_PLUGIN_ABI 1
+#define CUDA_PLUGIN_ABI 2
 #define CUDA_PLUGIN_SYMBOL "onyx_cuda_plugin"
 
 typedef struct cuda_plugin {
@@ -18,6 +18,9 @@ typedef struct cuda_plugin {
     int (*device_count)(void);
     /* The CUDA kernel table. */
     const kernel *(*kernel_table)(size_t *count);
+    /* Device memory of the current GPU (cudaMalloc, cudaMemcpy): the planner's arenas and copy
+     * steps use it (core/device.h). */
+    const device_ops *memory;
 } cuda_plugin;
 
 typedef const cuda_plugin *(*cuda_plugin_entry)(void);
