@@ -13,6 +13,12 @@
 #   make bench         onyx vs onnxruntime on the light models (tools/bench/bench.py)
 #   make CUDA=0|1      CUDA kernels out or in; default: in when nvcc is found and kernels_cuda/
 #                      has sources
+#   make install       library, header, pkg-config file and CLI under PREFIX (/usr/local), DESTDIR
+#   make test-install  install into a temporary prefix, build examples/example.c with pkg-config
+#                      (shared and static) and pip-install the Python package into a fresh venv
+#   ONYX_WITH_CODECS=0|1, ONYX_WITH_RE2=0|1   optional features (ImageDecoder's image codecs,
+#                      RegexFullMatch's RE2); default: on when pkg-config finds their libraries
+#   WERROR=1           warnings are errors (make test, sanitize and tsan set it)
 
 BUILD ?= build
 CC ?= cc
@@ -31,21 +37,47 @@ DEB_PACKAGES := gcc g++ make pkg-config protobuf-c-compiler libprotobuf-c-dev \
                 libopenblas-openmp-dev libdnnl-dev libcmocka-dev libre2-dev \
                 libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev
 
-CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
-          -fopenmp -I. -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
+# Optional features: each is on when pkg-config finds its libraries, and can be forced either way
+# (ONYX_WITH_CODECS=0 builds a libonyx that needs none of the image libraries). When off, the op
+# is still known but its kernel fails with ONYX_ERR_UNSUPPORTED saying what to install.
+#   codecs: ImageDecoder (libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
+#           libstb-dev);  re2: RegexFullMatch (libre2-dev)
+CODEC_PKGS := libjpeg libpng libtiff-4 libwebp libopenjp2 stb
+ONYX_WITH_CODECS ?= $(shell pkg-config --exists $(CODEC_PKGS) 2>/dev/null && echo 1 || echo 0)
+ONYX_WITH_RE2 ?= $(shell pkg-config --exists re2 2>/dev/null && echo 1 || echo 0)
+ONYX_WITH_CODECS := $(ONYX_WITH_CODECS)
+ONYX_WITH_RE2 := $(ONYX_WITH_RE2)
+
+CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -fPIC -fvisibility=hidden \
+          -fopenmp -I. -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS) \
+          -DONYX_WITH_CODECS=$(ONYX_WITH_CODECS) -DONYX_WITH_RE2=$(ONYX_WITH_RE2)
 CXX ?= c++
 # C++ only where a library has no C API (RE2): a thin shim with a C interface.
-CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Werror -fPIC -fvisibility=hidden -I. -Iinclude \
+CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -fPIC -fvisibility=hidden -I. -Iinclude \
             -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
-# Image codecs for ImageDecoder; OpenJPEG's headers live in a versioned folder.
-OPENJPEG_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
-CFLAGS += $(OPENJPEG_CFLAGS)
-LDLIBS := -lprotobuf-c -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb \
-          -lstdc++ -lm -lpthread -ldl
+# The libraries libonyx itself links; what a static link needs besides (onyx.pc's Libs.private).
+LIB_DEPS := -lprotobuf-c -ldnnl
+ifeq ($(ONYX_WITH_CODECS),1)
+  # OpenJPEG's headers live in a versioned folder.
+  CFLAGS += $(shell pkg-config --cflags libopenjp2 2>/dev/null)
+  LIB_DEPS += -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb
+endif
+ifeq ($(ONYX_WITH_RE2),1)
+  LIB_DEPS += -lre2
+endif
 LDFLAGS := -fopenmp $(SAN_FLAGS)
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
 LIB_CXX_SRCS := $(wildcard kernels_cpu/*/*.cc)
+ifneq ($(ONYX_WITH_CODECS),1)
+  LIB_SRCS := $(filter-out kernels_cpu/string/image_decoder_jpeg.c kernels_cpu/string/image_decoder_png.c \
+                           kernels_cpu/string/image_decoder_formats.c,$(LIB_SRCS))
+endif
+ifneq ($(ONYX_WITH_RE2),1)
+  LIB_CXX_SRCS := $(filter-out kernels_cpu/string/regex_re2.cc,$(LIB_CXX_SRCS))
+endif
+LIB_DEPS += $(if $(strip $(LIB_CXX_SRCS)),-lstdc++)
+LDLIBS := $(LIB_DEPS) -lm -lpthread -ldl
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.cc,$(BUILD)/obj/%.cc.o,$(LIB_CXX_SRCS)) \
             $(BUILD)/obj/gen/onnx.pb-c.o
 
@@ -74,9 +106,15 @@ endif
 
 LIB_A := $(BUILD)/libonyx.a
 LIB_SO := $(BUILD)/libonyx.so
+# The library's version (as onyx_version()) and ABI: installed as libonyx.so.$(VERSION) with the
+# links libonyx.so.$(SOVERSION) (the soname) and libonyx.so.
+VERSION := 0.1.0
+SOVERSION := 0
+SONAME := libonyx.so.$(SOVERSION)
 RUNNER := $(BUILD)/onyx-test-runner
 CLI := $(BUILD)/onyx
 TOOLS := $(RUNNER) $(CLI)
+CLI_SHARED := $(BUILD)/shared/onyx
 TOOL_COMMON := $(BUILD)/obj/tools/common.o
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -103,6 +141,13 @@ FLAGS_LINE := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS) | $(LDFLAGS) $(LDLIBS)
 FLAGS_STAMP := $(BUILD)/flags.stamp
 ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
   $(shell mkdir -p $(BUILD) && { printf '%s\n' '$(FLAGS_LINE)' | cmp -s - $(FLAGS_STAMP) || printf '%s\n' '$(FLAGS_LINE)' > $(FLAGS_STAMP); })
+endif
+# -Werror changes no object, so it stays out of the stamp: `make` then `make test` rebuilds
+# nothing. Objects compiled earlier without it are not re-checked; CI builds from clean.
+WERROR ?= 0
+ifeq ($(WERROR),1)
+  CFLAGS += -Werror
+  CXXFLAGS += -Werror
 endif
 
 # One protoc-c run writes both files (a grouped target, so make -j runs it once).
@@ -133,8 +178,8 @@ $(LIB_A): $(LIB_OBJS)
 	@ar rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS)
-	@echo "$(CC) -shared -o $@ ($(words $^) objects) $(LDLIBS)"
-	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "$(CC) -shared -Wl,-soname,$(SONAME) -o $@ ($(words $^) objects) $(LDLIBS)"
+	@$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The CUDA part: its own objects only; what it needs of the core comes through kernels_cuda/plugin.h.
 $(BUILD)/obj/kernels_cuda/%.o: kernels_cuda/%.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
@@ -149,6 +194,13 @@ $(RUNNER): $(BUILD)/obj/tools/onyx-test-runner.o $(TOOL_COMMON) $(LIB_A)
 
 $(CLI): $(BUILD)/obj/tools/onyx.o $(TOOL_COMMON) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The CLI as installed (and bundled in the Python wheel): linked to libonyx.so.$(SOVERSION), found
+# in ../lib or beside it, so that libonyx_cuda.so beside the library is found too.
+$(CLI_SHARED): $(BUILD)/obj/tools/onyx.o $(TOOL_COMMON) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/onyx.o $(TOOL_COMMON) -L$(BUILD) -l:libonyx.so \
+	    -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN' -lm
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -202,6 +254,11 @@ python-tests: $(LIB_SO)
 
 # Each step in its own make, in order, so that a sub-make sees what the previous step made. After
 # the build, every step runs even when an earlier one fails; the last line names the failures.
+# make test, sanitize and tsan build with -Werror and every optional feature (a missing library
+# fails the build instead of changing the conformance counts).
+test sanitize tsan: export WERROR = 1
+test sanitize: export ONYX_WITH_CODECS = 1
+test sanitize: export ONYX_WITH_RE2 = 1
 test:
 	@tools/deps.sh $(DEB_PACKAGES)
 	@$(MAKE) --no-print-directory all unit-bins
@@ -213,6 +270,7 @@ test:
 	$(MAKE) --no-print-directory conformance-levels || failed="$$failed conformance-levels"; \
 	$(MAKE) --no-print-directory gen-tests || failed="$$failed gen-tests"; \
 	$(MAKE) --no-print-directory python-tests || failed="$$failed python-tests"; \
+	$(if $(SAN_FLAGS),,$(MAKE) --no-print-directory test-install || failed="$$failed test-install";) \
 	$(if $(SAN_FLAGS),,$(MAKE) --no-print-directory tsan || failed="$$failed tsan";) \
 	echo "== quick start: make run-example"; \
 	$(MAKE) --no-print-directory run-example || failed="$$failed run-example"; \
@@ -241,6 +299,50 @@ tsan:
 # The run-time tests' models (tests/models/gen_run_models.py), committed.
 test-models:
 	$(PYTHON) tests/models/gen_run_models.py tests/models
+
+# ---- install: PREFIX (/usr/local), DESTDIR for staging. One public header, $(INCLUDEDIR)/onyx.h;
+# the shared library with its soname links, the archive, onyx.pc, the CLI, and the CUDA plugin
+# beside the library when it was built (libonyx looks for it there).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+ONYX_PC := $(BUILD)/onyx.pc
+
+.PHONY: install uninstall test-install $(ONYX_PC)
+$(ONYX_PC):
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	    'Name: onyx' 'Description: ONNX inference engine' 'Version: $(VERSION)' \
+	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lonyx' \
+	    'Libs.private: $(LIB_DEPS) -lgomp -lm -lpthread -ldl' > $@
+
+install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS) $(ONYX_PC)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/onyx.h $(DESTDIR)$(INCLUDEDIR)/onyx.h
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libonyx.so.$(VERSION)
+	ln -sf libonyx.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libonyx.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libonyx.a
+	$(if $(CUDA_TARGETS),install -m 755 $(LIB_CUDA_SO) $(DESTDIR)$(LIBDIR)/libonyx_cuda.so)
+	install -m 644 $(ONYX_PC) $(DESTDIR)$(PKGCONFIGDIR)/onyx.pc
+	install -m 755 $(CLI_SHARED) $(DESTDIR)$(BINDIR)/onyx
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/onyx.h $(DESTDIR)$(LIBDIR)/libonyx.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libonyx.so $(DESTDIR)$(LIBDIR)/libonyx.a \
+	    $(DESTDIR)$(LIBDIR)/libonyx_cuda.so $(DESTDIR)$(PKGCONFIGDIR)/onyx.pc $(DESTDIR)$(BINDIR)/onyx
+
+# What the Python wheel bundles (backend/python/build_backend): the shared library, the CLI linked
+# to it, the CUDA plugin when built.
+.PHONY: native
+native: $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS)
+
+# Installs into a temporary prefix and builds examples/example.c against it with pkg-config only
+# (shared and static), then pip-installs backend/python into a fresh venv (tests/packaging).
+test-install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS)
+	@tests/packaging/test_install.sh $(BUILD)
 
 # ---- examples
 
@@ -281,3 +383,18 @@ $(CORE_BENCH): $(BUILD)/obj/tools/bench/core_bench.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 bench-core: $(CORE_BENCH)
 	$(CORE_BENCH) $(CORE_BENCH_FLAGS)
+
+# ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
+.PHONY: zoo bench-zoo
+ZOO_PYTHON := .venv-zoo/bin/python
+$(ZOO_PYTHON):
+	python3 -m venv .venv-zoo
+	.venv-zoo/bin/pip install -q --disable-pip-version-check -r tools/zoo/requirements.txt
+
+zoo: $(ZOO_PYTHON)
+	$(ZOO_PYTHON) tools/zoo/export.py --check $(ZOO_FLAGS)
+
+# onyx against onnxruntime (the zoo venv's, latest on PyPI) on the zoo, side by side:
+# BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8".
+bench-zoo: $(LIB_SO) $(ZOO_PYTHON)
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/zoo_bench.py $(BENCH_ZOO_FLAGS)

@@ -97,10 +97,20 @@ typedef struct opset_import {
 } opset_import;
 
 /* The loaded model (the public onyx_model). Reference counted so that reps keep it alive. */
+/* One metadata_props entry of a model. */
+typedef struct model_prop {
+    const char *key, *value;
+} model_prop;
+
 typedef struct model {
     int refs;
     pool pool;
     int64_t ir_version;
+    /* ModelProto's descriptive fields ("" when absent), for the metadata API */
+    const char *producer_name, *producer_version, *domain, *doc_string, *graph_doc_string;
+    int64_t model_version;     /* 0 when absent */
+    int n_props;
+    model_prop *props;
     int n_opsets;
     opset_import *opsets;
     graph *main;

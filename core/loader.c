@@ -945,9 +945,15 @@ static onyx_status load_opsets(loader *ld, const Onnx__ModelProto *mp) {
                               "opset_import for domain '%s' has version %" PRId64
                               ", expected 1 to %d",
                               shown, o->has_version ? o->version : (int64_t)0, LOADER_MAX_OPSET);
-        if (model_opset(m, dom) != 0)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "opset_import lists domain '%s' twice",
-                              shown);
+        /* skl2onnx writes a domain twice at the same version; onnx's checker and onnxruntime
+         * take that. Only two different versions of one domain are ambiguous. */
+        int64_t seen = model_opset(m, dom);
+        if (seen == o->version) continue;
+        if (seen != 0)
+            return onyx_error(ONYX_ERR_INVALID_MODEL,
+                              "opset_import lists domain '%s' twice with different versions (%" PRId64
+                              " and %" PRId64 ")",
+                              shown, seen, o->version);
         opset_import *oi = &m->opsets[m->n_opsets++];
         oi->domain = pool_strdup(ld->p, dom);
         if (!oi->domain) return onyx_oom("opset domain");
@@ -966,6 +972,34 @@ static onyx_status load_opsets(loader *ld, const Onnx__ModelProto *mp) {
         m->opsets[m->n_opsets].version = 1;
         m->n_opsets++;
     }
+    return ONYX_OK;
+}
+
+/* A copy of s in the model's pool ("" for NULL). */
+static onyx_status keep_string(model *m, const char *s, const char **out) {
+    *out = pool_strdup(&m->pool, s ? s : "");
+    return *out ? ONYX_OK : onyx_oom("model metadata");
+}
+
+/* The ModelProto's descriptive fields, kept for the metadata API. */
+static onyx_status load_descriptions(model *m, const Onnx__ModelProto *mp) {
+    TRY(keep_string(m, mp->producer_name, &m->producer_name));
+    TRY(keep_string(m, mp->producer_version, &m->producer_version));
+    TRY(keep_string(m, mp->domain, &m->domain));
+    TRY(keep_string(m, mp->doc_string, &m->doc_string));
+    TRY(keep_string(m, mp->graph ? mp->graph->doc_string : NULL, &m->graph_doc_string));
+    m->model_version = mp->has_model_version ? mp->model_version : 0;
+    if (mp->n_metadata_props == 0) return ONYX_OK;
+    if (mp->n_metadata_props > INT32_MAX)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "model has too many metadata_props");
+    m->props = pool_alloc(&m->pool, mp->n_metadata_props, sizeof *m->props);
+    if (!m->props) return onyx_oom("model metadata");
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *e = mp->metadata_props[i];
+        TRY(keep_string(m, e ? e->key : NULL, &m->props[i].key));
+        TRY(keep_string(m, e ? e->value : NULL, &m->props[i].value));
+    }
+    m->n_props = (int)mp->n_metadata_props;
     return ONYX_OK;
 }
 
@@ -998,6 +1032,7 @@ static onyx_status load_model(const op_registry *ops, const Onnx__ModelProto *mp
         goto done;
     }
     m->ir_version = mp->ir_version;
+    CHECK(load_descriptions(m, mp));
     CHECK(load_opsets(&ld, mp));
     if (!mp->graph) {
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "model has no graph");

@@ -217,6 +217,58 @@ ONYX_API onyx_status onyx_model_output(const onyx_model *model, size_t index, on
 ONYX_API int64_t onyx_model_ir_version(const onyx_model *model);
 ONYX_API int64_t onyx_model_opset(const onyx_model *model, const char *domain);
 
+/* ---------------------------------------------------------------- model metadata */
+
+/* What a model says about itself: the ModelProto's producer, domain, version, doc string and
+ * metadata_props (onnxruntime's ModelMetadata), its main graph's name and doc string, its opset
+ * imports, and counts of its main graph's nodes by op. Read straight from a file or from bytes
+ * (only the headers are walked: neither the graph nor the weights are loaded, so it is cheap for a
+ * model of any size), or from a loaded model. */
+typedef struct onyx_model_metadata onyx_model_metadata;
+
+/* ONYX_ERR_IO when the file cannot be read, ONYX_ERR_INVALID_MODEL when the bytes are not a
+ * ModelProto. Caller owns *out; free with onyx_model_metadata_free. */
+ONYX_API onyx_status onyx_model_metadata_read_file(const char *path, onyx_model_metadata **out);
+ONYX_API onyx_status onyx_model_metadata_read_buffer(const void *bytes, size_t size,
+                                                     onyx_model_metadata **out);
+/* The metadata of a loaded model (everything the file readers give). Caller owns *out. */
+ONYX_API onyx_status onyx_model_get_metadata(const onyx_model *model, onyx_model_metadata **out);
+ONYX_API void onyx_model_metadata_free(onyx_model_metadata *metadata);
+
+/* Strings are borrowed, valid while the metadata lives; "" when the model does not say (and for a
+ * NULL metadata). */
+ONYX_API int64_t onyx_model_metadata_ir_version(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_producer_name(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_producer_version(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_domain(const onyx_model_metadata *metadata);
+ONYX_API int64_t onyx_model_metadata_model_version(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_doc_string(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_graph_name(const onyx_model_metadata *metadata);
+ONYX_API const char *onyx_model_metadata_graph_doc_string(const onyx_model_metadata *metadata);
+
+/* metadata_props, in the model's order. Index out of range: ONYX_ERR_INVALID_ARGUMENT. */
+ONYX_API size_t onyx_model_metadata_prop_count(const onyx_model_metadata *metadata);
+ONYX_API onyx_status onyx_model_metadata_prop(const onyx_model_metadata *metadata, size_t index,
+                                              const char **key, const char **value);
+/* The value of `key` (the last entry when the model repeats it); NULL when absent. */
+ONYX_API const char *onyx_model_metadata_lookup(const onyx_model_metadata *metadata,
+                                                const char *key);
+
+/* Opset imports in the model's order; the default domain is "" (as ONNX writes it). */
+ONYX_API size_t onyx_model_metadata_opset_count(const onyx_model_metadata *metadata);
+ONYX_API onyx_status onyx_model_metadata_opset(const onyx_model_metadata *metadata, size_t index,
+                                               const char **domain, int64_t *version);
+
+/* The main graph's nodes and initializers (subgraphs not counted), and its distinct ops, most
+ * frequent first (ties by domain, then op type): each op's domain ("" for ai.onnx), type and
+ * number of nodes. */
+ONYX_API size_t onyx_model_metadata_node_count(const onyx_model_metadata *metadata);
+ONYX_API size_t onyx_model_metadata_initializer_count(const onyx_model_metadata *metadata);
+ONYX_API size_t onyx_model_metadata_op_count(const onyx_model_metadata *metadata);
+ONYX_API onyx_status onyx_model_metadata_op(const onyx_model_metadata *metadata, size_t index,
+                                            const char **domain, const char **op_type,
+                                            size_t *count);
+
 /* ---------------------------------------------------------------- devices */
 
 /* True when `device` ("CPU", "CUDA", "CUDA:1") names a device that is usable on this machine. */

@@ -1,6 +1,6 @@
 /* onyx: the command-line tool. `info` describes a model, `run` runs it once on given or generated
- * inputs and prints the outputs, `bench` measures its latency. Uses only the public API, plus a
- * small protobuf reader for what info shows that the API does not expose (opsets, node counts). */
+ * inputs and prints the outputs, `bench` measures its latency. Uses only the public API (model
+ * metadata included). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,146 +35,6 @@ static int fail(const char *what, onyx_status st) {
     return 1;
 }
 
-/* ---------------------------------------------------------------- protobuf wire reading */
-
-typedef struct wire {
-    const uint8_t *p, *end;
-} wire;
-
-static bool wire_varint(wire *w, uint64_t *out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (w->p >= w->end) return false;
-        uint8_t b = *w->p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Reads the next field: its number, and either its varint value or its bytes (length-delimited);
- * fixed-width fields are skipped over. False at the end or on malformed data. */
-static bool wire_next(wire *w, uint32_t *field, uint64_t *varint, wire *bytes, bool *is_bytes) {
-    uint64_t key, len;
-    if (w->p >= w->end || !wire_varint(w, &key)) return false;
-    *field = (uint32_t)(key >> 3);
-    *is_bytes = false;
-    switch (key & 7) {
-    case 0: return wire_varint(w, varint);
-    case 1:
-        if (w->end - w->p < 8) return false;
-        w->p += 8;
-        return true;
-    case 5:
-        if (w->end - w->p < 4) return false;
-        w->p += 4;
-        return true;
-    case 2:
-        if (!wire_varint(w, &len) || len > (uint64_t)(w->end - w->p)) return false;
-        bytes->p = w->p;
-        bytes->end = w->p + len;
-        w->p += len;
-        *is_bytes = true;
-        return true;
-    default: return false;
-    }
-}
-
-typedef struct op_count {
-    char name[200];
-    int count;
-} op_count;
-
-typedef struct model_facts {
-    char producer[128];
-    char graph_name[128];
-    char opsets[16][96];
-    int opset_count;
-    int64_t nodes, initializers;
-    op_count ops[256];
-    int op_kinds;
-    bool ok;
-} model_facts;
-
-static void copy_str(char *dst, size_t cap, wire s) {
-    size_t n = (size_t)(s.end - s.p);
-    if (n >= cap) n = cap - 1;
-    memcpy(dst, s.p, n);
-    dst[n] = '\0';
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)dst[i] < 0x20) dst[i] = '?';
-}
-
-static void count_node(model_facts *f, wire node) {
-    char op[96] = "", domain[96] = "", name[200];
-    uint32_t field;
-    uint64_t v;
-    wire b;
-    bool is_bytes;
-    while (wire_next(&node, &field, &v, &b, &is_bytes)) {
-        if (!is_bytes) continue;
-        if (field == 4) copy_str(op, sizeof op, b);
-        else if (field == 7) copy_str(domain, sizeof domain, b);
-    }
-    if (*domain && strcmp(domain, "ai.onnx") != 0) snprintf(name, sizeof name, "%s.%s", domain, op);
-    else snprintf(name, sizeof name, "%s", op);
-    f->nodes++;
-    for (int i = 0; i < f->op_kinds; i++)
-        if (strcmp(f->ops[i].name, name) == 0) {
-            f->ops[i].count++;
-            return;
-        }
-    if (f->op_kinds < (int)(sizeof f->ops / sizeof f->ops[0])) {
-        snprintf(f->ops[f->op_kinds].name, sizeof f->ops[0].name, "%s", name);
-        f->ops[f->op_kinds++].count = 1;
-    }
-}
-
-static void read_facts(const char *bytes, size_t size, model_facts *f) {
-    wire w = {(const uint8_t *)bytes, (const uint8_t *)bytes + size}, b;
-    uint32_t field;
-    uint64_t v;
-    bool is_bytes;
-    memset(f, 0, sizeof *f);
-    while (wire_next(&w, &field, &v, &b, &is_bytes)) {
-        if (!is_bytes) continue;
-        if (field == 2) copy_str(f->producer, sizeof f->producer, b);
-        else if (field == 8 && f->opset_count < 16) {
-            char domain[64] = "";
-            uint64_t version = 0;
-            wire o = b, ob;
-            uint32_t of;
-            bool ob_bytes;
-            while (wire_next(&o, &of, &v, &ob, &ob_bytes)) {
-                if (of == 1 && ob_bytes) copy_str(domain, sizeof domain, ob);
-                else if (of == 2 && !ob_bytes) version = v;
-            }
-            snprintf(f->opsets[f->opset_count++], sizeof f->opsets[0], "%s %" PRIu64,
-                     *domain ? domain : "ai.onnx", version);
-        } else if (field == 7) {
-            wire g = b, gb;
-            uint32_t gf;
-            bool g_bytes;
-            while (wire_next(&g, &gf, &v, &gb, &g_bytes)) {
-                if (!g_bytes) continue;
-                if (gf == 1) count_node(f, gb);
-                else if (gf == 2) copy_str(f->graph_name, sizeof f->graph_name, gb);
-                else if (gf == 5) f->initializers++;
-            }
-            f->ok = true;
-        }
-    }
-}
-
-static int cmp_ops(const void *a, const void *b) {
-    const op_count *x = a, *y = b;
-    if (x->count != y->count) return y->count - x->count;
-    return strcmp(x->name, y->name);
-}
-
 /* ---------------------------------------------------------------- info */
 
 static void print_io(const onyx_io_info *info) {
@@ -192,38 +52,50 @@ static int cmd_info(int argc, char **argv) {
         return 1;
     }
     const char *path = argv[0];
-    char *bytes = NULL;
-    size_t size = 0;
-    int err = tool_read_file(path, &bytes, &size);
-    if (err) {
-        fprintf(stderr, "onyx: cannot read %s: %s\n", path, strerror(err));
-        return 1;
-    }
+    onyx_model_metadata *md = NULL;
+    onyx_status st = onyx_model_metadata_read_file(path, &md);
+    if (st != ONYX_OK) return fail("cannot read model", st);
     onyx_model *model = NULL;
-    onyx_status st = onyx_model_load_file(path, &model);
+    st = onyx_model_load_file(path, &model);
     if (st != ONYX_OK) {
-        free(bytes);
+        onyx_model_metadata_free(md);
         return fail("cannot load model", st);
     }
-    model_facts *f = calloc(1, sizeof *f);
-    if (!f) {
-        fprintf(stderr, "onyx: out of memory\n");
-        onyx_model_free(model);
-        free(bytes);
-        return 1;
-    }
-    read_facts(bytes, size, f);
-    free(bytes);
+    FILE *f = fopen(path, "rb");
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (f) fclose(f);
 
-    printf("model:    %s (%zu bytes)\n", path, size);
-    printf("ir:       %" PRId64 "\n", onyx_model_ir_version(model));
-    if (*f->producer) printf("producer: %s\n", f->producer);
-    if (*f->graph_name) printf("graph:    %s\n", f->graph_name);
+    printf("model:    %s (%ld bytes)\n", path, size);
+    printf("ir:       %" PRId64 "\n", onyx_model_metadata_ir_version(md));
+    const char *producer = onyx_model_metadata_producer_name(md);
+    const char *producer_version = onyx_model_metadata_producer_version(md);
+    if (*producer || *producer_version)
+        printf("producer: %s%s%s\n", producer, *producer && *producer_version ? " " : "",
+               producer_version);
+    if (*onyx_model_metadata_domain(md) || onyx_model_metadata_model_version(md))
+        printf("domain:   %s (model version %" PRId64 ")\n", onyx_model_metadata_domain(md),
+               onyx_model_metadata_model_version(md));
+    if (*onyx_model_metadata_graph_name(md))
+        printf("graph:    %s\n", onyx_model_metadata_graph_name(md));
+    if (*onyx_model_metadata_doc_string(md))
+        printf("doc:      %.200s\n", onyx_model_metadata_doc_string(md));
     printf("opsets:  ");
-    if (f->opset_count == 0) printf(" ai.onnx %" PRId64, onyx_model_opset(model, ""));
-    for (int i = 0; i < f->opset_count; i++)
-        printf(" %s%s", f->opsets[i], i + 1 < f->opset_count ? "," : "");
+    size_t nops = onyx_model_metadata_opset_count(md);
+    if (nops == 0) printf(" ai.onnx %" PRId64, onyx_model_opset(model, ""));
+    for (size_t i = 0; i < nops; i++) {
+        const char *domain = "";
+        int64_t version = 0;
+        onyx_model_metadata_opset(md, i, &domain, &version);
+        printf(" %s %" PRId64 "%s", *domain ? domain : "ai.onnx", version, i + 1 < nops ? "," : "");
+    }
     printf("\n");
+    size_t nprops = onyx_model_metadata_prop_count(md);
+    for (size_t i = 0; i < nprops; i++) {
+        const char *key = "", *value = "";
+        onyx_model_metadata_prop(md, i, &key, &value);
+        printf("%s %s = %.200s\n", i ? "         " : "metadata:", key, value);
+    }
     size_t nin = onyx_model_input_count(model), nout = onyx_model_output_count(model);
     printf("inputs:   %zu\n", nin);
     for (size_t i = 0; i < nin; i++) {
@@ -235,19 +107,21 @@ static int cmd_info(int argc, char **argv) {
         onyx_io_info info;
         if (onyx_model_output(model, i, &info) == ONYX_OK) print_io(&info);
     }
-    if (f->ok) {
-        printf("nodes:    %" PRId64 " (top-level graph), %" PRId64 " initializers\n", f->nodes,
-               f->initializers);
-        qsort(f->ops, (size_t)f->op_kinds, sizeof f->ops[0], cmp_ops);
-        printf("ops:     ");
-        for (int i = 0; i < f->op_kinds; i++)
-            printf(" %s x%d%s", f->ops[i].name, f->ops[i].count, i + 1 < f->op_kinds ? "," : "");
-        printf("\n");
+    printf("nodes:    %zu (top-level graph), %zu initializers\n",
+           onyx_model_metadata_node_count(md), onyx_model_metadata_initializer_count(md));
+    printf("ops:     ");
+    size_t kinds = onyx_model_metadata_op_count(md);
+    for (size_t i = 0; i < kinds; i++) {
+        const char *domain = "", *op = "";
+        size_t count = 0;
+        onyx_model_metadata_op(md, i, &domain, &op, &count);
+        printf(" %s%s%s x%zu%s", domain, *domain ? "." : "", op, count, i + 1 < kinds ? "," : "");
     }
+    printf("\n");
     st = onyx_is_compatible(model, "CPU");
     printf("cpu:      %s%s%s\n", st == ONYX_OK ? "supported" : "not supported",
            st == ONYX_OK ? "" : ": ", st == ONYX_OK ? "" : onyx_last_error());
-    free(f);
+    onyx_model_metadata_free(md);
     onyx_model_free(model);
     return 0;
 }

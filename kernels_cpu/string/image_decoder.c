@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if ONYX_WITH_CODECS
 #include <stb/stb_image.h>
+#endif
 
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/string/image_decoder.h"
@@ -30,6 +32,7 @@ onyx_status cpu_img_alloc(cpu_image *img, int64_t width, int64_t height) {
     return ONYX_OK;
 }
 
+#if ONYX_WITH_CODECS
 /* BMP and binary PNM through stb_image. */
 static onyx_status decode_stb(const char *format, const uint8_t *data, size_t len,
                               cpu_image *img) {
@@ -260,6 +263,35 @@ onyx_status cpu_img_decode(const uint8_t *d, size_t len, cpu_image *img) {
                       "(BMP, JPEG, JPEG 2000, PNG, PNM, TIFF, WebP); they start with [%s]", len,
                       head);
 }
+
+#else
+/* Built without the image libraries (ONYX_WITH_CODECS=0): the op stays known, every decode says
+ * what to install. */
+static onyx_status no_codecs(void) {
+    return onyx_error(ONYX_ERR_UNSUPPORTED,
+                      "ImageDecoder: onyx was built without image codecs (install "
+                      "libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev "
+                      "libstb-dev and rebuild, or build with ONYX_WITH_CODECS=1)");
+}
+
+onyx_status cpu_img_decode(const uint8_t *d, size_t len, cpu_image *img) {
+    (void)d, (void)len, (void)img;
+    return no_codecs();
+}
+#define NO_CODEC(fn)                                                                  \
+    onyx_status fn(const uint8_t *d, size_t len, cpu_image *img) {                    \
+        (void)d, (void)len, (void)img;                                                \
+        return no_codecs();                                                           \
+    }
+NO_CODEC(cpu_img_decode_jpeg)
+NO_CODEC(cpu_img_decode_png)
+NO_CODEC(cpu_img_decode_tiff)
+NO_CODEC(cpu_img_decode_webp)
+onyx_status cpu_img_decode_jpeg2000(const uint8_t *d, size_t len, int codestream, cpu_image *img) {
+    (void)codestream;
+    return cpu_img_decode(d, len, img);
+}
+#endif
 
 onyx_status cpu_image_decoder_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);

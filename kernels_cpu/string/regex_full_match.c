@@ -5,7 +5,25 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/string/regex_re2.h"
 
+#if !ONYX_WITH_RE2
+/* Built without RE2 (ONYX_WITH_RE2=0): the op stays known, prepare says what to install. */
+cpu_re2 *cpu_re2_compile(const char *pattern, size_t len, char *err, size_t cap) {
+    (void)pattern, (void)len, (void)err, (void)cap;
+    return NULL;
+}
+bool cpu_re2_full_match(const cpu_re2 *re, const char *s, size_t len) {
+    (void)re, (void)s, (void)len;
+    return false;
+}
+void cpu_re2_free(cpu_re2 *re) { (void)re; }
+#endif
+
 onyx_status cpu_regex_full_match_prepare(const kernel_prep *p, void **state) {
+#if !ONYX_WITH_RE2
+    (void)p, (void)state;
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "RegexFullMatch: onyx was built without RE2 (install "
+                      "libre2-dev and rebuild, or build with ONYX_WITH_RE2=1)");
+#endif
     const graph_attr *a = node_attr(p->node, "pattern");
     if (!a || a->type != ATTR_STRING)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute 'pattern' is missing");

@@ -55,17 +55,22 @@ KIND_NAMES = {KIND_NONE: 'unknown', KIND_TENSOR: 'tensor', KIND_SEQUENCE: 'seq',
 
 
 def _find_library():
-    """$ONYX_LIB, else libonyx.so beside this package, else the build folder of the source tree
-    this package sits in (backend/python/onyx → build/)."""
+    """The library bundled in the installed package (onyx/_native/, put there by the wheel), else
+    $ONYX_LIB, else libonyx.so beside this package, else the build folder of the source tree this
+    package sits in (backend/python/onyx -> build/)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, '_native', 'libonyx.so.0')
+    if os.path.exists(bundled):
+        return bundled
     env = os.environ.get('ONYX_LIB')
     if env:
         return env
-    here = os.path.dirname(os.path.abspath(__file__))
     for candidate in (os.path.join(here, 'libonyx.so'),
                       os.path.join(here, '..', '..', '..', 'build', 'libonyx.so')):
         if os.path.exists(candidate):
             return os.path.normpath(candidate)
-    raise OSError('libonyx.so not found: build it with `make` or set ONYX_LIB to its path')
+    raise OSError('libonyx.so not found: install the package (pip install <onyx checkout>), or build '
+                  'it with `make` in the checkout, or set ONYX_LIB to its path')
 
 
 def _declare(lib):
@@ -119,6 +124,51 @@ def _declare(lib):
                                    ctypes.POINTER(sz), ctypes.POINTER(Value_pp)]),
         'onyx_is_compatible': (status, [ctypes.POINTER(Model), cp]),
         'onyx_version': (cp, []),
+        # session options, prepare_session, profiling
+        'onyx_session_options_create': (status, [ctypes.POINTER(vp)]),
+        'onyx_session_options_free': (None, [vp]),
+        'onyx_session_options_set_devices': (status, [vp, cp]),
+        'onyx_session_options_set_threads': (status, [vp, i32]),
+        'onyx_session_options_set_optimization': (status, [vp, i32]),
+        'onyx_session_options_set_profiling': (status, [vp, cp]),
+        'onyx_session_options_set_log': (status, [vp, i32, LogFn, vp]),
+        'onyx_session_options_set_memory_limit': (status, [vp, sz]),
+        'onyx_session_options_add_example': (status, [vp, cp, Value_p]),
+        'onyx_session_options_set_config': (status, [vp, cp, cp]),
+        'onyx_prepare_session': (status, [ctypes.POINTER(Model), vp, ctypes.POINTER(ctypes.POINTER(Rep))]),
+        'onyx_rep_end_profiling': (status, [ctypes.POINTER(Rep), ctypes.POINTER(cp)]),
+        # run options
+        'onyx_run_options_create': (status, [ctypes.POINTER(vp)]),
+        'onyx_run_options_free': (None, [vp]),
+        'onyx_run_options_set_terminate': (status, [vp, ctypes.c_bool]),
+        'onyx_run_options_set_timeout': (status, [vp, ctypes.c_double]),
+        'onyx_run_options_set_max_iterations': (status, [vp, i64]),
+        'onyx_run_options_set_tag': (status, [vp, cp]),
+        'onyx_rep_run_with_options': (status, [ctypes.POINTER(Rep), vp, sz, c_char_p_p, Value_pp,
+                                               ctypes.POINTER(sz), ctypes.POINTER(Value_pp)]),
+        # model metadata
+        'onyx_model_metadata_read_file': (status, [cp, ctypes.POINTER(vp)]),
+        'onyx_model_metadata_read_buffer': (status, [vp, sz, ctypes.POINTER(vp)]),
+        'onyx_model_get_metadata': (status, [ctypes.POINTER(Model), ctypes.POINTER(vp)]),
+        'onyx_model_metadata_free': (None, [vp]),
+        'onyx_model_metadata_ir_version': (i64, [vp]),
+        'onyx_model_metadata_producer_name': (cp, [vp]),
+        'onyx_model_metadata_producer_version': (cp, [vp]),
+        'onyx_model_metadata_domain': (cp, [vp]),
+        'onyx_model_metadata_model_version': (i64, [vp]),
+        'onyx_model_metadata_doc_string': (cp, [vp]),
+        'onyx_model_metadata_graph_name': (cp, [vp]),
+        'onyx_model_metadata_graph_doc_string': (cp, [vp]),
+        'onyx_model_metadata_prop_count': (sz, [vp]),
+        'onyx_model_metadata_prop': (status, [vp, sz, ctypes.POINTER(cp), ctypes.POINTER(cp)]),
+        'onyx_model_metadata_lookup': (cp, [vp, cp]),
+        'onyx_model_metadata_opset_count': (sz, [vp]),
+        'onyx_model_metadata_opset': (status, [vp, sz, ctypes.POINTER(cp), ctypes.POINTER(i64)]),
+        'onyx_model_metadata_node_count': (sz, [vp]),
+        'onyx_model_metadata_initializer_count': (sz, [vp]),
+        'onyx_model_metadata_op_count': (sz, [vp]),
+        'onyx_model_metadata_op': (status, [vp, sz, ctypes.POINTER(cp), ctypes.POINTER(cp),
+                                            ctypes.POINTER(sz)]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
@@ -127,13 +177,64 @@ def _declare(lib):
     return lib
 
 
-lib = _declare(ctypes.CDLL(_find_library()))
+# onyx_log_fn: (user, level, message)
+LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+_PATH = _find_library()
+lib = _declare(ctypes.CDLL(_PATH))
+
+
+def library_path():
+    """The path of the libonyx this package loaded."""
+    return _PATH
+
+
+# onnxruntime's exception names (onnxruntime.capi.onnxruntime_pybind11_state), each an OnyxError, so
+# that code catching either works. InvalidArgument is also a ValueError.
+class Fail(OnyxError):
+    """The run failed or was stopped (terminated, timed out, past a cap)."""
+
+
+class InvalidArgument(OnyxError, ValueError):
+    """A wrong argument: input names, types or shapes that do not fit the model."""
+
+
+class NoSuchFile(OnyxError):
+    """The model file cannot be read."""
+
+
+class InvalidProtobuf(OnyxError):
+    """The bytes are not an ONNX model."""
+
+
+class InvalidGraph(InvalidProtobuf):
+    """The model is malformed or inconsistent."""
+
+
+class NotImplemented(OnyxError):  # noqa: A001 (onnxruntime's name)
+    """Valid ONNX that onyx does not implement (op, type, device)."""
+
+
+class RuntimeException(OnyxError):
+    """A kernel failed on its data, or memory ran out."""
+
+
+class EPFail(OnyxError):
+    """The device (execution provider) is unknown or not usable."""
+
+
+_CLASSES = {1: InvalidArgument, 2: InvalidGraph, 3: NotImplemented, 4: RuntimeException,
+            5: NoSuchFile, 6: InvalidArgument, 7: RuntimeException, 8: EPFail, 9: Fail, 10: Fail,
+            11: Fail}
 
 
 def error(code):
     """The OnyxError for a failed call's status, with this thread's message."""
-    return OnyxError(code, lib.onyx_status_name(code).decode(),
-                     lib.onyx_last_error().decode('utf-8', 'replace'))
+    message = lib.onyx_last_error().decode('utf-8', 'replace')
+    cls = _CLASSES.get(code, OnyxError)
+    if cls is InvalidGraph and 'not a valid ONNX ModelProto' in message:
+        cls = InvalidProtobuf
+    return cls(code, lib.onyx_status_name(code).decode(), message)
 
 
 def check(code):

@@ -162,11 +162,87 @@ def to_value(x, arena, kind=0, elem_dtype=0):
     return v
 
 
+_RAW = {}
+
+
+def _raw():
+    """The library's accessors that _maps calls per map, typed with plain addresses (c_void_p),
+    which ctypes passes faster than Value_p pointers; and memmove."""
+    if not _RAW:
+        vp, sz = ctypes.c_void_p, ctypes.c_size_t
+        for name, restype, argtypes in (('onyx_sequence_at', vp, (vp, sz)), ('onyx_map_keys', vp, (vp,)),
+                                        ('onyx_map_values', vp, (vp,)),
+                                        ('onyx_tensor_dtype', ctypes.c_int32, (vp,)),
+                                        ('onyx_tensor_numel', ctypes.c_int64, (vp,)),
+                                        ('onyx_tensor_data', vp, (vp,))):
+            _RAW[name] = ctypes.CFUNCTYPE(restype, *argtypes)((name, lib))
+        _RAW['memmove'] = ctypes.memmove
+    return _RAW
+
+
+def _maps(v, count):
+    """A sequence of maps (ZipMap's output: one dict per row) read in bulk: the maps' values (and
+    numeric keys) are copied into one numpy array each, one memmove per map, and converted at once;
+    keys that are the same in every map (ZipMap's) become one list. None when the maps are not of
+    numeric values with numeric or string keys (from_value then reads them one by one)."""
+    r = _raw()
+    at, keys_of, values_of = r['onyx_sequence_at'], r['onyx_map_keys'], r['onyx_map_values']
+    dtype_of, numel_of, data_of = r['onyx_tensor_dtype'], r['onyx_tensor_numel'], r['onyx_tensor_data']
+    memmove = r['memmove']
+    seq = ctypes.cast(v, ctypes.c_void_p).value
+    first = at(seq, 0)
+    kcode, vcode = dtype_of(keys_of(first)), dtype_of(values_of(first))
+    if vcode == STRING or vcode not in _NUMPY or (kcode != STRING and kcode not in _NUMPY):
+        return None
+    keys, values, sizes = [], [], []
+    for i in range(count):
+        m = at(seq, i)
+        k, x = keys_of(m), values_of(m)
+        if dtype_of(k) != kcode or dtype_of(x) != vcode:
+            return None
+        keys.append(k)
+        values.append(x)
+        sizes.append(numel_of(k))  # a map's keys and values have one length
+    total = sum(sizes)
+
+    def gather(tensors, dtype):
+        out = np.empty(total, dtype)
+        at_byte, size = out.ctypes.data, dtype.itemsize
+        for t, n in zip(tensors, sizes):
+            if n:
+                memmove(at_byte, data_of(t), n * size)
+                at_byte += n * size
+        return out
+
+    flat = gather(values, numpy_dtype(vcode)).tolist()
+    if kcode == STRING:
+        key_rows = [[b.decode('utf-8') for b in ctypes.cast(data_of(k), c_char_p_p)[:n]] if n else []
+                    for k, n in zip(keys, sizes)]
+    else:
+        kflat = gather(keys, numpy_dtype(kcode))
+        n0 = sizes[0]
+        if sizes == [n0] * count and (kflat.reshape(count, n0) == kflat[:n0]).all():
+            key_rows = [kflat[:n0].tolist()] * count
+        else:
+            bounds = np.cumsum([0] + sizes)
+            key_rows = [kflat[bounds[i]:bounds[i + 1]].tolist() for i in range(count)]
+    out, start = [], 0
+    for row, n in zip(key_rows, sizes):
+        out.append(dict(zip(row, flat[start:start + n])))
+        start += n
+    return out
+
+
 def from_value(v):
     """The Python value of a library value (copied out): an array, a list, or None."""
     kind = lib.onyx_value_kind_of(v)
     if kind == KIND_SEQUENCE:
-        return [from_value(lib.onyx_sequence_at(v, i)) for i in range(lib.onyx_sequence_length(v))]
+        count = lib.onyx_sequence_length(v)
+        if count and lib.onyx_value_kind_of(lib.onyx_sequence_at(v, 0)) == KIND_MAP:
+            maps = _maps(v, count)
+            if maps is not None:
+                return maps
+        return [from_value(lib.onyx_sequence_at(v, i)) for i in range(count)]
     if kind == KIND_OPTIONAL:
         return from_value(lib.onyx_optional_value(v)) if lib.onyx_optional_has_value(v) else None
     if kind == KIND_MAP:

@@ -157,9 +157,11 @@ class Session:
         return take_outputs(outs, count.value)
 
     def close(self):
-        if self._rep is not None:
-            lib.onyx_rep_free(self._rep)
+        # getattr: __del__ also runs on an object whose __init__ failed before _rep was set.
+        rep = getattr(self, '_rep', None)
+        if rep is not None:
             self._rep = None
+            lib.onyx_rep_free(rep)
 
     def __enter__(self):
         return self

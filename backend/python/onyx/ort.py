@@ -1,0 +1,728 @@
+"""The onnxruntime-compatible API: code written for onnxruntime runs on onyx by changing the import
+(`import onyx as onnxruntime`). InferenceSession, SessionOptions, RunOptions, OrtValue, IOBinding and
+ModelMetadata map onto libonyx's session options, run options, profiling and metadata (include/onyx.h).
+
+Providers: "CPUExecutionProvider" is onyx's CPU; "CUDAExecutionProvider" (options: device_id) is
+onyx's CUDA device, with the CPU as fallback for what it lacks; when CUDA is not usable here the
+session runs on the CPU with a warning, as onnxruntime does for a provider it does not have.
+A session may be run from many Python threads at once: ctypes releases the GIL during the run.
+"""
+import ctypes
+import datetime
+import enum
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from . import _lib
+from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_pp, lib
+from ._values import Arena, dtype_code, from_value, numpy_dtype, to_value, values_array
+from .session import NodeArg
+
+CPU = 'CPUExecutionProvider'
+CUDA = 'CUDAExecutionProvider'
+_ALL_PROVIDERS = [CUDA, CPU]
+
+
+def _raise(cls, status, message):
+    raise cls(-1, status, message)
+
+
+def _check(code):
+    if code != 0:
+        raise _lib.error(code)
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    """As onnxruntime's: DISABLE_ALL is onyx's "none", BASIC its "basic" (constant folding),
+    EXTENDED, LAYOUT and ALL its "all" (also fusion and blocked layouts)."""
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class ExecutionOrder(enum.IntEnum):
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
+def _onyx_level(level):
+    level = int(level)
+    return 0 if level <= 0 else 1 if level == 1 else 2
+
+
+def get_all_providers():
+    return list(_ALL_PROVIDERS)
+
+
+def get_available_providers():
+    """The CPU, and CUDA when a GPU and the CUDA plugin are usable here."""
+    return ([CUDA] if lib.onyx_supports_device(b'CUDA') else []) + [CPU]
+
+
+def get_device():
+    return 'GPU' if lib.onyx_supports_device(b'CUDA') else 'CPU'
+
+
+_default_logger_severity = 2
+
+
+def set_default_logger_severity(level):
+    global _default_logger_severity
+    _default_logger_severity = int(level)
+
+
+def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the model)
+    pass
+
+
+# ---------------------------------------------------------------- options
+
+class SessionOptions:
+    """onnxruntime's SessionOptions. What onyx uses: intra_op_num_threads, graph_optimization_level,
+    enable_profiling + profile_file_prefix, log_severity_level (lines at or above it go to stderr),
+    session config entries that onyx knows ("optimization.blocked_layouts"), free dimension
+    overrides (bind symbolic dims at prepare) and, onyx's own, memory_limit (bytes of working memory
+    per run; 0 none). The rest is accepted and kept, without effect."""
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.execution_order = ExecutionOrder.DEFAULT
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.enable_profiling = False
+        self.profile_file_prefix = 'onnxruntime_profile_'
+        self.log_severity_level = _default_logger_severity
+        self.log_verbosity_level = 0
+        self.logid = ''
+        self.optimized_model_filepath = ''
+        self.enable_cpu_mem_arena = True
+        self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
+        self.use_deterministic_compute = False
+        self.memory_limit = 0
+        self._config = {}
+        self._free_dims = {}
+
+    def add_session_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', f'SessionOptions has no config entry {key!r}')
+        return self._config[key]
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        self._free_dims[str(dim_name)] = int(dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):  # noqa: ARG002
+        pass  # onyx does not read dimension denotations
+
+    def register_custom_ops_library(self, library_path):
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+               f'custom op libraries are not supported by onyx ({library_path})')
+
+    def add_initializer(self, name, ortvalue):  # noqa: ARG002
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'SessionOptions.add_initializer is not supported by onyx')
+
+    def disable_profiling(self):
+        self.enable_profiling = False
+
+
+class RunOptions:
+    """onnxruntime's RunOptions: `terminate` (set from any thread: runs using these options stop with
+    onyx.Fail; set it back to False to run again), `logid` (onyx's run tag, in profile events and
+    log lines), log levels (accepted). onyx's own: `timeout` (seconds per run, 0 none: past it the
+    run raises onyx.Fail, status ONYX_ERR_TIMEOUT) and `max_iterations` (cap on Loop/Scan
+    iterations and sequence lengths); also as run config entries "onyx.timeout" and
+    "onyx.max_iterations"."""
+
+    def __init__(self):
+        handle = ctypes.c_void_p()
+        _check(lib.onyx_run_options_create(ctypes.byref(handle)))
+        self._handle = handle
+        self._terminate = False
+        self._timeout = 0.0
+        self._max_iterations = 0
+        self._logid = ''
+        self._config = {}
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.only_execute_path_to_fetches = False
+        self.training_mode = False
+
+    @property
+    def terminate(self):
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        self._terminate = bool(value)
+        _check(lib.onyx_run_options_set_terminate(self._handle, self._terminate))
+
+    @property
+    def timeout(self):
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds):
+        seconds = float(seconds or 0)
+        _check(lib.onyx_run_options_set_timeout(self._handle, seconds))
+        self._timeout = seconds
+
+    @property
+    def max_iterations(self):
+        return self._max_iterations
+
+    @max_iterations.setter
+    def max_iterations(self, n):
+        n = int(n or 0)
+        _check(lib.onyx_run_options_set_max_iterations(self._handle, n))
+        self._max_iterations = n
+
+    @property
+    def logid(self):
+        return self._logid
+
+    @logid.setter
+    def logid(self, tag):
+        self._logid = str(tag or '')
+        _check(lib.onyx_run_options_set_tag(self._handle, self._logid.encode() if self._logid else None))
+
+    log_tag = logid
+
+    def add_run_config_entry(self, key, value):
+        key, value = str(key), str(value)
+        if key == 'onyx.timeout':
+            self.timeout = float(value)
+        elif key == 'onyx.max_iterations':
+            self.max_iterations = int(value)
+        self._config[key] = value
+
+    def get_run_config_entry(self, key):
+        if key not in self._config:
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', f'RunOptions has no config entry {key!r}')
+        return self._config[key]
+
+    def __del__(self):
+        handle = getattr(self, '_handle', None)
+        if handle is not None and handle.value:
+            self._handle = None
+            lib.onyx_run_options_free(handle)
+
+
+# ---------------------------------------------------------------- metadata
+
+class ModelMetadata:
+    """onnxruntime's ModelMetadata (producer_name, graph_name, domain, description, graph_description,
+    version, custom_metadata_map), with onyx's extras: producer_version, ir_version, opsets
+    ({domain: version}, the default domain as "ai.onnx"), node_count, op_counts ({op: count})."""
+
+    def __init__(self, handle):
+        def s(fn):
+            return fn(handle).decode('utf-8', 'replace')
+        self.producer_name = s(lib.onyx_model_metadata_producer_name)
+        self.producer_version = s(lib.onyx_model_metadata_producer_version)
+        self.domain = s(lib.onyx_model_metadata_domain)
+        self.description = s(lib.onyx_model_metadata_doc_string)
+        self.graph_name = s(lib.onyx_model_metadata_graph_name)
+        self.graph_description = s(lib.onyx_model_metadata_graph_doc_string)
+        self.version = int(lib.onyx_model_metadata_model_version(handle))
+        self.ir_version = int(lib.onyx_model_metadata_ir_version(handle))
+        key, value = ctypes.c_char_p(), ctypes.c_char_p()
+        self.custom_metadata_map = {}
+        for i in range(lib.onyx_model_metadata_prop_count(handle)):
+            _check(lib.onyx_model_metadata_prop(handle, i, ctypes.byref(key), ctypes.byref(value)))
+            self.custom_metadata_map[key.value.decode('utf-8', 'replace')] = value.value.decode('utf-8', 'replace')
+        version = ctypes.c_int64()
+        self.opsets = {}
+        for i in range(lib.onyx_model_metadata_opset_count(handle)):
+            _check(lib.onyx_model_metadata_opset(handle, i, ctypes.byref(key), ctypes.byref(version)))
+            self.opsets[key.value.decode() or 'ai.onnx'] = int(version.value)
+        self.node_count = int(lib.onyx_model_metadata_node_count(handle))
+        count = ctypes.c_size_t()
+        self.op_counts = {}
+        for i in range(lib.onyx_model_metadata_op_count(handle)):
+            _check(lib.onyx_model_metadata_op(handle, i, ctypes.byref(key), ctypes.byref(value), ctypes.byref(count)))
+            domain = key.value.decode()
+            self.op_counts[(domain + '.' if domain else '') + value.value.decode()] = int(count.value)
+
+    def __repr__(self):
+        return (f'ModelMetadata(producer_name={self.producer_name!r}, graph_name={self.graph_name!r}, '
+                f'domain={self.domain!r}, version={self.version}, '
+                f'custom_metadata_map={self.custom_metadata_map!r})')
+
+
+def model_metadata(model):
+    """The ModelMetadata of a model file, its bytes, or an onnx.ModelProto, read without loading the
+    graph or its weights."""
+    handle = ctypes.c_void_p()
+    if isinstance(model, (str, os.PathLike)):
+        _check(lib.onyx_model_metadata_read_file(os.fsencode(model), ctypes.byref(handle)))
+    else:
+        data = model.SerializeToString() if hasattr(model, 'SerializeToString') else bytes(model)
+        _check(lib.onyx_model_metadata_read_buffer(data, len(data), ctypes.byref(handle)))
+    try:
+        return ModelMetadata(handle)
+    finally:
+        lib.onyx_model_metadata_free(handle)
+
+
+# ---------------------------------------------------------------- values
+
+def _check_device(device_type, device_id=0):
+    device = str(device_type).lower()
+    if device == 'cpu':
+        return
+    if device in ('cuda', 'gpu') and lib.onyx_supports_device(f'CUDA:{int(device_id)}'.encode()):
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+               'values in CUDA memory are not supported from Python yet: bind CPU buffers')
+    _raise(_lib.EPFail, 'ONYX_ERR_DEVICE', f"device '{device_type}:{device_id}' is not available "
+           f'(available providers: {get_available_providers()})')
+
+
+def _type_string(value):
+    if isinstance(value, np.ndarray):
+        code = dtype_code(value.dtype)
+        return f'tensor({lib.onyx_dtype_name(code).decode()})'
+    if isinstance(value, list):
+        return f'seq({_type_string(value[0])})' if value else 'seq(tensor(undefined))'
+    if isinstance(value, dict):
+        return 'map'
+    return 'optional'
+
+
+class OrtValue:
+    """A value in CPU memory, as onnxruntime's OrtValue: a tensor (a numpy array, shared and not
+    copied when it is C-contiguous), a sequence (a list) or an empty optional (None)."""
+
+    def __init__(self, value, device_type='cpu', device_id=0):
+        self._value = value
+        self._device = (str(device_type).lower(), int(device_id))
+
+    @staticmethod
+    def ortvalue_from_numpy(numpy_obj, device_type='cpu', device_id=0, vendor_id=-1):  # noqa: ARG004
+        _check_device(device_type, device_id)
+        arr = numpy_obj if isinstance(numpy_obj, np.ndarray) else np.asarray(numpy_obj)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        return OrtValue(arr, device_type, device_id)
+
+    @staticmethod
+    def ortvalue_from_shape_and_type(shape, element_type, device_type='cpu', device_id=0, vendor_id=-1):  # noqa: ARG004
+        _check_device(device_type, device_id)
+        dtype = numpy_dtype(element_type) if isinstance(element_type, int) else np.dtype(element_type)
+        return OrtValue(np.zeros(tuple(shape), dtype), device_type, device_id)
+
+    @staticmethod
+    def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
+        return OrtValue(np.ascontiguousarray(data, dtype=numpy_dtype(int(onnx_element_type))))
+
+    def numpy(self):
+        if not self.is_tensor():
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'numpy() is for tensors')
+        return self._value
+
+    def data_ptr(self):
+        return self._value.ctypes.data if self.is_tensor() else 0
+
+    def device_name(self):
+        return self._device[0]
+
+    def shape(self):
+        return list(self._value.shape) if self.is_tensor() else []
+
+    def data_type(self):
+        return _type_string(self._value)
+
+    def element_type(self):
+        return self._value.dtype.type if self.is_tensor() else None
+
+    def is_tensor(self):
+        return isinstance(self._value, np.ndarray)
+
+    def is_tensor_sequence(self):
+        return isinstance(self._value, list)
+
+    def is_sparse_tensor(self):
+        return False
+
+    def has_value(self):
+        return self._value is not None
+
+    def update_inplace(self, np_arr):
+        np.copyto(self._value, np.asarray(np_arr).reshape(self._value.shape), casting='no')
+
+    def as_sparse_tensor(self):
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'sparse tensors are not supported by onyx')
+
+    def __repr__(self):
+        return f'OrtValue({self.data_type()}, shape={self.shape()}, device={self._device[0]!r})'
+
+
+def _pointer_array(device_type, device_id, element_type, shape, buffer_ptr):
+    """A numpy array over memory the caller owns (bind_input / bind_output by pointer)."""
+    _check_device(device_type, device_id)
+    dtype = numpy_dtype(element_type) if isinstance(element_type, int) else np.dtype(element_type)
+    shape = tuple(int(d) for d in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if not buffer_ptr:
+        _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'buffer_ptr is NULL')
+    buf = (ctypes.c_char * max(nbytes, 1)).from_address(int(buffer_ptr))
+    return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
+
+
+class IOBinding:
+    """onnxruntime's IOBinding: inputs bound to numpy arrays, OrtValues or CPU buffers by pointer
+    (lent to the run without a copy); outputs by name, allocated by onyx or written into a bound
+    OrtValue or buffer."""
+
+    def __init__(self, session):
+        self._session = session
+        self._inputs = {}
+        self._outputs = []   # [(name, target array or None)]
+        self._results = []
+
+    def bind_cpu_input(self, name, arr_on_cpu):
+        self._inputs[name] = arr_on_cpu
+
+    def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
+        self._inputs[name] = _pointer_array(device_type, device_id, element_type, shape, buffer_ptr)
+
+    def bind_ortvalue_input(self, name, ortvalue):
+        self._inputs[name] = ortvalue._value
+
+    def _bind_out(self, name, target):
+        self._outputs = [(n, t) for n, t in self._outputs if n != name] + [(name, target)]
+
+    def bind_output(self, name, device_type='cpu', device_id=0, element_type=None, shape=None,
+                    buffer_ptr=None):
+        if buffer_ptr is not None:
+            if element_type is None or shape is None:
+                _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                       'bind_output with buffer_ptr needs element_type and shape')
+            self._bind_out(name, _pointer_array(device_type, device_id, element_type, shape, buffer_ptr))
+        else:
+            _check_device(device_type, device_id)
+            self._bind_out(name, None)
+
+    def bind_ortvalue_output(self, name, ortvalue):
+        self._bind_out(name, ortvalue._value)
+
+    def synchronize_inputs(self):
+        pass
+
+    def synchronize_outputs(self):
+        pass
+
+    def clear_binding_inputs(self):
+        self._inputs = {}
+
+    def clear_binding_outputs(self):
+        self._outputs = []
+        self._results = []
+
+    def get_outputs(self):
+        return [OrtValue(v) for v in self._results]
+
+    def copy_outputs_to_cpu(self):
+        return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self._results]
+
+    def _run(self, run_options):
+        names = [n for n, _ in self._outputs]
+        if not names:
+            names = [o.name for o in self._session._outputs]
+            self._outputs = [(n, None) for n in names]
+        results = self._session._run(names, self._inputs, run_options)
+        out = []
+        for (name, target), value in zip(self._outputs, results):
+            if target is not None:
+                if not isinstance(value, np.ndarray) or target.shape != value.shape or target.dtype != value.dtype:
+                    _raise(_lib.InvalidArgument, 'ONYX_ERR_SHAPE',
+                           f"output '{name}' is {_type_string(value)} of shape {getattr(value, 'shape', None)}; "
+                           f'the bound buffer is {target.dtype} of shape {target.shape}')
+                np.copyto(target, value)
+                value = target
+            out.append(value)
+        self._results = out
+
+
+# ---------------------------------------------------------------- the session
+
+def _provider_list(providers, provider_options):
+    """[(name, {options})] from onnxruntime's forms: names, (name, options) tuples, and a parallel
+    provider_options list."""
+    if providers is None:
+        return [(CPU, {})]
+    if isinstance(providers, str):
+        providers = [providers]
+    out = []
+    for i, p in enumerate(providers):
+        if isinstance(p, (tuple, list)):
+            name, opts = p[0], dict(p[1] or {})
+        else:
+            name = p
+            opts = dict(provider_options[i]) if provider_options and i < len(provider_options) else {}
+        out.append((str(name), {str(k): v for k, v in opts.items()}))
+    return out
+
+
+class InferenceSession:
+    """onnxruntime's InferenceSession over libonyx.
+
+    InferenceSession(path_or_bytes, sess_options=None, providers=None, provider_options=None)
+      path_or_bytes: a file path, the model's bytes (or an onnx.ModelProto).
+      providers: names or (name, options) tuples, in priority order; default the CPU.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        self._rep = None
+        self._log_fn = None
+        if hasattr(path_or_bytes, 'SerializeToString'):
+            path_or_bytes = path_or_bytes.SerializeToString()
+        if not isinstance(path_or_bytes, (str, bytes, bytearray, memoryview, os.PathLike)):
+            raise TypeError(f'Unable to load from type {type(path_or_bytes)!r}')
+        self._model_path = os.fspath(path_or_bytes) if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        self._model_bytes = None if self._model_path is not None else bytes(path_or_bytes)
+        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._read_config_file = kwargs.get('read_config_from_model', False)
+        self._meta = model_metadata(self._model_path if self._model_path is not None else self._model_bytes)
+        self._create(providers, provider_options)
+
+    # -- creation
+
+    def _create(self, providers, provider_options):
+        requested = _provider_list(providers, provider_options)
+        available = get_available_providers()
+        devices, used, options = [], [], {}
+        for name, opts in requested:
+            if name not in _ALL_PROVIDERS:
+                warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                              f"Available providers: '{', '.join(available)}'", stacklevel=4)
+                continue
+            if name not in available:
+                warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                              f"Available providers: '{', '.join(available)}'", stacklevel=4)
+                continue
+            if name == CUDA:
+                devices.append(f'CUDA:{int(opts.get("device_id", 0))}')
+            used.append(name)
+            options[name] = {k: str(v) for k, v in opts.items()}
+        if CPU not in used:
+            used.append(CPU)   # the CPU is always the fallback
+            options.setdefault(CPU, {})
+        self._providers = used
+        self._provider_options = options
+        self._close()
+        so = self._sess_options
+        handle = ctypes.c_void_p()
+        _check(lib.onyx_session_options_create(ctypes.byref(handle)))
+        model = ctypes.POINTER(Model)()
+        arena = Arena()
+        try:
+            if self._model_path is not None:
+                _check(lib.onyx_model_load_file(os.fsencode(self._model_path), ctypes.byref(model)))
+            else:
+                data = self._model_bytes
+                _check(lib.onyx_model_load_buffer(data, len(data), None, ctypes.byref(model)))
+            _check(lib.onyx_session_options_set_devices(handle, ','.join(devices + ['CPU']).encode()))
+            _check(lib.onyx_session_options_set_threads(handle, int(so.intra_op_num_threads or 0)))
+            _check(lib.onyx_session_options_set_optimization(handle, _onyx_level(so.graph_optimization_level)))
+            if getattr(so, 'memory_limit', 0):
+                _check(lib.onyx_session_options_set_memory_limit(handle, int(so.memory_limit)))
+            self._profile_start = time.time_ns()
+            if so.enable_profiling:
+                now = datetime.datetime.now()   # onnxruntime's name: PREFIX_date_time_ms.json
+                path = f'{so.profile_file_prefix}_{now:%Y-%m-%d_%H-%M-%S}_{now.microsecond // 1000:03d}.json'
+                _check(lib.onyx_session_options_set_profiling(handle, path.encode()))
+            self._set_log(handle, so)
+            for key, value in so._config.items():
+                code = lib.onyx_session_options_set_config(handle, key.encode(), value.encode())
+                if code != 0 and code != 1:   # onnxruntime's own keys: accepted, no effect
+                    _check(code)
+            self._add_free_dims(handle, model, so._free_dims, arena)
+            rep = ctypes.POINTER(Rep)()
+            _check(lib.onyx_prepare_session(model, handle, ctypes.byref(rep)))
+            self._rep = rep
+        finally:
+            arena.free()
+            lib.onyx_model_free(model)
+            lib.onyx_session_options_free(handle)
+        self._inputs = _io(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
+        self._outputs = _io(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
+        self._input_index = {a.name: a for a in self._inputs}
+        self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
+
+    def _set_log(self, handle, so):
+        level = max(0, min(4, int(so.log_severity_level)))
+        logid = so.logid or 'InferenceSession'
+
+        def emit(user, lvl, message):  # noqa: ARG001
+            try:
+                now = datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]
+                sys.stderr.write(f'{now} [{"VIWEF"[max(0, min(4, lvl))]}:onyx:{logid}] '
+                                 f'{message.decode("utf-8", "replace")}\n')
+            except Exception:  # noqa: BLE001 (never raise into the library)
+                pass
+        self._log_fn = LogFn(emit)
+        _check(lib.onyx_session_options_set_log(handle, level, self._log_fn, None))
+
+    @staticmethod
+    def _add_free_dims(handle, model, free_dims, arena):
+        """Inputs whose symbolic dims are all overridden get an example of that shape (onyx plans
+        them at prepare)."""
+        if not free_dims:
+            return
+        for arg in _io(lib.onyx_model_input_count, lib.onyx_model_input, model):
+            if arg.kind_code not in (0, KIND_TENSOR) or arg.shape is None:
+                continue
+            dims = [d if isinstance(d, int) else free_dims.get(d) for d in arg.shape]
+            if any(d is None for d in dims) or all(isinstance(d, int) for d in arg.shape):
+                continue
+            try:
+                example = np.zeros(dims, numpy_dtype(arg.dtype_code))
+            except TypeError:
+                continue
+            _check(lib.onyx_session_options_add_example(handle, arg.name.encode(), to_value(example, arena)))
+
+    # -- description
+
+    def get_inputs(self):
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        """Initializers that are also graph inputs: onyx takes graph inputs without initializers,
+        so there are none to override."""
+        return []
+
+    def get_modelmeta(self):
+        return self._meta
+
+    def get_providers(self):
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {k: dict(v) for k, v in self._provider_options.items()}
+
+    def set_providers(self, providers=None, provider_options=None):
+        self._create(providers, provider_options)
+
+    def disable_fallback(self):
+        pass
+
+    def enable_fallback(self):
+        pass
+
+    def get_session_options(self):
+        return self._sess_options
+
+    def get_profiling_start_time_ns(self):
+        return self._profile_start
+
+    def end_profiling(self):
+        """Writes the profile recorded so far; returns the trace file's name ('' when profiling is
+        off)."""
+        if not self._sess_options.enable_profiling or self._rep is None:
+            return ''
+        path = ctypes.c_char_p()
+        _check(lib.onyx_rep_end_profiling(self._rep, ctypes.byref(path)))
+        return path.value.decode() if path.value else ''
+
+    # -- runs
+
+    def _run(self, output_names, input_feed, run_options):
+        """Python values of the outputs named (all when None or empty), in that order."""
+        if self._rep is None:
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'the session is closed')
+        if output_names:
+            missing = [n for n in output_names if n not in self._output_index]
+            if missing:
+                _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                       f'Invalid output name: {missing[0]} (the model has {list(self._output_index)})')
+            wanted = [self._output_index[n] for n in output_names]
+        else:
+            wanted = list(range(len(self._outputs)))
+        if not isinstance(input_feed, dict):
+            raise TypeError(f'input_feed must be a dict, not {type(input_feed).__name__}')
+        arena = Arena()
+        count = ctypes.c_size_t()
+        outs = Value_pp()
+        try:
+            names, values = [], []
+            for name, x in input_feed.items():
+                arg = self._input_index.get(name)
+                if arg is None:
+                    _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                           f'Invalid input name: {name} (the model has {list(self._input_index)})')
+                if isinstance(x, OrtValue):
+                    x = x._value
+                names.append(name.encode())
+                values.append(to_value(x, arena, arg.kind_code))
+            c_names = (ctypes.c_char_p * max(len(names), 1))(*names)
+            handle = run_options._handle if run_options is not None else None
+            _check(lib.onyx_rep_run_with_options(self._rep, handle, len(values), c_names,
+                                                 values_array(values), ctypes.byref(count), ctypes.byref(outs)))
+        finally:
+            arena.free()
+        try:
+            return [from_value(outs[i]) for i in wanted]
+        finally:
+            lib.onyx_values_free(outs, count.value)
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
+        None for empty optionals)."""
+        return self._run(output_names, input_feed, run_options)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        return [OrtValue(v) for v in self._run(output_names, input_dict_ort_values, run_options)]
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):  # noqa: ARG002
+        results = self._run(fetch_names, dict(zip(feed_names, feeds)), run_options)
+        fetches.extend(OrtValue(v) for v in results)
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        iobinding._run(run_options)
+
+    # -- lifetime
+
+    def _close(self):
+        rep = getattr(self, '_rep', None)
+        if rep is not None:
+            self._rep = None
+            lib.onyx_rep_free(rep)
+
+    def __del__(self):
+        self._close()
+
+
+def _io(count, get, owner):
+    out = []
+    info = _lib.IoInfo()
+    for i in range(count(owner)):
+        _check(get(owner, i, ctypes.byref(info)))
+        out.append(NodeArg(info))
+    return out
+
+
+__all__ = ['InferenceSession', 'SessionOptions', 'RunOptions', 'OrtValue', 'IOBinding', 'ModelMetadata',
+           'GraphOptimizationLevel', 'ExecutionMode', 'ExecutionOrder', 'get_available_providers',
+           'get_all_providers', 'get_device', 'set_default_logger_severity', 'set_seed', 'model_metadata']
