@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "core/exec_internal.h"
+#include "core/log.h"
 #include "core/optimize.h"
 #include "core/parallel.h"
 #include "core/profile.h"
@@ -226,20 +227,16 @@ static bool types_equal(const type_info *a, const type_info *b) {
     return a->elem == NULL || types_equal(a->elem, b->elem);
 }
 
-/* A sequence's items may change shape between runs without changing the plan: the signature of
- * a non-tensor value keeps its kinds and dtypes only. */
-static void strip_shapes(type_info *t) {
-    for (; t; t = t->elem) t->rank = -1;
-}
-
 static onyx_status signature_of(type_info *out, const onyx_value *v) {
     if (!v) {
         type_init(out);
         return ONYX_OK;
     }
-    TRY(type_of_value(out, v));
-    if (out->kind != ONYX_VALUE_TENSOR) strip_shapes(out->elem);
-    return ONYX_OK;
+    /* A sequence's items may change shape between runs without changing the plan: the signature
+     * of a non-tensor value keeps its kinds and dtypes only (from a sequence's first item: a Loop
+     * growing a sequence must not look at every item each iteration). */
+    if (v->kind != ONYX_VALUE_TENSOR) return type_of_value_kinds(out, v);
+    return type_of_value(out, v);
 }
 
 /* The cached plan for `sig` with a reference taken for the caller, moved to the front; NULL
@@ -493,7 +490,11 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
 
 onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
                               const onyx_value *const *inputs, onyx_value *const *outputs) {
-    return run(sg, NULL, control, inputs, outputs);
+    onyx_status st = run(sg, NULL, control, inputs, outputs);
+    /* the caller may write into its outputs: no sequence in them shares items (core/value.h)
+     * with an input or another output */
+    for (int i = 0; i < sg->g->n_outputs && st == ONYX_OK; i++) st = value_unshare(outputs[i]);
+    return st;
 }
 
 onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
@@ -502,5 +503,12 @@ onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size
     if (!p->env || !p->env->shared) { /* no rep around it (never in practice): make, no sharing */
         return onyx_error(ONYX_ERR_RUNTIME, "shared data requested outside a rep");
     }
-    return shared_cache_get(p->env->shared, key, key_size, make, release, ctx, out);
+    bool made;
+    TRY(shared_cache_get(p->env->shared, key, key_size, make, release, ctx, out, &made));
+    if (made && log_enabled(&p->env->log, ONYX_LOG_VERBOSE)) {
+        char label[256];
+        log_write(&p->env->log, ONYX_LOG_VERBOSE, "shared: %s made data from its constants",
+                  node_label(p->node, label, sizeof label));
+    }
+    return ONYX_OK;
 }

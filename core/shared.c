@@ -3,6 +3,7 @@
 #include "core/shared.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +45,9 @@ void shared_cache_free(shared_cache *c) {
 
 onyx_status shared_cache_get(shared_cache *c, const void *key, size_t key_size,
                              onyx_status (*make)(void *ctx, void **obj),
-                             void (*release)(void *obj), void *ctx, void **out) {
+                             void (*release)(void *obj), void *ctx, void **out, bool *made) {
     onyx_status st = ONYX_OK;
+    *made = false;
     pthread_mutex_lock(&c->lock);
     for (entry *e = c->entries; e; e = e->next)
         if (e->key_size == key_size && memcmp(e->key, key, key_size) == 0) {
@@ -69,6 +71,7 @@ onyx_status shared_cache_get(shared_cache *c, const void *key, size_t key_size,
     c->entries = e;
     c->count++;
     *out = e->obj;
+    *made = true;
 done:
     pthread_mutex_unlock(&c->lock);
     return st;

@@ -13,10 +13,11 @@ onyx_status shared_cache_create(shared_cache **out);
 void shared_cache_free(shared_cache *c);
 
 /* The object cached under `key`, made by make(ctx, &obj) on first use (under the cache's lock,
- * so it is made once). `release` frees it with the cache. */
+ * so it is made once; *made says whether this call made it). `release` frees it with the
+ * cache. */
 onyx_status shared_cache_get(shared_cache *c, const void *key, size_t key_size,
                              onyx_status (*make)(void *ctx, void **obj),
-                             void (*release)(void *obj), void *ctx, void **out);
+                             void (*release)(void *obj), void *ctx, void **out, bool *made);
 
 /* Objects and bytes of keys held (for tests and logs). */
 size_t shared_cache_count(const shared_cache *c);

@@ -22,7 +22,10 @@
  * and it runs single-threaded anyway), and it shares the OpenMP pool with the oneDNN convs.
  * gemv: OpenBLAS sgemv and dnnl_sgemm with n = 1 are equal (13 / 26 at 1000x2048), so float
  * gemv goes to oneDNN too and OpenBLAS is only loaded when a tiny or double product needs it.
- * oneDNN has no double GEMM; without libopenblas.so.0 a plain loop computes it. */
+ * oneDNN has no double GEMM; without libopenblas.so.0 a plain loop computes it.
+ * dnnl_sgemm mallocs its packing buffers on every call (BERT-base: ~90 MB a run): MatMul and Gemm
+ * with shapes known at prepare use oneDNN matmul primitives instead (kernels_cpu/math/gemm.c),
+ * which take their working memory from the run's scratch and B packed once. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <omp.h>
@@ -34,6 +37,7 @@
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/common/dnnl_guard.h"
 
 /* cblas's enum values, so that no cblas header is needed. */
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
@@ -145,7 +149,7 @@ void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
         return;
     }
     dnnl_threads();
-    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) !=
+    if (dnnl_guard_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) !=
         dnnl_success)
         naive_s(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -16,7 +16,7 @@ static pthread_key_t stream_key;
 static void destroy_stream(void *s) { dnnl_stream_destroy(s); }
 
 static void create_engine(void) {
-    engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+    engine_status = dnnl_guard_engine_create(&engine, dnnl_cpu, 0);
     if (engine_status == dnnl_success && pthread_key_create(&stream_key, destroy_stream) != 0)
         engine_status = dnnl_out_of_memory;
 }
@@ -46,7 +46,7 @@ static onyx_status thread_stream(dnnl_stream_t *out) {
     TRY(cpu_dnnl_engine(&e));
     dnnl_stream_t s = pthread_getspecific(stream_key);
     if (!s) {
-        TRY(cpu_dnnl_check(dnnl_stream_create(&s, e, dnnl_stream_default_flags), "creating a stream"));
+        TRY(cpu_dnnl_check(dnnl_guard_stream_create(&s, e, dnnl_stream_default_flags), "creating a stream"));
         if (pthread_setspecific(stream_key, s) != 0) {
             dnnl_stream_destroy(s);
             return onyx_oom("oneDNN stream");
@@ -111,13 +111,13 @@ onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_d
     dnnl_primitive_desc_t rpd = NULL;
     TRY(cpu_dnnl_engine(&eng));
     TRY(cpu_dnnl_attr(&attr));
-    onyx_status st = cpu_dnnl_check(dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
+    onyx_status st = cpu_dnnl_check(dnnl_guard_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
                                                                         attr),
                                     "creating a reorder");
     dnnl_primitive_attr_destroy(attr);
     if (st != ONYX_OK) return st;
     *pad_size = cpu_dnnl_scratchpad(rpd, pad);
-    st = cpu_dnnl_check(dnnl_primitive_create(prim, rpd), "creating a reorder");
+    st = cpu_dnnl_check(dnnl_guard_primitive_create(prim, rpd), "creating a reorder");
     dnnl_primitive_desc_destroy(rpd);
     return st;
 }
@@ -125,7 +125,7 @@ onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_d
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md) {
     dnnl_engine_t e;
     TRY(cpu_dnnl_engine(&e));
-    return cpu_dnnl_check(dnnl_memory_create(out, md, e, DNNL_MEMORY_NONE), "creating a memory");
+    return cpu_dnnl_check(dnnl_guard_memory_create(out, md, e, DNNL_MEMORY_NONE), "creating a memory");
 }
 
 onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args,
@@ -135,8 +135,7 @@ onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_a
     /* oneDNN's OpenMP runtime takes the calling thread's max-threads setting, like parallel_for
      * takes the rep's count: set it for this call only. */
     int saved = cpu_dnnl_threads_set(threads);
-    dnnl_status_t r = dnnl_primitive_execute(prim, s, nargs, args);
-    if (r == dnnl_success) r = dnnl_stream_wait(s);
+    dnnl_status_t r = dnnl_guard_execute_wait(prim, s, nargs, args);
     cpu_dnnl_threads_restore(saved);
     return cpu_dnnl_check(r, "executing a primitive");
 }

@@ -6,6 +6,7 @@
 #include <dnnl.h>
 
 #include "core/status.h"
+#include "kernels_cpu/common/dnnl_guard.h" /* the oneDNN calls that allocate */
 
 /* The CPU engine, created on first use (thread-safe) and kept for the life of the process. */
 onyx_status cpu_dnnl_engine(dnnl_engine_t *out);

@@ -37,8 +37,11 @@ typedef struct conv_prim {
     conv_geom g;
     int64_t xn, wn, yn;              /* element counts of X, W, Y */
     dnnl_primitive_t prim, wreorder; /* wreorder: ONNX weights -> primitive layout, or NULL */
-    void *wbuf;                      /* constant weights in the primitive's layout, or NULL */
+    /* constant weights in the primitive's layout (the rep's, shared by every plan: kernel_shared),
+     * or NULL */
+    const void *wbuf;
     bool wready;                     /* wbuf holds the constant weights */
+    bool wbuf_own;                   /* wbuf is this prim's (no rep cache around the prepare) */
     float *bbuf;                     /* constant bias as float (folded, converted), or NULL */
     bool bready;                     /* bbuf holds the constant bias */
     bool has_bias;                   /* the primitive takes a bias */
@@ -118,7 +121,7 @@ static void prim_release(conv_prim *p) {
     dnnl_primitive_t prims[] = {p->prim, p->wreorder, p->reo_src, p->reo_dst, p->reo_add};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         if (prims[i]) dnnl_primitive_destroy(prims[i]);
-    free(p->wbuf);
+    if (p->wbuf_own) free((void *)p->wbuf); /* else it belongs to the rep's shared cache */
     free(p->bbuf);
     memset(p, 0, sizeof *p);
 }
@@ -341,16 +344,102 @@ static bool region(size_t *total, size_t *off, size_t bytes) {
     return true;
 }
 
-static onyx_status build_prim(const conv_state *s, const graph_node *node, conv_prim *p, int rank,
-                              const int64_t *xdims, const int64_t *wdims, const tensor *w_const,
-                              const tensor *b, bool b_const, int threads) {
+/* ---- constant weights, reordered (and BatchNormalization-folded) once per rep: the plans of
+ * other input shapes ask with the same key and get the same buffer, so a new shape reorders no
+ * weights. The key names all the bytes depend on: the weights' buffer (stable while the rep
+ * lives), their type, the ONNX and the primitive's layouts, and the folded per-channel
+ * multipliers themselves (so two fusion chains share only when they fold to the same values). */
+
+typedef struct wkey_head {
+    char tag[8];                     /* the rep's cache is shared with other kernels */
+    const void *data;
+    int32_t dtype, transpose;
+    int64_t wn, folded;              /* elements of W; multipliers that follow the header (0: none) */
+    dnnl_memory_desc_t user, wei;
+} wkey_head;
+
+typedef struct wpack_ctx {
+    const conv_state *s;
+    const conv_prim *p;
+    const tensor *w;
+    int threads;
+} wpack_ctx;
+
+static onyx_status wpack_make(void *ctx, void **obj) {
+    const wpack_ctx *x = ctx;
+    const conv_prim *p = x->p;
+    onyx_status st = ONYX_OK;
+    float *wtmp = NULL;
+    void *wpad = NULL, *buf = NULL;
+    conv_mems wm = {0};
+    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&p->md_wei)))) {
+        st = onyx_oom("convolution weights");
+        goto done;
+    }
+    CHECK(folded_weights(x->s, p, x->w, &wtmp));
+    if (p->wreorder) {
+        /* the reorder's memories and scratchpad for this one call */
+        CHECK(cpu_dnnl_memory(&wm.wuser, &p->md_wuser));
+        CHECK(cpu_dnnl_memory(&wm.wei, &p->md_wei));
+        if (p->pad_size[PAD_WREORDER]) {
+            CHECK(cpu_dnnl_memory(&wm.pad[PAD_WREORDER], &p->md_pad[PAD_WREORDER]));
+            if (!(wpad = cpu_dnnl_alloc(p->pad_size[PAD_WREORDER]))) {
+                st = onyx_oom("convolution weights reorder");
+                goto done;
+            }
+        }
+    }
+    CHECK(place_weights(p, &wm, wtmp, buf, wpad, x->threads));
+    *obj = buf;
+    buf = NULL;
+done:
+    free(buf);
+    free(wtmp);
+    free(wpad);
+    mems_release(&wm);
+    return st;
+}
+
+static void wpack_release(void *obj) { free(obj); }
+
+/* p's constant weights w, from the rep's cache (made on first use). */
+static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
+                                  const dnnl_memory_desc_t *wuser, const tensor *w, int threads) {
+    int64_t folded = s->bn_mul ? p->g.m : 0;
+    size_t size = sizeof(wkey_head) + (size_t)folded * sizeof(float);
+    wkey_head *key = calloc(1, size); /* zeroed: padding bytes are part of the key */
+    if (!key) return onyx_oom("convolution weights key");
+    memcpy(key->tag, "convW", 6);
+    key->data = w->data;
+    key->dtype = (int32_t)s->dtype;
+    key->transpose = s->transpose;
+    key->wn = p->wn;
+    key->folded = folded;
+    memcpy(&key->user, wuser, sizeof *wuser);
+    memcpy(&key->wei, &p->md_wei, sizeof p->md_wei);
+    if (folded) memcpy(key + 1, s->bn_mul, (size_t)folded * sizeof(float));
+    wpack_ctx ctx = {s, p, w, threads};
+    void *obj = NULL;
+    onyx_status st;
+    if (kp->env && kp->env->shared) {
+        st = kernel_shared(kp, key, size, wpack_make, wpack_release, &ctx, &obj);
+    } else { /* a prepare outside a rep: weights of its own */
+        st = wpack_make(&ctx, &obj);
+        p->wbuf_own = st == ONYX_OK;
+    }
+    free(key);
+    if (st == ONYX_OK) p->wbuf = obj;
+    return st;
+}
+
+/* kp: the prepare asking (constant weights go through its rep's cache), NULL at run. */
+static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const graph_node *node,
+                              conv_prim *p, int rank, const int64_t *xdims, const int64_t *wdims,
+                              const tensor *w_const, const tensor *b, bool b_const, int threads) {
     onyx_status st = ONYX_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
-    float *wtmp = NULL;
-    void *wpad = NULL;
-    conv_mems wm = {0};
     dnnl_engine_t eng;
     memset(p, 0, sizeof *p);
     CHECK(cpu_dnnl_engine(&eng));
@@ -435,7 +524,7 @@ retry:;
                                  &d, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
                                  &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
                              "describing the convolution"));
-        CHECK(cpu_dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL),
+        CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
                              "creating the convolution"));
     } else {
         dnnl_deconvolution_desc_t d;
@@ -443,7 +532,7 @@ retry:;
                                  &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md,
                                  &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
                              "describing the transposed convolution"));
-        CHECK(cpu_dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL),
+        CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
                              "creating the transposed convolution"));
     }
     if (any) {
@@ -494,7 +583,7 @@ retry:;
                                &p->pad_size[PAD_ADD]));
         p->md_add_user = add_st;
     }
-    CHECK(cpu_dnnl_check(dnnl_primitive_create(&p->prim, pd), "creating the primitive"));
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&p->prim, pd), "creating the primitive"));
     p->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     p->pad_size[PAD_PRIM] = cpu_dnnl_scratchpad(pd, &p->md_pad[PAD_PRIM]);
     p->md_src = src_md;
@@ -508,10 +597,10 @@ retry:;
         p->md_wuser = wuser_md;
     }
     size_t wbytes = dnnl_memory_desc_get_size(&p->md_wei);
-    /* the constant weights get a buffer of their own, read by every run; other weights are
-     * reordered per run into scratch when the primitive wants another layout */
-    if (w_const && !(p->wbuf = cpu_dnnl_alloc(wbytes))) {
-        st = onyx_oom("convolution weights");
+    /* the constant weights are reordered once per rep (shared_weights below), read by every run;
+     * other weights are reordered per run into scratch when the primitive wants another layout */
+    if (w_const && !kp) {
+        st = onyx_error(ONYX_ERR_RUNTIME, "constant convolution weights outside a prepare");
         goto done;
     }
     p->wei_own = !w_const && p->wreorder;
@@ -547,26 +636,10 @@ retry:;
     }
     p->scratch_bytes = t;
     if (w_const) {
-        CHECK(folded_weights(s, p, w_const, &wtmp));
-        if (p->wreorder) {
-            /* the reorder's memories and scratchpad for this one call */
-            CHECK(cpu_dnnl_memory(&wm.wuser, &p->md_wuser));
-            CHECK(cpu_dnnl_memory(&wm.wei, &p->md_wei));
-            if (p->pad_size[PAD_WREORDER]) {
-                CHECK(cpu_dnnl_memory(&wm.pad[PAD_WREORDER], &p->md_pad[PAD_WREORDER]));
-                if (!(wpad = cpu_dnnl_alloc(p->pad_size[PAD_WREORDER]))) {
-                    st = onyx_oom("convolution weights reorder");
-                    goto done;
-                }
-            }
-        }
-        CHECK(place_weights(p, &wm, wtmp, p->wbuf, wpad, threads));
+        CHECK(shared_weights(kp, s, p, &wuser_md, w_const, threads));
         p->wready = true;
     }
 done:
-    free(wtmp);
-    free(wpad);
-    mems_release(&wm);
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (pd) dnnl_primitive_desc_destroy(pd);
@@ -684,7 +757,7 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
         int saved = cpu_dnnl_threads_set(threads);
-        st = build_prim(s, p->node, &s->prepared, x->rank, x->dims, w->dims, p->in_value[1], b,
+        st = build_prim(p, s, p->node, &s->prepared, x->rank, x->dims, w->dims, p->in_value[1], b,
                         b != NULL, threads);
         cpu_dnnl_threads_restore(saved);
         if (st != ONYX_OK) goto done;
@@ -840,7 +913,8 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
     if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
     conv_prim *p = &f->cache[k];
     int saved = cpu_dnnl_threads_set(c->threads);
-    onyx_status st = build_prim(s, c->node, p, x->rank, x->dims, w->dims, NULL, NULL, false, c->threads);
+    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, x->dims, w->dims, NULL, NULL, false,
+                                c->threads);
     cpu_dnnl_threads_restore(saved);
     if (st == ONYX_OK && p->prim) st = mems_create(p, &f->cache_mems[k]);
     if (st != ONYX_OK) {
@@ -957,7 +1031,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     else if (addend && addend->data != dst)
         memcpy(dst, addend->data, (size_t)y->numel * sizeof(float));
     /* weights */
-    void *wei = p->wbuf;
+    void *wei = (void *)p->wbuf;
     if (!p->wready) {
         const float *wf = w->data;
         if (half) {

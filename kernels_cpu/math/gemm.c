@@ -1,12 +1,16 @@
-/* CPU kernels of MatMul and Gemm: float and double through blas.h (float16/bfloat16 through
- * float copies), integers through a plain loop that wraps as ONNX does. */
+/* CPU kernels of MatMul and Gemm. Float products whose shapes prepare knows run on a oneDNN
+ * matmul primitive made at prepare (constant B packed once into its layout); the rest goes
+ * through blas.h: float and double (float16/bfloat16 through float copies either way), integers
+ * through a plain loop that wraps as ONNX does. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/matmul_shape.h"
 
 /* Batches of matrices at most this many multiply-adds run one matrix per thread rather than one
@@ -218,7 +222,8 @@ onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y,
     return ONYX_OK;
 }
 
-onyx_status cpu_matmul_run(const kernel_call *c) {
+/* MatMul through blas.h: every type, any shapes. */
+static onyx_status matmul_generic(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
     tensor *Y = kernel_output(c, 0);
     if (A->dtype != B->dtype)
@@ -405,7 +410,8 @@ static void bias_fill(const tensor *C, int64_t m, int64_t n, void *y, bool dbl) 
         }
 }
 
-onyx_status cpu_gemm_run(const kernel_call *c) {
+/* Gemm through blas.h: every type, every attribute. */
+static onyx_status gemm_generic(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
     tensor *Y = kernel_output(c, 0);
     gemm_job g = {.ta = attr_int(c->node, "transA", 0) != 0,
@@ -490,3 +496,504 @@ onyx_status cpu_gemm_run(const kernel_call *c) {
     if (is_half(A->dtype)) float_to_half(A->dtype, y, Y->data, mn);
     return ONYX_OK;
 }
+
+/* ---- oneDNN matmul primitives for the float products (float16/bfloat16 on float copies) whose
+ * shapes prepare knows. dnnl_sgemm mallocs its packing buffers on every call (about 90 MB in
+ * 440 blocks per BERT-base run); a primitive made at prepare with the user scratchpad takes its
+ * working memory from the run's scratch, so a run allocates nothing, and a constant B is
+ * reordered once into the layout the primitive picks (format `any`), then only read. The packed
+ * B goes through kernel_shared: the layout oneDNN picks does not depend on M (checked for M from
+ * 1 to 2048), so the plans of other batch or sequence sizes reuse it. */
+
+typedef struct mm_prim {
+    dnnl_primitive_t prim;           /* NULL: the generic path */
+    onyx_dtype dtype;                /* float, float16 or bfloat16 */
+    /* the shapes it was made for (a run with others takes the generic path) */
+    int a_rank, b_rank, c_rank;
+    int64_t a_dims[ONYX_MAX_RANK], b_dims[ONYX_MAX_RANK], c_dims[2];
+    const void *packed;              /* constant B in the primitive's layout (shared, borrowed) */
+    int64_t an, bn, yn, n;           /* elements of A, B, Y; N */
+    /* Gemm's C: a bias of N elements (C itself, or beta * C broadcast into scratch when
+     * bias_own), or (sum) for a C with rows beta * C written into Y before a sum post-op adds
+     * the product to it */
+    bool bias, bias_own, sum;
+    float beta;
+    dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_pad;
+    size_t pad_size;
+    /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
+    size_t off_a, off_b, off_y, off_bias, off_pad, scratch_bytes;
+} mm_prim;
+
+/* A run context's memory objects for the primitive (handles set per run). */
+typedef struct mm_fork {
+    const mm_prim *p;
+    dnnl_memory_t src, wei, bias, dst, pad;
+} mm_fork;
+
+/* The product as oneDNN sees it: nd dims (batch dims, then rows and columns), strides of A and
+ * B as stored. */
+typedef struct mm_geom {
+    int nd;
+    dnnl_dims_t a, b, y, as, bs;
+    const tensor *b_const;           /* a constant 2-D B to pack once, or NULL (bound per run) */
+    float alpha;                     /* folded into the packed B */
+    bool bias, sum;
+} mm_geom;
+
+static void dense_strides(int nd, const dnnl_dim_t *dims, dnnl_dim_t *strides) {
+    dnnl_dim_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+}
+
+static bool region(size_t *total, size_t *off, size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (bytes > SIZE_MAX / 4 || *total > SIZE_MAX / 4 - bytes) return false;
+    *off = *total;
+    *total += bytes;
+    return true;
+}
+
+/* What packs a constant B: everything the packed bytes depend on is in the key. */
+typedef struct pack_key {
+    char tag[8];                     /* the rep's cache is shared with other kernels */
+    const void *data;                /* the constant's buffer (stable while the rep lives) */
+    int32_t dtype;
+    float alpha;
+    dnnl_memory_desc_t user, wei;    /* B as stored ([K, N], or [N, K] read transposed) and the
+                                        primitive's layout */
+} pack_key;
+
+typedef struct pack_ctx {
+    const tensor *b;
+    const pack_key *key;
+    int threads;
+} pack_ctx;
+
+static onyx_status pack_make(void *ctx, void **obj) {
+    const pack_ctx *x = ctx;
+    const tensor *b = x->b;
+    onyx_status st = ONYX_OK;
+    float *tmp = NULL;
+    void *buf = NULL, *pad = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_t from = NULL, to = NULL, pm = NULL;
+    dnnl_memory_desc_t pad_md;
+    size_t pad_size = 0;
+    const void *src = b->data;
+    if (b->dtype != ONYX_FLOAT || x->key->alpha != 1.0f) {
+        if (!(tmp = malloc((size_t)(b->numel > 0 ? b->numel : 1) * sizeof *tmp))) {
+            st = onyx_oom("packed matrix B");
+            goto done;
+        }
+        if (b->dtype == ONYX_FLOAT) memcpy(tmp, b->data, (size_t)b->numel * sizeof *tmp);
+        else half_to_float(b->dtype, b->data, tmp, b->numel);
+        for (int64_t i = 0; i < b->numel; i++) tmp[i] *= x->key->alpha;
+        src = tmp;
+    }
+    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&x->key->wei)))) {
+        st = onyx_oom("packed matrix B");
+        goto done;
+    }
+    CHECK(cpu_dnnl_reorder(&x->key->user, &x->key->wei, &r, &pad_md, &pad_size));
+    CHECK(cpu_dnnl_memory(&from, &x->key->user));
+    CHECK(cpu_dnnl_memory(&to, &x->key->wei));
+    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)src), "binding B"));
+    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(to, buf), "binding packed B"));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    int nargs = 2;
+    if (pad_size) {
+        if (!(pad = cpu_dnnl_alloc(pad_size))) {
+            st = onyx_oom("packing matrix B");
+            goto done;
+        }
+        CHECK(cpu_dnnl_memory(&pm, &pad_md));
+        CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding a scratchpad"));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
+    }
+    CHECK(cpu_dnnl_execute(r, nargs, args, x->threads));
+    *obj = buf;
+    buf = NULL;
+done:
+    if (pm) dnnl_memory_destroy(pm);
+    if (to) dnnl_memory_destroy(to);
+    if (from) dnnl_memory_destroy(from);
+    if (r) dnnl_primitive_destroy(r);
+    free(pad);
+    free(buf);
+    free(tmp);
+    return st;
+}
+
+static void pack_release(void *obj) { free(obj); }
+
+static onyx_status md_strided(dnnl_memory_desc_t *md, int nd, const dnnl_dim_t *dims,
+                              const dnnl_dim_t *strides) {
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides),
+                          "describing a matrix");
+}
+
+/* Makes m's primitive for g (and packs B). ONYX_ERR_UNSUPPORTED and other refusals leave the node
+ * to the generic path (the caller decides); m is left empty on failure. */
+static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads, mm_prim *m) {
+    onyx_status st = ONYX_OK;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_engine_t eng;
+    dnnl_memory_desc_t a_md, b_md, b_user, y_md, bias_md;
+    CHECK(cpu_dnnl_engine(&eng));
+    CHECK(md_strided(&a_md, g->nd, g->a, g->as));
+    CHECK(md_strided(&b_user, g->nd, g->b, g->bs));
+    if (g->b_const)
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_init_by_tag(&b_md, g->nd, g->b, dnnl_f32,
+                                                          dnnl_format_tag_any),
+                             "describing matrix B"));
+    else b_md = b_user;
+    CHECK(cpu_dnnl_md_plain(&y_md, g->nd, g->y, dnnl_f32));
+    if (g->bias) {
+        int64_t bd[DNNL_MAX_NDIMS];
+        for (int i = 0; i < g->nd; i++) bd[i] = i == g->nd - 1 ? g->y[i] : 1;
+        CHECK(cpu_dnnl_md_plain(&bias_md, g->nd, bd, dnnl_f32));
+    }
+    CHECK(cpu_dnnl_attr(&attr));
+    if (g->sum) {
+        CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
+        CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f), "adding a post-op"));
+        CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
+    }
+    dnnl_matmul_desc_t d;
+    CHECK(cpu_dnnl_check(dnnl_matmul_desc_init(&d, &a_md, &b_md, g->bias ? &bias_md : NULL, &y_md),
+                         "describing the product"));
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
+                         "creating the product"));
+    /* oneDNN's reference matmul is far slower than dnnl_sgemm: leave such products to it */
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl && !strncmp(impl, "ref", 3)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "no optimized matmul for this product");
+        goto done;
+    }
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&m->prim, pd), "creating the product"));
+    m->md_src = a_md;
+    m->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    m->md_dst = y_md;
+    if (g->bias) m->md_bias = bias_md;
+    m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
+    m->bias = g->bias;
+    m->sum = g->sum;
+    if (g->b_const) {
+        pack_key key;
+        memset(&key, 0, sizeof key); /* padding bytes are part of the key */
+        memcpy(key.tag, "matmulB", 8);
+        key.data = g->b_const->data;
+        key.dtype = (int32_t)g->b_const->dtype;
+        key.alpha = g->alpha;
+        memcpy(&key.user, &b_user, sizeof b_user);
+        memcpy(&key.wei, &m->md_wei, sizeof m->md_wei);
+        pack_ctx ctx = {g->b_const, &key, threads};
+        void *obj = NULL;
+        CHECK(kernel_shared(kp, &key, sizeof key, pack_make, pack_release, &ctx, &obj));
+        m->packed = obj;
+    }
+    m->an = m->bn = m->yn = 1;
+    for (int i = 0; i < g->nd; i++) {
+        m->an *= g->a[i];
+        m->bn *= g->b[i];
+        m->yn *= g->y[i];
+    }
+    m->n = g->y[g->nd - 1];
+    bool half = is_half(m->dtype), ok = true;
+    size_t t = 0;
+    ok &= region(&t, &m->off_a, half ? (size_t)m->an * sizeof(float) : 0);
+    ok &= region(&t, &m->off_b, half && !m->packed ? (size_t)m->bn * sizeof(float) : 0);
+    ok &= region(&t, &m->off_y, half ? (size_t)m->yn * sizeof(float) : 0);
+    ok &= region(&t, &m->off_bias, m->bias_own ? (size_t)m->n * sizeof(float) : 0);
+    ok &= region(&t, &m->off_pad, m->pad_size);
+    if (!ok) {
+        st = onyx_oom("matmul buffers");
+        goto done;
+    }
+    m->scratch_bytes = t;
+done:
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (st != ONYX_OK && m->prim) {
+        dnnl_primitive_destroy(m->prim);
+        m->prim = NULL;
+    }
+    return st;
+}
+
+static bool prim_dtype(onyx_dtype d) { return d == ONYX_FLOAT || is_half(d); }
+
+static bool known(const kernel_prep *p, int i) {
+    const type_info *t = i < p->n_in ? p->in_type[i] : NULL;
+    return t && t->kind == ONYX_VALUE_TENSOR && type_is_static(t);
+}
+
+/* Builds m for g when oneDNN takes it; a refusal (or a failed pack) leaves m empty and the node
+ * to the generic path, which says what is wrong at run if anything is. */
+static onyx_status mm_try(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
+    if (g->nd > DNNL_MAX_NDIMS) return ONYX_OK;
+    int threads = kp->env && kp->env->threads > 0 ? kp->env->threads : parallel_threads();
+    int saved = cpu_dnnl_threads_set(threads); /* oneDNN sizes its work at creation */
+    onyx_status st = mm_build(kp, g, threads, m);
+    cpu_dnnl_threads_restore(saved);
+    if (st == ONYX_ERR_NO_MEMORY) return st;
+    if (st != ONYX_OK) onyx_error_clear();
+    return ONYX_OK;
+}
+
+static void keep_shape(int rank, const int64_t *dims, int *r, int64_t *d) {
+    *r = rank;
+    memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+}
+
+/* Y = A @ B as oneDNN sees it: B without batch dims makes A's batch dims rows of one taller
+ * product (and may be packed when constant); otherwise both get the broadcast batch dims (a
+ * rank-1 operand as a single row or column). False where the primitive does not apply. */
+static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bval, mm_geom *g) {
+    int ra = A->rank, rb = B->rank;
+    if (ra < 1 || rb < 1) return false;
+    int64_t m = ra > 1 ? A->dims[ra - 2] : 1, k = A->dims[ra - 1];
+    int64_t n = rb > 1 ? B->dims[rb - 1] : 1, kb = rb > 1 ? B->dims[rb - 2] : B->dims[0];
+    if (kb != k || m <= 0 || n <= 0 || k <= 0) return false;
+    int64_t abatch = 1, bbatch = 1;
+    for (int i = 0; i < ra - 2; i++) abatch *= A->dims[i];
+    for (int i = 0; i < rb - 2; i++) bbatch *= B->dims[i];
+    if (abatch <= 0 || bbatch <= 0) return false;
+    if (bbatch == 1) {
+        g->nd = 2;
+        g->a[0] = g->y[0] = abatch * m;
+        g->a[1] = g->b[0] = k;
+        g->b[1] = g->y[1] = n;
+        g->b_const = bval;
+    } else {
+        int na = ra > 2 ? ra - 2 : 0, nb = rb > 2 ? rb - 2 : 0, nbt = na > nb ? na : nb;
+        if (nbt + 2 > DNNL_MAX_NDIMS) return false;
+        g->nd = nbt + 2;
+        for (int i = 0; i < nbt; i++) {
+            int ia = i - (nbt - na), ib = i - (nbt - nb);
+            int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
+            if (da != db && da != 1 && db != 1) return false;
+            g->a[i] = da;
+            g->b[i] = db;
+            g->y[i] = da > db ? da : db;
+        }
+        g->a[nbt] = g->y[nbt] = m;
+        g->a[nbt + 1] = g->b[nbt] = k;
+        g->b[nbt + 1] = g->y[nbt + 1] = n;
+    }
+    dense_strides(g->nd, g->a, g->as);
+    dense_strides(g->nd, g->b, g->bs);
+    return true;
+}
+
+onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
+    mm_prim *m = calloc(1, sizeof *m);
+    if (!m) return onyx_oom("matmul state");
+    onyx_status st = ONYX_OK;
+    if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
+        p->in_type[1]->dtype == p->in_type[0]->dtype) {
+        const type_info *A = p->in_type[0], *B = p->in_type[1];
+        mm_geom g = {.alpha = 1.0f};
+        m->dtype = A->dtype;
+        if (matmul_geom(A, B, p->in_value[1], &g)) {
+            keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
+            keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
+            st = mm_try(p, &g, m);
+        }
+    }
+    if (st != ONYX_OK) {
+        free(m);
+        return st;
+    }
+    *state = m;
+    return ONYX_OK;
+}
+
+/* Gemm as oneDNN sees it: transposes as strides; alpha folded into a constant B; C as a bias
+ * (one row) or through a sum post-op (with rows). False where the primitive does not apply. */
+static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
+    const type_info *A = p->in_type[0], *B = p->in_type[1];
+    const type_info *C = p->n_in > 2 ? p->in_type[2] : NULL;
+    bool ta = attr_int(p->node, "transA", 0) != 0, tb = attr_int(p->node, "transB", 0) != 0;
+    float alpha = attr_float(p->node, "alpha", 1.0f), beta = attr_float(p->node, "beta", 1.0f);
+    if (A->rank != 2 || B->rank != 2) return false;
+    int64_t M = A->dims[ta ? 1 : 0], K = A->dims[ta ? 0 : 1], N = B->dims[tb ? 0 : 1];
+    if (B->dims[tb ? 1 : 0] != K || M <= 0 || N <= 0 || K <= 0) return false;
+    g->nd = 2;
+    g->a[0] = g->y[0] = M;
+    g->a[1] = g->b[0] = K;
+    g->b[1] = g->y[1] = N;
+    g->as[0] = ta ? 1 : K;
+    g->as[1] = ta ? M : 1;
+    g->bs[0] = tb ? 1 : N;
+    g->bs[1] = tb ? K : 1;
+    g->b_const = p->in_value[1];
+    g->alpha = alpha;
+    if (alpha != 1.0f && !g->b_const) return false;
+    if (C && beta != 0.0f) {
+        if (!known(p, 2) || C->dtype != A->dtype || C->rank > 2) return false;
+        int64_t cm = C->rank == 2 ? C->dims[0] : 1, cn = C->rank >= 1 ? C->dims[C->rank - 1] : 1;
+        if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) return false;
+        m->c_rank = C->rank;
+        memcpy(m->c_dims, C->dims, sizeof(int64_t) * (size_t)C->rank);
+        m->beta = beta;
+        g->bias = cm == 1;
+        g->sum = cm != 1;
+        /* a bias of our own where C is not N floats to read as they are */
+        m->bias_own = g->bias && (cn != N || beta != 1.0f || A->dtype != ONYX_FLOAT);
+    }
+    return true;
+}
+
+onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) {
+    mm_prim *m = calloc(1, sizeof *m);
+    if (!m) return onyx_oom("gemm state");
+    onyx_status st = ONYX_OK;
+    if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
+        p->in_type[1]->dtype == p->in_type[0]->dtype) {
+        const type_info *A = p->in_type[0], *B = p->in_type[1];
+        mm_geom g = {.alpha = 1.0f};
+        m->dtype = A->dtype;
+        if (gemm_geom(p, m, &g)) {
+            keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
+            keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
+            st = mm_try(p, &g, m);
+        }
+    }
+    if (st != ONYX_OK) {
+        free(m);
+        return st;
+    }
+    *state = m;
+    return ONYX_OK;
+}
+
+void cpu_matmul_release(void *state) {
+    mm_prim *m = state;
+    if (!m) return;
+    if (m->prim) dnnl_primitive_destroy(m->prim);
+    free(m); /* m->packed belongs to the rep's shared cache */
+}
+
+void cpu_matmul_unfork(void *fork) {
+    mm_fork *f = fork;
+    if (!f) return;
+    dnnl_memory_t all[] = {f->src, f->wei, f->bias, f->dst, f->pad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) dnnl_memory_destroy(all[i]);
+    free(f);
+}
+
+onyx_status cpu_matmul_fork(const void *state, void **out) {
+    const mm_prim *m = state;
+    mm_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("matmul working state");
+    onyx_status st = ONYX_OK;
+    f->p = m;
+    if (m && m->prim) {
+        CHECK(cpu_dnnl_memory(&f->src, &m->md_src));
+        CHECK(cpu_dnnl_memory(&f->wei, &m->md_wei));
+        CHECK(cpu_dnnl_memory(&f->dst, &m->md_dst));
+        if (m->bias) CHECK(cpu_dnnl_memory(&f->bias, &m->md_bias));
+        if (m->pad_size) CHECK(cpu_dnnl_memory(&f->pad, &m->md_pad));
+    }
+    *out = f;
+    f = NULL;
+done:
+    cpu_matmul_unfork(f);
+    return st;
+}
+
+static bool same_shape(const tensor *t, int rank, const int64_t *dims) {
+    return t && t->rank == rank && !memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+}
+
+/* Whether this call's operands are the ones the primitive was made for. */
+static bool prim_fits(const mm_fork *f, const tensor *A, const tensor *B, const tensor *C) {
+    const mm_prim *m = f ? f->p : NULL;
+    if (!m || !m->prim || A->dtype != m->dtype || B->dtype != m->dtype ||
+        !same_shape(A, m->a_rank, m->a_dims) || !same_shape(B, m->b_rank, m->b_dims))
+        return false;
+    return !(m->bias || m->sum) || (same_shape(C, m->c_rank, m->c_dims) && C->dtype == m->dtype);
+}
+
+static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
+    return cpu_dnnl_check(dnnl_memory_set_data_handle(mem, (void *)ptr), "binding a matrix");
+}
+
+static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor *A,
+                            const tensor *B, const tensor *C, tensor *Y) {
+    const mm_prim *m = f->p;
+    void *mem;
+    TRY(kernel_scratch(c, m->scratch_bytes + 1, &mem));
+    char *sb = mem;
+    bool half = is_half(m->dtype);
+    const void *a = A->data, *b = m->packed ? m->packed : B->data;
+    float *y = half ? (float *)(sb + m->off_y) : Y->data;
+    if (half) {
+        half_to_float(m->dtype, A->data, (float *)(sb + m->off_a), m->an);
+        a = sb + m->off_a;
+        if (!m->packed) {
+            half_to_float(m->dtype, B->data, (float *)(sb + m->off_b), m->bn);
+            b = sb + m->off_b;
+        }
+    }
+    const void *bias = NULL;
+    if (m->bias) {
+        bias = C->data;
+        if (m->bias_own) {
+            float *bb = (float *)(sb + m->off_bias);
+            bool one = C->numel == 1;
+            for (int64_t j = 0; j < m->n; j++) bb[j] = m->beta * (float)real_at(C, one ? 0 : j);
+            bias = bb;
+        }
+    } else if (m->sum) {
+        /* beta * C broadcast into Y: the sum post-op adds the product to it */
+        int64_t rows = m->yn / m->n;
+        bias_fill(C, rows, m->n, y, false);
+        if (m->beta != 1.0f)
+            for (int64_t i = 0; i < m->yn; i++) y[i] *= m->beta;
+    }
+    TRY(bind(f->src, a));
+    TRY(bind(f->wei, b));
+    TRY(bind(f->dst, y));
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, f->src}, {DNNL_ARG_WEIGHTS, f->wei},
+                               {DNNL_ARG_DST, f->dst}};
+    int nargs = 3;
+    if (m->bias) {
+        TRY(bind(f->bias, bias));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, f->bias};
+    }
+    if (m->pad_size) {
+        TRY(bind(f->pad, sb + m->off_pad));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
+    }
+    TRY(cpu_dnnl_execute(m->prim, nargs, args, c->threads));
+    if (half) float_to_half(m->dtype, y, Y->data, m->yn);
+    return ONYX_OK;
+}
+
+onyx_status cpu_matmul_run(const kernel_call *c) {
+    const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
+    if (A && B && prim_fits(c->state, A, B, NULL))
+        return prim_run(c->state, c, A, B, NULL, kernel_output(c, 0));
+    return matmul_generic(c);
+}
+
+onyx_status cpu_gemm_run(const kernel_call *c) {
+    const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
+    if (A && B && prim_fits(c->state, A, B, C))
+        return prim_run(c->state, c, A, B, C, kernel_output(c, 0));
+    return gemm_generic(c);
+}
+
+void cpu_gemm_release(void *state) { cpu_matmul_release(state); }
+onyx_status cpu_gemm_fork(const void *state, void **out) { return cpu_matmul_fork(state, out); }
+void cpu_gemm_unfork(void *fork) { cpu_matmul_unfork(fork); }

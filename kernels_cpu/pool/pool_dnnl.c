@@ -98,7 +98,7 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
     TRY(cpu_dnnl_attr(&attr));
-    dnnl_status_t r = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    dnnl_status_t r = dnnl_guard_primitive_desc_create(&pd, &desc, attr, engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     if (r != dnnl_success) return ONYX_OK;
     cpu_pool_dnnl *d = calloc(1, sizeof *d);
@@ -109,7 +109,7 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
     d->src_md = src_md;
     d->dst_md = dst_md;
     d->pad_size = cpu_dnnl_scratchpad(pd, &d->pad_md);
-    bool ok = dnnl_primitive_create(&d->prim, pd) == dnnl_success;
+    bool ok = dnnl_guard_primitive_create(&d->prim, pd) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     if (!ok) {
         onyx_error_clear();
