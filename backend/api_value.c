@@ -175,17 +175,8 @@ ONYX_API onyx_status onyx_value_new_sequence(onyx_dtype elem_dtype, size_t count
     CHECK(value_make_sequence(v, elem_dtype != ONYX_UNDEFINED ? &elem : NULL));
     if (count > 0) {
         /* Reserve all slots up front so that taking the items cannot fail half way. */
-        if (count > SIZE_MAX / sizeof *v->seq.items) {
-            st = onyx_oom("sequence items");
-            goto done;
-        }
-        v->seq.items = malloc(count * sizeof *v->seq.items);
-        if (!v->seq.items) {
-            st = onyx_oom("sequence items");
-            goto done;
-        }
-        memcpy(v->seq.items, items, count * sizeof *v->seq.items);
-        v->seq.count = v->seq.cap = count;
+        CHECK(value_seq_reserve(v, count));
+        for (size_t i = 0; i < count; i++) CHECK(value_seq_push(v, items[i]));
     }
     *out = v;
     return ONYX_OK;

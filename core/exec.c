@@ -53,6 +53,21 @@ static bool has_subgraphs(const graph_node *n) {
     return false;
 }
 
+/* Per-node arrays of inputs or outputs: on the caller's stack up to EXEC_IO_STACK entries, on the
+ * heap past that (Concat, Sum, SequenceConstruct of hundreds of inputs: up to ONYX_VARIADIC). */
+#define EXEC_IO_STACK 32
+
+static void *io_array(void *stack, size_t stack_bytes, int n, size_t size) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * size;
+    void *a = bytes <= stack_bytes ? stack : malloc(bytes);
+    if (a) memset(a, 0, bytes);
+    return a;
+}
+
+static void io_free(void *a, const void *stack) {
+    if (a != stack) free(a);
+}
+
 /* Runs inference for `node` with the given inputs; out must hold n_outputs types. */
 static onyx_status infer_node(const graph_node *node, const type_info *const *in_types,
                               const tensor *const *in_values, type_info *out) {
@@ -71,10 +86,13 @@ static onyx_status infer_node(const graph_node *node, const type_info *const *in
 
 /* Infers the node's outputs again from the values it actually gets: everything is known now. */
 static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, type_info *rt) {
-    const type_info *itypes[ONYX_VARIADIC] = {0};
-    type_info store[ONYX_VARIADIC];
-    const tensor *ivals[ONYX_VARIADIC] = {0};
-    onyx_status st = ONYX_OK;
+    const type_info *itypes_s[EXEC_IO_STACK];
+    type_info store_s[EXEC_IO_STACK];
+    const tensor *ivals_s[EXEC_IO_STACK];
+    const type_info **itypes = io_array(itypes_s, sizeof itypes_s, node->n_inputs, sizeof *itypes);
+    type_info *store = io_array(store_s, sizeof store_s, node->n_inputs, sizeof *store);
+    const tensor **ivals = io_array(ivals_s, sizeof ivals_s, node->n_inputs, sizeof *ivals);
+    onyx_status st = itypes && store && ivals ? ONYX_OK : onyx_oom("input types");
     int n = 0;
     for (; n < node->n_inputs && st == ONYX_OK; n++) {
         type_init(&store[n]);
@@ -87,6 +105,9 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
     }
     if (st == ONYX_OK) st = infer_node(node, itypes, ivals, rt);
     for (int i = 0; i < n; i++) type_release(&store[i]);
+    io_free(itypes, itypes_s);
+    io_free(store, store_s);
+    io_free(ivals, ivals_s);
     return st;
 }
 
@@ -159,7 +180,14 @@ done:
 onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
                           struct exec_frame *frame, void *state) {
     const graph_node *node = step_node(g, ps);
-    onyx_value *in[ONYX_VARIADIC] = {0}, *out[ONYX_VARIADIC] = {0};
+    onyx_value *in_s[EXEC_IO_STACK], *out_s[EXEC_IO_STACK];
+    onyx_value **in = io_array(in_s, sizeof in_s, node->n_inputs, sizeof *in),
+               **out = io_array(out_s, sizeof out_s, node->n_outputs, sizeof *out);
+    if (!in || !out) {
+        io_free(in, in_s);
+        io_free(out, out_s);
+        return onyx_oom("node inputs");
+    }
     for (int i = 0; i < node->n_inputs; i++)
         in[i] = node->inputs[i] >= 0 ? frame->vals[node->inputs[i]] : NULL;
     for (int o = 0; o < node->n_outputs; o++)
@@ -191,6 +219,8 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
             st = ps->k->run(&call);
         }
     }
+    io_free(in, in_s);
+    io_free(out, out_s);
     if (st != ONYX_OK) {
         char label[256];
         return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
@@ -211,12 +241,12 @@ static void mark_reads(plan_value *vals, const graph_node *n, int step) {
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
 static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     const graph_node *node = step_node(g, ps);
-    onyx_value *vals[ONYX_VARIADIC * 2] = {0};
+    onyx_value **vals = calloc((size_t)node->n_outputs + 1, sizeof *vals);
     onyx_value *tmp_slots = calloc((size_t)node->n_inputs + (size_t)node->n_outputs + 1,
                                    sizeof(onyx_value));
     onyx_value **frame_vals = calloc((size_t)p->n_vals, sizeof(onyx_value *));
     onyx_status st = ONYX_OK;
-    if (!tmp_slots || !frame_vals) {
+    if (!vals || !tmp_slots || !frame_vals) {
         st = onyx_oom("constant folding");
         goto done;
     }
@@ -299,6 +329,7 @@ done:
         for (int i = 0; i < node->n_inputs + node->n_outputs; i++) value_clear(&tmp_slots[i]);
     free(tmp_slots);
     free(frame_vals);
+    free(vals);
     return st;
 }
 
@@ -320,18 +351,29 @@ static bool foldable(const subgraph *sg, const plan *p, const graph_node *node) 
 
 /* What a kernel's prepare (or supports check) sees of `node` in plan p. */
 typedef struct prep_view {
-    const type_info *in_types[ONYX_VARIADIC];
-    const tensor *in_values[ONYX_VARIADIC];
+    const type_info **in_types;
+    const tensor **in_values;
     type_info *outs;
     kernel_prep prep;
 } prep_view;
 
+static void prep_view_free(prep_view *v) {
+    free(v->in_types);
+    free(v->in_values);
+    free(v->outs);
+}
+
 static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *p,
                                   const graph_node *node, const struct fuse_chain *chain) {
     memset(v, 0, sizeof *v);
-    if (!(v->outs = calloc((size_t)node->n_outputs + 1, sizeof *v->outs)))
+    v->in_types = calloc((size_t)node->n_inputs + 1, sizeof *v->in_types);
+    v->in_values = calloc((size_t)node->n_inputs + 1, sizeof *v->in_values);
+    v->outs = calloc((size_t)node->n_outputs + 1, sizeof *v->outs);
+    if (!v->in_types || !v->in_values || !v->outs) {
+        prep_view_free(v);
         return onyx_oom("kernel prepare");
-    for (int i = 0; i < node->n_inputs && i < ONYX_VARIADIC; i++) {
+    }
+    for (int i = 0; i < node->n_inputs; i++) {
         int vi = node->inputs[i];
         v->in_types[i] = vi >= 0 ? &p->vals[vi].type : NULL;
         v->in_values[i] = vi >= 0 ? p->vals[vi].constant : NULL;
@@ -361,7 +403,7 @@ onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel 
     prep_view v;
     TRY(prep_view_make(&v, sg, p, node, chain));
     onyx_status st = k->prepare(&v.prep, state);
-    free(v.outs);
+    prep_view_free(&v);
     return st;
 }
 
@@ -370,7 +412,7 @@ bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
     prep_view v;
     if (prep_view_make(&v, sg, p, node, NULL) != ONYX_OK) return false;
     bool ok = k->supports(&v.prep);
-    free(v.outs);
+    prep_view_free(&v);
     return ok;
 }
 
@@ -421,22 +463,13 @@ static void keep_folded(subgraph *sg, plan *p, const graph_node *node) {
     pthread_mutex_unlock(&sg->lock);
 }
 
-/* Infers node n's output types, then folds it (constant inputs) or places it (exec_place.c). */
-static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) {
+/* specialize_node with its arrays: in_types and in_values of n_inputs, out_types of n_outputs. */
+static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int n,
+                                      const type_info **in_types, const tensor **in_values,
+                                      type_info *out_types) {
     const graph *g = sg->g;
     const graph_node *node = &g->nodes[n];
     char label[256];
-    if (!node->schema) {
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no schema for op %s%s%s",
-                          node_label(node, label, sizeof label), node->domain,
-                          *node->domain ? "." : "", node->op_type);
-    }
-    if (node->n_inputs > ONYX_VARIADIC || node->n_outputs > ONYX_VARIADIC)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: more than %d inputs or outputs",
-                          node_label(node, label, sizeof label), ONYX_VARIADIC);
-
-    const type_info *in_types[ONYX_VARIADIC];
-    const tensor *in_values[ONYX_VARIADIC];
     bool inputs_known = true;
     for (int i = 0; i < node->n_inputs; i++) {
         int vi = node->inputs[i];
@@ -446,7 +479,6 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     }
     /* With an input of unknown type (a control-flow output nobody declared) inference waits for
      * the run, when the real inputs are there. */
-    type_info out_types[ONYX_VARIADIC];
     onyx_status st = ONYX_OK;
     if (inputs_known) {
         st = infer_node(node, in_types, in_values, out_types);
@@ -487,6 +519,30 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     }
     onyx_error_clear();
     return place_node(sg, p, pl, n, in_types);
+}
+
+/* Infers node n's output types, then folds it (constant inputs) or places it (exec_place.c). */
+static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) {
+    const graph_node *node = &sg->g->nodes[n];
+    char label[256];
+    if (!node->schema) {
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no schema for op %s%s%s",
+                          node_label(node, label, sizeof label), node->domain,
+                          *node->domain ? "." : "", node->op_type);
+    }
+    if (node->n_inputs > ONYX_VARIADIC || node->n_outputs > ONYX_VARIADIC)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: more than %d inputs or outputs",
+                          node_label(node, label, sizeof label), ONYX_VARIADIC);
+    const type_info **in_types = calloc((size_t)node->n_inputs + 1, sizeof *in_types);
+    const tensor **in_values = calloc((size_t)node->n_inputs + 1, sizeof *in_values);
+    type_info *out_types = calloc((size_t)node->n_outputs + 1, sizeof *out_types);
+    onyx_status st = in_types && in_values && out_types
+                         ? specialize_node_io(sg, p, pl, n, in_types, in_values, out_types)
+                         : onyx_oom("node types");
+    free(in_types);
+    free(in_values);
+    free(out_types); /* its types were moved into the plan's values, or released */
+    return st;
 }
 
 /* Chooses where each value lives, computes lifetimes and the arena, and builds the slots. */

@@ -274,8 +274,8 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
             return onyx_oom("placement");
         nc->inputs[i] = at;
     }
-    /* outputs that must be on the CPU are made in copies of the device's, moved right after */
-    int moved_from[ONYX_VARIADIC], moved_to[ONYX_VARIADIC], n_moved = 0;
+    /* outputs that must be on the CPU are made in copies of the device's, moved right after:
+     * those where nc's output differs from the node's */
     for (int o = 0; o < node->n_outputs; o++) {
         int vi = node->outputs[o];
         if (vi < 0) continue;
@@ -292,8 +292,6 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
             return st;
         }
         nc->outputs[o] = nv;
-        moved_from[n_moved] = nv;
-        moved_to[n_moved++] = vi;
         pl->copy_on[d][vi] = nv;
     }
     plan_step *ps = NULL;
@@ -311,9 +309,11 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     p->n_steps++;
     st = plan_prepare_kernel(sg, p, k, runs, NULL, &ps->state);
     if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
-    for (int m = 0; m < n_moved; m++) {
-        p->vals[moved_to[m]].device = DEVICE_CPU;
-        TRY(append_copy(sg, p, n, moved_from[m], moved_to[m]));
+    for (int o = 0; nc && o < node->n_outputs; o++) {
+        int from = nc->outputs[o], to = node->outputs[o];
+        if (to < 0 || from == to) continue;
+        p->vals[to].device = DEVICE_CPU;
+        TRY(append_copy(sg, p, n, from, to));
     }
     return ONYX_OK;
 }

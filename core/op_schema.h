@@ -6,7 +6,10 @@
 
 #include "core/graph.h"
 
-#define ONYX_VARIADIC 127
+/* The max_inputs / max_outputs of a variadic op, and the most inputs or outputs a node may have
+ * (real graphs Concat hundreds of tensors). Nothing sizes an array by it: per-node arrays are
+ * allocated for the node's own count. */
+#define ONYX_VARIADIC 65535
 
 typedef struct attr_spec {
     const char *name;

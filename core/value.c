@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,35 @@ done:
     return st;
 }
 
+onyx_status type_of_value_kinds(type_info *out, const onyx_value *v) {
+    if (v->kind != ONYX_VALUE_SEQUENCE && v->kind != ONYX_VALUE_OPTIONAL) {
+        TRY(type_of_value(out, v)); /* a tensor, or a map (its keys and values, both 1-D) */
+        for (type_info *t = out; t; t = t->elem) t->rank = -1;
+        return ONYX_OK;
+    }
+    const onyx_value *item = v->kind == ONYX_VALUE_SEQUENCE ? (v->seq.count ? v->seq.items[0] : NULL)
+                                                             : v->opt;
+    type_info n;
+    type_init(&n);
+    n.kind = v->kind;
+    onyx_status st = ONYX_OK;
+    if (!item) {
+        CHECK(type_dup(&n.elem, v->elem_type));
+        for (type_info *e = n.elem; e; e = e->elem) e->rank = -1;
+    } else if (!(n.elem = malloc(sizeof *n.elem))) {
+        st = onyx_oom("type description");
+        goto done;
+    } else {
+        type_init(n.elem);
+        CHECK(type_of_value_kinds(n.elem, item));
+    }
+    *out = n;
+    return ONYX_OK;
+done:
+    type_release(&n);
+    return st;
+}
+
 bool type_is_static(const type_info *t) {
     if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return false;
     for (int i = 0; i < t->rank; i++)
@@ -625,14 +655,86 @@ static void value_destroy(onyx_value *v) {
     free(v);
 }
 
+/* ---- sequence stores (core/value.h) */
+
+struct seq_store {
+    atomic_size_t refs; /* sequence values holding it */
+    atomic_size_t len;  /* items set: each value sees a prefix of them */
+    size_t cap;
+    onyx_value *items[];
+};
+
+static seq_store *store_new(size_t cap) {
+    if (cap < 4) cap = 4;
+    if (cap > (SIZE_MAX - sizeof(seq_store)) / sizeof(onyx_value *)) return NULL;
+    seq_store *st = malloc(sizeof *st + cap * sizeof(onyx_value *));
+    if (!st) return NULL;
+    atomic_init(&st->refs, 1);
+    atomic_init(&st->len, 0);
+    st->cap = cap;
+    return st;
+}
+
+static void store_release(seq_store *st) {
+    if (!st || atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1) return;
+    size_t len = atomic_load_explicit(&st->len, memory_order_relaxed);
+    for (size_t i = 0; i < len; i++) value_destroy(st->items[i]);
+    free(st);
+}
+
+static onyx_status copy_into(onyx_value *dst, const onyx_value *src);
+
+/* Makes seq's items its own, in a store with room for `room` more: the store itself when no other
+ * value holds it (dropping what other values appended and let go of), else a deep copy of the
+ * items it sees. */
+static onyx_status seq_own(onyx_value *seq, size_t room) {
+    seq_store *st = seq->seq.store;
+    size_t n = seq->seq.count;
+    if (room > SIZE_MAX / 4 - n) return onyx_oom("sequence items");
+    if (st && atomic_load_explicit(&st->refs, memory_order_acquire) == 1) {
+        size_t len = atomic_load_explicit(&st->len, memory_order_relaxed);
+        for (size_t i = n; i < len; i++) value_destroy(st->items[i]);
+        atomic_store_explicit(&st->len, n, memory_order_relaxed);
+        if (n + room <= st->cap) return ONYX_OK;
+        size_t cap = st->cap * 2 > n + room ? st->cap * 2 : n + room;
+        if (cap > (SIZE_MAX - sizeof(seq_store)) / sizeof(onyx_value *))
+            return onyx_oom("sequence items");
+        seq_store *grown = realloc(st, sizeof *st + cap * sizeof(onyx_value *));
+        if (!grown) return onyx_oom("sequence items");
+        grown->cap = cap;
+        seq->seq.store = grown;
+        seq->seq.items = grown->items;
+        return ONYX_OK;
+    }
+    seq_store *own = store_new(n + room > 2 * n ? n + room : 2 * n);
+    if (!own) return onyx_oom("sequence items");
+    onyx_status status = ONYX_OK;
+    size_t made = 0;
+    while (made < n && status == ONYX_OK) {
+        onyx_value *item = value_new();
+        if (!item) {
+            status = onyx_oom("sequence item");
+            break;
+        }
+        own->items[made++] = item; /* counted first: a partial copy is freed with the store */
+        status = copy_into(item, seq->seq.items[made - 1]);
+    }
+    atomic_store_explicit(&own->len, made, memory_order_relaxed);
+    if (status != ONYX_OK) {
+        store_release(own);
+        return status;
+    }
+    store_release(st);
+    seq->seq.store = own;
+    seq->seq.items = own->items;
+    return ONYX_OK;
+}
+
 void value_clear(onyx_value *v) {
     if (!v) return;
     switch (v->kind) {
     case ONYX_VALUE_TENSOR: tensor_release(&v->t); break;
-    case ONYX_VALUE_SEQUENCE:
-        for (size_t i = 0; i < v->seq.count; i++) value_destroy(v->seq.items[i]);
-        free(v->seq.items);
-        break;
+    case ONYX_VALUE_SEQUENCE: store_release(v->seq.store); break;
     case ONYX_VALUE_OPTIONAL: value_destroy(v->opt); break;
     case ONYX_VALUE_MAP:
         value_destroy(v->map.keys);
@@ -676,13 +778,11 @@ static onyx_status copy_into(onyx_value *dst, const onyx_value *src) {
     case ONYX_VALUE_SEQUENCE:
         dst->kind = ONYX_VALUE_SEQUENCE;
         if (src->seq.count == 0) return ONYX_OK;
-        dst->seq.items = calloc(src->seq.count, sizeof *dst->seq.items);
-        if (!dst->seq.items) return onyx_oom("sequence items");
-        dst->seq.cap = src->seq.count;
+        TRY(value_seq_reserve(dst, src->seq.count));
         for (size_t i = 0; i < src->seq.count; i++) {
             onyx_value *item = value_new();
             if (!item) return onyx_oom("sequence item");
-            dst->seq.items[dst->seq.count++] = item;
+            TRY(value_seq_push(dst, item)); /* reserved: cannot fail */
             TRY(copy_into(item, src->seq.items[i]));
         }
         return ONYX_OK;
@@ -716,6 +816,30 @@ onyx_status value_copy(onyx_value *dst, const onyx_value *src) {
     return ONYX_OK;
 }
 
+onyx_status value_share(onyx_value *dst, const onyx_value *src) {
+    if (src->kind != ONYX_VALUE_SEQUENCE || src->seq.count == 0) return value_copy(dst, src);
+    if (dst == src) return ONYX_OK;
+    onyx_value n = {0};
+    TRY(type_dup(&n.elem_type, src->elem_type));
+    n.kind = ONYX_VALUE_SEQUENCE;
+    atomic_fetch_add_explicit(&src->seq.store->refs, 1, memory_order_relaxed);
+    n.seq.store = src->seq.store;
+    n.seq.items = src->seq.items;
+    n.seq.count = src->seq.count;
+    value_clear(dst);
+    *dst = n;
+    return ONYX_OK;
+}
+
+onyx_status value_unshare(onyx_value *v) {
+    if (!v) return ONYX_OK;
+    if (v->kind == ONYX_VALUE_OPTIONAL) return value_unshare(v->opt);
+    if (v->kind != ONYX_VALUE_SEQUENCE || !v->seq.store) return ONYX_OK;
+    TRY(seq_own(v, 0));
+    for (size_t i = 0; i < v->seq.count; i++) TRY(value_unshare(v->seq.items[i]));
+    return ONYX_OK;
+}
+
 void value_move(onyx_value *dst, onyx_value *src) {
     if (dst == src) return;
     value_clear(dst);
@@ -724,24 +848,77 @@ void value_move(onyx_value *dst, onyx_value *src) {
     src->kind = ONYX_VALUE_NONE;
 }
 
+static onyx_status need_sequence(const char *what, const onyx_value *seq) {
+    if (seq->kind != ONYX_VALUE_SEQUENCE)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: value is not a sequence (kind %d)", what,
+                          (int)seq->kind);
+    return ONYX_OK;
+}
+
+onyx_status value_seq_reserve(onyx_value *seq, size_t n) {
+    TRY(need_sequence("reserve", seq));
+    if (!seq->seq.store) {
+        if (!(seq->seq.store = store_new(n))) return onyx_oom("sequence items");
+        seq->seq.items = seq->seq.store->items;
+        return ONYX_OK;
+    }
+    return seq_own(seq, n);
+}
+
 /* On failure the caller keeps `item` (nothing is taken). */
 onyx_status value_seq_push(onyx_value *seq, onyx_value *item) {
-    if (seq->kind != ONYX_VALUE_SEQUENCE)
-        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "push: value is not a sequence (kind %d)",
-                          (int)seq->kind);
+    TRY(need_sequence("push", seq));
     if (!item) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "push: NULL item");
-    if (seq->seq.count == seq->seq.cap) {
-        size_t cap = seq->seq.cap ? seq->seq.cap : 4;
-        if (seq->seq.cap) {
-            if (cap > SIZE_MAX / 2 / sizeof(onyx_value *)) return onyx_oom("sequence items");
-            cap *= 2;
-        }
-        onyx_value **items = realloc(seq->seq.items, cap * sizeof *items);
-        if (!items) return onyx_oom("sequence items");
-        seq->seq.items = items;
-        seq->seq.cap = cap;
+    seq_store *st = seq->seq.store;
+    size_t n = seq->seq.count;
+    /* At the end of a store's items, with room: claim the next slot in place, whoever else
+     * shares the store (they see shorter prefixes). */
+    if (st && n < st->cap &&
+        atomic_compare_exchange_strong_explicit(&st->len, &n, n + 1, memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+        st->items[n] = item;
+        seq->seq.count = n + 1;
+        return ONYX_OK;
     }
-    seq->seq.items[seq->seq.count++] = item;
+    TRY(value_seq_reserve(seq, 1));
+    st = seq->seq.store;
+    n = seq->seq.count;
+    st->items[n] = item;
+    atomic_store_explicit(&st->len, n + 1, memory_order_relaxed);
+    seq->seq.count = n + 1;
+    return ONYX_OK;
+}
+
+onyx_status value_seq_insert(onyx_value *seq, size_t pos, onyx_value *item) {
+    TRY(need_sequence("insert", seq));
+    size_t n = seq->seq.count;
+    if (pos > n)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "insert: position %zu past the end (%zu)",
+                          pos, n);
+    if (pos == n) return value_seq_push(seq, item);
+    /* in the middle the items move, so they must be this value's own: then the push cannot fail */
+    TRY(seq_own(seq, 1));
+    TRY(value_seq_push(seq, item));
+    onyx_value **items = seq->seq.store->items;
+    memmove(items + pos + 1, items + pos, (n - pos) * sizeof *items);
+    items[pos] = item;
+    return ONYX_OK;
+}
+
+onyx_status value_seq_erase(onyx_value *seq, size_t pos) {
+    TRY(need_sequence("erase", seq));
+    size_t n = seq->seq.count;
+    if (pos >= n)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "erase: position %zu past the end (%zu)",
+                          pos, n);
+    if (pos + 1 < n) {
+        TRY(seq_own(seq, 0));
+        onyx_value **items = seq->seq.store->items;
+        onyx_value *gone = items[pos];
+        memmove(items + pos, items + pos + 1, (n - 1 - pos) * sizeof *items);
+        items[n - 1] = gone; /* past the new end: freed with the store or the next change */
+    }
+    seq->seq.count = n - 1; /* the last item stays in the store, unseen */
     return ONYX_OK;
 }
 

@@ -38,13 +38,22 @@ typedef struct type_info {
     struct type_info *elem;
 } type_info;
 
+/* The items of sequence values, shared by the values derived from one sequence (value_share takes
+ * a reference, not the items), so that a Loop growing a sequence by SequenceInsert is linear, not
+ * quadratic. Each value sees a prefix items[0..count) of the store, which never changes under it:
+ * a value whose count is the store's length appends in place (claiming the slot atomically, so
+ * values read by concurrent runs stay safe); any other change to a shared store copies first.
+ * Items are owned by the store, and read only once in it. */
+typedef struct seq_store seq_store;
+
 struct onyx_value {
     onyx_value_kind kind;
     tensor t; /* kind == TENSOR */
     struct {
-        onyx_value **items;
-        size_t count, cap;
-    } seq;                 /* kind == SEQUENCE */
+        onyx_value **items;  /* store->items: read items[0..count), never write them */
+        size_t count;
+        seq_store *store;    /* NULL while empty */
+    } seq;                 /* kind == SEQUENCE: change only through value_seq_* */
     onyx_value *opt;       /* kind == OPTIONAL: the element, NULL when empty */
     struct {
         onyx_value *keys, *values; /* 1-D tensors of one length; keys int64 or string */
@@ -90,9 +99,22 @@ onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const 
 /* Makes `v` a tensor that borrows `data` from `src` (no copy). Clears v first. */
 void value_borrow_tensor(onyx_value *v, const tensor *src);
 onyx_status value_copy(onyx_value *dst, const onyx_value *src);  /* deep; clears dst first */
+/* As value_copy, but a sequence shares src's items (O(1)): for kernels that derive one sequence
+ * from another (SequenceInsert, SequenceErase). Clears dst first. */
+onyx_status value_share(onyx_value *dst, const onyx_value *src);
+/* Makes every sequence in v (nested ones too) hold items of its own, copying those it shares: for
+ * values handed to a caller, who may write into them. */
+onyx_status value_unshare(onyx_value *v);
 void value_move(onyx_value *dst, onyx_value *src);               /* dst takes src's contents */
-/* Appends (takes ownership of `item`) to a sequence value. */
+/* Appends (takes ownership of `item`) to a sequence value: amortized O(1), also when the sequence
+ * shares its items with others. On failure the caller keeps `item`. */
 onyx_status value_seq_push(onyx_value *seq, onyx_value *item);
+/* Inserts `item` (taken) before position pos (0..count; count appends), and removes the item at
+ * pos (0..count-1). At the end both are O(1); elsewhere they copy the items when shared. */
+onyx_status value_seq_insert(onyx_value *seq, size_t pos, onyx_value *item);
+onyx_status value_seq_erase(onyx_value *seq, size_t pos);
+/* Makes room for `n` more pushes that cannot fail (the items are the sequence's own after). */
+onyx_status value_seq_reserve(onyx_value *seq, size_t n);
 /* Makes `v` an empty sequence / empty optional with element type `elem` (copied; may be NULL). */
 onyx_status value_make_sequence(onyx_value *v, const type_info *elem);
 onyx_status value_make_optional(onyx_value *v, const type_info *elem);
@@ -108,6 +130,9 @@ onyx_status type_copy(type_info *dst, const type_info *src);   /* deep; dst not 
 void type_set_tensor(type_info *t, onyx_dtype dtype, int rank, const int64_t *dims); /* dims NULL: unknown */
 /* The type a value has (shapes exact). */
 onyx_status type_of_value(type_info *out, const onyx_value *v);
+/* Kinds and element types only, no shapes (rank -1), each sequence's element type from its first
+ * item: O(nesting depth), not O(items). What a plan's signature keeps of a non-tensor value. */
+onyx_status type_of_value_kinds(type_info *out, const onyx_value *v);
 /* True when the type is a tensor whose dims are all known. */
 bool type_is_static(const type_info *t);
 /* True when `v` fits `t` (unknown parts of t match anything). */

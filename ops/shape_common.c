@@ -292,27 +292,30 @@ onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
 
 onyx_status ops_split_sizes(const graph_node *n, int n_out, int64_t dim, const tensor *split,
                             int64_t *sizes) {
-    int64_t sp[ONYX_VARIADIC];
     size_t ns = 0;
     bool given = false;
     if (split && split->numel > 0) { /* an empty split tensor is taken as no split, as ORT does */
-        TRY(ops_read_ints(split, 1, sp, ONYX_VARIADIC, &ns));
+        if (split->numel != n_out)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "split has %" PRId64 " sizes for %d outputs",
+                              split->numel, n_out);
+        TRY(ops_read_ints(split, 1, sizes, (size_t)n_out, &ns));
         given = true;
     } else if (n->version < 13 && node_attr(n, "split")) {
-        TRY(attr_ints_into(n, "split", sp, ONYX_VARIADIC, &ns));
-        given = true;
-    }
-    if (given) {
+        const int64_t *v;
+        ns = attr_ints(n, "split", &v);
         if (ns != (size_t)n_out)
             return onyx_error(ONYX_ERR_INVALID_MODEL, "split has %zu sizes for %d outputs", ns,
                               n_out);
+        if (ns) memcpy(sizes, v, ns * sizeof *v);
+        given = true;
+    }
+    if (given) {
         int64_t sum = 0;
         for (size_t i = 0; i < ns; i++) {
-            if (sp[i] < 0 || sp[i] > INT64_MAX - sum)
+            if (sizes[i] < 0 || sizes[i] > INT64_MAX - sum)
                 return onyx_error(ONYX_ERR_INVALID_MODEL, "split[%zu] = %" PRId64 " is invalid", i,
-                                  sp[i]);
-            sum += sp[i];
-            sizes[i] = sp[i];
+                                  sizes[i]);
+            sum += sizes[i];
         }
         if (dim >= 0 && sum != dim)
             return onyx_error(ONYX_ERR_SHAPE,

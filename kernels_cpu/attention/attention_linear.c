@@ -106,7 +106,10 @@ onyx_status cpu_linear_attention_run(const kernel_call *c) {
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *P = kernel_input(c, 3), *G = kernel_input(c, 4),
                  *B = kernel_input(c, 5);
     tensor *Y = kernel_output(c, 0), *PS = kernel_output(c, 1);
-    if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "query, key and value must be tensors");
+    if (!Q || !K || !V)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "input %d (%s) is required but omitted or not a "
+                          "tensor", !Q ? 0 : !K ? 1 : 2, !Q ? "query" : !K ? "key" : "value");
+    if (!Y) return onyx_error(ONYX_ERR_INVALID_MODEL, "output 0 (output) is required but omitted");
     la_ctx x = {.hq = attr_int(n, "q_num_heads", 0), .hkv = attr_int(n, "kv_num_heads", 0)};
     if (x.hq <= 0 || x.hkv <= 0 || x.hq % x.hkv != 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "q_num_heads %lld must be a positive multiple "

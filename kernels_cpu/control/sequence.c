@@ -60,17 +60,21 @@ static onyx_status position(const kernel_call *c, int i, size_t n, int extra, si
     return ONYX_OK;
 }
 
-/* Pushes a deep copy of `v`. */
-static onyx_status push_copy(onyx_value *seq, const onyx_value *v) {
+/* Inserts a copy of `v` before position pos (the count: at the end). */
+static onyx_status insert_copy(onyx_value *seq, size_t pos, const onyx_value *v) {
     onyx_value *item = value_new();
     if (!item) return onyx_oom("sequence element");
     onyx_status st = value_copy(item, v);
-    if (st == ONYX_OK) st = value_seq_push(seq, item);
+    if (st == ONYX_OK) st = value_seq_insert(seq, pos, item);
     if (st != ONYX_OK) {
         value_clear(item);
         free(item);
     }
     return st;
+}
+
+static onyx_status push_copy(onyx_value *seq, const onyx_value *v) {
+    return insert_copy(seq, seq->seq.count, v);
 }
 
 onyx_status cpu_sequence_empty_run(const kernel_call *c) {
@@ -117,13 +121,10 @@ onyx_status cpu_sequence_insert_run(const kernel_call *c) {
     TRY(position(c, 2, n, 1, n, &pos));
     /* a Loop may grow a sequence without bound: the run's cap on sequence lengths applies */
     TRY(kernel_check_run(c, (int64_t)n + 1));
+    /* the output shares the input's items: appending to it is O(1), not a copy of them all */
     onyx_value *out = c->out[0];
-    TRY(value_copy(out, seq));
-    TRY(push_copy(out, c->in[1]));
-    onyx_value *item = out->seq.items[n];
-    memmove(out->seq.items + pos + 1, out->seq.items + pos, (n - pos) * sizeof *out->seq.items);
-    out->seq.items[pos] = item;
-    return ONYX_OK;
+    TRY(value_share(out, seq));
+    return insert_copy(out, pos, c->in[1]);
 }
 
 onyx_status cpu_sequence_erase_run(const kernel_call *c) {
@@ -135,10 +136,12 @@ onyx_status cpu_sequence_erase_run(const kernel_call *c) {
     onyx_value *out = c->out[0];
     type_info elem;
     elem_of(&elem, seq_dtype(seq));
-    TRY(value_make_sequence(out, seq->elem_type ? seq->elem_type : &elem));
-    for (size_t i = 0; i < n; i++)
-        if (i != pos) TRY(push_copy(out, seq->seq.items[i]));
-    return ONYX_OK;
+    TRY(value_share(out, seq));
+    if (!out->elem_type) { /* the element type stays known once the sequence is empty */
+        if (!(out->elem_type = malloc(sizeof *out->elem_type))) return onyx_oom("element type");
+        *out->elem_type = elem; /* a tensor type: nothing of it is on the heap */
+    }
+    return value_seq_erase(out, pos);
 }
 
 onyx_status cpu_sequence_at_run(const kernel_call *c) {

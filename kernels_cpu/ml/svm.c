@@ -1,6 +1,6 @@
 /* CPU kernels of ai.onnx.ml SVMClassifier and SVMRegressor, computed as onnx's reference evaluator
- * does (its one-vs-one votes, Platt probabilities with its multiclass_probability, its label and
- * binary-score rules). Prepare copies the support vectors (or coefficient rows) into one float
+ * does (its one-vs-one votes, its label and binary-score rules), but for the probabilities of more
+ * than two classes: libsvm's pairwise coupling, as scikit-learn and onnxruntime. Prepare copies the support vectors (or coefficient rows) into one float
  * matrix, their squared norms and the per-class layout; run takes rows in blocks (each with its own
  * scratch), tiles of rows at a time: one SGEMM gives every x·v, the kernel is applied on top (RBF as
  * |x|² + |v|² - 2x·v), and the combination runs in double. */
@@ -175,11 +175,12 @@ static void kernel_values(const svm_state *s, const float *dots, double xnorm, d
     }
 }
 
-/* Pairwise coupling of the pairwise probabilities R (k×k) into P, exactly as onnx's reference
- * writes it: its off-diagonal Q[t][j>t] is the one sum -Σ_{m>t} R[m][t]·R[t][m] (libsvm and
- * onnxruntime use -R[j][t]·R[t][j]; the two agree for two classes). The iteration stops on a
- * threshold, so it runs in X's precision like the reference (float unless X is double): in double
- * a float model can stop one step apart and differ by 1e-2 relative. */
+/* Pairwise coupling of the pairwise probabilities R (k×k) into P: libsvm's multiclass_probability
+ * (the second method of Wu, Lin and Weng, 2004), as scikit-learn's predict_proba and onnxruntime
+ * compute it, with Q[t][j] = -R[j][t]·R[t][j] off the diagonal. (onnx's reference evaluator writes
+ * the one sum -Σ_{m>t} R[m][t]·R[t][m] for every j > t instead: the two agree for two classes only,
+ * and past two its probabilities are off libsvm's by up to 0.1.) The iteration stops on a
+ * threshold, so it runs in float unless X is double, as onnxruntime does. */
 #define DEFINE_COUPLING(NAME, T)                                                                   \
     static void NAME(int64_t k, const double *scores, const double *pa, const double *pb, T *R, T *Q, \
                      T *P, T *Qp, double *out) {                                                   \
@@ -197,15 +198,16 @@ static void kernel_values(const svm_state *s, const float *dots, double xnorm, d
         }                                                                                          \
         for (int64_t t = 0; t < k; t++) {                                                          \
             P[t] = (T)(1.0 / (double)k);                                                           \
-            T d = 0, off = 0;                                                                      \
-            for (int64_t m = 0; m < t; m++) d += R[m * k + t] * R[m * k + t];                      \
-            for (int64_t j = 0; j < t; j++) Q[t * k + j] = Q[j * k + t];                           \
-            for (int64_t m = t + 1; m < k; m++) {                                                  \
-                d += R[m * k + t] * R[m * k + t];                                                  \
-                off += R[m * k + t] * R[t * k + m];                                                \
+            T d = 0;                                                                               \
+            for (int64_t j = 0; j < t; j++) {                                                      \
+                d += R[j * k + t] * R[j * k + t];                                                  \
+                Q[t * k + j] = Q[j * k + t];                                                       \
+            }                                                                                      \
+            for (int64_t j = t + 1; j < k; j++) {                                                  \
+                d += R[j * k + t] * R[j * k + t];                                                  \
+                Q[t * k + j] = -R[j * k + t] * R[t * k + j];                                       \
             }                                                                                      \
             Q[t * k + t] = d;                                                                      \
-            for (int64_t j = t + 1; j < k; j++) Q[t * k + j] = -off;                               \
         }                                                                                          \
         int64_t max_iter = k > 100 ? k : 100;                                                      \
         T eps = (T)(0.005 / (double)k);                                                            \

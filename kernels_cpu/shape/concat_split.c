@@ -55,7 +55,9 @@ onyx_status cpu_split_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     int axis;
     TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
-    int64_t sizes[ONYX_VARIADIC];
+    void *mem;
+    TRY(kernel_scratch(c, ((size_t)c->n_out + 1) * sizeof(int64_t), &mem));
+    int64_t *sizes = mem;
     TRY(ops_split_sizes(c->node, c->n_out, x->dims[axis], kernel_input(c, 1), sizes));
     int64_t outer, inner;
     split_shape(x, axis, &outer, &inner);

@@ -100,29 +100,32 @@ static double cubic_w(double x, double A) {
     return 0.0;
 }
 
-/* Taps of one axis: count and the offset of the first from the left neighbour. */
-static void tap_shape(const ops_resize_plan *p, int a, int *taps, int64_t *start) {
-    double sa = p->scale[a] < 1 ? p->scale[a] : 1;
-    if (p->mode == OPS_RZ_NEAREST) {
-        *taps = 1;
-        *start = 0;
-    } else if (p->mode == OPS_RZ_LINEAR) {
-        *start = p->antialias ? (int64_t)floor(-1 / sa) + 1 : 0;
-        *taps = (int)(2 - 2 * *start);
-    } else {
-        *start = p->antialias ? (int64_t)floor(-2 / sa) + 1 : -1;
-        *taps = (int)(2 - 2 * *start);
+/* Taps of one axis: count and the offset of the first from the left neighbour; false when an
+ * antialiased filter would be wider than OPS_RZ_MAX_TAPS (checked in double, before converting
+ * its width to an integer: the scale may be 0 or subnormal). */
+static bool tap_shape(const ops_resize_plan *p, int a, int *taps, int64_t *start) {
+    *taps = 1;
+    *start = 0;
+    if (p->mode == OPS_RZ_NEAREST) return true;
+    double reach = p->mode == OPS_RZ_LINEAR ? 1 : 2;
+    if (p->antialias && p->scale[a] < 1) {
+        if (p->out_dims[a] == 0) return true; /* nothing is computed along this axis */
+        reach /= p->scale[a];
+        if (!(reach < OPS_RZ_MAX_TAPS / 2 - 1)) return false;
     }
+    *start = (int64_t)floor(-reach) + 1;
+    *taps = (int)(2 - 2 * *start);
+    return true;
 }
 
 static onyx_status build_axis(const ops_resize_plan *p, int a, rz_axis *t, rz_arena *arena) {
     int64_t start;
     int taps;
-    tap_shape(p, a, &taps, &start);
+    if (!tap_shape(p, a, &taps, &start) || taps < 1 || taps > OPS_RZ_MAX_TAPS)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "scale %g on axis %d is too small for "
+                          "antialias: its filter needs more than %d taps", p->scale[a], a,
+                          OPS_RZ_MAX_TAPS);
     int64_t W = p->in_dims[a], n_out = p->out_dims[a];
-    if (taps < 1 || taps > (1 << 26))
-        return onyx_error(ONYX_ERR_SHAPE, "scale %g on axis %d needs %d filter taps", p->scale[a],
-                          a, taps);
     t->axis = a;
     t->taps = taps;
     t->n_out = n_out;
@@ -206,9 +209,8 @@ static bool rz_run_bytes(const ops_resize_plan *p, onyx_dtype dt, size_t *tables
         if (!p->active[a]) continue;
         int64_t start;
         int taps;
-        tap_shape(p, a, &taps, &start);
         size_t n = p->out_dims[a] > 0 ? (size_t)p->out_dims[a] : 1;
-        if (taps < 1 || taps > (1 << 26) || n > (SIZE_MAX / 64) / (size_t)taps) return false;
+        if (!tap_shape(p, a, &taps, &start) || taps < 1 || taps > OPS_RZ_MAX_TAPS || n > (SIZE_MAX / 64) / (size_t)taps) return false;
         size_t cells = n * (size_t)taps;
         size_t add = rz_round(cells * sizeof(int64_t)) + rz_round(cells * sizeof(double)) +
                      rz_round(cells * sizeof(float)) + rz_round(n);

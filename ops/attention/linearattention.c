@@ -25,6 +25,11 @@ static onyx_status la_infer(infer_ctx *c) {
     const type_info *in[6] = {0};
     for (int i = 0; i < c->n_in && i < 6; i++) in[i] = c->in[i];
     static const char *const names[6] = {"query", "key", "value", "past_state", "decay", "beta"};
+    /* query, key and value are required: a model may still name them '' */
+    for (int i = 0; i < 3; i++)
+        if (!in[i])
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "input %d (%s) is required but omitted",
+                              i, names[i]);
     if (gated != (in[4] != NULL))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "update_rule '%s' %s the decay input", rule,
                           gated ? "needs" : "forbids");

@@ -1,5 +1,7 @@
 /* Schema of Split: parts along `axis` sized by the split attribute (v1, v2, v11), the split
  * input (v1, v13+), num_outputs (v18) or equally. */
+#include <stdlib.h>
+
 #include "ops/shape_common.h"
 
 static onyx_status split_infer(infer_ctx *c) {
@@ -20,13 +22,15 @@ static onyx_status split_infer(infer_ctx *c) {
     }
     int axis;
     TRY(infer_axis(c, attr_int(c->node, "axis", 0), x->rank, &axis));
-    int64_t sizes[ONYX_VARIADIC];
-    TRY(ops_split_sizes(c->node, c->n_out, x->dims[axis], ops_value(c, 1), sizes));
-    for (int o = 0; o < c->n_out; o++) {
+    int64_t *sizes = malloc(((size_t)c->n_out + 1) * sizeof *sizes);
+    if (!sizes) return onyx_oom("split sizes");
+    onyx_status st = ops_split_sizes(c->node, c->n_out, x->dims[axis], ops_value(c, 1), sizes);
+    for (int o = 0; o < c->n_out && st == ONYX_OK; o++) {
         type_set_tensor(&c->out[o], x->dtype, x->rank, x->dims);
         c->out[o].dims[axis] = sizes[o];
     }
-    return ONYX_OK;
+    free(sizes);
+    return st;
 }
 
 static const attr_spec attrs_1[] = {{"axis", ATTR_INT}, {"split", ATTR_INTS}, {NULL, 0}};

@@ -244,6 +244,15 @@ onyx_status ops_resize_plan_make(const graph_node *n, int rank, const int64_t *d
         }
     }
     for (int a = 0; a < rank; a++) {
+        /* An antialiased filter widens by 1/scale: refuse the scales whose filter would not fit
+         * (the kernel converts its width to an integer). Empty outputs need no filter. */
+        double reach = p->mode == OPS_RZ_LINEAR ? 1 : 2;
+        if (p->antialias && p->mode != OPS_RZ_NEAREST && p->scale[a] < 1 && p->out_dims[a] != 0 &&
+            !(reach / p->scale[a] < OPS_RZ_MAX_TAPS / 2 - 1))
+            return onyx_error(ONYX_ERR_INVALID_MODEL,
+                              "scale %g on axis %d is too small for antialias: its filter would "
+                              "span %g input elements, more than %d",
+                              p->scale[a], a, 2 * reach / p->scale[a], OPS_RZ_MAX_TAPS);
         bool same = p->out_dims[a] == dims[a] && fabs(p->scale[a] - 1.0) <= 1e-9;
         if (p->coord == OPS_RZ_TF_CROP_AND_RESIZE)
             same = same && fabs(p->roi_lo[a]) <= 1e-9 && fabs(p->roi_hi[a] - 1.0) <= 1e-9;

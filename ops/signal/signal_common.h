@@ -32,6 +32,10 @@ typedef struct ops_resize_plan {
     bool active[ONYX_MAX_RANK];         /* false: the axis is copied unchanged */
 } ops_resize_plan;
 
+/* The most filter taps one axis may have. An antialiased downscale by s spans 2/s input elements
+ * (linear) or 4/s (cubic): a tiny scale (subnormal, say) asks for more, and is refused. */
+#define OPS_RZ_MAX_TAPS (1 << 26)
+
 /* Reads the attributes only (mode, coordinate mode, ...) into p; validates their values. */
 onyx_status ops_resize_attrs(const graph_node *n, ops_resize_plan *p);
 

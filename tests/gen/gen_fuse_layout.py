@@ -54,6 +54,12 @@ def generate(s):
                 N('Relu', ['b'], ['br']), N('Conv', ['mp', 'wc'], ['y'])],
                [('x', x16)], [('wa', fw(16, 16, 1, 1)), ('wb', fw(32, 16, 1, 1)), ('wc', fw(16, 32, 1, 1))],
                ['cat', 'y', 'br'])
+    # a channel Concat of 300 blocked conv outputs (more inputs than the executor's old limit of 127)
+    graph_case('test_fl_concat_300_convs',
+               [N('Conv', ['x', f'w{i}'], [f'c{i}']) for i in range(300)] +
+               [N('Concat', [f'c{i}' for i in range(300)], ['cat'], axis=1), N('Conv', ['cat', 'wy'], ['y'])],
+               [('x', fw(1, 16, 3, 3))], [(f'w{i}', fw(16, 16, 1, 1)) for i in range(300)] +
+               [('wy', fw(16, 4800, 1, 1))], ['y'])
     # 1-D convs and a channel Concat whose channels are off the 16 grid
     graph_case('test_fl_concat_1d_odd',
                [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['x', 'wb'], ['b'], pads=[1, 1]),

@@ -8,14 +8,17 @@ from onnx import helper as h
 from common import elem_type, reference
 
 
-def ml_case(s, name, op, x, attrs, n_out=1, ml_opset=3, expected=None):
-    """A one-node ai.onnx.ml model on input x; outputs declared from the expected values."""
+def ml_case(s, name, op, x, attrs, n_out=1, ml_opset=3, expected=None, dup_opsets=False):
+    """A one-node ai.onnx.ml model on input x; outputs declared from the expected values.
+    dup_opsets: every opset_import entry twice, as skl2onnx writes some models."""
     node = h.make_node(op, ['x'], [f'y{i}' for i in range(n_out)], domain='ai.onnx.ml', **attrs)
     x = np.asarray(x)
     shape = list(x.shape)
     graph = h.make_graph([node], name, [h.make_tensor_value_info('x', elem_type(x.dtype), shape)],
                          [h.make_empty_tensor_value_info(f'y{i}') for i in range(n_out)])
     model = h.make_model(graph, opset_imports=[h.make_opsetid('', 19), h.make_opsetid('ai.onnx.ml', ml_opset)])
+    if dup_opsets:
+        model.opset_import.extend([h.make_opsetid('ai.onnx.ml', ml_opset), h.make_opsetid('', 19)])
     results = reference(model, [('x', x)]) if expected is None else expected
     for o, r in zip(model.graph.output, results):
         r = np.asarray(r)
@@ -68,6 +71,9 @@ def generate(s):
 
     x = f(6, 5)
     x[1, 2] = np.nan
+    # skl2onnx 1.20 lists a domain twice at one version: onnx's checker and onnxruntime accept it
+    ml_case(s, 'scaler_dup_opsets', 'Scaler', f(4, 3), {'offset': [0.5, -1.0, 2.0], 'scale': [2.0, 0.5, 1.0]},
+            dup_opsets=True)
     # ArrayFeatureExtractor takes its indices as a second input: built by hand.
     for name, data, idx in (('afe_f32', f(3, 4, 7), np.array([6, 0, -1], np.int64)),
                             ('afe_1d', f(7), np.array([2, 3], np.int64)),

@@ -1,7 +1,9 @@
 # ai.onnx.ml family cases, second part: SVMClassifier / SVMRegressor (every kernel, one-vs-one votes,
 # Platt probabilities, the binary cases, liblinear mode, one-class), CategoryMapper and
 # FeatureVectorizer. Expectations from onnx's reference evaluator, cast to the spec's output types
-# (the reference keeps X's dtype for the scores); CategoryMapper, which it lacks, by hand.
+# (the reference keeps X's dtype for the scores); CategoryMapper, which it lacks, by hand; the Platt
+# probabilities of more than two classes from onnxruntime, which couples them as libsvm (and
+# scikit-learn) do, where the reference's coupling is off by up to 0.1.
 import numpy as np
 from onnx import helper as h
 
@@ -26,10 +28,19 @@ def _spec_types(r):
     return r
 
 
-def ml_case(s, name, op, inputs, attrs, n_out=1, expected=None, ref_inputs=None):
+def ort(model, inputs):
+    import onnxruntime
+    sess = onnxruntime.InferenceSession(model.SerializeToString(), providers=['CPUExecutionProvider'])
+    return sess.run(None, dict(inputs))
+
+
+def ml_case(s, name, op, inputs, attrs, n_out=1, expected=None, ref_inputs=None, libsvm=False):
     """A one-node ai.onnx.ml model; inputs: (name, value) pairs. ref_inputs: what the reference runs
-    on instead (int inputs, where it would truncate the float scores to ints)."""
+    on instead (int inputs, where it would truncate the float scores to ints). libsvm: onnxruntime
+    computes the expectation (SVM probabilities of more than two classes)."""
     model = _model(name, op, inputs, attrs, n_out)
+    if expected is None and libsvm:
+        expected = ort(model, inputs)
     if expected is None:
         ref_model = _model(name, op, ref_inputs, attrs, n_out) if ref_inputs else model
         expected = reference(ref_model, ref_inputs or inputs)
@@ -87,13 +98,14 @@ def generate(s):
     ml_case(s, 'svm_classifier_centers', 'SVMClassifier', [('x', xc)],
             svc(rng, 4, (2, 3, 2, 2), 4, 'RBF', params=(0.3, 0.0, 0), centers=centers), n_out=2)
     ml_case(s, 'svm_classifier_centers_proba', 'SVMClassifier', [('x', xc)],
-            svc(rng, 4, (2, 3, 2, 2), 4, 'RBF', proba=True, params=(0.3, 0.0, 0), centers=centers), n_out=2)
-    # Platt probabilities: 2 classes (where libsvm and the reference agree) and 3 or 4 (the reference's
-    # own coupling).
+            svc(rng, 4, (2, 3, 2, 2), 4, 'RBF', proba=True, params=(0.3, 0.0, 0), centers=centers), n_out=2,
+            libsvm=True)
+    # Platt probabilities: 2 classes (where libsvm and the reference agree) and 3 or 4 (libsvm's
+    # coupling, as onnxruntime and scikit-learn).
     for classes, per, post in ((2, (3, 2), 'NONE'), (3, (2, 1, 2), 'NONE'), (4, (2, 2, 1, 2), 'NONE'),
                                (3, (2, 2, 2), 'LOGISTIC')):
         ml_case(s, f'svm_classifier_proba_{classes}_{post.lower()}', 'SVMClassifier', [('x', x)],
-                svc(rng, classes, per, 4, 'RBF', proba=True, post=post), n_out=2)
+                svc(rng, classes, per, 4, 'RBF', proba=True, post=post), n_out=2, libsvm=classes > 2)
     # Binary: one score written as [-s, s] (transformed), or one column under PROBIT; all-positive
     # coefficients pick the second label (the reference's rule).
     for post in ('NONE', 'LOGISTIC', 'SOFTMAX', 'SOFTMAX_ZERO', 'PROBIT'):
@@ -135,7 +147,8 @@ def generate(s):
     centers = 1.5 * f(3, 12)
     near = centers[rng.integers(0, 3, 3000)] + big
     ml_case(s, 'svm_classifier_par', 'SVMClassifier', [('x', near)],
-            svc(rng, 3, (10, 12, 8), 12, 'RBF', proba=True, params=(0.1, 0.0, 0), centers=centers), n_out=2)
+            svc(rng, 3, (10, 12, 8), 12, 'RBF', proba=True, params=(0.1, 0.0, 0), centers=centers), n_out=2,
+            libsvm=True)
 
     # SVMRegressor: support vectors with each kernel, liblinear mode, one-class.
     for kernel in ('LINEAR', 'POLY', 'RBF', 'SIGMOID'):

@@ -139,3 +139,17 @@ def generate(s):
     exp = np.zeros((2, 3), np.float32)
     exp.flat[1], exp.flat[4] = 5, 6
     case(s, 'test_shp_const_sparse', 'Constant', [], attrs={'sparse_value': sparse}, opset=13, expected=[exp])
+
+    # Variadic ops past the old 127-input limit (real graphs Concat hundreds of tensors), and a
+    # Split into as many outputs; Sum/Max/Mean take the same path.
+    for n in (300, 1000):
+        xs = [f(2, 1, 3) for _ in range(n)]
+        both(s, f'concat_{n}_inputs', 'Concat', xs, attrs={'axis': 1}, expected=[np.concatenate(xs, 1)])
+        case(s, f'test_shp_sum_{n}_inputs', 'Sum', xs, expected=[np.sum(np.stack(xs), 0, dtype=np.float32)])
+        case(s, f'test_shp_max_{n}_inputs', 'Max', xs, expected=[np.max(np.stack(xs), 0)])
+        case(s, f'test_shp_mean_{n}_inputs', 'Mean', xs, expected=[np.mean(np.stack(xs), 0, dtype=np.float32)])
+        x = f(2, n)
+        case(s, f'test_shp_split_{n}_outputs', 'Split', [x], attrs={'axis': 1}, n_out=n, opset=13,
+             expected=np.split(x, n, 1))
+        case(s, f'test_shp_split_{n}_sizes', 'Split', [x, np.ones(n, np.int64)], attrs={'axis': 1}, n_out=n,
+             opset=13, consts=(1,), expected=np.split(x, n, 1))

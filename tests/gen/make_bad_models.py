@@ -457,6 +457,14 @@ def omitted_required_family(b):
     b.node('bad_conv_no_w', 'Conv', [f(1, 2, 5, 5), None], ['ONYX_ERR_INVALID_MODEL', 'ONYX_ERR_SHAPE'], '')
     b.node('bad_convtranspose_no_w', 'ConvTranspose', [f(1, 2, 5, 5), None],
            ['ONYX_ERR_INVALID_MODEL', 'ONYX_ERR_SHAPE'], '')
+    # LinearAttention read key's rank after skipping the omitted input (segfault at prepare).
+    la = {'q_num_heads': 2, 'kv_num_heads': 2, 'update_rule': 'linear'}
+    b.node('bad_linatt_no_key', 'LinearAttention', [f(1, 3, 8), None, f(1, 3, 8)], INVALID,
+           'input 1 (key) is required but omitted', attrs=la, opset=27, n_out=2)
+    b.node('bad_linatt_no_value', 'LinearAttention', [f(1, 3, 8), f(1, 3, 8), None], INVALID,
+           'input 2 (value) is required but omitted', attrs=la, opset=27, n_out=2)
+    b.node('bad_linatt_no_query', 'LinearAttention', [None, f(1, 3, 8), f(1, 3, 8)], INVALID,
+           'input 0 (query) is required but omitted', attrs=la, opset=27, n_out=2)
 
 
 def main(argv):

@@ -184,11 +184,37 @@ def activation_patterns_model() -> onnx.ModelProto:
                              producer_name="onyx-tests")
 
 
+def dnnl_oom_model() -> onnx.ModelProto:
+    """Conv, MatMul and Gemm (oneDNN primitives, reorders and sgemm) for the out-of-memory test
+    (tests/unit/test_oom.c): small, so that the memory left is what the test sets."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1
+    m = rng.standard_normal((16 * 4 * 4, 32)).astype(np.float32) * 0.05
+    g = rng.standard_normal((32, 10)).astype(np.float32) * 0.1
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[4, 4]),
+            helper.make_node("Relu", ["c"], ["r"]),
+            helper.make_node("Flatten", ["r"], ["f"]),
+            helper.make_node("MatMul", ["f", "m"], ["h"]),
+            helper.make_node("Gemm", ["h", "g"], ["y"]),
+        ],
+        "dnnl_oom",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])],
+        initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(m, "m"),
+                     numpy_helper.from_array(g, "g")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             producer_name="onyx-tests")
+
+
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
     for name, model in [("concurrency", concurrency_model()), ("endless_loop", endless_loop_model()),
                         ("sequence_loop", sequence_loop_model()),
-                        ("activation_patterns", activation_patterns_model())]:
+                        ("activation_patterns", activation_patterns_model()),
+                        ("dnnl_oom", dnnl_oom_model())]:
         onnx.checker.check_model(model, full_check=True)
         onnx.save(model, out / f"{name}.onnx")
 

@@ -226,6 +226,41 @@ static void versions_resolve_from_opset(void **state) {
     assert_non_null(strstr(onyx_last_error(), "NoSuchOp"));
 }
 
+/* Resize with antialias widens its filter by 1/scale: a tiny scale used to reach a float-to-int
+ * conversion out of range (UBSan). Dims are only numbers here, so a huge axis costs nothing. */
+static void resize_antialias_tiny_scale(void **state) {
+    (void)state;
+    static const float tiny[][3] = {{1, 1, 1e-12f}, {1, 1, 1e-40f}, {1, 1, 0.5f}};
+    const int64_t x_dims[3] = {1, 1, (int64_t)1 << 42}, three = 3;
+    for (int k = 0; k < 3; k++) {
+        fixture f;
+        setup_node(&f, "Resize", 19, 3);
+        graph_attr *a = &f.attrs[f.node.n_attrs++];
+        a->name = "mode";
+        a->type = ATTR_STRING;
+        a->s = "linear";
+        a->s_len = 6;
+        add_int_attr(&f, "antialias", 1);
+        set_input(&f, 0, ONYX_FLOAT, 3, x_dims);
+        set_input(&f, 2, ONYX_FLOAT, 1, &three);
+        tensor scales = {0};
+        assert_int_equal(tensor_set_shape(&scales, ONYX_FLOAT, 1, &three), ONYX_OK);
+        scales.data = (void *)tiny[k];
+        f.values[2] = &scales;
+        onyx_status st = infer(&f);
+        if (k == 0) {
+            /* 2^42 * 1e-12 = 4 outputs, each averaging 2e12 inputs */
+            assert_int_equal(st, ONYX_ERR_INVALID_MODEL);
+            assert_non_null(strstr(onyx_last_error(), "is too small for antialias"));
+        } else {
+            /* a subnormal scale leaves the axis empty: nothing to filter */
+            assert_int_equal(st, ONYX_OK);
+            assert_int_equal(f.out[0].dims[2], k == 1 ? 0 : (int64_t)1 << 41);
+        }
+        teardown(&f);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broadcast_add),
@@ -236,6 +271,7 @@ int main(void) {
         cmocka_unit_test(transpose_and_concat),
         cmocka_unit_test(shape_and_reduce),
         cmocka_unit_test(versions_resolve_from_opset),
+        cmocka_unit_test(resize_antialias_tiny_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,6 +287,88 @@ static void test_sequence(void **state) {
     onyx_value_free(c);
 }
 
+static float item_value(const onyx_value *seq, size_t i) {
+    return *(const float *)onyx_tensor_data(onyx_sequence_at(seq, i));
+}
+
+static onyx_value *scalar(float x) {
+    onyx_value *v = make_float(0, NULL);
+    *(float *)onyx_tensor_data(v) = x;
+    return v;
+}
+
+/* Sequences derived by value_share share their items: appends at the end of the shared store are
+ * O(1) and leave the other values as they were; any other change copies first. */
+static void test_sequence_sharing(void **state) {
+    (void)state;
+    onyx_value *a = value_new();
+    assert_int_equal(value_make_sequence(a, NULL), ONYX_OK);
+    for (int i = 0; i < 3; i++) assert_int_equal(value_seq_push(a, scalar((float)i)), ONYX_OK);
+
+    onyx_value *b = value_new(), *c = value_new();
+    assert_int_equal(value_share(b, a), ONYX_OK);
+    assert_ptr_equal(onyx_sequence_at(b, 0), onyx_sequence_at(a, 0));
+    /* b is at the end of the store: it appends in place, a still sees 3 items */
+    assert_int_equal(value_seq_push(b, scalar(3)), ONYX_OK);
+    assert_ptr_equal(onyx_sequence_at(b, 0), onyx_sequence_at(a, 0));
+    assert_int_equal(onyx_sequence_length(a), 3);
+    assert_int_equal(onyx_sequence_length(b), 4);
+    /* a is no longer at the end: its append copies, and b keeps its fourth item */
+    assert_int_equal(value_share(c, a), ONYX_OK);
+    assert_int_equal(value_seq_push(c, scalar(30)), ONYX_OK);
+    assert_ptr_not_equal(onyx_sequence_at(c, 0), onyx_sequence_at(a, 0));
+    assert_true(item_value(b, 3) == 3 && item_value(c, 3) == 30);
+    for (int i = 0; i < 3; i++) assert_true(item_value(c, (size_t)i) == (float)i);
+
+    /* erasing the last item shares; erasing or inserting in the middle copies */
+    onyx_value *d = value_new();
+    assert_int_equal(value_share(d, b), ONYX_OK);
+    assert_int_equal(value_seq_erase(d, 3), ONYX_OK);
+    assert_ptr_equal(onyx_sequence_at(d, 2), onyx_sequence_at(b, 2));
+    assert_int_equal(value_seq_erase(d, 0), ONYX_OK);
+    assert_int_equal(onyx_sequence_length(d), 2);
+    assert_true(item_value(d, 0) == 1 && item_value(d, 1) == 2);
+    assert_int_equal(value_seq_insert(d, 1, scalar(1.5f)), ONYX_OK);
+    assert_int_equal(value_seq_insert(d, 0, scalar(0.5f)), ONYX_OK);
+    assert_int_equal(value_seq_insert(d, 4, scalar(9)), ONYX_OK);
+    const float want[] = {0.5f, 1, 1.5f, 2, 9};
+    assert_int_equal(onyx_sequence_length(d), 5);
+    for (size_t i = 0; i < 5; i++) assert_true(item_value(d, i) == want[i]);
+    onyx_value *kept = scalar(0); /* a refused insert leaves the item to the caller */
+    assert_int_equal(value_seq_insert(d, 6, kept), ONYX_ERR_INVALID_ARGUMENT);
+    onyx_value_free(kept);
+    assert_int_equal(value_seq_erase(d, 5), ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_sequence_length(b), 4);
+    for (int i = 0; i < 4; i++) assert_true(item_value(b, (size_t)i) == (float)i);
+
+    /* handed out: nothing shared any more; a lone store keeps its items */
+    const onyx_value *before = onyx_sequence_at(b, 0);
+    assert_int_equal(value_unshare(b), ONYX_OK);
+    assert_ptr_not_equal(onyx_sequence_at(b, 0), before);
+    assert_int_equal(onyx_sequence_length(b), 4);
+    before = onyx_sequence_at(d, 0);
+    assert_int_equal(value_unshare(d), ONYX_OK);
+    assert_ptr_equal(onyx_sequence_at(d, 0), before);
+
+    /* a long chain of appends through shared values, as a Loop makes them */
+    onyx_value *prev = value_new();
+    assert_int_equal(value_make_sequence(prev, NULL), ONYX_OK);
+    for (int i = 0; i < 5000; i++) {
+        onyx_value *next = value_new();
+        assert_int_equal(value_share(next, prev), ONYX_OK);
+        assert_int_equal(value_seq_push(next, scalar((float)i)), ONYX_OK);
+        onyx_value_free(prev);
+        prev = next;
+    }
+    assert_int_equal(onyx_sequence_length(prev), 5000);
+    for (int i = 0; i < 5000; i++) assert_true(item_value(prev, (size_t)i) == (float)i);
+    onyx_value_free(prev);
+    onyx_value_free(a);
+    onyx_value_free(b);
+    onyx_value_free(c);
+    onyx_value_free(d);
+}
+
 static void test_optional(void **state) {
     (void)state;
     onyx_value *opt = NULL;
@@ -611,6 +693,7 @@ int main(void) {
         cmocka_unit_test(test_type_accepts),
         cmocka_unit_test(test_element_reads),
         cmocka_unit_test(test_accessors_on_wrong_kind),
+        cmocka_unit_test(test_sequence_sharing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
