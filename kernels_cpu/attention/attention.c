@@ -12,6 +12,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/vmath.h"
 
 /* Query rows per task: bounds the score block a thread holds (ROW_BLOCK x total length) and
  * splits long sequences across threads when batch * heads alone would not. */
@@ -190,27 +191,18 @@ static void type_of_tensor(type_info *ti, const tensor *t) {
     type_set_tensor(ti, t->dtype, t->rank, t->dims);
 }
 
-/* expf that vectorizes (libm's does not without -ffast-math): Cephes' polynomial on
- * x - n*ln2 times 2^n built in the exponent bits; about 1 ulp. Below -87 gives 0 (the true value
- * is under FLT_MIN), NaN stays NaN. */
-static inline float att_expf(float x) {
-    uint32_t nan = cpu_mask(x != x), under = cpu_mask(x < -87.0f);
-    float xc = x > 88.0f ? 88.0f : x;
-    xc = xc < -87.0f ? -87.0f : xc;
-    xc = cpu_bits_float(cpu_select(nan, 0, cpu_float_bits(xc)));
-    float t = xc * 1.44269504088896341f + 12582912.0f; /* + 1.5 * 2^23 rounds to an integer */
-    float fn = t - 12582912.0f;
-    uint32_t n = cpu_float_bits(t) - 0x4B400000u; /* that integer, two's complement */
-    float r = xc - fn * 0.693359375f - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float y = (p * r * r + r + 1.0f) * cpu_bits_float((n + 127u) << 23);
-    uint32_t res = cpu_select(under, 0, cpu_float_bits(y));
-    return cpu_bits_float(cpu_select(nan, cpu_float_bits(x), res));
+/* row = exp(row - mx) in place, returning its sum: float on the vector math (libm's expf does not
+ * vectorize), double on libm. */
+static float att_expsum_f32(float *row, int64_t n, float mx) {
+    return cpu_vmath_get()->exp_sum(row, row, n, mx);
+}
+static double att_expsum_f64(double *row, int64_t n, double mx) {
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        row[j] = exp(row[j] - mx);
+        sum += row[j];
+    }
+    return sum;
 }
 
 /* ---------------------------------------------------------------- Attention */
@@ -249,7 +241,7 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
     cvt(at(x->qk, x->qkt, ((b * x->d.q_heads + h) * x->d.q_len + i) * T), x->qkt, row, x->fd, T);
 }
 
-#define DEFINE_ATT(N, F, GEMM, GEMV, EXP, TANH)                                                    \
+#define DEFINE_ATT(N, F, GEMM, GEMV, EXPSUM, TANH)                                                  \
     /* softmax over row[0, n) with n >= 1; a row masked out entirely (max -inf) gives NaN like the \
      * reference */                                                                                \
     static void N##_softmax(F *row, int64_t n) {                                                   \
@@ -260,10 +252,7 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
             for (int64_t j = 0; j < n; j++) row[j] = NAN;                                          \
             return;                                                                                \
         }                                                                                          \
-        _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < n; j++) {                   \
-            row[j] = EXP(row[j] - mx);                                                             \
-            sum += row[j];                                                                         \
-        }                                                                                          \
+        sum = EXPSUM(row, n, mx);                                                                  \
         F inv = 1 / sum;                                                                           \
         CPU_SIMD for (int64_t j = 0; j < n; j++) row[j] *= inv;                                    \
     }                                                                                              \
@@ -366,8 +355,8 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
         }                                                                                          \
     }
 
-DEFINE_ATT(f32, float, cpu_sgemm, cpu_sgemv, att_expf, tanhf)
-DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, exp, tanh)
+DEFINE_ATT(f32, float, cpu_sgemm, cpu_sgemv, att_expsum_f32, tanhf)
+DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, att_expsum_f64, tanh)
 
 /* Working memory comes from kernel_scratch, so Attention keeps no state: concurrent runs share
  * nothing. */

@@ -1,11 +1,13 @@
 /* CPU kernels of the unary activations: one template for float and double (float16/bfloat16 go
- * through float in chunks), plus the integer forms of Relu (v14) and Shrink. */
+ * through float in chunks), plus the integer forms of Relu (v14) and Shrink. Float's
+ * transcendental and clamping activations run on the vector math (kernels_cpu/common/vmath.h). */
 #include <math.h>
 #include <string.h>
 
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/vmath.h"
 
 typedef enum act_op {
     A_RELU, A_LEAKY, A_ELU, A_SELU, A_CELU, A_GELU, A_GELU_TANH, A_HSIG, A_HSWISH, A_MISH,
@@ -128,6 +130,27 @@ typedef struct act_job {
 DEFINE_ACT(f32, float, expf, expm1f, log1pf, tanhf, erff, sqrtf)
 DEFINE_ACT(f64, double, exp, expm1, log1p, tanh, erf, sqrt)
 
+/* Float: the ops with exp/tanh/erf (libm's do not vectorize) and the hard clamps go through the
+ * vector math; the plain selects stay in f32_act, which the compiler vectorizes. */
+static void f32_run(const act_job *j, const float *x, float *y, int64_t n) {
+    const cpu_vmath *vm = cpu_vmath_get();
+    switch (j->op) {
+    case A_ELU: vm->elu(x, y, n, j->alpha, 1, 1); return;
+    case A_SELU: vm->elu(x, y, n, j->alpha, j->gamma, 1); return;
+    case A_CELU: vm->elu(x, y, n, j->alpha, 1, 1 / j->alpha); return;
+    case A_GELU: vm->gelu(x, y, n); return;
+    case A_GELU_TANH: vm->gelu_tanh(x, y, n); return;
+    case A_HSIG: vm->hard(x, y, n, j->alpha, j->beta, 0); return;
+    case A_HSWISH: vm->hard(x, y, n, 1.0f / 6, 0.5f, 1); return;
+    case A_MISH: vm->mish(x, y, n); return;
+    case A_SOFTPLUS: vm->softplus(x, y, n); return;
+    case A_SWISH: vm->swish(x, y, n, j->alpha); return;
+    case A_SIGMOID: vm->sigmoid(x, y, n); return;
+    case A_TANH: vm->tanh(x, y, n); return;
+    default: f32_act(j, x, y, n); return;
+    }
+}
+
 /* Integer Relu and Shrink; Shrink's thresholds are floats, so it compares and shifts in double
  * and saturates back. */
 #define DEFINE_INT_ACT(D, T)                                                                       \
@@ -152,7 +175,7 @@ CPU_FOR_INTS(DEFINE_INT_ACT)
 static void act_task(void *ctx, int64_t b, int64_t e) {
     const act_job *j = ctx;
     switch (j->dtype) {
-    case ONYX_FLOAT: f32_act(j, (const float *)j->x + b, (float *)j->y + b, e - b); return;
+    case ONYX_FLOAT: f32_run(j, (const float *)j->x + b, (float *)j->y + b, e - b); return;
     case ONYX_DOUBLE: f64_act(j, (const double *)j->x + b, (double *)j->y + b, e - b); return;
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
@@ -163,7 +186,7 @@ static void act_task(void *ctx, int64_t b, int64_t e) {
         for (int64_t i = b; i < e; i += CHUNK) {
             int64_t n = e - i < CHUNK ? e - i : CHUNK;
             for (int64_t k = 0; k < n; k++) buf[k] = h ? cpu_f16_ld(x[i + k]) : cpu_bf16_ld(x[i + k]);
-            f32_act(j, buf, buf, n);
+            f32_run(j, buf, buf, n);
             for (int64_t k = 0; k < n; k++) y[i + k] = h ? cpu_f16_st(buf[k]) : cpu_bf16_st(buf[k]);
         }
         return;

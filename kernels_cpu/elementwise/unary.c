@@ -6,6 +6,7 @@
 #include <tgmath.h>
 
 #include "core/floatconv.h"
+#include "kernels_cpu/common/vmath.h"
 
 #define U(v) ((EW_UWIDE(__typeof__(v)))(v))
 #define WRAP(v, e) ((__typeof__(v))(e))
@@ -17,8 +18,22 @@
 
 UNARY_FLOAT_OP(reciprocal, 1 / x)
 UNARY_FLOAT_OP(sqrt, sqrt(x))
-UNARY_FLOAT_OP(exp, exp(x))
-UNARY_FLOAT_OP(log, log(x))
+/* Float Exp, Log and Erf on the vector math over contiguous runs (libm's do not vectorize). The
+ * parentheses around the member keep <tgmath.h>'s exp/log/erf macros off it. */
+#define UNARY_VM_LOOP(name, fn)                                                                    \
+    static void name##_vm(void *ctx, int64_t n, char *const *p, const int64_t *s) {                \
+        if (s[1] == 1) (cpu_vmath_get()->fn)((const float *)p[1], (float *)p[0], n);               \
+        else name##_ONYX_FLOAT(ctx, n, p, s);                                                      \
+    }
+#define UNARY_VM_OP(name, EXPR)                                                                    \
+    EW_FOR_FLOAT(EW_UNARY_SAME, name, EXPR)                                                        \
+    UNARY_VM_LOOP(name, name)                                                                      \
+    static const cpu_ew_table name##_table = {                                                     \
+        [ONYX_FLOAT] = name##_vm, [ONYX_DOUBLE] = name##_ONYX_DOUBLE, EW_FOR_HALF(EW_ENTRY, name)}; \
+    onyx_status cpu_##name(const kernel_call *c) { return cpu_ew_run(c, name##_table, 0, 1, NULL); }
+
+UNARY_VM_OP(exp, exp(x))
+UNARY_VM_OP(log, log(x))
 UNARY_FLOAT_OP(floor, floor(x))
 UNARY_FLOAT_OP(ceil, ceil(x))
 UNARY_FLOAT_OP(round, nearbyint(x)) /* the default rounding mode: half to even */
@@ -55,7 +70,9 @@ onyx_status cpu_sign(const kernel_call *c) { return cpu_ew_run(c, sign_table, 0,
 /* Erf-9 takes integers: erf in double, truncated back (|erf| <= 1, so no overflow) */
 EW_FOR_FLOAT(EW_UNARY_SAME, erf, erf(x))
 EW_FOR_INT(EW_UNARY_SAME, erf, (__typeof__(x))erf((double)x))
-static const cpu_ew_table erf_table = {EW_FOR_NUMERIC(EW_ENTRY, erf)};
+UNARY_VM_LOOP(erf, erf)
+static const cpu_ew_table erf_table = {[ONYX_FLOAT] = erf_vm, [ONYX_DOUBLE] = erf_ONYX_DOUBLE,
+                                       EW_FOR_HALF(EW_ENTRY, erf) EW_FOR_INT(EW_ENTRY, erf)};
 onyx_status cpu_erf(const kernel_call *c) { return cpu_ew_run(c, erf_table, 0, 1, NULL); }
 
 /* ---- IsNaN, IsInf: float8 types decode exactly to float first */
