@@ -95,6 +95,16 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         op->kind = FUSE_SIGMOID;
     } else if (is_op(n, "Tanh")) {
         op->kind = FUSE_TANH;
+    } else if (is_op(n, "Swish")) {
+        op->kind = FUSE_SWISH;
+        op->alpha = attr_float(n, "alpha", 1.0f);
+    } else if (is_op(n, "HardSwish")) {
+        op->kind = FUSE_HARDSWISH;
+    } else if (is_op(n, "Gelu")) {
+        const char *approx = attr_string(n, "approximate", "none");
+        if (strcmp(approx, "none") && strcmp(approx, "tanh")) return false;
+        op->kind = FUSE_GELU;
+        op->alpha = strcmp(approx, "tanh") == 0;
     } else if (is_op(n, "HardSigmoid")) {
         op->kind = FUSE_HARDSIGMOID;
         op->alpha = attr_float(n, "alpha", 0.2f);

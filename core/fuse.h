@@ -13,6 +13,9 @@ typedef enum fuse_kind {
     FUSE_SIGMOID,
     FUSE_TANH,
     FUSE_HARDSIGMOID, /* max(0, min(1, alpha * x + beta)) */
+    FUSE_SWISH,       /* x * sigmoid(alpha * x) (SiLU: alpha 1) */
+    FUSE_HARDSWISH,   /* x * max(0, min(1, x / 6 + 1 / 2)) */
+    FUSE_GELU,        /* alpha 0: the erf form, 1: the tanh approximation */
     FUSE_SUM,         /* y = x + addend (same shape), the addend is fused-node input `input` */
     FUSE_SCALE,       /* y = x * scale[c] (scale: plan constant, float, [M] or [1]) */
     FUSE_SHIFT,       /* y = x + bias[c] (bias: plan constant, float, [M] or [1]) */
@@ -53,8 +56,8 @@ struct plan;
  * merges each eligible chain into its convolution's step (a plan-owned node with the chain's
  * final output and any addend as an extra input), drops the absorbed steps, marks the tensors
  * passed only between such steps opaque, and prepares those kernels again with what applies.
- * ONYX_NO_FUSE=1 in the environment disables it, ONYX_NO_OPAQUE=1 only the opaque layouts (for
- * comparing). */
+ * Runs at optimization level ALL; the session config entry optimization.blocked_layouts=0 keeps
+ * the fusion and leaves the layouts plain (for comparing). */
 onyx_status fuse_plan(struct subgraph *sg, struct plan *p);
 
 #endif

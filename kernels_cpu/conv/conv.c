@@ -224,6 +224,14 @@ static onyx_status append_post_ops(const conv_state *s, dnnl_post_ops_t po) {
             if (r == dnnl_success)
                 r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
             break;
+        case FUSE_SWISH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, op->alpha, 0.f); break;
+        case FUSE_HARDSWISH:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 0.f, 0.f);
+            break;
+        case FUSE_GELU:
+            r = dnnl_post_ops_append_eltwise(
+                po, 1.f, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
+            break;
         case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
         }
         TRY(cpu_dnnl_check(r, "adding a post-op"));

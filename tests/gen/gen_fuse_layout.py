@@ -105,3 +105,23 @@ def generate(s):
                [N('Concat', ['x', 'x2'], ['cat'], axis=1), N('Relu', ['cat'], ['r']),
                 N('Conv', ['r', 'w'], ['y'], strides=[2, 2])],
                [('x', fq(1, 16, 18, 18)), ('x2', fq(1, 16, 18, 18))], [('w', fw(32, 32, 3, 3))], ['y'])
+    # activations a conv applies as oneDNN post-ops: Swish (and the spelled-out SiLU that the graph
+    # rewrite turns into it), HardSwish, Gelu in both forms (and spelled out), then a second conv
+    # reading the result in the blocked layout
+    x = f(1, 16, 9, 9)
+    conv_w = [('w', f(32, 16, 3, 3) / 8), ('b', f(32)), ('w2', f(16, 32, 1, 1) / 8)]
+    for name, acts, opset in (
+            ('swish', [N('Swish', ['a'], ['r'], alpha=0.75)], 24),
+            ('silu', [N('Sigmoid', ['a'], ['s']), N('Mul', ['a', 's'], ['r'])], 17),
+            ('hardswish', [N('HardSwish', ['a'], ['r'])], 17),
+            ('gelu_erf', [N('Gelu', ['a'], ['r'])], 20),
+            ('gelu_tanh', [N('Gelu', ['a'], ['r'], approximate='tanh')], 20),
+            ('gelu_spelled', [N('Div', ['a', 'sqrt2'], ['d']), N('Erf', ['d'], ['e']),
+                              N('Add', ['e', 'one'], ['p']), N('Mul', ['a', 'p'], ['q']),
+                              N('Mul', ['q', 'half'], ['r'])], 17)):
+        consts = [('sqrt2', np.array(np.sqrt(2.0), np.float32)), ('one', np.array(1.0, np.float32)),
+                  ('half', np.array(0.5, np.float32))] if name == 'gelu_spelled' else []
+        graph_case(f'test_fl_conv_postop_{name}',
+                   [N('Conv', ['x', 'w', 'b'], ['a'], pads=[1, 1, 1, 1])] + acts +
+                   [N('Conv', ['r', 'w2'], ['y'])],
+                   [('x', x)], conv_w + consts, ['y'], opset=opset)
