@@ -18,6 +18,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/dnnl_util.h"
 
 /* Input shapes whose primitives are kept (a rep run with a few shapes in turn). */
@@ -100,21 +101,14 @@ typedef struct conv_fork {
 static bool is_half(onyx_dtype d) { return d == ONYX_FLOAT16 || d == ONYX_BFLOAT16; }
 
 static void to_float(onyx_dtype d, const void *x, float *y, int64_t n) {
-    const uint16_t *h = x;
-    if (d == ONYX_FLOAT16)
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_fp16_to_float(h[i]);
-    else if (d == ONYX_BFLOAT16)
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_bf16_to_float(h[i]);
+    if (is_half(d))
+        cpu_half_to_float_n(d, x, y, n);
     else
         memcpy(y, x, (size_t)n * sizeof *y);
 }
 
 static void from_float(onyx_dtype d, const float *x, void *y, int64_t n) {
-    uint16_t *h = y;
-    if (d == ONYX_FLOAT16)
-        CPU_SIMD for (int64_t i = 0; i < n; i++) h[i] = cpu_float_to_fp16(x[i]);
-    else
-        CPU_SIMD for (int64_t i = 0; i < n; i++) h[i] = cpu_float_to_bf16(x[i]);
+    cpu_float_to_half_n(d, x, y, n);
 }
 
 static void prim_release(conv_prim *p) {

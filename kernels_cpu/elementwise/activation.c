@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/vmath.h"
 
 typedef enum act_op {
@@ -185,9 +186,11 @@ static void act_task(void *ctx, int64_t b, int64_t e) {
         float buf[CHUNK];
         for (int64_t i = b; i < e; i += CHUNK) {
             int64_t n = e - i < CHUNK ? e - i : CHUNK;
-            for (int64_t k = 0; k < n; k++) buf[k] = h ? cpu_f16_ld(x[i + k]) : cpu_bf16_ld(x[i + k]);
+            if (h) cpu_fp16_to_float_n(x + i, buf, n);
+            else cpu_bf16_to_float_n(x + i, buf, n);
             f32_run(j, buf, buf, n);
-            for (int64_t k = 0; k < n; k++) y[i + k] = h ? cpu_f16_st(buf[k]) : cpu_bf16_st(buf[k]);
+            if (h) cpu_float_to_fp16_n(buf, y + i, n);
+            else cpu_float_to_bf16_n(buf, y + i, n);
         }
         return;
     }

@@ -1,6 +1,7 @@
 /* Two-input broadcasting kernels: arithmetic, Pow, Mod, PRelu, comparisons, logic and bit ops.
  * Integer arithmetic wraps (computed unsigned); integer division or remainder by zero gives 0. */
 #include "kernels_cpu/elementwise/elementwise.h"
+#include "kernels_cpu/common/half.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -22,10 +23,41 @@ EW_FOR_SINT(EW_BINARY_SAME, div,
             (y == 0 ? 0 : y == -1 ? WRAP(__typeof__(x), 0 - U(x)) : (__typeof__(x))(x / y)))
 EW_FOR_UINT(EW_BINARY_SAME, div, (y == 0 ? 0 : (__typeof__(x))(x / y)))
 
-static const cpu_ew_table add_table = {EW_FOR_NUMERIC(EW_ENTRY, add)};
-static const cpu_ew_table sub_table = {EW_FOR_NUMERIC(EW_ENTRY, sub)};
-static const cpu_ew_table mul_table = {EW_FOR_NUMERIC(EW_ENTRY, mul)};
-static const cpu_ew_table div_table = {EW_FOR_NUMERIC(EW_ENTRY, div)};
+/* float16 with contiguous or scalar operands: converted a block at a time with the vector
+ * conversions (kernels_cpu/common/half.h), computed in float; other strides take the loop above */
+#define HALF_BINARY(name, OP)                                                                      \
+    static void name##_f16_fast(void *ctx, int64_t n, char *const *p, const int64_t *s) {          \
+        if ((s[1] != 0 && s[1] != 1) || (s[2] != 0 && s[2] != 1)) {                                \
+            name##_ONYX_FLOAT16(ctx, n, p, s);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        enum { BLOCK = 512 };                                                                      \
+        uint16_t *o = (uint16_t *)p[0];                                                            \
+        const uint16_t *a = (const uint16_t *)p[1], *b = (const uint16_t *)p[2];                   \
+        float fa[BLOCK] __attribute__((aligned(64))), fb[BLOCK] __attribute__((aligned(64)));      \
+        const float sa = cpu_fp16_to_float(a[0]), sb = cpu_fp16_to_float(b[0]);                   \
+        for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {                                                \
+            int64_t m = n - i0 < BLOCK ? n - i0 : BLOCK;                                           \
+            if (s[1]) cpu_fp16_to_float_n(a + i0, fa, m);                                          \
+            else for (int64_t i = 0; i < m; i++) fa[i] = sa;                                       \
+            if (s[2]) cpu_fp16_to_float_n(b + i0, fb, m);                                          \
+            else for (int64_t i = 0; i < m; i++) fb[i] = sb;                                       \
+            CPU_SIMD for (int64_t i = 0; i < m; i++) fa[i] = fa[i] OP fb[i];                       \
+            cpu_float_to_fp16_n(fa, o + i0, m);                                                    \
+        }                                                                                          \
+    }
+HALF_BINARY(add, +)
+HALF_BINARY(sub, -)
+HALF_BINARY(mul, *)
+HALF_BINARY(div, /)
+
+#define HALF_TABLE(name)                                                                           \
+    {EW_FOR_REAL(EW_ENTRY, name)[ONYX_FLOAT16] = name##_f16_fast,                                  \
+     [ONYX_BFLOAT16] = name##_ONYX_BFLOAT16, EW_FOR_INT(EW_ENTRY, name)}
+static const cpu_ew_table add_table = HALF_TABLE(add);
+static const cpu_ew_table sub_table = HALF_TABLE(sub);
+static const cpu_ew_table mul_table = HALF_TABLE(mul);
+static const cpu_ew_table div_table = HALF_TABLE(div);
 
 onyx_status cpu_add(const kernel_call *c) { return cpu_ew_run(c, add_table, 0, 2, NULL); }
 onyx_status cpu_sub(const kernel_call *c) { return cpu_ew_run(c, sub_table, 0, 2, NULL); }

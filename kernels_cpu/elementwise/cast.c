@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/half.h"
 
 /* Elements per block: a multiple of 4 so sub-byte outputs split on whole bytes. */
 #define BLK 1024
@@ -237,7 +238,16 @@ typedef void (*direct_fn)(const void *src, int64_t start, int64_t n, void *dst);
     X(ONYX_INT64, int64_t, ONYX_BOOL, uint8_t, v != 0)
 DIRECT_PAIRS(DIRECT)
 
+static void direct_f32_f16(const void *src, int64_t start, int64_t n, void *dst) {
+    cpu_float_to_fp16_n((const float *)src + start, (uint16_t *)dst + start, n);
+}
+static void direct_f16_f32(const void *src, int64_t start, int64_t n, void *dst) {
+    cpu_fp16_to_float_n((const uint16_t *)src + start, (float *)dst + start, n);
+}
+
 static direct_fn direct_for(onyx_dtype from, onyx_dtype to) {
+    if (from == ONYX_FLOAT && to == ONYX_FLOAT16) return direct_f32_f16;
+    if (from == ONYX_FLOAT16 && to == ONYX_FLOAT) return direct_f16_f32;
 #define CASE(S, ST, D, DT, EXPR)                                                                   \
     if (from == S && to == D) return direct_##S##_##D;
     DIRECT_PAIRS(CASE)

@@ -10,6 +10,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/matmul_shape.h"
 
@@ -33,17 +34,11 @@ static onyx_status scratch(const kernel_call *c, int64_t n, float **out) {
 static bool is_half(onyx_dtype d) { return d == ONYX_FLOAT16 || d == ONYX_BFLOAT16; }
 
 static void half_to_float(onyx_dtype d, const uint16_t *x, float *y, int64_t n) {
-    if (d == ONYX_FLOAT16)
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_fp16_to_float(x[i]);
-    else
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_bf16_to_float(x[i]);
+    cpu_half_to_float_n(d, x, y, n);
 }
 
 static void float_to_half(onyx_dtype d, const float *x, uint16_t *y, int64_t n) {
-    if (d == ONYX_FLOAT16)
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_float_to_fp16(x[i]);
-    else
-        CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = cpu_float_to_bf16(x[i]);
+    cpu_float_to_half_n(d, x, y, n);
 }
 
 /* Element i of a float-family tensor as double (Gemm's bias, read once per output). */

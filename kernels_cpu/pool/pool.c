@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/half.h"
 #include "kernels_cpu/pool/pool.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP };
@@ -33,6 +34,7 @@ typedef struct pool_state {
     cpu_pool_dnnl *dnnl;       /* NULL: own loops */
     bool blocked;              /* X and Y opaque (core/fuse.h): channel-blocked, oneDNN only */
     onyx_dtype dnnl_dtype;
+    bool dnnl_half;            /* float16 X and Y, converted to and from the float primitive */
     int rank;
     int64_t dnnl_in[2 + SPATIAL_MAX_DIMS];  /* input dims the primitive was made for */
 } pool_state;
@@ -242,8 +244,8 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
         goto done;
     }
     if (kind != POOL_LP && !want_idx && xt && xt->kind == ONYX_VALUE_TENSOR &&
-        (xt->dtype == ONYX_FLOAT || (kind == POOL_MAX && (xt->dtype == ONYX_INT8 ||
-                                                          xt->dtype == ONYX_UINT8))) &&
+        (xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !s->blocked) ||
+         (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8))) &&
         xt->rank == s->rank && type_is_static(xt)) {
         spatial_params sp = s->sp;
         int64_t out[2 + SPATIAL_MAX_DIMS];
@@ -252,8 +254,10 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
         CHECK(spatial_resolve(&sp, xt->dims + 2, out + 2));
         int64_t numel;
         if (shape_numel(s->rank, out, &numel) && numel > 0) {
-            CHECK(cpu_pool_dnnl_create(xt->dtype, &sp, kind == POOL_MAX, s->include_pad,
-                                       s->blocked, xt->dims, out, &s->dnnl));
+            s->dnnl_half = xt->dtype == ONYX_FLOAT16;
+            CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, &sp,
+                                       kind == POOL_MAX, s->include_pad, s->blocked, xt->dims,
+                                       out, &s->dnnl));
             s->dnnl_dtype = xt->dtype;
             memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
         }
@@ -337,6 +341,19 @@ onyx_status cpu_pool_run(const kernel_call *c) {
         !memcmp(s->dnnl_in, x->dims, (size_t)s->rank * sizeof *x->dims)) {
         void *pad = NULL;
         size_t bytes = cpu_pool_dnnl_scratch(s->dnnl);
+        if (s->dnnl_half) {
+            /* one region: float X, float Y, then oneDNN's scratchpad, each 64-byte aligned */
+            size_t xb = ((size_t)x->numel * sizeof(float) + 63) & ~(size_t)63;
+            size_t yb = ((size_t)y->numel * sizeof(float) + 63) & ~(size_t)63;
+            char *base;
+            TRY(kernel_scratch(c, xb + yb + bytes, (void **)&base));
+            float *fx = (float *)(void *)base, *fy = (float *)(void *)(base + xb);
+            cpu_fp16_to_float_n(x->data, fx, x->numel);
+            TRY(cpu_pool_dnnl_run(s->dnnl, f->mem, fx, fy, bytes ? base + xb + yb : NULL,
+                                  c->threads));
+            cpu_float_to_fp16_n(fy, y->data, y->numel);
+            return ONYX_OK;
+        }
         if (bytes) TRY(kernel_scratch(c, bytes, &pad));
         return cpu_pool_dnnl_run(s->dnnl, f->mem, x->data, y->data, pad, c->threads);
     }
