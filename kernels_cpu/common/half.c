@@ -11,6 +11,7 @@ static void f32_to_f16_c(const float *f, uint16_t *h, int64_t n) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_X86 1
 
@@ -58,6 +59,14 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_256(const float *f, u
 typedef void (*h2f_fn)(const uint16_t *, float *, int64_t);
 typedef void (*f2h_fn)(const float *, uint16_t *, int64_t);
 
+#ifdef HAVE_X86
+/* F16C from cpuid (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know it. */
+static bool has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 /* 0: not yet chosen, 1: scalar, 2: AVX2+F16C, 3: AVX-512 (a benign race: every thread picks
  * the same) */
 static int pick(void) {
@@ -68,7 +77,7 @@ static int pick(void) {
 #ifdef HAVE_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) l = 3;
-    else if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) l = 2;
+    else if (__builtin_cpu_supports("avx") && has_f16c()) l = 2;
 #endif
     __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     return l;

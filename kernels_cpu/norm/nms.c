@@ -166,9 +166,12 @@ onyx_status cpu_nms(const kernel_call *c) {
         sel_cap = (size_t)tot;
     }
     size_t sz_sel = align_up((sel_cap ? sel_cap : 1) * sizeof(uint32_t));
+    if (nsets == 0 || maxc == 0) { /* no candidate anywhere: nothing is selected */
+        int64_t none[2] = {0, 3};
+        return value_alloc_tensor(c->out[0], ONYX_INT64, 2, none);
+    }
     void *mem = NULL;
-    if (nsets > 0 && maxc > 0)
-        TRY(kernel_scratch(c, sz_ncand + sz_box + sz_sort + sz_sel_soa + sz_sel, &mem));
+    TRY(kernel_scratch(c, sz_ncand + sz_box + sz_sort + sz_sel_soa + sz_sel, &mem));
     char *m = mem;
     ncand = (uint32_t *)m, m += sz_ncand;
     float *by0 = (float *)m, *bx0 = by0 + align_up(n * sizeof(float)) / sizeof(float);

@@ -5,8 +5,9 @@ CLANG ?= clang
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # clang warns about a few things gcc (the main build's -Werror) does not: warnings only here,
 # except for the fuzz targets themselves.
-CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp -Iinclude \
-          -I$(FUZZ_BUILD)/gen $(SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libopenjp2)
+CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp -I. -Iinclude \
+          -I$(FUZZ_BUILD)/gen $(SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libopenjp2) \
+          -DONYX_WITH_CODECS=1 -DONYX_WITH_RE2=1
 LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb -lstdc++ -lm -lpthread
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)

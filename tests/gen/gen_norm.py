@@ -276,6 +276,15 @@ def generate(s):
     case(s, 'test_norm_nms_no_score_threshold', 'NonMaxSuppression', [bx, sc, i64(100), f32(0.5)], opset=11)
     case(s, 'test_norm_nms_sym', 'NonMaxSuppression', [bx, sc, i64(3), f32(0.3)], opset=11, sym=True)
     case(s, 'test_norm_nms_no_max', 'NonMaxSuppression', [bx, sc], expected=[np.zeros((0, 3), np.int64)], opset=10)
+    # no candidate at all (every score under the threshold; zero boxes; zero classes): an empty
+    # selection, and no working memory touched (a fuzz find: the kernel offset a NULL scratch)
+    none = [np.zeros((0, 3), np.int64)]
+    case(s, 'test_norm_nms_all_below_threshold', 'NonMaxSuppression', [bx, sc, i64(5), f32(0.3), f32(2.0)],
+         expected=none, opset=11)
+    case(s, 'test_norm_nms_zero_boxes', 'NonMaxSuppression',
+         [np.zeros((1, 0, 4), np.float32), np.zeros((1, 2, 0), np.float32), i64(5)], expected=none, opset=11)
+    case(s, 'test_norm_nms_zero_classes', 'NonMaxSuppression',
+         [bx, np.zeros((2, 0, 40), np.float32), i64(5)], expected=none, opset=11)
     bb, sb = boxes(1, 2000), rng.uniform(0, 1, (1, 2, 2000)).astype(np.float32)
     case(s, 'test_norm_nms_big', 'NonMaxSuppression', [bb, sb, i64(50), f32(0.4), f32(0.1)],
          attrs={'center_point_box': 1}, opset=11)
