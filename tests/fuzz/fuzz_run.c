@@ -157,7 +157,15 @@ static void run_once(onyx_rep *rep, unsigned flags, const graph *g, onyx_value *
     size_t n_out = 0;
     onyx_value **outs = NULL;
     onyx_error_clear();
-    onyx_status st = onyx_rep_run(rep, (size_t)g->n_inputs, names, bound, &n_out, &outs);
+    /* A model may ask for an endless Loop: the run options bound it, as a server's would (a clean
+     * ONYX_ERR_TIMEOUT / ONYX_ERR_LIMIT, not a fuzzer timeout). */
+    static onyx_run_options *limits;
+    if (!limits && onyx_run_options_create(&limits) == ONYX_OK) {
+        onyx_run_options_set_timeout(limits, 2.0);
+        onyx_run_options_set_max_iterations(limits, 100000);
+    }
+    onyx_status st = onyx_rep_run_with_options(rep, limits, (size_t)g->n_inputs, names, bound,
+                                               &n_out, &outs);
     fuzz_check_message(st);
     if (st == ONYX_OK) {
         if (n_out != onyx_rep_output_count(rep)) abort();
