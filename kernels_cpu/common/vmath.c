@@ -116,53 +116,6 @@ static inline float vs_round(float a) {
 #define VM_TABLE vm_scalar
 #define VM_NAME "scalar"
 #include "kernels_cpu/common/vmath_impl.h"
-#undef V
-#undef M
-#undef VI
-#undef VW
-#undef V_SET1
-#undef V_LOAD
-#undef V_STORE
-#undef M_TAIL
-#undef V_LOADN
-#undef V_STOREN
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_FMA
-#undef V_FNMA
-#undef V_MIN
-#undef V_MAX
-#undef V_ABS
-#undef V_SIGN
-#undef V_OR
-#undef V_ROUND
-#undef V_SCALE
-#undef V_SEL
-#undef M_LT
-#undef M_GT
-#undef M_EQ
-#undef M_NAN
-#undef M_OR
-#undef M_ANY
-#undef M_ALL
-#undef M_NONE
-#undef V_HSUM
-#undef V_HMAX
-#undef VI_OF
-#undef V_OF
-#undef V_CVT_FI
-#undef VI_SUB
-#undef VI_SRLI
-#undef VI_SET1
-#undef VI_OR
-#undef VI_AND
-#undef VM
-#undef VM_FN
-#undef VM_INLINE
-#undef VM_TABLE
-#undef VM_NAME
 
 #ifdef VM_X86
 
@@ -245,53 +198,6 @@ T2 static inline float v2_hmax(__m256 a) {
 #define VM_TABLE vm_avx2
 #define VM_NAME "avx2"
 #include "kernels_cpu/common/vmath_impl.h"
-#undef V
-#undef M
-#undef VI
-#undef VW
-#undef V_SET1
-#undef V_LOAD
-#undef V_STORE
-#undef M_TAIL
-#undef V_LOADN
-#undef V_STOREN
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_FMA
-#undef V_FNMA
-#undef V_MIN
-#undef V_MAX
-#undef V_ABS
-#undef V_SIGN
-#undef V_OR
-#undef V_ROUND
-#undef V_SCALE
-#undef V_SEL
-#undef M_LT
-#undef M_GT
-#undef M_EQ
-#undef M_NAN
-#undef M_OR
-#undef M_ANY
-#undef M_ALL
-#undef M_NONE
-#undef V_HSUM
-#undef V_HMAX
-#undef VI_OF
-#undef V_OF
-#undef V_CVT_FI
-#undef VI_SUB
-#undef VI_SRLI
-#undef VI_SET1
-#undef VI_OR
-#undef VI_AND
-#undef VM
-#undef VM_FN
-#undef VM_INLINE
-#undef VM_TABLE
-#undef VM_NAME
 
 /* ================================================================ AVX-512: 16 lanes */
 

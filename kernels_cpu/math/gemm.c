@@ -788,29 +788,6 @@ static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bv
     return true;
 }
 
-onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
-    mm_prim *m = calloc(1, sizeof *m);
-    if (!m) return onyx_oom("matmul state");
-    onyx_status st = ONYX_OK;
-    if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
-        p->in_type[1]->dtype == p->in_type[0]->dtype) {
-        const type_info *A = p->in_type[0], *B = p->in_type[1];
-        mm_geom g = {.alpha = 1.0f};
-        m->dtype = A->dtype;
-        if (matmul_geom(A, B, p->in_value[1], &g)) {
-            keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
-            keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
-            st = mm_try(p, &g, m);
-        }
-    }
-    if (st != ONYX_OK) {
-        free(m);
-        return st;
-    }
-    *state = m;
-    return ONYX_OK;
-}
-
 /* Gemm as oneDNN sees it: transposes as strides; alpha folded into a constant B; C as a bias
  * (one row) or through a sum post-op (with rows). False where the primitive does not apply. */
 static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
@@ -847,16 +824,18 @@ static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
     return true;
 }
 
-onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) {
+/* MatMul's and Gemm's prepare: a primitive where the shapes are known and oneDNN applies
+ * (`gemm` picks Gemm's reading of the inputs); otherwise the state only says so. */
+static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     mm_prim *m = calloc(1, sizeof *m);
-    if (!m) return onyx_oom("gemm state");
+    if (!m) return onyx_oom(gemm ? "gemm state" : "matmul state");
     onyx_status st = ONYX_OK;
     if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
         p->in_type[1]->dtype == p->in_type[0]->dtype) {
         const type_info *A = p->in_type[0], *B = p->in_type[1];
         mm_geom g = {.alpha = 1.0f};
         m->dtype = A->dtype;
-        if (gemm_geom(p, m, &g)) {
+        if (gemm ? gemm_geom(p, m, &g) : matmul_geom(A, B, p->in_value[1], &g)) {
             keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
             keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
             st = mm_try(p, &g, m);
@@ -868,6 +847,14 @@ onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) {
     }
     *state = m;
     return ONYX_OK;
+}
+
+onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
+    return prim_prepare(p, state, false);
+}
+
+onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) {
+    return prim_prepare(p, state, true);
 }
 
 void cpu_matmul_release(void *state) {
