@@ -85,8 +85,8 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.cc,$(BUILD
 # libonyx_cuda.so, which libonyx loads at run time (backend/cuda_plugin.c): libonyx itself needs
 # no CUDA library. Built when CUDA=1 (default: when nvcc is found).
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
-CUDA_CU_SRCS := $(wildcard kernels_cuda/*.cu)
-CUDA_C_SRCS := $(wildcard kernels_cuda/*.c)
+CUDA_CU_SRCS := $(wildcard kernels_cuda/*.cu kernels_cuda/*/*.cu)
+CUDA_C_SRCS := $(wildcard kernels_cuda/*.c kernels_cuda/*/*.c)
 CUDA ?= $(if $(and $(NVCC),$(strip $(CUDA_CU_SRCS) $(CUDA_C_SRCS))),1,0)
 LIB_CUDA_SO := $(BUILD)/libonyx_cuda.so
 ifeq ($(CUDA),1)
@@ -96,7 +96,7 @@ ifeq ($(CUDA),1)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   CUDA_ARCH ?= sm_90
   NVCCFLAGS ?= -arch=$(CUDA_ARCH) -O2 -g -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-               -I. -Iinclude -I$(BUILD)/gen
+               -I. -Iinclude -I$(BUILD)/gen $(if $(filter 1,$(WERROR)),-Werror all-warnings -Xcompiler -Werror)
   CUDA_CFLAGS := -I$(CUDA_HOME)/include
   CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++
   CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \

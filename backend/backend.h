@@ -45,6 +45,7 @@ struct onyx_session_options {
     int threads;
     onyx_optimization_level optimization;
     bool blocked_layouts;
+    bool device_graphs; /* config device.graphs */
     size_t memory_limit;
     char *profile_path; /* NULL: off */
     exec_log log;

@@ -17,11 +17,32 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const cuda_plugin *loaded;
 static int loaded_devices;
 
+static onyx_status error_prefix_message(onyx_status status, const char *prefix) {
+    return onyx_error_prefix(status, "%s", prefix);
+}
+
+/* What the plugin's kernels call of the core (kernels_cuda/host.c). */
+static const cuda_host_api host_api = {
+    .abi = CUDA_PLUGIN_ABI,
+    .verror = onyx_verror,
+    .error_prefix_message = error_prefix_message,
+    .node_attr = node_attr,
+    .attr_int = attr_int,
+    .attr_float = attr_float,
+    .attr_string = attr_string,
+    .attr_ints = attr_ints,
+    .attr_floats = attr_floats,
+    .dtype_size = dtype_size,
+    .kernel_scratch = kernel_scratch,
+    .kernel_shared = kernel_shared,
+    .kernel_check_run = kernel_check_run,
+};
+
 static const cuda_plugin *try_open(const char *path) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) return NULL;
     cuda_plugin_entry entry = (cuda_plugin_entry)dlsym(h, CUDA_PLUGIN_SYMBOL);
-    const cuda_plugin *p = entry ? entry() : NULL;
+    const cuda_plugin *p = entry ? entry(&host_api) : NULL;
     if (!p || p->abi != CUDA_PLUGIN_ABI) {
         dlclose(h);
         return NULL;

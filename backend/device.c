@@ -47,7 +47,11 @@ bool device_usable(device_kind kind, int index) {
 
 static void *cpu_alloc(size_t bytes) { return aligned_alloc(64, (bytes + 63) & ~(size_t)63); }
 
-static void host_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static onyx_status host_copy(void *queue, void *dst, const void *src, size_t bytes) {
+    (void)queue;
+    memcpy(dst, src, bytes);
+    return ONYX_OK;
+}
 
 const device_ops cpu_device_ops = {
     .kind = DEVICE_CPU,

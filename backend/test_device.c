@@ -24,12 +24,63 @@ static void scrambled_copy(void *dst, const void *src, size_t bytes) {
     for (size_t i = 0; i < bytes; i++) d[i] = s[i] ^ SCRAMBLE;
 }
 
+/* The TEST device's queue, one per run context as a CUDA stream would be: it holds nothing but a
+ * mark and the count of work queued on it, so that a kernel or copy handed another context's
+ * queue, a freed one or none is caught. */
+#define QUEUE_MARK 0x5445535451554555ull
+
+typedef struct test_queue {
+    unsigned long long mark;
+    size_t queued; /* kernels and copies since the last finish */
+} test_queue;
+
+static onyx_status queue_check(void *queue, const char *what) {
+    test_queue *q = queue;
+    if (!q || q->mark != QUEUE_MARK)
+        return onyx_error(ONYX_ERR_RUNTIME, "TEST device: %s without its run context's queue",
+                          what);
+    q->queued++;
+    return ONYX_OK;
+}
+
+static onyx_status test_queue_create(void **out) {
+    test_queue *q = malloc(sizeof *q);
+    if (!q) return onyx_oom("TEST queue");
+    q->mark = QUEUE_MARK;
+    q->queued = 0;
+    *out = q;
+    return ONYX_OK;
+}
+
+static void test_queue_destroy(void *queue) {
+    test_queue *q = queue;
+    if (!q) return;
+    q->mark = 0;
+    free(q);
+}
+
+static onyx_status test_queue_finish(void *queue) {
+    TRY(queue_check(queue, "finish"));
+    ((test_queue *)queue)->queued = 0;
+    return ONYX_OK;
+}
+
+/* Copies at prepare (uploaded constants) come without a queue; during a run, with one. */
+static onyx_status test_copy(void *queue, void *dst, const void *src, size_t bytes) {
+    if (queue) TRY(queue_check(queue, "copy"));
+    scrambled_copy(dst, src, bytes);
+    return ONYX_OK;
+}
+
 const device_ops test_device_ops = {
     .kind = DEVICE_TEST,
     .alloc = test_alloc,
     .free = free,
-    .to_host = scrambled_copy,
-    .from_host = scrambled_copy,
+    .to_host = test_copy,
+    .from_host = test_copy,
+    .queue_create = test_queue_create,
+    .queue_destroy = test_queue_destroy,
+    .queue_finish = test_queue_finish,
 };
 
 /* ------------------------------------------------------------------ kernels */
@@ -136,6 +187,7 @@ static size_t aligned64(size_t n) { return (n + 63) & ~(size_t)63; }
 static onyx_status test_run(const kernel_call *c) {
     test_fork *f = c->state;
     const test_state *s = f->shared;
+    TRY(queue_check(c->queue, "kernel"));
     size_t need = 0;
     for (int i = 0; i < c->n_in; i++)
         if (c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR) need += aligned64(c->in[i]->t.nbytes);

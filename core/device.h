@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "core/status.h"
+
 typedef enum device_kind {
     DEVICE_CPU = 0,
     DEVICE_CUDA = 1,
@@ -24,9 +26,27 @@ typedef struct device_ops {
     /* Device memory of at least `bytes`, 64-byte aligned; NULL when out of memory. */
     void *(*alloc)(size_t bytes);
     void (*free)(void *p);
-    /* Copies between host memory and device memory. */
-    void (*to_host)(void *host_dst, const void *device_src, size_t bytes);
-    void (*from_host)(void *device_dst, const void *host_src, size_t bytes);
+    /* Copies between host memory and device memory, ordered after the work already queued on
+     * `queue` (a run context's queue, below) or, with queue NULL, after all of the device's work.
+     * to_host returns once the host buffer holds the data; from_host once the host buffer may be
+     * reused. */
+    onyx_status (*to_host)(void *queue, void *host_dst, const void *device_src, size_t bytes);
+    onyx_status (*from_host)(void *queue, void *device_dst, const void *host_src, size_t bytes);
+    /* A device's work queue: each run context holds one per device its plan uses (a CUDA stream
+     * with its library handles), and the device's kernels get it in kernel_call.queue, so that
+     * concurrent runs do not share one. finish waits for the queued work and reports its first
+     * error. All three are NULL on devices whose kernels run synchronously on the host. */
+    onyx_status (*queue_create)(void **out);
+    void (*queue_destroy)(void *queue);
+    onyx_status (*queue_finish)(void *queue);
+    /* Device graphs (CUDA graphs): the work queued between capture_begin and capture_end is
+     * recorded instead of run, into a graph that graph_launch replays on the queue, each launch
+     * redoing the same kernels on the same addresses. capture_end always ends the capture; with
+     * `graph` NULL it discards what was recorded. NULL where the device has no graphs. */
+    onyx_status (*capture_begin)(void *queue);
+    onyx_status (*capture_end)(void *queue, void **graph);
+    onyx_status (*graph_launch)(void *queue, void *graph);
+    void (*graph_free)(void *graph);
 } device_ops;
 
 #endif

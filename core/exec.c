@@ -26,6 +26,7 @@ void plan_free(plan *p) {
         free(ps->own_node);
     }
     free(p->steps);
+    free(p->segment_end);
     if (p->vals) {
         for (int i = 0; i < p->n_vals; i++) {
             plan_value *v = &p->vals[i];
@@ -194,10 +195,14 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
         out[o] = node->outputs[o] >= 0 ? frame->vals[node->outputs[o]] : NULL;
     onyx_status st = ONYX_OK;
     /* every tensor a kernel reads is on its device: a missing copy is an error, not garbage */
-    for (int i = 0; i < node->n_inputs && !(ps->k->flags & KF_DEVICE_COPY); i++)
-        if (in[i] && in[i]->kind == ONYX_VALUE_TENSOR && in[i]->t.device != ps->k->device)
-            st = onyx_error(ONYX_ERR_RUNTIME, "input %d is on %s but the kernel runs on %s", i,
-                            device_name(in[i]->t.device), device_name(ps->k->device));
+    for (int i = 0; i < node->n_inputs && !(ps->k->flags & KF_DEVICE_COPY); i++) {
+        if (!in[i] || in[i]->kind != ONYX_VALUE_TENSOR) continue;
+        bool on_host = i < 32 && (ps->k->host_inputs & (1u << i));
+        device_kind want = on_host ? DEVICE_CPU : ps->k->device;
+        if (in[i]->t.device != want)
+            st = onyx_error(ONYX_ERR_RUNTIME, "input %d is on %s but the kernel reads it on %s", i,
+                            device_name(in[i]->t.device), device_name(want));
+    }
     if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out);
     if (st == ONYX_OK) {
         kernel_call call = {
@@ -209,6 +214,7 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
             .out = out,
             .frame = frame,
             .threads = parallel_threads(),
+            .queue = frame->ctx ? frame->ctx->queue[ps->k->device] : NULL,
         };
         if (frame->profiler) {
             int64_t start = exec_now_ns();
@@ -673,6 +679,55 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
     return ONYX_OK;
 }
 
+/* Whether plan value v has the same address in every run of a context: a constant, or arena
+ * memory (directly or as an alias of it). Graph inputs and heap values move between runs. */
+static bool fixed_address(const plan *p, int v) {
+    if (v < 0) return true;
+    const plan_value *pv = &p->vals[v];
+    if (pv->where == ST_CONST) return true;
+    if (pv->where != ST_ARENA) return false;
+    int root = pv->alias_of >= 0 ? pv->alias_of : v;
+    return p->vals[root].where == ST_ARENA || p->vals[root].where == ST_CONST;
+}
+
+/* A step that a device graph can replay: a kernel of a device with graphs, not a copy, whose
+ * tensors stay at fixed addresses and whose host-read inputs are constants (a replay cannot see
+ * new host values). */
+static bool capturable(const subgraph *sg, const plan *p, const plan_step *ps) {
+    const kernel *k = ps->k;
+    const device_ops *d = p->devices[k->device];
+    if (k->device == DEVICE_CPU || !d || !d->capture_begin ||
+        (k->flags & (KF_DEVICE_COPY | KF_DYNAMIC_OUTPUT)))
+        return false;
+    const graph_node *node = step_node(sg->g, ps);
+    for (int i = 0; i < node->n_inputs; i++) {
+        int v = node->inputs[i];
+        bool on_host = i < 32 && (k->host_inputs & (1u << i));
+        if (!fixed_address(p, v) || (on_host && v >= 0 && p->vals[v].where != ST_CONST))
+            return false;
+    }
+    for (int o = 0; o < node->n_outputs; o++)
+        if (!fixed_address(p, node->outputs[o])) return false;
+    return true;
+}
+
+/* Marks the runs of two or more consecutive capturable steps on one device. */
+static onyx_status find_graph_segments(const subgraph *sg, plan *p) {
+    for (int s = 0; s < p->n_steps;) {
+        int e = s;
+        while (e < p->n_steps && capturable(sg, p, &p->steps[e]) &&
+               p->steps[e].k->device == p->steps[s].k->device)
+            e++;
+        if (e - s >= 2) {
+            if (!p->segment_end && !(p->segment_end = calloc((size_t)p->n_steps + 1, sizeof(int))))
+                return onyx_oom("plan");
+            p->segment_end[s] = e;
+        }
+        s = e > s ? e : s + 1;
+    }
+    return ONYX_OK;
+}
+
 onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
@@ -747,6 +802,7 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
     }
     CHECK(lay_out(sg, p));
     for (int s = 0; s < p->n_steps; s++) p->has_forks |= p->steps[s].k->fork != NULL;
+    if (sg->env.device_graphs) CHECK(find_graph_segments(sg, p));
     *out = p;
     p = NULL;
 done:

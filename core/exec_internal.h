@@ -64,6 +64,10 @@ typedef struct run_ctx {
     void **forks;         /* per step: the kernel's fork (kernel.fork), or NULL */
     void *scratch;        /* kernel_scratch's region, grown on demand */
     size_t scratch_size;
+    void *queue[DEVICE_KINDS]; /* per device the plan uses that has queues (device_ops) */
+    unsigned runs;        /* runs made in this context (graphs are captured from the second) */
+    void **graphs;        /* per step that starts a graph segment: its captured graph, or NULL */
+    bool *graph_failed;   /* per such step: capture failed once, run its steps one by one */
 } run_ctx;
 
 /* A graph specialized for one signature of input shapes. Read-only once built: concurrent runs
@@ -80,6 +84,9 @@ typedef struct plan {
     size_t arena_size[DEVICE_KINDS];
     const device_ops *devices[DEVICE_KINDS]; /* from the environment */
     bool has_forks;     /* some step's kernel forks its state per context */
+    int *segment_end;   /* per step: for the first step of a graph segment (consecutive device
+                           steps on fixed addresses, replayed as one device graph), the step
+                           after its last; 0 elsewhere. NULL when the plan has none. */
     pthread_mutex_t idle_lock;
     run_ctx *idle;      /* contexts not in use */
 } plan;
@@ -114,6 +121,9 @@ void plan_unref(plan *p);
 void plan_free(plan *p);
 /* Frees a run context of plan p (its forks, slots, arena and scratch). */
 void run_ctx_free(const plan *p, run_ctx *ctx);
+
+/* The queue of `device` in the run context of call c, or NULL (no run, or no queues there). */
+void *plan_step_queue(const kernel_call *c, device_kind device);
 
 /* Runs step `ps` of `p` in `frame` with `state` (its fork or its prepared state). */
 onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,

@@ -25,22 +25,20 @@ static onyx_status copy_run(const kernel_call *c) {
         y->device != s->to->kind)
         return onyx_error(ONYX_ERR_RUNTIME, "copy between devices: tensors do not match the plan");
     if (x->nbytes == 0) return ONYX_OK;
-    if (s->from->kind == DEVICE_CPU) {
-        s->to->from_host(y->data, x->data, x->nbytes);
-    } else if (s->to->kind == DEVICE_CPU) {
-        s->from->to_host(y->data, x->data, x->nbytes);
-    } else { /* between two devices: through host memory */
-        void *host;
-        TRY(kernel_scratch(c, x->nbytes, &host));
-        s->from->to_host(host, x->data, x->nbytes);
-        s->to->from_host(y->data, host, x->nbytes);
-    }
-    return ONYX_OK;
+    if (s->from->kind == DEVICE_CPU)
+        return s->to->from_host(plan_step_queue(c, s->to->kind), y->data, x->data, x->nbytes);
+    if (s->to->kind == DEVICE_CPU)
+        return s->from->to_host(plan_step_queue(c, s->from->kind), y->data, x->data, x->nbytes);
+    /* between two devices: through host memory */
+    void *host;
+    TRY(kernel_scratch(c, x->nbytes, &host));
+    TRY(s->from->to_host(plan_step_queue(c, s->from->kind), host, x->data, x->nbytes));
+    return s->to->from_host(plan_step_queue(c, s->to->kind), y->data, host, x->nbytes);
 }
 
 /* One kernel per destination, so that profiles and logs say where a copy goes. */
 #define COPY_KERNEL(dev, name)                                                                     \
-    {"onyx", name, 1, 1, dev, 0, KF_DEVICE_COPY, NULL, copy_run, free, NULL, NULL, NULL}
+    {"onyx", name, 1, 1, dev, 0, KF_DEVICE_COPY, NULL, copy_run, free, NULL, NULL, NULL, 0}
 static const kernel copy_kernels[DEVICE_KINDS] = {
     [DEVICE_CPU] = COPY_KERNEL(DEVICE_CPU, "MemcpyToHost"),
     [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyFromHost"),
@@ -147,7 +145,7 @@ static onyx_status upload_constant(plan *p, int host, device_kind device, int *o
     v->owns_constant = true;
     v->where = ST_CONST;
     if (!t->data) return onyx_oom("device constant");
-    if (c->nbytes) p->devices[device]->from_host(t->data, c->data, c->nbytes);
+    if (c->nbytes) TRY(p->devices[device]->from_host(NULL, t->data, c->data, c->nbytes));
     *out = nv;
     return ONYX_OK;
 }
@@ -255,7 +253,8 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     const kernel *k = choose_kernel(sg, p, node, in_types);
     if (!k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
     device_kind d = k->device;
-    if (d != DEVICE_CPU)
+    /* with several devices, every node's place (onyx info --placement reads these lines) */
+    if (d != DEVICE_CPU || sg->env.n_priority > 1)
         log_write(&sg->env.log, ONYX_LOG_VERBOSE, "placement: %s on %s",
                   node_label(node, label, sizeof label), device_name(d));
 
@@ -264,7 +263,8 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     for (int i = 0; i < node->n_inputs; i++) {
         int vi = node->inputs[i], at = -1;
         if (vi < 0) continue;
-        onyx_status st = value_on(sg, p, pl, n, vi, d, &at);
+        bool on_host = i < 32 && (k->host_inputs & (1u << i));
+        onyx_status st = value_on(sg, p, pl, n, vi, on_host ? DEVICE_CPU : d, &at);
         if (st != ONYX_OK) {
             free(nc);
             return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));

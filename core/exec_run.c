@@ -78,6 +78,11 @@ int64_t exec_now_ns(void) {
 
 void run_ctx_free(const plan *p, run_ctx *ctx) {
     if (!ctx) return;
+    if (ctx->graphs)
+        for (int s = 0; s < p->n_steps; s++)
+            if (ctx->graphs[s]) p->devices[p->steps[s].k->device]->graph_free(ctx->graphs[s]);
+    free(ctx->graphs);
+    free(ctx->graph_failed);
     if (ctx->forks)
         for (int s = 0; s < p->n_steps; s++)
             if (ctx->forks[s]) p->steps[s].k->unfork(ctx->forks[s]);
@@ -86,10 +91,32 @@ void run_ctx_free(const plan *p, run_ctx *ctx) {
     free(ctx->forks);
     free(ctx->slots);
     free(ctx->vals);
-    for (int d = 0; d < DEVICE_KINDS; d++)
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        /* queued work may still use the arena */
+        if (ctx->queue[d]) {
+            (void)p->devices[d]->queue_finish(ctx->queue[d]);
+            p->devices[d]->queue_destroy(ctx->queue[d]);
+        }
         if (ctx->arena[d]) p->devices[d]->free(ctx->arena[d]);
+    }
     free(ctx->scratch);
     free(ctx);
+}
+
+void *plan_step_queue(const kernel_call *c, device_kind device) {
+    return c->frame && c->frame->ctx ? c->frame->ctx->queue[device] : NULL;
+}
+
+/* Waits for the work queued on the context's devices; the first error. */
+static onyx_status run_ctx_finish(const plan *p, run_ctx *ctx) {
+    onyx_status st = ONYX_OK;
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        if (!ctx->queue[d]) continue;
+        onyx_status qs = p->devices[d]->queue_finish(ctx->queue[d]);
+        if (st == ONYX_OK && qs != ONYX_OK)
+            st = onyx_error_prefix(qs, "%s", device_name((device_kind)d));
+    }
+    return st;
 }
 
 /* A fresh context: the arenas, and the slots of constants and arena values pointing into them. */
@@ -114,6 +141,13 @@ static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) 
             goto done;
         }
     }
+    bool uses[DEVICE_KINDS] = {0};
+    for (int i = 0; i < p->n_vals; i++) uses[p->vals[i].device] = true;
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        if (!uses[d] || !p->devices[d] || !p->devices[d]->queue_create) continue;
+        st = p->devices[d]->queue_create(&ctx->queue[d]);
+        if (st != ONYX_OK) goto done;
+    }
     for (int i = 0; i < p->n_vals; i++) {
         const plan_value *v = &p->vals[i];
         onyx_value *slot = &ctx->slots[i];
@@ -129,6 +163,14 @@ static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) 
             const plan_value *r = &p->vals[root];
             if (r->where == ST_ARENA) slot->t.data = (char *)ctx->arena[r->device] + r->offset;
             else if (r->where == ST_CONST) slot->t.data = r->constant->data;
+        }
+    }
+    if (p->segment_end) {
+        ctx->graphs = calloc((size_t)p->n_steps + 1, sizeof *ctx->graphs);
+        ctx->graph_failed = calloc((size_t)p->n_steps + 1, sizeof *ctx->graph_failed);
+        if (!ctx->graphs || !ctx->graph_failed) {
+            st = onyx_oom("run context");
+            goto done;
         }
     }
     if (p->has_forks) {
@@ -406,6 +448,53 @@ static onyx_status type_mismatch(const char *what, const graph_value *gv, const 
     return ONYX_ERR_INVALID_MODEL;
 }
 
+/* Runs steps [from, to) one by one. */
+static onyx_status run_steps(const plan *p, run_ctx *ctx, struct exec_frame *frame, int from,
+                             int to) {
+    const graph *g = frame->g;
+    onyx_status st = ONYX_OK;
+    for (int s = from; s < to && st == ONYX_OK; s++) {
+        const plan_step *ps = &p->steps[s];
+        st = plan_run_step(p, ps, g, frame, ctx->forks && ctx->forks[s] ? ctx->forks[s] : ps->state);
+        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++)
+            value_clear(frame->vals[ps->release[r]]);
+    }
+    return st;
+}
+
+/* Runs the graph segment starting at step s (plan.segment_end): the context's first run runs its
+ * steps one by one (kernels make their handles and scratch), the second captures them into a
+ * device graph and launches it, later runs launch that graph. A segment whose capture fails is
+ * run step by step from then on. */
+static onyx_status run_segment(subgraph *sg, const plan *p, run_ctx *ctx,
+                               struct exec_frame *frame, int s) {
+    int end = p->segment_end[s];
+    device_kind dev = p->steps[s].k->device;
+    const device_ops *d = p->devices[dev];
+    void *q = ctx->queue[dev];
+    if (ctx->graphs[s]) return d->graph_launch(q, ctx->graphs[s]);
+    if (ctx->runs == 0 || ctx->graph_failed[s] || !q) return run_steps(p, ctx, frame, s, end);
+    void *graph = NULL;
+    onyx_status st = d->capture_begin(q);
+    if (st == ONYX_OK) {
+        st = run_steps(p, ctx, frame, s, end);
+        onyx_status ended = d->capture_end(q, st == ONYX_OK ? &graph : NULL);
+        if (st == ONYX_OK) st = ended;
+    }
+    if (st == ONYX_OK && graph) {
+        ctx->graphs[s] = graph;
+        return d->graph_launch(q, graph);
+    }
+    if (graph) d->graph_free(graph);
+    char label[256];
+    log_write(&sg->env.log, ONYX_LOG_VERBOSE, "device graph: steps %d-%d from %s run one by one: %s",
+              s, end - 1, node_label(step_node(sg->g, &p->steps[s]), label, sizeof label),
+              onyx_last_error());
+    onyx_error_clear();
+    ctx->graph_failed[s] = true;
+    return run_steps(p, ctx, frame, s, end);
+}
+
 /* Walks the plan's steps in a context and hands the graph outputs over. */
 static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_frame *outer,
                             const run_control *control, const onyx_value *const *inputs,
@@ -425,14 +514,22 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
 
     onyx_status st = ONYX_OK;
     parallel_scope saved_threads = parallel_enter(outer ? 0 : sg->env.threads);
-    for (int s = 0; s < p->n_steps && st == ONYX_OK; s++) {
-        const plan_step *ps = &p->steps[s];
+    bool graphs = p->segment_end && !frame.profiler; /* profiles time each step */
+    for (int s = 0; s < p->n_steps && st == ONYX_OK;) {
         st = check_control(control);
-        if (st == ONYX_OK)
-            st = plan_run_step(p, ps, g, &frame, ctx->forks && ctx->forks[s] ? ctx->forks[s] : ps->state);
-        for (int r = 0; r < ps->n_release && st == ONYX_OK; r++) value_clear(vals[ps->release[r]]);
+        if (st != ONYX_OK) break;
+        if (graphs && p->segment_end[s]) {
+            st = run_segment(sg, p, ctx, &frame, s);
+            s = p->segment_end[s];
+        } else {
+            st = run_steps(p, ctx, &frame, s, s + 1);
+            s++;
+        }
     }
     parallel_leave(saved_threads);
+    onyx_status finished = run_ctx_finish(p, ctx);
+    if (st == ONYX_OK) st = finished;
+    ctx->runs++;
     for (int i = 0; i < g->n_outputs && st == ONYX_OK; i++) {
         int vi = g->outputs[i];
         if (vi < 0) continue;

@@ -57,6 +57,8 @@ typedef struct kernel_call {
     onyx_value *const *out;
     struct exec_frame *frame;          /* the running graph's frame (outer scope of subgraphs) */
     int threads;
+    void *queue;                       /* the run context's queue for the kernel's device
+                                          (device_ops.queue_create), or NULL */
 } kernel_call;
 
 typedef struct kernel {
@@ -81,6 +83,10 @@ typedef struct kernel {
      * A kernel that declines leaves the node to the next device in the session's priority order,
      * as ggml's supports_op. */
     bool (*supports)(const kernel_prep *p);
+    /* Inputs (bit i: input i) that the kernel reads on the host whatever its device: shapes,
+     * axes, indices of slices and pads, which a device kernel needs to size its launch. Placement
+     * keeps them in CPU memory. */
+    unsigned host_inputs;
 } kernel;
 
 /* Read-only data made from constants only (reordered or packed weights), shared by every plan of

@@ -16,8 +16,13 @@ void onyx_error_clear(void) { message[0] = '\0'; }
 onyx_status onyx_error(onyx_status status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    onyx_verror(status, fmt, ap);
     va_end(ap);
+    return status;
+}
+
+onyx_status onyx_verror(onyx_status status, const char *fmt, va_list ap) {
+    vsnprintf(message, sizeof message, fmt, ap);
     return status;
 }
 

@@ -2,6 +2,8 @@
 #ifndef ONYX_CORE_STATUS_H
 #define ONYX_CORE_STATUS_H
 
+#include <stdarg.h>
+
 #include "onyx.h"
 
 #if defined(__GNUC__)
@@ -13,6 +15,7 @@
 /* Sets the thread's message and returns `status`, so that failures read
  * `return onyx_error(ONYX_ERR_SHAPE, "input %d has rank %d, expected 4", i, r);` */
 onyx_status onyx_error(onyx_status status, const char *fmt, ...) ONYX_PRINTF(2, 3);
+onyx_status onyx_verror(onyx_status status, const char *fmt, va_list ap);
 
 /* Puts "<prefix>: " in front of the current message (adds where an error happened as it travels
  * up: "prepare: node 'conv1' (Conv-11): " + the kernel's own words). Returns `status`. */

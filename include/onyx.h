@@ -338,7 +338,9 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
                                                       const onyx_value *example);
 /* Named settings for what is not worth a function of its own, as onnxruntime's session config
  * entries. Known keys: "optimization.blocked_layouts" ("1" default, "0": plain layouts between
- * convolutions). Unknown keys are ONYX_ERR_INVALID_ARGUMENT. */
+ * convolutions); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a CUDA plan
+ * launches its kernels one by one instead of replaying the graph captured on its second run).
+ * Unknown keys are ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
                                                      const char *key, const char *value);
 

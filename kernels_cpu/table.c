@@ -3,11 +3,11 @@
 
 static const kernel table[] = {
 #define KERNEL(domain, op, vmin, vmax, dtypes, flags, run)                                         \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, NULL, run, NULL, NULL, NULL, NULL},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, NULL, run, NULL, NULL, NULL, NULL, 0},
 #define KERNEL_STATEFUL(domain, op, vmin, vmax, dtypes, flags, prepare, run, release)              \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL, 0},
 #define KERNEL_FORKED(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork, unfork) \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL, 0},
 #include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL

@@ -14,7 +14,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: onyx info MODEL\n"
+            "usage: onyx info MODEL [--placement [-d DEVICE] [--input NAME=FILE.pb ...]]\n"
             "       onyx run MODEL [--input NAME=FILE.pb ...] [-d DEVICE] [-t THREADS]\n"
             "       onyx bench MODEL [-n RUNS] [-w WARMUP] [--input NAME=FILE.pb ...] [-d DEVICE] "
             "[-t THREADS]\n"
@@ -46,7 +46,11 @@ static void print_io(const onyx_io_info *info) {
            tool_format_dims(info->rank, info->dims, info->dim_params, dims, sizeof dims));
 }
 
+static int cmd_placement(int argc, char **argv);
+
 static int cmd_info(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--placement")) return cmd_placement(argc, argv);
     if (argc != 1) {
         usage(stderr);
         return 1;
@@ -136,6 +140,7 @@ typedef struct run_args {
     onyx_optimization_level optimization;
     const char *trace;        /* profile: the trace file */
     bool verbose;             /* log lines to stderr */
+    bool placement;           /* info --placement: print where each node runs */
     int top;                  /* profile: rows printed */
     const char **input_specs; /* NAME=FILE.pb */
     size_t input_spec_count;
@@ -211,6 +216,9 @@ static int parse_run_args(int argc, char **argv, bool bench, bool profile, run_a
         } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
             a->verbose = true;
             continue;
+        } else if (!strcmp(s, "--placement")) {
+            a->placement = true;
+            continue;
         } else if (!strcmp(s, "-O")) {
             if (parse_optimization(val, &a->optimization)) return 1;
         } else if (profile && !strcmp(s, "--top")) {
@@ -252,6 +260,29 @@ static void log_to_stderr(void *user, onyx_log_level level, const char *message)
     (void)user;
     static const char *const names[] = {"verbose", "info", "warning", "error", "fatal"};
     fprintf(stderr, "onyx [%s] %s\n", names[level], message);
+}
+
+/* Where each node runs, from the placement lines of the log ("placement: <node> on <DEVICE>"). */
+typedef struct placement_counts {
+    int per_device[8];
+    const char *names[8];
+} placement_counts;
+
+static void print_placement(void *user, onyx_log_level level, const char *message) {
+    (void)level;
+    placement_counts *pc = user;
+    const char *tag = "placement: ";
+    if (strncmp(message, tag, strlen(tag)) != 0) return;
+    const char *on = strrchr(message, ' ');
+    if (!on || on - message < (ptrdiff_t)strlen(tag) + 3) return;
+    printf("  %-8s %.*s\n", on + 1, (int)(on - 3 - message - strlen(tag)), message + strlen(tag));
+    for (int d = 0; d < 8; d++) {
+        if (!pc->names[d]) pc->names[d] = strdup(on + 1);
+        if (pc->names[d] && !strcmp(pc->names[d], on + 1)) {
+            pc->per_device[d]++;
+            break;
+        }
+    }
 }
 
 /* Loads the model, makes its inputs (from --input files or generated) and prepares it. */
@@ -345,8 +376,14 @@ static int prepare_model(const run_args *a, prepared *p, bool announce, bool pro
     if (st == ONYX_OK) st = onyx_session_options_set_threads(opts, a->threads);
     if (st == ONYX_OK) st = onyx_session_options_set_optimization(opts, a->optimization);
     if (st == ONYX_OK && profile) st = onyx_session_options_set_profiling(opts, a->trace);
-    if (st == ONYX_OK && a->verbose)
+    placement_counts pc = {0};
+    if (st == ONYX_OK && a->placement) {
+        printf("placement on %s (nodes folded into constants or fused into others not listed):\n",
+               a->device);
+        st = onyx_session_options_set_log(opts, ONYX_LOG_VERBOSE, print_placement, &pc);
+    } else if (st == ONYX_OK && a->verbose) {
         st = onyx_session_options_set_log(opts, ONYX_LOG_VERBOSE, log_to_stderr, NULL);
+    }
     for (size_t i = 0; i < n && st == ONYX_OK; i++)
         st = onyx_session_options_add_example(opts, p->names[i], p->inputs[i]);
     if (st != ONYX_OK) {
@@ -357,6 +394,14 @@ static int prepare_model(const run_args *a, prepared *p, bool announce, bool pro
     st = onyx_prepare_session(p->model, opts, &p->rep);
     p->prepare_ms = tool_now_ms() - t0;
     onyx_session_options_free(opts);
+    if (a->placement) {
+        printf("nodes:");
+        for (int d = 0; d < 8 && pc.names[d]; d++) {
+            printf("%s %d on %s", d ? "," : "", pc.per_device[d], pc.names[d]);
+            free((void *)pc.names[d]);
+        }
+        printf("\n");
+    }
     if (st != ONYX_OK) return fail("prepare failed", st);
     return 0;
 }
@@ -421,6 +466,19 @@ static void print_value(const char *name, const onyx_value *v, int indent) {
         break;
     default: printf("%*s%s: %s\n", indent, "", name, tool_kind_name(onyx_value_kind_of(v))); break;
     }
+}
+
+/* onyx info MODEL --placement [-d DEVICES]: the model prepared on its generated inputs, with the
+ * device of each node. */
+static int cmd_placement(int argc, char **argv) {
+    run_args a;
+    prepared p = {0};
+    int rc = parse_run_args(argc, argv, false, false, &a);
+    if (rc == 0 && !a.placement) rc = 1;
+    if (rc == 0) rc = prepare_model(&a, &p, false, false);
+    prepared_free(&p);
+    free(a.input_specs);
+    return rc;
 }
 
 static int cmd_run(int argc, char **argv) {

@@ -1,0 +1,143 @@
+"""GPU benchmark, run on a GPU machine by tools/cuda/check.sh: onyx on CUDA against PyTorch on the
+same GPU, eager and replayed as a CUDA graph, fp32 and fp16, at batch 1 and 32. The models are
+torchvision's and transformers' architectures with random weights (the light models' families,
+ResNet-50, ViT-B/16, BERT-base), exported to ONNX here with fixed shapes. onyx is timed by its CLI
+(`onyx bench -d CUDA`: each run copies its inputs to the GPU and its outputs back), PyTorch with
+inputs already on the GPU and CUDA events; both report the median. TF32 is off on both sides
+(onyx computes fp32 in fp32)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import torch
+
+MODELS = ['alexnet', 'densenet121', 'googlenet', 'resnet50', 'shufflenet_v2_x1_0',
+          'squeezenet1_0', 'vgg19', 'vit_b_16', 'bert_base']
+
+
+def build(name):
+    torch.manual_seed(0)
+    if name == 'bert_base':
+        import transformers
+        cfg = transformers.BertConfig()
+        model = transformers.BertModel(cfg, add_pooling_layer=False)
+        model.config.return_dict = False
+        return model, lambda b: (torch.randint(0, cfg.vocab_size, (b, 128)),)
+    import torchvision
+    kwargs = {'aux_logits': False, 'init_weights': True} if name == 'googlenet' else {}
+    model = getattr(torchvision.models, name)(weights=None, **kwargs)
+    return model, lambda b: (torch.randn(b, 3, 224, 224),)
+
+
+def export(model, inputs, path):
+    if os.path.exists(path):
+        return
+    torch.onnx.export(model, inputs, path, opset_version=17, dynamo=False,
+                      do_constant_folding=True)
+
+
+def torch_times(model, inputs, runs, graph):
+    """Median ms per run over `runs` runs (eager, or replays of a captured CUDA graph)."""
+    with torch.inference_mode():
+        for _ in range(3):
+            model(*inputs)
+        torch.cuda.synchronize()
+        step = lambda: model(*inputs)
+        if graph:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(3):
+                    model(*inputs)
+            torch.cuda.current_stream().wait_stream(stream)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                model(*inputs)
+            step = g.replay
+        times = []
+        for _ in range(runs):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def onyx_time(cli, path, runs):
+    r = subprocess.run([cli, 'bench', path, '-d', 'CUDA', '-n', str(runs), '-w', '5'],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        return None, (r.stderr or r.stdout).strip().splitlines()[-1][:200]
+    m = re.search(r'median ([\d.]+) (ms|us)', r.stdout)
+    if not m:
+        return None, 'no median in: ' + r.stdout[-200:]
+    v = float(m.group(1))
+    return (v / 1000 if m.group(2) == 'us' else v), None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--out', default='.gpu/out')
+    ap.add_argument('--models', default=','.join(MODELS))
+    ap.add_argument('--batches', default='1,32')
+    ap.add_argument('--runs', type=int, default=30)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    cli = os.environ.get('ONYX_CLI', 'build/onyx')
+    mdir = '/tmp/onyx-gpu-models'
+    os.makedirs(mdir, exist_ok=True)
+    rows = []
+    for name in args.models.split(','):
+        model, make = build(name)
+        model.eval()
+        for b in [int(x) for x in args.batches.split(',')]:
+            for prec in ('fp32', 'fp16'):
+                m = model.half() if prec == 'fp16' else model.float()
+                inputs = make(b)
+                if prec == 'fp16':
+                    inputs = tuple(x.half() if x.is_floating_point() else x for x in inputs)
+                path = f'{mdir}/{name}_b{b}_{prec}.onnx'
+                t0 = time.time()
+                try:
+                    export(m.cpu() if prec == 'fp32' else m.cuda(),
+                           tuple(x.cpu() if prec == 'fp32' else x.cuda() for x in inputs), path)
+                except Exception as e:  # an exporter failure is a row, not the end of the table
+                    rows.append((name, b, prec, None, None, None, f'export: {str(e)[:80]}'))
+                    continue
+                export_s = time.time() - t0
+                ox, err = onyx_time(cli, path, args.runs)
+                gm = m.cuda()
+                gin = tuple(x.cuda() for x in inputs)
+                eager = torch_times(gm, gin, args.runs, False)
+                try:
+                    graph = torch_times(gm, gin, args.runs, True)
+                except Exception as e:
+                    graph, err = None, (err or '') + f' graph: {str(e)[:60]}'
+                rows.append((name, b, prec, ox, eager, graph, err))
+                print(f'{name:20s} b{b:<3d} {prec}: onyx {ox} ms, torch eager {eager:.3f} ms, '
+                      f'graph {graph} ms (export {export_s:.0f} s) {err or ""}', flush=True)
+        del model
+        torch.cuda.empty_cache()
+    fmt = lambda v: f'{v:.3f}' if v is not None else '-'
+    ratio = lambda a, b: f'{a / b:.2f}' if a is not None and b else '-'
+    lines = ['| model | batch | precision | onyx CUDA ms | torch eager ms | torch CUDA graph ms '
+             '| onyx / eager | onyx / graph | note |', '|' + ' --- |' * 9]
+    for name, b, prec, ox, eager, graph, err in rows:
+        lines.append(f'| {name} | {b} | {prec} | {fmt(ox)} | {fmt(eager)} | {fmt(graph)} | '
+                     f'{ratio(ox, eager)} | {ratio(ox, graph)} | {err or ""} |')
+    table = '\n'.join(lines)
+    with open(os.path.join(args.out, 'bench_gpu.md'), 'w') as f:
+        f.write(table + '\n')
+    print(table)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

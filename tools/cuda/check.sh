@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# On a GPU machine (the device tool's H100/H200), from the repository root, after
+# tools/cuda/bundle.sh made .gpu/bundle.tar.xz here: builds the CUDA plugin with that machine's
+# nvcc, then runs the CUDA unit test, the conformance on CUDA (and on the CPU, for comparison),
+# and the GPU benchmark; logs go to $OUT (or .gpu/out). The last lines are the summary.
+#   tools/cuda/check.sh [unit] [conformance] [bench] [FILTER=glob]   (default: all three)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-.gpu/out}
+mkdir -p "$out"
+steps=${*:-unit conformance bench}
+filter=
+for s in $steps; do case $s in FILTER=*) filter=${s#FILTER=} ;; esac; done
+jobs=$(nproc)
+
+b=/tmp/onyx-bundle
+rm -rf "$b" && mkdir -p "$b" && tar -C "$b" -xJf .gpu/bundle.tar.xz || exit 1
+export LD_LIBRARY_PATH="$b/lib:${LD_LIBRARY_PATH:-}:$b/lib-fallback"
+mkdir -p build && cp -r "$b/gen" build/ && touch build/gen/*
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+t0=$SECONDS
+if ! make -j"$jobs" CUDA=1 build/libonyx_cuda.so >"$out/build.log" 2>&1; then
+    grep -E "error" "$out/build.log" | head -40
+    echo "SUMMARY build failed"
+    exit 1
+fi
+echo "plugin built in $((SECONDS - t0)) s"
+export ONYX_CUDA_LIB=$PWD/build/libonyx_cuda.so
+summary=()
+
+if [[ " $steps " == *" unit "* ]]; then
+    "$b/bin/test_cuda" >"$out/unit.log" 2>&1
+    rc=$?
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |nodes on CUDA|error|Error" "$out/unit.log" | head -30
+    summary+=("unit rc=$rc")
+fi
+
+if [[ " $steps " == *" conformance "* ]]; then
+    data="$b/data"
+    dirs=("$data/node" "$data/simple" "$data/pytorch-converted" "$data/pytorch-operator" "$data/real")
+    for dev in CPU CUDA; do
+        exp=tests/conformance/$([[ $dev == CUDA ]] && echo cuda || echo cpu)_expected_failures.txt
+        "$b/bin/onyx-test-runner" -d $dev -j "$jobs" -q ${filter:+-f "$filter"} \
+            $([[ -f $exp ]] && echo "-x $exp") --draws tests/conformance/random_draws.txt \
+            --write-expected "$out/failing-$dev.txt" \
+            --report "$out/conformance-$dev.json" "${dirs[@]}" >"$out/conformance-$dev.log" 2>&1
+        echo "conformance $dev rc=$?: $(tail -1 "$out/conformance-$dev.log")"
+        summary+=("conformance-$dev: $(tail -2 "$out/conformance-$dev.log" | head -1)")
+    done
+    grep -E "^(FAIL|ERROR|UNEXPECTED)" "$out/conformance-CUDA.log" | head -60
+fi
+
+if [[ " $steps " == *" bench "* ]]; then
+    PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx \
+        python3 tools/cuda/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log" | tail -40
+    summary+=("bench rc=${PIPESTATUS[0]}")
+fi
+printf 'SUMMARY %s\n' "${summary[@]}"
