@@ -172,6 +172,15 @@ onyx_status onyx_run_options_set_max_iterations(onyx_run_options *o, int64_t ite
     return ONYX_OK;
 }
 
+onyx_status onyx_run_options_set_output_device(onyx_run_options *o, const char *device) {
+    NEED_OPTIONS(o);
+    device_kind kind;
+    int index;
+    TRY(device_parse(device, &kind, &index));
+    o->output_device = kind;
+    return ONYX_OK;
+}
+
 onyx_status onyx_run_options_set_tag(onyx_run_options *o, const char *tag) {
     NEED_OPTIONS(o);
     char *copy = NULL;

@@ -247,6 +247,7 @@ onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *opt
             control.deadline_ns = exec_now_ns() + (int64_t)(options->timeout * 1e9);
         control.max_iterations = options->max_iterations;
         control.tag = options->tag;
+        control.output_device = options->output_device;
     }
     const onyx_value *bound_stack[BOUND_ON_STACK] = {0};
     const onyx_value **bound = g->n_inputs <= BOUND_ON_STACK

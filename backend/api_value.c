@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "core/value.h"
 
 /* Checks the public shape arguments and shapes `t` (no data). */
@@ -74,6 +75,64 @@ ONYX_API onyx_status onyx_value_wrap_tensor(onyx_dtype dtype, size_t rank, const
     value_borrow_tensor(v, &t);
     *out = v;
     return ONYX_OK;
+}
+
+static const tensor *as_tensor(const onyx_value *v) {
+    return (v && v->kind == ONYX_VALUE_TENSOR) ? &v->t : NULL;
+}
+
+ONYX_API onyx_status onyx_value_wrap_device_tensor(const char *device, onyx_dtype dtype,
+                                                   size_t rank, const int64_t *dims, void *data,
+                                                   size_t nbytes, onyx_value **out) {
+    if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "wrap_device_tensor: out is NULL");
+    device_kind kind;
+    int index;
+    TRY(device_parse(device, &kind, &index));
+    if (!backend_device_ops(kind, index))
+        return onyx_error(ONYX_ERR_DEVICE, "wrap_device_tensor: device %s is not usable here",
+                          device);
+    if (dtype == ONYX_STRING)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "wrap_device_tensor: strings live on the CPU");
+    tensor t = {0};
+    TRY(shape_args(&t, dtype, rank, dims));
+    TRY(check_bytes(&t, data, nbytes));
+    onyx_value *v = value_new();
+    if (!v) return onyx_oom("value");
+    t.data = data;
+    t.owns = false;
+    t.device = kind;
+    value_borrow_tensor(v, &t);
+    *out = v;
+    return ONYX_OK;
+}
+
+ONYX_API onyx_status onyx_value_copy_to_device(const onyx_value *value, const char *device,
+                                               onyx_value **out) {
+    const tensor *src = as_tensor(value);
+    if (!src || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "copy_to_device: not a tensor");
+    device_kind kind;
+    int index;
+    TRY(device_parse(device, &kind, &index));
+    if (!backend_device_ops(kind, index))
+        return onyx_error(ONYX_ERR_DEVICE, "copy_to_device: device %s is not usable here", device);
+    tensor t = {0};
+    TRY(tensor_alloc_on(&t, kind, src->dtype, src->rank, src->dims));
+    onyx_status st = tensor_copy_data(&t, src);
+    onyx_value *v = st == ONYX_OK ? value_new() : NULL;
+    if (st == ONYX_OK && !v) st = onyx_oom("value");
+    if (st != ONYX_OK) {
+        tensor_release(&t);
+        return st;
+    }
+    v->kind = ONYX_VALUE_TENSOR;
+    v->t = t;
+    *out = v;
+    return ONYX_OK;
+}
+
+ONYX_API const char *onyx_tensor_device(const onyx_value *value) {
+    const tensor *t = as_tensor(value);
+    return t ? device_name(t->device) : NULL;
 }
 
 ONYX_API onyx_status onyx_value_new_string_tensor(size_t rank, const int64_t *dims,
@@ -217,9 +276,6 @@ ONYX_API onyx_value_kind onyx_value_kind_of(const onyx_value *value) {
     return value ? value->kind : ONYX_VALUE_NONE;
 }
 
-static const tensor *as_tensor(const onyx_value *v) {
-    return (v && v->kind == ONYX_VALUE_TENSOR) ? &v->t : NULL;
-}
 
 ONYX_API onyx_dtype onyx_tensor_dtype(const onyx_value *value) {
     const tensor *t = as_tensor(value);

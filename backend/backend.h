@@ -8,6 +8,8 @@
 onyx_status device_parse(const char *text, device_kind *kind, int *index);
 /* True when the device can run kernels on this machine. */
 bool device_usable(device_kind kind, int index);
+/* The operations of a usable device (registered for device_ops_of on first call), or NULL. */
+const device_ops *backend_device_ops(device_kind kind, int index);
 
 /* The kernel for a node in `device`'s table (no fallback: the executor walks the session's
  * devices). NULL with a message naming device, op, version and dtype when none fits. */
@@ -58,6 +60,7 @@ struct onyx_run_options {
     double timeout;     /* seconds, 0: none */
     int64_t max_iterations;
     char *tag;
+    device_kind output_device;
 };
 
 /* Parses a comma-separated device priority list into the device to try first (the CPU is the

@@ -2,6 +2,7 @@
 #include "backend/backend.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,16 +60,31 @@ const device_ops cpu_device_ops = {
     .free = free,
     .to_host = host_copy,
     .from_host = host_copy,
+    .copy = host_copy,
 };
+
+static pthread_once_t registered_once = PTHREAD_ONCE_INIT;
+
+static void register_devices(void) {
+    device_register(&cpu_device_ops);
+    device_register(&test_device_ops);
+    const device_ops *cuda = cuda_device_count() > 0 ? cuda_device_ops() : NULL;
+    if (cuda) device_register(cuda);
+}
+
+const device_ops *backend_device_ops(device_kind kind, int index) {
+    pthread_once(&registered_once, register_devices);
+    return device_usable(kind, index) ? device_ops_of(kind) : NULL;
+}
 
 onyx_status backend_devices(exec_env *env, device_kind first, int index) {
     if (!device_usable(first, index))
         return onyx_error(ONYX_ERR_DEVICE, "device %s:%d is not usable on this machine",
                           device_name(first), index);
     memset(env->devices, 0, sizeof env->devices);
-    env->devices[DEVICE_CPU] = &cpu_device_ops;
-    env->devices[DEVICE_TEST] = &test_device_ops;
-    if (first == DEVICE_CUDA) env->devices[DEVICE_CUDA] = cuda_device_ops();
+    env->devices[DEVICE_CPU] = backend_device_ops(DEVICE_CPU, 0);
+    env->devices[DEVICE_TEST] = backend_device_ops(DEVICE_TEST, 0);
+    if (first == DEVICE_CUDA) env->devices[DEVICE_CUDA] = backend_device_ops(DEVICE_CUDA, index);
     env->n_priority = 0;
     if (first != DEVICE_CPU && env->devices[first]) env->priority[env->n_priority++] = first;
     env->priority[env->n_priority++] = DEVICE_CPU;

@@ -32,6 +32,8 @@ typedef struct device_ops {
      * reused. */
     onyx_status (*to_host)(void *queue, void *host_dst, const void *device_src, size_t bytes);
     onyx_status (*from_host)(void *queue, void *device_dst, const void *host_src, size_t bytes);
+    /* A copy within the device's memory, ordered like the two above. */
+    onyx_status (*copy)(void *queue, void *dst, const void *src, size_t bytes);
     /* A device's work queue: each run context holds one per device its plan uses (a CUDA stream
      * with its library handles), and the device's kernels get it in kernel_call.queue, so that
      * concurrent runs do not share one. finish waits for the queued work and reports its first
@@ -48,5 +50,11 @@ typedef struct device_ops {
     onyx_status (*graph_launch)(void *queue, void *graph);
     void (*graph_free)(void *graph);
 } device_ops;
+
+/* The operations of each device kind, for what holds device memory outside a plan (tensors that
+ * own device memory free it through them). Registered once per kind, before any tensor of the
+ * kind exists; NULL for a kind not (yet) registered. */
+void device_register(const device_ops *ops);
+const device_ops *device_ops_of(device_kind kind);
 
 #endif

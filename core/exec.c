@@ -27,6 +27,7 @@ void plan_free(plan *p) {
     }
     free(p->steps);
     free(p->segment_end);
+    free(p->in_device);
     if (p->vals) {
         for (int i = 0; i < p->n_vals; i++) {
             plan_value *v = &p->vals[i];
@@ -145,6 +146,12 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
         if ((ps->k->flags & KF_DYNAMIC_OUTPUT) ||
             (v->type.kind != ONYX_VALUE_TENSOR && v->type.kind != ONYX_VALUE_NONE)) {
             value_clear(out[o]);
+            continue;
+        }
+        if (type_is_static(&v->type) && v->device != DEVICE_CPU) { /* an output left on a device */
+            value_clear(out[o]);
+            CHECK(tensor_alloc_on(&out[o]->t, v->device, v->type.dtype, v->type.rank, v->type.dims));
+            out[o]->kind = ONYX_VALUE_TENSOR;
             continue;
         }
         if (type_is_static(&v->type)) {
@@ -728,7 +735,8 @@ static onyx_status find_graph_segments(const subgraph *sg, plan *p) {
     return ONYX_OK;
 }
 
-onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
+onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
+                       device_kind out_device, plan **out) {
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
     placement pl = {0};
@@ -763,6 +771,14 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
         goto done;
     }
     for (int i = 0; i < p->n_sig; i++) CHECK(type_copy(&p->sig[i], &sig[i]));
+    p->out_device = p->devices[out_device] ? out_device : DEVICE_CPU;
+    if (in_device) {
+        if (!(p->in_device = malloc(sizeof *p->in_device * (size_t)p->n_sig))) {
+            st = onyx_oom("plan");
+            goto done;
+        }
+        memcpy(p->in_device, in_device, sizeof *p->in_device * (size_t)p->n_sig);
+    }
     for (int i = 0; i < g->n_values; i++) {
         plan_value *v = &p->vals[i];
         type_init(&v->type);
@@ -781,6 +797,14 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out) {
         plan_value *v = &p->vals[g->inputs[i]];
         v->where = ST_INPUT;
         CHECK(type_copy(&v->type, &sig[i]));
+        v->device = in_device ? in_device[i] : DEVICE_CPU;
+        bool listed = v->device == DEVICE_CPU;
+        for (int d = 0; d < sg->env.n_priority; d++) listed |= sg->env.priority[d] == v->device;
+        if (!listed || !p->devices[v->device]) {
+            st = onyx_error(ONYX_ERR_DEVICE, "input '%s' is in %s memory, a device this session "
+                            "does not use", g->values[g->inputs[i]].name, device_name(v->device));
+            goto done;
+        }
     }
     /* captured values are inputs too: their values may differ between runs of one plan */
     for (int k = 0; k < sg->n_captured; k++) {

@@ -48,6 +48,7 @@ typedef struct run_control {
     int64_t deadline_ns;          /* CLOCK_MONOTONIC time at which the run stops; 0: none */
     int64_t max_iterations;       /* cap on Loop/Scan iterations and sequence lengths; 0: none */
     const char *tag;              /* the run's name in logs and profiles; may be NULL */
+    device_kind output_device;    /* graph outputs made on this device stay there (else: CPU) */
 } run_control;
 
 /* Nanoseconds on CLOCK_MONOTONIC (the clock of run_control.deadline_ns). */

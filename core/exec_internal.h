@@ -22,7 +22,8 @@ typedef struct plan_value {
     type_info type;   /* as specialized: exact for ST_CONST/ST_ARENA, maybe partial for ST_HEAP */
     tensor *constant; /* ST_CONST */
     bool owns_constant;
-    device_kind device; /* where the data lives (ST_HEAP and ST_INPUT values: the CPU) */
+    device_kind device; /* where the data lives (ST_HEAP values: the CPU; ST_INPUT values: where
+                           the plan's signature says) */
     bool from_weights;  /* ST_CONST made from initializers alone: the same in every plan */
     int source;       /* the graph value this one holds */
     storage where;
@@ -77,6 +78,8 @@ typedef struct plan {
     atomic_int refs;    /* one for the cache, one per run using the plan */
     type_info *sig;     /* per graph input, then per captured value */
     int n_sig;
+    device_kind *in_device; /* per signature entry: where that input lives (NULL: the CPU) */
+    device_kind out_device; /* graph outputs made on this device stay there */
     plan_value *vals;   /* n_vals: the graph's values, then the plan's own */
     int n_vals, cap_vals;
     int n_steps, cap_steps;
@@ -113,8 +116,11 @@ struct exec_frame {
     struct profiler *profiler;  /* records each step when profiling; NULL otherwise */
 };
 
-/* Builds the plan for signature `sig` (graph inputs, then captured values); refs 1. */
-onyx_status plan_build(subgraph *sg, const type_info *sig, plan **out);
+/* Builds the plan for signature `sig` (graph inputs, then captured values) with those inputs on
+ * `in_device` (NULL: all on the CPU) and the graph outputs made on `out_device` left there;
+ * refs 1. */
+onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
+                       device_kind out_device, plan **out);
 /* Drops a reference; the last one frees the plan (plan_free). */
 void plan_unref(plan *p);
 /* Frees a plan, its kernel states and its idle contexts. */

@@ -164,7 +164,8 @@ onyx_status placement_init(placement *pl, const subgraph *sg, const plan *p) {
         }
         for (int i = 0; i < p->cap_vals; i++) pl->copy_on[d][i] = -1;
     }
-    for (int i = 0; i < g->n_values; i++) pl->host_only[i] = g->values[i].flags & GV_OUTPUT;
+    for (int i = 0; i < g->n_values; i++)
+        pl->host_only[i] = (g->values[i].flags & GV_OUTPUT) && p->out_device == DEVICE_CPU;
     for (int n = 0; n < g->n_nodes; n++)
         for (int c = 0; c < g->nodes[n].n_captures; c++) pl->host_only[g->nodes[n].captures[c]] = true;
     return ONYX_OK;

@@ -283,12 +283,16 @@ static onyx_status signature_of(type_info *out, const onyx_value *v) {
 
 /* The cached plan for `sig` with a reference taken for the caller, moved to the front; NULL
  * when none. Under the subgraph's lock. */
-static plan *find_plan_locked(subgraph *sg, const type_info *sig, int n_sig) {
+static plan *find_plan_locked(subgraph *sg, const type_info *sig, int n_sig,
+                              const device_kind *in_device, device_kind out_device) {
     plan *prev = NULL;
     for (plan *p = sg->plans; p; prev = p, p = p->next) {
-        if (p->n_sig != n_sig) continue;
+        if (p->n_sig != n_sig || p->out_device != out_device) continue;
         bool same = true;
-        for (int i = 0; i < n_sig && same; i++) same = types_equal(&p->sig[i], &sig[i]);
+        for (int i = 0; i < n_sig && same; i++)
+            same = types_equal(&p->sig[i], &sig[i]) &&
+                   (p->in_device ? p->in_device[i] : DEVICE_CPU) ==
+                       (in_device ? in_device[i] : DEVICE_CPU);
         if (!same) continue;
         if (prev) {
             prev->next = p->next;
@@ -304,19 +308,23 @@ static plan *find_plan_locked(subgraph *sg, const type_info *sig, int n_sig) {
 /* Finds the plan for `sig` or builds it, with a reference for the caller. Plans are built outside
  * the lock, so a slow build does not hold up runs of other shapes; when two threads build the
  * same signature, the first one cached wins and the other is dropped. */
-static onyx_status plan_for_signature(subgraph *sg, const type_info *sig, int n_sig, plan **out) {
+static onyx_status plan_for_signature(subgraph *sg, const type_info *sig, int n_sig,
+                                      const device_kind *in_device, device_kind out_device,
+                                      plan **out) {
+    /* the key as the plan will hold it: outputs wanted on a device the session lacks are the CPU's */
+    if (!sg->env.devices[out_device]) out_device = DEVICE_CPU;
     pthread_mutex_lock(&sg->lock);
-    plan *p = find_plan_locked(sg, sig, n_sig);
+    plan *p = find_plan_locked(sg, sig, n_sig, in_device, out_device);
     pthread_mutex_unlock(&sg->lock);
     if (p) {
         *out = p;
         return ONYX_OK;
     }
     plan *built = NULL;
-    TRY(plan_build(sg, sig, &built));
+    TRY(plan_build(sg, sig, in_device, out_device, &built));
     plan *evicted = NULL;
     pthread_mutex_lock(&sg->lock);
-    p = find_plan_locked(sg, sig, n_sig);
+    p = find_plan_locked(sg, sig, n_sig, in_device, out_device);
     if (!p) {
         p = built;
         built = NULL;
@@ -350,7 +358,7 @@ onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types) 
         if (in_types && in_types[i]) CHECK(type_copy(&sig[i], in_types[i]));
     for (int k = 0; k < sg->n_captured; k++)
         CHECK(type_copy(&sig[g->n_inputs + k], &g->values[sg->captured[k]].type));
-    CHECK(plan_for_signature(sg, sig, n_sig, &p));
+    CHECK(plan_for_signature(sg, sig, n_sig, NULL, DEVICE_CPU, &p));
     plan_unref(p);
 done:
     for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
@@ -369,12 +377,14 @@ static const onyx_value *sig_value(const subgraph *sg, const struct exec_frame *
 /* True when plan p was made for tensors of exactly these shapes: the common case of a rep run
  * again and again, found without building a signature. */
 static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame *outer,
-                      const onyx_value *const *inputs) {
+                      const onyx_value *const *inputs, device_kind out_device) {
+    if (p->out_device != (sg->env.devices[out_device] ? out_device : DEVICE_CPU)) return false;
     for (int i = 0; i < p->n_sig; i++) {
         const type_info *t = &p->sig[i];
         const onyx_value *v = sig_value(sg, outer, inputs, i);
         if (t->kind != ONYX_VALUE_TENSOR || !v || v->kind != ONYX_VALUE_TENSOR ||
             v->t.dtype != t->dtype || v->t.rank != t->rank ||
+            v->t.device != (p->in_device ? p->in_device[i] : DEVICE_CPU) ||
             memcmp(v->t.dims, t->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
             return false;
     }
@@ -385,11 +395,11 @@ static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame
  * cached shape find their plan without building a signature, so a rep run with a few shapes in
  * turn allocates nothing to find its plans. */
 static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
-                            const onyx_value *const *inputs, plan **out) {
+                            const onyx_value *const *inputs, device_kind out_device, plan **out) {
     pthread_mutex_lock(&sg->lock);
     plan *prev = NULL;
     for (plan *p = sg->plans; p; prev = p, p = p->next) {
-        if (!fits_plan(p, sg, outer, inputs)) continue;
+        if (!fits_plan(p, sg, outer, inputs, out_device)) continue;
         if (prev) { /* most recently used first */
             prev->next = p->next;
             p->next = sg->plans;
@@ -405,12 +415,24 @@ static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
     type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
     if (!sig) return onyx_oom("signature");
     onyx_status st = ONYX_OK;
+    device_kind *in_device = calloc((size_t)n_sig + 1, sizeof *in_device);
+    bool on_devices = false;
     for (int i = 0; i < n_sig; i++) type_init(&sig[i]);
-    for (int i = 0; i < n_sig; i++) CHECK(signature_of(&sig[i], sig_value(sg, outer, inputs, i)));
-    CHECK(plan_for_signature(sg, sig, n_sig, out));
+    if (!in_device) {
+        st = onyx_oom("signature");
+        goto done;
+    }
+    for (int i = 0; i < n_sig; i++) {
+        const onyx_value *v = sig_value(sg, outer, inputs, i);
+        CHECK(signature_of(&sig[i], v));
+        in_device[i] = v && v->kind == ONYX_VALUE_TENSOR ? v->t.device : DEVICE_CPU;
+        on_devices |= in_device[i] != DEVICE_CPU;
+    }
+    CHECK(plan_for_signature(sg, sig, n_sig, on_devices ? in_device : NULL, out_device, out));
 done:
     for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
     free(sig);
+    free(in_device);
     return st;
 }
 
@@ -567,7 +589,9 @@ static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control
     }
     TRY(check_control(control));
     plan *p = NULL;
-    TRY(plan_for(sg, outer, inputs, &p));
+    /* subgraphs hand their outputs to the control-flow kernel on the CPU */
+    device_kind out_device = !outer && control ? control->output_device : DEVICE_CPU;
+    TRY(plan_for(sg, outer, inputs, out_device, &p));
     run_ctx *ctx = NULL;
     int64_t start = sg->env.profiler && !outer ? exec_now_ns() : 0;
     onyx_status st = run_ctx_take(p, g, &ctx);

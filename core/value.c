@@ -212,11 +212,32 @@ onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *d
 
 void tensor_release(tensor *t) {
     if (!t) return;
-    if (t->owns) {
+    if (t->owns && t->device != DEVICE_CPU) {
+        const device_ops *d = device_ops_of(t->device);
+        if (d) d->free(t->data);
+    } else if (t->owns) {
         if (t->dtype == ONYX_STRING) free_strings(t->data, t->numel);
         storage_free(t->data, t->nbytes);
     }
     memset(t, 0, sizeof *t);
+}
+
+onyx_status tensor_alloc_on(tensor *t, device_kind device, onyx_dtype dtype, int rank,
+                            const int64_t *dims) {
+    if (device == DEVICE_CPU) return tensor_alloc(t, dtype, rank, dims);
+    const device_ops *d = device_ops_of(device);
+    if (!d) return onyx_error(ONYX_ERR_DEVICE, "no %s device here", device_name(device));
+    if (dtype == ONYX_STRING)
+        return onyx_error(ONYX_ERR_DEVICE, "string tensors live on the CPU only");
+    tensor n = {0};
+    TRY(tensor_set_shape(&n, dtype, rank, dims));
+    if (!(n.data = d->alloc(n.nbytes ? n.nbytes : 1)))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "%zu bytes of %s memory", n.nbytes,
+                          device_name(device));
+    n.owns = true;
+    n.device = device;
+    *t = n;
+    return ONYX_OK;
 }
 
 onyx_status tensor_copy(tensor *dst, const tensor *src) {
@@ -224,7 +245,10 @@ onyx_status tensor_copy(tensor *dst, const tensor *src) {
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "cannot copy a tensor(%s) that has no data",
                           onyx_dtype_name(src->dtype));
     tensor n = {0};
-    TRY(tensor_alloc(&n, src->dtype, src->rank, src->dims));
+    if (src->device != DEVICE_CPU)
+        TRY(tensor_alloc_on(&n, src->device, src->dtype, src->rank, src->dims));
+    else
+        TRY(tensor_alloc(&n, src->dtype, src->rank, src->dims));
     onyx_status st = tensor_copy_data(&n, src);
     if (st != ONYX_OK) {
         tensor_release(&n);
@@ -244,6 +268,18 @@ onyx_status tensor_copy_data(tensor *dst, const tensor *src) {
     if (!src->data || !dst->data)
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor copy: %s tensor has no data",
                           src->data ? "destination" : "source");
+    if (src->device != DEVICE_CPU || dst->device != DEVICE_CPU) { /* numbers only off the CPU */
+        const device_ops *from = device_ops_of(src->device), *to = device_ops_of(dst->device);
+        if (!from || !to || dst->dtype == ONYX_STRING)
+            return onyx_error(ONYX_ERR_DEVICE, "tensor copy from %s to %s is not possible here",
+                              device_name(src->device), device_name(dst->device));
+        if (src->device == dst->device && src->device != DEVICE_CPU)
+            return dst->data == src->data ? ONYX_OK : from->copy(NULL, dst->data, src->data, src->nbytes);
+        if (dst->device == DEVICE_CPU) return from->to_host(NULL, dst->data, src->data, src->nbytes);
+        if (src->device == DEVICE_CPU) return to->from_host(NULL, dst->data, src->data, src->nbytes);
+        return onyx_error(ONYX_ERR_DEVICE, "tensor copy from %s to %s: copy through the CPU",
+                          device_name(src->device), device_name(dst->device));
+    }
     if (dst->dtype != ONYX_STRING) {
         if (dst->data != src->data) memmove(dst->data, src->data, src->nbytes);
         return ONYX_OK;

@@ -77,6 +77,9 @@ onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_
 onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims);
 /* Frees owned storage and resets to an empty tensor. */
 void tensor_release(tensor *t);
+/* A tensor of this shape in `device`'s memory (not zeroed, except on the CPU: tensor_alloc). */
+onyx_status tensor_alloc_on(tensor *t, device_kind device, onyx_dtype dtype, int rank,
+                            const int64_t *dims);
 /* Deep copy into `dst` (dst is overwritten; not released first). */
 onyx_status tensor_copy(tensor *dst, const tensor *src);
 /* Copies `src`'s elements into an already shaped `dst` of the same dtype and numel. */

@@ -145,6 +145,23 @@ ONYX_API void onyx_values_free(onyx_value **values, size_t count);
 
 ONYX_API onyx_value_kind onyx_value_kind_of(const onyx_value *value);
 
+/* ---- tensors in device memory
+ * A run takes inputs in the memory of the session's device as they are (no copy to and from the
+ * host), and returns outputs there when asked (onyx_run_options_set_output_device). */
+
+/* A tensor that borrows `data` in `device`'s memory ("CUDA", "CUDA:0", "TEST"; for CUDA a pointer
+ * from cudaMalloc of the current GPU): the caller keeps it alive and unchanged while the value
+ * lives, and does not write it during a run that reads it. Numbers and bool only. A device not
+ * usable here is ONYX_ERR_DEVICE. Caller owns *out. */
+ONYX_API onyx_status onyx_value_wrap_device_tensor(const char *device, onyx_dtype dtype,
+                                                   size_t rank, const int64_t *dims, void *data,
+                                                   size_t nbytes, onyx_value **out);
+/* A copy of tensor `value` in `device`'s memory ("CPU" to bring one back). Caller owns *out. */
+ONYX_API onyx_status onyx_value_copy_to_device(const onyx_value *value, const char *device,
+                                               onyx_value **out);
+/* "CPU", "CUDA" or "TEST": whose memory onyx_tensor_data points into. NULL when not a tensor. */
+ONYX_API const char *onyx_tensor_device(const onyx_value *value);
+
 /* Tensor accessors (value must be a tensor; else dtype UNDEFINED, rank 0, data NULL). Borrowed
  * pointers, valid while the value lives. Sub-byte types are packed (low bits first); bool is one
  * byte per element; strings: data is an array of `numel` NUL-terminated char pointers. */
@@ -409,6 +426,12 @@ ONYX_API onyx_status onyx_run_options_set_max_iterations(onyx_run_options *optio
                                                          int64_t iterations);
 /* A tag for this run's log lines and profile events (copied; NULL clears it). */
 ONYX_API onyx_status onyx_run_options_set_tag(onyx_run_options *options, const char *tag);
+/* Where the run's outputs are wanted ("CPU" default, "CUDA", "TEST"): outputs that the session
+ * computes on that device are returned in its memory (onyx_tensor_device says where each output
+ * is), so that data can stay on the GPU between runs; outputs computed on the CPU come back
+ * there. A device the session does not use is the CPU here. */
+ONYX_API onyx_status onyx_run_options_set_output_device(onyx_run_options *options,
+                                                        const char *device);
 
 /* onyx_rep_run under run options (NULL: none). */
 ONYX_API onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *options,

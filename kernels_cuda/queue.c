@@ -239,12 +239,20 @@ static void graph_free(void *graph) {
     if (graph) cudaGraphExecDestroy((cudaGraphExec_t)graph);
 }
 
+static onyx_status device_copy(void *queue, void *dst, const void *src, size_t bytes) {
+    cuda_queue *q = queue;
+    if (!q) return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice), "device copy");
+    return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, q->stream),
+                       "device copy");
+}
+
 const device_ops cuda_memory_ops = {
     .kind = DEVICE_CUDA,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .to_host = to_host,
     .from_host = from_host,
+    .copy = device_copy,
     .queue_create = queue_create,
     .queue_destroy = queue_destroy,
     .queue_finish = queue_finish,
