@@ -82,6 +82,9 @@ def _declare(lib):
         'onyx_dtype_name': (cp, [i32]),
         'onyx_value_new_tensor': (status, [i32, sz, c_int64_p, vp, sz, ctypes.POINTER(Value_p)]),
         'onyx_value_wrap_tensor': (status, [i32, sz, c_int64_p, vp, sz, ctypes.POINTER(Value_p)]),
+        'onyx_value_wrap_device_tensor': (status, [cp, i32, sz, c_int64_p, vp, sz, ctypes.POINTER(Value_p)]),
+        'onyx_value_copy_to_device': (status, [Value_p, cp, ctypes.POINTER(Value_p)]),
+        'onyx_tensor_device': (cp, [Value_p]),
         'onyx_value_new_string_tensor': (status, [sz, c_int64_p, c_char_p_p, ctypes.POINTER(Value_p)]),
         'onyx_value_new_sequence': (status, [i32, sz, Value_pp, ctypes.POINTER(Value_p)]),
         'onyx_value_new_optional': (status, [Value_p, ctypes.POINTER(Value_p)]),
@@ -144,6 +147,7 @@ def _declare(lib):
         'onyx_run_options_set_timeout': (status, [vp, ctypes.c_double]),
         'onyx_run_options_set_max_iterations': (status, [vp, i64]),
         'onyx_run_options_set_tag': (status, [vp, cp]),
+        'onyx_run_options_set_output_device': (status, [vp, cp]),
         'onyx_rep_run_with_options': (status, [ctypes.POINTER(Rep), vp, sz, c_char_p_p, Value_pp,
                                                ctypes.POINTER(sz), ctypes.POINTER(Value_pp)]),
         # model metadata

@@ -251,6 +251,13 @@ def from_value(v):
         return dict(zip(keys, values))
     if kind != KIND_TENSOR:
         raise TypeError(f'onyx value kind {kind} has no Python equivalent')
+    if lib.onyx_tensor_device(v) != b'CPU':   # device memory: read through a host copy
+        host = Value_p()
+        check(lib.onyx_value_copy_to_device(v, b'CPU', ctypes.byref(host)))
+        try:
+            return from_value(host)
+        finally:
+            lib.onyx_value_free(host)
     code = lib.onyx_tensor_dtype(v)
     rank = lib.onyx_tensor_rank(v)
     dims = lib.onyx_tensor_dims(v)

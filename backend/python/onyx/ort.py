@@ -5,6 +5,12 @@ ModelMetadata map onto libonyx's session options, run options, profiling and met
 Providers: "CPUExecutionProvider" is onyx's CPU; "CUDAExecutionProvider" (options: device_id) is
 onyx's CUDA device, with the CPU as fallback for what it lacks; when CUDA is not usable here the
 session runs on the CPU with a warning, as onnxruntime does for a provider it does not have.
+"OnyxTestExecutionProvider" is onyx's TEST device (host memory kept apart, for testing placement
+and device-resident values without a GPU; device_type 'test').
+
+Values in device memory: OrtValue.ortvalue_from_numpy(x, 'cuda'), IOBinding.bind_input with a
+device pointer, bind_output(name, 'cuda'): inputs are read where they are and outputs stay on the
+device between runs (OrtValue.data_ptr() is the device pointer, numpy() copies to the host).
 A session may be run from many Python threads at once: ctypes releases the GIL during the run.
 """
 import ctypes
@@ -18,12 +24,13 @@ import warnings
 import numpy as np
 
 from . import _lib
-from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_pp, lib
+from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import Arena, dtype_code, from_value, numpy_dtype, to_value, values_array
 from .session import NodeArg
 
 CPU = 'CPUExecutionProvider'
 CUDA = 'CUDAExecutionProvider'
+TEST = 'OnyxTestExecutionProvider'   # accepted, not listed: onyx's TEST device
 _ALL_PROVIDERS = [CUDA, CPU]
 
 
@@ -282,15 +289,64 @@ def model_metadata(model):
 
 # ---------------------------------------------------------------- values
 
-def _check_device(device_type, device_id=0):
+def _device(device_type, device_id=0):
+    """libonyx's name of an onnxruntime device ('cpu', 'cuda', 'gpu'; 'test' for onyx's TEST
+    device), checked usable here."""
     device = str(device_type).lower()
     if device == 'cpu':
-        return
-    if device in ('cuda', 'gpu') and lib.onyx_supports_device(f'CUDA:{int(device_id)}'.encode()):
-        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
-               'values in CUDA memory are not supported from Python yet: bind CPU buffers')
-    _raise(_lib.EPFail, 'ONYX_ERR_DEVICE', f"device '{device_type}:{device_id}' is not available "
-           f'(available providers: {get_available_providers()})')
+        return b'CPU'
+    name = {'cuda': f'CUDA:{int(device_id)}', 'gpu': f'CUDA:{int(device_id)}', 'test': 'TEST'}.get(device)
+    if name is None or not lib.onyx_supports_device(name.encode()):
+        _raise(_lib.EPFail, 'ONYX_ERR_DEVICE', f"device '{device_type}:{device_id}' is not available "
+               f'(available providers: {get_available_providers()})')
+    return name.encode()
+
+
+class _DeviceTensor:
+    """A tensor in device memory held through a libonyx value: owned (freed with this object) or
+    borrowing the caller's memory."""
+
+    def __init__(self, handle, device_type):
+        self.handle = handle
+        self.device_type = device_type
+
+    @staticmethod
+    def from_numpy(arr, device):
+        arr = np.ascontiguousarray(arr)
+        host, out = Value_p(), Value_p()
+        dims = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+        _check(lib.onyx_value_new_tensor(dtype_code(arr.dtype), arr.ndim, dims,
+                                         arr.ctypes.data if arr.nbytes else None, arr.nbytes,
+                                         ctypes.byref(host)))
+        try:
+            _check(lib.onyx_value_copy_to_device(host, device, ctypes.byref(out)))
+        finally:
+            lib.onyx_value_free(host)
+        return out
+
+    @property
+    def shape(self):
+        dims = lib.onyx_tensor_dims(self.handle)
+        return tuple(dims[i] for i in range(lib.onyx_tensor_rank(self.handle)))
+
+    @property
+    def dtype(self):
+        return numpy_dtype(lib.onyx_tensor_dtype(self.handle))
+
+    def numpy(self):
+        return from_value(self.handle)   # copied to the host
+
+    def data_ptr(self):
+        return lib.onyx_tensor_data(self.handle) or 0
+
+    def __del__(self):
+        if getattr(self, 'handle', None):
+            lib.onyx_value_free(self.handle)
+            self.handle = None
+
+
+def _check_device(device_type, device_id=0):
+    _device(device_type, device_id)
 
 
 def _type_string(value):
@@ -314,17 +370,19 @@ class OrtValue:
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type='cpu', device_id=0, vendor_id=-1):  # noqa: ARG004
-        _check_device(device_type, device_id)
+        device = _device(device_type, device_id)
         arr = numpy_obj if isinstance(numpy_obj, np.ndarray) else np.asarray(numpy_obj)
+        if device != b'CPU':
+            return OrtValue(_DeviceTensor(_DeviceTensor.from_numpy(arr, device), str(device_type).lower()),
+                            device_type, device_id)
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
         return OrtValue(arr, device_type, device_id)
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type='cpu', device_id=0, vendor_id=-1):  # noqa: ARG004
-        _check_device(device_type, device_id)
         dtype = numpy_dtype(element_type) if isinstance(element_type, int) else np.dtype(element_type)
-        return OrtValue(np.zeros(tuple(shape), dtype), device_type, device_id)
+        return OrtValue.ortvalue_from_numpy(np.zeros(tuple(shape), dtype), device_type, device_id)
 
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
@@ -333,9 +391,11 @@ class OrtValue:
     def numpy(self):
         if not self.is_tensor():
             _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'numpy() is for tensors')
-        return self._value
+        return self._value.numpy() if isinstance(self._value, _DeviceTensor) else self._value
 
     def data_ptr(self):
+        if isinstance(self._value, _DeviceTensor):
+            return self._value.data_ptr()
         return self._value.ctypes.data if self.is_tensor() else 0
 
     def device_name(self):
@@ -345,13 +405,15 @@ class OrtValue:
         return list(self._value.shape) if self.is_tensor() else []
 
     def data_type(self):
+        if isinstance(self._value, _DeviceTensor):
+            return f'tensor({lib.onyx_dtype_name(lib.onyx_tensor_dtype(self._value.handle)).decode()})'
         return _type_string(self._value)
 
     def element_type(self):
         return self._value.dtype.type if self.is_tensor() else None
 
     def is_tensor(self):
-        return isinstance(self._value, np.ndarray)
+        return isinstance(self._value, (np.ndarray, _DeviceTensor))
 
     def is_tensor_sequence(self):
         return isinstance(self._value, list)
@@ -363,6 +425,9 @@ class OrtValue:
         return self._value is not None
 
     def update_inplace(self, np_arr):
+        if isinstance(self._value, _DeviceTensor):
+            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                   'update_inplace of a device value: make a new one with ortvalue_from_numpy')
         np.copyto(self._value, np.asarray(np_arr).reshape(self._value.shape), casting='no')
 
     def as_sparse_tensor(self):
@@ -373,27 +438,37 @@ class OrtValue:
 
 
 def _pointer_array(device_type, device_id, element_type, shape, buffer_ptr):
-    """A numpy array over memory the caller owns (bind_input / bind_output by pointer)."""
-    _check_device(device_type, device_id)
+    """Memory the caller owns, bound by pointer: a numpy array over it on the CPU, a borrowing
+    _DeviceTensor on a device."""
+    device = _device(device_type, device_id)
     dtype = numpy_dtype(element_type) if isinstance(element_type, int) else np.dtype(element_type)
     shape = tuple(int(d) for d in shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if not buffer_ptr:
         _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'buffer_ptr is NULL')
+    if device != b'CPU':
+        out = Value_p()
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        _check(lib.onyx_value_wrap_device_tensor(device, dtype_code(dtype), len(shape), dims,
+                                                 ctypes.c_void_p(int(buffer_ptr)), nbytes,
+                                                 ctypes.byref(out)))
+        return _DeviceTensor(out, str(device_type).lower())
     buf = (ctypes.c_char * max(nbytes, 1)).from_address(int(buffer_ptr))
     return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
 class IOBinding:
-    """onnxruntime's IOBinding: inputs bound to numpy arrays, OrtValues or CPU buffers by pointer
-    (lent to the run without a copy); outputs by name, allocated by onyx or written into a bound
-    OrtValue or buffer."""
+    """onnxruntime's IOBinding: inputs bound to numpy arrays, OrtValues or buffers by pointer, on
+    the CPU or in device memory (lent to the run without a copy); outputs by name, allocated by onyx
+    on the CPU or the bound device (kept there: get_outputs() gives device OrtValues), or written
+    into a bound CPU OrtValue or buffer."""
 
     def __init__(self, session):
         self._session = session
         self._inputs = {}
         self._outputs = []   # [(name, target array or None)]
         self._results = []
+        self._output_device = (b'CPU', 'cpu')
 
     def bind_cpu_input(self, name, arr_on_cpu):
         self._inputs[name] = arr_on_cpu
@@ -413,9 +488,16 @@ class IOBinding:
             if element_type is None or shape is None:
                 _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                        'bind_output with buffer_ptr needs element_type and shape')
-            self._bind_out(name, _pointer_array(device_type, device_id, element_type, shape, buffer_ptr))
+            target = _pointer_array(device_type, device_id, element_type, shape, buffer_ptr)
+            if isinstance(target, _DeviceTensor):
+                _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                       'bind_output into caller-owned device memory: bind the device instead '
+                       "(bind_output(name, 'cuda')) and take get_outputs()")
+            self._bind_out(name, target)
         else:
-            _check_device(device_type, device_id)
+            device = _device(device_type, device_id)
+            if device != b'CPU':
+                self._output_device = (device, str(device_type).lower())
             self._bind_out(name, None)
 
     def bind_ortvalue_output(self, name, ortvalue):
@@ -435,17 +517,19 @@ class IOBinding:
         self._results = []
 
     def get_outputs(self):
-        return [OrtValue(v) for v in self._results]
+        return [OrtValue(v, v.device_type if isinstance(v, _DeviceTensor) else 'cpu')
+                for v in self._results]
 
     def copy_outputs_to_cpu(self):
-        return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self._results]
+        return [v.numpy() if isinstance(v, _DeviceTensor) else
+                np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self._results]
 
     def _run(self, run_options):
         names = [n for n, _ in self._outputs]
         if not names:
             names = [o.name for o in self._session._outputs]
             self._outputs = [(n, None) for n in names]
-        results = self._session._run(names, self._inputs, run_options)
+        results = self._session._run(names, self._inputs, run_options, self._output_device[0])
         out = []
         for (name, target), value in zip(self._outputs, results):
             if target is not None:
@@ -508,6 +592,11 @@ class InferenceSession:
         available = get_available_providers()
         devices, used, options = [], [], {}
         for name, opts in requested:
+            if name == TEST:
+                devices.append('TEST')
+                used.append(name)
+                options[name] = {}
+                continue
             if name not in _ALL_PROVIDERS:
                 warnings.warn(f"Specified provider '{name}' is not in available provider names."
                               f"Available providers: '{', '.join(available)}'", stacklevel=4)
@@ -645,8 +734,9 @@ class InferenceSession:
 
     # -- runs
 
-    def _run(self, output_names, input_feed, run_options):
-        """Python values of the outputs named (all when None or empty), in that order."""
+    def _run(self, output_names, input_feed, run_options, output_device=b'CPU'):
+        """Python values of the outputs named (all when None or empty), in that order. With an
+        output device, outputs left there come back as _DeviceTensor (owning their memory)."""
         if self._rep is None:
             _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'the session is closed')
         if output_names:
@@ -672,15 +762,32 @@ class InferenceSession:
                 if isinstance(x, OrtValue):
                     x = x._value
                 names.append(name.encode())
-                values.append(to_value(x, arena, arg.kind_code))
+                values.append(x.handle if isinstance(x, _DeviceTensor) else to_value(x, arena, arg.kind_code))
             c_names = (ctypes.c_char_p * max(len(names), 1))(*names)
+            if output_device != b'CPU':
+                if run_options is None:
+                    run_options = RunOptions()
+                _check(lib.onyx_run_options_set_output_device(run_options._handle, output_device))
             handle = run_options._handle if run_options is not None else None
-            _check(lib.onyx_rep_run_with_options(self._rep, handle, len(values), c_names,
-                                                 values_array(values), ctypes.byref(count), ctypes.byref(outs)))
+            try:
+                _check(lib.onyx_rep_run_with_options(self._rep, handle, len(values), c_names,
+                                                     values_array(values), ctypes.byref(count),
+                                                     ctypes.byref(outs)))
+            finally:
+                if output_device != b'CPU':
+                    _check(lib.onyx_run_options_set_output_device(run_options._handle, b'CPU'))
         finally:
             arena.free()
         try:
-            return [from_value(outs[i]) for i in wanted]
+            results = []
+            for i in wanted:
+                if output_device != b'CPU' and lib.onyx_tensor_device(outs[i]) not in (None, b'CPU'):
+                    kind = 'test' if lib.onyx_tensor_device(outs[i]) == b'TEST' else 'cuda'
+                    results.append(_DeviceTensor(ctypes.cast(outs[i], Value_p), kind))
+                    outs[i] = None   # owned by the _DeviceTensor now
+                else:
+                    results.append(from_value(outs[i]))
+            return results
         finally:
             lib.onyx_values_free(outs, count.value)
 
