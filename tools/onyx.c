@@ -17,7 +17,7 @@ static void usage(FILE *f) {
             "usage: onyx info MODEL [--placement [-d DEVICE] [--input NAME=FILE.pb ...]]\n"
             "       onyx run MODEL [--input NAME=FILE.pb ...] [-d DEVICE] [-t THREADS]\n"
             "       onyx bench MODEL [-n RUNS] [-w WARMUP] [--input NAME=FILE.pb ...] [-d DEVICE] "
-            "[-t THREADS]\n"
+            "[-t THREADS] [--device-io]\n"
             "       onyx profile MODEL [-n RUNS] [-w WARMUP] [--top K] [--trace FILE.json] "
             "[--input ...] [-d DEVICE] [-t THREADS]\n"
             "       onyx --version\n"
@@ -26,7 +26,8 @@ static void usage(FILE *f) {
             "OptionalProto for such inputs), as in the ONNX test data. DEVICE: CPU (default), "
             "CUDA, CUDA:N,\n"
             "or a priority list (CUDA,CPU). -O none|basic|all sets the graph optimizations (default\n"
-            "all); -v logs placement and planning to stderr. `profile` runs the model with per-node timing, writes the Chrome trace (default\n"
+            "all); -v logs placement and planning to stderr; info --placement prints the device of\n"
+            "each node; bench --device-io keeps inputs and outputs in the device's memory. `profile` runs the model with per-node timing, writes the Chrome trace (default\n"
             "onyx_profile.json) and prints the ops and nodes that took the most time.\n");
 }
 
@@ -141,6 +142,7 @@ typedef struct run_args {
     const char *trace;        /* profile: the trace file */
     bool verbose;             /* log lines to stderr */
     bool placement;           /* info --placement: print where each node runs */
+    bool device_io;           /* bench --device-io: inputs and outputs stay in device memory */
     int top;                  /* profile: rows printed */
     const char **input_specs; /* NAME=FILE.pb */
     size_t input_spec_count;
@@ -153,9 +155,11 @@ typedef struct prepared {
     const char **names;
     onyx_value **inputs;
     double prepare_ms;
+    onyx_run_options *run_options; /* NULL: the defaults */
 } prepared;
 
 static void prepared_free(prepared *p) {
+    onyx_run_options_free(p->run_options);
     if (p->inputs) onyx_values_free(p->inputs, p->input_count);
     free(p->names);
     onyx_rep_free(p->rep);
@@ -218,6 +222,9 @@ static int parse_run_args(int argc, char **argv, bool bench, bool profile, run_a
             continue;
         } else if (!strcmp(s, "--placement")) {
             a->placement = true;
+            continue;
+        } else if (bench && !strcmp(s, "--device-io")) {
+            a->device_io = true;
             continue;
         } else if (!strcmp(s, "-O")) {
             if (parse_optimization(val, &a->optimization)) return 1;
@@ -415,8 +422,8 @@ static const char *fmt_ms(double ms, char buf[32]) {
 
 static int run_once(prepared *p, size_t *count, onyx_value ***outs, double *ms) {
     double t0 = tool_now_ms();
-    onyx_status st = onyx_rep_run(p->rep, p->input_count, p->names,
-                                  (const onyx_value *const *)p->inputs, count, outs);
+    onyx_status st = onyx_rep_run_with_options(p->rep, p->run_options, p->input_count, p->names,
+                                               (const onyx_value *const *)p->inputs, count, outs);
     *ms = tool_now_ms() - t0;
     if (st != ONYX_OK) return fail("run failed", st);
     return 0;
@@ -514,12 +521,31 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* bench --device-io: the inputs copied once into the first listed device's memory, and the
+ * outputs made there left there, as a server keeping data on the GPU would run. */
+static int inputs_to_device(const run_args *a, prepared *p) {
+    char device[32];
+    snprintf(device, sizeof device, "%.*s", (int)strcspn(a->device, ","), a->device);
+    onyx_status st = onyx_run_options_create(&p->run_options);
+    if (st == ONYX_OK) st = onyx_run_options_set_output_device(p->run_options, device);
+    for (size_t i = 0; i < p->input_count && st == ONYX_OK; i++) {
+        onyx_value *on_device = NULL;
+        if (onyx_value_kind_of(p->inputs[i]) != ONYX_VALUE_TENSOR) continue;
+        st = onyx_value_copy_to_device(p->inputs[i], device, &on_device);
+        if (st != ONYX_OK) break;
+        onyx_value_free(p->inputs[i]);
+        p->inputs[i] = on_device;
+    }
+    return st == ONYX_OK ? 0 : fail("--device-io", st);
+}
+
 static int cmd_bench(int argc, char **argv) {
     run_args a;
     prepared p = {0};
     double *times = NULL;
     int rc = parse_run_args(argc, argv, true, false, &a);
     if (rc == 0) rc = prepare_model(&a, &p, false, false);
+    if (rc == 0 && a.device_io) rc = inputs_to_device(&a, &p);
     if (rc == 0 && !(times = calloc((size_t)a.runs, sizeof *times))) {
         fprintf(stderr, "onyx: out of memory\n");
         rc = 1;
@@ -544,7 +570,8 @@ static int cmd_bench(int argc, char **argv) {
         if (a.threads)
             snprintf(threads, sizeof threads, "%d thread%s", a.threads, a.threads > 1 ? "s" : "");
         char b[5][32];
-        printf("%s on %s, %s: prepare %s, first run %s\n", a.model_path, a.device, threads,
+        printf("%s on %s%s, %s: prepare %s, first run %s\n", a.model_path, a.device,
+               a.device_io ? " (inputs and outputs in device memory)" : "", threads,
                fmt_ms(p.prepare_ms, b[0]), fmt_ms(first, b[1]));
         printf("%d runs (after %d warm-up): median %s, min %s, mean %s, max %s\n", a.runs, a.warmup,
                fmt_ms(median, b[0]), fmt_ms(times[0], b[1]), fmt_ms(sum / a.runs, b[2]),

@@ -1,7 +1,6 @@
-"""Values in device memory through the onnxruntime-compatible API, on onyx's TEST device (every
-machine has it; tools/cuda/check.sh runs the same calls on CUDA): OrtValues on the device,
-inputs bound by device pointer, outputs kept on the device between runs."""
-import ctypes
+"""Values in device memory through the onnxruntime-compatible API: OrtValues on the device, inputs
+bound by device pointer, outputs kept on the device between runs. On onyx's TEST device (every
+machine has it) and on CUDA where a GPU is usable (tools/cuda/check.sh runs them on one)."""
 import os
 
 import numpy as np
@@ -12,21 +11,26 @@ import onyx.ort as ort
 MODEL = os.path.join(os.path.dirname(__file__), '..', 'models', 'example.onnx')
 
 
-@pytest.fixture(scope='module')
-def sessions():
+DEVICES = ['test'] + (['cuda'] if 'CUDAExecutionProvider' in ort.get_available_providers() else [])
+PROVIDER = {'test': 'OnyxTestExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
+
+
+@pytest.fixture(scope='module', params=DEVICES)
+def sessions(request):
     cpu = ort.InferenceSession(MODEL, providers=['CPUExecutionProvider'])
-    dev = ort.InferenceSession(MODEL, providers=['OnyxTestExecutionProvider'])
-    return cpu, dev
+    dev = ort.InferenceSession(MODEL, providers=[PROVIDER[request.param]])
+    return cpu, dev, request.param
 
 
 def _x(seed=0):
     return np.random.default_rng(seed).standard_normal((4, 16)).astype(np.float32)
 
 
-def test_ortvalue_on_device_round_trip():
+@pytest.mark.parametrize('device', DEVICES)
+def test_ortvalue_on_device_round_trip(device):
     x = _x()
-    v = ort.OrtValue.ortvalue_from_numpy(x, 'test', 0)
-    assert v.device_name() == 'test'
+    v = ort.OrtValue.ortvalue_from_numpy(x, device, 0)
+    assert v.device_name() == device
     assert v.shape() == [4, 16]
     assert v.data_type() == 'tensor(float)'
     assert v.data_ptr() != 0
@@ -34,29 +38,33 @@ def test_ortvalue_on_device_round_trip():
 
 
 def test_bound_device_input_and_output(sessions):
-    cpu, dev = sessions
+    cpu, dev, device = sessions
     x = _x(1)
     (expected,) = cpu.run(None, {'x': x})
     binding = dev.io_binding()
-    binding.bind_ortvalue_input('x', ort.OrtValue.ortvalue_from_numpy(x, 'test', 0))
-    binding.bind_output('probs', 'test')
+    binding.bind_ortvalue_input('x', ort.OrtValue.ortvalue_from_numpy(x, device, 0))
+    binding.bind_output('probs', device)
     for _ in range(2):   # the same plan again, the outputs still on the device
         dev.run_with_iobinding(binding)
         (out,) = binding.get_outputs()
-        assert out.device_name() == 'test'
+        assert out.device_name() == device
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
     (host,) = binding.copy_outputs_to_cpu()
     np.testing.assert_allclose(host, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_input_bound_by_device_pointer(sessions):
-    cpu, dev = sessions
+    cpu, dev, device = sessions
     x = _x(2)
     (expected,) = cpu.run(None, {'x': x})
-    # TEST device memory holds each byte XOR 0xA5: the caller's "device buffer" here
-    scrambled = np.frombuffer(x.tobytes(), np.uint8) ^ np.uint8(0xA5)
+    if device == 'test':   # TEST device memory holds each byte XOR 0xA5
+        buffer = np.frombuffer(x.tobytes(), np.uint8) ^ np.uint8(0xA5)
+        pointer = buffer.ctypes.data
+    else:                  # device memory the caller holds (here through an OrtValue)
+        buffer = ort.OrtValue.ortvalue_from_numpy(x, device, 0)
+        pointer = buffer.data_ptr()
     binding = dev.io_binding()
-    binding.bind_input('x', 'test', 0, np.float32, x.shape, scrambled.ctypes.data)
+    binding.bind_input('x', device, 0, np.float32, x.shape, pointer)
     binding.bind_output('probs')
     dev.run_with_iobinding(binding)
     (out,) = binding.copy_outputs_to_cpu()

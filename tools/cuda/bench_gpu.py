@@ -2,9 +2,9 @@
 same GPU, eager and replayed as a CUDA graph, fp32 and fp16, at batch 1 and 32. The models are
 torchvision's and transformers' architectures with random weights (the light models' families,
 ResNet-50, ViT-B/16, BERT-base), exported to ONNX here with fixed shapes. onyx is timed by its CLI
-(`onyx bench -d CUDA`: each run copies its inputs to the GPU and its outputs back), PyTorch with
-inputs already on the GPU and CUDA events; both report the median. TF32 is off on both sides
-(onyx computes fp32 in fp32)."""
+(`onyx bench -d CUDA`), once with host inputs and outputs (each run copies them) and once with
+them in device memory (--device-io, as PyTorch's inputs already on the GPU); PyTorch with CUDA
+events. Both report the median. TF32 is off on both sides (onyx computes fp32 in fp32)."""
 import argparse
 import os
 import re
@@ -69,9 +69,10 @@ def torch_times(model, inputs, runs, graph):
     return times[len(times) // 2]
 
 
-def onyx_time(cli, path, runs):
-    r = subprocess.run([cli, 'bench', path, '-d', 'CUDA', '-n', str(runs), '-w', '5'],
-                       capture_output=True, text=True, timeout=600)
+def onyx_time(cli, path, runs, device_io):
+    cmd = [cli, 'bench', path, '-d', 'CUDA', '-n', str(runs), '-w', '5']
+    r = subprocess.run(cmd + (['--device-io'] if device_io else []), capture_output=True, text=True,
+                       timeout=600)
     if r.returncode != 0:
         return None, (r.stderr or r.stdout).strip().splitlines()[-1][:200]
     m = re.search(r'median ([\d.]+) (ms|us)', r.stdout)
@@ -110,10 +111,12 @@ def main():
                     export(m.cpu() if prec == 'fp32' else m.cuda(),
                            tuple(x.cpu() if prec == 'fp32' else x.cuda() for x in inputs), path)
                 except Exception as e:  # an exporter failure is a row, not the end of the table
-                    rows.append((name, b, prec, None, None, None, f'export: {str(e)[:80]}'))
+                    rows.append((name, b, prec, None, None, None, None, f'export: {str(e)[:80]}'))
                     continue
                 export_s = time.time() - t0
-                ox, err = onyx_time(cli, path, args.runs)
+                oh, err = onyx_time(cli, path, args.runs, False)
+                ox, err2 = onyx_time(cli, path, args.runs, True)
+                err = err or err2
                 gm = m.cuda()
                 gin = tuple(x.cuda() for x in inputs)
                 eager = torch_times(gm, gin, args.runs, False)
@@ -121,17 +124,17 @@ def main():
                     graph = torch_times(gm, gin, args.runs, True)
                 except Exception as e:
                     graph, err = None, (err or '') + f' graph: {str(e)[:60]}'
-                rows.append((name, b, prec, ox, eager, graph, err))
-                print(f'{name:20s} b{b:<3d} {prec}: onyx {ox} ms, torch eager {eager:.3f} ms, '
+                rows.append((name, b, prec, oh, ox, eager, graph, err))
+                print(f'{name:20s} b{b:<3d} {prec}: onyx {oh} / device-io {ox} ms, torch eager {eager:.3f} ms, '
                       f'graph {graph} ms (export {export_s:.0f} s) {err or ""}', flush=True)
         del model
         torch.cuda.empty_cache()
     fmt = lambda v: f'{v:.3f}' if v is not None else '-'
     ratio = lambda a, b: f'{a / b:.2f}' if a is not None and b else '-'
-    lines = ['| model | batch | precision | onyx CUDA ms | torch eager ms | torch CUDA graph ms '
-             '| onyx / eager | onyx / graph | note |', '|' + ' --- |' * 9]
-    for name, b, prec, ox, eager, graph, err in rows:
-        lines.append(f'| {name} | {b} | {prec} | {fmt(ox)} | {fmt(eager)} | {fmt(graph)} | '
+    lines = ['| model | batch | precision | onyx ms (host I/O) | onyx ms (device I/O) | torch eager ms '
+             '| torch CUDA graph ms | onyx / eager | onyx / graph | note |', '|' + ' --- |' * 10]
+    for name, b, prec, oh, ox, eager, graph, err in rows:
+        lines.append(f'| {name} | {b} | {prec} | {fmt(oh)} | {fmt(ox)} | {fmt(eager)} | {fmt(graph)} | '
                      f'{ratio(ox, eager)} | {ratio(ox, graph)} | {err or ""} |')
     table = '\n'.join(lines)
     with open(os.path.join(args.out, 'bench_gpu.md'), 'w') as f:

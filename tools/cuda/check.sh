@@ -35,6 +35,14 @@ if [[ " $steps " == *" unit "* ]]; then
     summary+=("unit rc=$rc")
 fi
 
+if [[ " $steps " == *" unit "* ]]; then   # device values from Python, on CUDA too
+    ONYX_LIB=$b/bin/libonyx.so PYTHONPATH=backend/python python3 -m pytest -q \
+        tests/python/test_io_binding.py >"$out/python.log" 2>&1
+    rc=$?
+    tail -3 "$out/python.log"
+    summary+=("python io binding rc=$rc")
+fi
+
 if [[ " $steps " == *" conformance "* ]]; then
     data="$b/data"
     dirs=("$data/node" "$data/simple" "$data/pytorch-converted" "$data/pytorch-operator" "$data/real")
