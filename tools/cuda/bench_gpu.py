@@ -22,10 +22,19 @@ def build(name):
     torch.manual_seed(0)
     if name == 'bert_base':
         import transformers
+
+        class Bert(torch.nn.Module):
+            """The encoder's last hidden state from token ids alone (plain tensors in and out)."""
+
+            def __init__(self, cfg):
+                super().__init__()
+                self.bert = transformers.BertModel(cfg, add_pooling_layer=False)
+
+            def forward(self, ids):
+                return self.bert(input_ids=ids).last_hidden_state
+
         cfg = transformers.BertConfig()
-        model = transformers.BertModel(cfg, add_pooling_layer=False)
-        model.config.return_dict = False
-        return model, lambda b: (torch.randint(0, cfg.vocab_size, (b, 128)),)
+        return Bert(cfg), lambda b: (torch.randint(0, cfg.vocab_size, (b, 128)),)
     import torchvision
     kwargs = {'aux_logits': False, 'init_weights': True} if name == 'googlenet' else {}
     model = getattr(torchvision.models, name)(weights=None, **kwargs)

@@ -60,7 +60,7 @@ fi
 
 if [[ " $steps " == *" bench "* ]]; then
     PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx \
-        python3 tools/cuda/bench_gpu.py --out "$out" 2>&1 | tee "$out/bench.log" | tail -40
+        python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} 2>&1 | tee "$out/bench.log" | tail -40
     summary+=("bench rc=${PIPESTATUS[0]}")
 fi
 printf 'SUMMARY %s\n' "${summary[@]}"

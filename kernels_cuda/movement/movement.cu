@@ -1,0 +1,458 @@
+// Data movement on CUDA: the aliasing reshapes (Reshape, Flatten, Squeeze, Unsqueeze, Identity),
+// the ops that are one strided copy (Transpose, Concat, Split, Slice, Tile, Expand,
+// DepthToSpace, SpaceToDepth), and the family's kernel table.
+#include <string.h>
+
+#include "kernels_cuda/movement/movement.cuh"
+
+namespace {
+
+// ---------------------------------------------------------------- aliasing ops
+
+// The output usually shares the input's buffer (KF_ALIAS_INPUT0): a copy only when it does not.
+onyx_status alias_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    if (!x || !y) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: input or output missing",
+                                    c->node->op_type);
+    if (y->data == x->data || x->nbytes == 0) return ONYX_OK;
+    if (y->nbytes != x->nbytes)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: cannot view %zu bytes as %zu bytes",
+                          c->node->op_type, x->nbytes, y->nbytes);
+    return cuda_status(cudaMemcpyAsync(y->data, x->data, x->nbytes, cudaMemcpyDeviceToDevice,
+                                       cuda_stream(c)),
+                       c->node->op_type);
+}
+
+// ---------------------------------------------------------------- Transpose
+
+// The perm attribute checked to be a permutation of 0..rank-1 (absent: reversed axes).
+bool transpose_perm(const graph_node *n, int rank, int64_t *perm) {
+    const int64_t *p;
+    size_t k = attr_ints(n, "perm", &p);
+    if (!node_attr(n, "perm")) {
+        for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+        return true;
+    }
+    if (k != (size_t)rank) return false;
+    bool seen[ONYX_MAX_RANK] = {false};
+    for (int i = 0; i < rank; i++) {
+        if (p[i] < 0 || p[i] >= rank || seen[p[i]]) return false;
+        seen[p[i]] = true;
+        perm[i] = p[i];
+    }
+    return true;
+}
+
+bool transpose_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0];
+    int64_t perm[ONYX_MAX_RANK];
+    return mv_ranks_ok(p) && mv_size_ok(x->dtype) && transpose_perm(p->node, x->rank, perm);
+}
+
+// Output axis i walks input axis perm[i]: a copy of the input read with permuted strides.
+onyx_status transposed_copy(const kernel_call *c, const tensor *x, tensor *y, int rank,
+                            const int64_t *in_dims, const int64_t *perm, const char *what) {
+    int64_t xst[MV_MAX_RANK], dims[MV_MAX_RANK], sst[MV_MAX_RANK], dst[MV_MAX_RANK];
+    mv_strides(rank, in_dims, xst);
+    for (int i = 0; i < rank; i++) {
+        dims[i] = in_dims[perm[i]];
+        sst[i] = xst[perm[i]];
+    }
+    mv_strides(rank, dims, dst);
+    if (mv_product(dims, 0, rank) != y->numel)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: output has %lld elements, expected %lld", what,
+                          (long long)y->numel, (long long)mv_product(dims, 0, rank));
+    return mv_copy(c, y->data, x->data, dtype_size(x->dtype), rank, dims, dst, sst, what);
+}
+
+onyx_status transpose_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    int64_t perm[ONYX_MAX_RANK];
+    if (!transpose_perm(c->node, x->rank, perm))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "Transpose: perm is no permutation of the axes");
+    return transposed_copy(c, x, y, x->rank, x->dims, perm, "Transpose");
+}
+
+// ---------------------------------------------------------------- DepthToSpace, SpaceToDepth
+
+// [N, C, H, W] as a 6-D view and the permutation whose dense result is the output (as the CPU's
+// ops_depth_space_plan); false when the attributes or dims do not fit.
+bool depth_space_plan(const graph_node *n, bool to_space, const int64_t *in, int64_t *view,
+                      int64_t *perm) {
+    int64_t b = attr_int(n, "blocksize", 0);
+    if (b <= 0 || b > 3037000499LL) return false;
+    int64_t N = in[0], C = in[1], H = in[2], W = in[3], bb = b * b;
+    if (to_space) {
+        const char *mode = n->version >= 11 ? attr_string(n, "mode", "DCR") : "DCR";
+        bool crd = strcmp(mode, "CRD") == 0;
+        if (!crd && strcmp(mode, "DCR") != 0) return false;
+        if (C % bb != 0) return false;
+        int64_t c = C / bb;
+        static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crdp[6] = {0, 1, 4, 2, 5, 3};
+        int64_t vd[6] = {N, b, b, c, H, W}, vc[6] = {N, c, b, b, H, W};
+        memcpy(view, crd ? vc : vd, sizeof vd);
+        memcpy(perm, crd ? crdp : dcr, sizeof dcr);
+        return true;
+    }
+    if (H % b != 0 || W % b != 0) return false;
+    static const int64_t s2d[6] = {0, 3, 5, 1, 2, 4};
+    int64_t v[6] = {N, C, H / b, b, W / b, b};
+    memcpy(view, v, sizeof v);
+    memcpy(perm, s2d, sizeof s2d);
+    return true;
+}
+
+bool depth_space_supports(const kernel_prep *p, bool to_space) {
+    const type_info *x = p->in_type[0];
+    int64_t view[6], perm[6];
+    return x->rank == 4 && p->out_type[0].rank == 4 && mv_size_ok(x->dtype) &&
+           depth_space_plan(p->node, to_space, x->dims, view, perm);
+}
+bool depth_to_space_supports(const kernel_prep *p) { return depth_space_supports(p, true); }
+bool space_to_depth_supports(const kernel_prep *p) { return depth_space_supports(p, false); }
+
+onyx_status depth_space_run(const kernel_call *c, bool to_space) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    const char *what = to_space ? "DepthToSpace" : "SpaceToDepth";
+    int64_t view[6], perm[6];
+    if (x->rank != 4 || !depth_space_plan(c->node, to_space, x->dims, view, perm))
+        return onyx_error(ONYX_ERR_SHAPE, "%s: the input does not fit the blocksize", what);
+    return transposed_copy(c, x, y, 6, view, perm, what);
+}
+onyx_status depth_to_space_run(const kernel_call *c) { return depth_space_run(c, true); }
+onyx_status space_to_depth_run(const kernel_call *c) { return depth_space_run(c, false); }
+
+// ---------------------------------------------------------------- Concat, Split
+
+bool concat_supports(const kernel_prep *p) {
+    const type_info *y = &p->out_type[0];
+    int axis;
+    if (!mv_ranks_ok(p) || !mv_size_ok(y->dtype) || p->n_in < 1 ||
+        !mv_axis(attr_int(p->node, "axis", 1), y->rank, &axis))
+        return false;
+    int64_t at = 0;
+    for (int i = 0; i < p->n_in; i++) {
+        const type_info *x = p->in_type[i];
+        if (!x || x->dtype != y->dtype || x->rank != y->rank) return false;
+        for (int k = 0; k < y->rank; k++)
+            if (k != axis && x->dims[k] != y->dims[k]) return false;
+        at += x->dims[axis];
+    }
+    return at == y->dims[axis];
+}
+
+// Each input is a block of every outer row of the output: one copy per input.
+onyx_status concat_run(const kernel_call *c) {
+    tensor *y = kernel_output(c, 0);
+    int axis;
+    if (!mv_axis(attr_int(c->node, "axis", 1), y->rank, &axis))
+        return onyx_error(ONYX_ERR_SHAPE, "Concat: axis out of range for rank %d", y->rank);
+    int64_t at = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kernel_input(c, i);
+        if (!x) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "Concat: input %d is missing", i);
+        bool fits = x->dtype == y->dtype && x->rank == y->rank;
+        for (int k = 0; fits && k < y->rank; k++) fits = k == axis || x->dims[k] == y->dims[k];
+        if (!fits || x->dims[axis] > y->dims[axis] - at)
+            return onyx_error(ONYX_ERR_SHAPE, "Concat: input %d does not fit the output", i);
+        at += x->dims[axis];
+    }
+    if (at != y->dims[axis])
+        return onyx_error(ONYX_ERR_SHAPE, "Concat: inputs add up to %lld along axis %d, "
+                          "expected %lld", (long long)at, axis, (long long)y->dims[axis]);
+    if (y->numel == 0) return ONYX_OK;
+    int64_t outer = mv_product(y->dims, 0, axis), inner = mv_product(y->dims, axis + 1, y->rank);
+    int64_t row = y->dims[axis] * inner, off = 0;
+    size_t es = dtype_size(y->dtype);
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor *x = kernel_input(c, i);
+        int64_t len = x->dims[axis] * inner;
+        int64_t dims[2] = {outer, len}, ds[2] = {row, 1}, ss[2] = {len, 1};
+        TRY(mv_copy(c, (char *)y->data + off * (int64_t)es, x->data, es, 2, dims, ds, ss,
+                    "Concat"));
+        off += len;
+    }
+    return ONYX_OK;
+}
+
+bool split_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0];
+    int axis;
+    if (!mv_ranks_ok(p) || !mv_size_ok(x->dtype) || p->n_out < 1 ||
+        !mv_axis(attr_int(p->node, "axis", 0), x->rank, &axis))
+        return false;
+    int64_t at = 0;
+    for (int o = 0; o < p->n_out; o++) {
+        if (p->node->outputs[o] < 0) return false; /* its size would have to be derived */
+        const type_info *y = &p->out_type[o];
+        if (y->dtype != x->dtype || y->rank != x->rank) return false;
+        for (int k = 0; k < x->rank; k++)
+            if (k != axis && x->dims[k] != y->dims[k]) return false;
+        at += y->dims[axis];
+    }
+    return at == x->dims[axis];
+}
+
+// The part sizes are the outputs' own dims along the axis (shapes are all set before the run).
+onyx_status split_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    int axis;
+    if (!mv_axis(attr_int(c->node, "axis", 0), x->rank, &axis))
+        return onyx_error(ONYX_ERR_SHAPE, "Split: axis out of range for rank %d", x->rank);
+    int64_t outer = mv_product(x->dims, 0, axis), inner = mv_product(x->dims, axis + 1, x->rank);
+    int64_t row = x->dims[axis] * inner, off = 0;
+    size_t es = dtype_size(x->dtype);
+    for (int o = 0; o < c->n_out; o++) {
+        tensor *y = kernel_output(c, o);
+        if (!y) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "Split: output %d is missing", o);
+        int64_t len = y->rank == x->rank ? y->dims[axis] * inner : -1;
+        if (y->dtype != x->dtype || len < 0 || y->numel != outer * len || off + len > row)
+            return onyx_error(ONYX_ERR_SHAPE, "Split: output %d does not fit the input", o);
+        int64_t dims[2] = {outer, len}, ds[2] = {len, 1}, ss[2] = {row, 1};
+        TRY(mv_copy(c, y->data, (const char *)x->data + off * (int64_t)es, es, 2, dims, ds, ss,
+                    "Split"));
+        off += len;
+    }
+    return ONYX_OK;
+}
+
+// ---------------------------------------------------------------- Slice
+
+int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+onyx_status attr_ints_into(const graph_node *n, const char *name, int64_t *out, size_t cap,
+                           size_t *count) {
+    const int64_t *v;
+    size_t k = attr_ints(n, name, &v);
+    if (k > cap)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute %s has %zu values, expected at most %zu",
+                          name, k, cap);
+    if (k) memcpy(out, v, k * sizeof *v);
+    *count = k;
+    return ONYX_OK;
+}
+
+// Slice bounds per axis, exactly as the CPU's ops_slice_resolve: element start + i*step for
+// i < len, steps may be negative.
+onyx_status slice_resolve(const graph_node *n, int rank, const int64_t *dims, const tensor *starts,
+                          const tensor *ends, const tensor *axes, const tensor *steps,
+                          int64_t *start, int64_t *step, int64_t *len) {
+    enum { R = ONYX_MAX_RANK };
+    int64_t st[R], en[R], ax[R], sp[R];
+    size_t ns, ne, na = 0, np = 0;
+    bool have_axes, have_steps = false;
+    if (n->version < 10) {
+        TRY(attr_ints_into(n, "starts", st, R, &ns));
+        TRY(attr_ints_into(n, "ends", en, R, &ne));
+        TRY(attr_ints_into(n, "axes", ax, R, &na));
+        have_axes = node_attr(n, "axes") != NULL;
+    } else {
+        if (!starts || !ends)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: starts or ends is missing");
+        TRY(mv_read_ints(starts, 1, st, R, &ns));
+        TRY(mv_read_ints(ends, 2, en, R, &ne));
+        have_axes = axes != NULL;
+        if (axes) TRY(mv_read_ints(axes, 3, ax, R, &na));
+        have_steps = steps != NULL;
+        if (steps) TRY(mv_read_ints(steps, 4, sp, R, &np));
+    }
+    if (ns != ne || (have_axes && na != ns) || (have_steps && np != ns))
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "Slice: starts, ends, axes and steps differ in length");
+    if (!have_axes) {
+        if (ns > (size_t)rank)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: starts has more values than the rank");
+        for (size_t i = 0; i < ns; i++) ax[i] = (int64_t)i;
+    }
+    int iax[R];
+    TRY(mv_norm_axes(ax, ns, rank, iax));
+    for (int k = 0; k < rank; k++) {
+        start[k] = 0;
+        step[k] = 1;
+        len[k] = dims[k];
+    }
+    for (size_t i = 0; i < ns; i++) {
+        int k = iax[i];
+        int64_t sp_i = have_steps ? sp[i] : 1, d = dims[k];
+        if (sp_i == 0) return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: steps[%zu] is 0", i);
+        step[k] = sp_i;
+        int64_t s = st[i], e = en[i];
+        if (s < 0) s += d;
+        if (e < 0) e += d;
+        int64_t l = 0;
+        if (sp_i > 0) {
+            s = clamp64(s, 0, d);
+            e = clamp64(e, 0, d);
+            l = e > s ? (e - s - 1) / sp_i + 1 : 0;
+        } else if (d > 0) {
+            s = clamp64(s, 0, d - 1);
+            e = clamp64(e, -1, d - 1);
+            l = s > e ? (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)sp_i)) + 1 : 0;
+        }
+        start[k] = l > 0 ? s : 0;
+        len[k] = l;
+    }
+    return ONYX_OK;
+}
+
+bool slice_supports(const kernel_prep *p) {
+    return mv_ranks_ok(p) && mv_size_ok(p->in_type[0]->dtype);
+}
+
+onyx_status slice_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    int64_t start[ONYX_MAX_RANK], step[ONYX_MAX_RANK], len[ONYX_MAX_RANK];
+    TRY(slice_resolve(c->node, x->rank, x->dims, kernel_input(c, 1), kernel_input(c, 2),
+                      kernel_input(c, 3), kernel_input(c, 4), start, step, len));
+    if (y->rank != x->rank)
+        return onyx_error(ONYX_ERR_SHAPE, "Slice: output rank %d, expected %d", y->rank, x->rank);
+    for (int k = 0; k < x->rank; k++)
+        if (len[k] != y->dims[k])
+            return onyx_error(ONYX_ERR_SHAPE, "Slice: output dim %d is %lld, the slice gives %lld",
+                              k, (long long)y->dims[k], (long long)len[k]);
+    if (y->numel == 0) return ONYX_OK;
+    int64_t in_st[ONYX_MAX_RANK], out_st[ONYX_MAX_RANK], src_st[ONYX_MAX_RANK], off = 0;
+    mv_strides(x->rank, x->dims, in_st);
+    mv_strides(y->rank, y->dims, out_st);
+    for (int k = 0; k < x->rank; k++) {
+        off += start[k] * in_st[k];
+        src_st[k] = len[k] > 1 ? step[k] * in_st[k] : 0;
+    }
+    size_t es = dtype_size(x->dtype);
+    return mv_copy(c, y->data, (const char *)x->data + off * (int64_t)es, es, x->rank, y->dims,
+                   out_st, src_st, "Slice");
+}
+
+// ---------------------------------------------------------------- Tile, Expand
+
+bool tile_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0], *y = &p->out_type[0];
+    if (!mv_ranks_ok(p) || !mv_size_ok(x->dtype) || x->rank != y->rank) return false;
+    for (int k = 0; k < x->rank; k++)
+        if (x->dims[k] == 0 ? y->dims[k] != 0 : y->dims[k] % x->dims[k] != 0) return false;
+    return true;
+}
+
+// Each output axis viewed as (repeat, dim): the repeat steps 0 through the input.
+onyx_status tile_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    if (y->numel == 0) return ONYX_OK;
+    int r = x->rank;
+    if (y->rank != r) return onyx_error(ONYX_ERR_SHAPE, "Tile: output rank differs from input");
+    int64_t in_st[CUDA_MAX_RANK], dims[MV_MAX_RANK], ds[MV_MAX_RANK], ss[MV_MAX_RANK];
+    mv_strides(r, x->dims, in_st);
+    for (int k = 0; k < r; k++) {
+        if (x->dims[k] == 0 || y->dims[k] % x->dims[k] != 0)
+            return onyx_error(ONYX_ERR_SHAPE, "Tile: output dim %d is no multiple of the input's",
+                              k);
+        dims[2 * k] = y->dims[k] / x->dims[k];
+        dims[2 * k + 1] = x->dims[k];
+        ss[2 * k] = 0;
+        ss[2 * k + 1] = in_st[k];
+    }
+    mv_strides(2 * r, dims, ds);
+    return mv_copy(c, y->data, x->data, dtype_size(x->dtype), 2 * r, dims, ds, ss, "Tile");
+}
+
+// Source strides of x broadcast to y's dims (numpy rules, right-aligned); false when x does not
+// broadcast to y.
+bool bcast_strides(int xr, const int64_t *xd, int yr, const int64_t *yd, int64_t *ss) {
+    if (xr > yr) return false;
+    int64_t s = 1;
+    for (int k = yr - 1; k >= 0; k--) {
+        int xk = k - (yr - xr);
+        if (xk < 0) {
+            ss[k] = 0;
+            continue;
+        }
+        if (xd[xk] != yd[k] && xd[xk] != 1) return false;
+        ss[k] = xd[xk] == 1 ? 0 : s;
+        s *= xd[xk];
+    }
+    return true;
+}
+
+bool expand_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0], *y = &p->out_type[0];
+    int64_t ss[CUDA_MAX_RANK];
+    return mv_ranks_ok(p) && mv_size_ok(x->dtype) && y->dtype == x->dtype &&
+           bcast_strides(x->rank, x->dims, y->rank, y->dims, ss);
+}
+
+onyx_status expand_run(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    int64_t ss[CUDA_MAX_RANK], ds[CUDA_MAX_RANK];
+    if (y->rank > CUDA_MAX_RANK || !bcast_strides(x->rank, x->dims, y->rank, y->dims, ss))
+        return onyx_error(ONYX_ERR_SHAPE, "Expand: the input does not broadcast to the output");
+    if (y->numel == 0) return ONYX_OK;
+    mv_strides(y->rank, y->dims, ds);
+    return mv_copy(c, y->data, x->data, dtype_size(x->dtype), y->rank, y->dims, ds, ss, "Expand");
+}
+
+// ---------------------------------------------------------------- the table
+
+#define IN(i) (1u << (i))
+
+const kernel entries[] = {
+    // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
+    // supports, host_inputs
+    {"", "Reshape", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL, NULL,
+     NULL, NULL, IN(1)},
+    {"", "Flatten", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL, NULL,
+     NULL, NULL, 0},
+    {"", "Squeeze", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL, NULL,
+     NULL, NULL, IN(1)},
+    {"", "Unsqueeze", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL,
+     NULL, NULL, NULL, IN(1)},
+    {"", "Identity", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL,
+     NULL, NULL, NULL, 0},
+    {"", "Transpose", 1, 25, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, transpose_run, NULL, NULL, NULL,
+     transpose_supports, 0},
+    {"", "Concat", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, concat_run, NULL, NULL, NULL,
+     concat_supports, 0},
+    {"", "Split", 1, 18, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, split_run, NULL, NULL, NULL,
+     split_supports, IN(1)},
+    {"", "Slice", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, slice_run, NULL, NULL, NULL,
+     slice_supports, IN(1) | IN(2) | IN(3) | IN(4)},
+    {"", "Tile", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, tile_run, NULL, NULL, NULL,
+     tile_supports, IN(1) | IN(2)},
+    {"", "Expand", 8, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, expand_run, NULL, NULL, NULL,
+     expand_supports, IN(1)},
+    {"", "DepthToSpace", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_to_space_run, NULL, NULL,
+     NULL, depth_to_space_supports, 0},
+    {"", "SpaceToDepth", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, space_to_depth_run, NULL, NULL,
+     NULL, space_to_depth_supports, 0},
+    {"", "Gather", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_run, NULL, NULL, NULL,
+     mv_gather_supports, 0},
+    {"", "GatherElements", 11, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_elements_run, NULL,
+     NULL, NULL, mv_gather_elements_supports, 0},
+    {"", "GatherND", 11, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_nd_run, NULL, NULL, NULL,
+     mv_gather_nd_supports, 0},
+    {"", "ScatterElements", 11, 18, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_scatter_elements_run,
+     NULL, NULL, NULL, mv_scatter_elements_supports, 0},
+    {"", "Scatter", 9, 11, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_scatter_elements_run, NULL, NULL,
+     NULL, mv_scatter_elements_supports, 0},
+    {"", "ScatterND", 11, 18, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_scatter_nd_run, NULL, NULL,
+     NULL, mv_scatter_nd_supports, 0},
+    {"", "Pad", 1, 25, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_pad_run, NULL, NULL, NULL,
+     mv_pad_supports, IN(1) | IN(2) | IN(3)},
+    {"", "Trilu", 14, 14, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_trilu_run, NULL, NULL, NULL,
+     mv_trilu_supports, IN(1)},
+    {"", "Resize", 10, 19, DEVICE_CUDA, DT_FLOATS, 0, mv_resize_prepare, mv_resize_run,
+     mv_resize_release, NULL, NULL, mv_resize_supports, IN(1) | IN(2) | IN(3)},
+};
+
+#undef IN
+
+} // namespace
+
+extern "C" const kernel *cuda_family_movement(size_t *count) {
+    *count = sizeof entries / sizeof entries[0];
+    return entries;
+}

@@ -1,0 +1,536 @@
+// Normalizations on CUDA: LayerNormalization and RMSNormalization (a warp or block per row),
+// GroupNormalization, InstanceNormalization and MeanVarianceNormalization (statistics of long
+// groups split over blocks and merged, then an elementwise pass). Statistics accumulate in
+// double, two-pass per part (mean, then squared deviations), as kernels_cpu/norm/norm.c and
+// kernels_cpu/math/lpnorm_mvn.c do; the affine pass mirrors the CPU's compute type.
+#include <string.h>
+
+#include "kernels_cuda/reduce/reduce_common.cuh"
+
+namespace nrm {
+namespace {
+
+using rdc::add_op;
+using rdc::block_reduce;
+using rdc::kept_offset;
+using rdc::red_offset;
+using rdc::rplan;
+using rdc::warp_reduce;
+
+// Rounds a statistic to the stash type's precision (stage one's computation type).
+__device__ __forceinline__ double stash_round(int stash, double v) {
+    if (stash == ONYX_FLOAT) return (float)v;
+    if (stash == ONYX_BFLOAT16) return __bfloat162float(__float2bfloat16_rn((float)v));
+    return v;
+}
+
+__device__ __forceinline__ void store_as(void *p, onyx_dtype dt, int64_t i, double v) {
+    switch (dt) {
+    case ONYX_FLOAT:
+        ((float *)p)[i] = (float)v;
+        break;
+    case ONYX_DOUBLE:
+        ((double *)p)[i] = v;
+        break;
+    case ONYX_FLOAT16:
+        ((__half *)p)[i] = __float2half_rn((float)v);
+        break;
+    case ONYX_BFLOAT16:
+        ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
+        break;
+    default:
+        break;
+    }
+}
+
+unsigned grid_cap(int64_t n) { return (unsigned)(n < 1 ? 1 : n > (1 << 20) ? (1 << 20) : n); }
+
+int64_t type_numel(const type_info *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+
+bool norm_axis(int64_t a, int rank, int *axis) {
+    if (a < -(int64_t)rank || a >= (int64_t)rank) return false;
+    *axis = (int)(a < 0 ? a + rank : a);
+    return true;
+}
+
+// ---- Layer / RMS normalization: x as [rows, cols], cols the axes from `axis` on
+
+struct ln_args {
+    const void *x, *w, *b;
+    void *y, *mean, *inv;
+    onyx_dtype mean_dt, inv_dt;
+    int64_t rows, cols, wrows, brows;
+    double eps;
+    int stash;
+    bool rms;
+};
+
+template <typename T, bool BLOCK> __global__ void __launch_bounds__(1024) ln_rows(ln_args a) {
+    typedef typename compute<T>::type C;
+    __shared__ double sh[32];
+    const int64_t per = BLOCK ? 1 : blockDim.x / 32;
+    const int64_t lane = BLOCK ? threadIdx.x : (threadIdx.x & 31);
+    const int64_t width = BLOCK ? blockDim.x : 32;
+    const int64_t cols = a.cols;
+    for (int64_t r = (int64_t)blockIdx.x * per + (BLOCK ? 0 : threadIdx.x / 32); r < a.rows;
+         r += (int64_t)gridDim.x * per) {
+        const T *x = (const T *)a.x + r * cols;
+        T *y = (T *)a.y + r * cols;
+        double m = 0;
+        if (!a.rms) {
+            double s = 0;
+            for (int64_t j = lane; j < cols; j += width) s += (double)to_compute(x[j]);
+            if constexpr (BLOCK)
+                s = block_reduce(s, add_op(), sh);
+            else
+                s = warp_reduce(s, add_op());
+            m = stash_round(a.stash, s / (double)cols);
+        }
+        double v = 0;
+        for (int64_t j = lane; j < cols; j += width) {
+            double d = (double)to_compute(x[j]) - m;
+            v += d * d;
+        }
+        if constexpr (BLOCK)
+            v = block_reduce(v, add_op(), sh);
+        else
+            v = warp_reduce(v, add_op());
+        double inv = stash_round(a.stash, 1 / sqrt(v / (double)cols + a.eps));
+        if (lane == 0) {
+            if (a.mean) store_as(a.mean, a.mean_dt, r, m);
+            if (a.inv) store_as(a.inv, a.inv_dt, r, inv);
+        }
+        const T *w = (const T *)a.w + (r % a.wrows) * cols;
+        const T *b = a.b ? (const T *)a.b + (r % a.brows) * cols : NULL;
+        const C fm = (C)m, fi = (C)inv;
+        for (int64_t j = lane; j < cols; j += width) {
+            C val = ((C)to_compute(x[j]) - fm) * fi * (C)to_compute(w[j]);
+            if (b) val += (C)to_compute(b[j]);
+            y[j] = from_compute<T>(val);
+        }
+    }
+}
+
+struct ln_launch {
+    template <typename T> static onyx_status run(const kernel_call *c, const ln_args &a) {
+        cudaStream_t st = cuda_stream(c);
+        if (a.cols > 1024)
+            ln_rows<T, true><<<grid_cap(a.rows), a.cols >= 8192 ? 1024 : 256, 0, st>>>(a);
+        else
+            ln_rows<T, false><<<grid_cap((a.rows + 7) / 8), 256, 0, st>>>(a);
+        return cuda_launched(a.rms ? "RMSNormalization" : "LayerNormalization");
+    }
+};
+
+// Whether scale/bias t maps onto x's rows as element (r, j) = t[(r % rows) * cols + j]: past its
+// leading 1s it covers every normalized axis and broadcasts nowhere (the CPU's fast path).
+bool param_fits(const type_info *t, const type_info *x, int axis) {
+    if (!t || t->rank < 0 || t->rank > x->rank || t->dtype != x->dtype) return false;
+    int off = x->rank - t->rank, lead = 0;
+    while (lead < t->rank && t->dims[lead] == 1) lead++;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        int k = d - off;
+        if (k >= lead && t->dims[k] != x->dims[d]) return false;
+    }
+    return off + lead <= axis;
+}
+
+int64_t param_rows(const tensor *t, int64_t cols) {
+    int64_t r = cols ? t->numel / cols : 1;
+    return r > 0 ? r : 1;
+}
+
+bool ln_supports_(const kernel_prep *p, bool rms) {
+    const type_info *x = p->in_type[0];
+    if (!x || x->rank < 1 || !dtype_is_float(x->dtype)) return false;
+    int axis;
+    if (!norm_axis(attr_int(p->node, "axis", -1), x->rank, &axis)) return false;
+    if (p->n_in < 2 || !param_fits(p->in_type[1], x, axis)) return false;
+    if (!rms && p->n_in > 2 && p->in_type[2] && !param_fits(p->in_type[2], x, axis)) return false;
+    if (p->out_type[0].dtype != x->dtype) return false;
+    int64_t rows = 1;
+    for (int d = 0; d < axis; d++) rows *= x->dims[d];
+    for (int o = 1; o < p->n_out && !rms; o++) {
+        if (p->node->n_outputs <= o || p->node->outputs[o] < 0) continue;
+        const type_info *t = &p->out_type[o];
+        if (!dtype_is_float(t->dtype) || type_numel(t) != rows) return false;
+    }
+    return true;
+}
+
+onyx_status ln_run(const kernel_call *c, bool rms) {
+    const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+    const tensor *b = rms ? NULL : kernel_input(c, 2);
+    tensor *mean = rms ? NULL : kernel_output(c, 1), *inv = rms ? NULL : kernel_output(c, 2);
+    int axis;
+    if (!norm_axis(attr_int(c->node, "axis", -1), x->rank, &axis))
+        return onyx_error(ONYX_ERR_SHAPE, "%s: axis is out of range for rank %d", c->node->op_type,
+                          x->rank);
+    if (!w) return onyx_error(ONYX_ERR_SHAPE, "%s: input 1 (scale) is missing", c->node->op_type);
+    ln_args a;
+    a.x = x->data;
+    a.w = w->data;
+    a.b = b ? b->data : NULL;
+    a.y = kernel_output(c, 0)->data;
+    a.mean = mean ? mean->data : NULL;
+    a.inv = inv ? inv->data : NULL;
+    a.mean_dt = mean ? mean->dtype : ONYX_FLOAT;
+    a.inv_dt = inv ? inv->dtype : ONYX_FLOAT;
+    a.rows = a.cols = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis)
+            a.rows *= x->dims[d];
+        else
+            a.cols *= x->dims[d];
+    }
+    a.wrows = param_rows(w, a.cols);
+    a.brows = b ? param_rows(b, a.cols) : 1;
+    a.eps = attr_float(c->node, "epsilon", 1e-5f);
+    a.stash = (int)attr_int(c->node, "stash_type", 1);
+    a.rms = rms;
+    if (x->numel == 0) return ONYX_OK;
+    CUDA_DISPATCH_FLOATS(x->dtype, ln_launch, c, a)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: type %d on CUDA", c->node->op_type, (int)x->dtype);
+}
+
+// ---- statistics of groups (the kept positions of a plan, each reducing `count` elements),
+// each split in nparts parts whose (count, mean, M2) are merged as Chan et al.
+
+template <typename T, bool BLOCK>
+__global__ void group_stats(const T *x, rplan p, int64_t nparts, int64_t chunk, double *part) {
+    __shared__ double sh[32];
+    const int64_t per = BLOCK ? 1 : blockDim.x / 32;
+    const int64_t lane = BLOCK ? threadIdx.x : (threadIdx.x & 31);
+    const int64_t width = BLOCK ? blockDim.x : 32;
+    const int64_t units = p.nout * nparts;
+    for (int64_t u = (int64_t)blockIdx.x * per + (BLOCK ? 0 : threadIdx.x / 32); u < units;
+         u += (int64_t)gridDim.x * per) {
+        int64_t g = u / nparts, s = u - g * nparts;
+        const T *xg = x + kept_offset(p, g);
+        int64_t t0 = s * chunk, t1 = t0 + chunk < p.count ? t0 + chunk : p.count;
+        double sum = 0;
+        for (int64_t t = t0 + lane; t < t1; t += width)
+            sum += (double)to_compute(xg[red_offset(p, t)]);
+        if constexpr (BLOCK)
+            sum = block_reduce(sum, add_op(), sh);
+        else
+            sum = warp_reduce(sum, add_op());
+        int64_t len = t1 > t0 ? t1 - t0 : 0;
+        double mean = len ? sum / (double)len : 0, m2 = 0;
+        for (int64_t t = t0 + lane; t < t1; t += width) {
+            double d = (double)to_compute(xg[red_offset(p, t)]) - mean;
+            m2 += d * d;
+        }
+        if constexpr (BLOCK)
+            m2 = block_reduce(m2, add_op(), sh);
+        else
+            m2 = warp_reduce(m2, add_op());
+        if (lane == 0) {
+            part[3 * u] = (double)len;
+            part[3 * u + 1] = mean;
+            part[3 * u + 2] = m2;
+        }
+    }
+}
+
+// Group g's mean and (population) variance from its parts; 0 and 0 when it is empty.
+__device__ void merge_parts(const double *part, int64_t g, int64_t nparts, double *mean,
+                            double *var) {
+    double n = 0, m = 0, m2 = 0;
+    for (int64_t s = 0; s < nparts; s++) {
+        const double *q = part + 3 * (g * nparts + s);
+        double nb = q[0];
+        if (nb == 0) continue;
+        if (n == 0) {
+            n = nb, m = q[1], m2 = q[2];
+            continue;
+        }
+        double d = q[1] - m, nn = n + nb;
+        m += d * nb / nn;
+        m2 += q[2] + d * d * n * nb / nn;
+        n = nn;
+    }
+    *mean = m;
+    *var = n > 0 ? m2 / n : 0;
+}
+
+// Parts per group and their length: enough blocks to fill the GPU, parts of at least 4096.
+void split_groups(int64_t groups, int64_t count, int64_t *nparts, int64_t *chunk) {
+    int64_t s = (528 + groups - 1) / groups, most = (count + 4095) / 4096;
+    if (s > most) s = most;
+    if (s > 1024) s = 1024;
+    if (s < 1) s = 1;
+    *chunk = count > 0 ? (count + s - 1) / s : 1;
+    *nparts = count > 0 ? (count + *chunk - 1) / *chunk : 1;
+}
+
+template <typename T>
+onyx_status launch_stats(cudaStream_t st, const T *x, const rplan &p, int64_t nparts, int64_t chunk,
+                         double *part) {
+    if (chunk >= 2048)
+        group_stats<T, true><<<grid_cap(p.nout * nparts), 256, 0, st>>>(x, p, nparts, chunk, part);
+    else
+        group_stats<T, false>
+            <<<grid_cap((p.nout * nparts + 7) / 8), 256, 0, st>>>(x, p, nparts, chunk, part);
+    return cuda_launched("normalization statistics");
+}
+
+// ---- Group / Instance normalization: x as [N, G, cpg, inner], scale/bias per channel (or per
+// group, GroupNormalization 18). Per (instance, channel): y = x * A + B.
+
+struct gn_args {
+    int64_t nc, channels, groups, cpg, inner, numel;
+    bool per_channel;
+    int stash;
+    double eps;
+};
+
+template <typename T>
+__global__ void gn_coef(const double *part, int64_t nparts, const T *sc, const T *bi,
+                        typename compute<T>::type *A, typename compute<T>::type *B, gn_args a) {
+    typedef typename compute<T>::type C;
+    CUDA_GRID_LOOP(i, a.nc) {
+        int64_t n = i / a.channels, ch = i - n * a.channels, g = ch / a.cpg;
+        double m, var;
+        merge_parts(part, n * a.groups + g, nparts, &m, &var);
+        m = stash_round(a.stash, m);
+        double inv = stash_round(a.stash, 1 / sqrt(var + a.eps));
+        int64_t pi = a.per_channel ? ch : g;
+        double k = (double)to_compute(sc[pi]) * inv;
+        A[i] = (C)k;
+        B[i] = (C)((double)to_compute(bi[pi]) - m * k);
+    }
+}
+
+template <typename T>
+__global__ void gn_apply(const T *x, T *y, const typename compute<T>::type *A,
+                         const typename compute<T>::type *B, int64_t inner, int64_t numel) {
+    CUDA_GRID_LOOP(i, numel) {
+        int64_t k = i / inner;
+        y[i] = from_compute<T>(to_compute(x[i]) * A[k] + B[k]);
+    }
+}
+
+struct gn_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, const tensor *x, const tensor *sc,
+                           const tensor *bi, tensor *y, const gn_args &a) {
+        typedef typename compute<T>::type C;
+        cudaStream_t st = cuda_stream(c);
+        // the rows [N * G, cpg * inner] as a plan: groups kept, their elements reduced
+        int64_t dims[2] = {x->dims[0] * a.groups, a.cpg * a.inner};
+        bool mask[2] = {false, true};
+        rplan p;
+        rdc::rplan_build(&p, 2, dims, mask);
+        int64_t nparts, chunk;
+        split_groups(p.nout, p.count, &nparts, &chunk);
+        size_t part_bytes = ((size_t)(p.nout * nparts) * 3 * sizeof(double) + 255) / 256 * 256;
+        void *mem;
+        TRY(cuda_scratch(c, part_bytes + 2 * (size_t)a.nc * sizeof(C), &mem));
+        double *part = (double *)mem;
+        C *A = (C *)((char *)mem + part_bytes), *B = A + a.nc;
+        TRY(launch_stats(st, cuda_data<T>(x), p, nparts, chunk, part));
+        gn_coef<T><<<cuda_blocks(a.nc), CUDA_THREADS, 0, st>>>(part, nparts, cuda_data<T>(sc),
+                                                               cuda_data<T>(bi), A, B, a);
+        TRY(cuda_launched("GroupNormalization coefficients"));
+        gn_apply<T><<<cuda_blocks(a.numel), CUDA_THREADS, 0, st>>>(cuda_data<T>(x), cuda_data<T>(y),
+                                                                   A, B, a.inner, a.numel);
+        return cuda_launched("GroupNormalization");
+    }
+};
+
+bool gn_supports_(const kernel_prep *p, int64_t groups, bool per_channel) {
+    const type_info *x = p->in_type[0];
+    if (!x || x->rank < 2 || !dtype_is_float(x->dtype)) return false;
+    if (p->out_type[0].dtype != x->dtype) return false;
+    int64_t ch = x->dims[1];
+    if (groups <= 0 || ch % groups != 0) return false;
+    int64_t want = per_channel ? ch : groups;
+    for (int i = 1; i < 3; i++) {
+        const type_info *t = i < p->n_in ? p->in_type[i] : NULL;
+        if (!t || t->rank < 0 || t->dtype != x->dtype || type_numel(t) != want) return false;
+    }
+    return true;
+}
+
+onyx_status gn_run(const kernel_call *c, int64_t groups, bool per_channel, int stash) {
+    const tensor *x = kernel_input(c, 0), *sc = kernel_input(c, 1), *bi = kernel_input(c, 2);
+    tensor *y = kernel_output(c, 0);
+    if (x->rank < 2 || groups <= 0 || x->dims[1] % groups != 0 || !sc || !bi)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: bad shapes on CUDA", c->node->op_type);
+    gn_args a;
+    a.channels = x->dims[1];
+    a.groups = groups;
+    a.cpg = a.channels / groups;
+    a.nc = x->dims[0] * a.channels;
+    a.inner = 1;
+    for (int d = 2; d < x->rank; d++) a.inner *= x->dims[d];
+    a.numel = x->numel;
+    a.per_channel = per_channel;
+    a.stash = stash;
+    a.eps = attr_float(c->node, "epsilon", 1e-5f);
+    if (x->numel == 0) return ONYX_OK;
+    CUDA_DISPATCH_FLOATS(x->dtype, gn_launch, c, x, sc, bi, y, a)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: type %d on CUDA", c->node->op_type, (int)x->dtype);
+}
+
+// ---- MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) over the axes, in double
+
+// Which axes; false when one is out of range. Default [0, 2, 3].
+bool mvn_mask(const graph_node *n, int rank, bool *mask) {
+    const int64_t *axes;
+    size_t na = attr_ints(n, "axes", &axes);
+    static const int64_t dflt[] = {0, 2, 3};
+    if (!axes) {
+        axes = dflt;
+        na = 3;
+    }
+    for (int i = 0; i < rank; i++) mask[i] = false;
+    for (size_t i = 0; i < na; i++) {
+        int a;
+        if (!norm_axis(axes[i], rank, &a)) return false;
+        mask[a] = true;
+    }
+    return true;
+}
+
+// Element index -> group index: the position over the kept dims (row-major).
+struct gmap {
+    int rank;
+    int64_t dims[CUDA_MAX_RANK], gstride[CUDA_MAX_RANK];
+};
+
+__global__ void mvn_finish(const double *part, int64_t nparts, int64_t groups, double *mean,
+                           double *denom) {
+    CUDA_GRID_LOOP(g, groups) {
+        double m, var;
+        merge_parts(part, g, nparts, &m, &var);
+        mean[g] = m;
+        denom[g] = sqrt(var) + 1e-9;
+    }
+}
+
+template <typename T>
+__global__ void mvn_apply(const T *x, T *y, const double *mean, const double *denom, gmap gm,
+                          int64_t numel) {
+    CUDA_GRID_LOOP(i, numel) {
+        int64_t idx = i, g = 0;
+        for (int d = gm.rank - 1; d >= 0; d--) {
+            int64_t q = idx / gm.dims[d];
+            g += (idx - q * gm.dims[d]) * gm.gstride[d];
+            idx = q;
+        }
+        double v = ((double)to_compute(x[i]) - mean[g]) / denom[g];
+        y[i] = from_compute<T>((typename compute<T>::type)v);
+    }
+}
+
+struct mvn_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, const tensor *x, tensor *y, const bool *mask) {
+        cudaStream_t st = cuda_stream(c);
+        rplan p;
+        rdc::rplan_build(&p, x->rank, x->dims, mask);
+        gmap gm;
+        gm.rank = x->rank;
+        int64_t groups = 1;
+        for (int i = x->rank - 1; i >= 0; i--) {
+            gm.dims[i] = x->dims[i];
+            gm.gstride[i] = mask[i] ? 0 : groups;
+            if (!mask[i]) groups *= x->dims[i];
+        }
+        int64_t nparts, chunk;
+        split_groups(p.nout, p.count, &nparts, &chunk);
+        size_t part_bytes = ((size_t)(p.nout * nparts) * 3 * sizeof(double) + 255) / 256 * 256;
+        void *mem;
+        TRY(cuda_scratch(c, part_bytes + 2 * (size_t)p.nout * sizeof(double), &mem));
+        double *part = (double *)mem;
+        double *mean = (double *)((char *)mem + part_bytes), *denom = mean + p.nout;
+        TRY(launch_stats(st, cuda_data<T>(x), p, nparts, chunk, part));
+        mvn_finish<<<cuda_blocks(p.nout), CUDA_THREADS, 0, st>>>(part, nparts, p.nout, mean, denom);
+        TRY(cuda_launched("MeanVarianceNormalization statistics"));
+        mvn_apply<T><<<cuda_blocks(x->numel), CUDA_THREADS, 0, st>>>(
+            cuda_data<T>(x), cuda_data<T>(y), mean, denom, gm, x->numel);
+        return cuda_launched("MeanVarianceNormalization");
+    }
+};
+
+bool mvn_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0];
+    if (!x || x->rank < 0 || x->rank > CUDA_MAX_RANK || !dtype_is_float(x->dtype)) return false;
+    if (p->out_type[0].dtype != x->dtype) return false;
+    bool mask[CUDA_MAX_RANK];
+    return mvn_mask(p->node, x->rank, mask);
+}
+
+onyx_status cuda_mvn(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    bool mask[CUDA_MAX_RANK];
+    if (x->rank > CUDA_MAX_RANK || !mvn_mask(c->node, x->rank, mask))
+        return onyx_error(ONYX_ERR_SHAPE, "MeanVarianceNormalization: bad axes on CUDA");
+    if (x->numel == 0) return ONYX_OK;
+    CUDA_DISPATCH_FLOATS(x->dtype, mvn_launch, c, x, y, mask)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "MeanVarianceNormalization: type %d on CUDA",
+                      (int)x->dtype);
+}
+
+// ---- entries
+
+bool ln_supports(const kernel_prep *p) { return ln_supports_(p, false); }
+bool rms_supports(const kernel_prep *p) { return ln_supports_(p, true); }
+onyx_status cuda_layernorm(const kernel_call *c) { return ln_run(c, false); }
+onyx_status cuda_rmsnorm(const kernel_call *c) { return ln_run(c, true); }
+
+bool in_supports(const kernel_prep *p) {
+    const type_info *x = p->in_type[0];
+    if (!x || x->rank < 2) return false;
+    // no channels: nothing to normalize (the CPU returns at once)
+    if (x->dims[1] == 0) return p->out_type[0].dtype == x->dtype;
+    return gn_supports_(p, x->dims[1], true);
+}
+
+onyx_status cuda_instancenorm(const kernel_call *c) {
+    const tensor *x = kernel_input(c, 0);
+    if (x->rank >= 2 && x->dims[1] == 0) return ONYX_OK;
+    return gn_run(c, x->rank >= 2 ? x->dims[1] : 0, true, ONYX_DOUBLE);
+}
+
+bool groupnorm_supports(const kernel_prep *p) {
+    return gn_supports_(p, attr_int(p->node, "num_groups", 0), p->node->version >= 21);
+}
+
+onyx_status cuda_groupnorm(const kernel_call *c) {
+    int v = c->node->version;
+    // GroupNormalization 18 has scale/bias per group and no stash_type (its statistics stay
+    // in double); 21 has them per channel
+    int stash = v >= 21 ? (int)attr_int(c->node, "stash_type", 1) : ONYX_DOUBLE;
+    return gn_run(c, attr_int(c->node, "num_groups", 0), v >= 21, stash);
+}
+
+const kernel entries[] = {
+    // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
+    // supports, host_inputs
+    {"", "LayerNormalization", 17, 17, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_layernorm, NULL, NULL,
+     NULL, ln_supports, 0},
+    {"", "RMSNormalization", 23, 23, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_rmsnorm, NULL, NULL,
+     NULL, rms_supports, 0},
+    {"", "GroupNormalization", 18, 21, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_groupnorm, NULL, NULL,
+     NULL, groupnorm_supports, 0},
+    {"", "InstanceNormalization", 1, 22, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_instancenorm, NULL,
+     NULL, NULL, in_supports, 0},
+    {"", "MeanVarianceNormalization", 9, 13, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_mvn, NULL, NULL,
+     NULL, mvn_supports, 0},
+};
+
+} // namespace
+} // namespace nrm
+
+extern "C" const kernel *cuda_family_norm(size_t *count) {
+    *count = sizeof nrm::entries / sizeof nrm::entries[0];
+    return nrm::entries;
+}
