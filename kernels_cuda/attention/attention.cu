@@ -1,0 +1,738 @@
+// Attention (ai.onnx 23, 24) on CUDA as one fused flash-attention kernel: a block takes a run of
+// query rows that share one kv head, streams K/V tiles through shared memory with an online
+// softmax (running max and sum per row in registers) and writes Y once. Semantics mirror
+// kernels_cpu/attention/attention.c; past/present caches and the Q*K^T output stay on the CPU.
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <mma.h>
+
+#include "kernels_cuda/common.cuh"
+
+namespace att {
+namespace {
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+constexpr int BK = 64;      // keys per tile
+constexpr int SC = BK / 32; // score columns per lane
+constexpr int MAX_HEAD = 256;
+
+// Geometry of one node (ops/attention/attention_common.c's rules, past caches excluded).
+struct dims {
+    bool packed; // 3-D [B, S, H*D] rather than 4-D [B, H, S, D]
+    int64_t B, Hq, Hkv, Lq, T, D, Dv;
+};
+
+// False when the shapes do not describe an Attention this kernel knows.
+bool get_dims(const graph_node *n, int rank, const int64_t *qd, const int64_t *kd,
+              const int64_t *vd, dims *d) {
+    memset(d, 0, sizeof *d);
+    if (rank == 3) {
+        int64_t qh = attr_int(n, "q_num_heads", 0), kvh = attr_int(n, "kv_num_heads", 0);
+        if (qh <= 0 || kvh <= 0 || qd[2] < 0 || kd[2] < 0 || vd[2] < 0) return false;
+        if (qd[2] % qh || kd[2] % kvh || vd[2] % kvh) return false;
+        d->packed = true;
+        d->Hq = qh;
+        d->Hkv = kvh;
+        d->Lq = qd[1];
+        d->T = kd[1];
+        d->D = qd[2] / qh;
+        d->Dv = vd[2] / kvh;
+        if (kd[2] / kvh != d->D || vd[1] != d->T) return false;
+    } else if (rank == 4) {
+        d->Hq = qd[1];
+        d->Hkv = kd[1];
+        d->Lq = qd[2];
+        d->T = kd[2];
+        d->D = qd[3];
+        d->Dv = vd[3];
+        if (vd[1] != d->Hkv || vd[2] != d->T || kd[3] != d->D) return false;
+    } else {
+        return false;
+    }
+    d->B = qd[0];
+    if (kd[0] != d->B || vd[0] != d->B) return false;
+    if (d->B < 0 || d->Lq < 0 || d->T < 0 || d->D < 0 || d->Dv < 0) return false;
+    return d->Hq > 0 && d->Hkv > 0 && d->Hq % d->Hkv == 0;
+}
+
+// strides of batch, head, row: [B, H, S, Dh] (4-D) or [B, S, H*Dh] (3-D)
+void view_strides(bool packed, int64_t H, int64_t S, int64_t Dh, int64_t *s) {
+    s[0] = H * S * Dh;
+    s[1] = packed ? Dh : S * Dh;
+    s[2] = packed ? H * Dh : Dh;
+}
+
+struct att_args {
+    const void *q, *k, *v;
+    void *y;
+    const void *mask;
+    bool has_mask;
+    int mask_dt;
+    const int64_t *nonpad; // device, [B]; NULL without nonpad_kv_seqlen
+    int64_t qs[3], ks[3], vs[3], ys[3];
+    int64_t ms[3]; // mask strides of batch, query head, query row (0 along broadcast dims)
+    int64_t mlen;  // the mask's last dim
+    bool mbcast;   // v23: a last dim of 1 broadcasts over the keys (else short masks pad -inf)
+    bool causal;
+    int64_t batch;
+    int kv_heads, group, q_len, total, D, Dv;
+    int Dp;               // D rounded up to 4 (zero padded in shared memory)
+    int qstride, kvstride; // shared row strides in floats, each 4 * odd: conflict-free float4
+    int row_blocks;       // blocks of rows per (batch, kv head)
+    // tensor-core kernel: head sizes rounded up to 16, 16-bit leading dims of Q and K/V, float
+    // leading dim of O, and whether Q/K and V rows take 16-byte loads
+    int tc_dp, tc_dvp, ldq, ldkv, ldo;
+    bool vec_qk, vec_v;
+    float scale, softcap;
+};
+
+__device__ __forceinline__ float mask_at(const void *m, int dt, int64_t i) {
+    switch (dt) {
+    case ONYX_BOOL: return ((const uint8_t *)m)[i] ? 0.0f : -INFINITY;
+    case ONYX_FLOAT: return ((const float *)m)[i];
+    case ONYX_FLOAT16: return __half2float(((const __half *)m)[i]);
+    case ONYX_BFLOAT16: return __bfloat162float(((const __nv_bfloat16 *)m)[i]);
+    case ONYX_DOUBLE: return (float)((const double *)m)[i];
+    // integers go through double as the CPU's conversion does
+    case ONYX_INT8: return (float)(double)((const int8_t *)m)[i];
+    case ONYX_INT16: return (float)(double)((const int16_t *)m)[i];
+    case ONYX_INT32: return (float)(double)((const int32_t *)m)[i];
+    case ONYX_INT64: return (float)(double)((const int64_t *)m)[i];
+    case ONYX_UINT8: return (float)(double)((const uint8_t *)m)[i];
+    case ONYX_UINT16: return (float)(double)((const uint16_t *)m)[i];
+    case ONYX_UINT32: return (float)(double)((const uint32_t *)m)[i];
+    case ONYX_UINT64: return (float)(double)((const uint64_t *)m)[i];
+    default: return 0.0f;
+    }
+}
+
+// Virtual row v of a (batch, kv head) is query position v % Lq of query head
+// kvh * group + v / Lq: the heads of a group share the block's K/V tiles.
+__device__ __forceinline__ void row_of(const att_args &a, int kvh, int v, int *h, int *qi) {
+    int g = v / a.q_len;
+    *h = kvh * a.group + g;
+    *qi = v - g * a.q_len;
+}
+
+// The keys row (batch b, query position qi) may attend to: [0, lim).
+__device__ __forceinline__ int row_limit(const att_args &a, int64_t np, int qi) {
+    int lim = a.total;
+    if (a.causal && qi + 1 < lim) lim = qi + 1;
+    if (a.nonpad && np < lim) lim = np < 0 ? 0 : (int)np;
+    return lim;
+}
+
+// Score of key col from the raw dot product: scale, softcap, mask (the CPU's order); keys past
+// the row's limit are -inf.
+__device__ __forceinline__ float score(const att_args &a, float dot, int col, int lim,
+                                       int64_t moff) {
+    if (col >= lim) return -INFINITY;
+    float x = dot * a.scale;
+    if (a.softcap > 0.0f) x = a.softcap * tanhf(x / a.softcap);
+    if (a.has_mask)
+        x += a.mbcast        ? mask_at(a.mask, a.mask_dt, moff)
+             : col < a.mlen ? mask_at(a.mask, a.mask_dt, moff + col)
+                            : -INFINITY;
+    return x;
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// One block: BQ = WARPS * RPT virtual rows of one (batch, kv head); warp w owns rows
+// w + WARPS * i, whose scores (lanes across keys), softmax state and outputs (lanes across
+// value columns, VC per lane) it keeps in registers, so only K/V loads need the whole block.
+template <typename T, int RPT, int VC>
+__global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
+    constexpr int BQ = WARPS * RPT;
+    extern __shared__ float4 smem4[];
+    float *qsh = (float *)smem4;            // [BQ][qstride]
+    float *kvsh = qsh + BQ * a.qstride;     // [BK][kvstride], K then V of each tile
+    float *psh = kvsh + BK * a.kvstride;    // [BQ][BK] probabilities
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+
+    // heavy (late, under a causal mask) row blocks first
+    const int rb = a.row_blocks - 1 - (int)(blockIdx.x % (unsigned)a.row_blocks);
+    const int64_t bk = blockIdx.x / (unsigned)a.row_blocks;
+    const int kvh = (int)(bk % a.kv_heads);
+    const int64_t b = bk / a.kv_heads;
+    const int rows = a.group * a.q_len, v0 = rb * BQ;
+    const int64_t np = a.nonpad ? a.nonpad[b] : 0;
+
+    // keys any row of the block may see: the causal limit of its last position
+    int kend;
+    {
+        int v1 = min(v0 + BQ, rows) - 1, h0, q0, h1, q1;
+        row_of(a, kvh, v0, &h0, &q0);
+        row_of(a, kvh, v1, &h1, &q1);
+        kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
+    }
+
+    int lim[RPT];
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        int r = warp + WARPS * i, v = v0 + r, h, qi;
+        bool ok = v < rows;
+        row_of(a, kvh, ok ? v : 0, &h, &qi);
+        lim[i] = ok ? row_limit(a, np, qi) : 0;
+        const T *src = (const T *)a.q + b * a.qs[0] + h * a.qs[1] + qi * a.qs[2];
+        for (int d = lane; d < a.Dp; d += 32)
+            qsh[r * a.qstride + d] = ok && d < a.D ? (float)to_compute(src[d]) : 0.0f;
+    }
+
+    float m[RPT], l[RPT], o[RPT][VC];
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        m[i] = -INFINITY;
+        l[i] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < VC; c++) o[i][c] = 0.0f;
+    }
+
+    const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
+    const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
+    for (int k0 = 0; k0 < kend; k0 += BK) {
+        const int nk = min(BK, kend - k0);
+        __syncthreads(); // the previous tile's V is consumed
+        for (int j = warp; j < BK; j += WARPS) {
+            const T *src = kbase + (int64_t)(k0 + j) * a.ks[2];
+            bool ok = j < nk;
+            for (int d = lane; d < a.Dp; d += 32)
+                kvsh[j * a.kvstride + d] = ok && d < a.D ? (float)to_compute(src[d]) : 0.0f;
+        }
+        __syncthreads();
+
+        float s[RPT][SC];
+#pragma unroll
+        for (int i = 0; i < RPT; i++)
+#pragma unroll
+            for (int jj = 0; jj < SC; jj++) s[i][jj] = 0.0f;
+#pragma unroll 2
+        for (int d = 0; d < a.Dp; d += 4) {
+            float4 kk[SC];
+#pragma unroll
+            for (int jj = 0; jj < SC; jj++)
+                kk[jj] = *(const float4 *)&kvsh[(lane + 32 * jj) * a.kvstride + d];
+#pragma unroll
+            for (int i = 0; i < RPT; i++) {
+                float4 qq = *(const float4 *)&qsh[(warp + WARPS * i) * a.qstride + d];
+#pragma unroll
+                for (int jj = 0; jj < SC; jj++) {
+                    float t = s[i][jj];
+                    t = fmaf(qq.x, kk[jj].x, t);
+                    t = fmaf(qq.y, kk[jj].y, t);
+                    t = fmaf(qq.z, kk[jj].z, t);
+                    t = fmaf(qq.w, kk[jj].w, t);
+                    s[i][jj] = t;
+                }
+            }
+        }
+
+        // the scores, then the online softmax update of each row
+#pragma unroll
+        for (int i = 0; i < RPT; i++) {
+            const int r = warp + WARPS * i;
+            int64_t moff = 0;
+            if (a.has_mask) {
+                int h, qi;
+                row_of(a, kvh, min(v0 + r, rows - 1), &h, &qi);
+                moff = b * a.ms[0] + (int64_t)h * a.ms[1] + (int64_t)qi * a.ms[2];
+            }
+            float mx = -INFINITY;
+#pragma unroll
+            for (int jj = 0; jj < SC; jj++) {
+                const int col = k0 + lane + 32 * jj;
+                const float x = score(a, s[i][jj], col, lim[i], moff);
+                s[i][jj] = x;
+                mx = fmaxf(mx, x);
+            }
+            mx = warp_max(mx);
+            const float mnew = fmaxf(m[i], mx);
+            float corr = 1.0f, sum = 0.0f;
+            if (mnew != -INFINITY) {
+                corr = expf(m[i] - mnew); // 0 while the row had nothing (m = -inf)
+#pragma unroll
+                for (int jj = 0; jj < SC; jj++) {
+                    float p = expf(s[i][jj] - mnew);
+                    s[i][jj] = p;
+                    sum += p;
+                }
+            } else {
+#pragma unroll
+                for (int jj = 0; jj < SC; jj++) s[i][jj] = 0.0f;
+            }
+#pragma unroll
+            for (int jj = 0; jj < SC; jj++) psh[r * BK + lane + 32 * jj] = s[i][jj];
+            sum = warp_sum(sum);
+            l[i] = l[i] * corr + sum;
+            m[i] = mnew;
+#pragma unroll
+            for (int c = 0; c < VC; c++) o[i][c] *= corr;
+        }
+
+        __syncthreads(); // every warp is done with K
+        for (int j = warp; j < BK; j += WARPS) {
+            const T *src = vbase + (int64_t)(k0 + j) * a.vs[2];
+            bool ok = j < nk;
+            // rows past the tile are zeros: probability 0 times stale data could be NaN
+            for (int d = lane; d < a.Dv; d += 32)
+                kvsh[j * a.kvstride + d] = ok ? (float)to_compute(src[d]) : 0.0f;
+        }
+        __syncthreads();
+
+        const int nk4 = (nk + 3) & ~3;
+        for (int j = 0; j < nk4; j += 4) {
+            float vv[4][VC];
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+#pragma unroll
+                for (int c = 0; c < VC; c++) vv[t][c] = kvsh[(j + t) * a.kvstride + lane + 32 * c];
+#pragma unroll
+            for (int i = 0; i < RPT; i++) {
+                float4 pp = *(const float4 *)&psh[(warp + WARPS * i) * BK + j];
+#pragma unroll
+                for (int c = 0; c < VC; c++) {
+                    float t = o[i][c];
+                    t = fmaf(pp.x, vv[0][c], t);
+                    t = fmaf(pp.y, vv[1][c], t);
+                    t = fmaf(pp.z, vv[2][c], t);
+                    t = fmaf(pp.w, vv[3][c], t);
+                    o[i][c] = t;
+                }
+            }
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int v = v0 + warp + WARPS * i;
+        if (v >= rows) continue;
+        int h, qi;
+        row_of(a, kvh, v, &h, &qi);
+        T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
+        // a row with no key left (masked out entirely, or no key in reach) is NaN, as the CPU's
+        const float inv = m[i] == -INFINITY ? NAN : 1.0f / l[i];
+#pragma unroll
+        for (int c = 0; c < VC; c++) {
+            const int col = lane + 32 * c;
+            if (col < a.Dv) dst[col] = from_compute<T>(o[i][c] * inv);
+        }
+    }
+}
+
+// ---- tensor cores: float16 / bfloat16 with head sizes up to 128. Four warps of 16 query rows
+// (one wmma tile high); S = Q K^T and O += P V on wmma with float accumulation, the softmax on
+// the CUDA cores between them. P goes to the MMA as a 16-bit high part plus the 16-bit rest, so
+// that it keeps about float's precision (V is exact in its own type).
+
+constexpr int TC_WARPS = 4;
+constexpr int TC_THREADS = TC_WARPS * 32;
+constexpr int TC_BQ = TC_WARPS * 16;
+constexpr int TC_HEAD = 128;
+constexpr int TC_LDS = BK + 4; // float scores
+constexpr int TC_LDP = BK + 8; // 16-bit probabilities
+
+// n elements of a row (zeros up to npad; all zeros when !ok); vec: 16-byte loads (n % 8 == 0,
+// src 16-byte aligned).
+template <typename T>
+__device__ __forceinline__ void copy_row(T *dst, const T *src, bool ok, int n, int npad, bool vec,
+                                         int lane) {
+    if (vec) {
+        for (int c = lane * 8; c < npad; c += 256) {
+            uint4 val = make_uint4(0, 0, 0, 0);
+            if (ok && c < n) val = *(const uint4 *)(src + c);
+            *(uint4 *)(dst + c) = val;
+        }
+    } else {
+        const T zero = from_compute<T>(0.0f);
+        for (int c = lane; c < npad; c += 32) dst[c] = ok && c < n ? src[c] : zero;
+    }
+}
+
+// Shared bytes of the tensor-core kernel; every region starts 32-byte aligned, as wmma wants.
+size_t tc_smem_bytes(int ldq, int ldkv, int ldo, size_t esz) {
+    return sizeof(float) * TC_BQ * (TC_LDS + (size_t)ldo) +
+           esz * ((size_t)TC_BQ * ldq + (size_t)BK * ldkv + 2 * (size_t)TC_BQ * TC_LDP);
+}
+
+template <typename T> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
+    using namespace nvcuda;
+    typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> frag_a;
+    typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag_c;
+    extern __shared__ __align__(128) unsigned char tcsm[];
+    float *ss = (float *)tcsm;          // [TC_BQ][TC_LDS] scores
+    float *os = ss + TC_BQ * TC_LDS;    // [TC_BQ][ldo] outputs
+    T *qs = (T *)(os + TC_BQ * a.ldo);  // [TC_BQ][ldq]
+    T *kvs = qs + TC_BQ * a.ldq;        // [BK][ldkv], K then V of each tile
+    T *phi = kvs + BK * a.ldkv;         // [TC_BQ][TC_LDP] probabilities, high part
+    T *plo = phi + TC_BQ * TC_LDP;      // and the rest
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, w16 = warp * 16;
+
+    const int rb = a.row_blocks - 1 - (int)(blockIdx.x % (unsigned)a.row_blocks);
+    const int64_t bk = blockIdx.x / (unsigned)a.row_blocks;
+    const int kvh = (int)(bk % a.kv_heads);
+    const int64_t b = bk / a.kv_heads;
+    const int rows = a.group * a.q_len, v0 = rb * TC_BQ;
+    const int64_t np = a.nonpad ? a.nonpad[b] : 0;
+    int kend;
+    {
+        int v1 = min(v0 + TC_BQ, rows) - 1, h0, q0, h1, q1;
+        row_of(a, kvh, v0, &h0, &q0);
+        row_of(a, kvh, v1, &h1, &q1);
+        kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
+    }
+
+    for (int r = warp; r < TC_BQ; r += TC_WARPS) {
+        int v = v0 + r, h, qi;
+        bool ok = v < rows;
+        row_of(a, kvh, ok ? v : 0, &h, &qi);
+        copy_row(qs + r * a.ldq, (const T *)a.q + b * a.qs[0] + h * a.qs[1] + qi * a.qs[2], ok,
+                 a.D, a.tc_dp, a.vec_qk, lane);
+    }
+    for (int i = lane; i < 16 * a.ldo; i += 32) os[w16 * a.ldo + i] = 0.0f;
+
+    float m[16], l[16];
+    int lim[16];
+#pragma unroll
+    for (int rr = 0; rr < 16; rr++) {
+        int v = v0 + w16 + rr, h, qi;
+        row_of(a, kvh, v < rows ? v : 0, &h, &qi);
+        lim[rr] = v < rows ? row_limit(a, np, qi) : 0;
+        m[rr] = -INFINITY;
+        l[rr] = 0.0f;
+    }
+
+    const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
+    const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
+    for (int k0 = 0; k0 < kend; k0 += BK) {
+        const int nk = min(BK, kend - k0);
+        __syncthreads(); // the previous tile's V is consumed
+        for (int j = warp; j < BK; j += TC_WARPS)
+            copy_row(kvs + j * a.ldkv, kbase + (int64_t)(k0 + j) * a.ks[2], j < nk, a.D, a.tc_dp,
+                     a.vec_qk, lane);
+        __syncthreads();
+        {
+            frag_c acc[BK / 16];
+#pragma unroll
+            for (int n = 0; n < BK / 16; n++) wmma::fill_fragment(acc[n], 0.0f);
+            for (int d = 0; d < a.tc_dp; d += 16) {
+                frag_a qa;
+                wmma::load_matrix_sync(qa, qs + w16 * a.ldq + d, a.ldq);
+#pragma unroll
+                for (int n = 0; n < BK / 16; n++) {
+                    // K^T: K's rows read column-major
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> kb;
+                    wmma::load_matrix_sync(kb, kvs + 16 * n * a.ldkv + d, a.ldkv);
+                    wmma::mma_sync(acc[n], qa, kb, acc[n]);
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < BK / 16; n++)
+                wmma::store_matrix_sync(ss + w16 * TC_LDS + 16 * n, acc[n], TC_LDS,
+                                        wmma::mem_row_major);
+        }
+        __syncwarp();
+
+        float corr[16];
+#pragma unroll
+        for (int rr = 0; rr < 16; rr++) {
+            const int r = w16 + rr;
+            int64_t moff = 0;
+            if (a.has_mask) {
+                int h, qi;
+                row_of(a, kvh, min(v0 + r, rows - 1), &h, &qi);
+                moff = b * a.ms[0] + (int64_t)h * a.ms[1] + (int64_t)qi * a.ms[2];
+            }
+            const float x0 = score(a, ss[r * TC_LDS + lane], k0 + lane, lim[rr], moff);
+            const float x1 = score(a, ss[r * TC_LDS + lane + 32], k0 + lane + 32, lim[rr], moff);
+            const float mnew = fmaxf(m[rr], warp_max(fmaxf(x0, x1)));
+            float c = 1.0f, p0 = 0.0f, p1 = 0.0f;
+            if (mnew != -INFINITY) {
+                c = expf(m[rr] - mnew);
+                p0 = expf(x0 - mnew);
+                p1 = expf(x1 - mnew);
+            }
+            l[rr] = l[rr] * c + warp_sum(p0 + p1);
+            m[rr] = mnew;
+            corr[rr] = c;
+            const T h0 = from_compute<T>(p0), h1 = from_compute<T>(p1);
+            phi[r * TC_LDP + lane] = h0;
+            phi[r * TC_LDP + lane + 32] = h1;
+            plo[r * TC_LDP + lane] = from_compute<T>(p0 - (float)to_compute(h0));
+            plo[r * TC_LDP + lane + 32] = from_compute<T>(p1 - (float)to_compute(h1));
+        }
+#pragma unroll
+        for (int rr = 0; rr < 16; rr++)
+            for (int c = lane; c < a.tc_dvp; c += 32) os[(w16 + rr) * a.ldo + c] *= corr[rr];
+
+        __syncthreads(); // every warp is done with K
+        for (int j = warp; j < BK; j += TC_WARPS)
+            copy_row(kvs + j * a.ldkv, vbase + (int64_t)(k0 + j) * a.vs[2], j < nk, a.Dv,
+                     a.tc_dvp, a.vec_v, lane);
+        __syncthreads();
+        {
+            frag_a ph[BK / 16], pl[BK / 16];
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++) {
+                wmma::load_matrix_sync(ph[kk], phi + w16 * TC_LDP + 16 * kk, TC_LDP);
+                wmma::load_matrix_sync(pl[kk], plo + w16 * TC_LDP + 16 * kk, TC_LDP);
+            }
+            for (int c = 0; c < a.tc_dvp; c += 16) {
+                frag_c o;
+                wmma::load_matrix_sync(o, os + w16 * a.ldo + c, a.ldo, wmma::mem_row_major);
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> vb;
+                    wmma::load_matrix_sync(vb, kvs + 16 * kk * a.ldkv + c, a.ldkv);
+                    wmma::mma_sync(o, ph[kk], vb, o);
+                    wmma::mma_sync(o, pl[kk], vb, o);
+                }
+                wmma::store_matrix_sync(os + w16 * a.ldo + c, o, a.ldo, wmma::mem_row_major);
+            }
+        }
+    }
+    __syncwarp();
+
+#pragma unroll
+    for (int rr = 0; rr < 16; rr++) {
+        const int r = w16 + rr, v = v0 + r;
+        if (v >= rows) continue;
+        int h, qi;
+        row_of(a, kvh, v, &h, &qi);
+        T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
+        const float inv = m[rr] == -INFINITY ? NAN : 1.0f / l[rr];
+        for (int c = lane; c < a.Dv; c += 32) dst[c] = from_compute<T>(os[r * a.ldo + c] * inv);
+    }
+}
+
+template <typename T> onyx_status launch_tc(const kernel_call *c, att_args a) {
+    auto fn = flash_tc<T>;
+    const size_t most = tc_smem_bytes(TC_HEAD + 8, TC_HEAD + 8, TC_HEAD + 4, sizeof(T));
+    TRY(cuda_status(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)most),
+                    "Attention: shared memory size"));
+    a.tc_dp = (a.D + 15) & ~15;
+    a.tc_dvp = (a.Dv + 15) & ~15;
+    a.ldq = a.tc_dp + 8;
+    a.ldkv = (a.tc_dp > a.tc_dvp ? a.tc_dp : a.tc_dvp) + 8;
+    a.ldo = a.tc_dvp + 4;
+    // row offsets are multiples of the head sizes, so 8 | D keeps every Q/K row 16-byte aligned
+    a.vec_qk = a.D % 8 == 0 && (uintptr_t)a.q % 16 == 0 && (uintptr_t)a.k % 16 == 0;
+    a.vec_v = a.Dv % 8 == 0 && (uintptr_t)a.v % 16 == 0;
+    a.row_blocks = (int)(((int64_t)a.group * a.q_len + TC_BQ - 1) / TC_BQ);
+    const int64_t grid = (int64_t)a.batch * a.kv_heads * a.row_blocks;
+    if (grid > INT_MAX) return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: too many blocks");
+    fn<<<(unsigned)grid, TC_THREADS, tc_smem_bytes(a.ldq, a.ldkv, a.ldo, sizeof(T)),
+         cuda_stream(c)>>>(a);
+    return cuda_launched("Attention");
+}
+
+// Shared bytes of the CUDA-core kernel's carve-up.
+size_t smem_bytes(int bq, int qstride, int kvstride) {
+    return sizeof(float) * ((size_t)bq * qstride + (size_t)BK * kvstride + (size_t)bq * BK);
+}
+
+// the smallest stride >= n that is 4 times an odd number
+int odd4(int n) {
+    n = (n + 3) & ~3;
+    return (n / 4) % 2 ? n : n + 4;
+}
+
+template <typename T, int RPT, int VC> onyx_status launch(const kernel_call *c, att_args a) {
+    constexpr int BQ = WARPS * RPT;
+    auto fn = flash<T, RPT, VC>;
+    const size_t most =
+        smem_bytes(BQ, odd4(MAX_HEAD), odd4(MAX_HEAD > 32 * VC ? MAX_HEAD : 32 * VC));
+    // the same value on every call, so that concurrent runs cannot undo one another's setting
+    TRY(cuda_status(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)most),
+                    "Attention: shared memory size"));
+    // V rows are read VC * 32 columns wide, K rows Dp
+    a.kvstride = odd4(a.Dp > 32 * VC ? a.Dp : 32 * VC);
+    a.row_blocks = (int)(((int64_t)a.group * a.q_len + BQ - 1) / BQ);
+    const int64_t grid = (int64_t)a.batch * a.kv_heads * a.row_blocks;
+    if (grid > INT_MAX) return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: too many blocks");
+    fn<<<(unsigned)grid, THREADS, smem_bytes(BQ, a.qstride, a.kvstride), cuda_stream(c)>>>(a);
+    return cuda_launched("Attention");
+}
+
+// 16-bit types go to the tensor cores, unless the rows of a (batch, kv head) are too few to fill
+// their 64-row blocks (decoding). Else query rows per warp: 8, or 4 with value heads above 128
+// (registers for their columns), or 1 when bigger blocks would leave most SMs idle.
+template <typename T> onyx_status launch_typed(const kernel_call *c, const att_args &a, int sms) {
+    if constexpr (sizeof(T) == 2) {
+        if (a.D <= TC_HEAD && a.Dv <= TC_HEAD && (int64_t)a.group * a.q_len >= 32)
+            return launch_tc<T>(c, a);
+    }
+    const int vc = a.Dv <= 64 ? 2 : a.Dv <= 128 ? 4 : 8, big = vc == 8 ? 4 : 8;
+    const int64_t rows = (int64_t)a.group * a.q_len;
+    const int64_t blocks = a.batch * a.kv_heads * ((rows + WARPS * big - 1) / (WARPS * big));
+    const bool small = blocks < sms;
+    if (vc == 2) return small ? launch<T, 1, 2>(c, a) : launch<T, 8, 2>(c, a);
+    if (vc == 4) return small ? launch<T, 1, 4>(c, a) : launch<T, 8, 4>(c, a);
+    return small ? launch<T, 1, 8>(c, a) : launch<T, 4, 8>(c, a);
+}
+
+const dtype_mask QKV_TYPES = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16);
+const dtype_mask MASK_TYPES = DT_BIT(ONYX_BOOL) | DT_FLOATS | DT_INTS;
+
+bool input_given(const kernel_prep *p, int i) { return i < p->n_in && p->in_type[i]; }
+
+bool output_wanted(const graph_node *n, int o) { return o < n->n_outputs && n->outputs[o] >= 0; }
+
+// attn_mask's dims against [B, Hq, Lq, T] (ops_attention_check_mask): leading dims 1 or equal,
+// the last at most T
+bool mask_fits(int rank, const int64_t *md, const dims &d) {
+    if (rank < 1 || rank > 4) return false;
+    const int64_t want[4] = {d.B, d.Hq, d.Lq, d.T};
+    for (int i = 0; i < rank; i++) {
+        int64_t m = md[i], w = want[4 - rank + i];
+        if (m < 0) return false;
+        if (m == w) continue;
+        if (4 - rank + i == 3 ? m > w : m != 1) return false;
+    }
+    return true;
+}
+
+bool att_supports(const kernel_prep *p) {
+    const graph_node *n = p->node;
+    if (p->n_in < 3 || p->n_in > 7 || p->n_out < 1) return false;
+    const type_info *q = p->in_type[0], *k = p->in_type[1], *v = p->in_type[2];
+    if (!q || !k || !v) return false;
+    if (q->kind != ONYX_VALUE_TENSOR || k->kind != ONYX_VALUE_TENSOR ||
+        v->kind != ONYX_VALUE_TENSOR)
+        return false;
+    if (!dtype_in(q->dtype, QKV_TYPES) || k->dtype != q->dtype || v->dtype != q->dtype ||
+        p->out_type[0].dtype != q->dtype)
+        return false;
+    if (q->rank != k->rank || q->rank != v->rank) return false;
+    for (int i = 0; i < q->rank; i++)
+        if (q->dims[i] < 0 || k->dims[i] < 0 || v->dims[i] < 0) return false;
+    dims d;
+    if (!get_dims(n, q->rank, q->dims, k->dims, v->dims, &d)) return false;
+    if (d.D > MAX_HEAD || d.Dv > MAX_HEAD) return false;
+    // lengths and rows as ints in the kernel, with room for a tile past the end
+    if (d.T > INT_MAX - BK || d.Lq > INT_MAX || (d.Hq / d.Hkv) * d.Lq > INT_MAX - 64) return false;
+    if (d.B * d.Hkv > INT_MAX) return false;
+    // past caches, present outputs and the Q*K^T output stay on the CPU
+    if (input_given(p, 4) || input_given(p, 5)) return false;
+    for (int o = 1; o < p->n_out; o++)
+        if (output_wanted(n, o)) return false;
+    if (attr_int(n, "qk_matmul_output_mode", 0) != 0) return false;
+    if (input_given(p, 3)) {
+        const type_info *m = p->in_type[3];
+        if (m->kind != ONYX_VALUE_TENSOR || !dtype_in(m->dtype, MASK_TYPES) ||
+            !mask_fits(m->rank, m->dims, d))
+            return false;
+    }
+    if (input_given(p, 6)) {
+        const type_info *np = p->in_type[6];
+        if (np->kind != ONYX_VALUE_TENSOR || np->dtype != ONYX_INT64 || np->rank != 1 ||
+            np->dims[0] != d.B)
+            return false;
+    }
+    return true;
+}
+
+int sm_count() {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n < 1)
+        return 132;
+    return n;
+}
+
+onyx_status att_run(const kernel_call *c) {
+    const graph_node *n = c->node;
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *M = kernel_input(c, 3), *NP = kernel_input(c, 6);
+    tensor *Y = kernel_output(c, 0);
+    if (!Q || !K || !V || !Y) return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K, V and Y needed");
+    dims d;
+    if (Q->rank != K->rank || Q->rank != V->rank ||
+        !get_dims(n, Q->rank, Q->dims, K->dims, V->dims, &d))
+        return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K and V shapes do not agree");
+    if (M && !mask_fits(M->rank, M->dims, d))
+        return onyx_error(ONYX_ERR_SHAPE, "Attention: attn_mask does not broadcast to the scores");
+    if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.B))
+        return onyx_error(ONYX_ERR_SHAPE, "Attention: nonpad_kv_seqlen must be int64 [%lld]",
+                          (long long)d.B);
+    if (Y->numel == 0) return ONYX_OK;
+    cudaStream_t st = cuda_stream(c);
+    // no keys at all: the CPU's product over zero columns, zeros
+    if (d.T == 0) return cuda_status(cudaMemsetAsync(Y->data, 0, Y->nbytes, st), "Attention");
+
+    att_args a;
+    memset(&a, 0, sizeof a);
+    a.q = Q->data;
+    a.k = K->data;
+    a.v = V->data;
+    a.y = Y->data;
+    view_strides(d.packed, d.Hq, d.Lq, d.D, a.qs);
+    view_strides(d.packed, d.Hkv, d.T, d.D, a.ks);
+    view_strides(d.packed, d.Hkv, d.T, d.Dv, a.vs);
+    view_strides(d.packed, d.Hq, d.Lq, d.Dv, a.ys);
+    if (M) {
+        // an empty mask (last dim 0) pads every key with -inf: NaN rows, as on the CPU
+        int64_t md[4] = {1, 1, 1, 1}, s[4];
+        for (int i = 0; i < M->rank; i++) md[4 - M->rank + i] = M->dims[i];
+        s[3] = 1;
+        for (int i = 2; i >= 0; i--) s[i] = s[i + 1] * md[i + 1];
+        for (int i = 0; i < 3; i++) a.ms[i] = md[i] == 1 ? 0 : s[i];
+        a.mask = M->data;
+        a.has_mask = true;
+        a.mask_dt = M->dtype;
+        a.mlen = md[3];
+        a.mbcast = n->version < 24 && md[3] == 1 && d.T > 1;
+    }
+    a.nonpad = NP ? (const int64_t *)NP->data : NULL;
+    a.causal = attr_int(n, "is_causal", 0) != 0;
+    a.batch = d.B;
+    a.kv_heads = (int)d.Hkv;
+    a.group = (int)(d.Hq / d.Hkv);
+    a.q_len = (int)d.Lq;
+    a.total = (int)d.T;
+    a.D = (int)d.D;
+    a.Dv = (int)d.Dv;
+    a.Dp = (a.D + 3) & ~3;
+    a.qstride = odd4(a.Dp);
+    a.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
+                                    : (float)(d.D > 0 ? 1.0 / sqrt((double)d.D) : 1.0);
+    a.softcap = attr_float(n, "softcap", 0);
+    int sms = sm_count();
+    switch (Q->dtype) {
+    case ONYX_FLOAT: return launch_typed<float>(c, a, sms);
+    case ONYX_FLOAT16: return launch_typed<__half>(c, a, sms);
+    case ONYX_BFLOAT16: return launch_typed<__nv_bfloat16>(c, a, sms);
+    default: break;
+    }
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: type %d on CUDA", (int)Q->dtype);
+}
+
+const kernel entries[] = {
+    // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
+    // supports, host_inputs
+    {"", "Attention", 23, 24, DEVICE_CUDA, QKV_TYPES, 0, NULL, att_run, NULL, NULL, NULL,
+     att_supports, 0},
+};
+
+} // namespace
+} // namespace att
+
+extern "C" const kernel *cuda_family_attention(size_t *count) {
+    *count = sizeof att::entries / sizeof att::entries[0];
+    return att::entries;
+}
