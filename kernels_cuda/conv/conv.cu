@@ -1,0 +1,586 @@
+// Conv and ConvTranspose on CUDA through cuDNN's convolution (ConvTranspose as its backward-data
+// pass), with the ONNX geometry of ops/conv/conv.c; pads cuDNN cannot take (asymmetric ones,
+// ConvTranspose's negative or output_shape-derived ones) go through a padded copy of the input
+// or a staged output cropped into Y.
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_cuda/common.cuh"
+#include "kernels_cuda/conv/family.h"
+
+namespace {
+
+const int MAX_SP = 3;           // spatial dims taken (cuDNN's Nd convolutions go to 3)
+const int WIN_RANK = MAX_SP + 2;
+// Largest cuDNN workspace a chosen algorithm may ask for.
+const size_t WS_CAP = (size_t)1 << 30;
+
+/* ------------------------------------------------------------------ geometry */
+
+enum auto_pad { AP_NOTSET, AP_SAME_UPPER, AP_SAME_LOWER, AP_VALID };
+
+struct cgeom {
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t in[MAX_SP], k[MAX_SP], out[MAX_SP], stride[MAX_SP], dil[MAX_SP];
+    int64_t pb[MAX_SP], pe[MAX_SP], opad[MAX_SP];
+};
+
+int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// ONNX's split of a total padding: SAME_UPPER puts the odd pixel at the end.
+void split_pad(int64_t total, bool upper, int64_t *b, int64_t *e) {
+    if (upper) {
+        *b = floor_div(total, 2);
+        *e = total - *b;
+    } else {
+        *e = floor_div(total, 2);
+        *b = total - *e;
+    }
+}
+
+bool read_ints(const graph_node *node, const char *name, int want, int64_t lo, int64_t dflt,
+               int64_t *out) {
+    const int64_t *v = NULL;
+    size_t n = attr_ints(node, name, &v);
+    if (!v) {
+        for (int i = 0; i < want; i++) out[i] = dflt;
+        return true;
+    }
+    if ((int)n != want) return false;
+    for (int i = 0; i < want; i++) {
+        if (v[i] < lo || v[i] > ((int64_t)1 << 30)) return false;
+        out[i] = v[i];
+    }
+    return true;
+}
+
+bool static_dims(const type_info *t) {
+    if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return false;
+    for (int d = 0; d < t->rank; d++)
+        if (t->dims[d] < 0) return false;
+    return true;
+}
+
+// The geometry of conv_geometry (ops/conv/conv.c) for known shapes; false where it fails or is
+// out of what this file takes.
+bool resolve(const graph_node *node, bool transpose, const type_info *x, const type_info *w,
+             cgeom *g) {
+    memset(g, 0, sizeof *g);
+    if (!static_dims(x) || !static_dims(w) || x->rank < 3 || x->rank > MAX_SP + 2 ||
+        w->rank != x->rank)
+        return false;
+    int nsp = x->rank - 2;
+    g->nsp = nsp;
+    g->group = attr_int(node, "group", 1);
+    if (g->group < 1) return false;
+    const char *ap_s = attr_string(node, "auto_pad", "NOTSET");
+    auto_pad ap;
+    if (!strcmp(ap_s, "NOTSET") || !*ap_s) ap = AP_NOTSET;
+    else if (!strcmp(ap_s, "SAME_UPPER")) ap = AP_SAME_UPPER;
+    else if (!strcmp(ap_s, "SAME_LOWER")) ap = AP_SAME_LOWER;
+    else if (!strcmp(ap_s, "VALID")) ap = AP_VALID;
+    else return false;
+    int64_t pads[2 * MAX_SP];
+    if (!read_ints(node, "strides", nsp, 1, 1, g->stride) ||
+        !read_ints(node, "dilations", nsp, 1, 1, g->dil) ||
+        !read_ints(node, "pads", 2 * nsp, 0, 0, pads))
+        return false;
+    const int64_t *ks = NULL;
+    size_t nks = attr_ints(node, "kernel_shape", &ks);
+    if (ks && (int)nks != nsp) return false;
+    for (int i = 0; i < nsp; i++) {
+        g->k[i] = w->dims[2 + i];
+        if (g->k[i] < 1 || (ks && ks[i] != g->k[i])) return false;
+    }
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    if (g->c % g->group != 0) return false;
+    if (!transpose) {
+        g->m = w->dims[0];
+        if (g->m % g->group != 0 || w->dims[1] * g->group != g->c) return false;
+        for (int i = 0; i < nsp; i++) {
+            g->in[i] = x->dims[2 + i];
+            g->pb[i] = ap == AP_NOTSET ? pads[i] : 0;
+            g->pe[i] = ap == AP_NOTSET ? pads[nsp + i] : 0;
+            int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
+            if (ap == AP_SAME_UPPER || ap == AP_SAME_LOWER) {
+                g->out[i] = (g->in[i] + g->stride[i] - 1) / g->stride[i];
+                int64_t total = (g->out[i] - 1) * g->stride[i] + dk - g->in[i];
+                if (total < 0) total = 0;
+                split_pad(total, ap == AP_SAME_UPPER, &g->pb[i], &g->pe[i]);
+            } else {
+                int64_t span = g->in[i] + g->pb[i] + g->pe[i];
+                if (span < dk) return false;
+                g->out[i] = (span - dk) / g->stride[i] + 1;
+            }
+        }
+        return true;
+    }
+    g->m = w->dims[1] * g->group;
+    if (w->dims[0] != g->c) return false;
+    if (!read_ints(node, "output_padding", nsp, 0, 0, g->opad)) return false;
+    const int64_t *os = NULL;
+    size_t nos = attr_ints(node, "output_shape", &os);
+    if (os && (int)nos != nsp && (int)nos != nsp + 2) return false;
+    if (os && (int)nos == nsp + 2) os += 2;
+    for (int i = 0; i < nsp; i++) {
+        g->in[i] = x->dims[2 + i];
+        if (os && os[i] < 1) return false;
+        g->pb[i] = ap == AP_NOTSET ? pads[i] : 0;
+        g->pe[i] = ap == AP_NOTSET ? pads[nsp + i] : 0;
+        if (os) g->out[i] = os[i];
+        int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
+        int64_t natural = g->stride[i] * (g->in[i] - 1) + g->opad[i] + dk;
+        if (os || ap == AP_SAME_UPPER || ap == AP_SAME_LOWER) {
+            if (!os) g->out[i] = g->in[i] * g->stride[i];
+            split_pad(natural - g->out[i], ap == AP_SAME_UPPER, &g->pb[i], &g->pe[i]);
+        } else {
+            g->out[i] = natural - g->pb[i] - g->pe[i];
+        }
+        if (g->out[i] < 1) return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ device kernels */
+
+// dst[i] = src[i + off] (zero outside src) + bias[channel]: a padded copy of X, or the crop of
+// a staged ConvTranspose output into Y.
+struct win_args {
+    int rank;
+    int64_t dst[WIN_RANK], src[WIN_RANK], off[WIN_RANK];
+};
+
+template <typename T>
+__global__ void window_kernel(win_args a, const T *src, T *dst, const T *bias, int64_t n) {
+    CUDA_GRID_LOOP(i, n) {
+        int64_t r = i, so = 0, sstride = 1;
+        bool inside = true;
+        int64_t ch = 0;
+        for (int d = a.rank - 1; d >= 0; d--) {
+            int64_t q = r / a.dst[d], idx = r - q * a.dst[d];
+            r = q;
+            if (d == 1) ch = idx;
+            int64_t s = idx + a.off[d];
+            if (s < 0 || s >= a.src[d]) inside = false;
+            so += s * sstride;
+            sstride *= a.src[d];
+        }
+        auto v = inside ? to_compute(src[so]) : decltype(to_compute(src[0]))(0);
+        if (bias) v += to_compute(bias[ch]);
+        dst[i] = from_compute<T>(v);
+    }
+}
+
+template <typename T>
+__global__ void bias_kernel(T *y, const T *bias, int64_t m, int64_t inner, int64_t n) {
+    CUDA_GRID_LOOP(i, n) {
+        int64_t ch = (i / inner) % m;
+        y[i] = from_compute<T>(to_compute(y[i]) + to_compute(bias[ch]));
+    }
+}
+
+struct window_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, const win_args *a, const void *src, void *dst,
+                           const void *bias, int64_t n) {
+        window_kernel<T><<<cuda_blocks(n), CUDA_THREADS, 0, cuda_stream(c)>>>(
+            *a, (const T *)src, (T *)dst, (const T *)bias, n);
+        return cuda_launched("Conv window copy");
+    }
+};
+
+struct bias_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, void *y, const void *bias, int64_t m,
+                           int64_t inner, int64_t n) {
+        bias_kernel<T><<<cuda_blocks(n), CUDA_THREADS, 0, cuda_stream(c)>>>(
+            (T *)y, (const T *)bias, m, inner, n);
+        return cuda_launched("Conv bias");
+    }
+};
+
+onyx_status window_copy(const kernel_call *c, onyx_dtype dt, const win_args *a, const void *src,
+                        void *dst, const void *bias, int64_t n) {
+    CUDA_DISPATCH_FLOATS(dt, window_launch, c, a, src, dst, bias, n)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Conv: type %d on CUDA", (int)dt);
+}
+
+onyx_status add_bias(const kernel_call *c, onyx_dtype dt, void *y, const void *bias, int64_t m,
+                     int64_t inner, int64_t n) {
+    CUDA_DISPATCH_FLOATS(dt, bias_launch, c, y, bias, m, inner, n)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Conv: type %d on CUDA", (int)dt);
+}
+
+/* ------------------------------------------------------------------ cuDNN state */
+
+// What run reads: descriptors, the algorithm and the buffers around the cuDNN call.
+struct conv_state {
+    bool transpose;
+    onyx_dtype dtype;
+    cudnnTensorDescriptor_t xdesc, ydesc; // what cuDNN reads (X or its padded copy) and writes
+    cudnnFilterDescriptor_t wdesc;
+    cudnnConvolutionDescriptor_t cdesc;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd;
+    size_t ws_bytes;
+    bool pad_in;     // Conv: cuDNN reads a padded copy of X (pad_copy), pads 0
+    win_args pad_copy;
+    int64_t pad_numel;
+    bool staged;     // ConvTranspose: cuDNN writes the uncropped output, cropped into Y
+    win_args crop;
+    int64_t stage_numel;
+    bool has_bias;
+    int64_t m, inner, x_numel, y_numel;
+};
+
+void state_free(conv_state *s) {
+    if (!s) return;
+    if (s->xdesc) cudnnDestroyTensorDescriptor(s->xdesc);
+    if (s->ydesc) cudnnDestroyTensorDescriptor(s->ydesc);
+    if (s->wdesc) cudnnDestroyFilterDescriptor(s->wdesc);
+    if (s->cdesc) cudnnDestroyConvolutionDescriptor(s->cdesc);
+    free(s);
+}
+
+cudnnDataType_t dnn_type(onyx_dtype d) {
+    switch (d) {
+    case ONYX_DOUBLE: return CUDNN_DATA_DOUBLE;
+    case ONYX_FLOAT16: return CUDNN_DATA_HALF;
+    case ONYX_BFLOAT16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+    }
+}
+
+bool fits_int(int64_t v) { return v >= 1 && v <= INT_MAX; }
+
+// [n, c, spatial...] as cuDNN wants it: 1-D as 2-D with a height of 1. Returns the rank.
+int dnn_dims(int64_t n, int64_t c, const int64_t *sp, int nsp, int *out) {
+    int r = 0;
+    out[r++] = (int)n;
+    out[r++] = (int)c;
+    if (nsp == 1) out[r++] = 1;
+    for (int i = 0; i < nsp; i++) out[r++] = (int)sp[i];
+    return r;
+}
+
+bool set_tensor(cudnnTensorDescriptor_t *d, cudnnDataType_t dt, int64_t n, int64_t c,
+                const int64_t *sp, int nsp) {
+    int dims[WIN_RANK + 1], strides[WIN_RANK + 1];
+    int r = dnn_dims(n, c, sp, nsp, dims);
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        if (!fits_int(dims[i])) return false;
+        strides[i] = (int)s;
+        s *= dims[i];
+        if (s > INT_MAX) return false;
+    }
+    if (cudnnCreateTensorDescriptor(d) != CUDNN_STATUS_SUCCESS) {
+        *d = NULL;
+        return false;
+    }
+    return cudnnSetTensorNdDescriptor(*d, dt, r, dims, strides) == CUDNN_STATUS_SUCCESS;
+}
+
+int64_t numel_of(int64_t n, int64_t c, const int64_t *sp, int nsp) {
+    int64_t v = n * c;
+    for (int i = 0; i < nsp; i++) v *= sp[i];
+    return v;
+}
+
+void fill_win(win_args *a, int64_t n, int64_t c, int nsp, const int64_t *dst, const int64_t *src,
+              const int64_t *off) {
+    memset(a, 0, sizeof *a);
+    a->rank = nsp + 2;
+    a->dst[0] = a->src[0] = n;
+    a->dst[1] = a->src[1] = c;
+    for (int i = 0; i < nsp; i++) {
+        a->dst[2 + i] = dst[i];
+        a->src[2 + i] = src[i];
+        a->off[2 + i] = off[i];
+    }
+}
+
+// Builds everything but the algorithm; false (s left for state_free) where cuDNN cannot take
+// the node.
+bool build(const kernel_prep *p, bool transpose, conv_state *s) {
+    if (p->n_in < 2) return false;
+    const type_info *x = p->in_type[0], *w = p->in_type[1];
+    const type_info *b = p->n_in > 2 ? p->in_type[2] : NULL;
+    // bfloat16 (Conv-22) stays on the CPU: cuDNN's legacy bfloat16 paths are not checked here
+    dtype_mask types = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16);
+    if (!x || !w || !dtype_in(x->dtype, types) || w->dtype != x->dtype) return false;
+    cgeom g;
+    if (!resolve(p->node, transpose, x, w, &g)) return false;
+    const type_info *y = &p->out_type[0];
+    if (y->kind != ONYX_VALUE_TENSOR || y->rank != g.nsp + 2 || y->dims[0] != g.n ||
+        y->dims[1] != g.m)
+        return false;
+    for (int i = 0; i < g.nsp; i++)
+        if (y->dims[2 + i] != g.out[i] || !fits_int(g.in[i]) || !fits_int(g.out[i])) return false;
+    if (!fits_int(g.n) || !fits_int(g.c) || !fits_int(g.m) || !fits_int(g.group)) return false;
+    if (b) {
+        if (!static_dims(b) || b->dtype != x->dtype || b->rank != 1 || b->dims[0] != g.m)
+            return false;
+        s->has_bias = true;
+    }
+    s->transpose = transpose;
+    s->dtype = x->dtype;
+    s->m = g.m;
+    s->inner = numel_of(1, 1, g.out, g.nsp);
+    s->x_numel = numel_of(g.n, g.c, g.in, g.nsp);
+    s->y_numel = numel_of(g.n, g.m, g.out, g.nsp);
+    cudnnDataType_t dt = dnn_type(x->dtype);
+    int nsp = g.nsp, dn = nsp == 1 ? 2 : nsp;
+    int64_t dk[MAX_SP];
+    for (int i = 0; i < nsp; i++) dk[i] = (g.k[i] - 1) * g.dil[i] + 1;
+
+    // the spatial dims of what cuDNN reads and writes, and its (symmetric) pads
+    int64_t rd[MAX_SP], wr[MAX_SP], pad[MAX_SP];
+    if (!transpose) {
+        for (int i = 0; i < nsp; i++) s->pad_in |= g.pb[i] != g.pe[i] || g.pb[i] >= dk[i];
+        for (int i = 0; i < nsp; i++) {
+            rd[i] = s->pad_in ? g.in[i] + g.pb[i] + g.pe[i] : g.in[i];
+            wr[i] = g.out[i];
+            pad[i] = s->pad_in ? 0 : g.pb[i];
+        }
+        if (s->pad_in) {
+            int64_t off[MAX_SP];
+            for (int i = 0; i < nsp; i++) off[i] = -g.pb[i];
+            fill_win(&s->pad_copy, g.n, g.c, nsp, rd, g.in, off);
+            s->pad_numel = numel_of(g.n, g.c, rd, nsp);
+        }
+    } else {
+        // Y straight from cuDNN when its pads are symmetric and its size one that the forward
+        // convolution maps back onto X (output_padding below the stride)
+        bool direct = true;
+        for (int i = 0; i < nsp; i++)
+            direct &= g.pb[i] == g.pe[i] && g.pb[i] >= 0 && g.pb[i] < dk[i] &&
+                      g.stride[i] * (g.in[i] - 1) + dk[i] - 2 * g.pb[i] <= g.out[i] &&
+                      g.out[i] < g.stride[i] * g.in[i] + dk[i] - 2 * g.pb[i];
+        s->staged = !direct;
+        for (int i = 0; i < nsp; i++) {
+            rd[i] = g.in[i];
+            // staged: the full output without padding, where X's last pixel ends
+            wr[i] = s->staged ? g.stride[i] * (g.in[i] - 1) + dk[i] : g.out[i];
+            pad[i] = s->staged ? 0 : g.pb[i];
+        }
+        if (s->staged) {
+            fill_win(&s->crop, g.n, g.m, nsp, g.out, wr, g.pb);
+            s->stage_numel = numel_of(g.n, g.m, wr, nsp);
+        }
+    }
+    if (s->pad_numel > INT_MAX || s->stage_numel > INT_MAX || s->x_numel > INT_MAX ||
+        s->y_numel > INT_MAX)
+        return false;
+
+    // cuDNN's view: forward reads xdesc (C channels) and writes ydesc (M); backward-data reads
+    // xdesc (X: C channels, the forward's output) and writes ydesc (M, the forward's input)
+    if (!set_tensor(&s->xdesc, dt, g.n, g.c, rd, nsp)) return false;
+    if (!set_tensor(&s->ydesc, dt, g.n, g.m, wr, nsp)) return false;
+    int wdims[WIN_RANK + 1];
+    int64_t ksp[MAX_SP];
+    for (int i = 0; i < nsp; i++) ksp[i] = g.k[i];
+    int wr_ = dnn_dims(transpose ? g.c : g.m, transpose ? g.m / g.group : g.c / g.group, ksp,
+                       nsp, wdims);
+    if (cudnnCreateFilterDescriptor(&s->wdesc) != CUDNN_STATUS_SUCCESS) {
+        s->wdesc = NULL;
+        return false;
+    }
+    if (cudnnSetFilterNdDescriptor(s->wdesc, dt, CUDNN_TENSOR_NCHW, wr_, wdims) !=
+        CUDNN_STATUS_SUCCESS)
+        return false;
+    int cp[MAX_SP], cs[MAX_SP], cdl[MAX_SP], j = 0;
+    if (nsp == 1) {
+        cp[j] = 0;
+        cs[j] = 1;
+        cdl[j++] = 1;
+    }
+    for (int i = 0; i < nsp; i++, j++) {
+        if (!fits_int(g.stride[i]) || !fits_int(g.dil[i]) || pad[i] < 0 || pad[i] > INT_MAX)
+            return false;
+        cp[j] = (int)pad[i];
+        cs[j] = (int)g.stride[i];
+        cdl[j] = (int)g.dil[i];
+    }
+    if (cudnnCreateConvolutionDescriptor(&s->cdesc) != CUDNN_STATUS_SUCCESS) {
+        s->cdesc = NULL;
+        return false;
+    }
+    cudnnDataType_t ct = x->dtype == ONYX_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    // float32 without TF32 (FMA only): TF32's 10-bit mantissa misses the 1e-3 tolerance
+    cudnnMathType_t math = x->dtype == ONYX_FLOAT    ? CUDNN_FMA_MATH
+                           : x->dtype == ONYX_DOUBLE ? CUDNN_DEFAULT_MATH
+                                                     : CUDNN_TENSOR_OP_MATH;
+    if (cudnnSetConvolutionNdDescriptor(s->cdesc, dn, cp, cs, cdl, CUDNN_CROSS_CORRELATION, ct) !=
+            CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolutionGroupCount(s->cdesc, (int)g.group) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolutionMathType(s->cdesc, math) != CUDNN_STATUS_SUCCESS)
+        return false;
+
+    // the forward convolution's output must be exactly ydesc (forward) or X (backward data)
+    int od[WIN_RANK + 1], want[WIN_RANK + 1];
+    int r = transpose ? dnn_dims(g.n, g.c, rd, nsp, want) : dnn_dims(g.n, g.m, wr, nsp, want);
+    if (cudnnGetConvolutionNdForwardOutputDim(s->cdesc, transpose ? s->ydesc : s->xdesc, s->wdesc,
+                                              r, od) != CUDNN_STATUS_SUCCESS)
+        return false;
+    for (int i = 0; i < r; i++)
+        if (od[i] != want[i]) return false;
+    return true;
+}
+
+bool supports(const kernel_prep *p, bool transpose) {
+    conv_state *s = (conv_state *)calloc(1, sizeof *s);
+    if (!s) return false;
+    bool ok = build(p, transpose, s);
+    state_free(s);
+    return ok;
+}
+
+// The first algorithm of cuDNN's heuristics that it can run here with a bounded workspace.
+onyx_status choose_algo(cudnnHandle_t h, conv_state *s) {
+    if (!s->transpose) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int got = 0;
+        TRY(cudnn_status(cudnnGetConvolutionForwardAlgorithm_v7(
+                             h, s->xdesc, s->wdesc, s->cdesc, s->ydesc,
+                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf),
+                         "Conv algorithm heuristics"));
+        for (int i = 0; i < got; i++) {
+            size_t ws = 0;
+            if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > WS_CAP) continue;
+            if (cudnnGetConvolutionForwardWorkspaceSize(h, s->xdesc, s->wdesc, s->cdesc, s->ydesc,
+                                                        perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS ||
+                ws > WS_CAP)
+                continue;
+            s->fwd = perf[i].algo;
+            s->ws_bytes = ws;
+            return ONYX_OK;
+        }
+        // implicit GEMM takes every geometry
+        size_t ws = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(h, s->xdesc, s->wdesc, s->cdesc, s->ydesc,
+                                                    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                                    &ws) == CUDNN_STATUS_SUCCESS) {
+            s->fwd = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+            s->ws_bytes = ws;
+            return ONYX_OK;
+        }
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "Conv: cuDNN has no algorithm for this geometry");
+    }
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int got = 0;
+    TRY(cudnn_status(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                         h, s->wdesc, s->xdesc, s->cdesc, s->ydesc,
+                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf),
+                     "ConvTranspose algorithm heuristics"));
+    for (int i = 0; i < got; i++) {
+        size_t ws = 0;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > WS_CAP) continue;
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, s->wdesc, s->xdesc, s->cdesc,
+                                                         s->ydesc, perf[i].algo,
+                                                         &ws) != CUDNN_STATUS_SUCCESS ||
+            ws > WS_CAP)
+            continue;
+        s->bwd = perf[i].algo;
+        s->ws_bytes = ws;
+        return ONYX_OK;
+    }
+    size_t ws = 0;
+    if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, s->wdesc, s->xdesc, s->cdesc, s->ydesc,
+                                                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
+                                                     &ws) == CUDNN_STATUS_SUCCESS) {
+        s->bwd = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+        s->ws_bytes = ws;
+        return ONYX_OK;
+    }
+    return onyx_error(ONYX_ERR_UNSUPPORTED,
+                      "ConvTranspose: cuDNN has no algorithm for this geometry");
+}
+
+onyx_status prepare(const kernel_prep *p, bool transpose, void **state) {
+    const char *op = transpose ? "ConvTranspose" : "Conv";
+    conv_state *s = (conv_state *)calloc(1, sizeof *s);
+    if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "%s: out of memory", op);
+    if (!build(p, transpose, s)) {
+        state_free(s);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: cuDNN does not take this node", op);
+    }
+    // the algorithm is chosen now (run only reads the state): a handle of our own for the query
+    cudnnHandle_t h;
+    onyx_status st = cudnn_status(cudnnCreate(&h), "creating a handle");
+    if (st == ONYX_OK) {
+        st = choose_algo(h, s);
+        cudnnDestroy(h);
+    }
+    if (st != ONYX_OK) {
+        state_free(s);
+        return st;
+    }
+    *state = s;
+    return ONYX_OK;
+}
+
+size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+} // namespace
+
+bool cuda_conv_supports(const kernel_prep *p) { return supports(p, false); }
+bool cuda_convtranspose_supports(const kernel_prep *p) { return supports(p, true); }
+onyx_status cuda_conv_prepare(const kernel_prep *p, void **state) {
+    return prepare(p, false, state);
+}
+onyx_status cuda_convtranspose_prepare(const kernel_prep *p, void **state) {
+    return prepare(p, true, state);
+}
+void cuda_conv_release(void *state) { state_free((conv_state *)state); }
+
+onyx_status cuda_conv_run(const kernel_call *c) {
+    const conv_state *s = (const conv_state *)c->state;
+    const char *op = s && s->transpose ? "ConvTranspose" : "Conv";
+    if (!s) return onyx_error(ONYX_ERR_RUNTIME, "%s: kernel state missing", op);
+    const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = kernel_input(c, 2);
+    tensor *y = kernel_output(c, 0);
+    if (x->numel != s->x_numel || y->numel != s->y_numel)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: shapes differ from the prepared ones", op);
+    if (y->numel == 0) return ONYX_OK;
+    size_t es = dtype_size(s->dtype);
+    size_t ws_off = 0, pad_off = align256(s->ws_bytes);
+    size_t stage_off = pad_off + align256((size_t)s->pad_numel * es);
+    size_t total = stage_off + (size_t)s->stage_numel * es;
+    char *scratch = NULL;
+    if (total) TRY(cuda_scratch(c, total, (void **)&scratch));
+    void *ws = s->ws_bytes ? scratch + ws_off : NULL;
+    cudnnHandle_t h;
+    TRY(cuda_dnn(c, &h));
+    float f1 = 1.0f, f0 = 0.0f;
+    double d1 = 1.0, d0 = 0.0;
+    const void *one = s->dtype == ONYX_DOUBLE ? (const void *)&d1 : &f1;
+    const void *zero = s->dtype == ONYX_DOUBLE ? (const void *)&d0 : &f0;
+    const void *src = x->data;
+    if (s->pad_in) {
+        src = scratch + pad_off;
+        TRY(window_copy(c, s->dtype, &s->pad_copy, x->data, scratch + pad_off, NULL,
+                        s->pad_numel));
+    }
+    void *dst = s->staged ? (void *)(scratch + stage_off) : y->data;
+    if (!s->transpose)
+        TRY(cudnn_status(cudnnConvolutionForward(h, one, s->xdesc, src, s->wdesc, w->data,
+                                                 s->cdesc, s->fwd, ws, s->ws_bytes, zero,
+                                                 s->ydesc, dst),
+                         "Conv"));
+    else
+        TRY(cudnn_status(cudnnConvolutionBackwardData(h, one, s->wdesc, w->data, s->xdesc, src,
+                                                      s->cdesc, s->bwd, ws, s->ws_bytes, zero,
+                                                      s->ydesc, dst),
+                         "ConvTranspose"));
+    const void *bias = s->has_bias && b ? b->data : NULL;
+    if (s->staged) return window_copy(c, s->dtype, &s->crop, dst, y->data, bias, y->numel);
+    if (bias) return add_bias(c, s->dtype, y->data, bias, s->m, s->inner, y->numel);
+    return ONYX_OK;
+}
