@@ -283,6 +283,19 @@ static onyx_status compile_legacy(const graph_node *n, const char *prefix, int64
     snprintf(name, sizeof name, "%s_weights", prefix);
     CHECK(read_reals(n, name, &weights, &n_weights));
     CHECK(read_reals(n, "base_values", &f->base, &n_base));
+    if (n_base == 1 && n_targets == 2 && !strcmp(prefix, "class")) {
+        /* One base value for two classes: skl2onnx's binary GradientBoostingClassifier and
+         * onnxmltools' binary XGBClassifier (leaves all scoring class 0) write that;
+         * onnxruntime adds it to the first class's score only. */
+        double *two = realloc(f->base, 2 * sizeof *two);
+        if (!two) {
+            st = onyx_oom("base values");
+            goto done;
+        }
+        two[1] = 0;
+        f->base = two;
+        n_base = 2;
+    }
     if (nn == 0 || nnid != nn || nfeat != nn || nt != nn || nf != nn || !modes || modes->n != nn ||
         (nm && nm != nn) || (n_values && n_values != (int64_t)nn)) {
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "the nodes_* attributes differ in length or are missing "
