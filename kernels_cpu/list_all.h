@@ -13,3 +13,5 @@
 #include "kernels_cpu/string/list.h"
 #include "kernels_cpu/ml/list.h"
 #include "kernels_cpu/random_training/list.h"
+#include "kernels_cpu/contrib_quant/list.h"
+#include "kernels_cpu/contrib_nlp/list.h"

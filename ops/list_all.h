@@ -13,3 +13,5 @@
 #include "ops/string/list.h"
 #include "ops/ml/list.h"
 #include "ops/random_training/list.h"
+#include "ops/contrib_quant/list.h"
+#include "ops/contrib_nlp/list.h"

@@ -1,0 +1,134 @@
+/* CPU kernels of com.microsoft QLinearAdd and QLinearMul over numpy broadcasting.
+ *
+ * They compute in float step by step as onnxruntime's MLAS kernels do, so that the roundings
+ * match: Add as fma(a, sA/sC, fma(b, sB/sC, zC - (sA/sC zA + sB/sC zB))) (its AVX2 kernel, a
+ * broadcast operand folded into the constant first), Mul as (a - zA)(b - zB) * (sA sB / sC) +
+ * zC; then rounded half to even and saturated. */
+#include <math.h>
+
+#include "kernels_cpu/common/broadcast.h"
+#include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/contrib_quant/cq_kernel.h"
+
+typedef struct qbin_ctx {
+    float ra, rb, fixed;  /* Add: sA/sC, sB/sC, zC - (ra zA + rb zB) */
+    int32_t za, zb;       /* Mul */
+    float ratio, zc;      /* Mul: sA sB / sC, zC */
+    int32_t lo, hi;
+} qbin_ctx;
+
+/* The Add loops, once with hardware FMA and once portable: fmaf rounds once either way, so the
+ * two give the same bits; the first only avoids a libm call per element. Contiguous runs get
+ * their own simple loops so that they vectorize. */
+#define ADD_BODY(T)                                                                                \
+    const qbin_ctx *q = ctx;                                                                       \
+    T *y = (T *)p[0];                                                                              \
+    const T *a = (const T *)p[1], *b = (const T *)p[2];                                            \
+    const float ra = q->ra, rb = q->rb, fixed = q->fixed;                                          \
+    const int32_t lo = q->lo, hi = q->hi;                                                          \
+    if (s[1] == 0 && s[2] == 0) {                                                                  \
+        float v = fmaf((float)a[0], ra, fmaf((float)b[0], rb, fixed));                             \
+        T r = (T)cq_saturate(v, 0, lo, hi);                                                        \
+        for (int64_t i = 0; i < n; i++) y[i] = r;                                                  \
+    } else if (s[1] == 0 || s[2] == 0) {                                                           \
+        /* the broadcast operand joins the constant first, as onnxruntime's scalar path */        \
+        const T *v = s[1] == 0 ? b : a;                                                            \
+        float r = s[1] == 0 ? rb : ra;                                                             \
+        float f = s[1] == 0 ? fixed + (float)a[0] * ra : fixed + (float)b[0] * rb;                 \
+        int64_t sv = s[1] == 0 ? s[2] : s[1];                                                      \
+        if (sv == 1) {                                                                             \
+            CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
+                y[i] = (T)cq_saturate(fmaf((float)v[i], r, f), 0, lo, hi);                         \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                y[i] = (T)cq_saturate(fmaf((float)v[i * sv], r, f), 0, lo, hi);                    \
+        }                                                                                          \
+    } else if (s[1] == 1 && s[2] == 1) {                                                           \
+        CPU_SIMD for (int64_t i = 0; i < n; i++)                                                   \
+            y[i] = (T)cq_saturate(fmaf((float)a[i], ra, fmaf((float)b[i], rb, fixed)), 0, lo, hi); \
+    } else {                                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float v = fmaf((float)a[i * s[1]], ra, fmaf((float)b[i * s[2]], rb, fixed));           \
+            y[i] = (T)cq_saturate(v, 0, lo, hi);                                                   \
+        }                                                                                          \
+    }
+
+#define DEFINE_ADD(NAME, T, ATTR)                                                                  \
+    ATTR static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
+DEFINE_ADD(add_u8, uint8_t, )
+DEFINE_ADD(add_s8, int8_t, )
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_FMA_PATH 1
+DEFINE_ADD(add_u8_fma, uint8_t, __attribute__((target("avx2,fma"))))
+DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
+#endif
+
+/* (a - zA)(b - zB) is exact in int32; one product rounding to float, then the scale. */
+#define DEFINE_MUL(NAME, T)                                                                        \
+    static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) {                     \
+        const qbin_ctx *q = ctx;                                                                   \
+        T *y = (T *)p[0];                                                                          \
+        const T *a = (const T *)p[1], *b = (const T *)p[2];                                        \
+        const int32_t za = q->za, zb = q->zb, lo = q->lo, hi = q->hi;                              \
+        const float ratio = q->ratio, zc = q->zc;                                                  \
+        if (s[1] == 1 && s[2] == 1) {                                                              \
+            CPU_SIMD for (int64_t i = 0; i < n; i++) {                                             \
+                int32_t prod = ((int32_t)a[i] - za) * ((int32_t)b[i] - zb);                        \
+                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+            }                                                                                      \
+        } else if (s[1] == 1 && s[2] == 0) {                                                       \
+            int32_t bv = (int32_t)b[0] - zb;                                                       \
+            CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
+                y[i] = (T)cq_saturate((float)(((int32_t)a[i] - za) * bv) * ratio + zc, 0, lo, hi); \
+        } else if (s[1] == 0 && s[2] == 1) {                                                       \
+            int32_t av = (int32_t)a[0] - za;                                                       \
+            CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
+                y[i] = (T)cq_saturate((float)(av * ((int32_t)b[i] - zb)) * ratio + zc, 0, lo, hi); \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                int32_t prod = ((int32_t)a[i * s[1]] - za) * ((int32_t)b[i * s[2]] - zb);          \
+                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEFINE_MUL(mul_u8, uint8_t)
+DEFINE_MUL(mul_s8, int8_t)
+
+static onyx_status qbin_run(const kernel_call *c, bool add) {
+    TRY(cq_need_q8(c, 0, ONYX_UNDEFINED, "A"));
+    const tensor *a = kernel_input(c, 0), *b = kernel_input(c, 3);
+    onyx_dtype t = a->dtype;
+    TRY(cq_need_q8(c, 3, t, "B"));
+    cq_param pa, pb, pc;
+    TRY(cq_param_get(c, 1, 2, t, "A", &pa));
+    TRY(cq_param_get(c, 4, 5, t, "B", &pb));
+    TRY(cq_param_get(c, 6, 7, t, "C", &pc));
+    tensor *y = kernel_output(c, 0);
+    qbin_ctx q = {.lo = cq_lo(t), .hi = cq_hi(t)};
+    cpu_bcast_fn fn;
+    bool s8 = t == ONYX_INT8;
+    if (add) {
+        q.ra = pa.scale / pc.scale;
+        q.rb = pb.scale / pc.scale;
+        q.fixed = (float)pc.zp - (q.ra * (float)pa.zp + q.rb * (float)pb.zp);
+        fn = s8 ? add_s8 : add_u8;
+#ifdef HAVE_FMA_PATH
+        if (__builtin_cpu_supports("fma")) fn = s8 ? add_s8_fma : add_u8_fma;
+#endif
+    } else {
+        q.za = pa.zp;
+        q.zb = pb.zp;
+        q.ratio = pa.scale * pb.scale / pc.scale;
+        q.zc = (float)pc.zp;
+        fn = s8 ? mul_s8 : mul_u8;
+    }
+    cpu_bcast_iter it;
+    const tensor *ins[2] = {a, b};
+    TRY(cpu_bcast_init_tensors(&it, y, 2, ins));
+    const void *ptr[2] = {a->data, b->data};
+    cpu_bcast_run(&it, y->data, ptr, fn, &q, false);
+    return ONYX_OK;
+}
+
+onyx_status cpu_qlinearadd_run(const kernel_call *c) { return qbin_run(c, true); }
+onyx_status cpu_qlinearmul_run(const kernel_call *c) { return qbin_run(c, false); }

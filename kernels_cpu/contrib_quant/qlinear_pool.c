@@ -1,0 +1,227 @@
+/* CPU kernels of com.microsoft QLinearGlobalAveragePool and QLinearAveragePool, NCHW or NHWC.
+ *
+ * Two roundings, as onnxruntime: the global pool sums integers and requantizes the sum with one
+ * float multiplier x_scale / (y_scale * count); the windowed pool averages dequantized floats and
+ * quantizes round(avg / y_scale + y_zero_point), except that a window covering the whole unpadded
+ * image goes the global way as onnxruntime sends it there. */
+#include <string.h>
+
+#include "core/parallel.h"
+#include "ops/spatial.h"
+#include "kernels_cpu/contrib_quant/cq_kernel.h"
+
+typedef struct gap_job {
+    onyx_dtype t;
+    const uint8_t *x;
+    uint8_t *y;
+    int64_t c, image;   /* channels and spatial size */
+    bool cl;            /* channels last */
+    int32_t bias;       /* -x_zero_point * image */
+    float scale;
+    int32_t zp, lo, hi;
+} gap_job;
+
+/* NCHW: items are (n, c) planes. */
+static void gap_planes(void *ctx, int64_t b, int64_t e) {
+    const gap_job *j = ctx;
+    for (int64_t r = b; r < e; r++) {
+        int32_t acc = j->bias;
+        if (j->t == ONYX_INT8) {
+            const int8_t *p = (const int8_t *)j->x + r * j->image;
+            for (int64_t i = 0; i < j->image; i++) acc += p[i];
+        } else {
+            const uint8_t *p = j->x + r * j->image;
+            for (int64_t i = 0; i < j->image; i++) acc += p[i];
+        }
+        j->y[r] = (uint8_t)cq_saturate((float)acc * j->scale, j->zp, j->lo, j->hi);
+    }
+}
+
+/* NHWC: items are images, channels summed side by side. */
+static void gap_images(void *ctx, int64_t b, int64_t e) {
+    const gap_job *j = ctx;
+    int32_t acc[256];
+    for (int64_t n = b; n < e; n++) {
+        for (int64_t c0 = 0; c0 < j->c; c0 += 256) {
+            int64_t cn = j->c - c0 < 256 ? j->c - c0 : 256;
+            for (int64_t k = 0; k < cn; k++) acc[k] = j->bias;
+            for (int64_t i = 0; i < j->image; i++) {
+                int64_t off = (n * j->image + i) * j->c + c0;
+                if (j->t == ONYX_INT8)
+                    for (int64_t k = 0; k < cn; k++) acc[k] += ((const int8_t *)j->x)[off + k];
+                else
+                    for (int64_t k = 0; k < cn; k++) acc[k] += j->x[off + k];
+            }
+            for (int64_t k = 0; k < cn; k++)
+                j->y[n * j->c + c0 + k] =
+                    (uint8_t)cq_saturate((float)acc[k] * j->scale, j->zp, j->lo, j->hi);
+        }
+    }
+}
+
+/* The integer global pool of x [batch, ...] with `c` channels and `image` spatial elements. */
+static void global_pool(onyx_dtype t, const tensor *x, uint8_t *y, int64_t batch, int64_t c,
+                        int64_t image, bool cl, cq_param px, cq_param py) {
+    gap_job j = {.t = t, .x = x->data, .y = y, .c = c, .image = image, .cl = cl,
+                 .bias = (int32_t)(-(int64_t)px.zp * image), .zp = py.zp, .lo = cq_lo(t),
+                 .hi = cq_hi(t)};
+    j.scale = px.scale / (py.scale * (float)image);
+    if (cl && c > 1) parallel_for(batch, 65536 / (c * image + 1) + 1, gap_images, &j);
+    else parallel_for(batch * c, 65536 / (image + 1) + 1, gap_planes, &j);
+}
+
+static onyx_status params(const kernel_call *c, onyx_dtype *t, cq_param *px, cq_param *py) {
+    TRY(cq_need_q8(c, 0, ONYX_UNDEFINED, "X"));
+    *t = kernel_input(c, 0)->dtype;
+    TRY(cq_param_get(c, 1, 2, *t, "X", px));
+    TRY(cq_param_get(c, 3, 4, *t, "Y", py));
+    if (kernel_input(c, 0)->rank < 3)
+        return onyx_error(ONYX_ERR_SHAPE, "input 0 (X) has rank %d, expected at least 3",
+                          kernel_input(c, 0)->rank);
+    return ONYX_OK;
+}
+
+onyx_status cpu_qlinearglobalaveragepool_run(const kernel_call *c) {
+    onyx_dtype t;
+    cq_param px, py;
+    TRY(params(c, &t, &px, &py));
+    const tensor *x = kernel_input(c, 0);
+    bool cl = attr_int(c->node, "channels_last", 0) != 0;
+    int64_t ch = cl ? x->dims[x->rank - 1] : x->dims[1], image = 1;
+    for (int d = cl ? 1 : 2; d < (cl ? x->rank - 1 : x->rank); d++) image *= x->dims[d];
+    if (kernel_output(c, 0)->numel == 0) return ONYX_OK;
+    global_pool(t, x, kernel_output(c, 0)->data, x->dims[0], ch, image, cl, px, py);
+    return ONYX_OK;
+}
+
+/* ---- the windowed pool, in float */
+
+typedef struct avg_job {
+    onyx_dtype t;
+    const uint8_t *x;
+    uint8_t *y;
+    int64_t ch;
+    int64_t in[3], out[3], k[3], s[3], pb[3]; /* spatial dims padded to 3 with 1s */
+    int64_t in_size, out_size, kernel_size;
+    bool cl, include_pad;
+    float deq[256];
+    cq_param py;
+    int32_t lo, hi;
+} avg_job;
+
+/* Window of output position o along dim i: [*b, *e) of the input, as onnxruntime clips it. */
+static inline void window(const avg_job *j, int i, int64_t o, int64_t *b, int64_t *e) {
+    int64_t s = o * j->s[i] - j->pb[i], end = s + j->k[i];
+    *e = end < j->in[i] ? end : j->in[i];
+    *b = s > 0 ? s : 0;
+}
+
+static inline uint8_t avg_quantize(const avg_job *j, float sum, int64_t count) {
+    float avg = sum / (float)count;
+    float v = avg / j->py.scale + (float)j->py.zp;
+    float flo = (float)j->lo, fhi = (float)j->hi;
+    v = v > flo ? v : flo;
+    v = v < fhi ? v : fhi;
+    return (uint8_t)(int32_t)cq_round(v);
+}
+
+/* Output positions [b, e) of every channel: items are NCHW planes or NHWC positions. */
+static void avg_items(void *ctx, int64_t b, int64_t e) {
+    const avg_job *j = ctx;
+    for (int64_t it = b; it < e; it++) {
+        /* NCHW: item = plane (n, c), each output position in turn; NHWC: item = (n, position) */
+        int64_t npos = j->cl ? 1 : j->out_size;
+        for (int64_t q = 0; q < npos; q++) {
+            int64_t pos = j->cl ? it % j->out_size : q;
+            int64_t o0 = pos / (j->out[1] * j->out[2]), o1 = pos / j->out[2] % j->out[1],
+                    o2 = pos % j->out[2];
+            int64_t b0, e0, b1, e1, b2, e2;
+            window(j, 0, o0, &b0, &e0);
+            window(j, 1, o1, &b1, &e1);
+            window(j, 2, o2, &b2, &e2);
+            int64_t count = j->include_pad ? j->kernel_size : (e0 - b0) * (e1 - b1) * (e2 - b2);
+            if (!j->cl) {
+                const uint8_t *x = j->x + it * j->in_size;
+                float sum = 0;
+                for (int64_t h = b0; h < e0; h++)
+                    for (int64_t w = b1; w < e1; w++)
+                        for (int64_t d = b2; d < e2; d++)
+                            sum += j->deq[x[(h * j->in[1] + w) * j->in[2] + d]];
+                j->y[it * j->out_size + pos] = avg_quantize(j, sum, count);
+                continue;
+            }
+            int64_t n = it / j->out_size;
+            float acc[256];
+            for (int64_t c0 = 0; c0 < j->ch; c0 += 256) {
+                int64_t cn = j->ch - c0 < 256 ? j->ch - c0 : 256;
+                for (int64_t k = 0; k < cn; k++) acc[k] = 0;
+                for (int64_t h = b0; h < e0; h++)
+                    for (int64_t w = b1; w < e1; w++)
+                        for (int64_t d = b2; d < e2; d++) {
+                            const uint8_t *x = j->x + ((n * j->in[0] + h) * j->in[1] * j->in[2] +
+                                                       w * j->in[2] + d) * j->ch + c0;
+                            for (int64_t k = 0; k < cn; k++) acc[k] += j->deq[x[k]];
+                        }
+                uint8_t *y = j->y + it * j->ch + c0;
+                for (int64_t k = 0; k < cn; k++) y[k] = avg_quantize(j, acc[k], count);
+            }
+        }
+    }
+}
+
+onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
+    onyx_dtype t;
+    cq_param px, py;
+    TRY(params(c, &t, &px, &py));
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    bool cl = attr_int(c->node, "channels_last", 0) != 0;
+    int nd = x->rank - 2, first = cl ? 1 : 2;
+    spatial_params p;
+    TRY(spatial_parse(c->node, nd, NULL, &p));
+    int64_t out[SPATIAL_MAX_DIMS];
+    TRY(spatial_resolve(&p, x->dims + first, out));
+    int64_t ch = cl ? x->dims[x->rank - 1] : x->dims[1], batch = x->dims[0];
+    if (y->numel == 0) return ONYX_OK;
+    bool whole = true;
+    int64_t image = 1, ksize = 1;
+    for (int i = 0; i < nd; i++) {
+        whole = whole && p.kernel[i] == x->dims[first + i] && !p.pad_begin[i] && !p.pad_end[i];
+        image *= x->dims[first + i];
+        ksize *= p.kernel[i];
+    }
+    if (whole) {
+        global_pool(t, x, y->data, batch, ch, image, cl, px, py);
+        return ONYX_OK;
+    }
+    avg_job *j;
+    TRY(kernel_scratch(c, sizeof *j, (void **)&j));
+    memset(j, 0, sizeof *j);
+    j->t = t;
+    j->x = x->data;
+    j->y = y->data;
+    j->ch = ch;
+    j->cl = cl;
+    j->include_pad = attr_int(c->node, "count_include_pad", 0) != 0;
+    j->py = py;
+    j->lo = cq_lo(t);
+    j->hi = cq_hi(t);
+    j->kernel_size = ksize;
+    j->in_size = image;
+    j->out_size = 1;
+    for (int i = 0; i < 3; i++) {
+        bool has = i < nd;
+        j->in[i] = has ? x->dims[first + i] : 1;
+        j->out[i] = has ? out[i] : 1;
+        j->k[i] = has ? p.kernel[i] : 1;
+        j->s[i] = has ? p.stride[i] : 1;
+        j->pb[i] = has ? p.pad_begin[i] : 0;
+        j->out_size *= j->out[i];
+    }
+    for (int b = 0; b < 256; b++)
+        j->deq[b] = px.scale * (float)(cq_get(t, &(uint8_t){(uint8_t)b}, 0) - px.zp);
+    int64_t items = cl ? batch * j->out_size : batch * ch;
+    int64_t work = (cl ? ch : j->out_size) * ksize + 1;
+    parallel_for(items, 65536 / work + 1, avg_items, j);
+    return ONYX_OK;
+}
