@@ -441,6 +441,9 @@ static onyx_status check_count(const char *what, int n, int lo, int hi) {
  * can run is decided at prepare / is_compatible, not here. */
 static onyx_status resolve_schema(loader *ld, graph_node *n) {
     int64_t opset = model_opset(ld->m, n->domain);
+    /* onnxruntime's contrib ops have one version, and its transformer optimizer leaves models
+     * that use them without the import; onnxruntime runs them, and so do we */
+    if (opset == 0 && !strcmp(n->domain, "com.microsoft")) opset = 1;
     if (opset == 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "domain '%s' is not imported by the model (no opset_import for it)",

@@ -1,1 +1,18 @@
-/* ops of the contrib_nlp family (com.microsoft contrib ops): one OP(Name) per ops/contrib_nlp/<name>.c */
+/* ops of the contrib_nlp family (com.microsoft contrib ops, and onnxruntime's default-domain
+ * SimplifiedLayerNormalization): one OP(Name) per ops/contrib_nlp/<name>.c; names carry a prefix
+ * (Ms, Ort) because ai.onnx has ops of the same names (Attention, Gelu, RotaryEmbedding) */
+OP(MsAttention)
+OP(MsMultiHeadAttention)
+OP(MsGroupQueryAttention)
+OP(MsSkipLayerNormalization)
+OP(MsSkipSimplifiedLayerNormalization)
+OP(OrtSimplifiedLayerNormalization)
+OP(MsEmbedLayerNormalization)
+OP(MsGelu)
+OP(MsBiasGelu)
+OP(MsFastGelu)
+OP(MsQuickGelu)
+OP(MsFusedMatMul)
+OP(MsBiasSoftmax)
+OP(MsRotaryEmbedding)
+OP(MsMatMulNBits)

@@ -1,0 +1,494 @@
+/* CPU kernels of com.microsoft Attention, MultiHeadAttention and GroupQueryAttention over one
+ * float core: per (batch, head, block of query rows) Q*K^T through BLAS with the scale in alpha,
+ * onnxruntime's masks (padding adds mask_filter_value, causal keys are -inf) or GQA's per-batch
+ * causal window (after GQA's optional rotary embedding of Q and K), a softmax per row, then P*V
+ * straight into the output. Q/K/V are strided views (packed
+ * projections, BSNH inputs, BNSH caches), so nothing is transposed; K/V are copied only where a
+ * past cache is concatenated or a present cache is asked for. Working memory is the run's
+ * scratch, so concurrent runs share nothing. */
+#include <math.h>
+
+#include "core/parallel.h"
+#include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/common/vmath.h"
+#include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
+#include "kernels_cpu/cpu_kernels.h"
+#include "ops/contrib_nlp/contrib_nlp.h"
+
+#define ROWB 64
+
+/* A [B, heads, rows, D] view: element (b, h, r, d) at base + b*s[0] + h*s[1] + r*s[2] + d. */
+typedef struct view {
+    const float *p;
+    int64_t s[3];
+} view;
+
+typedef struct core {
+    int64_t B, S, T, Nq, Nkv, Dk, Dv, P;
+    view q, k, v;
+    float *y;
+    int64_t ys[3];
+    float scale;
+    /* Attention / MultiHeadAttention: additive masks as onnxruntime builds them */
+    cnlp_mask_kind mask;
+    const int32_t *mdata;
+    float filter;
+    bool causal;       /* keys j > P + i are out (-inf), as onnxruntime 1.30 */
+    const float *bias; /* attention_bias rows of T, or NULL */
+    int64_t bs[2];     /* its batch and head strides (0: broadcast) */
+    /* GroupQueryAttention: softmax over a window, zeros elsewhere */
+    bool gqa, first_prompt, gqa_causal;
+    const int32_t *seqlens;
+    int64_t window;
+    float softcap;
+    int64_t nblk, tasks, nslots;
+    float *slots; /* nslots blocks of ROWB * T scores */
+} core;
+
+/* Additive mask of row (b, i) over keys [0, T) into row (which holds the scaled scores). */
+static void add_mask(const core *x, int64_t b, int64_t h, int64_t i, float *row) {
+    const int64_t T = x->T;
+    if (x->bias) {
+        const float *ab = x->bias + b * x->bs[0] + h * x->bs[1] + i * T;
+        CPU_SIMD for (int64_t j = 0; j < T; j++) row[j] += ab[j];
+    }
+    const float f = x->filter;
+    switch (x->mask) {
+    case CNLP_MASK_NONE: break;
+    case CNLP_MASK_END:
+    case CNLP_MASK_END_START: {
+        int64_t end = x->mdata[b], start = x->mask == CNLP_MASK_END_START ? x->mdata[b + x->B] : 0;
+        if (end < 0) end = 0;
+        for (int64_t j = end; j < T; j++) row[j] += f;
+        if (start > T) start = T;
+        for (int64_t j = 0; j < start && j < end; j++) row[j] += f;
+        break;
+    }
+    case CNLP_MASK_2D: {
+        const int32_t *m = x->mdata + b * T;
+        for (int64_t j = 0; j < T; j++)
+            if (m[j] <= 0) row[j] += f;
+        break;
+    }
+    case CNLP_MASK_3D: {
+        const int32_t *m = x->mdata + (b * x->S + i) * T;
+        for (int64_t j = 0; j < T; j++)
+            if (m[j] <= 0) row[j] += f;
+        break;
+    }
+    }
+    if (x->causal)
+        for (int64_t j = x->P + i + 1; j < T; j++) row[j] = -INFINITY;
+}
+
+static void softmax(const cpu_vmath *vm, float *row, int64_t n) {
+    if (n > 0) cpu_vm_softmax_row(vm, row, row, n);
+}
+
+/* c[m, n] = alpha a[m, k] b^T (tb) or a b; one row through gemv, as OpenBLAS's gemm packs the
+ * whole of b even for a single row (a decoding step's keys) */
+static void mm(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float *c, int64_t ldc) {
+    if (m == 1) {
+        memset(c, 0, (size_t)n * sizeof *c); /* and beta 1: some gemv let stale NaN through */
+        cpu_sgemv(!tb, tb ? n : k, tb ? k : n, alpha, b, ldb, a, 1, c);
+        return;
+    }
+    cpu_sgemm(false, tb, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc);
+}
+
+static void core_slots(void *ctx, int64_t s0, int64_t s1) {
+    const core *x = ctx;
+    const cpu_vmath *vm = cpu_vmath_get();
+    const int64_t group = x->Nq / x->Nkv;
+    for (int64_t s = s0; s < s1; s++) {
+        float *sc = x->slots + s * ROWB * x->T;
+        for (int64_t t = s; t < x->tasks; t += x->nslots) {
+            int64_t blk = t % x->nblk, bh = t / x->nblk, b = bh / x->Nq, h = bh % x->Nq,
+                    kh = h / group, i0 = blk * ROWB, rb = x->S - i0;
+            if (rb > ROWB) rb = ROWB;
+            /* keys this block reads: all T, or GQA's valid length for the batch */
+            int64_t nc = x->T, total = 0;
+            if (x->gqa) {
+                total = (int64_t)x->seqlens[b] + 1;
+                nc = total;
+            }
+            const float *q = x->q.p + b * x->q.s[0] + h * x->q.s[1] + i0 * x->q.s[2];
+            const float *k = x->k.p + b * x->k.s[0] + kh * x->k.s[1];
+            const float *v = x->v.p + b * x->v.s[0] + kh * x->v.s[1];
+            float *y = x->y + b * x->ys[0] + h * x->ys[1] + i0 * x->ys[2];
+            if (nc > 0 && x->Dk > 0)
+                mm(true, rb, nc, x->Dk, x->scale, q, x->q.s[2], k, x->k.s[2], sc, nc);
+            else
+                memset(sc, 0, (size_t)(rb * nc) * sizeof *sc);
+            for (int64_t r = 0; r < rb; r++) {
+                float *row = sc + r * nc;
+                int64_t i = i0 + r;
+                if (!x->gqa) {
+                    add_mask(x, b, h, i, row);
+                    softmax(vm, row, nc);
+                    continue;
+                }
+                int64_t hi = total, lo = 0;
+                if (x->gqa_causal) {
+                    hi = x->first_prompt ? i + 1 : total - x->S + i + 1;
+                    if (hi > total) hi = total;
+                    if (x->window > 0 && hi > x->window) lo = hi - x->window;
+                }
+                if (hi < lo) hi = lo;
+                float *w = row + lo;
+                if (x->softcap > 0)
+                    for (int64_t j = 0; j < hi - lo; j++)
+                        w[j] = x->softcap * tanhf(w[j] / x->softcap);
+                softmax(vm, w, hi - lo);
+                for (int64_t j = 0; j < lo; j++) row[j] = 0;
+                for (int64_t j = hi; j < nc; j++) row[j] = 0;
+            }
+            if (x->Dv == 0) continue;
+            if (nc > 0)
+                mm(false, rb, x->Dv, nc, 1, sc, nc, v, x->v.s[2], y, x->ys[2]);
+            else
+                for (int64_t r = 0; r < rb; r++) memset(y + r * x->ys[2], 0, (size_t)x->Dv * 4);
+        }
+    }
+}
+
+/* Scratch for the score slots, after `before` bytes the caller carves for itself. */
+static onyx_status core_scratch(const kernel_call *c, core *x, size_t before, char **base) {
+    x->nblk = (x->S + ROWB - 1) / ROWB;
+    x->tasks = x->B * x->Nq * x->nblk;
+    int64_t th = parallel_threads();
+    x->nslots = x->tasks < th ? x->tasks : th;
+    if (x->nslots < 1) x->nslots = 1;
+    if (!cpu_blas_dims_ok(ROWB, x->T, x->Dk > x->Dv ? x->Dk : x->Dv))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    size_t slot = (size_t)ROWB * (size_t)(x->T > 0 ? x->T : 1) * sizeof(float);
+    before = (before + 63) / 64 * 64;
+    if ((size_t)x->nslots > (SIZE_MAX / 4 - before) / slot)
+        return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
+    TRY(kernel_scratch(c, before + (size_t)x->nslots * slot, (void **)base));
+    x->slots = (float *)(*base + before);
+    return ONYX_OK;
+}
+
+static void core_run(core *x) {
+    if (x->tasks > 0) parallel_for(x->nslots, 1, core_slots, x);
+}
+
+/* dst [B, N, T, D] = past [B, N, P, D] (NULL: none) then the L rows of src for each (b, h);
+ * rows of dst past P + L stay as they are. */
+static void fill_cache(float *dst, int64_t T, const float *past, int64_t P, view src, int64_t L,
+                       int64_t B, int64_t N, int64_t D) {
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < N; h++) {
+            float *d = dst + (b * N + h) * T * D;
+            if (past && P > 0) memcpy(d, past + (b * N + h) * P * D, (size_t)(P * D) * 4);
+            for (int64_t r = 0; r < L; r++)
+                memcpy(d + (P + r) * D, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
+                       (size_t)D * 4);
+        }
+}
+
+static void type_of(type_info *t, const tensor *x) {
+    type_init(t);
+    if (x) type_set_tensor(t, x->dtype, x->rank, x->dims);
+}
+
+/* The node's inputs as types, for the geometry functions; n at most 16. */
+static void types_of(const kernel_call *c, type_info *store, const type_info **in, int n) {
+    for (int i = 0; i < n; i++) {
+        const tensor *t = kernel_input(c, i);
+        type_of(&store[i], t);
+        in[i] = t ? &store[i] : NULL;
+    }
+}
+
+static void mask_setup(core *x, const cnlp_att_dims *d, const tensor *m, const graph_node *n) {
+    x->mask = m ? d->mask : CNLP_MASK_NONE;
+    x->mdata = m ? m->data : NULL;
+    x->filter = attr_float(n, "mask_filter_value", -10000.0f);
+    x->causal = attr_int(n, "unidirectional", 0) != 0 && d->q_len > 1;
+}
+
+static void bias_setup(core *x, const tensor *ab) {
+    if (!ab) return;
+    x->bias = ab->data;
+    x->bs[0] = ab->dims[0] == 1 ? 0 : ab->dims[1] * x->S * x->T;
+    x->bs[1] = ab->dims[1] == 1 ? 0 : x->S * x->T;
+}
+
+/* ---------------------------------------------------------------- Attention */
+
+onyx_status cpu_cnlp_attention(const kernel_call *c) {
+    type_info store[7];
+    const type_info *in[7];
+    int n_in = c->n_in < 7 ? c->n_in : 7;
+    types_of(c, store, in, n_in);
+    cnlp_att_dims d;
+    TRY(cnlp_attention_dims(c->node, n_in, in, &d));
+    const tensor *X = kernel_input(c, 0), *W = kernel_input(c, 1), *Bi = kernel_input(c, 2),
+                 *M = kernel_input(c, 3), *Past = kernel_input(c, 4), *AB = kernel_input(c, 5);
+    tensor *Y = kernel_output(c, 0), *Pres = kernel_output(c, 1);
+    const int64_t B = d.batch, S = d.q_len, N = d.q_heads, Dk = d.head, Dv = d.v_head,
+                  P = d.past_len, T = d.total_len, In = d.in_hidden;
+    const int64_t Hq = N * Dk, Wn = 2 * Hq + N * Dv, rows = B * S;
+    core x = {.B = B,
+              .S = S,
+              .T = T,
+              .Nq = N,
+              .Nkv = N,
+              .Dk = Dk,
+              .Dv = Dv,
+              .P = P,
+              .y = Y->data,
+              .scale = cnlp_att_scale(c->node, Dk)};
+    x.ys[0] = S * N * Dv, x.ys[1] = Dv, x.ys[2] = N * Dv;
+    if (Pres && Dk != Dv)
+        return onyx_error(ONYX_ERR_SHAPE, "present needs equal Q/K and V head sizes");
+    mask_setup(&x, &d, M, c->node);
+    bias_setup(&x, AB);
+    bool cache = Past || Pres;
+    size_t qkv_bytes = (size_t)(rows * Wn) * 4,
+           cache_bytes = cache && !Pres ? (size_t)(2 * B * N * T * Dk) * 4 : 0;
+    char *buf;
+    TRY(core_scratch(c, &x, ((qkv_bytes + 63) / 64 * 64) + cache_bytes, &buf));
+    float *qkv = (float *)buf;
+    if (!cpu_blas_dims_ok(rows, Wn, In))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    if (rows > 0 && Wn > 0) {
+        if (In > 0)
+            cpu_sgemm(false, false, rows, Wn, In, 1, X->data, In, W->data, Wn, 0, qkv, Wn);
+        else
+            memset(qkv, 0, qkv_bytes);
+        if (Bi) {
+            const float *bb = Bi->data;
+            for (int64_t r = 0; r < rows; r++) {
+                float *q = qkv + r * Wn;
+                CPU_SIMD for (int64_t j = 0; j < Wn; j++) q[j] += bb[j];
+            }
+        }
+    }
+    view vq = {qkv, {S * Wn, Dk, Wn}}, vk = {qkv + Hq, {S * Wn, Dk, Wn}},
+         vv = {qkv + 2 * Hq, {S * Wn, Dv, Wn}};
+    x.q = vq;
+    if (cache) {
+        float *kc = Pres ? Pres->data : (float *)(buf + (qkv_bytes + 63) / 64 * 64);
+        float *vc = kc + B * N * T * Dk;
+        const float *pk = Past ? Past->data : NULL, *pv = Past ? pk + B * N * P * Dk : NULL;
+        fill_cache(kc, T, pk, P, vk, S, B, N, Dk);
+        fill_cache(vc, T, pv, P, vv, S, B, N, Dv);
+        x.k = (view){kc, {N * T * Dk, T * Dk, Dk}};
+        x.v = (view){vc, {N * T * Dv, T * Dv, Dv}};
+    } else {
+        x.k = vk;
+        x.v = vv;
+    }
+    core_run(&x);
+    return ONYX_OK;
+}
+
+/* ---------------------------------------------------------------- MultiHeadAttention */
+
+onyx_status cpu_cnlp_mha(const kernel_call *c) {
+    type_info store[10];
+    const type_info *in[10];
+    int n_in = c->n_in < 10 ? c->n_in : 10;
+    types_of(c, store, in, n_in);
+    cnlp_att_dims d;
+    TRY(cnlp_mha_dims(c->node, n_in, in, &d));
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *Bi = kernel_input(c, 3), *M = kernel_input(c, 4), *AB = kernel_input(c, 5),
+                 *PK = kernel_input(c, 6), *PV = kernel_input(c, 7);
+    tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
+    if (kernel_output(c, 3)) return onyx_error(ONYX_ERR_UNSUPPORTED, "output qk is not supported");
+    const int64_t B = d.batch, S = d.q_len, L = d.kv_len, N = d.q_heads, Dk = d.head, Dv = d.v_head,
+                  P = d.past_len, T = d.total_len;
+    core x = {.B = B,
+              .S = S,
+              .T = T,
+              .Nq = N,
+              .Nkv = N,
+              .Dk = Dk,
+              .Dv = Dv,
+              .P = P,
+              .y = Y->data,
+              .scale = cnlp_att_scale(c->node, Dk)};
+    x.ys[0] = S * N * Dv, x.ys[1] = Dv, x.ys[2] = N * Dv;
+    mask_setup(&x, &d, M, c->node);
+    bias_setup(&x, AB);
+    /* views of the inputs as given */
+    view vq = {Q->data, {S * N * Dk, Dk, N * Dk}}, vk, vv;
+    if (d.kv_bnsh) {
+        vk = (view){K->data, {N * L * Dk, L * Dk, Dk}};
+        vv = (view){V->data, {N * L * Dv, L * Dv, Dv}};
+    } else {
+        vk = (view){K->data, {L * N * Dk, Dk, N * Dk}};
+        vv = (view){V->data, {L * N * Dv, Dv, N * Dv}};
+    }
+    /* scratch: biased copies of Q, K, V (same layouts), then K/V caches when built here; K and
+     * V given as BNSH are already projected, so onnxruntime adds the bias to Q only */
+    size_t nq = (size_t)(B * S * N * Dk), nk = (size_t)(B * L * N * Dk),
+           nv = (size_t)(B * L * N * Dv);
+    int nbias = Bi ? (d.kv_bnsh ? 1 : 3) : 0;
+    size_t biased = Bi ? (nq + (nbias == 3 ? nk + nv : 0)) * 4 : 0;
+    bool cache = PK || OK_ || OV;
+    size_t cbytes = cache ? (size_t)(B * N * T * (Dk + Dv)) * 4 : 0;
+    char *buf;
+    TRY(core_scratch(c, &x, biased + cbytes, &buf));
+    if (Bi) {
+        float *fq = (float *)buf, *fk = fq + nq, *fv = fk + nk;
+        const float *bb = Bi->data;
+        const float *src[3] = {Q->data, K->data, V->data};
+        float *dst[3] = {fq, fk, fv};
+        const float *bias3[3] = {bb, bb + N * Dk, bb + 2 * N * Dk};
+        size_t cnt[3] = {nq, nk, nv};
+        int64_t width[3] = {N * Dk, N * Dk, N * Dv};
+        for (int a = 0; a < nbias; a++)
+            for (size_t e = 0; e < cnt[a]; e++)
+                dst[a][e] = src[a][e] + bias3[a][(int64_t)e % width[a]];
+        vq.p = fq;
+        if (nbias == 3) vk.p = fk, vv.p = fv;
+    }
+    x.q = vq;
+    if (cache) {
+        float *kc = OK_ ? OK_->data : (float *)(buf + biased);
+        float *vc = OV ? OV->data : (float *)(buf + biased) + B * N * T * Dk;
+        fill_cache(kc, T, PK ? PK->data : NULL, P, vk, L, B, N, Dk);
+        fill_cache(vc, T, PV ? PV->data : NULL, P, vv, L, B, N, Dv);
+        x.k = (view){kc, {N * T * Dk, T * Dk, Dk}};
+        x.v = (view){vc, {N * T * Dv, T * Dv, Dv}};
+    } else {
+        x.k = vk;
+        x.v = vv;
+    }
+    core_run(&x);
+    return ONYX_OK;
+}
+
+/* ---------------------------------------------------------------- GroupQueryAttention */
+
+/* do_rotary: Q and the new K rotated into qr [B, S, Nq, D] and kr [B, S, Nkv, D], which become
+ * their views. Positions as onnxruntime: the first prompt counts from position_ids[0] (else 0),
+ * later tokens from each batch's past length (or position_ids). */
+static onyx_status gqa_rotary(const kernel_call *c, const cnlp_att_dims *d, bool first,
+                              const int32_t *seqlens, view *q, view *k, float *qr, float *kr) {
+    const tensor *cs = kernel_input(c, 7), *sn = kernel_input(c, 8), *pos = kernel_input(c, 9);
+    const int64_t B = d->batch, S = d->q_len, Nq = d->q_heads, Nkv = d->kv_heads, D = d->head,
+                  half = d->rot / 2;
+    bool inter = attr_int(c->node, "rotary_interleaved", 0) != 0;
+    const int64_t *pv = pos ? pos->data : NULL;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t s = 0; s < S; s++) {
+            int64_t p = first ? (pv ? pv[0] : 0) + s
+                        : pv  ? pv[b * S + s]
+                              : (int64_t)seqlens[b] + 1 - S + s;
+            if (p < 0 || p >= d->max_pos)
+                return onyx_error(ONYX_ERR_RUNTIME,
+                                  "position %lld is outside the %lld rows of "
+                                  "the cos/sin caches",
+                                  (long long)p, (long long)d->max_pos);
+            const float *co = (const float *)cs->data + p * half;
+            const float *si = (const float *)sn->data + p * half;
+            for (int64_t h = 0; h < Nq; h++)
+                cnlp_rotate(q->p + b * q->s[0] + h * q->s[1] + s * q->s[2],
+                            qr + ((b * S + s) * Nq + h) * D, co, si, d->rot, D, inter);
+            for (int64_t h = 0; h < Nkv; h++)
+                cnlp_rotate(k->p + b * k->s[0] + h * k->s[1] + s * k->s[2],
+                            kr + ((b * S + s) * Nkv + h) * D, co, si, d->rot, D, inter);
+        }
+    *q = (view){qr, {S * Nq * D, D, Nq * D}};
+    *k = (view){kr, {S * Nkv * D, D, Nkv * D}};
+    return ONYX_OK;
+}
+
+onyx_status cpu_cnlp_gqa(const kernel_call *c) {
+    type_info store[16];
+    const type_info *in[16];
+    int n_in = c->n_in < 16 ? c->n_in : 16;
+    types_of(c, store, in, n_in);
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *PK = kernel_input(c, 3), *PV = kernel_input(c, 4), *SL = kernel_input(c, 5),
+                 *TS = kernel_input(c, 6);
+    if (!SL || !TS || TS->numel != 1 || TS->dtype != ONYX_INT32)
+        return onyx_error(ONYX_ERR_SHAPE, "total_sequence_length must be one int32");
+    int64_t total = ((const int32_t *)TS->data)[0];
+    cnlp_att_dims d;
+    TRY(cnlp_gqa_dims(c->node, n_in, in, total, &d));
+    tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
+    if (kernel_output(c, 3))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
+    const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
+                  P = d.past_len, T = d.total_len;
+    const int32_t *seqlens = SL->data;
+    bool first = S == total;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t tb = (int64_t)seqlens[b] + 1, past = first ? 0 : tb - S;
+        if (tb < 1 || tb > T || past < 0 || past + S > T || (!first && past > P))
+            return onyx_error(ONYX_ERR_SHAPE,
+                              "seqlens_k[%lld] = %lld does not fit sequence "
+                              "length %lld, total_sequence_length %lld and a past of %lld",
+                              (long long)b, (long long)seqlens[b], (long long)S, (long long)total,
+                              (long long)P);
+    }
+    core x = {.B = B,
+              .S = S,
+              .T = T,
+              .Nq = Nq,
+              .Nkv = Nkv,
+              .Dk = D,
+              .Dv = D,
+              .y = Y->data,
+              .scale = cnlp_att_scale(c->node, D),
+              .gqa = true,
+              .first_prompt = first,
+              .gqa_causal = attr_int(c->node, "causal", 1) != 0,
+              .seqlens = seqlens,
+              .window = attr_int(c->node, "local_window_size", -1),
+              .softcap = attr_float(c->node, "softcap", 0.0f)};
+    x.ys[0] = S * Nq * D, x.ys[1] = D, x.ys[2] = Nq * D;
+    int64_t qw = d.packed ? (Nq + 2 * Nkv) * D : Nq * D;
+    x.q = (view){Q->data, {S * qw, D, qw}};
+    view vk, vv;
+    if (d.packed) {
+        vk = (view){(const float *)Q->data + Nq * D, {S * qw, D, qw}};
+        vv = (view){(const float *)Q->data + (Nq + Nkv) * D, {S * qw, D, qw}};
+    } else {
+        vk = (view){K->data, {S * Nkv * D, D, Nkv * D}};
+        vv = (view){V->data, {S * Nkv * D, D, Nkv * D}};
+    }
+    size_t cache = (size_t)(B * Nkv * T * D) * 4;
+    size_t own = ((OK_ ? 0 : cache) + (OV ? 0 : cache) + 63) / 64 * 64;
+    bool rotary = attr_int(c->node, "do_rotary", 0) != 0;
+    size_t rq = rotary ? ((size_t)(B * S * Nq * D) * 4 + 63) / 64 * 64 : 0;
+    size_t rk = rotary ? (size_t)(B * S * Nkv * D) * 4 : 0;
+    char *buf;
+    TRY(core_scratch(c, &x, own + rq + rk, &buf));
+    float *kc = OK_ ? OK_->data : (float *)buf;
+    float *vc = OV ? OV->data : (float *)(buf + (OK_ ? 0 : cache));
+    if (rotary)
+        TRY(gqa_rotary(c, &d, first, seqlens, &x.q, &vk, (float *)(buf + own),
+                       (float *)(buf + own + rq)));
+    memset(kc, 0, cache);
+    memset(vc, 0, cache);
+    /* per batch: the past rows still valid, then the new rows after them */
+    for (int64_t b = 0; b < B; b++) {
+        int64_t past = first ? 0 : (int64_t)seqlens[b] + 1 - S;
+        view kb = vk, vb = vv;
+        kb.p += b * vk.s[0], vb.p += b * vv.s[0];
+        for (int64_t h = 0; h < Nkv; h++) {
+            float *kd = kc + ((b * Nkv + h) * T) * D, *vd = vc + ((b * Nkv + h) * T) * D;
+            if (PK && past > 0) {
+                memcpy(kd, (const float *)PK->data + (b * Nkv + h) * P * D, (size_t)(past * D) * 4);
+                memcpy(vd, (const float *)PV->data + (b * Nkv + h) * P * D, (size_t)(past * D) * 4);
+            }
+            for (int64_t r = 0; r < S; r++) {
+                memcpy(kd + (past + r) * D, kb.p + h * kb.s[1] + r * kb.s[2], (size_t)D * 4);
+                memcpy(vd + (past + r) * D, vb.p + h * vb.s[1] + r * vb.s[2], (size_t)D * 4);
+            }
+        }
+    }
+    x.k = (view){kc, {Nkv * T * D, T * D, D}};
+    x.v = (view){vc, {Nkv * T * D, T * D, D}};
+    core_run(&x);
+    return ONYX_OK;
+}

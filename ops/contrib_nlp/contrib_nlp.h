@@ -1,0 +1,86 @@
+/* Shared by the com.microsoft transformer ops' schemas and their CPU kernels: type masks, and the
+ * geometry of Attention / MultiHeadAttention / GroupQueryAttention read from input shapes and
+ * attributes, so inference and the kernels accept and refuse exactly the same nodes. */
+#ifndef ONYX_OPS_CONTRIB_NLP_H
+#define ONYX_OPS_CONTRIB_NLP_H
+
+#include "ops/schema.h"
+
+#define CNLP_MS "com.microsoft"
+#define CNLP_T (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16))
+#define CNLP_TD (CNLP_T | DT_BIT(ONYX_DOUBLE))
+
+/* Known-or-unknown (-1) dims agree unless both are known and differ. */
+static inline bool cnlp_agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+/* Input i is present in the node. */
+static inline bool cnlp_has(const infer_ctx *c, int i) { return i < c->n_in && c->in[i]; }
+
+/* Requires input i, when present, to have input ref's dtype (when both are known). */
+onyx_status cnlp_same_dtype(infer_ctx *c, int ref, int i);
+
+/* How a mask or index input restricts the keys each query sees. */
+typedef enum cnlp_mask_kind {
+    CNLP_MASK_NONE,
+    CNLP_MASK_END,       /* [B]: keys at or after end[b] are padding */
+    CNLP_MASK_END_START, /* [2B]: end positions, then start positions (left padding) */
+    CNLP_MASK_2D,        /* [B, T] 0/1 */
+    CNLP_MASK_3D,        /* [B, S, T] 0/1 */
+} cnlp_mask_kind;
+
+/* Geometry of one attention: unknown sizes are -1 during inference, all known in kernels. */
+typedef struct cnlp_att_dims {
+    int64_t batch, q_len, kv_len, past_len, total_len; /* total = past + kv */
+    int64_t q_heads, kv_heads, head, v_head;           /* head: Q/K head size */
+    int64_t in_hidden;                                 /* Attention: input's hidden size */
+    bool kv_bnsh;                                      /* MHA: key/value given as [B, N, L, D] */
+    bool packed;                                       /* GQA: key and value packed in query */
+    int64_t rot, max_pos;                              /* GQA do_rotary: rotary dim, cache rows */
+    cnlp_mask_kind mask;
+} cnlp_att_dims;
+
+/* com.microsoft.Attention: inputs input, weights, bias, mask_index, past, attention_bias,
+ * past_sequence_length (types in `in`, NULL when absent). Refuses what the kernel does not do
+ * (rotary, shared past/present buffers, 4-D Megatron masks) with a message saying so. */
+onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *const *in,
+                                cnlp_att_dims *d);
+
+/* com.microsoft.MultiHeadAttention: query, key, value, bias, key_padding_mask, attention_bias,
+ * past_key, past_value, past_sequence_length, cache_indirection. */
+onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const *in,
+                          cnlp_att_dims *d);
+
+/* com.microsoft.GroupQueryAttention: query, key, value, past_key, past_value, seqlens_k,
+ * total_sequence_length, cos_cache, sin_cache, position_ids, attention_bias, head_sink, ...
+ * `total` is total_sequence_length's value when known (else -1); total_len comes out as the
+ * present buffers' length, max(total, past buffer length). Refuses attention_bias, head_sink,
+ * quantized caches, smooth softmax and the QK output. */
+onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
+                          cnlp_att_dims *d);
+
+/* The attention_bias input (B or 1, N or 1, S, T) against the geometry. */
+onyx_status cnlp_check_attn_bias(const type_info *t, const cnlp_att_dims *d);
+
+/* Effective scale: the attribute when set and non-zero, else 1/sqrt(head). */
+float cnlp_att_scale(const graph_node *n, int64_t head);
+
+/* RotaryEmbedding's geometry (the com.microsoft form): input [B, S, H] with num_heads, or
+ * [B, N, S, D]; position_ids [1] (a start offset) or [B, S]; cos/sin caches [max_pos, rot/2]. */
+typedef struct cnlp_rope_dims {
+    int64_t batch, seq, heads, head, rot, max_pos;
+    bool bnsh;       /* 4-D input [B, N, S, D] */
+    bool pos_offset; /* position_ids has one element: positions start + s */
+} cnlp_rope_dims;
+
+onyx_status cnlp_rope_dims_of(const graph_node *n, const type_info *x, const type_info *pos,
+                              const type_info *cos, const type_info *sin, cnlp_rope_dims *d);
+
+/* MatMulNBits' attributes and the packed sizes they imply. */
+typedef struct cnlp_nbits {
+    int64_t k, n, bits, block, k_blocks, blob; /* blob: bytes per block of one column */
+    int64_t zp_bytes;                          /* packed uint8 zero points per column */
+} cnlp_nbits;
+
+onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q);
+
+#endif

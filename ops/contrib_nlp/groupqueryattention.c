@@ -1,0 +1,49 @@
+/* Schema of com.microsoft.GroupQueryAttention: causal attention where groups of query heads share
+ * a key/value head, with per-batch lengths (seqlens_k) and a BNSH past/present key-value cache. */
+#include "ops/contrib_nlp/contrib_nlp.h"
+
+/* total_sequence_length's value when inference sees it, else -1 */
+static int64_t total_value(const infer_ctx *c) {
+    const tensor *t = c->n_in > 6 && c->in_value ? c->in_value[6] : NULL;
+    if (!t || t->dtype != ONYX_INT32 || t->numel != 1) return -1;
+    return ((const int32_t *)t->data)[0];
+}
+
+static onyx_status gqa_infer(infer_ctx *c) {
+    TRY(infer_dtype_in(c, 0, CNLP_T));
+    for (int i = 1; i < 5; i++) TRY(cnlp_same_dtype(c, 0, i));
+    if (c->n_out > 3 && c->node->outputs[3] >= 0)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
+    cnlp_att_dims d;
+    TRY(cnlp_gqa_dims(c->node, c->n_in, c->in, total_value(c), &d));
+    onyx_dtype t = c->in[0]->dtype;
+    int64_t y[3] = {d.batch, d.q_len, d.head < 0 ? -1 : d.q_heads * d.head};
+    type_set_tensor(&c->out[0], t, 3, y);
+    for (int o = 1; o < 3 && o < c->n_out; o++) {
+        int64_t p[4] = {d.batch, d.kv_heads, d.total_len, d.head};
+        type_set_tensor(&c->out[o], t, 4, p);
+    }
+    return ONYX_OK;
+}
+
+static const attr_spec attrs[] = {{"num_heads", ATTR_INT},
+                                  {"kv_num_heads", ATTR_INT},
+                                  {"scale", ATTR_FLOAT},
+                                  {"softcap", ATTR_FLOAT},
+                                  {"local_window_size", ATTR_INT},
+                                  {"causal", ATTR_INT},
+                                  {"do_rotary", ATTR_INT},
+                                  {"rotary_interleaved", ATTR_INT},
+                                  {"smooth_softmax", ATTR_INT},
+                                  {"kv_cache_bit_width", ATTR_INT},
+                                  {"k_quant_type", ATTR_STRING},
+                                  {"v_quant_type", ATTR_STRING},
+                                  {"sliding_window_cache", ATTR_INT},
+                                  {"qk_output", ATTR_INT},
+                                  {"qk_norm_epsilon", ATTR_FLOAT},
+                                  {NULL, 0}};
+
+const op_schema op_MsGroupQueryAttention[] = {
+    {CNLP_MS, "GroupQueryAttention", 1, 7, 16, 1, 4, attrs, gqa_infer, 0},
+    OP_END,
+};
