@@ -7,6 +7,7 @@
  * steps and a Relu before a conv (pre-ops) are applied on the way into its blocked input.
  * float16/bfloat16 run the same primitives on float copies; double runs im2col/col2im around
  * BLAS. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,6 +458,23 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
         st = onyx_error(ONYX_ERR_SHAPE, "convolution sizes overflow");
         goto done;
     }
+    /* oneDNN 2.6 miscomputes (and corrupts its heap on) dims and pads of 2^31 and more: found by
+     * fuzzing, a pad of INT32_MAX. No real convolution comes near. */
+    for (int i = 0; i < rank; i++)
+        if (xdims[i] > INT32_MAX || wdims[i] > INT32_MAX || ydims[i] > INT32_MAX) {
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution dim %d of %" PRId64 " (input), %" PRId64
+                            " (weights), %" PRId64 " (output): oneDNN takes dims below 2^31", i,
+                            xdims[i], wdims[i], ydims[i]);
+            goto done;
+        }
+    for (int i = 0; i < g->nsp; i++)
+        if (g->pad_b[i] > INT32_MAX || g->pad_e[i] > INT32_MAX || g->pad_b[i] < -INT32_MAX ||
+            g->pad_e[i] < -INT32_MAX) {
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pad %" PRId64 " / %" PRId64
+                            " on spatial axis %d: oneDNN takes pads below 2^31", g->pad_b[i],
+                            g->pad_e[i], i);
+            goto done;
+        }
     p->used = true;
     if (p->yn == 0 || p->xn == 0) goto done; /* nothing to convolve: run() fills bias or nothing */
     if (g->nsp > 3) {

@@ -465,6 +465,9 @@ def omitted_required_family(b):
            'input 2 (value) is required but omitted', attrs=la, opset=27, n_out=2)
     b.node('bad_linatt_no_query', 'LinearAttention', [None, f(1, 3, 8), f(1, 3, 8)], INVALID,
            'input 0 (query) is required but omitted', attrs=la, opset=27, n_out=2)
+    # A pad of INT32_MAX made oneDNN 2.6 use freed memory while it built the primitive (fuzz_run).
+    b.node('bad_conv_pad_int32_max', 'Conv', [f(2, 4, 6, 6), f(4, 1, 3, 3), f(4)], UNSUPPORTED, 'below 2^31',
+           attrs={'group': 4, 'kernel_shape': [3, 3], 'pads': [0, 2147483647, 0, 0]}, consts=(1, 2), opset=6)
 
 
 def main(argv):
