@@ -56,10 +56,21 @@ static onyx_status thread_stream(dnnl_stream_t *out) {
     return ONYX_OK;
 }
 
+/* oneDNN 2.6 miscomputes dims of 2^31 and more (a convolution corrupted its heap under fuzzing):
+ * no tensor with such a dim reaches it. */
+static onyx_status dims_fit(int rank, const int64_t *dims) {
+    for (int i = 0; i < rank; i++)
+        if (dims[i] > INT32_MAX)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: dim %d is %lld, it takes dims below "
+                              "2^31", i, (long long)dims[i]);
+    return ONYX_OK;
+}
+
 onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                               dnnl_data_type_t dt) {
     if (rank < 1 || rank > DNNL_MAX_NDIMS)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: rank %d is not supported", rank);
+    TRY(dims_fit(rank, dims));
     dnnl_dims_t d, strides;
     int64_t s = 1;
     for (int i = rank - 1; i >= 0; i--) {
@@ -75,6 +86,7 @@ onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t 
                                 dnnl_data_type_t dt) {
     if (rank < 3 || rank > 5)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: no blocked layout of rank %d", rank);
+    TRY(dims_fit(rank, dims));
     dnnl_dims_t d;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
     dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
