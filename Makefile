@@ -11,6 +11,9 @@
 #   make run-example   deps + build + `onyx run` on the bundled example model
 #   make example       regenerate tests/models/example.onnx (needs .venv)
 #   make bench         onyx vs onnxruntime on the light models (tools/bench/bench.py)
+#   make test-serving  onyx.serve on a local Ray cluster (Ray Serve + Ray Data, own venv .venv-serve
+#                      with the wheel; never in make test / CI: minutes on 2 cores)
+#   make bench-serving requests/s, p50/p99 by replicas and batch size, onyx vs onnxruntime, on Ray Serve
 #   make CUDA=0|1      CUDA kernels out or in; default: in when nvcc is found and kernels_cuda/
 #                      has sources
 #   make install       library, header, pkg-config file and CLI under PREFIX (/usr/local), DESTDIR
@@ -398,3 +401,28 @@ zoo: $(ZOO_PYTHON)
 # BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8".
 bench-zoo: $(LIB_SO) $(ZOO_PYTHON)
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/zoo_bench.py $(BENCH_ZOO_FLAGS)
+
+# ---- onyx on Ray (onyx.serve: Ray Serve deployment, Ray Data helper). Its own venv, .venv-serve
+# (tests/serving/requirements.txt: ray[serve,data]), created on first use, with the wheel built
+# from this tree installed into it; the tests run from a folder outside the tree, so that Ray's
+# replicas import the wheel as a cluster's machines would. Never part of make test or CI: a local
+# Ray cluster and a few hundred requests take minutes on a 2-core machine, and CI already takes 17.
+# BENCH_SERVING_FLAGS="--requests 400 --concurrency 16 --replicas 1,2 --batch 1,8".
+SERVE_PYTHON := .venv-serve/bin/python
+define serve_venv
+	@test -x $(SERVE_PYTHON) || python3 -m venv .venv-serve
+	@$(SERVE_PYTHON) -m pip install -q --disable-pip-version-check -r tests/serving/requirements.txt
+	@rm -rf $(BUILD)/serve-wheel
+	ONYX_BUILD_DIR=$(BUILD) $(SERVE_PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check -w $(BUILD)/serve-wheel .
+	$(SERVE_PYTHON) -m pip install -q --no-deps --force-reinstall --disable-pip-version-check $(BUILD)/serve-wheel/onyx-*.whl
+endef
+.PHONY: test-serving bench-serving
+test-serving:
+	$(serve_venv)
+	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 900 $(CURDIR)/$(SERVE_PYTHON) -m pytest -q \
+	    -p no:cacheprovider -W ignore::DeprecationWarning -m serving $(CURDIR)/tests/serving
+
+bench-serving:
+	$(serve_venv)
+	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 1800 $(CURDIR)/$(SERVE_PYTHON) \
+	    $(CURDIR)/tools/bench/serve_bench.py $(BENCH_SERVING_FLAGS)
