@@ -59,6 +59,14 @@ static void geom_fill(pool_geom *g, const spatial_params *sp, const int64_t *in_
     g->out_size = g->out[0] * g->out[1] * g->out[2];
 }
 
+/* A window far larger than the input (a fuzzed kernel of 2^20): oneDNN walks every tap of it,
+ * padding included (14 s for a 32x32 image), where the own loops visit the valid taps only. */
+static bool window_dwarfs_input(const spatial_params *sp, const int64_t *in) {
+    for (int i = 0; i < sp->nd; i++)
+        if ((sp->kernel[i] - 1) * sp->dilation[i] + 1 > 4 * in[i] + 64) return true;
+    return false;
+}
+
 /* Valid kernel taps [lo, hi) of the window starting at `start`: those landing in [0, limit). */
 static inline void taps(int64_t start, int64_t k, int64_t d, int64_t limit, int64_t *lo,
                         int64_t *hi) {
@@ -253,7 +261,8 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
         out[1] = xt->dims[1];
         CHECK(spatial_resolve(&sp, xt->dims + 2, out + 2));
         int64_t numel;
-        if (shape_numel(s->rank, out, &numel) && numel > 0) {
+        if (shape_numel(s->rank, out, &numel) && numel > 0 &&
+            (s->blocked || !window_dwarfs_input(&sp, xt->dims + 2))) {
             s->dnnl_half = xt->dtype == ONYX_FLOAT16;
             CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, &sp,
                                        kind == POOL_MAX, s->include_pad, s->blocked, xt->dims,

@@ -63,6 +63,9 @@ def generate(s):
         return np.array(v, dtype=np.int64)
 
     # MaxPool: every dtype, 1-D/2-D/3-D, ceil_mode, dilations, auto_pad
+    # a window far larger than the image: the own loops, not oneDNN's (fuzz_run: 14 s at 2^20)
+    both(s, 'max_window_dwarfs_input', 'MaxPool', [f(1, 2, 8, 8)],
+         attrs={'kernel_shape': [100, 2], 'auto_pad': 'SAME_LOWER'})
     both(s, 'max_f16_2d_pads', 'MaxPool', [f(2, 3, 9, 8, dt=np.float16)],
          attrs={'kernel_shape': [3, 2], 'strides': [2, 1], 'pads': [1, 0, 2, 1]})
     both(s, 'max_f64_1d_ceil_dil', 'MaxPool', [f(2, 3, 17, dt=np.float64)],
