@@ -592,8 +592,10 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                 continue;
             }
             size_t size;
-            int64_t numel;
-            if (!shape_numel(v->type.rank, v->type.dims, &numel) ||
+            int64_t numel, dims[ONYX_MAX_RANK];
+            memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
+            if (v->blocked && v->type.rank >= 2) dims[1] = (dims[1] + 15) / 16 * 16;
+            if (!shape_numel(v->type.rank, dims, &numel) ||
                 !dtype_storage_size(v->type.dtype, numel, &size))
                 return onyx_error(ONYX_ERR_NO_MEMORY, "value '%s': size overflows",
                                   g->values[v->source].name);

@@ -29,6 +29,8 @@ typedef struct plan_value {
     storage where;
     int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
     int first, last;  /* producing step and last reading step; -1 when none */
+    bool blocked;     /* stored channel-blocked by 16, channels padded to the block (core/fuse.h):
+                         its buffer is sized so */
     size_t offset, size;
 } plan_value;
 

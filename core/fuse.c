@@ -187,16 +187,28 @@ static bool conv_step(const graph *g, const plan_step *ps) {
     return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
 }
 
-/* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; a Concat
- * along channels and a MaxPool/AveragePool on all their tensors at once (channels a multiple of
- * 16, in the blocked layout the convs use: a channel Concat of such tensors is the same per-batch
- * copy as the plain one, and the pooling kernel builds its primitive for it). */
+/* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
+ * kinds (KF_BLOCKED_LAYOUT kernels) on all their tensors at once: a Concat along channels (channels
+ * a multiple of 16, where the blocked concat is the same per-batch copy as the plain one), a
+ * MaxPool/AveragePool, a global pooling, and a Mul of a tensor by a per-channel factor of the same
+ * rank ([N or 1, C, 1, ...]: a squeeze-and-excitation block's scale) or by one of its own shape.
+ * Opaque tensors are channel-blocked by 16, their channels padded to the block (core/fuse.h). */
 enum { LAY_NONE, LAY_CONV, LAY_ALL };
 
 static bool blockable_value(const plan *p, int v) {
     const type_info *t = &p->vals[v].type;
     return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && type_is_static(t) &&
-           t->rank >= 3 && t->rank <= 5 && t->dims[1] > 0 && t->dims[1] % 16 == 0;
+           t->rank >= 3 && t->rank <= 5 && t->dims[1] > 0;
+}
+
+/* Whether `f` scales `t` channel by channel: same rank, [t->dims[0] or 1, C, 1, ...]. */
+static bool channel_factor(const type_info *f, const type_info *t) {
+    if (f->rank != t->rank || f->dims[1] != t->dims[1] ||
+        (f->dims[0] != t->dims[0] && f->dims[0] != 1))
+        return false;
+    for (int i = 2; i < f->rank; i++)
+        if (f->dims[i] != 1) return false;
+    return true;
 }
 
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
@@ -205,16 +217,27 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     if (!all_kinds || !(ps->k->flags & KF_BLOCKED_LAYOUT) || !only_output0(nd) || nd->n_inputs < 1 ||
         !blockable_value(p, nd->outputs[0]))
         return LAY_NONE;
-    int rank = p->vals[nd->outputs[0]].type.rank;
+    const type_info *out = &p->vals[nd->outputs[0]].type;
+    int rank = out->rank;
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 || !blockable_value(p, nd->inputs[i]) ||
             p->vals[nd->inputs[i]].type.rank != rank)
             return LAY_NONE;
     if (is_op(nd, "Concat")) {
         int64_t axis = attr_int(nd, "axis", 1);
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (p->vals[nd->inputs[i]].type.dims[1] % 16) return LAY_NONE;
         return axis == 1 || axis == 1 - rank ? LAY_ALL : LAY_NONE;
     }
-    if ((is_op(nd, "MaxPool") || is_op(nd, "AveragePool")) && nd->n_inputs == 1) return LAY_ALL;
+    if (nd->n_inputs == 1 && (is_op(nd, "MaxPool") || is_op(nd, "AveragePool") ||
+                              is_op(nd, "GlobalAveragePool") || is_op(nd, "GlobalMaxPool")))
+        return LAY_ALL;
+    if (is_op(nd, "Mul") && nd->version >= 7 && nd->n_inputs == 2) {
+        const type_info *a = &p->vals[nd->inputs[0]].type, *b = &p->vals[nd->inputs[1]].type;
+        bool a_full = same_type(a, out), b_full = same_type(b, out);
+        if ((a_full && (b_full || channel_factor(b, out))) || (b_full && channel_factor(a, out)))
+            return LAY_ALL;
+    }
     return LAY_NONE;
 }
 
@@ -488,6 +511,10 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (prepare_all(sg, p, placed) == ONYX_OK) break;
         onyx_error_clear();
     }
+    /* opaque tensors are stored with their channels padded to the block: the memory plan sizes
+     * them so */
+    for (int s = 0; s < k; s++)
+        if (placed[s].opaque_out0) p->vals[step_node(g, &p->steps[s])->outputs[0]].blocked = true;
 done:
     free(uses);
     free(consumer);

@@ -33,11 +33,12 @@ typedef struct fuse_op {
 /* The post-ops of one fused step, in order (BatchNormalization, FUSE_SCALE and FUSE_SHIFT, which
  * fold into constant weights, only before any other kind), and which of its tensors are opaque:
  * read and written only by conv steps of this same kernel (X as input 0, an addend, or its
- * output) and by CPU channel Concat / MaxPool / AveragePool steps (which get opaque_in0 and
- * opaque_out0 together, all their tensors opaque), so that they may keep them in a layout of
- * their own choosing (the same for every such tensor of the same type; the byte size must stay
- * the plain one: the CPU kernels block by 16 channels, and only tensors whose channels are a
- * multiple of 16 reach Concat and pooling steps opaque). */
+ * output) and by CPU steps of KF_BLOCKED_LAYOUT kernels (channel Concat, pooling, global
+ * pooling, a squeeze-and-excitation Mul: they get opaque_in0 and opaque_out0 together, all their
+ * tensors opaque). Opaque float tensors of rank 3 to 5 are stored channel-blocked by 16
+ * ([N, ceil(C/16), spatial..., 16]), the channels padded with zeros to the block; the memory plan
+ * sizes them so (plan_value.blocked). Only tensors whose channels are a multiple of 16 reach a
+ * Concat opaque, where the blocked concat is the plain per-batch copy. */
 typedef struct fuse_chain {
     int n;
     fuse_op ops[FUSE_MAX_OPS];

@@ -306,9 +306,9 @@ static void fold_bias(const conv_state *s, const conv_prim *p, const tensor *b, 
     }
 }
 
-/* The layout opaque tensors are kept in: channel-blocked by 16 when the channels allow it. */
+/* The layout opaque tensors are kept in: channel-blocked by 16, channels padded to the block. */
 static bool blockable(onyx_dtype dt, int rank, int64_t channels) {
-    return dt == ONYX_FLOAT && rank >= 3 && rank <= 5 && channels > 0 && channels % 16 == 0;
+    return dt == ONYX_FLOAT && rank >= 3 && rank <= 5 && channels > 0;
 }
 
 static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
@@ -490,12 +490,12 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
      * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
-     * at the edges of a chain. Channel counts off the 16 grid are padded in the copies (not worth
-     * it below 64 output channels); a plain X with fewer than 16 channels goes in as it is
-     * (oneDNN has blocked kernels for first layers). */
+     * at the edges of a chain. Channel counts off the 16 grid are padded (not worth a copy below
+     * 64 output channels, but then worth it when Y is stored so anyway); a plain X with fewer
+     * than 16 channels goes in as it is (oneDNN has blocked kernels for first layers). */
     int64_t cg = g->c / g->group, mg = g->m / g->group;
     bool blk = !force_plain && !s->transpose && s->dtype == ONYX_FLOAT &&
-               (blockable(s->dtype, rank, g->m) || g->m >= 64) &&
+               (g->m % 16 == 0 || g->m >= 64 || s->chain.opaque_out0) &&
                (g->group == 1 || (cg % 16 == 0 && mg % 16 == 0) || (cg == 1 && mg == 1));
     bool blk_x = blk && g->c >= 16;
     CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
@@ -1051,8 +1051,8 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     if (p->reo_add)
         TRY(run_reorder(p->reo_add, m->add_user, addend->data, m->dst, dst, m->pad[PAD_ADD], pad,
                         c->threads));
-    else if (addend && addend->data != dst)
-        memcpy(dst, addend->data, (size_t)y->numel * sizeof(float));
+    else if (addend && addend->data != dst) /* in the layout of Y as computed: maybe padded */
+        memcpy(dst, addend->data, dnnl_memory_desc_get_size(&p->md_dst));
     /* weights */
     void *wei = (void *)p->wbuf;
     if (!p->wready) {

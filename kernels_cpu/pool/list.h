@@ -5,8 +5,8 @@ KERNEL_FORKED("", "AveragePool", 1, 22, DT_FLOATS, KF_BLOCKED_LAYOUT, cpu_averag
               cpu_pool_fork, cpu_pool_unfork)
 KERNEL_FORKED("", "LpPool", 1, 22, DT_FLOATS, 0, cpu_lppool_prepare, cpu_pool_run, cpu_pool_release,
               cpu_pool_fork, cpu_pool_unfork)
-KERNEL("", "GlobalAveragePool", 1, 22, DT_FLOATS, 0, cpu_globalaveragepool_run)
-KERNEL("", "GlobalMaxPool", 1, 22, DT_FLOATS, 0, cpu_globalmaxpool_run)
+KERNEL_STATEFUL("", "GlobalAveragePool", 1, 22, DT_FLOATS, KF_BLOCKED_LAYOUT, cpu_blocked_prepare, cpu_globalaveragepool_run, cpu_blocked_release)
+KERNEL_STATEFUL("", "GlobalMaxPool", 1, 22, DT_FLOATS, KF_BLOCKED_LAYOUT, cpu_blocked_prepare, cpu_globalmaxpool_run, cpu_blocked_release)
 KERNEL("", "GlobalLpPool", 1, 22, DT_FLOATS, 0, cpu_globallppool_run)
 KERNEL("", "MaxUnpool", 9, 22, DT_FLOATS, 0, cpu_maxunpool_run)
 KERNEL("", "RoiAlign", 10, 22, DT_FLOATS, 0, cpu_roialign_run)

@@ -9,6 +9,7 @@
 #include "core/fuse.h"
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/blocked.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/half.h"
 #include "kernels_cpu/pool/pool.h"
@@ -455,6 +456,13 @@ static onyx_status global_run(const kernel_call *c, int kind) {
     return ONYX_OK;
 }
 
-onyx_status cpu_globalmaxpool_run(const kernel_call *c) { return global_run(c, POOL_MAX); }
-onyx_status cpu_globalaveragepool_run(const kernel_call *c) { return global_run(c, POOL_AVG); }
+/* a non-NULL state: X and Y blocked (cpu_blocked_prepare) */
+onyx_status cpu_globalmaxpool_run(const kernel_call *c) {
+    if (c->state) return cpu_blocked_global_pool(kernel_input(c, 0), kernel_output(c, 0), true);
+    return global_run(c, POOL_MAX);
+}
+onyx_status cpu_globalaveragepool_run(const kernel_call *c) {
+    if (c->state) return cpu_blocked_global_pool(kernel_input(c, 0), kernel_output(c, 0), false);
+    return global_run(c, POOL_AVG);
+}
 onyx_status cpu_globallppool_run(const kernel_call *c) { return global_run(c, POOL_LP); }

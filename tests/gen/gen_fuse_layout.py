@@ -125,3 +125,47 @@ def generate(s):
                    [N('Conv', ['x', 'w', 'b'], ['a'], pads=[1, 1, 1, 1])] + acts +
                    [N('Conv', ['r', 'w2'], ['y'])],
                    [('x', x)], conv_w + consts, ['y'], opset=opset)
+
+    # channels off the 16 grid stay blocked too, padded to the block: a residual whose addend is
+    # padded, a stride-2 depthwise conv, a MaxPool between them
+    x24 = fw(2, 24, 10, 10)
+    graph_case('test_fl_opaque_padded_residual',
+               [h.make_node('Conv', ['x', 'wa'], ['r']),
+                h.make_node('Conv', ['r', 'wb', 'bb'], ['a']), h.make_node('Relu', ['a'], ['ar']),
+                h.make_node('Conv', ['ar', 'wc'], ['c'], group=72, pads=[1, 1, 1, 1]),
+                h.make_node('Conv', ['c', 'wd'], ['d']), h.make_node('Add', ['d', 'r'], ['s']),
+                h.make_node('MaxPool', ['s'], ['p'], kernel_shape=[2, 2], strides=[2, 2]),
+                h.make_node('Conv', ['p', 'we'], ['e'], group=24, strides=[2, 2], pads=[1, 1, 1, 1]),
+                h.make_node('Conv', ['e', 'wf'], ['y'])],
+               [('x', x24)], [('wa', fw(24, 24, 1, 1)), ('wb', fw(72, 24, 1, 1)), ('bb', fw(72)),
+                              ('wc', fw(72, 1, 3, 3)), ('wd', fw(24, 72, 1, 1)),
+                              ('we', fw(24, 1, 3, 3)), ('wf', fw(40, 24, 1, 1))], ['y'])
+    # squeeze-and-excitation blocks (MobileNetV3, EfficientNet): the global pooling and the
+    # per-channel Mul between the convs run blocked; batch 2, so the factors differ per image.
+    # Dyadic values throughout (8x8 pixels, a hard sigmoid of slope 1/4), so the sums stay exact.
+    x8 = fw(2, 24, 8, 8)
+    for ch in (72, 32):
+        graph_case(f'test_fl_opaque_se_block_{ch}',
+                   [h.make_node('Conv', ['x', 'wa', 'ba'], ['a']), h.make_node('Relu', ['a'], ['ar']),
+                    h.make_node('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]),
+                    h.make_node('Relu', ['b'], ['br']),
+                    h.make_node('GlobalAveragePool', ['br'], ['g']),
+                    h.make_node('Conv', ['g', 'wc', 'bc'], ['c']), h.make_node('Relu', ['c'], ['cr']),
+                    h.make_node('Conv', ['cr', 'wd', 'bd'], ['d']),
+                    h.make_node('HardSigmoid', ['d'], ['f'], alpha=0.25, beta=0.5),
+                    h.make_node('Mul', ['br', 'f'], ['m']),
+                    h.make_node('Conv', ['m', 'we'], ['e']), h.make_node('Add', ['e', 'x'], ['y'])],
+                   [('x', x8)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
+                                 ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
+                                 ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))], ['y'])
+    # the factors first, a GlobalMaxPool, and a Mul of two tensors of one shape
+    graph_case('test_fl_opaque_mul_forms',
+               [h.make_node('Conv', ['x', 'wa'], ['a']),
+                h.make_node('HardSigmoid', ['a'], ['as'], alpha=0.25, beta=0.5),
+                h.make_node('GlobalMaxPool', ['as'], ['g']),
+                h.make_node('Conv', ['g', 'wb'], ['f']), h.make_node('Relu', ['f'], ['fs']),
+                h.make_node('Mul', ['fs', 'as'], ['m']),
+                h.make_node('Conv', ['x', 'wc'], ['c']), h.make_node('Mul', ['m', 'c'], ['mc']),
+                h.make_node('Conv', ['mc', 'wd'], ['y'])],
+               [('x', x8)], [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)),
+                             ('wc', fw(40, 24, 1, 1)), ('wd', fw(8, 40, 1, 1))], ['y'])
