@@ -13,6 +13,7 @@ onyx_status onyx_session_options_create(onyx_session_options **out) {
     o->device = DEVICE_CPU;
     o->optimization = ONYX_OPT_ALL;
     o->blocked_layouts = true;
+    o->half_as_float = true;
     o->device_graphs = true;
     o->log.level = ONYX_LOG_WARNING;
     *out = o;
@@ -119,6 +120,13 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
                               key, value);
         o->blocked_layouts = value[0] == '1';
+        return ONYX_OK;
+    }
+    if (strcmp(key, "optimization.float16_as_float32") == 0) {
+        if (strcmp(value, "0") && strcmp(value, "1"))
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
+                              key, value);
+        o->half_as_float = value[0] == '1';
         return ONYX_OK;
     }
     if (strcmp(key, "device.graphs") == 0) {

@@ -47,6 +47,7 @@ struct onyx_session_options {
     int threads;
     onyx_optimization_level optimization;
     bool blocked_layouts;
+    bool half_as_float; /* config optimization.float16_as_float32 */
     bool device_graphs; /* config device.graphs */
     size_t memory_limit;
     char *profile_path; /* NULL: off */

@@ -23,7 +23,11 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
     if (env->optimization >= ONYX_OPT_ALL && env->ops) {
-        onyx_status st = graph_optimize(g, env->ops, &sg->rewritten);
+        /* float16 as float only where the CPU runs everything: a GPU has float16 arithmetic */
+        bool half = env->half_as_float;
+        for (int d = 0; d < env->n_priority; d++)
+            half &= env->priority[d] == DEVICE_CPU || env->priority[d] == DEVICE_TEST;
+        onyx_status st = graph_optimize(g, env->ops, half, &sg->rewritten);
         if (st != ONYX_OK) {
             free(sg);
             return st;

@@ -233,7 +233,48 @@ void graph_optimized_free(graph *g) {
     free(rw);
 }
 
-onyx_status graph_optimize(const graph *g, const op_registry *ops, graph **out) {
+/* The float16 pass (core/optimize_half.c) on `g`, the result of the pattern rewrites or the
+ * original (then rw NULL): *out the graph to use, which owns what rw owned. */
+static onyx_status chain_half_pass(const graph *g, rewritten *rw, const op_registry *ops,
+                                   graph **out) {
+    graph *half = NULL;
+    void **owned = NULL;
+    int n_owned = 0;
+    *out = rw ? &rw->g : NULL;
+    TRY(graph_half_as_float(g, ops, &half, &owned, &n_owned));
+    if (!half) return ONYX_OK;
+    rewritten *rw2 = calloc(1, sizeof *rw2);
+    void **all = calloc((size_t)n_owned + (rw ? (size_t)rw->n_owned : 0) + 1, sizeof *all);
+    if (!rw2 || !all) {
+        for (int k = 0; k < n_owned; k++) free(owned[k]);
+        free(owned);
+        free(half->nodes);
+        free(half->values);
+        free(half);
+        free(rw2);
+        free(all);
+        return onyx_oom("graph rewrite");
+    }
+    rw2->g = *half;
+    free(half);
+    memcpy(all, owned, (size_t)n_owned * sizeof *all);
+    rw2->n_owned = n_owned;
+    free(owned);
+    if (rw) { /* the pattern rewrites' blocks move over; their node and value arrays go */
+        memcpy(all + n_owned, rw->owned, (size_t)rw->n_owned * sizeof *all);
+        rw2->n_owned += rw->n_owned;
+        free(rw->owned);
+        free(rw->g.nodes);
+        free(rw->g.values);
+        free(rw);
+    }
+    rw2->owned = all;
+    *out = &rw2->g;
+    return ONYX_OK;
+}
+
+onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_float,
+                           graph **out) {
     *out = NULL;
     onyx_status st = ONYX_OK;
     rewriter r = {.g = g, .ops = ops};
@@ -259,7 +300,10 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, graph **out) 
         if (g->outputs[o] >= 0) r.uses[g->outputs[o]] += 2; /* graph outputs stay */
     for (int n = 0; n < g->n_nodes; n++)
         if (!r.gone[n]) CHECK(rewrite_node(&r, n));
-    if (r.n_made == 0) goto done;
+    if (r.n_made == 0) {
+        if (half_as_float) st = chain_half_pass(g, NULL, ops, out);
+        goto done;
+    }
 
     /* the rewritten graph: the same values (producers renumbered), the surviving nodes */
     rewritten *rw = calloc(1, sizeof *rw);
@@ -295,6 +339,13 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, graph **out) 
     copy->n_nodes = kept;
     *out = copy;
     memset(r.made, 0, sizeof *r.made * (size_t)g->n_nodes); /* owned by the copy now */
+    if (half_as_float) {
+        st = chain_half_pass(copy, rw, ops, out);
+        if (st != ONYX_OK) {
+            graph_optimized_free(copy);
+            *out = NULL;
+        }
+    }
 done:
     if (r.made)
         for (int n = 0; n < g->n_nodes; n++) {

@@ -99,7 +99,8 @@ def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the
 class SessionOptions:
     """onnxruntime's SessionOptions. What onyx uses: intra_op_num_threads, graph_optimization_level,
     enable_profiling + profile_file_prefix, log_severity_level (lines at or above it go to stderr),
-    session config entries that onyx knows ("optimization.blocked_layouts"), free dimension
+    session config entries that onyx knows ("optimization.blocked_layouts",
+    "optimization.float16_as_float32"), free dimension
     overrides (bind symbolic dims at prepare) and, onyx's own, memory_limit (bytes of working memory
     per run; 0 none). The rest is accepted and kept, without effect."""
 

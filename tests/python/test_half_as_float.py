@@ -1,0 +1,108 @@
+"""float16 computed in float32 on the CPU (core/optimize_half.c): the nodes of type-generic float
+ops that read float16 compute in float, with Casts where float16 enters and where a converted
+value is read as float16 again (another op, a subgraph, a graph output). Compared with
+onnxruntime, whose CPU provider does the same, and with the pass turned off
+(optimization.float16_as_float32=0), which rounds to float16 after every op."""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onyx
+
+F16 = TP.FLOAT16
+
+
+def _run(model, feeds, half_as_float=True, level=None):
+    so = onyx.SessionOptions()
+    so.add_session_config_entry('optimization.float16_as_float32', '1' if half_as_float else '0')
+    if level is not None:
+        so.graph_optimization_level = level
+    return onyx.InferenceSession(model.SerializeToString(), so).run(None, feeds)
+
+
+def _ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(),
+                                providers=['CPUExecutionProvider']).run(None, feeds)
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    g = h.make_graph(nodes, 'half', inputs, outputs, initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid('', opset)])
+    onnx.checker.check_model(m)
+    return m
+
+
+def test_sums_round_once():
+    """2048 + 1 + 1: float16 holds 2048 and 2050 but not 2049, so rounding after each Add gives
+    2048 and rounding once, at the end, 2050 (as onnxruntime)."""
+    m = _model([h.make_node('Add', ['a', 'b'], ['s']), h.make_node('Add', ['s', 'b'], ['y'])],
+               [h.make_tensor_value_info('a', F16, [4]), h.make_tensor_value_info('b', F16, [4])],
+               [h.make_tensor_value_info('y', F16, [4])])
+    feeds = {'a': np.full(4, 2048, np.float16), 'b': np.ones(4, np.float16)}
+    got = _run(m, feeds)[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.full(4, 2050, np.float16))
+    np.testing.assert_array_equal(got, _ort(m, feeds)[0])
+    np.testing.assert_array_equal(_run(m, feeds, half_as_float=False)[0], np.full(4, 2048, np.float16))
+    # below optimization level "all" the graph is left as it is
+    np.testing.assert_array_equal(_run(m, feeds, level=onyx.GraphOptimizationLevel.ORT_ENABLE_BASIC)[0],
+                                  np.full(4, 2048, np.float16))
+
+
+def _cnn():
+    """A float16 CNN whose converted values are also read as float16: by a graph output, by an
+    op outside the list (IsNaN), by Shape, and by an If's branch (a capture)."""
+    rng = np.random.default_rng(3)
+    w1 = (rng.standard_normal((24, 8, 3, 3)) * 0.2).astype(np.float16)
+    b1 = rng.standard_normal(24).astype(np.float16)
+    w2 = (rng.standard_normal((16, 24, 1, 1)) * 0.2).astype(np.float16)
+    then_g = h.make_graph([h.make_node('Neg', ['r'], ['t'])], 'then', [],
+                          [h.make_tensor_value_info('t', F16, [2, 24, 6, 6])])
+    else_g = h.make_graph([h.make_node('Identity', ['r'], ['e'])], 'else', [],
+                          [h.make_tensor_value_info('e', F16, [2, 24, 6, 6])])
+    nodes = [
+        h.make_node('Conv', ['x', 'w1', 'b1'], ['c'], pads=[1, 1, 1, 1]),
+        h.make_node('Relu', ['c'], ['r']),
+        h.make_node('Conv', ['r', 'w2'], ['d']),
+        h.make_node('GlobalAveragePool', ['d'], ['g']),
+        h.make_node('Flatten', ['g'], ['flat']),
+        h.make_node('IsNaN', ['r'], ['nan']),
+        h.make_node('Shape', ['d'], ['shape']),
+        h.make_node('If', ['cond'], ['branch'], then_branch=then_g, else_branch=else_g),
+        h.make_node('Cast', ['flat'], ['flat32'], to=TP.FLOAT),
+    ]
+    inputs = [h.make_tensor_value_info('x', F16, [2, 8, 6, 6]),
+              h.make_tensor_value_info('cond', TP.BOOL, [])]
+    outputs = [h.make_tensor_value_info(n, t, s)
+               for n, t, s in (('flat', F16, [2, 16]), ('flat32', TP.FLOAT, [2, 16]),
+                               ('r', F16, [2, 24, 6, 6]), ('nan', TP.BOOL, [2, 24, 6, 6]),
+                               ('shape', TP.INT64, [4]), ('branch', F16, [2, 24, 6, 6]))]
+    inits = [nh.from_array(w1, 'w1'), nh.from_array(b1, 'b1'), nh.from_array(w2, 'w2')]
+    feeds = {'x': rng.standard_normal((2, 8, 6, 6)).astype(np.float16), 'cond': np.array(True)}
+    return _model(nodes, inputs, outputs, inits), feeds
+
+
+@pytest.mark.parametrize('cond', [True, False])
+def test_cnn_matches_onnxruntime(cond):
+    m, feeds = _cnn()
+    feeds['cond'] = np.array(cond)
+    got, want, step = _run(m, feeds), _ort(m, feeds), _run(m, feeds, half_as_float=False)
+    names = [o.name for o in m.graph.output]
+    for name, a, b, c in zip(names, got, want, step):
+        assert a.dtype == b.dtype, name
+        assert a.shape == b.shape, name
+        if a.dtype == np.float16 or a.dtype == np.float32:
+            # as onnxruntime up to float16's last bit; rounded per op, a few bits further away
+            np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-3,
+                                       atol=2e-3, err_msg=name)
+            np.testing.assert_allclose(a.astype(np.float32), c.astype(np.float32), rtol=2e-2,
+                                       atol=2e-2, err_msg=name)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    ref_r = dict(zip(names, want))['r']
+    np.testing.assert_array_equal(dict(zip(names, got))['branch'], -ref_r if cond else ref_r)
+
