@@ -19,7 +19,9 @@ onyx_status ml_parse_post(const char *name, ml_post *out) {
 static double erf_inv(double x) {
     double sgn = x < 0 ? -1.0 : 1.0;
     x = (1.0 - x) * (1.0 + x);
-    if (x == 0) return 0;
+    /* erf^-1(+-1) = +-inf, so PROBIT(0) = -inf and PROBIT(1) = inf, as onnxruntime computes them
+     * (onnx's reference answers 0 there) */
+    if (x == 0) return sgn * INFINITY;
     double l = log(x), v = 2.0 / (M_PI * 0.147) + 0.5 * l, v2 = 1.0 / 0.147 * l;
     return sgn * sqrt(-v + sqrt(v * v - v2));
 }

@@ -39,11 +39,12 @@ typedef struct forest {
     int64_t n_targets;        /* score columns the outputs index */
     int agg;
     ml_post post;
-    double *base;             /* n_targets, or NULL */
+    double *base;             /* n_base values, or NULL; the aggregate adds n_targets of them */
+    int64_t n_base;
     bool legacy_nan;          /* older ops: a NaN feature follows missing_true whatever the mode */
     int64_t max_feature;
     /* classifier */
-    bool binary;              /* every output names one class: the two-column case */
+    bool binary;              /* every output names one class */
 } forest;
 
 static void forest_free(forest *f) {
@@ -283,19 +284,6 @@ static onyx_status compile_legacy(const graph_node *n, const char *prefix, int64
     snprintf(name, sizeof name, "%s_weights", prefix);
     CHECK(read_reals(n, name, &weights, &n_weights));
     CHECK(read_reals(n, "base_values", &f->base, &n_base));
-    if (n_base == 1 && n_targets == 2 && !strcmp(prefix, "class")) {
-        /* One base value for two classes: skl2onnx's binary GradientBoostingClassifier and
-         * onnxmltools' binary XGBClassifier (leaves all scoring class 0) write that;
-         * onnxruntime adds it to the first class's score only. */
-        double *two = realloc(f->base, 2 * sizeof *two);
-        if (!two) {
-            st = onyx_oom("base values");
-            goto done;
-        }
-        two[1] = 0;
-        f->base = two;
-        n_base = 2;
-    }
     if (nn == 0 || nnid != nn || nfeat != nn || nt != nn || nf != nn || !modes || modes->n != nn ||
         (nm && nm != nn) || (n_values && n_values != (int64_t)nn)) {
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "the nodes_* attributes differ in length or are missing "
@@ -306,7 +294,10 @@ static onyx_status compile_legacy(const graph_node *n, const char *prefix, int64
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "the %s_* attributes differ in length", prefix);
         goto done;
     }
-    if (n_base && n_base != n_targets) {
+    /* One base value for two classes: skl2onnx's binary GradientBoostingClassifier and onnxmltools'
+     * binary XGBClassifier write that; the classifier applies it (onnxruntime's binary rules). */
+    f->n_base = n_base;
+    if (n_base && n_base != n_targets && !(n_base == 1 && n_targets == 2 && !strcmp(prefix, "class"))) {
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "%lld base values for %lld scores", (long long)n_base,
                         (long long)n_targets);
         goto done;
@@ -435,19 +426,22 @@ static inline bool goes_true(const forest *f, const tnode *nd, double x) {
     }
 }
 
+/* The leaf that one row reaches from a root. */
+static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, int64_t cols, int32_t i) {
+    while (i >= 0) {
+        const tnode *nd = &f->nodes[i];
+        i = nd->next[goes_true(f, nd, tensor_get_f64(x, row * cols + nd->feature))];
+    }
+    return ~i;
+}
+
 /* Aggregates every tree's leaf outputs for one row into acc[n_targets] (type T). */
 #define DEFINE_AGGREGATE(NAME, T, TMAX)                                                            \
     static void NAME(const forest *f, const tensor *x, int64_t row, int64_t cols, T *acc) {        \
         for (int64_t k = 0; k < f->n_targets; k++)                                                 \
             acc[k] = f->agg == AGG_MIN ? (T)(TMAX) : f->agg == AGG_MAX ? (T)-(TMAX) : (T)0;        \
         for (int32_t t = 0; t < f->n_trees; t++) {                                                 \
-            int32_t i = f->roots[t];                                                               \
-            while (i >= 0) {                                                                       \
-                const tnode *nd = &f->nodes[i];                                                    \
-                double v = tensor_get_f64(x, row * cols + nd->feature);                            \
-                i = nd->next[goes_true(f, nd, v)];                                                 \
-            }                                                                                      \
-            int32_t leaf = ~i;                                                                     \
+            int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);                                \
             for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {              \
                 T w = (T)f->out_weight[o], *a = &acc[f->out_target[o]];                            \
                 if (f->agg == AGG_MIN) *a = w < *a ? w : *a;                                       \
@@ -572,19 +566,23 @@ onyx_status cpu_tree_regressor_run(const kernel_call *c) {
     return ONYX_OK;
 }
 
-/* ---- classifier: scores per class, the binary case, labels by argmax */
+/* ---- classifier: scores per class, onnxruntime's binary rules, labels */
 
 typedef struct classifier_state {
     forest *f;
     int64_t n_labels;
     bool string_labels;
     const int64_t *int_labels;  /* the node's classlabels_int64s (lives as long as the rep) */
+    double *base;               /* base_values (n_base of them), applied by the rules below */
+    int64_t n_base;
+    bool all_positive;          /* no leaf weight is negative */
 } classifier_state;
 
 void cpu_tree_classifier_release(void *state) {
     classifier_state *s = state;
     if (!s) return;
     forest_free(s->f);
+    free(s->base);
     free(s);
 }
 
@@ -604,6 +602,13 @@ onyx_status cpu_tree_classifier_prepare(const kernel_prep *p, void **state) {
     CHECK(compile_legacy(p->node, "class", s->n_labels, s->f));
     s->f->agg = AGG_SUM;
     CHECK(ml_parse_post(attr_string(p->node, "post_transform", "NONE"), &s->f->post));
+    /* the base values are the classifier's: the aggregate must not add them */
+    s->base = s->f->base;
+    s->n_base = s->f->n_base;
+    s->f->base = NULL;
+    s->all_positive = true;
+    for (int32_t o = 0; o < s->f->leaf_begin[s->f->n_leaves]; o++)
+        if (s->f->out_weight[o] < 0) s->all_positive = false;
     *state = s;
     return ONYX_OK;
 done:
@@ -611,45 +616,124 @@ done:
     return st;
 }
 
+/* Sums each class's leaf weights over the trees for one row into z, and marks in has the classes
+ * that some reached leaf names: onnxruntime's binary rules and argmax depend on it. */
+static void class_sums(const forest *f, const tensor *x, int64_t row, int64_t cols, float *z, uint8_t *has) {
+    for (int64_t k = 0; k < f->n_targets; k++) z[k] = 0, has[k] = 0;
+    for (int32_t t = 0; t < f->n_trees; t++) {
+        int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);
+        for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
+            z[f->out_target[o]] += (float)f->out_weight[o];
+            has[f->out_target[o]] = 1;
+        }
+    }
+}
+
+static int64_t argmax(const float *z, const uint8_t *among, int64_t n) {
+    int64_t best = -1;
+    for (int64_t k = 0; k < n; k++)
+        if ((!among || among[k]) && (best < 0 || z[k] > z[best])) best = k;
+    return best < 0 ? 0 : best;
+}
+
+static float post1(ml_post post, float v) {
+    ml_post_row(post, &v, 1);
+    return v;
+}
+
+/* Two classes, as onnxruntime's TreeEnsembleClassifier does it. Both columns are written when the
+ * second class has a score (some leaf names it, or base values set it), else the first class's
+ * score v alone stands for both: [1 - v, v] when every leaf names one class with weights >= 0,
+ * [-v, v] otherwise (LOGISTIC: [logistic(-v), logistic(v)]). Where onnxruntime writes the first
+ * column only (PROBIT, or one base value with mixed class ids), the second is its negation here.
+ * The label: when every leaf names one class, the second one if its raw score passes 0.5 (weights
+ * >= 0: a probability) or 0 (a margin), as onnxruntime decides, except under LOGISTIC, where the
+ * label follows the probability (raw score > 0): onnxruntime's 0.5 there mislabels LightGBM's
+ * binary models (test_converters.py). With mixed class ids, the argmax of the written scores
+ * (onnxruntime answers the literal labels 1 or 0 there, whatever classlabels_int64s says). */
+static int64_t binary_row(const classifier_state *s, float *z, uint8_t *has) {
+    const forest *f = s->f;
+    bool one = f->binary;
+    if (s->n_base == 2) {
+        if (has[1]) {
+            /* onnxruntime uses base_values[1] alone here */
+            z[1] = (float)s->base[1] + z[0];
+            z[0] = -z[1];
+        } else {
+            z[1] += (float)s->base[1];
+            z[0] += (float)s->base[0];
+        }
+    } else if (s->n_base == 1) {
+        z[0] += (float)s->base[0];
+    }
+    bool both = s->n_base == 2 || has[1];
+    float pos = both && has[1] ? z[1] : has[0] ? z[0] : 0;
+    float v0 = has[0] ? z[0] : 0, v1 = has[1] ? z[1] : 0;
+    if (both) {
+        z[0] = v0, z[1] = v1;
+        ml_post_row(f->post, z, 2);
+    } else if (f->post == ML_POST_PROBIT || (!one && s->n_base == 1)) {
+        z[0] = f->post == ML_POST_PROBIT ? post1(ML_POST_PROBIT, v0) : v0;
+        z[1] = -z[0];
+    } else if (f->post == ML_POST_LOGISTIC) {
+        z[0] = post1(ML_POST_LOGISTIC, -v0), z[1] = post1(ML_POST_LOGISTIC, v0);
+    } else if (one && s->all_positive) {
+        z[0] = 1 - v0, z[1] = v0;
+    } else {
+        z[0] = -v0, z[1] = v0;
+    }
+    if (one) return pos > (s->all_positive && f->post != ML_POST_LOGISTIC ? 0.5f : 0.0f);
+    return argmax(z, NULL, 2);
+}
+
 typedef struct classify_job {
     const classifier_state *s;
     const tensor *x;
     tensor *labels, *scores;
     int64_t cols, width;
+    uint8_t *has;               /* rows x n_labels */
+    int64_t *best;              /* rows: the label's index */
     const graph_node *node;
 } classify_job;
 
 static void classify(void *ctx, int64_t begin, int64_t end) {
     const classify_job *j = ctx;
-    const forest *f = j->s->f;
+    const classifier_state *s = j->s;
+    const forest *f = s->f;
+    int64_t n = s->n_labels;
     for (int64_t r = begin; r < end; r++) {
         float *z = (float *)j->scores->data + r * j->width;
-        aggregate_f32(f, j->x, r, j->cols, z);
-        if (f->binary) {
-            /* Every leaf scores one class: that score is the positive column, and the negative one
-             * its complement (as onnx's reference does it). */
+        uint8_t *has = j->has + r * n;
+        class_sums(f, j->x, r, j->cols, z, has);
+        int64_t best;
+        if (n == 2) {
+            best = binary_row(s, z, has);
+        } else if (n == 1) {
+            /* One label: two columns, the complement first (as onnx's reference) */
+            z[0] += s->n_base ? (float)s->base[0] : 0;
             z[1] = z[0];
             z[0] = (f->post == ML_POST_NONE || f->post == ML_POST_PROBIT) ? 1 - z[1] : -z[1];
+            ml_post_row(f->post, z, 2);
+            best = argmax(z, NULL, 2);
+        } else {
+            /* base values give their classes a score; the argmax is taken among the classes with
+             * one (onnxruntime) */
+            for (int64_t k = 0; k < s->n_base; k++) z[k] += (float)s->base[k], has[k] = 1;
+            best = argmax(z, has, n);
+            ml_post_row(f->post, z, n);
         }
-        ml_post_row(f->post, z, j->width);
-        int64_t best = 0;
-        for (int64_t k = 1; k < j->width; k++)
-            if (z[k] > z[best]) best = k;
-        if (j->s->string_labels) continue; /* strings are written after the parallel part */
-        const int64_t *labels = j->s->int_labels;
-        int64_t label = j->s->n_labels == 1 ? (best == 1 ? labels[0] : 0) : labels[best];
-        ((int64_t *)j->labels->data)[r] = label;
+        j->best[r] = best;
+        if (s->string_labels) continue; /* strings are written after the parallel part */
+        const int64_t *labels = s->int_labels;
+        ((int64_t *)j->labels->data)[r] = n == 1 ? (best == 1 ? labels[0] : 0) : labels[best];
     }
 }
 
-/* The score row's argmax label as a string (serial: strings allocate). */
+/* The rows' labels as strings (serial: strings allocate). */
 static onyx_status string_labels(const classify_job *j, int64_t rows) {
     const graph_attr *names = node_attr(j->node, "classlabels_strings");
     for (int64_t r = 0; r < rows; r++) {
-        const float *z = (const float *)j->scores->data + r * j->width;
-        int64_t best = 0;
-        for (int64_t k = 1; k < j->width; k++)
-            if (z[k] > z[best]) best = k;
+        int64_t best = j->best[r];
         const char *label = j->s->n_labels == 1 ? (best == 1 ? names->strings[0] : "") : names->strings[best];
         TRY(tensor_set_string(j->labels, r, label, strlen(label)));
     }
@@ -663,6 +747,8 @@ onyx_status cpu_tree_classifier_run(const kernel_call *c) {
     int64_t rows, cols;
     TRY(check_features(s->f, x, &rows, &cols));
     int64_t width = s->n_labels == 1 ? 2 : s->n_labels;
+    void *mem;
+    TRY(kernel_scratch(c, (size_t)rows * (sizeof(int64_t) + (size_t)s->n_labels) + 1, &mem));
     /* Z is optional: without it the scores go to a buffer of the same shape. */
     tensor tmp = {0};
     if (!scores) {
@@ -670,7 +756,8 @@ onyx_status cpu_tree_classifier_run(const kernel_call *c) {
         TRY(tensor_alloc(&tmp, ONYX_FLOAT, 2, dims));
         scores = &tmp;
     }
-    classify_job j = {s, x, labels, scores, cols, width, c->node};
+    classify_job j = {s, x, labels, scores, cols, width, (uint8_t *)mem + (size_t)rows * sizeof(int64_t),
+                      (int64_t *)mem, c->node};
     parallel_for(rows, grain(s->f), classify, &j);
     onyx_status st = s->string_labels ? string_labels(&j, rows) : ONYX_OK;
     tensor_release(&tmp);
