@@ -1,8 +1,11 @@
 /* The fusion pass of a plan: a Conv (kernel flagged KF_POST_OPS) absorbs the chain of nodes
  * that only it feeds: an inference BatchNormalization with constant parameters and Mul / Add of
  * per-channel constants (folded into its constant weights), Relu / LeakyRelu / Clip / Sigmoid /
- * Tanh / HardSigmoid, and one Add of a same-shaped tensor (or two-input Sum). The absorbed steps
- * leave the plan; the conv's step runs where the chain's last node ran, so every addend is ready.
+ * Tanh / HardSigmoid / Swish / HardSwish / Gelu, and one Add of a same-shaped tensor (or
+ * two-input Sum). A MatMul absorbs the same but for the affine steps: an Add of per-column
+ * constants first (its bias), then activations and an Add, where its oneDNN primitive takes them
+ * (tried as the chain is made). The absorbed steps leave the plan; the fused step runs where the
+ * chain's last node ran, so every addend is ready.
  * A conv also absorbs the per-channel steps and the Relu that only feed its X (pre-ops), and the
  * tensors passed only between convs, channel Concats and poolings keep the convs' layout. */
 #include "core/fuse.h"
@@ -39,33 +42,37 @@ static bool same_type(const type_info *a, const type_info *b) {
            shape_equal(a->rank, a->dims, b->rank, b->dims);
 }
 
-/* Value v as a float constant that broadcasts over `t` along the channel axis only ([M,1,..],
- * [1,M,1,..], a single value), or NULL. */
-static const tensor *per_channel(const plan *p, int v, const type_info *t) {
+/* Value v as a float constant that broadcasts over `t` along axis `axis` only ([M,1,..],
+ * [1,M,1,..], a single value for the channel axis 1), or NULL. */
+static const tensor *per_axis(const plan *p, int v, const type_info *t, int axis) {
     if (v < 0) return NULL;
     const plan_value *pv = &p->vals[v];
     const tensor *c = pv->constant;
     if (pv->where != ST_CONST || !c || c->dtype != ONYX_FLOAT || c->rank > t->rank) return NULL;
-    if (c->numel != 1 && c->numel != t->dims[1]) return NULL;
-    for (int i = 0; i < c->rank; i++) {
-        int axis = t->rank - c->rank + i;
-        if (c->dims[i] != 1 && axis != 1) return NULL;
-    }
+    if (c->numel != 1 && c->numel != t->dims[axis]) return NULL;
+    for (int i = 0; i < c->rank; i++)
+        if (c->dims[i] != 1 && t->rank - c->rank + i != axis) return NULL;
     return c;
+}
+
+static const tensor *per_channel(const plan *p, int v, const type_info *t) {
+    return per_axis(p, v, t, 1);
 }
 
 /* Whether node n, reading `cur` (the chain's value so far, of type `t` with M channels), can be
  * absorbed; fills *op. `*addend` receives an Add's other operand. `affine`: the chain so far only
- * has per-channel affine steps that fold into the weights (so may this one, with w_const). */
+ * has per-channel affine steps that fold into the weights (so may this one, with w_const).
+ * `matmul`: the chain of a MatMul, whose channels are its last axis: an Add of per-column
+ * constants first (its bias), no other affine step, no BatchNormalization. */
 static bool classify(const plan *p, const graph_node *n, int cur, const type_info *t,
-                     bool affine, bool w_const, int *addend, fuse_op *op) {
+                     bool affine, bool w_const, bool matmul, int *addend, fuse_op *op) {
     memset(op, 0, sizeof *op);
     if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return false;
     if (n->n_inputs < 1) return false;
     bool first = n->inputs[0] == cur;
-    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 && affine &&
-        w_const && (first || n->inputs[1] == cur)) {
-        const tensor *k = per_channel(p, n->inputs[first ? 1 : 0], t);
+    if ((is_op(n, "Mul") || (is_op(n, "Add"))) && n->version >= 7 && n->n_inputs == 2 && affine &&
+        w_const && (first || n->inputs[1] == cur) && !(matmul && is_op(n, "Mul"))) {
+        const tensor *k = per_axis(p, n->inputs[first ? 1 : 0], t, matmul ? t->rank - 1 : 1);
         if (k) {
             bool mul = is_op(n, "Mul");
             op->kind = mul ? FUSE_SCALE : FUSE_SHIFT;
@@ -127,7 +134,7 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         if (!(op->alpha <= op->beta)) return false;
     } else if (is_op(n, "BatchNormalization")) {
         int64_t m = t->dims[1];
-        if (!affine || !w_const || n->n_inputs != 5) return false;
+        if (!affine || !w_const || matmul || n->n_inputs != 5) return false;
         if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
         if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
         op->kind = FUSE_BATCHNORM;
@@ -185,6 +192,10 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
 
 static bool conv_step(const graph *g, const plan_step *ps) {
     return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
+}
+
+static bool matmul_step(const graph *g, const plan_step *ps) {
+    return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "MatMul");
 }
 
 /* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
@@ -365,18 +376,19 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     }
     for (int s = 0; s < n; s++) emit[s] = s;
 
-    /* chains: each conv absorbs what only it feeds */
+    /* chains: each conv or MatMul absorbs what only it feeds */
     for (int s = 0; s < n; s++) {
         plan_step *ps = &p->steps[s];
         const graph_node *conv = step_node(g, ps);
-        if (gone[s] || !conv_step(g, ps) || ps->own_node || !only_output0(conv) ||
+        bool matmul = matmul_step(g, ps);
+        if (gone[s] || !(conv_step(g, ps) || matmul) || ps->own_node || !only_output0(conv) ||
             conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
             continue;
         const type_info *t = &p->vals[conv->outputs[0]].type;
-        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < 3) continue;
-        bool w_const = p->vals[conv->inputs[1]].where == ST_CONST &&
-                       (conv->n_inputs < 3 || conv->inputs[2] < 0 ||
-                        p->vals[conv->inputs[2]].where == ST_CONST);
+        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3)) continue;
+        bool w_const = matmul || (p->vals[conv->inputs[1]].where == ST_CONST &&
+                                  (conv->n_inputs < 3 || conv->inputs[2] < 0 ||
+                                   p->vals[conv->inputs[2]].where == ST_CONST));
         fuse_chain *chain = &chains[s];
         int cur = conv->outputs[0], addend = -1, last = s;
         int absorbed[FUSE_MAX_OPS];
@@ -386,11 +398,11 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 break;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             fuse_op op;
-            bool affine = true;
+            bool affine = !matmul || chain->n == 0;
             for (int i = 0; i < chain->n; i++)
                 affine &= chain->ops[i].kind == FUSE_BATCHNORM ||
                           chain->ops[i].kind == FUSE_SCALE || chain->ops[i].kind == FUSE_SHIFT;
-            if (!classify(p, nn, cur, t, affine, w_const, &addend, &op)) break;
+            if (!classify(p, nn, cur, t, affine, w_const, matmul, &addend, &op)) break;
             if (op.kind == FUSE_SUM) op.input = 3;
             absorbed[chain->n] = tstep;
             chain->ops[chain->n++] = op;
@@ -413,6 +425,16 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         fn->inputs[3] = addend;
         fn->n_outputs = 1;
         fn->outputs[0] = cur;
+        if (matmul) { /* a MatMul takes a chain where its oneDNN primitive does: tried here */
+            void *trial = NULL;
+            if (plan_prepare_kernel(sg, p, ps->k, fn, chain, &trial) != ONYX_OK) {
+                onyx_error_clear();
+                free(fn);
+                memset(chain, 0, sizeof *chain);
+                continue;
+            }
+            if (trial && ps->k->release) ps->k->release(trial);
+        }
         ps->own_node = fn;
         for (int i = 0; i < chain->n; i++) {
             plan_step *a = &p->steps[absorbed[i]];

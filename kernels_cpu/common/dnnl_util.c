@@ -3,6 +3,8 @@
  * rep's thread count. */
 #include "kernels_cpu/common/dnnl_util.h"
 
+#include "core/fuse.h"
+
 #include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -165,4 +167,38 @@ void cpu_dnnl_threads_restore(int saved) {
 void *cpu_dnnl_alloc(size_t size) {
     size = (size + 63) / 64 * 64;
     return aligned_alloc(64, size ? size : 64);
+}
+
+onyx_status cpu_dnnl_post_ops(const fuse_chain *chain, dnnl_post_ops_t po) {
+    for (int i = 0; i < chain->n; i++) {
+        const fuse_op *op = &chain->ops[i];
+        dnnl_status_t r = dnnl_success;
+        switch (op->kind) {
+        case FUSE_BATCHNORM:
+        case FUSE_SCALE:
+        case FUSE_SHIFT: break; /* folded into the weights and bias by the kernel */
+        case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, op->alpha, 0.f); break;
+        case FUSE_CLIP:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, op->alpha, op->beta);
+            break;
+        case FUSE_SIGMOID: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0.f, 0.f); break;
+        case FUSE_TANH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0.f, 0.f); break;
+        case FUSE_HARDSIGMOID:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, op->beta);
+            if (r == dnnl_success)
+                r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+            break;
+        case FUSE_SWISH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, op->alpha, 0.f); break;
+        case FUSE_HARDSWISH:
+            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 0.f, 0.f);
+            break;
+        case FUSE_GELU:
+            r = dnnl_post_ops_append_eltwise(
+                po, 1.f, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
+            break;
+        case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
+        }
+        TRY(cpu_dnnl_check(r, "adding a post-op"));
+    }
+    return ONYX_OK;
 }

@@ -24,6 +24,12 @@ onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *d
 onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                                 dnnl_data_type_t dt);
 
+/* Appends the fusion pass's post-ops (core/fuse.h) to po, in order: activations as eltwise
+ * post-ops, an addend as a sum post-op. BatchNormalization and per-channel Mul / Add are skipped:
+ * the kernel folds them into its weights and bias. */
+struct fuse_chain;
+onyx_status cpu_dnnl_post_ops(const struct fuse_chain *chain, dnnl_post_ops_t po);
+
 /* Primitive attributes in the user scratchpad mode (caller destroys). oneDNN's default mode keeps a
  * scratchpad per primitive, tied to the thread that created it; with the user mode a primitive
  * runs on any thread, concurrently, with the scratchpad each call passes (DNNL_ARG_SCRATCHPAD),

@@ -200,40 +200,6 @@ onyx_status cpu_conv_fork(const void *state, void **out) {
 
 /* ------------------------------------------------------------------ building a primitive */
 
-static onyx_status append_post_ops(const conv_state *s, dnnl_post_ops_t po) {
-    for (int i = 0; i < s->chain.n; i++) {
-        const fuse_op *op = &s->chain.ops[i];
-        dnnl_status_t r = dnnl_success;
-        switch (op->kind) {
-        case FUSE_BATCHNORM:
-        case FUSE_SCALE:
-        case FUSE_SHIFT: break; /* folded into the weights and bias */
-        case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, op->alpha, 0.f); break;
-        case FUSE_CLIP:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, op->alpha, op->beta);
-            break;
-        case FUSE_SIGMOID: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0.f, 0.f); break;
-        case FUSE_TANH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0.f, 0.f); break;
-        case FUSE_HARDSIGMOID:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, op->beta);
-            if (r == dnnl_success)
-                r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
-            break;
-        case FUSE_SWISH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, op->alpha, 0.f); break;
-        case FUSE_HARDSWISH:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 0.f, 0.f);
-            break;
-        case FUSE_GELU:
-            r = dnnl_post_ops_append_eltwise(
-                po, 1.f, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
-            break;
-        case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
-        }
-        TRY(cpu_dnnl_check(r, "adding a post-op"));
-    }
-    return ONYX_OK;
-}
-
 /* Descriptors of the weights: the logical [G,] O, I, k... dims oneDNN wants, with the strides
  * ONNX stores them in (Conv: [M, C/G, k...]; ConvTranspose: [C, M/G, k...]). */
 static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_memory_desc_t *user,
@@ -538,7 +504,7 @@ retry:;
     CHECK(cpu_dnnl_attr(&attr));
     if (s->chain.n > 0) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
-        CHECK(append_post_ops(s, po));
+        CHECK(cpu_dnnl_post_ops(&s->chain, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
     if (!s->transpose) {

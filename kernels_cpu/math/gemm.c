@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/exec.h"
+#include "core/fuse.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
@@ -513,6 +514,10 @@ typedef struct mm_prim {
      * the product to it */
     bool bias, bias_own, sum;
     float beta;
+    /* MatMul with the fusion pass's chain (core/fuse.h): its bias (N floats, owned) and whether
+     * it ends in a sum post-op over the fused node's input 3 */
+    bool fused, chain_sum;
+    float *chain_bias;
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_pad;
     size_t pad_size;
     /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
@@ -533,6 +538,7 @@ typedef struct mm_geom {
     const tensor *b_const;           /* a constant 2-D B to pack once, or NULL (bound per run) */
     float alpha;                     /* folded into the packed B */
     bool bias, sum;
+    const fuse_chain *chain;         /* post-ops, or NULL */
 } mm_geom;
 
 static void dense_strides(int nd, const dnnl_dim_t *dims, dnnl_dim_t *strides) {
@@ -654,9 +660,11 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
         CHECK(cpu_dnnl_md_plain(&bias_md, g->nd, bd, dnnl_f32));
     }
     CHECK(cpu_dnnl_attr(&attr));
-    if (g->sum) {
+    if (g->sum || g->chain) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
-        CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f), "adding a post-op"));
+        if (g->sum)
+            CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f), "adding a post-op"));
+        if (g->chain) CHECK(cpu_dnnl_post_ops(g->chain, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
     dnnl_matmul_desc_t d;
@@ -824,24 +832,53 @@ static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
     return true;
 }
 
+/* A MatMul's chain (core/fuse.h) into g and m: its bias (an Add of per-column constants, first
+ * if anywhere) as the primitive's, the rest as post-ops. */
+static onyx_status take_chain(const fuse_chain *c, mm_geom *g, mm_prim *m) {
+    m->fused = true;
+    g->chain = c;
+    int64_t n = g->y[g->nd - 1];
+    for (int i = 0; i < c->n; i++) {
+        const fuse_op *op = &c->ops[i];
+        if (op->kind == FUSE_SUM) m->chain_sum = true;
+        if (op->kind != FUSE_SHIFT) continue;
+        if (i != 0 || !op->bias || op->bias->dtype != ONYX_FLOAT ||
+            (op->bias->numel != 1 && op->bias->numel != n))
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul takes one per-column bias, first");
+        if (!(m->chain_bias = malloc((size_t)n * sizeof *m->chain_bias)))
+            return onyx_oom("matmul bias");
+        const float *b = op->bias->data;
+        for (int64_t j = 0; j < n; j++) m->chain_bias[j] = b[op->bias->numel == 1 ? 0 : j];
+        g->bias = true;
+    }
+    return ONYX_OK;
+}
+
 /* MatMul's and Gemm's prepare: a primitive where the shapes are known and oneDNN applies
- * (`gemm` picks Gemm's reading of the inputs); otherwise the state only says so. */
+ * (`gemm` picks Gemm's reading of the inputs); otherwise the state only says so. A MatMul with a
+ * chain must have its primitive. */
 static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     mm_prim *m = calloc(1, sizeof *m);
     if (!m) return onyx_oom(gemm ? "gemm state" : "matmul state");
     onyx_status st = ONYX_OK;
+    bool chain = !gemm && p->fused && p->fused->n > 0;
     if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
-        p->in_type[1]->dtype == p->in_type[0]->dtype) {
+        p->in_type[1]->dtype == p->in_type[0]->dtype && (!chain || p->in_type[0]->dtype == ONYX_FLOAT)) {
         const type_info *A = p->in_type[0], *B = p->in_type[1];
         mm_geom g = {.alpha = 1.0f};
         m->dtype = A->dtype;
         if (gemm ? gemm_geom(p, m, &g) : matmul_geom(A, B, p->in_value[1], &g)) {
             keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
             keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
-            st = mm_try(p, &g, m);
+            if (chain) st = take_chain(p->fused, &g, m);
+            if (st == ONYX_OK) st = mm_try(p, &g, m);
         }
     }
+    if (st == ONYX_OK && chain && !m->prim)
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul's post-ops need its oneDNN primitive");
     if (st != ONYX_OK) {
+        free(m->chain_bias);
+        if (m->prim) dnnl_primitive_destroy(m->prim);
         free(m);
         return st;
     }
@@ -861,6 +898,7 @@ void cpu_matmul_release(void *state) {
     mm_prim *m = state;
     if (!m) return;
     if (m->prim) dnnl_primitive_destroy(m->prim);
+    free(m->chain_bias);
     free(m); /* m->packed belongs to the rep's shared cache */
 }
 
@@ -903,7 +941,8 @@ static bool prim_fits(const mm_fork *f, const tensor *A, const tensor *B, const 
     if (!m || !m->prim || A->dtype != m->dtype || B->dtype != m->dtype ||
         !same_shape(A, m->a_rank, m->a_dims) || !same_shape(B, m->b_rank, m->b_dims))
         return false;
-    return !(m->bias || m->sum) || (same_shape(C, m->c_rank, m->c_dims) && C->dtype == m->dtype);
+    bool uses_c = m->sum || (m->bias && !m->chain_bias);
+    return !uses_c || (same_shape(C, m->c_rank, m->c_dims) && C->dtype == m->dtype);
 }
 
 static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
@@ -928,7 +967,9 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
         }
     }
     const void *bias = NULL;
-    if (m->bias) {
+    if (m->chain_bias) {
+        bias = m->chain_bias;
+    } else if (m->bias) {
         bias = C->data;
         if (m->bias_own) {
             float *bb = (float *)(sb + m->off_bias);
@@ -942,6 +983,12 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
         bias_fill(C, rows, m->n, y, false);
         if (m->beta != 1.0f)
             for (int64_t i = 0; i < m->yn; i++) y[i] *= m->beta;
+    }
+    if (m->chain_sum) { /* the sum post-op adds the product to the addend, copied into Y */
+        const tensor *addend = kernel_input(c, 3);
+        if (!addend || addend->numel != m->yn || addend->dtype != ONYX_FLOAT)
+            return onyx_error(ONYX_ERR_RUNTIME, "fused MatMul: the addend is not Y's shape");
+        if (addend->data != y) memcpy(y, addend->data, (size_t)m->yn * sizeof(float));
     }
     TRY(bind(f->src, a));
     TRY(bind(f->wei, b));
@@ -964,8 +1011,10 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
 
 onyx_status cpu_matmul_run(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
-    if (A && B && prim_fits(c->state, A, B, NULL))
-        return prim_run(c->state, c, A, B, NULL, kernel_output(c, 0));
+    const mm_fork *f = c->state;
+    if (A && B && prim_fits(f, A, B, NULL)) return prim_run(f, c, A, B, NULL, kernel_output(c, 0));
+    if (f && f->p && f->p->fused) /* fused only with static shapes: cannot happen */
+        return onyx_error(ONYX_ERR_RUNTIME, "fused MatMul called with other shapes than planned");
     return matmul_generic(c);
 }
 

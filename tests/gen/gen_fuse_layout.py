@@ -169,3 +169,32 @@ def generate(s):
                 h.make_node('Conv', ['mc', 'wd'], ['y'])],
                [('x', x8)], [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)),
                              ('wc', fw(40, 24, 1, 1)), ('wd', fw(8, 40, 1, 1))], ['y'])
+
+    # MatMul chains: an Add of per-column constants (the bias, either operand, [N], [1,1,N] or
+    # one value), then activations and an Add of a same-shaped tensor, run as the product's
+    # oneDNN bias and post-ops (core/fuse.c)
+    a3 = f(2, 5, 8)
+    for name, nodes, inits in (
+            ('bias_gelu', [N('MatMul', ['x', 'w'], ['m']), N('Add', ['bias', 'm'], ['b']),
+                           N('Gelu', ['b'], ['y'])], [('bias', f(12))]),
+            ('bias_tanh_gelu_residual',
+             [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'bias'], ['b']),
+              N('Gelu', ['b'], ['g'], approximate='tanh'), N('Add', ['g', 'r'], ['y'])],
+             [('bias', f(1, 1, 12))]),
+            ('scalar_bias_relu', [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'bias'], ['b']),
+                                  N('Relu', ['b'], ['y'])], [('bias', np.array(0.25, np.float32))]),
+            ('residual_first', [N('MatMul', ['x', 'w'], ['m']), N('Add', ['r', 'm'], ['y'])], []),
+            # the biased product is read twice: the chain ends at the bias
+            ('bias_read_twice', [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'bias'], ['b']),
+                                 N('Sigmoid', ['b'], ['s']), N('Add', ['b', 's'], ['y'])],
+             [('bias', f(12))])):
+        graph_case(f'test_fl_matmul_{name}', nodes, [('x', a3), ('r', f(2, 5, 12))],
+                   [('w', f(8, 12))] + inits, ['y'], opset=20)
+    # a product of two inputs (attention's Q K^T), batched, with a per-column constant and Tanh
+    graph_case('test_fl_matmul_batched_inputs',
+               [N('MatMul', ['q', 'k'], ['m']), N('Add', ['m', 'bias'], ['b']), N('Tanh', ['b'], ['y'])],
+               [('q', f(2, 3, 4, 8)), ('k', f(2, 3, 8, 6))], [('bias', f(6))], ['y'])
+    # a per-row constant is no bias: the Add stays a step of its own
+    graph_case('test_fl_matmul_row_constant',
+               [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
+               [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
