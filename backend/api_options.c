@@ -129,6 +129,13 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
         o->half_as_float = value[0] == '1';
         return ONYX_OK;
     }
+    if (strcmp(key, "optimization.bfloat16") == 0) {
+        if (strcmp(value, "0") && strcmp(value, "1"))
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
+                              key, value);
+        o->bf16 = value[0] == '1';
+        return ONYX_OK;
+    }
     if (strcmp(key, "device.graphs") == 0) {
         if (strcmp(value, "0") && strcmp(value, "1"))
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",

@@ -48,6 +48,7 @@ struct onyx_session_options {
     onyx_optimization_level optimization;
     bool blocked_layouts;
     bool half_as_float; /* config optimization.float16_as_float32 */
+    bool bf16;          /* config optimization.bfloat16 (opt-in) */
     bool device_graphs; /* config device.graphs */
     size_t memory_limit;
     char *profile_path; /* NULL: off */

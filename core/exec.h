@@ -34,6 +34,7 @@ typedef struct exec_env {
     onyx_optimization_level optimization;
     bool blocked_layouts;       /* the fusion pass may keep oneDNN's blocked layouts */
     bool half_as_float;         /* float16 computes in float where the CPU alone runs it */
+    bool bf16;                  /* float Conv / MatMul / Gemm may compute in bfloat16 (opt-in) */
     bool device_graphs;         /* runs replay device graphs of their device steps */
     size_t memory_limit;        /* largest arena a plan may have; 0: none */
     struct profiler *profiler;  /* per-node timings (core/profile.h); NULL: off */

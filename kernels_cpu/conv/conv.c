@@ -86,6 +86,7 @@ typedef struct conv_state {
     int64_t pre_c;
     bool pre_act;
     float pre_alpha;
+    bool bf16;                       /* the session lets float convs compute in bfloat16 */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
 } conv_state;
 
@@ -281,11 +282,16 @@ static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *d
     return cpu_dnnl_md_blocked(md, rank, dims, dnnl_f32);
 }
 
-static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
+static onyx_status md_any_of(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                             dnnl_data_type_t dt) {
     dnnl_dims_t d;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, dnnl_format_tag_any),
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, dnnl_format_tag_any),
                           "describing a tensor");
+}
+
+static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
+    return md_any_of(md, rank, dims, dnnl_f32);
 }
 
 /* The descriptor of a tensor as stored: blocked when opaque and blockable, else plain. */
@@ -452,7 +458,7 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
         goto done;
     }
     dnnl_memory_desc_t src_md, dst_md, wuser_md, wany_md, bias_md, src_st, dst_st, add_st;
-    bool force_plain = false;
+    bool force_plain = false, no_bf16 = false;
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
      * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
@@ -464,12 +470,16 @@ retry:;
                (g->m % 16 == 0 || g->m >= 64 || s->chain.opaque_out0) &&
                (g->group == 1 || (cg % 16 == 0 && mg % 16 == 0) || (cg == 1 && mg == 1));
     bool blk_x = blk && g->c >= 16;
-    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
-    if (blk_x) CHECK(md_blocked(&src_md, rank, xdims));
     /* no blocked kernel: a float conv lets oneDNN choose the layouts (channels-last kernels take
      * channel splits the blocked ones do not) and reorders to them */
     bool any = !blk && !s->transpose && s->dtype == ONYX_FLOAT;
-    if (any) CHECK(md_any(&src_md, rank, xdims));
+    /* bfloat16 where the session allows it: X and W converted on their way in (W once), Y and
+     * the post-ops in float; a conv oneDNN has no fast bfloat16 kernel for stays float */
+    bool bf16 = s->bf16 && !no_bf16 && s->dtype == ONYX_FLOAT && !s->pre_mul && (blk_x || any);
+    dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
+    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
+    if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
+    if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
     else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
     bool staged = false;
     for (int i = 0; i < g->nsp; i++) {
@@ -492,6 +502,7 @@ retry:;
     CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->dtype, rank, ydims));
     CHECK(md_stored(&add_st, s->chain.opaque_addend, s->dtype, rank, ydims));
     CHECK(weights_md(s, g, &wuser_md, &wany_md));
+    if (bf16) wany_md.data_type = dnnl_bf16; /* a format "any" descriptor: no layout to redo */
     bool has_bias = s->has_bias || s->bn_mul;
     if (has_bias) CHECK(cpu_dnnl_md_plain(&bias_md, 1, &g->m, dnnl_f32));
     dnnl_dims_t strides, dil, pl, pr;
@@ -513,8 +524,9 @@ retry:;
                                  &d, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
                                  &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
                              "describing the convolution"));
-        CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
-                             "creating the convolution"));
+        dnnl_status_t made = dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL);
+        if (made != dnnl_success && bf16) pd = NULL; /* retried in float below */
+        else CHECK(cpu_dnnl_check(made, "creating the convolution"));
     } else {
         dnnl_deconvolution_desc_t d;
         CHECK(cpu_dnnl_check(dnnl_dilated_deconvolution_forward_desc_init(
@@ -524,25 +536,25 @@ retry:;
         CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
                              "creating the transposed convolution"));
     }
+    /* some channel splits have no blocked kernel and land on the reference one, which is orders
+     * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
+     * (or a slow one): then in float */
+    const char *impl = NULL;
+    if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (!pd || ((blk || bf16) && impl && !strncmp(impl, "ref", 3))) {
+        if (pd) dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+        if (bf16) no_bf16 = true;
+        else force_plain = true;
+        if (po) dnnl_post_ops_destroy(po);
+        po = NULL;
+        dnnl_primitive_attr_destroy(attr);
+        attr = NULL;
+        goto retry;
+    }
     if (any) {
         src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
         dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    }
-    if (blk) {
-        /* some channel splits have no blocked kernel and land on the reference one, which is
-         * orders of magnitude slower: then compute in the plain layout */
-        const char *impl = NULL;
-        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-        if (impl && !strncmp(impl, "ref", 3)) {
-            dnnl_primitive_desc_destroy(pd);
-            pd = NULL;
-            if (po) dnnl_post_ops_destroy(po);
-            po = NULL;
-            dnnl_primitive_attr_destroy(attr);
-            attr = NULL;
-            force_plain = true;
-            goto retry;
-        }
     }
     if (!dnnl_memory_desc_equal(&src_st, &src_md)) {
         CHECK(cpu_dnnl_reorder(&src_st, &src_md, &p->reo_src, &p->md_pad[PAD_SRC],
@@ -732,6 +744,7 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     s->transpose = transpose;
     const type_info *x = p->in_type[0], *w = p->in_type[1];
     s->dtype = x->dtype;
+    s->bf16 = p->env && p->env->bf16;
     s->has_bias = p->n_in > 2 && p->in_type[2];
     int64_t m = -1;
     if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];

@@ -518,10 +518,11 @@ typedef struct mm_prim {
      * it ends in a sum post-op over the fused node's input 3 */
     bool fused, chain_sum;
     float *chain_bias;
+    bool a_bf16;                     /* A converted to bfloat16 per run (off_a16), B packed so */
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_pad;
     size_t pad_size;
     /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
-    size_t off_a, off_b, off_y, off_bias, off_pad, scratch_bytes;
+    size_t off_a, off_b, off_y, off_bias, off_pad, off_a16, scratch_bytes;
 } mm_prim;
 
 /* A run context's memory objects for the primitive (handles set per run). */
@@ -539,6 +540,7 @@ typedef struct mm_geom {
     float alpha;                     /* folded into the packed B */
     bool bias, sum;
     const fuse_chain *chain;         /* post-ops, or NULL */
+    bool bf16;                       /* A and the packed B in bfloat16 (A dense, B constant) */
 } mm_geom;
 
 static void dense_strides(int nd, const dnnl_dim_t *dims, dnnl_dim_t *strides) {
@@ -647,9 +649,11 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
     dnnl_memory_desc_t a_md, b_md, b_user, y_md, bias_md;
     CHECK(cpu_dnnl_engine(&eng));
     CHECK(md_strided(&a_md, g->nd, g->a, g->as));
+    if (g->bf16) a_md.data_type = dnnl_bf16; /* dense strides: the same layout in half the bytes */
     CHECK(md_strided(&b_user, g->nd, g->b, g->bs));
     if (g->b_const)
-        CHECK(cpu_dnnl_check(dnnl_memory_desc_init_by_tag(&b_md, g->nd, g->b, dnnl_f32,
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_init_by_tag(&b_md, g->nd, g->b,
+                                                          g->bf16 ? dnnl_bf16 : dnnl_f32,
                                                           dnnl_format_tag_any),
                              "describing matrix B"));
     else b_md = b_user;
@@ -687,6 +691,7 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
     m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
     m->bias = g->bias;
     m->sum = g->sum;
+    m->a_bf16 = g->bf16;
     if (g->b_const) {
         pack_key key;
         memset(&key, 0, sizeof key); /* padding bytes are part of the key */
@@ -715,6 +720,7 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
     ok &= region(&t, &m->off_y, half ? (size_t)m->yn * sizeof(float) : 0);
     ok &= region(&t, &m->off_bias, m->bias_own ? (size_t)m->n * sizeof(float) : 0);
     ok &= region(&t, &m->off_pad, m->pad_size);
+    ok &= region(&t, &m->off_a16, m->a_bf16 ? (size_t)m->an * sizeof(uint16_t) : 0);
     if (!ok) {
         st = onyx_oom("matmul buffers");
         goto done;
@@ -871,7 +877,17 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
             keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
             keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
             if (chain) st = take_chain(p->fused, &g, m);
+            /* bfloat16 where the session allows it, for products with constant weights and a
+             * dense A; in float where oneDNN has no fast bfloat16 kernel */
+            int64_t dense[DNNL_MAX_NDIMS];
+            dense_strides(g.nd, g.a, dense);
+            g.bf16 = p->env && p->env->bf16 && A->dtype == ONYX_FLOAT && g.b_const &&
+                     !memcmp(dense, g.as, sizeof(int64_t) * (size_t)g.nd);
             if (st == ONYX_OK) st = mm_try(p, &g, m);
+            if (st == ONYX_OK && !m->prim && g.bf16) {
+                g.bf16 = false;
+                st = mm_try(p, &g, m);
+            }
         }
     }
     if (st == ONYX_OK && chain && !m->prim)
@@ -989,6 +1005,10 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
         if (!addend || addend->numel != m->yn || addend->dtype != ONYX_FLOAT)
             return onyx_error(ONYX_ERR_RUNTIME, "fused MatMul: the addend is not Y's shape");
         if (addend->data != y) memcpy(y, addend->data, (size_t)m->yn * sizeof(float));
+    }
+    if (m->a_bf16) {
+        cpu_float_to_half_n(ONYX_BFLOAT16, a, (uint16_t *)(sb + m->off_a16), m->an);
+        a = sb + m->off_a16;
     }
     TRY(bind(f->src, a));
     TRY(bind(f->wei, b));

@@ -110,6 +110,8 @@ static void test_bad_settings(void **state) {
                      ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_set_config(o, "optimization.float16_as_float32", "2"),
                      ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_config(o, "optimization.bfloat16", "on"),
+                     ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_set_profiling(o, ""), ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_add_example(o, "x", NULL), ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_set_threads(NULL, 1), ONYX_ERR_INVALID_ARGUMENT);

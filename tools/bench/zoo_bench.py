@@ -10,6 +10,9 @@ latency and its own peak resident memory (VmHWM). A benchmark, not a test.
 
   tools/bench/zoo_bench.py [--threads N] [--batch B] [--seconds S] [--rounds R]
                            [--models bert_base,resnet50] [--exporters ts,dynamo] [--zoo DIR]
+                           [--onyx-config KEY=VALUE ...]
+--onyx-config sets onyx session config entries, e.g. optimization.bfloat16=1 (the bfloat16
+opt-in, against onnxruntime in float32).
 """
 import argparse
 import glob
@@ -59,7 +62,7 @@ def peak_rss_mib():
     return float('nan')
 
 
-def worker(engine, model_path, spec_path, batch, threads, seconds, out_path):
+def worker(engine, model_path, spec_path, batch, threads, seconds, out_path, config=''):
     """In a child process: creates the session, times back-to-back runs, writes JSON."""
     with open(spec_path) as f:
         spec = json.load(f)
@@ -68,7 +71,14 @@ def worker(engine, model_path, spec_path, batch, threads, seconds, out_path):
     if engine == 'onyx':
         sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
         import onyx
-        sess = onyx.Session(model_path, threads=threads, input_example=feeds)
+        if config:
+            so = onyx.SessionOptions()
+            so.intra_op_num_threads = threads
+            for entry in config.split(','):
+                so.add_session_config_entry(*entry.split('=', 1))
+            sess = onyx.InferenceSession(model_path, so)
+        else:
+            sess = onyx.Session(model_path, threads=threads, input_example=feeds)
     else:
         import onnxruntime as ort
         so = ort.SessionOptions()
@@ -94,13 +104,13 @@ def worker(engine, model_path, spec_path, batch, threads, seconds, out_path):
                    'first_ms': first_ms, 'peak_mib': peak_rss_mib()}, f)
 
 
-def measure(engine, model_path, spec_path, batch, threads, seconds, tmp):
+def measure(engine, model_path, spec_path, batch, threads, seconds, tmp, config=''):
     out = os.path.join(tmp, f'{engine}.json')
     if os.path.exists(out):
         os.remove(out)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     proc = subprocess.run([sys.executable, __file__, '--worker', engine, model_path, spec_path,
-                           str(batch), str(threads), str(seconds), out], env=env,
+                           str(batch), str(threads), str(seconds), out, config or '-'], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0 or not os.path.exists(out):
         last = (proc.stderr.strip().splitlines() or ['?'])[-1]
@@ -133,16 +143,20 @@ def main():
     ap.add_argument('--models', default='', help='comma-separated names (default: all)')
     ap.add_argument('--exporters', default='ts,dynamo')
     ap.add_argument('--zoo', default=os.path.join(ROOT, 'zoo'))
-    ap.add_argument('--worker', nargs=7, help=argparse.SUPPRESS)
+    ap.add_argument('--onyx-config', action='append', default=[], metavar='KEY=VALUE')
+    ap.add_argument('--worker', nargs=8, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        engine, path, spec, batch, threads, seconds, out = args.worker
-        worker(engine, path, spec, int(batch), int(threads), float(seconds), out)
+        engine, path, spec, batch, threads, seconds, out, config = args.worker
+        worker(engine, path, spec, int(batch), int(threads), float(seconds), out,
+               '' if config == '-' else config)
         return 0
+    config = ','.join(args.onyx_config)
     wanted = {m for m in args.models.split(',') if m}
     exporters = set(args.exporters.split(','))
     print(f'onyx vs onnxruntime on {args.zoo}: {args.threads} thread(s), batch {args.batch or "as exported"}, '
-          f'{args.rounds} round(s) of ~{args.seconds:g} s per engine; medians')
+          f'{args.rounds} round(s) of ~{args.seconds:g} s per engine; medians'
+          + (f'; onyx config {config}' if config else ''))
     header = (f'{"model":<28}{"onyx ms":>9}{"ort ms":>9}{"ratio":>7}{"prep ms":>9}{"ort ms":>8}'
               f'{"onyx MiB":>9}{"ort MiB":>8}{"max|diff|":>10}')
     print(header)
@@ -154,7 +168,7 @@ def main():
             for _ in range(args.rounds):
                 for engine in ('onyx', 'ort'):
                     results[engine].append(measure(engine, path, spec, args.batch, args.threads,
-                                                   args.seconds, tmp))
+                                                   args.seconds, tmp, config))
             failed = [e for e in results if any('error' in r for r in results[e])]
             if failed:
                 msgs = '; '.join(f'{e}: {next(r["error"] for r in results[e] if "error" in r)}' for e in failed)

@@ -96,11 +96,16 @@ def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the
 
 # ---------------------------------------------------------------- options
 
+# The session config entries onyx itself reads (backend/api_options.c).
+ONYX_SESSION_CONFIG = ('optimization.blocked_layouts', 'optimization.float16_as_float32',
+                       'optimization.bfloat16', 'device.graphs')
+
+
 class SessionOptions:
     """onnxruntime's SessionOptions. What onyx uses: intra_op_num_threads, graph_optimization_level,
     enable_profiling + profile_file_prefix, log_severity_level (lines at or above it go to stderr),
-    session config entries that onyx knows ("optimization.blocked_layouts",
-    "optimization.float16_as_float32"), free dimension
+    session config entries that onyx knows (ONYX_SESSION_CONFIG: a bad value for one of them is
+    refused), free dimension
     overrides (bind symbolic dims at prepare) and, onyx's own, memory_limit (bytes of working memory
     per run; 0 none). The rest is accepted and kept, without effect."""
 
@@ -640,7 +645,8 @@ class InferenceSession:
             self._set_log(handle, so)
             for key, value in so._config.items():
                 code = lib.onyx_session_options_set_config(handle, key.encode(), value.encode())
-                if code != 0 and code != 1:   # onnxruntime's own keys: accepted, no effect
+                # onnxruntime's own keys: accepted, no effect; onyx's with a bad value: refused
+                if code != 0 and (code != 1 or key in ONYX_SESSION_CONFIG):
                     _check(code)
             self._add_free_dims(handle, model, so._free_dims, arena)
             rep = ctypes.POINTER(Rep)()
