@@ -5,6 +5,10 @@
  *   GELU, tanh form (GPT-2's gelu_new): x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
  *                                                                              -> Gelu(tanh)
  *   SiLU:                               x * Sigmoid(x)                           -> Swish
+ *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
+ *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
+ *                                       (x float, of a rank inference knows; the pooling then
+ *                                       stays in the convolutions' blocked layout, core/fuse.c)
  * A pattern is replaced only when its inner values are read by the pattern alone and are no graph
  * outputs; the replacement takes the place of the pattern's last node, so the order stays
  * topological. */
@@ -22,6 +26,7 @@ typedef struct rewriter {
     int *uses;        /* readers per value (inputs and subgraph captures, graph outputs count) */
     int *producer;    /* node index per value, -1 */
     bool *gone;       /* per node: replaced */
+    type_info *types; /* per value, inferred once (graph_infer_types), or NULL */
     graph_node *made; /* per node: the replacement placed at its index, or op_type NULL */
     int n_made;
 } rewriter;
@@ -188,10 +193,45 @@ static onyx_status replace(rewriter *r, const graph_node *last, const graph_node
     return ONYX_OK;
 }
 
+/* Whether ReduceMean node n averages its float input over every axis after 1, keeping them. */
+static bool spatial_mean(const rewriter *r, const graph_node *n) {
+    if (!r->types || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs != 1 ||
+        attr_int(n, "keepdims", 1) != 1)
+        return false;
+    const type_info *t = &r->types[n->inputs[0]];
+    if (t->kind != ONYX_VALUE_TENSOR || !dtype_is_float(t->dtype) || t->rank < 3 ||
+        t->rank > ONYX_MAX_RANK)
+        return false;
+    const int64_t *axes = NULL;
+    int64_t n_axes = 0;
+    if (n->version < 18) {
+        n_axes = (int64_t)attr_ints(n, "axes", &axes);
+    } else if (n->n_inputs >= 2 && n->inputs[1] >= 0) {
+        const graph_value *gv = &r->g->values[n->inputs[1]];
+        const tensor *a = (gv->flags & GV_INITIALIZER) ? gv->init : NULL;
+        if (!a || a->dtype != ONYX_INT64 || a->rank != 1) return false;
+        axes = a->data;
+        n_axes = a->numel;
+    }
+    if (n_axes != t->rank - 2) return false;
+    bool seen[ONYX_MAX_RANK] = {false};
+    for (int64_t i = 0; i < n_axes; i++) {
+        int64_t ax = axes[i] < 0 ? axes[i] + t->rank : axes[i];
+        if (ax < 2 || ax >= t->rank || seen[ax]) return false;
+        seen[ax] = true;
+    }
+    return true;
+}
+
 static onyx_status rewrite_node(rewriter *r, int idx) {
     const graph_node *n = &r->g->nodes[idx];
     const graph_node *members[12], *last = NULL;
     int n_members = 0;
+    if (is_op(n, "ReduceMean") && spatial_mean(r, n)) {
+        members[n_members++] = n;
+        return replace(r, n, members, n_members, "GlobalAveragePool", 1, n->inputs[0],
+                       n->outputs[0], NULL);
+    }
     if (is_op(n, "Erf") || is_op(n, "Tanh")) {
         bool erf = is_op(n, "Erf");
         int x = erf ? erf_argument(r, n) : tanh_argument(r, n, members, &n_members);
@@ -298,6 +338,8 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_
     }
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o] >= 0) r.uses[g->outputs[o]] += 2; /* graph outputs stay */
+    for (int n = 0; n < g->n_nodes && !r.types; n++)
+        if (is_op(&g->nodes[n], "ReduceMean")) CHECK(graph_infer_types(g, &r.types));
     for (int n = 0; n < g->n_nodes; n++)
         if (!r.gone[n]) CHECK(rewrite_node(&r, n));
     if (r.n_made == 0) {
@@ -352,6 +394,7 @@ done:
             free(r.made[n].inputs);
             free(r.made[n].attrs);
         }
+    graph_types_free(g, r.types);
     free(r.uses);
     free(r.producer);
     free(r.gone);

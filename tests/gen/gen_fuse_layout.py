@@ -198,3 +198,21 @@ def generate(s):
     graph_case('test_fl_matmul_row_constant',
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
                [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
+
+    # ReduceMean over every axis after 1, kept (the dynamo exporter's adaptive average pooling)
+    # becomes a GlobalAveragePool, which stays blocked between the convs; other means stay
+    for opset, axes_kind in ((13, 'attr'), (18, 'input')):
+        def mean(x, y, axes, keepdims=1):
+            if axes_kind == 'attr':
+                return [N('ReduceMean', [x], [y], axes=axes, keepdims=keepdims)], []
+            name = f'{y}_axes'
+            return [N('ReduceMean', [x, name], [y], keepdims=keepdims)], [(name, np.array(axes, np.int64))]
+        se, se_axes = mean('ar', 'g', [-1, -2])
+        other, other_axes = mean('ar', 'o', [1, 3], keepdims=0)
+        graph_case(f'test_fl_reducemean_as_gap_opset{opset}',
+                   [N('Conv', ['x', 'wa'], ['a']), N('Relu', ['a'], ['ar'])] + se +
+                   [N('Conv', ['g', 'wb'], ['f']), N('HardSigmoid', ['f'], ['fs'], alpha=0.25, beta=0.5),
+                    N('Mul', ['ar', 'fs'], ['m']), N('Conv', ['m', 'wc'], ['y'])] + other,
+                   [('x', fw(2, 24, 8, 8))],
+                   [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)), ('wc', fw(8, 40, 1, 1))]
+                   + se_axes + other_axes, ['y', 'o'], opset=opset)
