@@ -87,6 +87,7 @@ typedef struct conv_state {
     bool pre_act;
     float pre_alpha;
     bool bf16;                       /* the session lets float convs compute in bfloat16 */
+    bool wino;                       /* and by Winograd's algorithm (optimization level ALL) */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
 } conv_state;
 
@@ -458,7 +459,7 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
         goto done;
     }
     dnnl_memory_desc_t src_md, dst_md, wuser_md, wany_md, bias_md, src_st, dst_st, add_st;
-    bool force_plain = false, no_bf16 = false;
+    bool force_plain = false, no_bf16 = false, no_wino = false;
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
      * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
@@ -477,6 +478,12 @@ retry:;
      * the post-ops in float; a conv oneDNN has no fast bfloat16 kernel for stays float */
     bool bf16 = s->bf16 && !no_bf16 && s->dtype == ONYX_FLOAT && !s->pre_mul && (blk_x || any);
     dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
+    /* Winograd (oneDNN's F(2,3) and F(4,3)) for blocked 3x3, stride 1, undilated, ungrouped
+     * convs: about twice as fast as the direct kernels on ResNet's 3x3 layers, its rounding
+     * error of the same order as theirs (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5) */
+    bool wino = s->wino && !no_wino && !bf16 && blk_x && g->nsp == 2 && g->group == 1;
+    for (int i = 0; i < g->nsp && wino; i++)
+        wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
     CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
     if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
     if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
@@ -521,11 +528,12 @@ retry:;
     if (!s->transpose) {
         dnnl_convolution_desc_t d;
         CHECK(cpu_dnnl_check(dnnl_dilated_convolution_forward_desc_init(
-                                 &d, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
+                                 &d, dnnl_forward_inference,
+                                 wino ? dnnl_convolution_winograd : dnnl_convolution_direct, &src_md,
                                  &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
                              "describing the convolution"));
         dnnl_status_t made = dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL);
-        if (made != dnnl_success && bf16) pd = NULL; /* retried in float below */
+        if (made != dnnl_success && (bf16 || wino)) pd = NULL; /* retried below */
         else CHECK(cpu_dnnl_check(made, "creating the convolution"));
     } else {
         dnnl_deconvolution_desc_t d;
@@ -538,13 +546,14 @@ retry:;
     }
     /* some channel splits have no blocked kernel and land on the reference one, which is orders
      * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
-     * (or a slow one): then in float */
+     * (or a slow one): then in float; Winograd without a kernel: then directly */
     const char *impl = NULL;
     if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
     if (!pd || ((blk || bf16) && impl && !strncmp(impl, "ref", 3))) {
         if (pd) dnnl_primitive_desc_destroy(pd);
         pd = NULL;
         if (bf16) no_bf16 = true;
+        else if (wino) no_wino = true;
         else force_plain = true;
         if (po) dnnl_post_ops_destroy(po);
         po = NULL;
@@ -745,6 +754,7 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     const type_info *x = p->in_type[0], *w = p->in_type[1];
     s->dtype = x->dtype;
     s->bf16 = p->env && p->env->bf16;
+    s->wino = p->env && p->env->optimization >= ONYX_OPT_ALL;
     s->has_bias = p->n_in > 2 && p->in_type[2];
     int64_t m = -1;
     if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];

@@ -216,3 +216,15 @@ def generate(s):
                    [('x', fw(2, 24, 8, 8))],
                    [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)), ('wc', fw(8, 40, 1, 1))]
                    + se_axes + other_axes, ['y', 'o'], opset=opset)
+
+    # 3x3 stride-1 convs between blocked tensors run by Winograd's algorithm (F(2,3) or F(4,3),
+    # as oneDNN picks); positive data, so every output is far from 0 and rtol alone judges it
+    def fpos(*shape):
+        return rng.uniform(0.5, 1.5, shape).astype(np.float32)
+
+    for ch, hw in ((64, 14), (128, 28)):
+        graph_case(f'test_fl_conv3x3_winograd_{ch}',
+                   [N('Conv', ['x', 'wa', 'ba'], ['a'], pads=[1, 1, 1, 1]), N('Relu', ['a'], ['ar']),
+                    N('Conv', ['ar', 'wb'], ['y'], pads=[1, 1, 1, 1])],
+                   [('x', fpos(1, 16, hw, hw))],
+                   [('wa', fpos(ch, 16, 3, 3)), ('ba', fpos(ch)), ('wb', fpos(ch, ch, 3, 3))], ['y'])
