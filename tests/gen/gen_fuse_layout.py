@@ -228,3 +228,13 @@ def generate(s):
                     N('Conv', ['ar', 'wb'], ['y'], pads=[1, 1, 1, 1])],
                    [('x', fpos(1, 16, hw, hw))],
                    [('wa', fpos(ch, 16, 3, 3)), ('ba', fpos(ch)), ('wb', fpos(ch, ch, 3, 3))], ['y'])
+
+    # grouped convs whose groups are off the blocked kernels' 16-channel grid, in the layouts
+    # oneDNN picks (ShuffleNet's 1x1 convs with 6 input channels per group, RegNet's 8)
+    graph_case('test_fl_grouped_off_grid',
+               [N('Conv', ['x', 'wa', 'ba'], ['a'], group=4), N('Relu', ['a'], ['ar']),
+                N('Conv', ['ar', 'wb'], ['b'], group=14, pads=[1, 1, 1, 1]),
+                N('Conv', ['b', 'wc'], ['y'], group=2, strides=[2, 2])],
+               [('x', fw(2, 24, 10, 10))],
+               [('wa', fw(112, 6, 1, 1)), ('ba', fw(112)), ('wb', fw(112, 8, 3, 3)),
+                ('wc', fw(40, 56, 1, 1))], ['y'])
