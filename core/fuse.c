@@ -70,7 +70,7 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
     if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return false;
     if (n->n_inputs < 1) return false;
     bool first = n->inputs[0] == cur;
-    if ((is_op(n, "Mul") || (is_op(n, "Add"))) && n->version >= 7 && n->n_inputs == 2 && affine &&
+    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 && affine &&
         w_const && (first || n->inputs[1] == cur) && !(matmul && is_op(n, "Mul"))) {
         const tensor *k = per_axis(p, n->inputs[first ? 1 : 0], t, matmul ? t->rank - 1 : 1);
         if (k) {

@@ -479,9 +479,12 @@ retry:;
     bool bf16 = s->bf16 && !no_bf16 && s->dtype == ONYX_FLOAT && !s->pre_mul && (blk_x || any);
     dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
     /* Winograd (oneDNN's F(2,3) and F(4,3)) for blocked 3x3, stride 1, undilated, ungrouped
-     * convs: about twice as fast as the direct kernels on ResNet's 3x3 layers, its rounding
-     * error of the same order as theirs (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5) */
-    bool wino = s->wino && !no_wino && !bf16 && blk_x && g->nsp == 2 && g->group == 1;
+     * convs of 64 channels and more in and out: about twice as fast as the direct kernels on
+     * ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same order as theirs
+     * (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). Smaller convs stay direct, where
+     * integer-valued data still sums exactly. */
+    bool wino = s->wino && !no_wino && !bf16 && blk_x && g->nsp == 2 && g->group == 1 &&
+                g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
         wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
     CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
