@@ -40,6 +40,26 @@ static bool generic_op(const graph_node *n) {
     return false;
 }
 
+/* Whether float16 can enter g at all: an input or initializer of that type, or a node asking for
+ * it (Cast's "to", a "dtype", a float16 tensor attribute). The type inference runs only then. */
+static bool may_hold_half(const graph *g) {
+    for (int v = 0; v < g->n_values; v++) {
+        const graph_value *gv = &g->values[v];
+        if (((gv->flags & GV_INITIALIZER) && gv->init && gv->init->dtype == ONYX_FLOAT16) ||
+            ((gv->flags & (GV_INPUT | GV_CAPTURED)) && gv->type.dtype == ONYX_FLOAT16))
+            return true;
+    }
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int a = 0; a < g->nodes[n].n_attrs; a++) {
+            const graph_attr *at = &g->nodes[n].attrs[a];
+            if ((at->type == ATTR_INT && at->i == ONYX_FLOAT16 &&
+                 (!strcmp(at->name, "to") || !strcmp(at->name, "dtype"))) ||
+                (at->type == ATTR_TENSOR && at->t && at->t->dtype == ONYX_FLOAT16))
+                return true;
+        }
+    return false;
+}
+
 /* Every value's dtype as inference tells it (ONYX_UNDEFINED where it cannot). */
 static onyx_status infer_dtypes(const graph *g, onyx_dtype *dt) {
     type_info *types;
@@ -133,6 +153,7 @@ onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **
     bool *back = calloc((size_t)g->n_values + 1, sizeof *back);     /* converted, read as half */
     int *fl = malloc(((size_t)g->n_values + 1) * sizeof *fl);       /* float copy of a value */
     builder b = {0};
+    if (!may_hold_half(g)) goto done;
     if (!dt || !conv || !back || !fl) {
         st = onyx_oom("float16 pass");
         goto done;

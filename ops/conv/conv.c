@@ -110,6 +110,11 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
             k = ks[i];
         }
         if (k == 0) return onyx_error(ONYX_ERR_SHAPE, "W has a zero kernel dim %d", 2 + i);
+        /* the dilated kernel (k - 1) * dilation + 1 must stay in range (found by fuzzing: a
+         * kernel_shape of 2^63 - 2 overflowed a transposed conv's output size) */
+        if (k > CONV_DIM_MAX || (k > 1 && k - 1 > CONV_DIM_MAX / g->dil[i]))
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "kernel dim %d of %lld with dilation %lld is "
+                              "too large", i, (long long)k, (long long)g->dil[i]);
         g->k[i] = k;
     }
 
@@ -185,8 +190,13 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
             if (!os) g->out[i] = -1;
             continue;
         }
-        int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
-        int64_t natural = g->stride[i] * (g->in[i] - 1) + g->out_pad[i] + dk;
+        int64_t dk = (g->k[i] - 1) * g->dil[i] + 1, natural;
+        if (__builtin_mul_overflow(g->stride[i], g->in[i] - 1, &natural) ||
+            __builtin_add_overflow(natural, g->out_pad[i] + dk, &natural) ||
+            (!os && natural > CONV_DIM_MAX))
+            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: the output of input %lld, stride "
+                              "%lld and kernel %lld is too large", i, (long long)g->in[i],
+                              (long long)g->stride[i], (long long)dk);
         if (os || ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
             if (!os) g->out[i] = g->in[i] * g->stride[i];
             split_pad(natural - g->out[i], ap == PAD_SAME_UPPER, &g->pad_b[i], &g->pad_e[i]);

@@ -471,6 +471,16 @@ def omitted_required_family(b):
     # A pad of 2^20 kept oneDNN 2.6 planning the primitive for 16 s (fuzz_run).
     b.node('bad_conv_pad_huge', 'Conv', [f(1, 1, 5, 5), f(1, 1, 3, 3)], UNSUPPORTED, 'pads up to 65536',
            attrs={'kernel_shape': [3, 3], 'pads': [1, 1048576, 1, 1]}, opset=17)
+    # A ConvTranspose with kernel_shape 2^63 - 2 over weights of a symbolic kernel dim overflowed
+    # its output size in the graph-wide type inference (fuzz_run, UBSan); a dilated kernel past
+    # range too.
+    for name, op, attrs in (
+            ('bad_convtranspose_kernel_huge', 'ConvTranspose', {'kernel_shape': [2 ** 63 - 2]}),
+            ('bad_conv_dilated_kernel_huge', 'Conv', {'kernel_shape': [2 ** 39], 'dilations': [2 ** 39]})):
+        node = h.make_node(op, ['x', 'w'], ['y'], **attrs)
+        model = graph_model([node], [vi('x', TP.FLOAT, [1, 2, 4]), vi('w', TP.FLOAT, [2, 2, 'K'])],
+                            [vi('y', TP.FLOAT)], opset=17)
+        b.write(name, model, [('x', f(1, 2, 4)), ('w', f(2, 2, 3))], SHAPE, 'W has 3 there')
 
 
 def main(argv):
