@@ -1,6 +1,7 @@
 /* The public session and run options: opaque objects with one setter per setting, so that
  * settings can be added without changing any struct a caller compiles against. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,36 +112,27 @@ onyx_status onyx_session_options_add_example(onyx_session_options *o, const char
     return ONYX_OK;
 }
 
+/* The session config entries onyx reads: each a switch, "0" or "1". */
+static const struct {
+    const char *key;
+    size_t field; /* offset of its bool in onyx_session_options */
+} config_switches[] = {
+    {"optimization.blocked_layouts", offsetof(onyx_session_options, blocked_layouts)},
+    {"optimization.float16_as_float32", offsetof(onyx_session_options, half_as_float)},
+    {"optimization.bfloat16", offsetof(onyx_session_options, bf16)},
+    {"device.graphs", offsetof(onyx_session_options, device_graphs)},
+};
+
 onyx_status onyx_session_options_set_config(onyx_session_options *o, const char *key,
                                             const char *value) {
     NEED_OPTIONS(o);
     if (!key || !value) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config key or value is NULL");
-    if (strcmp(key, "optimization.blocked_layouts") == 0) {
+    for (size_t i = 0; i < sizeof config_switches / sizeof *config_switches; i++) {
+        if (strcmp(key, config_switches[i].key)) continue;
         if (strcmp(value, "0") && strcmp(value, "1"))
             return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
                               key, value);
-        o->blocked_layouts = value[0] == '1';
-        return ONYX_OK;
-    }
-    if (strcmp(key, "optimization.float16_as_float32") == 0) {
-        if (strcmp(value, "0") && strcmp(value, "1"))
-            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
-                              key, value);
-        o->half_as_float = value[0] == '1';
-        return ONYX_OK;
-    }
-    if (strcmp(key, "optimization.bfloat16") == 0) {
-        if (strcmp(value, "0") && strcmp(value, "1"))
-            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
-                              key, value);
-        o->bf16 = value[0] == '1';
-        return ONYX_OK;
-    }
-    if (strcmp(key, "device.graphs") == 0) {
-        if (strcmp(value, "0") && strcmp(value, "1"))
-            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
-                              key, value);
-        o->device_graphs = value[0] == '1';
+        *(bool *)((char *)o + config_switches[i].field) = value[0] == '1';
         return ONYX_OK;
     }
     return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s'", key);
