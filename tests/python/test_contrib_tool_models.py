@@ -1,13 +1,14 @@
 """com.microsoft ops as onnxruntime's own tools write them, on tiny committed models
 (tests/models/contrib/, made by tools/contrib_models/make_contrib_models.py): onnxruntime-genai's
 model builder (GroupQueryAttention with rotary, SimplifiedLayerNormalization,
-SkipSimplifiedLayerNormalization, MatMulNBits), the transformer optimizer on CLIP (QuickGelu,
-SkipLayerNormalization) and T5 (SkipSimplifiedLayerNormalization), and onnxruntime's graph
-optimizer (FusedMatMul). Each model must still hold the ops its tool wrote; onyx's outputs are
-compared with the onnxruntime outputs saved beside it and with onnxruntime run now (float:
-rtol 1e-4, atol 1e-5; MatMulNBits at accuracy_level 4, where onnxruntime quantizes the
-activations to int8: against onnxruntime at accuracy_level 0 on the same weights, and within
-onnxruntime's own spread between the two levels)."""
+SkipSimplifiedLayerNormalization, MatMulNBits; on HunYuan, standalone RotaryEmbedding before
+GroupQueryAttention without rotary), the transformer optimizer on BERT (MultiHeadAttention,
+EmbedLayerNormalization, SkipLayerNormalization, BiasGelu), CLIP (QuickGelu, SkipLayerNormalization)
+and T5 (SkipSimplifiedLayerNormalization), and onnxruntime's graph optimizer (FusedMatMul). Each
+model must still hold the ops its tool wrote; onyx's outputs are compared with the onnxruntime
+outputs saved beside it and with onnxruntime run now (float: rtol 1e-4, atol 1e-5; MatMulNBits at
+accuracy_level 4, where onnxruntime quantizes the activations to int8: against onnxruntime at
+accuracy_level 0 on the same weights, and within onnxruntime's own spread between the two levels)."""
 import os
 
 import numpy as np
@@ -28,6 +29,10 @@ EXPECTED_OPS = {
                          (MS, 'SkipSimplifiedLayerNormalization')},
     'genai_llama_int4': {(MS, 'GroupQueryAttention'), ('', 'SimplifiedLayerNormalization'),
                          (MS, 'SkipSimplifiedLayerNormalization'), (MS, 'MatMulNBits')},
+    'genai_hunyuan_rotary': {(MS, 'RotaryEmbedding'), (MS, 'GroupQueryAttention'),
+                             ('', 'SimplifiedLayerNormalization'), (MS, 'SkipSimplifiedLayerNormalization')},
+    'bert_mha': {(MS, 'MultiHeadAttention'), (MS, 'EmbedLayerNormalization'), (MS, 'SkipLayerNormalization'),
+                 (MS, 'BiasGelu')},
 }
 
 
@@ -105,19 +110,55 @@ def test_genai_attributes():
             assert n.input[7] and n.input[8], list(n.input)  # cos_cache, sin_cache
 
 
-@pytest.mark.parametrize('name', ['genai_llama_fp32', 'genai_llama_int4'])
+def test_hunyuan_rotary_attributes():
+    """The HunYuan model applies RotaryEmbedding to Q and K (3-D input, head size from the caches)
+    and GroupQueryAttention does no rotary of its own."""
+    m, _, _ = load('genai_hunyuan_rotary')
+    rot = [n for n in m.graph.node if n.op_type == 'RotaryEmbedding']
+    assert len(rot) == 4 and all(n.domain == MS for n in rot)
+    for n in rot:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        assert attrs.get('num_heads', 0) == 0 and attrs.get('interleaved', 0) == 0, attrs
+        assert list(n.input[1:]) == ['position_ids', 'cos_cache', 'sin_cache'], list(n.input)
+    for n in m.graph.node:
+        if n.op_type == 'GroupQueryAttention':
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+            assert attrs.get('do_rotary', 0) == 0
+
+
+def test_bert_mha_attributes():
+    """The optimizer's MultiHeadAttention: separate Q/K/V, packed bias, 1-D key_padding_mask."""
+    m, _, _ = load('bert_mha')
+    mha = [n for n in m.graph.node if n.op_type == 'MultiHeadAttention']
+    assert len(mha) == 2
+    elns = [n for n in m.graph.node if n.op_type == 'EmbedLayerNormalization']
+    assert len(elns) == 1
+    for n in mha:
+        assert all(n.input[:5]) and n.input[4] == elns[0].output[1], list(n.input)
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        assert attrs['num_heads'] == 4
+
+
+@pytest.mark.parametrize('name', ['genai_llama_fp32', 'genai_llama_int4', 'genai_hunyuan_rotary'])
 def test_genai_decode_steps(name):
     """Two decode steps after the prompt, each fed the presents of the step before (onyx's own
-    for onyx, onnxruntime's for onnxruntime), against onnxruntime run now."""
+    for onyx, onnxruntime's for onnxruntime), against onnxruntime run now. Where the model takes
+    position_ids (the standalone RotaryEmbedding), each step is at the next position of its row."""
     m, feeds, _ = load(name)
     if name.endswith('int4'):
         m = accuracy_level_0(m)
     rng = np.random.default_rng(3)
     got, want = onyx_run(m, feeds), ort_run(m, feeds)
     mask = feeds['attention_mask']
+    pos = feeds.get('position_ids')
+    vocab = want['logits'].shape[-1]
     for _ in range(2):
         mask = np.concatenate([mask, np.ones((mask.shape[0], 1), np.int64)], 1)
-        step = {'input_ids': rng.integers(0, 128, (mask.shape[0], 1)).astype(np.int64), 'attention_mask': mask}
+        step = {'input_ids': rng.integers(0, vocab, (mask.shape[0], 1)).astype(np.int64),
+                'attention_mask': mask}
+        if pos is not None:
+            pos = pos[:, -1:] + 1
+            step['position_ids'] = pos
         past = {k.replace('present.', 'past_key_values.'): k for k in want if k.startswith('present.')}
         got = onyx_run(m, dict(step, **{p: got[k] for p, k in past.items()}))
         want = ort_run(m, dict(step, **{p: want[k] for p, k in past.items()}))
