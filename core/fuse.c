@@ -11,11 +11,17 @@
 #include "core/fuse.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/op_schema.h"
+#include "core/strided_view.h"
+#include "ops/shape_common.h"
 #include "core/exec_internal.h"
+
+/* Links (factors, Transposes, relabellings) a MatMul view walks through, per end. */
+enum { MAX_WALK = 8 };
 
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
@@ -59,6 +65,22 @@ static const tensor *per_channel(const plan *p, int v, const type_info *t) {
     return per_axis(p, v, t, 1);
 }
 
+/* Whether node n multiplies `cur` by a constant float scalar, or divides it by one: the factor
+ * in *c. */
+static bool scalar_factor(const plan *p, const graph_node *n, int cur, float *c) {
+    bool div = is_op(n, "Div");
+    if ((!div && !is_op(n, "Mul")) || n->version < 7 || n->n_inputs != 2 || !only_output0(n))
+        return false;
+    int k = n->inputs[0] == cur ? 1 : div ? -1 : n->inputs[1] == cur ? 0 : -1;
+    if (k < 0 || n->inputs[k] == cur) return false;
+    const tensor *t = const_float(p, n, k, 1);
+    if (!t || t->rank > p->vals[cur].type.rank) return false;
+    float f = ((const float *)t->data)[0];
+    if (div && f == 0.0f) return false;
+    *c = div ? 1.0f / f : f;
+    return isfinite(*c);
+}
+
 /* Whether node n, reading `cur` (the chain's value so far, of type `t` with M channels), can be
  * absorbed; fills *op. `*addend` receives an Add's other operand. `affine`: the chain so far only
  * has per-channel affine steps that fold into the weights (so may this one, with w_const).
@@ -79,6 +101,12 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
             (mul ? &op->scale : &op->bias)[0] = k;
             return true;
         }
+    }
+    float c;
+    if (scalar_factor(p, n, cur, &c)) {
+        op->kind = FUSE_LINEAR;
+        op->alpha = c;
+        return true;
     }
     if (is_op(n, "Add") || is_op(n, "Sum")) { /* a two-input Sum is an Add */
         if (n->n_inputs != 2 || *addend >= 0) return false;
@@ -206,6 +234,203 @@ static bool matmul_step(const graph *g, const plan_step *ps) {
  * Opaque tensors are channel-blocked by 16, their channels padded to the block (core/fuse.h). */
 enum { LAY_NONE, LAY_CONV, LAY_ALL };
 
+static int producer(const graph *g, const plan *p, int n, int v) {
+    for (int r = 0; r < n; r++) {
+        const graph_node *nd = step_node(g, &p->steps[r]);
+        if (nd->n_outputs > 0 && nd->outputs[0] == v) return r;
+    }
+    return -1;
+}
+
+/* Absorbed steps per chain: post-ops (some merged), and a MatMul's views and scalar factors. */
+#define FUSE_MAX_TAKEN (FUSE_MAX_OPS + 3 * MAX_WALK)
+
+enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE };
+
+static bool float_value(const plan *p, int v) {
+    const type_info *t = &p->vals[v].type;
+    return same_type(t, t) && t->dtype == ONYX_FLOAT;
+}
+
+/* Step s as a link a MatMul's view may absorb between `v` and the MatMul: making v (out false:
+ * a Transpose, a relabelling Reshape / Squeeze / Unsqueeze / Flatten / Identity, or a scalar
+ * factor) or reading v (out: a Transpose or a relabelling), v read by nothing else. Returns
+ * the LINK_ kind, or -1; *x is the link's other end (its input, or its output when out) and
+ * *c a factor's value. */
+static int link_of(const graph *g, const plan *p, const int *uses, const bool *gone, int s, int v,
+                   bool out, int *x, float *c) {
+    if (s < 0 || gone[s] || p->steps[s].own_node || uses[v] != 1 || plan_value_is_output(g, v))
+        return -1;
+    const graph_node *t = step_node(g, &p->steps[s]);
+    if (!only_output0(t) || t->n_inputs < 1 || t->inputs[0] < 0 || t->outputs[0] < 0) return -1;
+    if (!out && t->outputs[0] != v) return -1;
+    static const char *const relabel[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    int kind = -1;
+    if (is_op(t, "Transpose") && t->n_inputs == 1) kind = LINK_TRANSPOSE;
+    for (size_t i = 0; i < sizeof relabel / sizeof relabel[0]; i++)
+        if (is_op(t, relabel[i])) kind = LINK_RELABEL;
+    if (kind >= 0) {
+        if (out && t->inputs[0] != v) return -1;
+        for (int k = 1; k < t->n_inputs; k++) /* a shape input must be a constant */
+            if (t->inputs[k] >= 0 && p->vals[t->inputs[k]].where != ST_CONST) return -1;
+        *x = out ? t->outputs[0] : t->inputs[0];
+    } else if (!out) {
+        *x = -1;
+        for (int k = 0; k < t->n_inputs && k < 2 && *x < 0; k++)
+            if (t->inputs[k] >= 0 && scalar_factor(p, t, t->inputs[k], c)) *x = t->inputs[k];
+        if (*x < 0) return -1;
+        kind = LINK_FACTOR;
+    }
+    if (kind < 0 || !float_value(p, t->inputs[0]) || !float_value(p, t->outputs[0])) return -1;
+    return kind;
+}
+
+/* The links between a MatMul and an end of it: steps[k] links vals[k] and vals[k + 1] (vals[0]
+ * the MatMul's operand or result). */
+typedef struct walk {
+    int n, steps[MAX_WALK], kinds[MAX_WALK], vals[MAX_WALK + 1];
+    float factors[MAX_WALK];
+} walk;
+
+static bool link_transpose(const graph *g, const plan *p, int step, int rank, int64_t *perm) {
+    if (ops_transpose_perm(step_node(g, &p->steps[step]), rank, perm) == ONYX_OK) return true;
+    onyx_error_clear();
+    return false;
+}
+
+/* The view of operand vals[0] over vals[d], read through links d-1 .. 0. */
+static bool operand_view(const graph *g, const plan *p, const walk *w, int d, strided_view *v) {
+    const type_info *src = &p->vals[w->vals[d]].type;
+    view_dense(v, src->rank, src->dims);
+    for (int j = d - 1; j >= 0; j--) {
+        const type_info *to = &p->vals[w->vals[j]].type;
+        int64_t perm[ONYX_MAX_RANK];
+        if (w->kinds[j] == LINK_TRANSPOSE) {
+            if (!link_transpose(g, p, w->steps[j], v->rank, perm)) return false;
+            view_transpose(v, perm, v);
+        } else if (w->kinds[j] == LINK_RELABEL && !view_reshape(v, to->rank, to->dims, v)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The view of result vals[0] inside vals[d] (dense), written through links 0 .. d-1. */
+static bool result_view(const graph *g, const plan *p, const walk *w, int d, strided_view *v) {
+    const type_info *dst = &p->vals[w->vals[d]].type;
+    view_dense(v, dst->rank, dst->dims);
+    for (int j = d - 1; j >= 0; j--) {
+        const type_info *from = &p->vals[w->vals[j]].type;
+        int64_t perm[ONYX_MAX_RANK];
+        if (w->kinds[j] == LINK_TRANSPOSE) {
+            if (!link_transpose(g, p, w->steps[j], from->rank, perm)) return false;
+            view_untranspose(v, perm, v);
+        } else if (!view_reshape(v, from->rank, from->dims, v)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void set_view(fuse_chain *chain, int i, const strided_view *v) {
+    chain->view_rank[i] = v->rank;
+    memcpy(chain->view_dims[i], v->dims, sizeof(int64_t) * (size_t)v->rank);
+    memcpy(chain->view_strides[i], v->strides, sizeof(int64_t) * (size_t)v->rank);
+}
+
+/* A MatMul of two computed operands of the same rank (attention's products) absorbs the scalar
+ * factors, Transposes and relabellings that make each operand, as far back as they compose into
+ * one strided view and end in a factor or a Transpose: in_scale and views 0 and 1. src receives
+ * the values the fused node reads; the absorbed steps are appended to taken. */
+static void operand_views(const graph *g, const plan *p, const int *uses, const bool *gone, int s,
+                          fuse_chain *chain, int *src, int *taken, int *n_taken) {
+    const graph_node *mm = step_node(g, &p->steps[s]);
+    float scale = 1.0f;
+    for (int i = 0; i < 2; i++) {
+        walk w = {.vals = {mm->inputs[i]}};
+        if (i == 1 && mm->inputs[1] == mm->inputs[0]) break;
+        while (w.n < MAX_WALK) {
+            int x, r = producer(g, p, s, w.vals[w.n]);
+            int kind = link_of(g, p, uses, gone, r, w.vals[w.n], false, &x, &w.factors[w.n]);
+            if (kind < 0) break;
+            w.steps[w.n] = r;
+            w.kinds[w.n] = kind;
+            w.vals[++w.n] = x;
+        }
+        strided_view v;
+        int d = w.n;
+        for (; d > 0; d--)
+            if (w.kinds[d - 1] != LINK_RELABEL && operand_view(g, p, &w, d, &v)) break;
+        float f = scale;
+        bool moved = false, factored = false;
+        for (int j = 0; j < d; j++) {
+            if (w.kinds[j] == LINK_FACTOR) f *= w.factors[j];
+            factored |= w.kinds[j] == LINK_FACTOR;
+            moved |= w.kinds[j] != LINK_FACTOR;
+        }
+        if (d == 0 || !isfinite(f)) continue;
+        scale = f;
+        chain->has_in_scale |= factored;
+        for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
+        if (moved) set_view(chain, i, &v);
+        src[i] = w.vals[d];
+    }
+    chain->in_scale = scale;
+}
+
+/* A MatMul's result no post-op takes, written through the Transposes and relabellings that read
+ * it, as far as they compose and end in a Transpose: view 2. Returns the steps absorbed (appended
+ * to taken) and sets *cur to the value the fused node makes. */
+static int result_views(const graph *g, const plan *p, const int *uses, const bool *gone,
+                        const int *consumer, fuse_chain *chain, int *cur, int *taken, int *n_taken) {
+    walk w = {.vals = {*cur}};
+    while (w.n < MAX_WALK) {
+        int x;
+        float c;
+        int r = consumer[w.vals[w.n]];
+        int kind = link_of(g, p, uses, gone, r, w.vals[w.n], true, &x, &c);
+        if (kind < 0) break;
+        w.steps[w.n] = r;
+        w.kinds[w.n] = kind;
+        w.vals[++w.n] = x;
+    }
+    strided_view v;
+    int d = w.n;
+    for (; d > 0; d--)
+        if (w.kinds[d - 1] == LINK_TRANSPOSE && result_view(g, p, &w, d, &v)) break;
+    if (d == 0) return -1;
+    set_view(chain, 2, &v);
+    for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
+    *cur = w.vals[d];
+    return w.steps[d - 1];
+}
+
+static bool linear_kind(fuse_kind k) { return k == FUSE_LINEAR || k == FUSE_HARDSIGMOID; }
+
+/* Appends op to the chain, a factor merged into the one before it. oneDNN 2.7 computes a list
+ * of post-ops with two linear steps (FUSE_LINEAR, HardSigmoid's) with the first one's
+ * parameters for both: one is all a chain takes (false: the chain ends here). */
+static bool add_op(fuse_chain *c, const fuse_op *op) {
+    fuse_op *prev = c->n > 0 ? &c->ops[c->n - 1] : NULL;
+    if (op->kind == FUSE_LINEAR) {
+        float *into = prev && prev->kind == FUSE_LINEAR ? &prev->alpha
+                      : !prev && c->has_in_scale       ? &c->in_scale
+                                                       : NULL;
+        if (into) {
+            if (!isfinite(*into * op->alpha)) return false;
+            *into *= op->alpha;
+            return true;
+        }
+    }
+    if (linear_kind(op->kind)) {
+        if (c->has_in_scale) return false;
+        for (int i = 0; i < c->n; i++)
+            if (linear_kind(c->ops[i].kind)) return false;
+    }
+    c->ops[c->n++] = *op;
+    return true;
+}
+
 static bool blockable_value(const plan *p, int v) {
     const type_info *t = &p->vals[v].type;
     return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && type_is_static(t) &&
@@ -322,7 +547,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
 }
 
 static bool chain_used(const fuse_chain *c) {
-    return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend;
+    return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend ||
+           c->view_rank[0] || c->view_rank[1] || c->view_rank[2] || c->has_in_scale;
 }
 
 /* Prepares every step whose chain says something, all or nothing: on failure the new states
@@ -362,8 +588,10 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         st = onyx_oom("fusion pass");
         goto done;
     }
-    for (int i = 0; i < g->n_nodes; i++) {
-        const graph_node *nd = &g->nodes[i];
+    /* readers among the plan's steps: nodes folded away at prepare (a Shape of a static value)
+     * read nothing at run */
+    for (int s = 0; s < n; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
         for (int k = 0; k < nd->n_inputs; k++)
             if (nd->inputs[k] >= 0) uses[nd->inputs[k]]++;
         for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
@@ -391,8 +619,13 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                                    p->vals[conv->inputs[2]].where == ST_CONST));
         fuse_chain *chain = &chains[s];
         int cur = conv->outputs[0], addend = -1, last = s;
-        int absorbed[FUSE_MAX_OPS];
-        while (chain->n < FUSE_MAX_OPS) {
+        int taken[FUSE_MAX_TAKEN], n_taken = 0, src[2] = {conv->inputs[0], conv->inputs[1]};
+        const type_info *ta = &p->vals[conv->inputs[0]].type, *tb = &p->vals[conv->inputs[1]].type;
+        bool products = matmul && t->rank >= 3 && ta->rank == t->rank && tb->rank == t->rank &&
+                        p->vals[conv->inputs[0]].where != ST_CONST &&
+                        p->vals[conv->inputs[1]].where != ST_CONST;
+        if (products) operand_views(g, p, uses, gone, s, chain, src, taken, &n_taken);
+        while (chain->n < FUSE_MAX_OPS && n_taken < FUSE_MAX_TAKEN - MAX_WALK) {
             int tstep = consumer[cur];
             if (uses[cur] != 1 || plan_value_is_output(g, cur) || tstep <= s || gone[tstep])
                 break;
@@ -404,12 +637,17 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                           chain->ops[i].kind == FUSE_SCALE || chain->ops[i].kind == FUSE_SHIFT;
             if (!classify(p, nn, cur, t, affine, w_const, matmul, &addend, &op)) break;
             if (op.kind == FUSE_SUM) op.input = 3;
-            absorbed[chain->n] = tstep;
-            chain->ops[chain->n++] = op;
+            if (!add_op(chain, &op)) break;
+            taken[n_taken++] = tstep;
             cur = nn->outputs[0];
             last = tstep;
         }
-        if (chain->n == 0) continue;
+        /* a result no post-op takes may be written through the Transposes that read it */
+        if (products && chain->n == 0) {
+            int end = result_views(g, p, uses, gone, consumer, chain, &cur, taken, &n_taken);
+            if (end >= 0) last = end;
+        }
+        if (n_taken == 0) continue;
 
         /* the fused node: the conv's inputs (bias slot kept), the addend, the chain's output */
         graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
@@ -425,6 +663,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         fn->inputs[3] = addend;
         fn->n_outputs = 1;
         fn->outputs[0] = cur;
+        fn->inputs[0] = src[0];
+        fn->inputs[1] = src[1];
         if (matmul) { /* a MatMul takes a chain where its oneDNN primitive does: tried here */
             void *trial = NULL;
             if (plan_prepare_kernel(sg, p, ps->k, fn, chain, &trial) != ONYX_OK) {
@@ -436,13 +676,13 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             if (trial && ps->k->release) ps->k->release(trial);
         }
         ps->own_node = fn;
-        for (int i = 0; i < chain->n; i++) {
-            plan_step *a = &p->steps[absorbed[i]];
+        for (int i = 0; i < n_taken; i++) {
+            plan_step *a = &p->steps[taken[i]];
             if (a->state && a->k->release) a->k->release(a->state);
             a->state = NULL;
-            gone[absorbed[i]] = true;
+            gone[taken[i]] = true;
         }
-        gone[s] = true;
+        gone[s] = last != s; /* moved to the chain's end, or (input views only) kept */
         emit[last] = s;
     }
 

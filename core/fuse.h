@@ -19,6 +19,7 @@ typedef enum fuse_kind {
     FUSE_SUM,         /* y = x + addend (same shape), the addend is fused-node input `input` */
     FUSE_SCALE,       /* y = x * scale[c] (scale: plan constant, float, [M] or [1]) */
     FUSE_SHIFT,       /* y = x + bias[c] (bias: plan constant, float, [M] or [1]) */
+    FUSE_LINEAR,      /* y = alpha * x (a Mul or Div by one constant, after a non-affine step) */
 } fuse_kind;
 
 typedef struct fuse_op {
@@ -48,6 +49,18 @@ typedef struct fuse_chain {
      * input 0 is their input. X is then never opaque. */
     int n_pre;
     fuse_op pre[FUSE_MAX_OPS];
+    /* A MatMul of two computed operands reads A (view 0) or B (view 1) through the Transposes
+     * and Reshapes it absorbed, as a strided view of the tensor they start from (the fused
+     * node's input), and may write its result through some (view 2: the fused node's output is
+     * the last one's, stored dense). view_rank 0: no view; else the operand's (result's) own
+     * dims and, per dim, its stride in elements over that tensor. */
+    int view_rank[3];
+    int64_t view_dims[3][ONYX_MAX_RANK], view_strides[3][ONYX_MAX_RANK];
+    /* The product of the constant scalars that multiplied (or divided) A and B on their way from
+     * the views (or the fused node's inputs), where has_in_scale: applied to the product first.
+     * Only with two computed operands, and never with a bias. */
+    bool has_in_scale;
+    float in_scale;
 } fuse_chain;
 
 struct subgraph;

@@ -197,6 +197,7 @@ onyx_status cpu_dnnl_post_ops(const fuse_chain *chain, dnnl_post_ops_t po) {
                 po, 1.f, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
             break;
         case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
+        case FUSE_LINEAR: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, 0.f); break;
         }
         TRY(cpu_dnnl_check(r, "adding a post-op"));
     }

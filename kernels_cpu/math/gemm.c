@@ -535,7 +535,7 @@ typedef struct mm_fork {
  * B as stored. */
 typedef struct mm_geom {
     int nd;
-    dnnl_dims_t a, b, y, as, bs;
+    dnnl_dims_t a, b, y, as, bs, ys;
     const tensor *b_const;           /* a constant 2-D B to pack once, or NULL (bound per run) */
     float alpha;                     /* folded into the packed B */
     bool bias, sum;
@@ -657,7 +657,7 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
                                                           dnnl_format_tag_any),
                              "describing matrix B"));
     else b_md = b_user;
-    CHECK(cpu_dnnl_md_plain(&y_md, g->nd, g->y, dnnl_f32));
+    CHECK(md_strided(&y_md, g->nd, g->y, g->ys));
     if (g->bias) {
         int64_t bd[DNNL_MAX_NDIMS];
         for (int i = 0; i < g->nd; i++) bd[i] = i == g->nd - 1 ? g->y[i] : 1;
@@ -668,6 +668,10 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
         if (g->sum)
             CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f), "adding a post-op"));
+        if (g->chain && g->chain->has_in_scale) /* the operands' factors, before the rest */
+            CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear,
+                                                               g->chain->in_scale, 0.f),
+                                 "adding a post-op"));
         if (g->chain) CHECK(cpu_dnnl_post_ops(g->chain, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
@@ -765,7 +769,8 @@ static void keep_shape(int rank, const int64_t *dims, int *r, int64_t *d) {
 /* Y = A @ B as oneDNN sees it: B without batch dims makes A's batch dims rows of one taller
  * product (and may be packed when constant); otherwise both get the broadcast batch dims (a
  * rank-1 operand as a single row or column). False where the primitive does not apply. */
-static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bval, mm_geom *g) {
+static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bval, bool batched,
+                        mm_geom *g) {
     int ra = A->rank, rb = B->rank;
     if (ra < 1 || rb < 1) return false;
     int64_t m = ra > 1 ? A->dims[ra - 2] : 1, k = A->dims[ra - 1];
@@ -775,7 +780,7 @@ static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bv
     for (int i = 0; i < ra - 2; i++) abatch *= A->dims[i];
     for (int i = 0; i < rb - 2; i++) bbatch *= B->dims[i];
     if (abatch <= 0 || bbatch <= 0) return false;
-    if (bbatch == 1) {
+    if (bbatch == 1 && !batched) {
         g->nd = 2;
         g->a[0] = g->y[0] = abatch * m;
         g->a[1] = g->b[0] = k;
@@ -799,6 +804,36 @@ static bool matmul_geom(const type_info *A, const type_info *B, const tensor *bv
     }
     dense_strides(g->nd, g->a, g->as);
     dense_strides(g->nd, g->b, g->bs);
+    dense_strides(g->nd, g->y, g->ys);
+    return true;
+}
+
+/* A MatMul with views (core/fuse.h): the product over the tensors the views start from, in
+ * strided form, with operands and result of one rank and no batch broadcast of a view. False
+ * where the geometry does not apply. */
+static bool view_geom(const kernel_prep *p, mm_geom *g) {
+    const fuse_chain *c = p->fused;
+    type_info v[2];
+    for (int i = 0; i < 2; i++) {
+        v[i] = *p->in_type[i];
+        if (!c->view_rank[i]) continue;
+        v[i].rank = c->view_rank[i];
+        memcpy(v[i].dims, c->view_dims[i], sizeof(int64_t) * (size_t)v[i].rank);
+    }
+    int r = v[0].rank;
+    if (r < 3 || v[1].rank != r || !matmul_geom(&v[0], &v[1], NULL, true, g) || g->nd != r)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        if (!c->view_rank[i]) continue;
+        const dnnl_dim_t *d = i ? g->b : g->a;
+        if (memcmp(d, v[i].dims, sizeof(int64_t) * (size_t)r)) return false; /* broadcast */
+        memcpy(i ? g->bs : g->as, c->view_strides[i], sizeof(int64_t) * (size_t)r);
+    }
+    if (c->view_rank[2]) {
+        if (c->view_rank[2] != r || memcmp(g->y, c->view_dims[2], sizeof(int64_t) * (size_t)r))
+            return false;
+        memcpy(g->ys, c->view_strides[2], sizeof(int64_t) * (size_t)r);
+    }
     return true;
 }
 
@@ -820,6 +855,7 @@ static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
     g->as[1] = ta ? M : 1;
     g->bs[0] = tb ? 1 : N;
     g->bs[1] = tb ? K : 1;
+    dense_strides(2, g->y, g->ys);
     g->b_const = p->in_value[1];
     g->alpha = alpha;
     if (alpha != 1.0f && !g->b_const) return false;
@@ -848,7 +884,7 @@ static onyx_status take_chain(const fuse_chain *c, mm_geom *g, mm_prim *m) {
         const fuse_op *op = &c->ops[i];
         if (op->kind == FUSE_SUM) m->chain_sum = true;
         if (op->kind != FUSE_SHIFT) continue;
-        if (i != 0 || !op->bias || op->bias->dtype != ONYX_FLOAT ||
+        if (i != 0 || c->has_in_scale || !op->bias || op->bias->dtype != ONYX_FLOAT ||
             (op->bias->numel != 1 && op->bias->numel != n))
             return onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul takes one per-column bias, first");
         if (!(m->chain_bias = malloc((size_t)n * sizeof *m->chain_bias)))
@@ -867,13 +903,18 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     mm_prim *m = calloc(1, sizeof *m);
     if (!m) return onyx_oom(gemm ? "gemm state" : "matmul state");
     onyx_status st = ONYX_OK;
-    bool chain = !gemm && p->fused && p->fused->n > 0;
+    const fuse_chain *fc = gemm ? NULL : p->fused;
+    bool views = fc && (fc->view_rank[0] || fc->view_rank[1] || fc->view_rank[2]);
+    bool chain = fc && (fc->n > 0 || views || fc->has_in_scale);
     if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
         p->in_type[1]->dtype == p->in_type[0]->dtype && (!chain || p->in_type[0]->dtype == ONYX_FLOAT)) {
         const type_info *A = p->in_type[0], *B = p->in_type[1];
         mm_geom g = {.alpha = 1.0f};
         m->dtype = A->dtype;
-        if (gemm ? gemm_geom(p, m, &g) : matmul_geom(A, B, p->in_value[1], &g)) {
+        bool geom = gemm    ? gemm_geom(p, m, &g)
+                    : views ? view_geom(p, &g)
+                            : matmul_geom(A, B, p->in_value[1], false, &g);
+        if (geom) {
             keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
             keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
             if (chain) st = take_chain(p->fused, &g, m);

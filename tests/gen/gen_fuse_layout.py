@@ -199,6 +199,86 @@ def generate(s):
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
                [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
 
+    # Attention's products read their operands and write their result through the Transposes,
+    # relabelling Reshapes and scalar factors around them (strided views, core/fuse.c)
+    B, S, H, D = 2, 5, 3, 4
+    x = f(B, S, H * D)
+
+    def shape(*d):
+        return np.array(d, np.int64)
+
+    def proj(name, bias=True):  # x @ w_<name> (+ b_<name>)
+        nodes = [N('MatMul', ['x', f'w_{name}'], [f'{name}_m'])]
+        inits = [(f'w_{name}', f(H * D, H * D))]
+        if bias:
+            nodes.append(N('Add', [f'b_{name}', f'{name}_m'], [f'{name}_p']))
+            inits.append((f'b_{name}', f(H * D)))
+        return nodes, inits, f'{name}_p' if bias else f'{name}_m'
+
+    qn, qi, q = proj('q')
+    kn, ki, k = proj('k', bias=False)
+    vn, vi, v = proj('v')
+    common = qn + kn + vn
+    common_inits = qi + ki + vi + [('s4', shape(B, S, H, D)), ('s3', shape(B, S, H * D)),
+                                   ('sh', shape(B, H, S, D)), ('c1', np.array(0.5, np.float32)),
+                                   ('c2', np.array([0.7], np.float32)), ('c3', np.array(2.0, np.float32))]
+    # Whisper's: Q scaled after its bias and again after its Transpose, K scaled after its
+    # Transpose (the constant first), an identity Reshape between the product and its Transpose
+    graph_case('test_fl_matmul_views_whisper', common + [
+        N('Mul', [q, 'c1'], ['qs']), N('Reshape', ['qs', 's4'], ['q4']),
+        N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]), N('Mul', ['qt', 'c1'], ['qts']),
+        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+        N('Mul', ['c2', 'kt'], ['kts']),
+        N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+        N('MatMul', ['qts', 'kts'], ['sc']), N('Softmax', ['sc'], ['pr'], axis=-1),
+        N('MatMul', ['pr', 'vt'], ['o']), N('Reshape', ['o', 'sh'], ['o2']),
+        N('Transpose', ['o2'], ['ot'], perm=[0, 2, 1, 3]), N('Reshape', ['ot', 's3'], ['y'])],
+        [('x', x)], common_inits, ['y'])
+    # BERT's (TorchScript): K transposed by (0, 2, 3, 1), the scores divided and masked
+    graph_case('test_fl_matmul_views_bert', common + [
+        N('Reshape', [q, 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
+        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+        N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+        N('MatMul', ['qt', 'kt'], ['sc']), N('Div', ['sc', 'c3'], ['sd']),
+        N('Add', ['sd', 'mask'], ['sm']), N('Softmax', ['sm'], ['pr'], axis=-1),
+        N('MatMul', ['pr', 'vt'], ['o']), N('Transpose', ['o'], ['ot'], perm=[0, 2, 1, 3]),
+        N('Reshape', ['ot', 's3'], ['y'])],
+        [('x', x), ('mask', f(B, 1, 1, S))], common_inits, ['y'])
+    # the dynamo exporter's K: two Transposes through Reshapes that merge and split the heads,
+    # and a product whose result is also a graph output (read twice: no view of it)
+    graph_case('test_fl_matmul_views_dynamo', common + [
+        N('Reshape', [q, 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
+        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 1, 3]),
+        N('Reshape', ['kt', 'sbh'], ['k3']), N('Transpose', ['k3'], ['k3t'], perm=[0, 2, 1]),
+        N('Reshape', ['k3t', 'skt'], ['kk']), N('Mul', ['kk', 'c1'], ['kks']),
+        N('MatMul', ['qt', 'kks'], ['sc']), N('Softmax', ['sc'], ['pr'], axis=-1),
+        N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+        N('MatMul', ['pr', 'vt'], ['o']), N('Transpose', ['o'], ['ot'], perm=[0, 2, 1, 3]),
+        N('Reshape', ['ot', 's3'], ['y'])],
+        [('x', x)], common_inits + [('sbh', shape(B * H, S, D)), ('skt', shape(B, H, D, S))],
+        ['y', 'sc'])
+    # Reshapes no strided view can follow (merging a transposed S with D): the walk stops short,
+    # and the product reads a copy
+    graph_case('test_fl_matmul_views_unmergeable', common + [
+        N('Reshape', [q, 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
+        N('Reshape', ['qt', 'sm'], ['qm']), N('Reshape', ['qm', 'sh'], ['qb']),
+        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+        N('MatMul', ['qb', 'kt'], ['y'])],
+        [('x', x)], common_inits + [('sm', shape(B, H, S * D))], ['y'])
+    # scalar factors after a product merge into one linear post-op (oneDNN 2.7 applies the first
+    # linear post-op's factor to every later one); a HardSigmoid after one ends the chain
+    graph_case('test_fl_matmul_factors',
+               [N('MatMul', ['q', 'k'], ['m']), N('Div', ['m', 'c3'], ['md']), N('Mul', ['md', 'c1'], ['mm']),
+                N('Relu', ['mm'], ['r']), N('Mul', ['r', 'c2'], ['rm']),
+                N('HardSigmoid', ['rm'], ['y'], alpha=0.3, beta=0.4)],
+               [('q', f(2, 3, 4, 8)), ('k', f(2, 3, 8, 6))],
+               [('c1', np.array(0.5, np.float32)), ('c2', np.array([0.7], np.float32)),
+                ('c3', np.array(2.0, np.float32))], ['y'])
+    graph_case('test_fl_conv_factor_hardsigmoid',
+               [N('Conv', ['x', 'w'], ['c']), N('Relu', ['c'], ['r']), N('Div', ['r', 'c3'], ['d']),
+                N('HardSigmoid', ['d'], ['y'], alpha=0.3, beta=0.4)],
+               [('x', fw(1, 16, 7, 7))], [('w', fw(16, 16, 3, 3)), ('c3', np.array(4.0, np.float32))], ['y'])
+
     # ReduceMean over every axis after 1, kept (the dynamo exporter's adaptive average pooling)
     # becomes a GlobalAveragePool, which stays blocked between the convs; other means stay
     for opset, axes_kind in ((13, 'attr'), (18, 'input')):
