@@ -222,8 +222,10 @@ static bool conv_step(const graph *g, const plan_step *ps) {
     return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
 }
 
+/* A MatMul or Gemm: a product whose channels are its last axis */
 static bool matmul_step(const graph *g, const plan_step *ps) {
-    return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "MatMul");
+    const graph_node *n = step_node(g, ps);
+    return (ps->k->flags & KF_POST_OPS) && (is_op(n, "MatMul") || is_op(n, "Gemm"));
 }
 
 /* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
@@ -625,19 +627,33 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                         p->vals[conv->inputs[0]].where != ST_CONST &&
                         p->vals[conv->inputs[1]].where != ST_CONST;
         if (products) operand_views(g, p, uses, gone, s, chain, src, taken, &n_taken);
-        while (chain->n < FUSE_MAX_OPS && n_taken < FUSE_MAX_TAKEN - MAX_WALK) {
+        bool gemm = is_op(conv, "Gemm"); /* has a bias of its own: no other */
+        while (chain->n < FUSE_MAX_OPS && n_taken < FUSE_MAX_TAKEN - MAX_WALK - 1) {
             int tstep = consumer[cur];
             if (uses[cur] != 1 || plan_value_is_output(g, cur) || tstep <= s || gone[tstep])
                 break;
+            /* a product's post-ops act on its elements in order: a relabelling that keeps the
+             * columns (GPT-2's Reshape of a Gemm's rows into [batch, sequence]) lets them on */
+            int relabel = -1, x = cur, rx;
+            float unused;
+            if (matmul && link_of(g, p, uses, gone, tstep, cur, true, &rx, &unused) == LINK_RELABEL &&
+                p->vals[rx].type.dims[p->vals[rx].type.rank - 1] == t->dims[t->rank - 1]) {
+                relabel = tstep;
+                x = rx;
+                tstep = consumer[x];
+                if (uses[x] != 1 || plan_value_is_output(g, x) || tstep <= s || gone[tstep]) break;
+            }
+            const type_info *xt = &p->vals[x].type;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             fuse_op op;
-            bool affine = !matmul || chain->n == 0;
+            bool affine = (!matmul || chain->n == 0) && !gemm;
             for (int i = 0; i < chain->n; i++)
                 affine &= chain->ops[i].kind == FUSE_BATCHNORM ||
                           chain->ops[i].kind == FUSE_SCALE || chain->ops[i].kind == FUSE_SHIFT;
-            if (!classify(p, nn, cur, t, affine, w_const, matmul, &addend, &op)) break;
+            if (!classify(p, nn, x, xt, affine, w_const, matmul, &addend, &op)) break;
             if (op.kind == FUSE_SUM) op.input = 3;
             if (!add_op(chain, &op)) break;
+            if (relabel >= 0) taken[n_taken++] = relabel;
             taken[n_taken++] = tstep;
             cur = nn->outputs[0];
             last = tstep;

@@ -876,12 +876,16 @@ static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
 
 /* A MatMul's chain (core/fuse.h) into g and m: its bias (an Add of per-column constants, first
  * if anywhere) as the primitive's, the rest as post-ops. */
-static onyx_status take_chain(const fuse_chain *c, mm_geom *g, mm_prim *m) {
+static onyx_status take_chain(const fuse_chain *c, bool gemm, mm_geom *g, mm_prim *m) {
     m->fused = true;
     g->chain = c;
     int64_t n = g->y[g->nd - 1];
     for (int i = 0; i < c->n; i++) {
         const fuse_op *op = &c->ops[i];
+        if (op->kind == FUSE_SUM && g->sum) /* Gemm's C with rows is already the sum's addend */
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "a Gemm adding C by rows takes no other sum");
+        if (op->kind == FUSE_SHIFT && gemm)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "a Gemm's bias is its C");
         if (op->kind == FUSE_SUM) m->chain_sum = true;
         if (op->kind != FUSE_SHIFT) continue;
         if (i != 0 || c->has_in_scale || !op->bias || op->bias->dtype != ONYX_FLOAT ||
@@ -903,8 +907,8 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     mm_prim *m = calloc(1, sizeof *m);
     if (!m) return onyx_oom(gemm ? "gemm state" : "matmul state");
     onyx_status st = ONYX_OK;
-    const fuse_chain *fc = gemm ? NULL : p->fused;
-    bool views = fc && (fc->view_rank[0] || fc->view_rank[1] || fc->view_rank[2]);
+    const fuse_chain *fc = p->fused;
+    bool views = !gemm && fc && (fc->view_rank[0] || fc->view_rank[1] || fc->view_rank[2]);
     bool chain = fc && (fc->n > 0 || views || fc->has_in_scale);
     if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
         p->in_type[1]->dtype == p->in_type[0]->dtype && (!chain || p->in_type[0]->dtype == ONYX_FLOAT)) {
@@ -917,7 +921,7 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
         if (geom) {
             keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
             keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
-            if (chain) st = take_chain(p->fused, &g, m);
+            if (chain) st = take_chain(p->fused, gemm, &g, m);
             /* bfloat16 where the session allows it, for products with constant weights and a
              * dense A; in float where oneDNN has no fast bfloat16 kernel */
             int64_t dense[DNNL_MAX_NDIMS];
@@ -1081,8 +1085,10 @@ onyx_status cpu_matmul_run(const kernel_call *c) {
 
 onyx_status cpu_gemm_run(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
-    if (A && B && prim_fits(c->state, A, B, C))
-        return prim_run(c->state, c, A, B, C, kernel_output(c, 0));
+    const mm_fork *f = c->state;
+    if (A && B && prim_fits(f, A, B, C)) return prim_run(f, c, A, B, C, kernel_output(c, 0));
+    if (f && f->p && f->p->fused) /* fused only with static shapes: cannot happen */
+        return onyx_error(ONYX_ERR_RUNTIME, "fused Gemm called with other shapes than planned");
     return gemm_generic(c);
 }
 

@@ -199,6 +199,25 @@ def generate(s):
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
                [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
 
+    # Gemm chains (GPT-2's Conv1D): activations and a residual Add, also past a Reshape that
+    # keeps the columns; a C added by rows is already a sum, so the residual Add stays a step
+    x2 = f(10, 8)
+    for name, nodes, inits, extra in (
+            ('gelu_residual_reshaped',
+             [N('Gemm', ['x', 'w', 'c'], ['m']), N('Reshape', ['m', 'sr'], ['mr']),
+              N('Gelu', ['mr'], ['g'], approximate='tanh'), N('Add', ['r3', 'g'], ['y'])],
+             [('c', f(12)), ('sr', np.array([2, 5, 12], np.int64))], [('r3', f(2, 5, 12))]),
+            ('rows_relu', [N('Gemm', ['x', 'w', 'c'], ['m'], beta=0.5), N('Relu', ['m'], ['y'])],
+             [('c', f(10, 12))], []),
+            ('rows_residual', [N('Gemm', ['x', 'w', 'c'], ['m'], alpha=2.0), N('Add', ['m', 'r2'], ['y'])],
+             [('c', f(10, 12))], [('r2', f(10, 12))]),
+            # a Reshape that moves the columns ends the chain
+            ('reshape_other_columns',
+             [N('Gemm', ['x', 'w', 'c'], ['m']), N('Reshape', ['m', 'sr'], ['mr']), N('Tanh', ['mr'], ['y'])],
+             [('c', f(12)), ('sr', np.array([10, 3, 4], np.int64))], [])):
+        graph_case(f'test_fl_gemm_{name}', nodes, [('x', x2)] + extra, [('w', f(8, 12))] + inits, ['y'],
+                   opset=20)
+
     # Attention's products read their operands and write their result through the Transposes,
     # relabelling Reshapes and scalar factors around them (strided views, core/fuse.c)
     B, S, H, D = 2, 5, 3, 4
