@@ -20,8 +20,9 @@
 #include "ops/shape_common.h"
 #include "core/exec_internal.h"
 
-/* Links (factors, Transposes, relabellings) a MatMul view walks through, per end. */
-enum { MAX_WALK = 8 };
+/* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
+ * other dim of the product a strided view is worth it for (see fuse_plan). */
+enum { MAX_WALK = 8, VIEW_MAX_REUSE = 512 };
 
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
@@ -341,16 +342,18 @@ static void set_view(fuse_chain *chain, int i, const strided_view *v) {
 }
 
 /* A MatMul of two computed operands of the same rank (attention's products) absorbs the scalar
- * factors, Transposes and relabellings that make each operand, as far back as they compose into
- * one strided view and end in a factor or a Transpose: in_scale and views 0 and 1. src receives
- * the values the fused node reads; the absorbed steps are appended to taken. */
+ * factors, Transposes and relabellings that make operand i (where may_view[i]), as far back as
+ * they compose into one strided view and end in a factor or a Transpose: in_scale and views 0
+ * and 1. src receives the values the fused node reads; the absorbed steps are appended to taken. */
 static void operand_views(const graph *g, const plan *p, const int *uses, const bool *gone, int s,
-                          fuse_chain *chain, int *src, int *taken, int *n_taken) {
+                          const bool *may_view, fuse_chain *chain, int *src, int *taken,
+                          int *n_taken) {
     const graph_node *mm = step_node(g, &p->steps[s]);
     float scale = 1.0f;
     for (int i = 0; i < 2; i++) {
         walk w = {.vals = {mm->inputs[i]}};
         if (i == 1 && mm->inputs[1] == mm->inputs[0]) break;
+        if (!may_view[i]) continue;
         while (w.n < MAX_WALK) {
             int x, r = producer(g, p, s, w.vals[w.n]);
             int kind = link_of(g, p, uses, gone, r, w.vals[w.n], false, &x, &w.factors[w.n]);
@@ -626,7 +629,21 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         bool products = matmul && t->rank >= 3 && ta->rank == t->rank && tb->rank == t->rank &&
                         p->vals[conv->inputs[0]].where != ST_CONST &&
                         p->vals[conv->inputs[1]].where != ST_CONST;
-        if (products) operand_views(g, p, uses, gone, s, chain, src, taken, &n_taken);
+        /* A strided operand or result slows the product a little (measured with oneDNN 2.7
+         * on AVX-512: 3-15 %), and a factor moved onto the result applies to more elements
+         * than it did on the operand, while the copy or the pass saved costs the operand's
+         * bytes: views and factors pay where each element of the operand meets few others,
+         * i.e. the product's other dim is short (BERT's and ViT's 128 to 197 positions gain,
+         * Whisper's 1500 lose) */
+        bool may_view[3] = {false, false, false};
+        if (products) {
+            int r = t->rank;
+            int64_t m = ta->dims[r - 2], k = ta->dims[r - 1], nn = tb->dims[r - 1];
+            may_view[0] = nn <= VIEW_MAX_REUSE;
+            may_view[1] = m <= VIEW_MAX_REUSE;
+            may_view[2] = k <= VIEW_MAX_REUSE;
+            operand_views(g, p, uses, gone, s, may_view, chain, src, taken, &n_taken);
+        }
         bool gemm = is_op(conv, "Gemm"); /* has a bias of its own: no other */
         while (chain->n < FUSE_MAX_OPS && n_taken < FUSE_MAX_TAKEN - MAX_WALK - 1) {
             int tstep = consumer[cur];
@@ -659,7 +676,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             last = tstep;
         }
         /* a result no post-op takes may be written through the Transposes that read it */
-        if (products && chain->n == 0) {
+        if (products && may_view[2] && chain->n == 0) {
             int end = result_views(g, p, uses, gone, consumer, chain, &cur, taken, &n_taken);
             if (end >= 0) last = end;
         }
