@@ -5,6 +5,8 @@
  *   GELU, tanh form (GPT-2's gelu_new): x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
  *                                                                              -> Gelu(tanh)
  *   SiLU:                               x * Sigmoid(x)                           -> Swish
+ *   LayerNormalization over the last axis, spelled out (exporters before opset 17):
+ *     d = x - ReduceMean(x); d / Sqrt(ReduceMean(d^2) + eps) * gamma (+ beta) -> LayerNormalization
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
@@ -159,38 +161,161 @@ static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const g
     return -1;
 }
 
-/* Puts the replacement `op_type`(x) -> y at the index of `last` and marks the members gone. */
-static onyx_status replace(rewriter *r, const graph_node *last, const graph_node **members,
-                           int n_members, const char *op_type, int64_t version, int x, int y,
-                           const char *approximate) {
+/* Puts the replacement `op_type`(ins) -> y, with a copy of attrs, at the index of `last` and
+ * marks the members gone. */
+static onyx_status place(rewriter *r, const graph_node *last, const graph_node **members,
+                         int n_members, const char *op_type, int64_t version, const int *ins,
+                         int n_in, int y, const graph_attr *attrs, int n_attrs) {
     const op_schema *schema = r->ops->lookup("", op_type, version);
     if (!schema) {
         onyx_error_clear();
         return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
     }
-    for (int k = 0; k < n_members; k++) r->gone[index_of(r, members[k])] = true;
-    int at = index_of(r, last);
-    graph_node *n = &r->made[at];
-    int *io = calloc(2, sizeof *io);
-    graph_attr *attr = approximate ? calloc(1, sizeof *attr) : NULL;
-    if (!io || (approximate && !attr)) {
+    int *io = calloc((size_t)n_in + 1, sizeof *io);
+    graph_attr *attr = n_attrs ? calloc((size_t)n_attrs, sizeof *attr) : NULL;
+    if (!io || (n_attrs && !attr)) {
         free(io);
         free(attr);
         return onyx_oom("graph rewrite");
     }
-    io[0] = x;
-    io[1] = y;
+    for (int k = 0; k < n_members; k++) r->gone[index_of(r, members[k])] = true;
+    memcpy(io, ins, (size_t)n_in * sizeof *io);
+    io[n_in] = y;
+    if (n_attrs) memcpy(attr, attrs, (size_t)n_attrs * sizeof *attr);
+    graph_node *n = &r->made[index_of(r, last)];
     *n = (graph_node){.name = last->name, .op_type = op_type, .domain = "",
-                      .version = schema->since_version, .schema = schema, .n_inputs = 1,
-                      .n_outputs = 1, .inputs = io, .outputs = io + 1};
-    if (attr) {
-        *attr = (graph_attr){.name = "approximate", .type = ATTR_STRING, .s = approximate,
-                             .s_len = strlen(approximate)};
-        n->attrs = attr;
-        n->n_attrs = 1;
-    }
+                      .version = schema->since_version, .schema = schema, .n_inputs = n_in,
+                      .n_outputs = 1, .inputs = io, .outputs = io + n_in, .attrs = attr,
+                      .n_attrs = n_attrs};
     r->n_made++;
     return ONYX_OK;
+}
+
+/* The one-input form of place(), with an optional `approximate` attribute. */
+static onyx_status replace(rewriter *r, const graph_node *last, const graph_node **members,
+                           int n_members, const char *op_type, int64_t version, int x, int y,
+                           const char *approximate) {
+    graph_attr a = {.name = "approximate", .type = ATTR_STRING, .s = approximate,
+                    .s_len = approximate ? strlen(approximate) : 0};
+    return place(r, last, members, n_members, op_type, version, &x, 1, y, &a, approximate ? 1 : 0);
+}
+
+/* The axes of ReduceMean node n (attribute, or constant input from opset 18): their count, or
+ * -1 when not constant. */
+static int64_t mean_axes(const rewriter *r, const graph_node *n, const int64_t **axes) {
+    *axes = NULL;
+    if (n->version < 18) return (int64_t)attr_ints(n, "axes", axes);
+    if (n->n_inputs < 2 || n->inputs[1] < 0) return 0;
+    const graph_value *gv = &r->g->values[n->inputs[1]];
+    const tensor *a = (gv->flags & GV_INITIALIZER) ? gv->init : NULL;
+    if (!a || a->dtype != ONYX_INT64 || a->rank != 1) return -1;
+    *axes = a->data;
+    return a->numel;
+}
+
+/* Whether n is a ReduceMean of `x` (when x >= 0) over its last axis alone, keeping it; *c gets
+ * the length of that axis where inference knows it (else -1). */
+static bool last_axis_mean(const rewriter *r, const graph_node *n, int x, int64_t *c) {
+    if (!is_op(n, "ReduceMean") || n->n_outputs != 1 || n->n_inputs < 1 || n->inputs[0] < 0 ||
+        (x >= 0 && n->inputs[0] != x) || attr_int(n, "keepdims", 1) != 1)
+        return false;
+    const type_info *t = r->types ? &r->types[n->inputs[0]] : NULL;
+    bool ranked = t && t->kind == ONYX_VALUE_TENSOR && t->rank >= 1 && t->rank <= ONYX_MAX_RANK;
+    const int64_t *axes;
+    if (mean_axes(r, n, &axes) != 1) return false;
+    if (axes[0] != -1 && !(ranked && axes[0] == t->rank - 1)) return false;
+    *c = ranked && t->dims[t->rank - 1] > 0 ? t->dims[t->rank - 1] : -1;
+    return true;
+}
+
+/* The constant float tensor of value v (initializer or Constant node, also through Identity
+ * nodes: the TorchScript exporter shares equal initializers so), or NULL. */
+static const tensor *constant_of(const rewriter *r, int v) {
+    for (int hops = 0; v >= 0 && hops < 8; hops++) {
+        const graph_value *gv = &r->g->values[v];
+        const graph_node *p = producer_of(r, v);
+        if (is_op(p, "Identity") && p->n_inputs == 1) {
+            v = p->inputs[0];
+            continue;
+        }
+        const tensor *t = (gv->flags & GV_INITIALIZER) ? gv->init
+                          : is_op(p, "Constant")      ? attr_tensor(p, "value")
+                                                      : NULL;
+        return t && dtype_is_float(t->dtype) ? t : NULL;
+    }
+    return NULL;
+}
+
+/* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
+ *   d = x - ReduceMean(x); y = d / Sqrt(ReduceMean(d^2) + eps) * gamma (+ beta)
+ * over the last axis, d^2 as Pow(d, 2) or d * d, gamma and beta constant vectors of that
+ * axis's length. */
+static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
+    const graph_node *m[10];
+    int nm = 0;
+    int64_t c;
+    int x = mean1->inputs[0];
+    if (!last_axis_mean(r, mean1, -1, &c)) return ONYX_OK;
+    m[nm++] = mean1;
+    const graph_node *sub = sole_reader(r, mean1->outputs[0]);
+    if (!is_op(sub, "Sub") || sub->inputs[0] != x || sub->inputs[1] != mean1->outputs[0])
+        return ONYX_OK;
+    m[nm++] = sub;
+    int d = sub->outputs[0];
+    /* d's readers: the square and the Div */
+    const graph_node *sq = NULL, *div = NULL;
+    for (int n = 0; n < r->g->n_nodes; n++) {
+        const graph_node *nd = &r->g->nodes[n];
+        bool reads = false;
+        for (int i = 0; i < nd->n_inputs; i++) reads |= nd->inputs[i] == d;
+        if (!reads || r->gone[n]) continue;
+        if (is_op(nd, "Div") && nd->inputs[0] == d && !div) div = nd;
+        else if (!sq && ((is_op(nd, "Pow") && nd->inputs[0] == d && scalar_of(r, nd->inputs[1]) == 2.0) ||
+                          (is_op(nd, "Mul") && nd->inputs[0] == d && nd->inputs[1] == d)))
+            sq = nd;
+        else return ONYX_OK;
+    }
+    if (!sq || !div || r->uses[d] != (is_op(sq, "Mul") ? 3 : 2)) return ONYX_OK;
+    m[nm++] = sq;
+    int64_t c2;
+    const graph_node *mean2 = sole_reader(r, sq->outputs[0]);
+    if (!mean2 || !last_axis_mean(r, mean2, sq->outputs[0], &c2)) return ONYX_OK;
+    m[nm++] = mean2;
+    const graph_node *add = sole_reader(r, mean2->outputs[0]);
+    double eps = scalar_of(r, other_input(add, mean2->outputs[0]));
+    if (!is_op(add, "Add") || !(eps >= 0) || !isfinite(eps)) return ONYX_OK;
+    m[nm++] = add;
+    const graph_node *root = sole_reader(r, add->outputs[0]);
+    if (!is_op(root, "Sqrt") || sole_reader(r, root->outputs[0]) != div ||
+        div->inputs[1] != root->outputs[0])
+        return ONYX_OK;
+    m[nm++] = root;
+    m[nm++] = div;
+    const graph_node *scale = sole_reader(r, div->outputs[0]);
+    int g_in = other_input(scale, div->outputs[0]);
+    const tensor *gamma = constant_of(r, g_in);
+    /* gamma spans the axis (where inference lost its length, the Mul says it: only an axis
+     * of one element, where the pattern normalizes nothing, could broadcast to gamma) */
+    if (!is_op(scale, "Mul") || !gamma || gamma->rank != 1 || gamma->numel != (c >= 0 ? c : gamma->numel) ||
+        gamma->numel < (c >= 0 ? 1 : 2))
+        return ONYX_OK;
+    m[nm++] = scale;
+    const graph_node *last = scale, *shift = sole_reader(r, scale->outputs[0]);
+    int b_in = other_input(shift, scale->outputs[0]);
+    const tensor *beta = is_op(shift, "Add") ? constant_of(r, b_in) : NULL;
+    if (beta && beta->rank == 1 && beta->numel == gamma->numel && beta->dtype == gamma->dtype) {
+        m[nm++] = shift;
+        last = shift;
+    } else {
+        b_in = -1;
+    }
+    const type_info *t = &r->types[x];
+    if (t->kind != ONYX_VALUE_TENSOR || t->dtype != gamma->dtype) return ONYX_OK;
+    int ins[3] = {x, g_in, b_in};
+    graph_attr attrs[2] = {{.name = "axis", .type = ATTR_INT, .i = -1},
+                           {.name = "epsilon", .type = ATTR_FLOAT, .f = (float)eps}};
+    return place(r, last, m, nm, "LayerNormalization", 17, ins, b_in >= 0 ? 3 : 2,
+                 last->outputs[0], attrs, 2);
 }
 
 /* Whether ReduceMean node n averages its float input over every axis after 1, keeping them. */
@@ -227,7 +352,9 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
     const graph_node *n = &r->g->nodes[idx];
     const graph_node *members[12], *last = NULL;
     int n_members = 0;
-    if (is_op(n, "ReduceMean") && spatial_mean(r, n)) {
+    if (is_op(n, "ReduceMean")) {
+        TRY(layer_norm(r, n));
+        if (r->gone[idx] || !spatial_mean(r, n)) return ONYX_OK;
         members[n_members++] = n;
         return replace(r, n, members, n_members, "GlobalAveragePool", 1, n->inputs[0],
                        n->outputs[0], NULL);

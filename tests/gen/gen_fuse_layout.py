@@ -199,6 +199,40 @@ def generate(s):
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
                [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
 
+    # LayerNormalization spelled out over the last axis (exporters before opset 17) becomes the
+    # op (core/optimize.c): Pow or d * d, with and without the bias, axes as input (opset 18);
+    # a mean over another axis, or a gamma of another length, stays as written
+    def layer_norm_nodes(square, beta, opset, axis=-1):
+        axes = {}
+        extra = []
+        if opset >= 18:
+            mean = lambda i, o: N('ReduceMean', [i, 'ax'], [o])
+            extra.append(('ax', np.array([axis], np.int64)))
+        else:
+            mean = lambda i, o: N('ReduceMean', [i], [o], axes=[axis])
+        nodes = [mean('x', 'mu'), N('Sub', ['x', 'mu'], ['d']),
+                 N('Pow', ['d', 'two'], ['d2']) if square == 'pow' else N('Mul', ['d', 'd'], ['d2']),
+                 mean('d2', 'var'), N('Add', ['var', 'eps'], ['ve']), N('Sqrt', ['ve'], ['sd']),
+                 N('Div', ['d', 'sd'], ['n']), N('Mul', ['n', 'gamma'], ['y' if not beta else 'ng'])]
+        if beta:
+            nodes.append(N('Add', ['ng', 'beta'], ['y']))
+        return nodes, extra
+    xl = f(2, 7, 12)
+    for name, square, beta, opset, gamma_len, axis in (('pow_beta', 'pow', True, 13, 12, -1),
+                                                       ('square_no_beta', 'mul', False, 13, 12, -1),
+                                                       ('axes_input', 'pow', True, 18, 12, -1),
+                                                       ('positive_axis', 'pow', True, 13, 12, 2),
+                                                       ('middle_axis', 'pow', True, 13, 1, 1)):
+        nodes, extra = layer_norm_nodes(square, beta, opset, axis)
+        inits = [('two', np.array(2.0, np.float32)), ('eps', np.array(1e-5, np.float32)),
+                 ('gamma', f(gamma_len)), ('beta', f(gamma_len))][:4 if beta else 3] + extra
+        graph_case(f'test_fl_layernorm_decomposed_{name}', nodes, [('x', xl)], inits, ['y'], opset=opset)
+    # gamma through an Identity (the TorchScript exporter shares equal initializers so)
+    nodes, _ = layer_norm_nodes('pow', True, 13)
+    graph_case('test_fl_layernorm_decomposed_shared_gamma', [N('Identity', ['g0'], ['gamma'])] + nodes,
+               [('x', xl)], [('two', np.array(2.0, np.float32)), ('eps', np.array(1e-5, np.float32)),
+                             ('g0', f(12)), ('beta', f(12))], ['y'], opset=13)
+
     # Gemm chains (GPT-2's Conv1D): activations and a residual Add, also past a Reshape that
     # keeps the columns; a C added by rows is already a sum, so the residual Add stays a step
     x2 = f(10, 8)
