@@ -3,7 +3,7 @@
 model builder (GroupQueryAttention with rotary, SimplifiedLayerNormalization,
 SkipSimplifiedLayerNormalization, MatMulNBits; on HunYuan, standalone RotaryEmbedding before
 GroupQueryAttention without rotary), the transformer optimizer on BERT (MultiHeadAttention,
-EmbedLayerNormalization, SkipLayerNormalization, BiasGelu), CLIP (QuickGelu, SkipLayerNormalization)
+EmbedLayerNormalization, SkipLayerNormalization, BiasGelu; with the bias fusion off, Gelu), CLIP (QuickGelu, SkipLayerNormalization)
 and T5 (SkipSimplifiedLayerNormalization), and onnxruntime's graph optimizer (FusedMatMul). Each
 model must still hold the ops its tool wrote; onyx's outputs are compared with the onnxruntime
 outputs saved beside it and with onnxruntime run now (float: rtol 1e-4, atol 1e-5; MatMulNBits at
@@ -33,6 +33,9 @@ EXPECTED_OPS = {
                              ('', 'SimplifiedLayerNormalization'), (MS, 'SkipSimplifiedLayerNormalization')},
     'bert_mha': {(MS, 'MultiHeadAttention'), (MS, 'EmbedLayerNormalization'), (MS, 'SkipLayerNormalization'),
                  (MS, 'BiasGelu')},
+    # the same BERT with the bias fusion off: the erf GELU after the intermediate bias Add is a Gelu
+    'bert_gelu': {(MS, 'Gelu'), (MS, 'MultiHeadAttention'), (MS, 'EmbedLayerNormalization'),
+                  (MS, 'SkipLayerNormalization')},
 }
 
 

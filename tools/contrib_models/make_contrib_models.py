@@ -11,7 +11,7 @@ throwaway venv holding onnxruntime-genai:
 
 Generated with torch 2.15.0, transformers 5.24.0, onnxruntime 1.32.0, onnxruntime-genai 0.18.0;
 random weights from fixed seeds (no model hub). Name parts on the command line to rewrite only those
-(fused_matmul, clip_t5, bert_mha, genai, genai_hunyuan; default all):
+(fused_matmul, clip_t5, bert_mha, bert_gelu, genai, genai_hunyuan; default all):
 - genai_llama_fp32 / genai_llama_int4: a 2-layer LlamaForCausalLM (hidden 64, 4 heads, 2 KV
   heads, head 16) through `python -m onnxruntime_genai.models.builder -p fp32|int4 -e cpu`:
   GroupQueryAttention with do_rotary (cos/sin caches), SimplifiedLayerNormalization,
@@ -32,6 +32,10 @@ random weights from fixed seeds (no model hub). Name parts on the command line t
   FusionOptions('bert').use_multi_head_attention = True: MultiHeadAttention (separate Q/K/V
   MatMuls, packed qkv bias input, key_padding_mask = EmbedLayerNormalization's 1-D mask_index),
   EmbedLayerNormalization, SkipLayerNormalization, BiasGelu. Right padding in two rows.
+- bert_gelu: the same recipe (another seed) with also FusionOptions.enable_bias_gelu = False: the
+  optimizer still fuses the erf-form GELU but leaves its bias Add, so com.microsoft Gelu (one input)
+  after the intermediate dense Add, beside MultiHeadAttention, EmbedLayerNormalization and
+  SkipLayerNormalization. Right padding in one row.
 - clip_text: a 2-layer CLIPTextModel (hidden 32, 4 heads) exported with torch.onnx.export
   (TorchScript exporter, opset 17), then onnxruntime.transformers.optimizer.optimize_model
   (model_type='clip', opt_level=0): QuickGelu, SkipLayerNormalization.
@@ -156,9 +160,10 @@ def genai_hunyuan(tmp):
     save('genai_hunyuan_rotary', model, feeds)
 
 
-def bert_mha(tmp):
-    rng = np.random.default_rng(13)
-    torch.manual_seed(3)
+def bert_optimized(tmp, name, seed, opts):
+    """A 2-layer BertModel (hidden 32, 4 heads, intermediate 64) from torch.manual_seed(seed), exported
+    and run through optimize_model(model_type='bert', opt_level=0) with `opts`."""
+    torch.manual_seed(seed)
     cfg = T.BertConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                        num_attention_heads=4, max_position_embeddings=16,
                        attn_implementation='eager')  # the optimizer does not match the SDPA export
@@ -171,17 +176,35 @@ def bert_mha(tmp):
         def forward(self, input_ids, attention_mask):
             return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
-    p = os.path.join(tmp, 'bert.onnx')
+    p = os.path.join(tmp, name + '.onnx')
     names = ['input_ids', 'attention_mask']
     export(Bert(), (torch.randint(0, 100, (2, 8)), torch.ones(2, 8, dtype=torch.int64)), names, p,
            {n: {0: 'b', 1: 's'} for n in names}, ['last_hidden_state'])
+    return optimized(p, 'bert', 4, 32, opts)
+
+
+def bert_mha(tmp):
+    rng = np.random.default_rng(13)
     opts = FusionOptions('bert')
     opts.use_multi_head_attention = True
+    model = bert_optimized(tmp, 'bert', 3, opts)
     mask = np.ones((3, 7), np.int64)
     mask[1, 4:] = 0  # right padding (EmbedLayerNormalization's mask_index counts the ones)
     mask[2, 6:] = 0
-    save('bert_mha', optimized(p, 'bert', 4, 32, opts),
+    save('bert_mha', model,
          {'input_ids': rng.integers(0, 100, (3, 7)).astype(np.int64), 'attention_mask': mask})
+
+
+def bert_gelu(tmp):
+    rng = np.random.default_rng(19)
+    opts = FusionOptions('bert')
+    opts.use_multi_head_attention = True
+    opts.enable_bias_gelu = False  # the erf GELU stays a Gelu after its bias Add
+    model = bert_optimized(tmp, 'bert_gelu', 6, opts)
+    mask = np.ones((2, 9), np.int64)
+    mask[1, 5:] = 0  # right padding
+    save('bert_gelu', model,
+         {'input_ids': rng.integers(0, 100, (2, 9)).astype(np.int64), 'attention_mask': mask})
 
 
 def clip_t5(tmp):
@@ -228,8 +251,8 @@ def fused_matmul(tmp):
           'b': rng.standard_normal((3, 12, 16)).astype(np.float32)})
 
 
-PARTS = {'fused_matmul': fused_matmul, 'clip_t5': clip_t5, 'bert_mha': bert_mha, 'genai': genai_models,
-         'genai_hunyuan': genai_hunyuan}
+PARTS = {'fused_matmul': fused_matmul, 'clip_t5': clip_t5, 'bert_mha': bert_mha, 'bert_gelu': bert_gelu,
+         'genai': genai_models, 'genai_hunyuan': genai_hunyuan}
 
 
 def main():
