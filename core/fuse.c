@@ -301,34 +301,19 @@ static bool link_transpose(const graph *g, const plan *p, int step, int rank, in
     return false;
 }
 
-/* The view of operand vals[0] over vals[d], read through links d-1 .. 0. */
-static bool operand_view(const graph *g, const plan *p, const walk *w, int d, strided_view *v) {
-    const type_info *src = &p->vals[w->vals[d]].type;
-    view_dense(v, src->rank, src->dims);
+/* The view of vals[0] in vals[d] (dense): an operand read through links d-1 .. 0, or (result)
+ * a result written through links 0 .. d-1, each undone from the dense end. */
+static bool walk_view(const graph *g, const plan *p, const walk *w, int d, bool result,
+                      strided_view *v) {
+    const type_info *end = &p->vals[w->vals[d]].type;
+    view_dense(v, end->rank, end->dims);
     for (int j = d - 1; j >= 0; j--) {
-        const type_info *to = &p->vals[w->vals[j]].type;
+        const type_info *near = &p->vals[w->vals[j]].type; /* the MatMul's side of link j */
         int64_t perm[ONYX_MAX_RANK];
         if (w->kinds[j] == LINK_TRANSPOSE) {
             if (!link_transpose(g, p, w->steps[j], v->rank, perm)) return false;
-            view_transpose(v, perm, v);
-        } else if (w->kinds[j] == LINK_RELABEL && !view_reshape(v, to->rank, to->dims, v)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* The view of result vals[0] inside vals[d] (dense), written through links 0 .. d-1. */
-static bool result_view(const graph *g, const plan *p, const walk *w, int d, strided_view *v) {
-    const type_info *dst = &p->vals[w->vals[d]].type;
-    view_dense(v, dst->rank, dst->dims);
-    for (int j = d - 1; j >= 0; j--) {
-        const type_info *from = &p->vals[w->vals[j]].type;
-        int64_t perm[ONYX_MAX_RANK];
-        if (w->kinds[j] == LINK_TRANSPOSE) {
-            if (!link_transpose(g, p, w->steps[j], from->rank, perm)) return false;
-            view_untranspose(v, perm, v);
-        } else if (!view_reshape(v, from->rank, from->dims, v)) {
+            (result ? view_untranspose : view_transpose)(v, perm, v);
+        } else if (w->kinds[j] == LINK_RELABEL && !view_reshape(v, near->rank, near->dims, v)) {
             return false;
         }
     }
@@ -365,7 +350,7 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
         strided_view v;
         int d = w.n;
         for (; d > 0; d--)
-            if (w.kinds[d - 1] != LINK_RELABEL && operand_view(g, p, &w, d, &v)) break;
+            if (w.kinds[d - 1] != LINK_RELABEL && walk_view(g, p, &w, d, false, &v)) break;
         float f = scale;
         bool moved = false, factored = false;
         for (int j = 0; j < d; j++) {
@@ -402,7 +387,7 @@ static int result_views(const graph *g, const plan *p, const int *uses, const bo
     strided_view v;
     int d = w.n;
     for (; d > 0; d--)
-        if (w.kinds[d - 1] == LINK_TRANSPOSE && result_view(g, p, &w, d, &v)) break;
+        if (w.kinds[d - 1] == LINK_TRANSPOSE && walk_view(g, p, &w, d, true, &v)) break;
     if (d == 0) return -1;
     set_view(chain, 2, &v);
     for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
