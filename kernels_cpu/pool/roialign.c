@@ -7,6 +7,9 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
+/* The most bilinear samples one RoiAlign may take (minutes of work at most). */
+#define MAX_SAMPLES 4294967296.0
+
 typedef struct roi_job {
     const void *x, *rois;
     const int64_t *bidx;
@@ -52,14 +55,65 @@ static void sample_at(double y, double x, int64_t h, int64_t w, corner *r) {
     r->w[3] = ly * lx;
 }
 
-/* Adaptive samples per bin, ceil(bin size); NaN or absurd boxes are clamped rather than
- * converted out of range. */
-static int64_t grid_size(double bin) {
+/* Samples per bin along one axis: sampling_ratio, or adaptive ceil(bin size); as a double, since
+ * a huge spatial_scale makes it far larger than any count; NaN boxes get none. */
+static double grid_size(int64_t sr, double bin) {
+    if (sr > 0) return (double)sr;
     double g = ceil(bin);
-    if (!(g >= 0)) return 0;
-    return g > 4096 ? 4096 : (int64_t)g;
+    return g >= 0 ? g : 0;
 }
 
+/* The samples i in [0, g) of start + (i + 0.5) * step that can land on the map, [-1, extent]
+ * (the others weigh 0): [*first, *last], empty when *first > *last. One sample of slack on each
+ * side (sample_at still checks each), so rounding never drops one. */
+static void on_map(double start, double step, double g, int64_t extent, int64_t *first,
+                   int64_t *last) {
+    *first = 0;
+    *last = -1;
+    if (!(g >= 1) || !isfinite(start) || !isfinite(step)) return;
+    double lo = 0, hi = g - 1;
+    if (step != 0) {
+        double a = (-1.0 - start) / step - 0.5, b = ((double)extent - start) / step - 0.5;
+        if (a > b) {
+            double t = a;
+            a = b;
+            b = t;
+        }
+        lo = fmax(lo, floor(a) - 1);
+        hi = fmin(hi, ceil(b) + 1);
+    } else if (!(start >= -1.0 && start <= (double)extent)) {
+        return;
+    }
+    /* past 2^53 a sample's index (and position) is no longer exact: a box of 1e16 samples and
+     * more reads nothing beyond that, and the count alone gets such a node refused */
+    if (lo > hi || lo > 0x1p53) return;
+    *first = (int64_t)lo;
+    *last = (int64_t)fmin(hi, 0x1p53);
+}
+
+/* One roi's geometry: its corner, bin sizes and samples per bin. */
+typedef struct roi_box {
+    double x0, y0, bw, bh, gw, gh;
+} roi_box;
+
+static void roi_geometry(const roi_job *j, double bx0, double by0, double bx1, double by1,
+                         roi_box *b) {
+    double off = j->half_pixel ? 0.5 : 0.0;
+    b->x0 = bx0 * j->scale - off;
+    b->y0 = by0 * j->scale - off;
+    double rw = bx1 * j->scale - off - b->x0, rh = by1 * j->scale - off - b->y0;
+    if (!j->half_pixel) {
+        rw = rw > 1.0 ? rw : 1.0; /* malformed rois become 1x1 */
+        rh = rh > 1.0 ? rh : 1.0;
+    }
+    b->bh = rh / (double)j->oh;
+    b->bw = rw / (double)j->ow;
+    b->gh = grid_size(j->sr, b->bh);
+    b->gw = grid_size(j->sr, b->bw);
+}
+
+/* Only the samples that land on the map are read: the others weigh 0 in the average (and are
+ * a 0 in the max), so a huge box or sampling_ratio costs no more than the map it covers. */
 #define ROI_TEMPLATE(N, T, LD, ST)                                                                 \
     static void roi_rows_##N(void *ctx, int64_t b, int64_t e) {                                    \
         const roi_job *j = ctx;                                                                    \
@@ -68,27 +122,25 @@ static int64_t grid_size(double bin) {
             const T *box = (const T *)j->rois + r * 4;                                             \
             const T *x = (const T *)j->x + (j->bidx[r] * j->c + ch) * j->h * j->w;                 \
             T *y = (T *)j->y + rc * j->oh * j->ow;                                                 \
-            double off = j->half_pixel ? 0.5 : 0.0;                                                \
-            double x0 = (double)LD(box[0]) * j->scale - off;                                       \
-            double y0 = (double)LD(box[1]) * j->scale - off;                                       \
-            double rw = (double)LD(box[2]) * j->scale - off - x0;                                  \
-            double rh = (double)LD(box[3]) * j->scale - off - y0;                                  \
-            if (!j->half_pixel) {                                                                  \
-                rw = rw > 1.0 ? rw : 1.0; /* malformed rois become 1x1 */                          \
-                rh = rh > 1.0 ? rh : 1.0;                                                          \
-            }                                                                                      \
-            double bh = rh / (double)j->oh, bw = rw / (double)j->ow;                               \
-            int64_t gh = j->sr > 0 ? j->sr : grid_size(rh / (double)j->oh);                        \
-            int64_t gw = j->sr > 0 ? j->sr : grid_size(rw / (double)j->ow);                        \
-            double cnt = gh * gw > 1 ? (double)(gh * gw) : 1.0;                                    \
-            for (int64_t ph = 0; ph < j->oh; ph++)                                                 \
+            roi_box g;                                                                             \
+            roi_geometry(j, LD(box[0]), LD(box[1]), LD(box[2]), LD(box[3]), &g);                   \
+            double total = g.gh * g.gw, cnt = total > 1 ? total : 1.0;                             \
+            for (int64_t ph = 0; ph < j->oh; ph++) {                                               \
+                int64_t fy, ly;                                                                    \
+                double sy = g.y0 + ph * g.bh, dy = g.bh / g.gh;                                    \
+                on_map(sy, dy, g.gh, j->h, &fy, &ly);                                              \
                 for (int64_t pw = 0; pw < j->ow; pw++) {                                           \
+                    int64_t fx, lx;                                                                \
+                    double sx = g.x0 + pw * g.bw, dx = g.bw / g.gw;                                \
+                    on_map(sx, dx, g.gw, j->w, &fx, &lx);                                          \
+                    double read = (double)(ly - fy + 1) * (double)(lx - fx + 1);                   \
+                    /* samples off the map count as 0 in a max too */                              \
+                    bool first = !(fy > ly || fx > lx) && read >= total;                           \
                     double acc = 0;                                                                \
-                    bool first = true;                                                             \
-                    for (int64_t iy = 0; iy < gh; iy++) {                                          \
-                        double yy = y0 + ph * bh + (iy + 0.5) * bh / (double)gh;                   \
-                        for (int64_t ix = 0; ix < gw; ix++) {                                      \
-                            double xx = x0 + pw * bw + (ix + 0.5) * bw / (double)gw;               \
+                    for (int64_t iy = fy; iy <= ly && fx <= lx; iy++) {                            \
+                        double yy = sy + (iy + 0.5) * dy;                                          \
+                        for (int64_t ix = fx; ix <= lx; ix++) {                                    \
+                            double xx = sx + (ix + 0.5) * dx;                                      \
                             corner s;                                                              \
                             sample_at(yy, xx, j->h, j->w, &s);                                     \
                             double v[4];                                                           \
@@ -104,6 +156,7 @@ static int64_t grid_size(double bin) {
                     }                                                                              \
                     y[ph * j->ow + pw] = ST((j->max ? acc : acc / cnt));                           \
                 }                                                                                  \
+            }                                                                                      \
         }                                                                                          \
     }
 
@@ -148,6 +201,31 @@ onyx_status cpu_roialign_run(const kernel_call *c) {
                               "half_pixel"),
         .max = !strcmp(attr_string(n, "mode", "avg"), "max"),
     };
+    /* the samples that land on the map, over every roi: bounded, or the node is refused rather
+     * than run for hours (a sampling_ratio of millions, a spatial_scale of 1e9) */
+    double reads = 0;
+    for (int64_t r = 0; r < rois->dims[0]; r++) {
+        roi_box g;
+        roi_geometry(&j, tensor_get_f64(rois, r * 4), tensor_get_f64(rois, r * 4 + 1),
+                     tensor_get_f64(rois, r * 4 + 2), tensor_get_f64(rois, r * 4 + 3), &g);
+        double ny = 0, nx = 0;
+        for (int64_t ph = 0; ph < j.oh; ph++) {
+            int64_t f, l;
+            on_map(g.y0 + ph * g.bh, g.bh / g.gh, g.gh, j.h, &f, &l);
+            ny += (double)(l - f + 1);
+        }
+        for (int64_t pw = 0; pw < j.ow; pw++) {
+            int64_t f, l;
+            on_map(g.x0 + pw * g.bw, g.bw / g.gw, g.gw, j.w, &f, &l);
+            nx += (double)(l - f + 1);
+        }
+        reads += ny * nx * (double)j.c;
+    }
+    if (reads > MAX_SAMPLES)
+        return onyx_error(ONYX_ERR_UNSUPPORTED,
+                          "RoiAlign would take %.3g bilinear samples (sampling_ratio %lld, "
+                          "spatial_scale %g): more than %.3g",
+                          reads, (long long)j.sr, j.scale, MAX_SAMPLES);
     void (*fn)(void *, int64_t, int64_t);
     switch (x->dtype) {
     case ONYX_FLOAT: fn = roi_rows_f32; break;

@@ -27,7 +27,7 @@ static onyx_status roialign_infer(infer_ctx *c) {
                           "expected >= 1", (long long)oh, (long long)ow);
     if (sr < 0 || sr > ((int64_t)1 << 20))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute sampling_ratio is %lld, expected "
-                          ">= 0", (long long)sr);
+                          "0 to %lld", (long long)sr, (long long)1 << 20);
     const type_info *x = c->in[0], *r = c->in[1], *b = c->in[2];
     int64_t dims[4] = {-1, -1, oh, ow};
     if (x->kind == ONYX_VALUE_TENSOR && x->rank >= 0) {

@@ -146,6 +146,19 @@ def generate(s):
     both(s, 'roi_max_f64_half_pixel', 'RoiAlign', [f(2, 3, 8, 9, dt=np.float64), rois.astype(np.float64),
                                                     i64(1, 0, 1, 1)],
          attrs={'output_height': 2, 'output_width': 3, 'mode': 'max', 'sampling_ratio': 2}, opset=16)
+    # boxes reaching far past the map (spatial_scale 4 on a 6x6 map): most adaptive samples land
+    # off it and weigh 0, and the kernel reads only the ones on it; avg and max (a 0 from off the
+    # map counts in the max), negative values so that it matters
+    far = np.array([[0, 0, 5, 5], [-3, 1, 2, 7], [1, -2, 4, 0.5]], np.float32)
+    for mode in ('avg', 'max'):
+        both(s, f'roi_far_boxes_{mode}', 'RoiAlign', [f(1, 2, 6, 6) - 2, far, i64(0, 0, 0)],
+             attrs={'output_height': 2, 'output_width': 3, 'spatial_scale': 4.0, 'mode': mode}, opset=16)
+    # fuzz_run's spatial_scale of 1e9: 2e8 x 2e8 adaptive samples per bin, of which about 11 x 11
+    # land on the 10x10 map in the first bin and none in the others, so every output is within
+    # 121 / 4e16 of 0 (the reference evaluator would take days to say so)
+    both(s, 'roi_huge_scale', 'RoiAlign', [f(1, 1, 10, 10), np.array([[0, 0, 1, 1]], np.float32), i64(0)],
+         attrs={'output_height': 5, 'output_width': 5, 'spatial_scale': 1e9}, opset=16,
+         expected=[np.zeros((1, 1, 5, 5), np.float32)])
 
     # Col2Im: 1-D, 3-D and an integer type
     both(s, 'col2im_1d', 'Col2Im', [f(2, 6, 6), i64(11), i64(3)], attrs={'strides': [2], 'pads': [1, 1]},

@@ -482,6 +482,18 @@ def omitted_required_family(b):
                             [vi('y', TP.FLOAT)], opset=17)
         b.write(name, model, [('x', f(1, 2, 4)), ('w', f(2, 2, 3))], SHAPE, 'W has 3 there')
 
+    # RoiAlign reads only the bilinear samples that land on the map, so a spatial_scale of 1e9
+    # runs at once (fuzz_run found it taking minutes); the samples it must read stay bounded, and
+    # the largest sampling_ratio it takes (2^20 per bin axis) on a box over the map is refused
+    # rather than run for hours
+    node = h.make_node('RoiAlign', ['x', 'rois', 'bi'], ['y'], output_height=2, output_width=2,
+                       sampling_ratio=2 ** 20)
+    model = graph_model([node], [vi('x', TP.FLOAT, [1, 1, 10, 10]), vi('rois', TP.FLOAT, [1, 4]),
+                                 vi('bi', TP.INT64, [1])], [vi('y', TP.FLOAT)], opset=16)
+    b.write('bad_roialign_sampling_huge', model,
+            [('x', f(1, 1, 10, 10)), ('rois', np.array([[0, 0, 9, 9]], np.float32)), ('bi', i64(0))],
+            UNSUPPORTED, 'bilinear samples')
+
 
 def main(argv):
     if len(argv) != 2:
