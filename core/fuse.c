@@ -301,6 +301,23 @@ static bool link_transpose(const graph *g, const plan *p, int step, int rank, in
     return false;
 }
 
+/* The links from `v` away from the MatMul of step s: towards its producers (an operand), or
+ * where `consumer` is given, towards its readers (a result). */
+static void walk_links(const graph *g, const plan *p, const int *uses, const bool *gone,
+                       const int *consumer, int s, int v, walk *w) {
+    w->n = 0;
+    w->vals[0] = v;
+    while (w->n < MAX_WALK) {
+        int x, cur = w->vals[w->n];
+        int r = consumer ? consumer[cur] : producer(g, p, s, cur);
+        int kind = link_of(g, p, uses, gone, r, cur, consumer != NULL, &x, &w->factors[w->n]);
+        if (kind < 0) break;
+        w->steps[w->n] = r;
+        w->kinds[w->n] = kind;
+        w->vals[++w->n] = x;
+    }
+}
+
 /* The view of vals[0] in vals[d] (dense): an operand read through links d-1 .. 0, or (result)
  * a result written through links 0 .. d-1, each undone from the dense end. */
 static bool walk_view(const graph *g, const plan *p, const walk *w, int d, bool result,
@@ -336,17 +353,10 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
     const graph_node *mm = step_node(g, &p->steps[s]);
     float scale = 1.0f;
     for (int i = 0; i < 2; i++) {
-        walk w = {.vals = {mm->inputs[i]}};
         if (i == 1 && mm->inputs[1] == mm->inputs[0]) break;
         if (!may_view[i]) continue;
-        while (w.n < MAX_WALK) {
-            int x, r = producer(g, p, s, w.vals[w.n]);
-            int kind = link_of(g, p, uses, gone, r, w.vals[w.n], false, &x, &w.factors[w.n]);
-            if (kind < 0) break;
-            w.steps[w.n] = r;
-            w.kinds[w.n] = kind;
-            w.vals[++w.n] = x;
-        }
+        walk w;
+        walk_links(g, p, uses, gone, NULL, s, mm->inputs[i], &w);
         strided_view v;
         int d = w.n;
         for (; d > 0; d--)
@@ -373,17 +383,8 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
  * to taken) and sets *cur to the value the fused node makes. */
 static int result_views(const graph *g, const plan *p, const int *uses, const bool *gone,
                         const int *consumer, fuse_chain *chain, int *cur, int *taken, int *n_taken) {
-    walk w = {.vals = {*cur}};
-    while (w.n < MAX_WALK) {
-        int x;
-        float c;
-        int r = consumer[w.vals[w.n]];
-        int kind = link_of(g, p, uses, gone, r, w.vals[w.n], true, &x, &c);
-        if (kind < 0) break;
-        w.steps[w.n] = r;
-        w.kinds[w.n] = kind;
-        w.vals[++w.n] = x;
-    }
+    walk w;
+    walk_links(g, p, uses, gone, consumer, -1, *cur, &w);
     strided_view v;
     int d = w.n;
     for (; d > 0; d--)

@@ -254,11 +254,12 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
     const graph_node *m[10];
     int nm = 0;
     int64_t c;
-    int x = mean1->inputs[0];
     if (!last_axis_mean(r, mean1, -1, &c)) return ONYX_OK;
+    int x = mean1->inputs[0];
     m[nm++] = mean1;
     const graph_node *sub = sole_reader(r, mean1->outputs[0]);
-    if (!is_op(sub, "Sub") || sub->inputs[0] != x || sub->inputs[1] != mean1->outputs[0])
+    if (!is_op(sub, "Sub") || sub->n_inputs != 2 || sub->inputs[0] != x ||
+        sub->inputs[1] != mean1->outputs[0])
         return ONYX_OK;
     m[nm++] = sub;
     int d = sub->outputs[0];
@@ -269,6 +270,7 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
         bool reads = false;
         for (int i = 0; i < nd->n_inputs; i++) reads |= nd->inputs[i] == d;
         if (!reads || r->gone[n]) continue;
+        if (nd->n_inputs != 2) return ONYX_OK;
         if (is_op(nd, "Div") && nd->inputs[0] == d && !div) div = nd;
         else if (!sq && ((is_op(nd, "Pow") && nd->inputs[0] == d && scalar_of(r, nd->inputs[1]) == 2.0) ||
                           (is_op(nd, "Mul") && nd->inputs[0] == d && nd->inputs[1] == d)))
