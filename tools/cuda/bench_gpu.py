@@ -123,6 +123,11 @@ def main():
                     rows.append((name, b, prec, None, None, None, None, f'export: {str(e)[:80]}'))
                     continue
                 export_s = time.time() - t0
+                if b == 1:  # which nodes stay on the CPU: the first suspect of a slow row
+                    with open(os.path.join(args.out, 'placement.txt'), 'a') as f:
+                        r = subprocess.run([cli, 'info', path, '--placement', '-d', 'CUDA'],
+                                           capture_output=True, text=True, timeout=600)
+                        f.write(f'== {path}\n' + r.stdout + r.stderr[-2000:])
                 oh, err = onyx_time(cli, path, args.runs, False)
                 ox, err2 = onyx_time(cli, path, args.runs, True)
                 err = err or err2

@@ -3,7 +3,9 @@
 # tools/cuda/bundle.sh made .gpu/bundle.tar.xz here: builds the CUDA plugin with that machine's
 # nvcc, then runs the CUDA unit test, the conformance on CUDA (and on the CPU, for comparison),
 # and the GPU benchmark; logs go to $OUT (or .gpu/out). The last lines are the summary.
-#   tools/cuda/check.sh [unit] [conformance] [bench] [FILTER=glob]   (default: all three)
+#   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [FILTER=glob]   (default: all but gen)
+# gen runs the generated op cases (tests/gen/make_cases.py, packed here as .gpu/gc.tar.xz) on
+# CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-.gpu/out}
@@ -46,16 +48,27 @@ fi
 if [[ " $steps " == *" conformance "* ]]; then
     data="$b/data"
     dirs=("$data/node" "$data/simple" "$data/pytorch-converted" "$data/pytorch-operator" "$data/real")
-    for dev in CPU CUDA; do
+    for dev in ${CONF_DEVICES:-CPU CUDA}; do
+        t0=$SECONDS
         exp=tests/conformance/$([[ $dev == CUDA ]] && echo cuda || echo cpu)_expected_failures.txt
         "$b/bin/onyx-test-runner" -d $dev -j "$jobs" -q ${filter:+-f "$filter"} \
             $([[ -f $exp ]] && echo "-x $exp") --draws tests/conformance/random_draws.txt \
             --write-expected "$out/failing-$dev.txt" \
             --report "$out/conformance-$dev.json" "${dirs[@]}" >"$out/conformance-$dev.log" 2>&1
-        echo "conformance $dev rc=$?: $(tail -1 "$out/conformance-$dev.log")"
+        echo "conformance $dev rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/conformance-$dev.log")"
         summary+=("conformance-$dev: $(tail -2 "$out/conformance-$dev.log" | head -1)")
     done
     grep -E "^(FAIL|ERROR|UNEXPECTED)" "$out/conformance-CUDA.log" | head -60
+fi
+
+if [[ " $steps " == *" gen "* && -f .gpu/gc.tar.xz ]]; then
+    t0=$SECONDS
+    rm -rf /tmp/onyx-gc && mkdir -p /tmp/onyx-gc && tar -C /tmp/onyx-gc -xJf .gpu/gc.tar.xz
+    "$b/bin/onyx-test-runner" -d CUDA -j "$jobs" -q --write-expected "$out/failing-gen-CUDA.txt" \
+        /tmp/onyx-gc/ok >"$out/gen-CUDA.log" 2>&1
+    echo "generated cases CUDA rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/gen-CUDA.log")"
+    summary+=("gen-CUDA: $(tail -2 "$out/gen-CUDA.log" | head -1)")
+    grep -E "^(FAIL|ERROR|UNEXPECTED)" "$out/gen-CUDA.log" | head -40
 fi
 
 if [[ " $steps " == *" bench "* ]]; then
