@@ -32,6 +32,7 @@ EW_MATH1(asinh)
 EW_MATH1(acosh)
 EW_MATH1(atanh)
 EW_MATH1(erf)
+EW_MATH1(erfc)
 EW_MATH1(tanh)
 #undef EW_MATH1
 
@@ -169,7 +170,8 @@ struct op_gelu {
         return {strcmp(attr_string(n, "approximate", "none"), "tanh") == 0};
     }
     template <class C> __device__ __forceinline__ C operator()(C x) const {
-        if (!tanh_form) return C(0.5) * x * (C(1) + m_erf(x * C(0.70710678118654752440)));
+        // 1 + erf z for negative z is erfc(-z), without the cancellation that loses the tail
+        if (!tanh_form) return C(0.5) * x * m_erfc(x * C(-0.70710678118654752440));
         // 0.5 * (1 + tanh(z)) is sigmoid(2z), without the cancellation for negative z
         const C k = C(1.5957691216057307117597842397375); // 2 * sqrt(2 / pi)
         return x * sigmoid(k * (x + C(0.044715) * x * x * x));
