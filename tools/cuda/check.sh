@@ -64,7 +64,8 @@ fi
 if [[ " $steps " == *" gen "* && -f .gpu/gc.tar.xz ]]; then
     t0=$SECONDS
     rm -rf /tmp/onyx-gc && mkdir -p /tmp/onyx-gc && tar -C /tmp/onyx-gc -xJf .gpu/gc.tar.xz
-    "$b/bin/onyx-test-runner" -d CUDA -j "$jobs" -q --write-expected "$out/failing-gen-CUDA.txt" \
+    "$b/bin/onyx-test-runner" -d CUDA -j "$jobs" -q ${filter:+-f "$filter"} \
+        --write-expected "$out/failing-gen-CUDA.txt" \
         /tmp/onyx-gc/ok >"$out/gen-CUDA.log" 2>&1
     echo "generated cases CUDA rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/gen-CUDA.log")"
     summary+=("gen-CUDA: $(tail -2 "$out/gen-CUDA.log" | head -1)")
