@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/device_cache.h"
+
 #define ALIGNMENT 64
 
 /* ------------------------------------------------------------------ text output */
@@ -214,7 +216,7 @@ void tensor_release(tensor *t) {
     if (!t) return;
     if (t->owns && t->device != DEVICE_CPU) {
         const device_ops *d = device_ops_of(t->device);
-        if (d) d->free(t->data);
+        if (d) device_cache_free(d, t->data, t->nbytes);
     } else if (t->owns) {
         if (t->dtype == ONYX_STRING) free_strings(t->data, t->numel);
         storage_free(t->data, t->nbytes);
@@ -231,7 +233,7 @@ onyx_status tensor_alloc_on(tensor *t, device_kind device, onyx_dtype dtype, int
         return onyx_error(ONYX_ERR_DEVICE, "string tensors live on the CPU only");
     tensor n = {0};
     TRY(tensor_set_shape(&n, dtype, rank, dims));
-    if (!(n.data = d->alloc(n.nbytes ? n.nbytes : 1)))
+    if (!(n.data = device_cache_alloc(d, n.nbytes)))
         return onyx_error(ONYX_ERR_NO_MEMORY, "%zu bytes of %s memory", n.nbytes,
                           device_name(device));
     n.owns = true;

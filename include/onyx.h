@@ -139,6 +139,8 @@ ONYX_API onyx_status onyx_value_new_optional(onyx_value *item, onyx_value **out)
  * caller keeps them. Caller owns *out. */
 ONYX_API onyx_status onyx_value_new_map(onyx_value *keys, onyx_value *values, onyx_value **out);
 
+/* A tensor in device memory (CUDA) gives its block to onyx's cache for the next device tensor of
+ * its size, without waiting for the device: work you queued on its memory must have ended. */
 ONYX_API void onyx_value_free(onyx_value *value);
 /* Frees `count` values and the array holding them (as returned by the run functions). */
 ONYX_API void onyx_values_free(onyx_value **values, size_t count);

@@ -91,9 +91,13 @@ static void test_input_and_output_on_device(void **state) {
     onyx_value *xd = NULL;
     assert_int_equal(onyx_value_copy_to_device(f->x, "TEST", &xd), ONYX_OK);
     assert_string_equal(onyx_tensor_device(xd), "TEST");
+    void *last_block = NULL;
     for (int r = 0; r < 3; r++) { /* the same plan again */
         onyx_value *yd = run1(f->rep, xd, "TEST");
         assert_string_equal(onyx_tensor_device(yd), "TEST"); /* Softmax ran on TEST */
+        /* the block the last output freed comes back: no device allocation per run */
+        if (last_block) assert_ptr_equal(onyx_tensor_data(yd), last_block);
+        last_block = onyx_tensor_data(yd);
         onyx_value *y = NULL;
         assert_int_equal(onyx_value_copy_to_device(yd, "CPU", &y), ONYX_OK);
         assert_close(y, f->expected);

@@ -1,0 +1,94 @@
+/* Device blocks kept for reuse, per device kind (core/device_cache.h). A handful of blocks per
+ * output at most, so a short array searched from its end (the block freed last first) does. */
+#include "core/device_cache.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* What one kind keeps at most: enough for the outputs of several runs in flight, small enough
+ * that kept blocks never crowd out a model's arenas (and they are given back when memory runs
+ * out). */
+#define KEEP_BLOCKS 256
+#define KEEP_BYTES ((size_t)1 << 30)
+
+typedef struct kept {
+    void *p;
+    size_t bytes; /* its class */
+} kept;
+
+typedef struct kind_cache {
+    pthread_mutex_t lock;
+    kept blocks[KEEP_BLOCKS];
+    int n;
+    size_t bytes;
+} kind_cache;
+
+_Static_assert(DEVICE_KINDS == 3, "one cache per device kind");
+static kind_cache caches[DEVICE_KINDS] = {
+    {.lock = PTHREAD_MUTEX_INITIALIZER},
+    {.lock = PTHREAD_MUTEX_INITIALIZER},
+    {.lock = PTHREAD_MUTEX_INITIALIZER},
+};
+
+size_t device_cache_class(size_t bytes) {
+    if (bytes <= 4096) return bytes <= 256 ? 256 : (bytes + 255) & ~(size_t)255;
+    int log2 = 63 - __builtin_clzll((unsigned long long)bytes);
+    size_t step = (size_t)1 << (log2 - 2);
+    if (bytes > SIZE_MAX - step) return bytes; /* no class above: exactly what was asked */
+    return (bytes + step - 1) & ~(step - 1);
+}
+
+static kind_cache *cache_of(const device_ops *d) {
+    return (unsigned)d->kind < DEVICE_KINDS ? &caches[d->kind] : NULL;
+}
+
+void *device_cache_alloc(const device_ops *d, size_t bytes) {
+    size_t cls = device_cache_class(bytes);
+    kind_cache *c = cache_of(d);
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        for (int i = c->n - 1; i >= 0; i--)
+            if (c->blocks[i].bytes == cls) {
+                void *p = c->blocks[i].p;
+                c->blocks[i] = c->blocks[--c->n];
+                c->bytes -= cls;
+                pthread_mutex_unlock(&c->lock);
+                return p;
+            }
+        pthread_mutex_unlock(&c->lock);
+    }
+    void *p = d->alloc(cls);
+    if (!p && device_cache_trim(d) > 0) p = d->alloc(cls);
+    return p;
+}
+
+void device_cache_free(const device_ops *d, void *p, size_t bytes) {
+    if (!p) return;
+    size_t cls = device_cache_class(bytes);
+    kind_cache *c = cache_of(d);
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        if (c->n < KEEP_BLOCKS && cls <= KEEP_BYTES - c->bytes) {
+            c->blocks[c->n++] = (kept){p, cls};
+            c->bytes += cls;
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    d->free(p);
+}
+
+int device_cache_trim(const device_ops *d) {
+    kind_cache *c = cache_of(d);
+    if (!c) return 0;
+    kept gone[KEEP_BLOCKS];
+    pthread_mutex_lock(&c->lock);
+    int n = c->n;
+    for (int i = 0; i < n; i++) gone[i] = c->blocks[i];
+    c->n = 0;
+    c->bytes = 0;
+    pthread_mutex_unlock(&c->lock);
+    for (int i = 0; i < n; i++) d->free(gone[i].p);
+    return n;
+}

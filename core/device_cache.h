@@ -1,0 +1,29 @@
+/* Device memory kept for reuse. A device tensor's block, when the tensor is freed, waits here for
+ * the next device tensor of its size class, so that runs whose outputs stay on the device (io
+ * binding) ask the device for memory only while their first outputs are alive: cudaMalloc costs
+ * tens of microseconds and cudaFree waits for the whole device.
+ *
+ * Freeing a block does not wait for work queued on it: onyx's own work on a value has finished
+ * when a run returns, and work a caller queues on a device value must end before the caller frees
+ * the value (as with host memory). */
+#ifndef ONYX_CORE_DEVICE_CACHE_H
+#define ONYX_CORE_DEVICE_CACHE_H
+
+#include <stddef.h>
+
+#include "core/device.h"
+
+/* Size classes are at most a quarter apart: the cache hands out blocks of the class's size. */
+size_t device_cache_class(size_t bytes);
+
+/* A block of at least `bytes` of d's memory: a kept one of the class, else a new one (after the
+ * kept blocks of the kind are given back, where the device has no memory left); NULL on OOM. */
+void *device_cache_alloc(const device_ops *d, size_t bytes);
+
+/* Keeps the block (of a tensor of `bytes`) for reuse, or frees it where the cache is full. */
+void device_cache_free(const device_ops *d, void *p, size_t bytes);
+
+/* Frees every kept block of d's kind; returns how many. */
+int device_cache_trim(const device_ops *d);
+
+#endif
