@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/device_cache.h"
 #include "core/exec_internal.h"
 #include "core/log.h"
 #include "core/optimize.h"
@@ -139,7 +140,12 @@ static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) 
     for (int d = 0; d < DEVICE_KINDS; d++) {
         if (d != DEVICE_CPU && !p->arena_size[d]) continue;
         size_t bytes = (p->arena_size[d] + 63) & ~(size_t)63;
-        if (!(ctx->arena[d] = p->devices[d]->alloc(bytes ? bytes : 64))) {
+        const device_ops *dev = p->devices[d];
+        if (!bytes) bytes = 64;
+        /* blocks kept for device tensors are given back before an arena is refused */
+        if (!(ctx->arena[d] = dev->alloc(bytes)) && d != DEVICE_CPU && device_cache_trim(dev))
+            ctx->arena[d] = dev->alloc(bytes);
+        if (!ctx->arena[d]) {
             st = onyx_error(ONYX_ERR_NO_MEMORY, "run context: %zu bytes of %s memory", bytes,
                             device_name((device_kind)d));
             goto done;
