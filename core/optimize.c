@@ -7,6 +7,7 @@
  *   SiLU:                               x * Sigmoid(x)                           -> Swish
  *   LayerNormalization over the last axis, spelled out (exporters before opset 17):
  *     d = x - ReduceMean(x); d / Sqrt(ReduceMean(d^2) + eps) * gamma (+ beta) -> LayerNormalization
+ *   a node computing what an earlier one computes (core/graph_cse.c)      -> Identity of its output
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/graph_cse.h"
 #include "core/op_schema.h"
 
 typedef struct rewriter {
@@ -350,6 +352,16 @@ static bool spatial_mean(const rewriter *r, const graph_node *n) {
     return true;
 }
 
+/* Node n computes what the earlier node o computes (core/graph_cse.c): an Identity of o's output
+ * takes its place, which costs nothing (Identity aliases its input). */
+static onyx_status same_as(rewriter *r, int n, int o) {
+    const graph_node *nd = &r->g->nodes[n], *members[1] = {nd};
+    int x = r->g->nodes[o].outputs[0];
+    TRY(replace(r, nd, members, 1, "Identity", 25, x, nd->outputs[0], NULL));
+    if (r->gone[n]) r->uses[x]++; /* o's output now has this reader too */
+    return ONYX_OK;
+}
+
 static onyx_status rewrite_node(rewriter *r, int idx) {
     const graph_node *n = &r->g->nodes[idx];
     const graph_node *members[12], *last = NULL;
@@ -467,6 +479,12 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_
     }
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o] >= 0) r.uses[g->outputs[o]] += 2; /* graph outputs stay */
+    int *dup_of = NULL;
+    CHECK(graph_find_duplicates(g, &dup_of));
+    for (int n = 0; n < g->n_nodes && st == ONYX_OK; n++)
+        if (dup_of[n] >= 0) st = same_as(&r, n, dup_of[n]);
+    free(dup_of);
+    if (st != ONYX_OK) goto done;
     for (int n = 0; n < g->n_nodes && !r.types; n++)
         if (is_op(&g->nodes[n], "ReduceMean")) CHECK(graph_infer_types(g, &r.types));
     for (int n = 0; n < g->n_nodes; n++)

@@ -371,3 +371,26 @@ def generate(s):
                [('x', fw(2, 24, 10, 10))],
                [('wa', fw(112, 6, 1, 1)), ('ba', fw(112)), ('wb', fw(112, 8, 3, 3)),
                 ('wc', fw(40, 56, 1, 1))], ['y'])
+
+    # Common subexpressions (core/graph_cse.c): each "layer" turns the same mask into the scores'
+    # addend from its own Constant nodes of equal values (BERT's TorchScript export), so the
+    # second layer's Greater and then its Where (through the first's canonical output) are
+    # duplicates, one of them a graph output; the Adds read different scores, and a Transpose
+    # with another perm and a Gemm with another alpha are not duplicates.
+    def const(name, v):
+        return N('Constant', [], [name], value=nh.from_array(np.array(v, np.float32)))
+    graph_case('test_fl_cse_mask_layers',
+               [const('z_a', 0.0), const('z_b', 0.0), const('n_a', -1e4), const('n_b', -1e4),
+                N('Greater', ['mf', 'z_a'], ['g_a']), N('Greater', ['mf', 'z_b'], ['g_b']),
+                N('Where', ['g_a', 'z_a', 'n_a'], ['w_a']), N('Where', ['g_b', 'z_b', 'n_b'], ['w_b']),
+                N('Add', ['x', 'w_a'], ['s_a']), N('Add', ['x2', 'w_b'], ['s_b']),
+                N('Softmax', ['s_a'], ['p_a'], axis=-1), N('Softmax', ['s_b'], ['p_b'], axis=-1),
+                N('Transpose', ['x'], ['t1'], perm=[0, 1, 3, 2]),
+                N('Transpose', ['x'], ['t2'], perm=[0, 1, 3, 2]),
+                N('Transpose', ['x'], ['t3'], perm=[0, 2, 3, 1]),
+                N('Add', ['t1', 't2'], ['t12']),
+                N('Gemm', ['ga', 'gb'], ['m1'], alpha=0.5), N('Gemm', ['ga', 'gb'], ['m2'], alpha=2.0),
+                N('Gemm', ['ga', 'gb'], ['m3'], alpha=0.5), N('Sub', ['m1', 'm2'], ['m12'])],
+               [('x', f(2, 3, 4, 4)), ('x2', f(2, 3, 4, 4)), ('mf', f(2, 1, 4, 4)), ('ga', f(3, 5)),
+                ('gb', f(5, 2))], [],
+               ['p_a', 'p_b', 'w_b', 't12', 't3', 'm12', 'm3'])
