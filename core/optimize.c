@@ -7,14 +7,15 @@
  *   SiLU:                               x * Sigmoid(x)                           -> Swish
  *   LayerNormalization over the last axis, spelled out (exporters before opset 17):
  *     d = x - ReduceMean(x); d / Sqrt(ReduceMean(d^2) + eps) * gamma (+ beta) -> LayerNormalization
- *   a node computing what an earlier one computes (core/graph_cse.c)      -> Identity of its output
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
  *                                       stays in the convolutions' blocked layout, core/fuse.c)
  * A pattern is replaced only when its inner values are read by the pattern alone and are no graph
  * outputs; the replacement takes the place of the pattern's last node, so the order stays
- * topological. */
+ * topological. A second pass then makes each node that repeats an earlier node's computation
+ * (core/graph_cse.c) an Identity of that node's output, and a third (optional) computes float16
+ * as float (core/optimize_half.c). */
 #include "core/optimize.h"
 
 #include <math.h>
@@ -414,56 +415,88 @@ void graph_optimized_free(graph *g) {
     free(rw);
 }
 
-/* The float16 pass (core/optimize_half.c) on `g`, the result of the pattern rewrites or the
- * original (then rw NULL): *out the graph to use, which owns what rw owned. */
-static onyx_status chain_half_pass(const graph *g, rewritten *rw, const op_registry *ops,
-                                   graph **out) {
+/* `later`, made from the graph of `earlier`, takes over the blocks earlier owned; earlier's node
+ * and value arrays go. */
+static onyx_status adopt(rewritten *later, rewritten *earlier) {
+    if (!earlier) return ONYX_OK;
+    void **all = realloc(later->owned,
+                         ((size_t)later->n_owned + (size_t)earlier->n_owned + 1) * sizeof *all);
+    if (!all) return onyx_oom("graph rewrite");
+    memcpy(all + later->n_owned, earlier->owned, (size_t)earlier->n_owned * sizeof *all);
+    later->owned = all;
+    later->n_owned += earlier->n_owned;
+    free(earlier->owned);
+    free(earlier->g.nodes);
+    free(earlier->g.values);
+    free(earlier);
+    return ONYX_OK;
+}
+
+/* The float16 pass (core/optimize_half.c) on the graph of *rw (or on g, with *rw NULL): *rw
+ * becomes its result where it changed anything. */
+static onyx_status half_pass(const graph *g, const op_registry *ops, rewritten **rw) {
     graph *half = NULL;
     void **owned = NULL;
     int n_owned = 0;
-    *out = rw ? &rw->g : NULL;
-    TRY(graph_half_as_float(g, ops, &half, &owned, &n_owned));
+    TRY(graph_half_as_float(*rw ? &(*rw)->g : g, ops, &half, &owned, &n_owned));
     if (!half) return ONYX_OK;
     rewritten *rw2 = calloc(1, sizeof *rw2);
-    void **all = calloc((size_t)n_owned + (rw ? (size_t)rw->n_owned : 0) + 1, sizeof *all);
-    if (!rw2 || !all) {
+    if (!rw2) {
         for (int k = 0; k < n_owned; k++) free(owned[k]);
         free(owned);
         free(half->nodes);
         free(half->values);
         free(half);
-        free(rw2);
-        free(all);
         return onyx_oom("graph rewrite");
     }
     rw2->g = *half;
     free(half);
-    memcpy(all, owned, (size_t)n_owned * sizeof *all);
+    rw2->owned = owned;
     rw2->n_owned = n_owned;
-    free(owned);
-    if (rw) { /* the pattern rewrites' blocks move over; their node and value arrays go */
-        memcpy(all + n_owned, rw->owned, (size_t)rw->n_owned * sizeof *all);
-        rw2->n_owned += rw->n_owned;
-        free(rw->owned);
-        free(rw->g.nodes);
-        free(rw->g.values);
-        free(rw);
+    onyx_status st = adopt(rw2, *rw);
+    if (st != ONYX_OK) {
+        graph_optimized_free(&rw2->g);
+        return st;
     }
-    rw2->owned = all;
-    *out = &rw2->g;
+    *rw = rw2;
     return ONYX_OK;
 }
 
-onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_float,
-                           graph **out) {
-    *out = NULL;
+typedef onyx_status (*rewrite_fn)(rewriter *r);
+
+/* The pattern rewrites, each node once, in order. */
+static onyx_status patterns(rewriter *r) {
+    const graph *g = r->g;
+    for (int n = 0; n < g->n_nodes && !r->types; n++)
+        if (is_op(&g->nodes[n], "ReduceMean")) TRY(graph_infer_types(g, &r->types));
+    for (int n = 0; n < g->n_nodes; n++)
+        if (!r->gone[n]) TRY(rewrite_node(r, n));
+    return ONYX_OK;
+}
+
+/* Duplicates after the patterns (which find their own inner values single-use): each becomes an
+ * Identity of the node it repeats. */
+static onyx_status duplicates(rewriter *r) {
+    int *dup_of = NULL;
+    TRY(graph_find_duplicates(r->g, &dup_of));
+    onyx_status st = ONYX_OK;
+    for (int n = 0; n < r->g->n_nodes && st == ONYX_OK; n++)
+        if (dup_of[n] >= 0) st = same_as(r, n, dup_of[n]);
+    free(dup_of);
+    return st;
+}
+
+/* One pass of rewrites over g (the graph of *rw, or the original with *rw NULL): *rw becomes its
+ * result where it changed anything. */
+static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_fn pass,
+                                rewritten **rw) {
+    if (*rw) g = &(*rw)->g;
     onyx_status st = ONYX_OK;
     rewriter r = {.g = g, .ops = ops};
     r.uses = calloc((size_t)g->n_values + 1, sizeof *r.uses);
     r.producer = malloc(((size_t)g->n_values + 1) * sizeof *r.producer);
     r.gone = calloc((size_t)g->n_nodes + 1, sizeof *r.gone);
     r.made = calloc((size_t)g->n_nodes + 1, sizeof *r.made);
-    graph *copy = NULL;
     if (!r.uses || !r.producer || !r.gone || !r.made) {
         st = onyx_oom("graph rewrite");
         goto done;
@@ -479,35 +512,22 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_
     }
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o] >= 0) r.uses[g->outputs[o]] += 2; /* graph outputs stay */
-    int *dup_of = NULL;
-    CHECK(graph_find_duplicates(g, &dup_of));
-    for (int n = 0; n < g->n_nodes && st == ONYX_OK; n++)
-        if (dup_of[n] >= 0) st = same_as(&r, n, dup_of[n]);
-    free(dup_of);
-    if (st != ONYX_OK) goto done;
-    for (int n = 0; n < g->n_nodes && !r.types; n++)
-        if (is_op(&g->nodes[n], "ReduceMean")) CHECK(graph_infer_types(g, &r.types));
-    for (int n = 0; n < g->n_nodes; n++)
-        if (!r.gone[n]) CHECK(rewrite_node(&r, n));
-    if (r.n_made == 0) {
-        if (half_as_float) st = chain_half_pass(g, NULL, ops, out);
-        goto done;
-    }
+    CHECK(pass(&r));
+    if (r.n_made == 0) goto done;
 
     /* the rewritten graph: the same values (producers renumbered), the surviving nodes */
-    rewritten *rw = calloc(1, sizeof *rw);
-    if (!rw) {
+    rewritten *next = calloc(1, sizeof *next);
+    if (!next) {
         st = onyx_oom("graph rewrite");
         goto done;
     }
-    copy = &rw->g;
+    graph *copy = &next->g;
     *copy = *g;
     copy->nodes = calloc((size_t)g->n_nodes + 1, sizeof *copy->nodes);
     copy->values = malloc(((size_t)g->n_values + 1) * sizeof *copy->values);
-    rw->owned = calloc(2 * (size_t)r.n_made + 1, sizeof *rw->owned);
-    if (!copy->nodes || !copy->values || !rw->owned) {
+    next->owned = calloc(2 * (size_t)r.n_made + 1, sizeof *next->owned);
+    if (!copy->nodes || !copy->values || !next->owned) {
         graph_optimized_free(copy);
-        copy = NULL;
         st = onyx_oom("graph rewrite");
         goto done;
     }
@@ -517,8 +537,8 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_
         const graph_node *nd = r.made[n].op_type ? &r.made[n] : r.gone[n] ? NULL : &g->nodes[n];
         if (!nd) continue;
         if (r.made[n].op_type) { /* the copy owns the replacement's blocks from now on */
-            rw->owned[rw->n_owned++] = r.made[n].inputs;
-            if (r.made[n].attrs) rw->owned[rw->n_owned++] = r.made[n].attrs;
+            next->owned[next->n_owned++] = r.made[n].inputs;
+            if (r.made[n].attrs) next->owned[next->n_owned++] = r.made[n].attrs;
         }
         copy->nodes[kept] = *nd;
         for (int o = 0; o < nd->n_outputs; o++)
@@ -526,15 +546,13 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_
         kept++;
     }
     copy->n_nodes = kept;
-    *out = copy;
     memset(r.made, 0, sizeof *r.made * (size_t)g->n_nodes); /* owned by the copy now */
-    if (half_as_float) {
-        st = chain_half_pass(copy, rw, ops, out);
-        if (st != ONYX_OK) {
-            graph_optimized_free(copy);
-            *out = NULL;
-        }
+    st = adopt(next, *rw);
+    if (st != ONYX_OK) {
+        graph_optimized_free(copy);
+        goto done;
     }
+    *rw = next;
 done:
     if (r.made)
         for (int n = 0; n < g->n_nodes; n++) {
@@ -547,4 +565,19 @@ done:
     free(r.gone);
     free(r.made);
     return st;
+}
+
+onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_float,
+                           graph **out) {
+    *out = NULL;
+    rewritten *rw = NULL;
+    onyx_status st = rewrite_pass(g, ops, patterns, &rw);
+    if (st == ONYX_OK) st = rewrite_pass(g, ops, duplicates, &rw);
+    if (st == ONYX_OK && half_as_float) st = half_pass(g, ops, &rw);
+    if (st != ONYX_OK) {
+        if (rw) graph_optimized_free(&rw->g);
+        return st;
+    }
+    *out = rw ? &rw->g : NULL;
+    return ONYX_OK;
 }
