@@ -167,7 +167,7 @@ static onyx_status ln_param_init(ln_param *p, const tensor *t, const tensor *x, 
 }
 
 #define DEFINE_LN(N, T, F, LD, ST)                                                                 \
-    static void N##_ln(void *ctx, int64_t b, int64_t e) {                                          \
+    CPU_CLONES static void N##_ln(void *ctx, int64_t b, int64_t e) {                               \
         const ln_plan *p = ctx;                                                                    \
         const int64_t cols = p->cols;                                                              \
         for (int64_t r = b; r < e; r++) {                                                          \
