@@ -38,8 +38,8 @@
 /* X callback writing a table entry: [dtype] = name_dtype, */
 #define EW_ENTRY(DT, ST, CT, LD, STO, name, ...) [DT] = name##_##DT,
 
-/* float's binary loops are also built for AVX2 and AVX-512 (CPU_CLONES): a broadcast Add of
- * attention scores and mask ran 1.4x faster so. The other types keep the baseline alone, since
+/* float's unary and binary loops are also built for AVX2 and AVX-512 (CPU_CLONES): a broadcast
+ * Add of attention scores and mask ran 1.4x faster so. The other types keep the baseline alone, since
  * clones of every type's loops grew the library's code by half. */
 #define EW_CLONES_ONYX_FLOAT CPU_CLONES
 #define EW_CLONES_ONYX_FLOAT16
@@ -54,6 +54,10 @@
 #define EW_CLONES_ONYX_UINT32
 #define EW_CLONES_ONYX_UINT64
 #define EW_CLONES_ONYX_BOOL
+#define EW_CLONES_ONYX_FLOAT8E4M3FN
+#define EW_CLONES_ONYX_FLOAT8E4M3FNUZ
+#define EW_CLONES_ONYX_FLOAT8E5M2
+#define EW_CLONES_ONYX_FLOAT8E5M2FNUZ
 
 /* Inner loop `name_DT` for a two-input op: x and y are the loaded operands (compute type CT),
  * EXPR their result, stored as OT through OSTO. Specialized runs for the common stride
@@ -110,7 +114,8 @@
 
 /* Inner loop `name_DT` for a one-input op (x loaded as CT) producing OT via OSTO. */
 #define EW_UNARY_LOOP(name, DT, ST, CT, LD, OT, OSTO, EXPR)                                        \
-    static void name##_##DT(void *ctx, int64_t n, char *const *p, const int64_t *s) {              \
+    EW_CLONES_##DT static void name##_##DT(void *ctx, int64_t n, char *const *p,                   \
+                                           const int64_t *s) {                                     \
         (void)ctx;                                                                                 \
         OT *o = (OT *)p[0];                                                                        \
         const ST *a = (const ST *)p[1];                                                            \
