@@ -292,12 +292,13 @@ sanitize:
 
 # The concurrency test (one rep, many threads, mixed shapes) built with ThreadSanitizer: onyx's
 # own code must be free of data races. Part of `make test`.
+TSAN_TESTS := test_concurrency test_device_cache
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g" SAN_FLAGS="-fsanitize=thread" \
-	    build-tsan/tests/test_concurrency
-	@echo "== ThreadSanitizer: build-tsan/tests/test_concurrency"
-	@TSAN_OPTIONS="suppressions=$(CURDIR)/tests/conformance/tsan.supp halt_on_error=1 exitcode=66" \
-	    build-tsan/tests/test_concurrency
+	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	@for t in $(TSAN_TESTS); do echo "== ThreadSanitizer: build-tsan/tests/$$t"; \
+	    TSAN_OPTIONS="suppressions=$(CURDIR)/tests/conformance/tsan.supp halt_on_error=1 exitcode=66" \
+	    build-tsan/tests/$$t || exit 1; done
 
 # The run-time tests' models (tests/models/gen_run_models.py), committed.
 test-models:

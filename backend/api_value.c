@@ -307,6 +307,18 @@ ONYX_API size_t onyx_tensor_nbytes(const onyx_value *value) {
     return t ? t->nbytes : 0;
 }
 
+ONYX_API onyx_status onyx_tensor_get_info(const onyx_value *value, onyx_tensor_info *info) {
+    const tensor *t = as_tensor(value);
+    if (!info) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor_get_info: info is NULL");
+    if (!t)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor_get_info: the value is %s",
+                          value ? "no tensor" : "NULL");
+    *info = (onyx_tensor_info){.dtype = t->dtype, .rank = (size_t)t->rank, .dims = t->dims,
+                               .numel = t->numel, .data = t->data, .nbytes = t->nbytes,
+                               .device = device_name(t->device)};
+    return ONYX_OK;
+}
+
 ONYX_API size_t onyx_sequence_length(const onyx_value *value) {
     return (value && value->kind == ONYX_VALUE_SEQUENCE) ? value->seq.count : 0;
 }

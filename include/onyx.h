@@ -174,6 +174,21 @@ ONYX_API int64_t onyx_tensor_numel(const onyx_value *value);
 ONYX_API void *onyx_tensor_data(const onyx_value *value);
 ONYX_API size_t onyx_tensor_nbytes(const onyx_value *value);
 
+/* All of a tensor's accessors in one call (bindings pay per call: Python's ctypes about a
+ * microsecond each). Pointers borrowed as above. */
+typedef struct onyx_tensor_info {
+    onyx_dtype dtype;
+    size_t rank;
+    const int64_t *dims;
+    int64_t numel;
+    void *data;
+    size_t nbytes;
+    const char *device; /* as onyx_tensor_device */
+} onyx_tensor_info;
+
+/* ONYX_ERR_INVALID_ARGUMENT, *info untouched, when value is no tensor. */
+ONYX_API onyx_status onyx_tensor_get_info(const onyx_value *value, onyx_tensor_info *info);
+
 /* Sequence accessors. Items are borrowed, valid while the sequence lives. */
 ONYX_API size_t onyx_sequence_length(const onyx_value *value);
 ONYX_API const onyx_value *onyx_sequence_at(const onyx_value *value, size_t index);

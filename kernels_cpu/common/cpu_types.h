@@ -44,8 +44,11 @@
 
 /* Row kernels whose loops are all CPU_SIMD: built also for AVX2+FMA and AVX-512, one chosen at
  * load time. The library's baseline is x86-64 (SSE2): LayerNormalization's rows ran 2.1x faster
- * built for AVX-512 (1024 x 768: 213 -> 100 us). GCC only; others build the baseline alone. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+ * built for AVX-512 (1024 x 768: 213 -> 100 us). GCC only; others build the baseline alone, and
+ * so do the sanitizer builds: the choice runs while the program is being relocated, before the
+ * sanitizer's runtime is (an instrumented resolver crashed every ThreadSanitizer test). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&                          \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define CPU_CLONES

@@ -72,6 +72,19 @@ static void test_new_tensor(void **state) {
     assert_int_equal((uintptr_t)d % 64, 0);
     assert_true(d[0] == 1.0f && d[5] == 6.0f);
 
+    /* the same in one call */
+    onyx_tensor_info info;
+    assert_int_equal(onyx_tensor_get_info(v, &info), ONYX_OK);
+    assert_int_equal(info.dtype, ONYX_FLOAT);
+    assert_int_equal(info.rank, 2);
+    assert_ptr_equal(info.dims, onyx_tensor_dims(v));
+    assert_int_equal(info.numel, 6);
+    assert_ptr_equal(info.data, d);
+    assert_int_equal(info.nbytes, 24);
+    assert_string_equal(info.device, "CPU");
+    assert_int_equal(onyx_tensor_get_info(v, NULL), ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_tensor_get_info(NULL, &info), ONYX_ERR_INVALID_ARGUMENT);
+
     onyx_value *c = NULL;
     assert_int_equal(onyx_value_clone(v, &c), ONYX_OK);
     assert_ptr_not_equal(onyx_tensor_data(c), d);
@@ -385,6 +398,9 @@ static void test_optional(void **state) {
     assert_int_equal(onyx_value_new_optional(seq, &opt), ONYX_OK);
     assert_true(onyx_optional_has_value(opt));
     assert_ptr_equal(onyx_optional_value(opt), seq);
+    onyx_tensor_info info = {.rank = 99};
+    assert_int_equal(onyx_tensor_get_info(opt, &info), ONYX_ERR_INVALID_ARGUMENT); /* no tensor */
+    assert_int_equal(info.rank, 99);                                               /* untouched */
 
     char buf[128];
     type_info t;

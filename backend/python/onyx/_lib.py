@@ -38,6 +38,12 @@ class IoInfo(ctypes.Structure):
                 ('rank', ctypes.c_int64), ('dims', c_int64_p), ('dim_params', c_char_p_p)]
 
 
+class TensorInfo(ctypes.Structure):
+    _fields_ = [('dtype', ctypes.c_int), ('rank', ctypes.c_size_t), ('dims', c_int64_p),
+                ('numel', ctypes.c_int64), ('data', ctypes.c_void_p), ('nbytes', ctypes.c_size_t),
+                ('device', ctypes.c_char_p)]
+
+
 class PrepareOptions(ctypes.Structure):
     _fields_ = [('device', ctypes.c_char_p), ('threads', ctypes.c_int),
                 ('example_count', ctypes.c_size_t), ('example_names', c_char_p_p),
@@ -100,6 +106,7 @@ def _declare(lib):
         'onyx_tensor_numel': (i64, [Value_p]),
         'onyx_tensor_data': (vp, [Value_p]),
         'onyx_tensor_nbytes': (sz, [Value_p]),
+        'onyx_tensor_get_info': (status, [Value_p, ctypes.POINTER(TensorInfo)]),
         'onyx_sequence_length': (sz, [Value_p]),
         'onyx_sequence_at': (Value_p, [Value_p, sz]),
         'onyx_sequence_elem_dtype': (i32, [Value_p]),
