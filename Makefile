@@ -290,8 +290,8 @@ sanitize:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" JOBS=$(if $(filter command line,$(origin JOBS)),$(JOBS),2) \
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
-# The concurrency test (one rep, many threads, mixed shapes) built with ThreadSanitizer: onyx's
-# own code must be free of data races. Part of `make test`.
+# The concurrency test (one rep, many threads, mixed shapes) and the device block cache's test
+# built with ThreadSanitizer: onyx's own code must be free of data races. Part of `make test`.
 TSAN_TESTS := test_concurrency test_device_cache
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g" SAN_FLAGS="-fsanitize=thread" \

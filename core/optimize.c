@@ -492,6 +492,7 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
                                 rewritten **rw) {
     if (*rw) g = &(*rw)->g;
     onyx_status st = ONYX_OK;
+    rewritten *next = NULL;
     rewriter r = {.g = g, .ops = ops};
     r.uses = calloc((size_t)g->n_values + 1, sizeof *r.uses);
     r.producer = malloc(((size_t)g->n_values + 1) * sizeof *r.producer);
@@ -516,7 +517,7 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     if (r.n_made == 0) goto done;
 
     /* the rewritten graph: the same values (producers renumbered), the surviving nodes */
-    rewritten *next = calloc(1, sizeof *next);
+    next = calloc(1, sizeof *next);
     if (!next) {
         st = onyx_oom("graph rewrite");
         goto done;
@@ -527,7 +528,6 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     copy->values = malloc(((size_t)g->n_values + 1) * sizeof *copy->values);
     next->owned = calloc(2 * (size_t)r.n_made + 1, sizeof *next->owned);
     if (!copy->nodes || !copy->values || !next->owned) {
-        graph_optimized_free(copy);
         st = onyx_oom("graph rewrite");
         goto done;
     }
@@ -547,12 +547,6 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     }
     copy->n_nodes = kept;
     memset(r.made, 0, sizeof *r.made * (size_t)g->n_nodes); /* owned by the copy now */
-    st = adopt(next, *rw);
-    if (st != ONYX_OK) {
-        graph_optimized_free(copy);
-        goto done;
-    }
-    *rw = next;
 done:
     if (r.made)
         for (int n = 0; n < g->n_nodes; n++) {
@@ -564,7 +558,14 @@ done:
     free(r.producer);
     free(r.gone);
     free(r.made);
-    return st;
+    /* last, since g may be the graph of *rw, which the new graph takes over here */
+    if (st == ONYX_OK && next) st = adopt(next, *rw);
+    if (st != ONYX_OK) {
+        if (next) graph_optimized_free(&next->g);
+        return st;
+    }
+    if (next) *rw = next;
+    return ONYX_OK;
 }
 
 onyx_status graph_optimize(const graph *g, const op_registry *ops, bool half_as_float,
