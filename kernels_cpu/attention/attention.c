@@ -15,7 +15,8 @@
 #include "kernels_cpu/common/vmath.h"
 
 /* Query rows per task: a task's score block (rows x total length) stays in the core's L2 cache
- * from Q*K^T through the softmax to P*V, so rows = SCORE_BLOCK / total length, at least MIN_ROWS
+ * from Q*K^T through the softmax to P*V, so rows = SCORE_BLOCK / total length (or / the value
+ * head, where that is longer: the task's output block), at least MIN_ROWS
  * (products big enough for BLAS), and few enough that every thread gets a task (long sequences
  * of few heads split across threads). Short sequences take a whole head per task: one product
  * per head instead of one per 64 rows (ViT's 197 positions ran 1.5x slower in blocks of 64). */
@@ -156,7 +157,8 @@ static int64_t row_units(const ops_att_dims *d) {
 
 static int64_t block_rows(const ops_att_dims *d, int threads) {
     int64_t rows = head_rows(d), units = row_units(d);
-    int64_t r = d->total_len > 0 ? SCORE_BLOCK / d->total_len : rows;
+    int64_t width = d->total_len > d->v_head ? d->total_len : d->v_head; /* also bounds out */
+    int64_t r = width > 0 ? SCORE_BLOCK / width : rows;
     if (r < MIN_ROWS) r = MIN_ROWS;
     if (units > 0 && units < threads) { /* split each unit's rows across the threads */
         int64_t parts = (threads + units - 1) / units, share = (rows + parts - 1) / parts;
