@@ -452,52 +452,57 @@ bool usable(const conv_state *s, cudnnStatus_t st, size_t memory, cudnnMathType_
     return s->dtype != ONYX_FLOAT || math == CUDNN_FMA_MATH;
 }
 
+// The first of a search's results (fastest first) that may run here, with its math type set and
+// its workspace (as the query `workspace` gives it) bounded; false where none may.
+template <class Perf, class Algo, class Workspace>
+bool take_fastest(conv_state *s, const Perf *perf, int got, Workspace workspace, Algo *algo) {
+    for (int i = 0; i < got; i++) {
+        size_t ws = 0;
+        if (!usable(s, perf[i].status, perf[i].memory, perf[i].mathType) ||
+            cudnnSetConvolutionMathType(s->cdesc, perf[i].mathType) != CUDNN_STATUS_SUCCESS ||
+            workspace(perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS || ws > WS_CAP)
+            continue;
+        *algo = perf[i].algo;
+        s->ws_bytes = ws;
+        return true;
+    }
+    return false;
+}
+
 // The fastest algorithm as cuDNN measures it here (cudnnFind runs each on memory of its own), as
 // onnxruntime's default exhaustive search and PyTorch's cudnn.benchmark choose: the heuristics'
 // first choice left VGG-19 and AlexNet at batch 32 1.2-1.5x slower than PyTorch (H200). false
 // where the search fails or finds nothing usable: the heuristics choose then.
 bool measured_algo(cudnnHandle_t h, conv_state *s) {
+    bool found = false;
     if (!s->transpose) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         int got = 0;
         if (cudnnFindConvolutionForwardAlgorithm(h, s->xdesc, s->wdesc, s->cdesc, s->ydesc,
                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
-                                                 perf) != CUDNN_STATUS_SUCCESS)
-            got = 0;
-        for (int i = 0; i < got; i++) // fastest first
-            if (usable(s, perf[i].status, perf[i].memory, perf[i].mathType) &&
-                cudnnSetConvolutionMathType(s->cdesc, perf[i].mathType) == CUDNN_STATUS_SUCCESS) {
-                size_t ws = 0;
-                if (cudnnGetConvolutionForwardWorkspaceSize(h, s->xdesc, s->wdesc, s->cdesc,
-                                                            s->ydesc, perf[i].algo,
-                                                            &ws) != CUDNN_STATUS_SUCCESS ||
-                    ws > WS_CAP)
-                    continue;
-                s->fwd = perf[i].algo;
-                s->ws_bytes = ws;
-                return true;
-            }
+                                                 perf) == CUDNN_STATUS_SUCCESS)
+            found = take_fastest(
+                s, perf, got,
+                [&](cudnnConvolutionFwdAlgo_t a, size_t *ws) {
+                    return cudnnGetConvolutionForwardWorkspaceSize(h, s->xdesc, s->wdesc, s->cdesc,
+                                                                   s->ydesc, a, ws);
+                },
+                &s->fwd);
     } else {
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
         int got = 0;
         if (cudnnFindConvolutionBackwardDataAlgorithm(h, s->wdesc, s->xdesc, s->cdesc, s->ydesc,
                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got,
-                                                      perf) != CUDNN_STATUS_SUCCESS)
-            got = 0;
-        for (int i = 0; i < got; i++)
-            if (usable(s, perf[i].status, perf[i].memory, perf[i].mathType) &&
-                cudnnSetConvolutionMathType(s->cdesc, perf[i].mathType) == CUDNN_STATUS_SUCCESS) {
-                size_t ws = 0;
-                if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, s->wdesc, s->xdesc, s->cdesc,
-                                                                 s->ydesc, perf[i].algo,
-                                                                 &ws) != CUDNN_STATUS_SUCCESS ||
-                    ws > WS_CAP)
-                    continue;
-                s->bwd = perf[i].algo;
-                s->ws_bytes = ws;
-                return true;
-            }
+                                                      perf) == CUDNN_STATUS_SUCCESS)
+            found = take_fastest(
+                s, perf, got,
+                [&](cudnnConvolutionBwdDataAlgo_t a, size_t *ws) {
+                    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, s->wdesc, s->xdesc,
+                                                                        s->cdesc, s->ydesc, a, ws);
+                },
+                &s->bwd);
     }
+    if (found) return true;
     (void)cudaGetLastError(); // a failed search leaves no error behind for the next launch
     cudnnSetConvolutionMathType(s->cdesc, default_math(s->dtype)); // as build() set it
     return false;
