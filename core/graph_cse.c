@@ -30,6 +30,17 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
 
 static uint64_t hash_str(uint64_t h, const char *s) { return s ? hash_bytes(h, s, strlen(s)) : h; }
 
+/* t where it is small enough to compare by content (and has its data), else NULL. */
+static const tensor *small(const tensor *t) {
+    if (!t || t->dtype == ONYX_STRING || t->nbytes > SMALL_CONSTANT_BYTES) return NULL;
+    return t->nbytes > 0 && !t->data ? NULL : t;
+}
+
+static uint64_t hash_tensor(uint64_t h, const tensor *t) {
+    h = hash_bytes(mix(h, (uint64_t)t->dtype), t->dims, (size_t)t->rank * sizeof t->dims[0]);
+    return t->nbytes ? hash_bytes(h, t->data, t->nbytes) : h;
+}
+
 /* The value of an initializer or of a Constant node's `value`, where it is small. */
 static const tensor *small_constant(const cse *c, int v) {
     const graph_value *gv = &c->g->values[v];
@@ -40,16 +51,13 @@ static const tensor *small_constant(const cse *c, int v) {
             p->attrs[0].type == ATTR_TENSOR && !strcmp(p->attrs[0].name, "value"))
             t = p->attrs[0].t;
     }
-    if (!t) return NULL;
-    if (t->dtype == ONYX_STRING || t->nbytes > SMALL_CONSTANT_BYTES) return NULL;
-    if (t->numel > 0 && !t->data) return NULL;
-    return t;
+    return small(t);
 }
 
 static bool same_tensor(const tensor *a, const tensor *b) {
     if (!a || !b) return a == b;
     if (a->dtype != b->dtype || a->rank != b->rank || a->nbytes != b->nbytes ||
-        a->dtype == ONYX_STRING)
+        a->dtype == ONYX_STRING || (a->nbytes && (!a->data || !b->data)))
         return false;
     if (memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) != 0) return false;
     return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
@@ -58,10 +66,7 @@ static bool same_tensor(const tensor *a, const tensor *b) {
 static uint64_t hash_value(const cse *c, int v) {
     if (v < 0) return 0x51ed;
     const tensor *t = small_constant(c, v);
-    if (!t) return mix(1, (uint64_t)c->canon[v]);
-    uint64_t h = mix(2, (uint64_t)t->dtype);
-    h = hash_bytes(h, t->dims, (size_t)t->rank * sizeof t->dims[0]);
-    return t->nbytes ? hash_bytes(h, t->data, t->nbytes) : h;
+    return t ? hash_tensor(2, t) : mix(1, (uint64_t)c->canon[v]);
 }
 
 static bool same_value(const cse *c, int a, int b) {
@@ -95,11 +100,7 @@ static uint64_t attr_hash(const graph_attr *a) {
     switch (a->type) {
     case ATTR_FLOAT: return hash_bytes(h, &a->f, sizeof a->f);
     case ATTR_INT: return mix(h, (uint64_t)a->i);
-    case ATTR_TENSOR:
-        if (!a->t || a->t->dtype == ONYX_STRING || a->t->nbytes > SMALL_CONSTANT_BYTES ||
-            (a->t->nbytes && !a->t->data))
-            return h;
-        return hash_bytes(mix(h, (uint64_t)a->t->dtype), a->t->data, a->t->nbytes);
+    case ATTR_TENSOR: return small(a->t) ? hash_tensor(h, a->t) : h;
     default: return h;
     }
 }

@@ -279,7 +279,7 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
     cvt(at(x->qk, x->qkt, ((b * x->d.q_heads + h) * x->d.q_len + i) * T), x->qkt, row, x->fd, T);
 }
 
-#define DEFINE_ATT(N, F, GEMM, GEMV, MAX, EXPSUM, SCALE, TANH)                                      \
+#define DEFINE_ATT(N, F, GEMM, GEMV, MAX, EXPSUM, SCALE, TANH)                                     \
     /* softmax over row[0, n) with n >= 1; a row masked out entirely (max -inf) gives NaN like the \
      * reference */                                                                                \
     static void N##_softmax(F *row, int64_t n) {                                                   \

@@ -39,8 +39,8 @@
 #define EW_ENTRY(DT, ST, CT, LD, STO, name, ...) [DT] = name##_##DT,
 
 /* float's unary and binary loops are also built for AVX2 and AVX-512 (CPU_CLONES): a broadcast
- * Add of attention scores and mask ran 1.4x faster so. The other types keep the baseline alone, since
- * clones of every type's loops grew the library's code by half. */
+ * Add of attention scores and mask ran 1.4x faster so. The other types keep the baseline alone,
+ * since clones of every type's loops grew the library's code by half. */
 #define EW_CLONES_ONYX_FLOAT CPU_CLONES
 #define EW_CLONES_ONYX_FLOAT16
 #define EW_CLONES_ONYX_BFLOAT16
