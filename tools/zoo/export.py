@@ -73,6 +73,24 @@ def _tv(ctor, **kw):
     return build
 
 
+def _segmentation(ctor):
+    """A torchvision segmentation model with its dict output reduced to the mask logits."""
+    def build():
+        import torch
+        import torchvision.models.segmentation as seg
+        model = getattr(seg, ctor)(weights=None, weights_backbone=None, aux_loss=False)
+
+        class Segment(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = model
+
+            def forward(self, x):
+                return self.m(x)['out']
+        return Segment()
+    return build
+
+
 def _positional(model, input_names, output_fields):
     """A transformers model with a positional forward(input_names...) returning a tuple of the
     given output fields, so that both exporters see the same input names and outputs. torch.export
@@ -141,13 +159,17 @@ def _ssdlite():
 
 
 MODELS = [
+    Spec('resnet18', _tv('resnet18'), _image(), ['logits'], 'cnn'),
     Spec('resnet50', _tv('resnet50'), _image(), ['logits'], 'cnn'),
+    Spec('mobilenet_v2', _tv('mobilenet_v2'), _image(), ['logits'], 'cnn'),
     Spec('mobilenet_v3_small', _tv('mobilenet_v3_small'), _image(), ['logits'], 'cnn'),
     Spec('mobilenet_v3_large', _tv('mobilenet_v3_large'), _image(), ['logits'], 'cnn'),
     Spec('efficientnet_b0', _tv('efficientnet_b0'), _image(), ['logits'], 'cnn'),
     Spec('convnext_tiny', _tv('convnext_tiny'), _image(), ['logits'], 'cnn'),
     Spec('regnety_400mf', _tv('regnet_y_400mf'), _image(), ['logits'], 'cnn'),
     Spec('vit_b_16', _tv('vit_b_16'), _image(), ['logits'], 'cnn'),
+    Spec('deeplabv3_mobilenet_v3_large', _segmentation('deeplabv3_mobilenet_v3_large'),
+         _image(520), ['out'], 'cnn', note='segmentation, 21 classes at 520x520'),
     Spec('ssdlite320_mobilenet_v3_large', _ssdlite,
          [In('images', 'float32', (1, 3, 320, 320))], ['boxes', 'scores', 'labels'], 'detection',
          note='one image, fixed shape; post-processing (NMS) inside'),
@@ -166,6 +188,8 @@ MODELS = [
          'transformer', note='encoder only; 3000 frames (30 s) are required by the model'),
     Spec('all_minilm_l6', _hf('BertConfig', 'BertModel', MINILM, BERT_IN, BERT_OUT),
          _tokens(BERT_IN), BERT_OUT, 'transformer', {'sequence': 512}),
+    Spec('resnet18_fp16', None, _image(), ['logits'], 'cnn', fp16_of='resnet18',
+         note='float16 weights and compute, float32 inputs/outputs'),
     Spec('resnet50_fp16', None, _image(), ['logits'], 'cnn', fp16_of='resnet50',
          note='float16 weights and compute, float32 inputs/outputs'),
     Spec('bert_base_fp16', None, _tokens(BERT_IN), BERT_OUT, 'transformer', fp16_of='bert_base',
