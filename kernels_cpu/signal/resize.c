@@ -4,6 +4,7 @@
 #include "core/parallel.h"
 #include "ops/signal/signal_common.h"
 #include "kernels_cpu/cpu_kernels.h"
+#include "kernels_cpu/common/cpu_types.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -224,7 +225,9 @@ static bool rz_run_bytes(const ops_resize_plan *p, onyx_dtype dt, size_t *tables
 }
 
 /* Builds the tables for a plan (on the heap, or in `arena`); axes that shrink most go first so
- * that later passes touch less data. */
+ * that later passes touch less data. Of axes that scale alike, the pass over the innermost axis
+ * (it gathers element by element, where the others sweep contiguous rows) goes where the tensor
+ * is smaller: first when they grow it, last when they shrink it. */
 static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt,
                             rz_arena *arena) {
     onyx_status st = ONYX_OK;
@@ -239,7 +242,7 @@ static onyx_status rz_build(rz_state *s, const ops_resize_plan *p, onyx_dtype dt
             int x = order[j], y = order[j - 1];
             double rx = (double)p->out_dims[x] / (double)(p->in_dims[x] ? p->in_dims[x] : 1);
             double ry = (double)p->out_dims[y] / (double)(p->in_dims[y] ? p->in_dims[y] : 1);
-            if (rx >= ry) break;
+            if (rx > ry || (rx == ry && (rx > 1 ? x < y : x > y))) break;
             order[j] = y;
             order[j - 1] = x;
         }
@@ -343,8 +346,10 @@ typedef struct pass_job {
     double extrap;
 } pass_job;
 
+/* A pass with inner > 1: items are output rows (outer, o), each a weighted sum of `taps` source
+ * rows of `inner` contiguous elements. */
 #define PASS_FN(NAME, WT, WEIGHTS)                                                                 \
-    static void NAME(void *ctx, int64_t b, int64_t e) {                                            \
+    CPU_CLONES static void NAME(void *ctx, int64_t b, int64_t e) {                                 \
         const pass_job *j = ctx;                                                                   \
         const rz_axis *t = j->t;                                                                   \
         int taps = t->taps;                                                                        \
@@ -356,31 +361,65 @@ typedef struct pass_job {
                 outer++;                                                                           \
             }                                                                                      \
             const WT *s = (const WT *)j->src + outer * j->n_in * inner;                           \
-            WT *d = (WT *)j->dst + r * inner;                                                      \
+            WT *restrict d = (WT *)j->dst + r * inner;                                             \
             if (t->extrap[o]) {                                                                    \
                 for (int64_t i = 0; i < inner; i++) d[i] = (WT)j->extrap;                          \
                 continue;                                                                          \
             }                                                                                      \
             const int64_t *ix = t->idx + o * taps;                                                 \
             const WT *w = t->WEIGHTS + o * taps;                                                   \
-            if (inner == 1) {                                                                      \
-                WT acc = 0;                                                                        \
-                for (int k = 0; k < taps; k++) acc += w[k] * s[ix[k]];                             \
-                d[0] = acc;                                                                        \
-                continue;                                                                          \
+            const WT *restrict s0 = s + ix[0] * inner;                                             \
+            WT w0 = w[0];                                                                          \
+            if (taps >= 2 && w[1] != 0) { /* linear's two taps in one sweep */                     \
+                const WT *restrict s1 = s + ix[1] * inner;                                         \
+                WT w1 = w[1];                                                                      \
+                for (int64_t i = 0; i < inner; i++) d[i] = w0 * s0[i] + w1 * s1[i];                \
+            } else {                                                                               \
+                for (int64_t i = 0; i < inner; i++) d[i] = w0 * s0[i];                             \
             }                                                                                      \
-            const WT *s0 = s + ix[0] * inner;                                                      \
-            for (int64_t i = 0; i < inner; i++) d[i] = w[0] * s0[i];                               \
-            for (int k = 1; k < taps; k++) {                                                       \
-                const WT *sk = s + ix[k] * inner;                                                  \
+            for (int k = 2; k < taps; k++) {                                                       \
+                const WT *restrict sk = s + ix[k] * inner;                                         \
                 WT wk = w[k];                                                                      \
                 if (wk == 0) continue;                                                             \
                 for (int64_t i = 0; i < inner; i++) d[i] += wk * sk[i];                            \
             }                                                                                      \
         }                                                                                          \
     }
+
+/* A pass over the innermost axis (inner == 1): items are whole rows of n_out outputs, each
+ * output a gather of `taps` elements of its source row. One item per element cost a loop trip,
+ * a division and a table lookup per element. */
+#define PASS_LAST_FN(NAME, WT, WEIGHTS)                                                            \
+    CPU_CLONES static void NAME(void *ctx, int64_t b, int64_t e) {                                 \
+        const pass_job *j = ctx;                                                                   \
+        const rz_axis *t = j->t;                                                                   \
+        int taps = t->taps;                                                                        \
+        int64_t n_out = j->n_out;                                                                  \
+        const int64_t *ix = t->idx;                                                                \
+        const WT *w = t->WEIGHTS;                                                                  \
+        for (int64_t r = b; r < e; r++) {                                                          \
+            const WT *restrict s = (const WT *)j->src + r * j->n_in;                               \
+            WT *restrict d = (WT *)j->dst + r * n_out;                                             \
+            if (taps == 1) {                                                                       \
+                for (int64_t o = 0; o < n_out; o++) d[o] = w[o] * s[ix[o]];                        \
+            } else if (taps == 2) {                                                                \
+                for (int64_t o = 0; o < n_out; o++)                                                \
+                    d[o] = w[2 * o] * s[ix[2 * o]] + w[2 * o + 1] * s[ix[2 * o + 1]];             \
+            } else {                                                                               \
+                for (int64_t o = 0; o < n_out; o++) {                                              \
+                    WT acc = 0;                                                                    \
+                    for (int k = 0; k < taps; k++) acc += w[o * taps + k] * s[ix[o * taps + k]];   \
+                    d[o] = acc;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t o = 0; o < n_out; o++)                                                    \
+                if (t->extrap[o]) d[o] = (WT)j->extrap;                                            \
+        }                                                                                          \
+    }
 PASS_FN(pass_f32, float, wf)
 PASS_FN(pass_f64, double, w)
+PASS_LAST_FN(pass_last_f32, float, wf)
+PASS_LAST_FN(pass_last_f64, double, w)
 
 static int64_t grain_for(int64_t per_item) {
     int64_t g = 32768 / (per_item > 0 ? per_item : 1);
@@ -412,7 +451,12 @@ static onyx_status rz_apply(const rz_state *s, const tensor *X, tensor *Y, void 
         bool last = i == s->n_axes - 1;
         void *dst = last && Y->dtype == wt ? Y->data : work[cur_buf];
         pass_job j = {src, dst, cur[a], t->n_out, inner, t, p->extrapolation};
-        parallel_for(outer * t->n_out, grain_for(inner * t->taps), dbl ? pass_f64 : pass_f32, &j);
+        if (inner == 1)
+            parallel_for(outer, grain_for(t->n_out * t->taps), dbl ? pass_last_f64 : pass_last_f32,
+                         &j);
+        else
+            parallel_for(outer * t->n_out, grain_for(inner * t->taps), dbl ? pass_f64 : pass_f32,
+                         &j);
         cur[a] = t->n_out;
         src = dst;
         cur_buf ^= 1;

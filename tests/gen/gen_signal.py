@@ -75,6 +75,18 @@ def generate(s):
                  consts=() if rt else (2,), opset=19, expected=[np.zeros((1, 2, 2, 0), np.float32)])
     case(s, 'test_sig_resize_big_up', 'Resize', [f(1, 4, 40, 30) + 3, None, sc(1, 1, 2, 3)],
          attrs={'mode': 'cubic'}, consts=(2,), opset=19)
+    # Axes scaled alike: growing, the innermost goes first; shrinking, last (tf_crop's extrapolated
+    # columns in the innermost pass, nearest's one tap, cubic's four).
+    case(s, 'test_sig_resize_same_ratio_up', 'Resize', [f(1, 5, 9, 13), None, None, i64(1, 5, 72, 104)],
+         attrs={'mode': 'linear', 'coordinate_transformation_mode': 'half_pixel'}, consts=(3,), opset=19)
+    case(s, 'test_sig_resize_same_ratio_down', 'Resize', [f(2, 3, 40, 36), None, sc(1, 1, 0.5, 0.5)],
+         attrs={'mode': 'cubic'}, consts=(2,), opset=19)
+    case(s, 'test_sig_resize_same_ratio_tf_crop', 'Resize',
+         [f(1, 2, 6, 7), sc(0, 0, -0.17, -0.23, 1, 1, 1.07, 1.13), sc(1, 1, 3, 3)],
+         attrs={'mode': 'linear', 'coordinate_transformation_mode': 'tf_crop_and_resize',
+                'extrapolation_value': -2.0}, consts=(1, 2), opset=19)
+    case(s, 'test_sig_resize_same_ratio_nearest', 'Resize', [f(3, 2, 5, 5), None, sc(1, 1, 4, 4)],
+         attrs={'mode': 'nearest'}, consts=(2,), opset=19)
 
     # ---- GridSample and AffineGrid
     grid = (rng.random((2, 5, 6, 2)) * 2.6 - 1.3).astype(np.float32)
