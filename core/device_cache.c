@@ -10,6 +10,7 @@
  * out). */
 #define KEEP_BLOCKS 256
 #define KEEP_BYTES ((size_t)1 << 30)
+#define KEEP_HOST_BYTES ((size_t)1 << 28) /* host memory is the whole process's: a quarter */
 
 typedef struct kept {
     void *p;
@@ -68,7 +69,8 @@ void device_cache_free(const device_ops *d, void *p, size_t bytes) {
     kind_cache *c = cache_of(d);
     if (c) {
         pthread_mutex_lock(&c->lock);
-        if (c->n < KEEP_BLOCKS && cls <= KEEP_BYTES - c->bytes) {
+        size_t keep = d->kind == DEVICE_CPU ? KEEP_HOST_BYTES : KEEP_BYTES;
+        if (c->n < KEEP_BLOCKS && cls <= keep - c->bytes) {
             c->blocks[c->n++] = (kept){p, cls};
             c->bytes += cls;
             pthread_mutex_unlock(&c->lock);

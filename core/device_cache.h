@@ -5,7 +5,10 @@
  *
  * Freeing a block does not wait for work queued on it: onyx's own work on a value has finished
  * when a run returns, and work a caller queues on a device value must end before the caller frees
- * the value (as with host memory). */
+ * the value (as with host memory).
+ *
+ * The CPU's share keeps the large host blocks of core/value.c (its own mapping functions free
+ * them): only those ever enter it. */
 #ifndef ONYX_CORE_DEVICE_CACHE_H
 #define ONYX_CORE_DEVICE_CACHE_H
 

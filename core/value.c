@@ -91,10 +91,13 @@ const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
 
 /* 64-byte aligned storage of at least `nbytes`. Zero-size tensors still get a (one-line)
  * allocation so that `data` of an owned tensor is never NULL: kernels may pass it to memcpy. */
-/* Tensor storage of at least this many bytes comes straight from mmap: the system hands out zeroed
- * pages lazily, so a large output is neither zeroed by one thread before its kernel writes it nor
- * touched twice (its pages fault in the kernel's own threads), and freeing it returns the memory.
- * Sanitizer builds keep every tensor on the heap, where AddressSanitizer watches its bounds. */
+/* Tensor storage of at least this many bytes is mapped on its own, and kept for reuse when freed
+ * (core/device_cache.c, the CPU's share): a model's outputs and dynamic intermediates come back
+ * at the same sizes run after run, and a fresh mapping costs the system a fault and a zeroed page
+ * for every page written, then an unmapping; clearing a kept block is cheaper. A fresh mapping
+ * needs no clearing (the system hands out zeroed pages lazily, so its pages fault in the
+ * kernel's own threads). Sanitizer builds keep every tensor on the heap, where AddressSanitizer
+ * watches its bounds. */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define ONYX_ASAN 1
@@ -105,6 +108,33 @@ const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
 #else
 #define MMAP_MIN_BYTES ((size_t)1 << 20)
 #endif
+
+/* In front of each mapped block: what munmap needs, and whether the pages are untouched. */
+typedef struct map_header {
+    size_t length;
+    bool fresh;
+} map_header;
+
+_Static_assert(sizeof(map_header) <= ALIGNMENT, "the header fits the alignment");
+
+static void *map_block(size_t bytes) {
+    if (bytes > SIZE_MAX - ALIGNMENT) return NULL;
+    size_t length = bytes + ALIGNMENT;
+    char *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    /* 2 MiB pages where the system allows them: 512 times fewer page faults */
+    madvise(p, length, MADV_HUGEPAGE);
+    *(map_header *)p = (map_header){length, true};
+    return p + ALIGNMENT;
+}
+
+static void unmap_block(void *p) {
+    if (!p) return;
+    char *base = (char *)p - ALIGNMENT;
+    munmap(base, ((map_header *)base)->length);
+}
+
+static const device_ops host_blocks = {.kind = DEVICE_CPU, .alloc = map_block, .free = unmap_block};
 
 static size_t storage_size(size_t nbytes) {
     size_t size = (nbytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
@@ -117,11 +147,11 @@ static void *storage_alloc(size_t nbytes, bool *zeroed) {
     if (nbytes > SIZE_MAX - (ALIGNMENT - 1)) return NULL;
     size_t size = storage_size(nbytes);
     if (size >= MMAP_MIN_BYTES) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NULL;
-        /* 2 MiB pages where the system allows them: 512 times fewer page faults */
-        madvise(p, size, MADV_HUGEPAGE);
-        *zeroed = true;
+        char *p = device_cache_alloc(&host_blocks, size);
+        if (!p) return NULL;
+        map_header *h = (map_header *)(p - ALIGNMENT);
+        *zeroed = h->fresh;
+        h->fresh = false;
         return p;
     }
     return aligned_alloc(ALIGNMENT, size);
@@ -130,7 +160,7 @@ static void *storage_alloc(size_t nbytes, bool *zeroed) {
 static void storage_free(void *p, size_t nbytes) {
     if (!p) return;
     size_t size = storage_size(nbytes);
-    if (size >= MMAP_MIN_BYTES) munmap(p, size);
+    if (size >= MMAP_MIN_BYTES) device_cache_free(&host_blocks, p, size);
     else free(p);
 }
 

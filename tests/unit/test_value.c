@@ -694,8 +694,32 @@ static void test_map(void **state) {
     onyx_value_free(map);
 }
 
+/* Large tensors (mapped, and kept for reuse when freed) come zeroed every time, a reused block
+ * as a fresh one, and several alive at once never share storage. */
+static void test_large_storage_reuse(void **state) {
+    (void)state;
+    int64_t dims[] = {3, 1 << 18}; /* 3 MiB of floats: past the mapping threshold */
+    for (int round = 0; round < 3; round++) {
+        tensor a, b;
+        assert_int_equal(tensor_alloc(&a, ONYX_FLOAT, 2, dims), ONYX_OK);
+        assert_int_equal(tensor_alloc(&b, ONYX_FLOAT, 2, dims), ONYX_OK);
+        assert_ptr_not_equal(a.data, b.data);
+        assert_int_equal((uintptr_t)a.data % 64, 0);
+        const float *fa = a.data, *fb = b.data;
+        for (int64_t i = 0; i < a.numel; i += 4099) {
+            if (fa[i] != 0 || fb[i] != 0) fail_msg("round %d: element %lld not zeroed", round, (long long)i);
+        }
+        assert_true(fa[a.numel - 1] == 0 && fb[b.numel - 1] == 0);
+        memset(a.data, 0x5a, a.nbytes); /* dirty both before they go back */
+        memset(b.data, 0x5a, b.nbytes);
+        tensor_release(&a);
+        tensor_release(&b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_large_storage_reuse),
         cmocka_unit_test(test_map),
         cmocka_unit_test(test_shape_numel),
         cmocka_unit_test(test_new_tensor),
