@@ -571,7 +571,9 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
         }
         bool listed_again = false;
         for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
-        if (p->vals[vi].where == ST_HEAP && !listed_again)
+        /* outputs own their storage (bindings hand it to the caller without a copy) */
+        bool borrowed = vals[vi]->kind == ONYX_VALUE_TENSOR && !vals[vi]->t.owns;
+        if (p->vals[vi].where == ST_HEAP && !listed_again && !borrowed)
             value_move(outputs[i], vals[vi]);
         else
             st = value_copy(outputs[i], vals[vi]);

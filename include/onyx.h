@@ -416,7 +416,9 @@ ONYX_API onyx_status onyx_rep_output(const onyx_rep *rep, size_t index, onyx_io_
 /* Runs the prepared model. `inputs` are borrowed for the call. With `input_names` NULL, inputs
  * are the graph inputs in order; otherwise each is matched by name (every graph input must be
  * given). On success *outputs is a new array of *output_count values, one per graph output in
- * order; caller owns them: free with onyx_values_free(*outputs, *output_count). */
+ * order; caller owns them: free with onyx_values_free(*outputs, *output_count). Each output's
+ * storage is its own (shared with no input, no other output and nothing of the rep): bindings may
+ * hand it to their caller as it is, writable, and it outlives the rep. */
 ONYX_API onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count,
                                   const char *const *input_names,
                                   const onyx_value *const *inputs, size_t *output_count,

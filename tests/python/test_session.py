@@ -55,6 +55,42 @@ def test_file_path_and_input_example():
     np.testing.assert_allclose(probs.sum(axis=1), np.ones(4), rtol=1e-5)
 
 
+def test_large_outputs_handed_over():
+    """Outputs past onyx._values.ADOPT_MIN_BYTES become arrays over the library's storage, without
+    a copy: each is right, writable, its own (also a constant output, which the session keeps),
+    and outlives the session."""
+    rows = 8192   # 8192 x 4 floats: 128 KiB
+    c = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+    graph = h.make_graph(
+        [h.make_node('Relu', ['x'], ['y']), h.make_node('Cast', ['x'], ['y16'], to=TP.FLOAT16),
+         h.make_node('Identity', ['c'], ['k'])],
+        'g', [h.make_tensor_value_info('x', TP.FLOAT, ['n', 4])],
+        [h.make_tensor_value_info('y', TP.FLOAT, ['n', 4]),
+         h.make_tensor_value_info('y16', TP.FLOAT16, ['n', 4]),
+         h.make_tensor_value_info('k', TP.FLOAT, [rows, 4])],
+        [onnx.numpy_helper.from_array(c, 'c')])
+    data = h.make_model(graph, opset_imports=[h.make_opsetid('', 17)]).SerializeToString()
+    x = np.random.default_rng(1).standard_normal((rows, 4)).astype(np.float32)
+    for make in (lambda: onyx.Session(data, threads=1), lambda: onyx.InferenceSession(data)):
+        s = make()
+        y, y16, k = s.run(None, {'x': x})
+        for a in (y, y16, k):
+            owner = a
+            while isinstance(owner, np.ndarray):
+                owner = owner.base
+            assert isinstance(owner, onyx._values._Adopted) and a.flags.writeable
+        assert y16.dtype == np.float16
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+        np.testing.assert_array_equal(y16, x.astype(np.float16))
+        y[:] = 7
+        k[:] = -1
+        y2, _, k2 = s.run(None, {'x': x})
+        np.testing.assert_array_equal(y2, np.maximum(x, 0))
+        np.testing.assert_array_equal(k2, c)
+        del s
+        np.testing.assert_array_equal(y2 + k2, np.maximum(x, 0) + c)
+
+
 def test_errors_carry_the_library_message():
     data, _ = model_bytes()
     s = onyx.Session(data)

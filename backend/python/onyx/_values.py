@@ -282,13 +282,49 @@ def values_array(values):
     return (Value_p * max(len(values), 1))(*values)
 
 
+# Outputs of at least this many bytes are handed over without a copy: below it, copying costs
+# less than the object that keeps the library's value alive.
+ADOPT_MIN_BYTES = 1 << 16
+
+
+class _Adopted:
+    """Owns a run's output value for the numpy array made over its storage (the array's base):
+    the value is freed when the last array over it goes."""
+    __slots__ = ('handle', '__array_interface__')
+
+    def __init__(self, handle, data, nbytes):
+        self.handle = handle
+        self.__array_interface__ = {'version': 3, 'shape': (nbytes,), 'typestr': '|u1',
+                                    'data': (data, False)}
+
+    def __del__(self):
+        if lib is not None:   # None only while the interpreter shuts down
+            lib.onyx_value_free(self.handle)
+
+
+def take_output(outputs, i):
+    """The Python value of output i of a run. A large tensor in host memory becomes the storage of
+    its numpy array (a run's outputs own their storage: include/onyx.h), and outputs[i] is set to
+    None; anything else is copied out and stays in `outputs` for the caller to free."""
+    v = outputs[i]
+    info = TensorInfo()
+    if (lib.onyx_value_kind_of(v) == KIND_TENSOR and lib.onyx_tensor_get_info(v, ctypes.byref(info)) == 0
+            and info.device == b'CPU' and info.nbytes >= ADOPT_MIN_BYTES
+            and info.dtype != STRING and info.dtype not in _SUB_BYTE_BITS):
+        dtype = numpy_dtype(info.dtype)
+        raw = np.asarray(_Adopted(ctypes.cast(v, Value_p), info.data, info.nbytes))
+        outputs[i] = None
+        return raw.view(dtype).reshape(tuple(info.dims[:info.rank]))
+    return from_value(v)
+
+
 def take_outputs(outputs, count):
-    """Python values of a run's outputs; frees them."""
+    """Python values of a run's outputs; frees them (or hands them to their arrays)."""
     try:
-        return [from_value(outputs[i]) for i in range(count)]
+        return [take_output(outputs, i) for i in range(count)]
     finally:
         lib.onyx_values_free(outputs, count)
 
 
 __all__ = ['Arena', 'to_value', 'from_value', 'numpy_dtype', 'dtype_code', 'values_array',
-           'take_outputs', 'c_int64_p', 'Value_pp']
+           'take_output', 'take_outputs', 'c_int64_p', 'Value_pp']

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import _lib
 from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
-from ._values import Arena, dtype_code, from_value, numpy_dtype, to_value, values_array
+from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
+                      values_array)
 from .session import NodeArg
 
 CPU = 'CPUExecutionProvider'
@@ -793,7 +794,7 @@ class InferenceSession:
                     results.append(_DeviceTensor(ctypes.cast(outs[i], Value_p), kind))
                     outs[i] = None   # owned by the _DeviceTensor now
                 else:
-                    results.append(from_value(outs[i]))
+                    results.append(take_output(outs, i))
             return results
         finally:
             lib.onyx_values_free(outs, count.value)
