@@ -30,9 +30,18 @@ def numpy_dtype(code):
     raise TypeError(f'onyx dtype {code} has no numpy equivalent')
 
 
+_CODE_OF = {}   # numpy dtype -> onyx dtype number, filled as dtypes are met
+
+
 def dtype_code(dtype):
     """The onyx dtype number of a numpy dtype."""
-    dtype = np.dtype(dtype)
+    code = _CODE_OF.get(dtype)
+    if code is None:
+        code = _CODE_OF[dtype] = _find_code(np.dtype(dtype))
+    return code
+
+
+def _find_code(dtype):
     if dtype.kind in 'OUS':
         return STRING
     for code, name in _NUMPY.items():
@@ -84,6 +93,13 @@ class Arena:
 
 def _tensor(x, arena):
     out = Value_p()
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.flags.aligned and x.dtype.kind not in 'OUS':
+        code = dtype_code(x.dtype)
+        if code not in _SUB_BYTE_BITS:   # the common case, without the checks below
+            arena.keep.append(x)   # lent without a copy: must outlive the call
+            check(lib.onyx_value_wrap_tensor(code, x.ndim, _dims(x.shape), x.ctypes.data if x.nbytes else None,
+                                             x.nbytes, ctypes.byref(out)))
+            return out
     if isinstance(x, np.ndarray) and x.dtype.kind in 'OUS' or isinstance(x, (str, bytes)):
         x = np.asarray(x, dtype=object)
         items = [s if isinstance(s, bytes) else str(s).encode('utf-8') for s in x.reshape(-1)]
@@ -253,6 +269,11 @@ def from_value(v):
         raise TypeError(f'onyx value kind {kind} has no Python equivalent')
     info = TensorInfo()   # one call for what took seven (each ctypes call costs about 1 us)
     check(lib.onyx_tensor_get_info(v, ctypes.byref(info)))
+    return _tensor_value(v, info)
+
+
+def _tensor_value(v, info):
+    """The array of tensor value v, described by info (onyx_tensor_get_info), copied out."""
     if info.device != b'CPU':   # device memory: read through a host copy
         host = Value_p()
         check(lib.onyx_value_copy_to_device(v, b'CPU', ctypes.byref(host)))
@@ -271,8 +292,8 @@ def from_value(v):
         return out.reshape(shape)
     if not nbytes:
         return np.zeros(shape, dtype)
-    raw = np.empty(nbytes, np.uint8)
-    ctypes.memmove(raw.ctypes.data, data, nbytes)
+    # over the storage, then copied: cheaper than memmove into a new array's ctypes address
+    raw = np.frombuffer((ctypes.c_char * nbytes).from_address(data), np.uint8).copy()
     if code in _SUB_BYTE_BITS:
         raw = _unpack(raw, _SUB_BYTE_BITS[code], count)
     return raw.view(dtype).reshape(shape)
@@ -308,14 +329,15 @@ def take_output(outputs, i):
     None; anything else is copied out and stays in `outputs` for the caller to free."""
     v = outputs[i]
     info = TensorInfo()
-    if (lib.onyx_value_kind_of(v) == KIND_TENSOR and lib.onyx_tensor_get_info(v, ctypes.byref(info)) == 0
-            and info.device == b'CPU' and info.nbytes >= ADOPT_MIN_BYTES
-            and info.dtype != STRING and info.dtype not in _SUB_BYTE_BITS):
+    if lib.onyx_tensor_get_info(v, ctypes.byref(info)) != 0:   # no tensor
+        return from_value(v)
+    if (info.device == b'CPU' and info.nbytes >= ADOPT_MIN_BYTES and info.dtype != STRING
+            and info.dtype not in _SUB_BYTE_BITS):
         dtype = numpy_dtype(info.dtype)
         raw = np.asarray(_Adopted(ctypes.cast(v, Value_p), info.data, info.nbytes))
         outputs[i] = None
         return raw.view(dtype).reshape(tuple(info.dims[:info.rank]))
-    return from_value(v)
+    return _tensor_value(v, info)
 
 
 def take_outputs(outputs, count):

@@ -660,6 +660,7 @@ class InferenceSession:
         self._inputs = _io(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
         self._outputs = _io(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
         self._input_index = {a.name: a for a in self._inputs}
+        self._c_names = {}   # tuple of input names -> their C array, per order given
         self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
 
     def _set_log(self, handle, so):
@@ -761,7 +762,7 @@ class InferenceSession:
         count = ctypes.c_size_t()
         outs = Value_pp()
         try:
-            names, values = [], []
+            values = []
             for name, x in input_feed.items():
                 arg = self._input_index.get(name)
                 if arg is None:
@@ -769,9 +770,13 @@ class InferenceSession:
                            f'Invalid input name: {name} (the model has {list(self._input_index)})')
                 if isinstance(x, OrtValue):
                     x = x._value
-                names.append(name.encode())
                 values.append(x.handle if isinstance(x, _DeviceTensor) else to_value(x, arena, arg.kind_code))
-            c_names = (ctypes.c_char_p * max(len(names), 1))(*names)
+            names = tuple(input_feed)
+            c_names = self._c_names.get(names)
+            if c_names is None:   # the C array of names, kept per order given
+                c_names = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
+                if len(self._c_names) < 64:
+                    self._c_names[names] = c_names
             if output_device != b'CPU':
                 if run_options is None:
                     run_options = RunOptions()

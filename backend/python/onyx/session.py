@@ -93,6 +93,8 @@ class Session:
         finally:
             lib.onyx_model_free(model_handle)
         self._inputs = _io_list(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
+        self._by_name = {i.name: i for i in self._inputs}
+        self._c_names = {}   # tuple of input names -> their C array, per order given
         self._outputs = _io_list(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
         self.device = device
 
@@ -135,13 +137,17 @@ class Session:
         arena = Arena()
         try:
             if isinstance(inputs, dict):
-                by_name = {i.name: i for i in self._inputs}
-                unknown = [n for n in inputs if n not in by_name]
-                if unknown:
-                    raise ValueError(f'unknown input name(s) {unknown}; the model has {list(by_name)}')
-                names = list(inputs)
+                by_name = self._by_name
+                names = tuple(inputs)
+                c_names = self._c_names.get(names)
+                if c_names is None:   # names in an order not seen before: checked, then kept
+                    unknown = [n for n in names if n not in by_name]
+                    if unknown:
+                        raise ValueError(f'unknown input name(s) {unknown}; the model has {list(by_name)}')
+                    c_names = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
+                    if len(self._c_names) < 64:
+                        self._c_names[names] = c_names
                 values = [to_value(inputs[n], arena, by_name[n].kind_code) for n in names]
-                c_names = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
             else:
                 inputs = list(inputs)
                 values = [to_value(x, arena, info.kind_code) for x, info in zip(inputs, self._inputs)]
