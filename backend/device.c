@@ -63,17 +63,23 @@ const device_ops cpu_device_ops = {
     .copy = host_copy,
 };
 
-static pthread_once_t registered_once = PTHREAD_ONCE_INIT;
+static pthread_once_t registered_once = PTHREAD_ONCE_INIT, cuda_once = PTHREAD_ONCE_INIT;
 
 static void register_devices(void) {
     device_register(&cpu_device_ops);
     device_register(&test_device_ops);
+}
+
+/* Only when CUDA is asked for: loading the plugin maps the CUDA libraries, about 150 MB of a
+ * process's memory and a tenth of a second, which a CPU session has no use for. */
+static void register_cuda(void) {
     const device_ops *cuda = cuda_device_count() > 0 ? cuda_device_ops() : NULL;
     if (cuda) device_register(cuda);
 }
 
 const device_ops *backend_device_ops(device_kind kind, int index) {
     pthread_once(&registered_once, register_devices);
+    if (kind == DEVICE_CUDA) pthread_once(&cuda_once, register_cuda);
     return device_usable(kind, index) ? device_ops_of(kind) : NULL;
 }
 

@@ -137,6 +137,23 @@ def test_failed_constructors_print_nothing():
     assert r.returncode == 0 and r.stderr == '', r.stderr
 
 
+def test_cpu_sessions_leave_the_cuda_plugin_unloaded():
+    """The CUDA plugin (and the CUDA libraries it maps, about 150 MB) loads only when CUDA is
+    asked about, not for sessions on the CPU."""
+    r = _python('import numpy as np, onyx\n'
+                f'onyx.Session({EXAMPLE!r}).run(None, {{"x": np.ones((1, 16), np.float32)}})\n'
+                f'onyx.InferenceSession({EXAMPLE!r}, providers=["CPUExecutionProvider"])\n'
+                'maps = lambda: open("/proc/self/maps").read()\n'
+                'print("cpu", "libonyx_cuda" in maps())\n'
+                'onyx.get_available_providers()\n'
+                'print("asked", "libonyx_cuda" in maps())\n')
+    assert r.returncode == 0, r.stderr
+    assert 'cpu False' in r.stdout
+    plugin = os.path.join(os.path.dirname(onyx.library_path()), 'libonyx_cuda.so')
+    if os.path.exists(plugin):   # then asking about CUDA loads it
+        assert 'asked True' in r.stdout
+
+
 def test_python_dash_m_onyx():
     r = subprocess.run([sys.executable, '-m', 'onyx', 'info', EXAMPLE], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -596,7 +596,9 @@ class InferenceSession:
 
     def _create(self, providers, provider_options):
         requested = _provider_list(providers, provider_options)
-        available = get_available_providers()
+        # asking about CUDA loads the CUDA plugin (and its libraries): only when it was asked for
+        cpu_only = all(name in (CPU, TEST) for name, _ in requested)
+        available = [CPU] if cpu_only else get_available_providers()
         devices, used, options = [], [], {}
         for name, opts in requested:
             if name == TEST:
