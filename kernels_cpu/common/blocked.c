@@ -10,6 +10,7 @@
 
 #include "core/fuse.h"
 #include "core/parallel.h"
+#include "kernels_cpu/common/cpu_types.h"
 
 #define BLK 16
 
@@ -37,7 +38,7 @@ typedef struct {
     bool max;
 } pool_job;
 
-static void pool_blocks(void *ctx, int64_t begin, int64_t end) {
+CPU_CLONES static void pool_blocks(void *ctx, int64_t begin, int64_t end) {
     const pool_job *j = ctx;
     for (int64_t b = begin; b < end; b++) {
         const float *x = j->x + b * j->g.sp * BLK;
@@ -77,7 +78,7 @@ typedef struct {
     bool per_channel, f_batched;
 } mul_job;
 
-static void mul_blocks(void *ctx, int64_t begin, int64_t end) {
+CPU_CLONES static void mul_blocks(void *ctx, int64_t begin, int64_t end) {
     const mul_job *j = ctx;
     int64_t inner = j->g.sp * BLK;
     for (int64_t b = begin; b < end; b++) {

@@ -37,7 +37,9 @@ def dtype_code(dtype):
     """The onyx dtype number of a numpy dtype."""
     code = _CODE_OF.get(dtype)
     if code is None:
-        code = _CODE_OF[dtype] = _find_code(np.dtype(dtype))
+        code = _find_code(np.dtype(dtype))
+        if len(_CODE_OF) < 256:   # string dtypes differ by length: bounded
+            _CODE_OF[dtype] = code
     return code
 
 
