@@ -468,6 +468,15 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     return LAY_NONE;
 }
 
+bool fuse_blocked_is_plain(const graph_node *n, const type_info *y) {
+    if (!is_op(n, "GlobalAveragePool") && !is_op(n, "GlobalMaxPool")) return false;
+    if (!y || y->kind != ONYX_VALUE_TENSOR || y->rank < 3 || y->dims[1] <= 0 || y->dims[1] % 16)
+        return false;
+    for (int i = 2; i < y->rank; i++)
+        if (y->dims[i] != 1) return false;
+    return true;
+}
+
 /* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
     return kind == LAY_ALL ||
@@ -507,7 +516,9 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         }
         cand[v] = ok && reads > 0 && reads == uses[v];
     }
-    /* a Concat or pooling step whose tensors are not all opaque keeps all of them plain */
+    /* a Concat or pooling step whose tensors are not all opaque keeps all of them plain, but
+     * for a blocked X and a Y that is the same blocked or plain (a network's last pooling, read
+     * by its classifier) */
     for (bool changed = true; changed;) {
         changed = false;
         for (int s = 0; s < p->n_steps; s++) {
@@ -519,6 +530,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
                 any |= cand[nd->inputs[i]];
             }
             if (all || !any) continue;
+            if (cand[nd->inputs[0]] && fuse_blocked_is_plain(nd, &p->vals[nd->outputs[0]].type))
+                continue;
             cand[nd->outputs[0]] = false;
             for (int i = 0; i < nd->n_inputs; i++) cand[nd->inputs[i]] = false;
             changed = true;

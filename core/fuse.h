@@ -63,8 +63,14 @@ typedef struct fuse_chain {
     float in_scale;
 } fuse_chain;
 
+struct graph_node;
 struct subgraph;
 struct plan;
+
+/* Whether a node's output, channel-blocked, is stored as the plain tensor is: a global pooling
+ * ([N, C, 1, ...]) of a multiple of 16 channels, which has neither spatial extent nor padding.
+ * Such a step may read a blocked X and still hand a plain Y to any reader. */
+bool fuse_blocked_is_plain(const struct graph_node *n, const type_info *y);
 
 /* The pass: runs on a plan whose steps are specialized and folded, before its memory plan. It
  * merges each eligible chain into its convolution's step (a plan-owned node with the chain's

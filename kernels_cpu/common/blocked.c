@@ -123,13 +123,14 @@ onyx_status cpu_blocked_mul(const tensor *a, const tensor *b, tensor *y) {
     return ONYX_OK;
 }
 
-/* The fusion pass keeps a step's tensors blocked all together or not at all. */
+/* The fusion pass keeps a step's tensors blocked all together or not at all, but for a Y that is
+ * the same blocked or plain (fuse_blocked_is_plain). */
 static const int blocked_marker;
 
 onyx_status cpu_blocked_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
     if (!p->fused || !p->fused->opaque_in0) return ONYX_OK;
-    if (!p->fused->opaque_out0)
+    if (!p->fused->opaque_out0 && !fuse_blocked_is_plain(p->node, p->out_type))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "a blocked-layout step needs its input and output "
                           "both blocked");
     *state = (void *)&blocked_marker;

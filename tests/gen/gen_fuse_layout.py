@@ -158,6 +158,17 @@ def generate(s):
                    [('x', x8)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
                                  ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
                                  ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))], ['y'])
+    # a classifier's head: the last conv's blocked output pooled straight into a plain [N, C, 1, 1]
+    # where C is a multiple of 16 (the two layouts are one), else reordered first; batch 2
+    xh = fw(2, 24, 7, 7)
+    for ch, pool in ((32, 'GlobalAveragePool'), (48, 'GlobalMaxPool'), (40, 'GlobalAveragePool')):
+        graph_case(f'test_fl_head_{pool.lower()}_{ch}',
+                   [N('Conv', ['x', 'wa'], ['a']), N('Relu', ['a'], ['ar']),
+                    N('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]),
+                    N(pool, ['b'], ['g']), N('Flatten', ['g'], ['fl']),
+                    N('Gemm', ['fl', 'wg', 'bg'], ['y'], transB=1)],
+                   [('x', xh)], [('wa', fw(ch, 24, 1, 1)), ('wb', fw(ch, 1, 3, 3)),
+                                 ('wg', fw(10, ch)), ('bg', fw(10))], ['y'])
     # the factors first, a GlobalMaxPool, and a Mul of two tensors of one shape
     graph_case('test_fl_opaque_mul_forms',
                [h.make_node('Conv', ['x', 'wa'], ['a']),
