@@ -89,8 +89,6 @@ const char *shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
 
 /* ------------------------------------------------------------------ tensors */
 
-/* 64-byte aligned storage of at least `nbytes`. Zero-size tensors still get a (one-line)
- * allocation so that `data` of an owned tensor is never NULL: kernels may pass it to memcpy. */
 /* Tensor storage of at least this many bytes is mapped on its own, and kept for reuse when freed
  * (core/device_cache.c, the CPU's share): a model's outputs and dynamic intermediates come back
  * at the same sizes run after run, and a fresh mapping costs the system a fault and a zeroed page
@@ -141,7 +139,9 @@ static size_t storage_size(size_t nbytes) {
     return size ? size : ALIGNMENT;
 }
 
-/* Aligned storage for nbytes; *zeroed says whether it is known to hold zeros. */
+/* 64-byte aligned storage of at least `nbytes`; *zeroed says whether it is known to hold zeros.
+ * Zero-size tensors still get a (one-line) allocation so that `data` of an owned tensor is never
+ * NULL: kernels may pass it to memcpy. */
 static void *storage_alloc(size_t nbytes, bool *zeroed) {
     *zeroed = false;
     if (nbytes > SIZE_MAX - (ALIGNMENT - 1)) return NULL;
