@@ -7,7 +7,9 @@
  * (tried as the chain is made). The absorbed steps leave the plan; the fused step runs where the
  * chain's last node ran, so every addend is ready.
  * A conv also absorbs the per-channel steps and the Relu that only feed its X (pre-ops), and the
- * tensors passed only between convs, channel Concats and poolings keep the convs' layout. */
+ * tensors passed only between convs, channel Concats and poolings keep the convs' layout.
+ * Attention spelled out (MatMul, scale, mask, Softmax, MatMul) becomes one step of the CPU
+ * Attention kernel, which keeps each block of scores in cache instead of writing them all out. */
 #include "core/fuse.h"
 
 #include <float.h>
@@ -245,15 +247,18 @@ static int producer(const graph *g, const plan *p, int n, int v) {
     return -1;
 }
 
-/* Absorbed steps per chain: post-ops (some merged), and a MatMul's views and scalar factors. */
+/* Absorbed steps per chain: post-ops (some merged), and a MatMul's views and scalar factors;
+ * an attention chain's: its scores' steps and second MatMul, and four views. */
 #define FUSE_MAX_TAKEN (FUSE_MAX_OPS + 3 * MAX_WALK)
+#define ATT_MAX_TAKEN (5 * MAX_WALK + 1)
 
 enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE };
 
-static bool float_value(const plan *p, int v) {
-    const type_info *t = &p->vals[v].type;
+static bool float_value_type(const type_info *t) {
     return same_type(t, t) && t->dtype == ONYX_FLOAT;
 }
+
+static bool float_value(const plan *p, int v) { return float_value_type(&p->vals[v].type); }
 
 /* Step s as a link a MatMul's view may absorb between `v` and the MatMul: making v (out false:
  * a Transpose, a relabelling Reshape / Squeeze / Unsqueeze / Flatten / Identity, or a scalar
@@ -552,7 +557,228 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
 
 static bool chain_used(const fuse_chain *c) {
     return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend ||
-           c->view_rank[0] || c->view_rank[1] || c->view_rank[2] || c->has_in_scale;
+           c->view_rank[0] || c->view_rank[1] || c->view_rank[2] || c->view_rank[3] ||
+           c->has_in_scale || c->attention;
+}
+
+/* ---------------------------------------------------------------- attention */
+
+/* Operand `v` of the MatMul of step s read through the deepest view whose rows are contiguous
+ * (the kernel reads them with a leading dimension), or, where cols_ok, whose columns are (K^T,
+ * whose columns are K's rows): the view in *out, the factors met on the way multiplied into
+ * *scale, the value it reads in *src, the steps absorbed appended to taken. Never fails: the
+ * operand itself (dense) is the shallowest such view. */
+static void attention_operand(const graph *g, const plan *p, const int *uses, const bool *gone,
+                              int s, int v, bool cols_ok, strided_view *out, float *scale,
+                              int *src, int *taken, int *n_taken) {
+    walk w;
+    walk_links(g, p, uses, gone, NULL, s, v, &w);
+    for (int d = w.n; d >= 0; d--) {
+        strided_view view;
+        if (d > 0 && (w.kinds[d - 1] == LINK_RELABEL || !walk_view(g, p, &w, d, false, &view)))
+            continue;
+        if (d == 0) view_dense(&view, p->vals[v].type.rank, p->vals[v].type.dims);
+        int r = view.rank;
+        float f = *scale;
+        for (int j = 0; j < d; j++)
+            if (w.kinds[j] == LINK_FACTOR) f *= w.factors[j];
+        if (!isfinite(f) || (view.strides[r - 1] != 1 && !(cols_ok && view.strides[r - 2] == 1)))
+            continue;
+        *scale = f;
+        *out = view;
+        *src = w.vals[d];
+        for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
+        return;
+    }
+}
+
+/* Whether mask type m broadcasts to scores of type t (rank <= t's, each dim 1 or t's). */
+static bool mask_broadcasts(const type_info *m, const type_info *t) {
+    if (!float_value_type(m) || m->rank > t->rank) return false;
+    for (int i = 0; i < m->rank; i++) {
+        int64_t d = m->dims[i], e = t->dims[t->rank - m->rank + i];
+        if (d != 1 && d != e) return false;
+    }
+    return true;
+}
+
+/* Whether P (the softmax's output, made by step s) goes through Where(IsNaN(P), 0, P) and
+ * nothing else: torch's scaled dot product export zeroes the rows a mask left empty so. Returns
+ * the IsNaN's step (the Where is consumer[p_val]), or -1. */
+static int nan_to_zero(const graph *g, const plan *p, const int *uses, const bool *gone,
+                       const int *consumer, int s, int p_val) {
+    int w = consumer[p_val];
+    if (uses[p_val] != 2 || plan_value_is_output(g, p_val) || w <= s || gone[w] ||
+        p->steps[w].own_node)
+        return -1;
+    const graph_node *where = step_node(g, &p->steps[w]);
+    const tensor *zero = const_float(p, where, 1, 1);
+    if (!is_op(where, "Where") || where->n_inputs != 3 || where->inputs[2] != p_val || !zero ||
+        ((const float *)zero->data)[0] != 0.0f || !only_output0(where) ||
+        !float_value(p, where->outputs[0]) ||
+        !same_type(&p->vals[where->outputs[0]].type, &p->vals[p_val].type))
+        return -1;
+    int isnan_val = where->inputs[0];
+    for (int r = s + 1; r < w; r++) {
+        const graph_node *n = step_node(g, &p->steps[r]);
+        if (gone[r] || p->steps[r].own_node || !is_op(n, "IsNaN") || n->n_inputs != 1 ||
+            n->inputs[0] != p_val || !only_output0(n) || n->outputs[0] != isnan_val)
+            continue;
+        return uses[isnan_val] == 1 && !plan_value_is_output(g, isnan_val) ? r : -1;
+    }
+    return -1;
+}
+
+/* Attention spelled out, as every exporter writes the scaled dot product, from its first
+ * MatMul (step s):
+ *   S = MatMul(Q, K^T), [* or / scalars], [+ mask], P = Softmax(S, last axis), O = MatMul(P, V)
+ * with Q, K^T, V and O of rank 3 or 4 sharing their leading dims (no broadcast), every value
+ * between read by the next step alone. Q, K^T and V are read through the Transposes,
+ * relabellings and scalar factors that make them (strided views), and O is written through the
+ * Transposes that read it, as the MatMul chains do. Fills `chain` (views 0: Q, 1: K^T, 3: V,
+ * 2: O; in_scale: every factor) and src (Q, K^T, V, mask or -1), appends the absorbed steps to
+ * taken and sets *cur to the value the fused step makes. Returns the last step absorbed, or -1
+ * when the steps from s are no such pattern. */
+static int attention_chain(const graph *g, const plan *p, const int *uses, const bool *gone,
+                           const int *consumer, int s, fuse_chain *chain, int *src, int *cur,
+                           int *taken, int *n_taken) {
+    const graph_node *mm = step_node(g, &p->steps[s]);
+    if (!is_op(mm, "MatMul") || mm->n_inputs != 2 || mm->inputs[0] == mm->inputs[1] ||
+        p->steps[s].k->device != DEVICE_CPU)
+        return -1;
+    const type_info *t = &p->vals[mm->outputs[0]].type, *tq = &p->vals[mm->inputs[0]].type,
+                    *tk = &p->vals[mm->inputs[1]].type;
+    int r = t->rank;
+    if ((r != 3 && r != 4) || !float_value(p, mm->inputs[0]) || !float_value(p, mm->inputs[1]) ||
+        tq->rank != r || tk->rank != r || p->vals[mm->inputs[0]].where == ST_CONST ||
+        p->vals[mm->inputs[1]].where == ST_CONST)
+        return -1;
+    for (int i = 0; i < r - 2; i++)
+        if (tq->dims[i] != t->dims[i] || tk->dims[i] != t->dims[i]) return -1;
+    int tk_[ATT_MAX_TAKEN], nt = 0, v = mm->outputs[0], mask = -1, step = -1;
+    bool zeroed = false;
+    float scale = 1.0f;
+    /* the scores' way to the softmax: factors, then at most one Add */
+    for (bool softmax = false; !softmax;) {
+        step = consumer[v];
+        if (nt >= MAX_WALK || uses[v] != 1 || plan_value_is_output(g, v) || step <= s ||
+            gone[step] || p->steps[step].own_node)
+            return -1;
+        const graph_node *n = step_node(g, &p->steps[step]);
+        if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return -1;
+        float f;
+        if (mask < 0 && scalar_factor(p, n, v, &f)) {
+            scale *= f;
+        } else if (mask < 0 && is_op(n, "Add") && n->version >= 7 && n->n_inputs == 2 &&
+                   (n->inputs[0] == v) != (n->inputs[1] == v)) {
+            mask = n->inputs[n->inputs[0] == v ? 1 : 0];
+            if (mask < 0 || !mask_broadcasts(&p->vals[mask].type, t)) return -1;
+        } else if (is_op(n, "Softmax") && n->n_inputs == 1) {
+            int64_t axis = attr_int(n, "axis", n->version >= 13 ? -1 : 1);
+            if (axis != -1 && axis != r - 1) return -1;
+            softmax = true;
+        } else {
+            return -1;
+        }
+        tk_[nt++] = step;
+        v = n->outputs[0];
+    }
+    /* torch's export zeroes what the softmax made NaN (rows masked out entirely) */
+    int zeroing = nan_to_zero(g, p, uses, gone, consumer, step, v);
+    if (zeroing >= 0) {
+        tk_[nt++] = zeroing;
+        step = consumer[v];
+        tk_[nt++] = step;
+        v = step_node(g, &p->steps[step])->outputs[0];
+        zeroed = true;
+    }
+    /* P times V */
+    int s2 = consumer[v];
+    if (uses[v] != 1 || plan_value_is_output(g, v) || s2 <= step || gone[s2] ||
+        p->steps[s2].own_node || !matmul_step(g, &p->steps[s2]) ||
+        p->steps[s2].k->device != DEVICE_CPU)
+        return -1;
+    const graph_node *pv = step_node(g, &p->steps[s2]);
+    if (!is_op(pv, "MatMul") || pv->n_inputs != 2 || pv->inputs[0] != v || pv->inputs[1] == v ||
+        !float_value(p, pv->inputs[1]) || !float_value(p, pv->outputs[0]))
+        return -1;
+    const type_info *tv = &p->vals[pv->inputs[1]].type, *to = &p->vals[pv->outputs[0]].type;
+    if (tv->rank != r || to->rank != r || tv->dims[r - 2] != t->dims[r - 1]) return -1;
+    for (int i = 0; i < r - 2; i++)
+        if (tv->dims[i] != t->dims[i]) return -1;
+    tk_[nt++] = s2;
+
+    fuse_chain c = {0};
+    strided_view view[4];
+    attention_operand(g, p, uses, gone, s, mm->inputs[0], false, &view[0], &scale, &src[0],
+                      tk_, &nt);
+    attention_operand(g, p, uses, gone, s, mm->inputs[1], true, &view[1], &scale, &src[1], tk_,
+                      &nt);
+    float unit = 1.0f;
+    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, &view[3], &unit, &src[2], tk_,
+                      &nt);
+    if (unit != 1.0f && !isfinite(scale *= unit)) return -1;
+    int last = s2, end = pv->outputs[0];
+    /* O through the Transposes that read it, where its rows stay contiguous */
+    walk w;
+    walk_links(g, p, uses, gone, consumer, -1, end, &w);
+    view_dense(&view[2], to->rank, to->dims);
+    for (int d = w.n; d > 0; d--) {
+        strided_view o;
+        if (w.kinds[d - 1] != LINK_TRANSPOSE || !walk_view(g, p, &w, d, true, &o) ||
+            o.strides[o.rank - 1] != 1)
+            continue;
+        view[2] = o;
+        for (int j = 0; j < d; j++) tk_[nt++] = w.steps[j];
+        last = w.steps[d - 1];
+        end = w.vals[d];
+        break;
+    }
+    for (int i = 0; i < 4; i++) set_view(&c, i, &view[i]);
+    c.attention = true;
+    c.nan_to_zero = zeroed;
+    c.has_in_scale = true;
+    c.in_scale = scale;
+    src[3] = mask;
+    *chain = c;
+    *cur = end;
+    for (int i = 0; i < nt; i++) taken[(*n_taken)++] = tk_[i];
+    return last;
+}
+
+/* The fused node of an attention chain found at step s: an Attention node of the chain's
+ * inputs and output, run by the CPU's Attention kernel (*k) with the chain prepared. *node
+ * stays NULL (the steps stay as they are) when that kernel is missing or refuses the chain. */
+static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain *chain,
+                                  const int *src, int out, graph_node **node, const kernel **k) {
+    *node = NULL;
+    const op_schema *schema = sg->env.ops ? sg->env.ops->lookup("", "Attention", 23) : NULL;
+    if (!schema) {
+        onyx_error_clear();
+        return ONYX_OK;
+    }
+    graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
+    if (!fn) return onyx_oom("fused attention");
+    *fn = (graph_node){.name = step_node(sg->g, &p->steps[s])->name, .op_type = "Attention",
+                       .domain = "", .version = 23, .schema = schema,
+                       .n_inputs = src[3] >= 0 ? 4 : 3, .n_outputs = 1};
+    fn->inputs = (int *)(fn + 1);
+    fn->outputs = fn->inputs + 4;
+    memcpy(fn->inputs, src, 4 * sizeof(int));
+    fn->outputs[0] = out;
+    const type_info *in_types[4];
+    for (int i = 0; i < fn->n_inputs; i++) in_types[i] = &p->vals[src[i]].type;
+    const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, DEVICE_CPU);
+    void *trial = NULL;
+    if (!cand || plan_prepare_kernel(sg, p, cand, fn, chain, &trial) != ONYX_OK || !trial) {
+        onyx_error_clear();
+        free(fn);
+        return ONYX_OK;
+    }
+    if (cand->release) cand->release(trial);
+    *node = fn;
+    *k = cand;
+    return ONYX_OK;
 }
 
 /* Prepares every step whose chain says something, all or nothing: on failure the new states
@@ -616,6 +842,31 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (gone[s] || !(conv_step(g, ps) || matmul) || ps->own_node || !only_output0(conv) ||
             conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
             continue;
+        int att_src[4], att_out, att_taken[ATT_MAX_TAKEN], att_n = 0;
+        int att_last = matmul ? attention_chain(g, p, uses, gone, consumer, s, &chains[s], att_src,
+                                                &att_out, att_taken, &att_n)
+                              : -1;
+        if (att_last >= 0) {
+            graph_node *fn;
+            const kernel *ak;
+            CHECK(attention_node(sg, p, s, &chains[s], att_src, att_out, &fn, &ak));
+            if (fn) {
+                if (ps->state && ps->k->release) ps->k->release(ps->state);
+                ps->state = NULL;
+                ps->k = ak;
+                ps->own_node = fn;
+                for (int i = 0; i < att_n; i++) {
+                    plan_step *a = &p->steps[att_taken[i]];
+                    if (a->state && a->k->release) a->k->release(a->state);
+                    a->state = NULL;
+                    gone[att_taken[i]] = true;
+                }
+                gone[s] = true;
+                emit[att_last] = s;
+                continue;
+            }
+            memset(&chains[s], 0, sizeof chains[s]);
+        }
         const type_info *t = &p->vals[conv->outputs[0]].type;
         if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3)) continue;
         bool w_const = matmul || (p->vals[conv->inputs[1]].where == ST_CONST &&

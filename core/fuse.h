@@ -54,13 +54,19 @@ typedef struct fuse_chain {
      * node's input), and may write its result through some (view 2: the fused node's output is
      * the last one's, stored dense). view_rank 0: no view; else the operand's (result's) own
      * dims and, per dim, its stride in elements over that tensor. */
-    int view_rank[3];
-    int64_t view_dims[3][ONYX_MAX_RANK], view_strides[3][ONYX_MAX_RANK];
+    int view_rank[4];
+    int64_t view_dims[4][ONYX_MAX_RANK], view_strides[4][ONYX_MAX_RANK];
     /* The product of the constant scalars that multiplied (or divided) A and B on their way from
      * the views (or the fused node's inputs), where has_in_scale: applied to the product first.
      * Only with two computed operands, and never with a bias. */
     bool has_in_scale;
     float in_scale;
+    /* Attention spelled out, MatMul(Q, K^T) [scaled] [+ mask] -> Softmax -> MatMul(., V), as
+     * one step of the CPU Attention kernel: its inputs are Q, K^T, V and the mask (or none),
+     * read through views 0, 1 and 3, its output written through view 2, the scores scaled by
+     * in_scale; nan_to_zero: probabilities that are NaN (a row masked out entirely, or NaN in
+     * the scores: the whole row then) count as 0, as Where(IsNaN(P), 0, P) has it. */
+    bool attention, nan_to_zero;
 } fuse_chain;
 
 struct graph_node;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/exec.h"
+#include "core/fuse.h"
 #include "core/parallel.h"
 #include "ops/attention/attention_common.h"
 #include "kernels_cpu/common/blas.h"
@@ -262,6 +263,9 @@ typedef struct att_ctx {
     bool causal;
     double scale, softcap;
     bool hr;              /* heads_as_rows */
+    bool nan_zero;        /* probabilities that are NaN count as 0 (a fused chain's) */
+    bool kt_rows;         /* k points at K^T: rows of Dk elements are its columns (ks[2]: the
+                             distance between K^T's rows); else at K's rows */
     int64_t rows, nblk, tasks, nslots; /* rows: query rows per task */
     char *slots;
     size_t slot_bytes, off_bias, off_out;
@@ -342,7 +346,7 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
                     if (nc < 1) nc = T > 0 ? 1 : 0;                                                \
                 }                                                                                  \
                 if (nc > 0 && Dk > 0)                                                              \
-                    N##_mm(true, rb, nc, Dk, (F)x->scale, q, q_ld, k, x->ks[2], sc, nc);           \
+                    N##_mm(!x->kt_rows, rb, nc, Dk, (F)x->scale, q, q_ld, k, x->ks[2], sc, nc);    \
                 else                                                                               \
                     memset(sc, 0, (size_t)(rb * nc) * sizeof(F));                                  \
                 for (int64_t r = 0; r < rb; r++) {                                                 \
@@ -372,6 +376,8 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
                         for (int64_t j = 0; j < nc; j++) row[j] = NAN;                             \
                     }                                                                              \
                     if (x->qk && x->mode == 3) store_qk(x, row, b, h, i);                          \
+                    if (x->nan_zero && nc > 0 && isnan(row[0])) /* NaN anywhere: all the row */    \
+                        memset(row, 0, (size_t)nc * sizeof(F));                                    \
                 }                                                                                  \
                 if (Dv == 0) continue;                                                             \
                 bool direct = x->yt == x->fd;                                                      \
@@ -392,9 +398,121 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
 DEFINE_ATT(f32, float, cpu_sgemm, cpu_sgemv, att_max_f32, att_expsum_f32, att_scale_f32, tanhf)
 DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, att_max_f64, att_expsum_f64, att_scale_f64, tanh)
 
-/* Working memory comes from kernel_scratch, so Attention keeps no state: concurrent runs share
- * nothing. */
+/* ---------------------------------------------------------------- Attention spelled out */
+
+/* The geometry of an attention chain the fusion pass made (core/fuse.h): Q, K^T, V and the
+ * output as strided views of the fused step's tensors, the mask's strides. */
+typedef struct att_fused {
+    ops_att_dims d;
+    int64_t qs[3], ks[3], vs[3], ys[3], ms[3], mlen;
+    bool kt_rows, mbcast, nan_zero;
+    float scale;
+} att_fused;
+
+/* The (batch, head, row) strides of a rank-3 ([B*H, rows, cols], one head) or rank-4 view. */
+static void batch_head_row(const int64_t *dims, const int64_t *strides, int rank, int64_t *bh,
+                           int64_t *s) {
+    bool four = rank == 4;
+    bh[0] = dims[0];
+    bh[1] = four ? dims[1] : 1;
+    s[0] = strides[0];
+    s[1] = four ? strides[1] : 0;
+    s[2] = strides[rank - 2];
+}
+
+static bool same_batch(const int64_t *a, const int64_t *b) { return a[0] == b[0] && a[1] == b[1]; }
+
+onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
+    const fuse_chain *fc = p->fused;
+    *state = NULL;
+    if (!fc || !fc->attention) return ONYX_OK;
+    int r = fc->view_rank[0];
+    for (int i = 1; i < 4; i++)
+        if (fc->view_rank[i] != r) r = 0;
+    if (r != 3 && r != 4)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "fused attention: views of ranks %d, %d, %d, %d",
+                          fc->view_rank[0], fc->view_rank[1], fc->view_rank[2], fc->view_rank[3]);
+    const int64_t *qd = fc->view_dims[0], *kd = fc->view_dims[1], *yd = fc->view_dims[2],
+                  *vd = fc->view_dims[3];
+    const int64_t *kst = fc->view_strides[1];
+    att_fused f = {.scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
+    int64_t qb[2], kb[2], vb[2], yb[2];
+    batch_head_row(qd, fc->view_strides[0], r, qb, f.qs);
+    batch_head_row(kd, kst, r, kb, f.ks);
+    batch_head_row(vd, fc->view_strides[3], r, vb, f.vs);
+    batch_head_row(yd, fc->view_strides[2], r, yb, f.ys);
+    /* K^T [.., Dk, T]: K's rows are its columns, a column apart (kst[r - 1]) when its own rows
+     * are not contiguous */
+    f.kt_rows = kst[r - 2] != 1;
+    f.ks[2] = f.kt_rows ? kst[r - 2] : kst[r - 1];
+    int64_t S = qd[r - 2], Dk = qd[r - 1], T = kd[r - 1], Dv = vd[r - 1];
+    if (!same_batch(qb, kb) || !same_batch(qb, vb) || !same_batch(qb, yb) || kd[r - 2] != Dk ||
+        vd[r - 2] != T || yd[r - 2] != S || yd[r - 1] != Dv ||
+        fc->view_strides[0][r - 1] != 1 || fc->view_strides[3][r - 1] != 1 ||
+        fc->view_strides[2][r - 1] != 1 || (f.kt_rows && kst[r - 1] != 1))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "fused attention: views do not make an attention");
+    f.d = (ops_att_dims){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
+                         .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
+    if (p->n_in > 3 && p->in_type[3]) { /* the mask, broadcast to [B, H, S, T] ([B*H, S, T]) */
+        const type_info *m = p->in_type[3];
+        int64_t md[4] = {1, 1, 1, 1}, st[4];
+        for (int i = 0; i < m->rank; i++) md[r - m->rank + i] = m->dims[i];
+        st[r - 1] = 1;
+        for (int i = r - 2; i >= 0; i--) st[i] = st[i + 1] * md[i + 1];
+        int64_t ms[4] = {0};
+        for (int i = 0; i < r; i++) ms[i] = md[i] == 1 ? 0 : st[i];
+        f.ms[0] = ms[0];
+        f.ms[1] = r == 4 ? ms[1] : 0;
+        f.ms[2] = ms[r - 2];
+        f.mlen = md[r - 1];
+        f.mbcast = f.mlen == 1 && T > 1;
+    }
+    if (!cpu_blas_dims_ok(S, T, Dk > Dv ? Dk : Dv))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    att_fused *out = malloc(sizeof *out);
+    if (!out) return onyx_oom("fused attention");
+    *out = f;
+    *state = out;
+    return ONYX_OK;
+}
+
+void cpu_attention_release(void *state) { free(state); }
+
+static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *M = kernel_input(c, 3);
+    tensor *Y = kernel_output(c, 0);
+    if (!Q || !K || !V || Q->dtype != ONYX_FLOAT || K->dtype != ONYX_FLOAT ||
+        V->dtype != ONYX_FLOAT || Y->dtype != ONYX_FLOAT || (M && M->dtype != ONYX_FLOAT))
+        return onyx_error(ONYX_ERR_SHAPE, "fused attention takes float tensors");
+    if (Y->numel == 0) return ONYX_OK;
+    int threads = parallel_threads();
+    att_layout L;
+    if (!att_layout_of(&f->d, ONYX_FLOAT, ONYX_FLOAT, false, false, false, threads, &L))
+        return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
+    char *buf;
+    TRY(scratch_of(c, L.total, &buf));
+    att_ctx x = {.d = f->d, .fd = ONYX_FLOAT, .q = Q->data, .k = K->data, .v = V->data,
+                 .y = Y->data, .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT, .mask = M,
+                 .mlen = f->mlen, .mbcast = f->mbcast, .scale = f->scale,
+                 .kt_rows = f->kt_rows, .nan_zero = f->nan_zero, .rows = L.rows, .nslots = L.nslots,
+                 .slots = buf + L.slots, .slot_bytes = L.slot_bytes, .off_bias = L.bias,
+                 .off_out = L.out};
+    memcpy(x.qs, f->qs, sizeof x.qs);
+    memcpy(x.ks, f->ks, sizeof x.ks);
+    memcpy(x.vs, f->vs, sizeof x.vs);
+    memcpy(x.ys, f->ys, sizeof x.ys);
+    memcpy(x.ms, f->ms, sizeof x.ms);
+    x.nblk = row_blocks(&f->d, L.rows);
+    x.tasks = task_count(&f->d, L.rows);
+    if (x.tasks > 0) parallel_for(x.nslots, 1, f32_att_slots, &x);
+    return ONYX_OK;
+}
+
+/* Working memory comes from kernel_scratch, so Attention keeps no state but a fused chain's
+ * geometry: concurrent runs share nothing they write. */
 onyx_status cpu_attention_run(const kernel_call *c) {
+    if (c->state) return fused_run(c, c->state);
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *M = kernel_input(c, 3), *PK = kernel_input(c, 4),
                  *PV = kernel_input(c, 5), *NP = kernel_input(c, 6);
     tensor *Y = kernel_output(c, 0), *PKo = kernel_output(c, 1), *PVo = kernel_output(c, 2), *QK = kernel_output(c, 3);

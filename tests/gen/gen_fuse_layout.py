@@ -287,27 +287,30 @@ def generate(s):
                                    ('sh', shape(B, H, S, D)), ('c1', np.array(0.5, np.float32)),
                                    ('c2', np.array([0.7], np.float32)), ('c3', np.array(2.0, np.float32))]
     # Whisper's: Q scaled after its bias and again after its Transpose, K scaled after its
-    # Transpose (the constant first), an identity Reshape between the product and its Transpose
-    graph_case('test_fl_matmul_views_whisper', common + [
-        N('Mul', [q, 'c1'], ['qs']), N('Reshape', ['qs', 's4'], ['q4']),
-        N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]), N('Mul', ['qt', 'c1'], ['qts']),
-        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
-        N('Mul', ['c2', 'kt'], ['kts']),
-        N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
-        N('MatMul', ['qts', 'kts'], ['sc']), N('Softmax', ['sc'], ['pr'], axis=-1),
-        N('MatMul', ['pr', 'vt'], ['o']), N('Reshape', ['o', 'sh'], ['o2']),
-        N('Transpose', ['o2'], ['ot'], perm=[0, 2, 1, 3]), N('Reshape', ['ot', 's3'], ['y'])],
-        [('x', x)], common_inits, ['y'])
-    # BERT's (TorchScript): K transposed by (0, 2, 3, 1), the scores divided and masked
-    graph_case('test_fl_matmul_views_bert', common + [
-        N('Reshape', [q, 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
-        N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
-        N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
-        N('MatMul', ['qt', 'kt'], ['sc']), N('Div', ['sc', 'c3'], ['sd']),
-        N('Add', ['sd', 'mask'], ['sm']), N('Softmax', ['sm'], ['pr'], axis=-1),
-        N('MatMul', ['pr', 'vt'], ['o']), N('Transpose', ['o'], ['ot'], perm=[0, 2, 1, 3]),
-        N('Reshape', ['ot', 's3'], ['y'])],
-        [('x', x), ('mask', f(B, 1, 1, S))], common_inits, ['y'])
+    # Transpose (the constant first), an identity Reshape between the product and its Transpose.
+    # These two run as one fused attention (below); with the probabilities also a graph output
+    # ("_probs") they stay two products that read and write through views.
+    for suffix, outs in (('', ['y']), ('_probs', ['y', 'pr'])):
+        graph_case(f'test_fl_matmul_views_whisper{suffix}', common + [
+            N('Mul', [q, 'c1'], ['qs']), N('Reshape', ['qs', 's4'], ['q4']),
+            N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]), N('Mul', ['qt', 'c1'], ['qts']),
+            N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+            N('Mul', ['c2', 'kt'], ['kts']),
+            N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+            N('MatMul', ['qts', 'kts'], ['sc']), N('Softmax', ['sc'], ['pr'], axis=-1),
+            N('MatMul', ['pr', 'vt'], ['o']), N('Reshape', ['o', 'sh'], ['o2']),
+            N('Transpose', ['o2'], ['ot'], perm=[0, 2, 1, 3]), N('Reshape', ['ot', 's3'], ['y'])],
+            [('x', x)], common_inits, outs)
+        # BERT's (TorchScript): K transposed by (0, 2, 3, 1), the scores divided and masked
+        graph_case(f'test_fl_matmul_views_bert{suffix}', common + [
+            N('Reshape', [q, 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
+            N('Reshape', [k, 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+            N('Reshape', [v, 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+            N('MatMul', ['qt', 'kt'], ['sc']), N('Div', ['sc', 'c3'], ['sd']),
+            N('Add', ['sd', 'mask'], ['sm']), N('Softmax', ['sm'], ['pr'], axis=-1),
+            N('MatMul', ['pr', 'vt'], ['o']), N('Transpose', ['o'], ['ot'], perm=[0, 2, 1, 3]),
+            N('Reshape', ['ot', 's3'], ['y'])],
+            [('x', x), ('mask', f(B, 1, 1, S))], common_inits, outs)
     # the dynamo exporter's K: two Transposes through Reshapes that merge and split the heads,
     # and a product whose result is also a graph output (read twice: no view of it)
     graph_case('test_fl_matmul_views_dynamo', common + [
@@ -338,6 +341,52 @@ def generate(s):
                [('q', f(2, 3, 4, 8)), ('k', f(2, 3, 8, 6))],
                [('c1', np.array(0.5, np.float32)), ('c2', np.array([0.7], np.float32)),
                 ('c3', np.array(2.0, np.float32))], ['y'])
+    # Attention spelled out runs as one step of the Attention kernel (core/fuse.c): the cases
+    # above that end in Softmax and P*V take that path too; these add the other forms it takes
+    # and some it must leave alone (compared with the reference either way)
+    def attention(name, q, kt, v, mask=None, pre=(), post=(), opset=17, axis=-1, outputs=('y',),
+                  tail=(), zero_nan=False):
+        nodes = list(pre) + [N('MatMul', ['q', 'kt'], ['sc'])]
+        cur = 'sc'
+        for i, (op, c) in enumerate(post):
+            nodes.append(N(op, [cur, c], [f'sc{i}']))
+            cur = f'sc{i}'
+        ins = [('q', q), ('k' if pre else 'kt', kt), ('v', v)]
+        if mask is not None:
+            nodes.append(N('Add', ['mask', cur], ['scm']))
+            cur = 'scm'
+            ins.append(('mask', mask))
+        nodes.append(N('Softmax', [cur], ['pr'], axis=axis))
+        if zero_nan:  # torch's export: Where(IsNaN(P), 0, P)
+            nodes += [N('IsNaN', ['pr'], ['nan']), N('Where', ['nan', 'zero', 'pr'], ['pz'])]
+        nodes += [N('MatMul', ['pz' if zero_nan else 'pr', 'v'], ['o' if tail else 'y'])] + list(tail)
+        graph_case(name, nodes, ins, [('c1', np.array(0.25, np.float32)), ('c3', np.array(2.0, np.float32)),
+                                      ('zero', np.array(0.0, np.float32))], list(outputs), opset=opset)
+
+    # several blocks of query rows per head; K^T a tensor of its own (its rows are K's columns);
+    # a 2-D mask of large negatives; the scores divided, then multiplied
+    attention('test_fl_attention_long_rows', f(1, 2, 300, 16), f(1, 2, 16, 280), f(1, 2, 280, 24),
+              mask=np.where(rng.random((300, 280)) < 0.3, -1e4, 0).astype(np.float32),
+              post=[('Div', 'c3'), ('Mul', 'c1')])
+    # rank 3 (heads folded into the batch), a cross attention (T != S, Dv != Dk), K read through
+    # a Transpose, a mask [1, S, T], a factor before the product
+    attention('test_fl_attention_3d_cross', f(6, 7, 8), f(6, 9, 8), f(6, 9, 5), mask=f(1, 7, 9),
+              pre=[N('Transpose', ['k'], ['kt0'], perm=[0, 2, 1]), N('Mul', ['kt0', 'c1'], ['kt'])],
+              outputs=('y',), tail=[N('Identity', ['o'], ['y'])])
+    # a mask broadcast along the keys ([B, H, S, 1]); opset 11's Softmax over the last axis
+    attention('test_fl_attention_mask_per_row', f(2, 3, 5, 4), f(2, 3, 4, 6), f(2, 3, 6, 4),
+              mask=f(2, 3, 5, 1), opset=11, axis=3, tail=[N('Transpose', ['o'], ['y'], perm=[0, 2, 1, 3])])
+    # torch's export of a scaled dot product zeroes rows a mask leaves empty (here rows 1 and 4
+    # of the first head: the softmax makes them NaN, the output rows are 0)
+    empty = np.zeros((1, 2, 6, 7), np.float32)
+    empty[0, 0, [1, 4], :] = -np.inf
+    attention('test_fl_attention_empty_rows_zeroed', f(1, 2, 6, 4), f(1, 2, 4, 7), f(1, 2, 7, 3),
+              mask=empty, post=[('Mul', 'c1')], zero_nan=True, opset=18)
+    # left as they are: a softmax over another axis, probabilities also a graph output
+    attention('test_fl_attention_other_axis', f(2, 3, 5, 4), f(2, 3, 4, 5), f(2, 3, 5, 4), axis=2,
+              tail=[N('Identity', ['o'], ['y'])])
+    attention('test_fl_attention_probs_out', f(2, 3, 5, 4), f(2, 3, 4, 6), f(2, 3, 6, 4),
+              mask=f(2, 1, 1, 6), outputs=('y', 'pr'), tail=[N('Identity', ['o'], ['y'])])
     graph_case('test_fl_conv_factor_hardsigmoid',
                [N('Conv', ['x', 'w'], ['c']), N('Relu', ['c'], ['r']), N('Div', ['r', 'c3'], ['d']),
                 N('HardSigmoid', ['d'], ['y'], alpha=0.3, beta=0.4)],

@@ -5,6 +5,9 @@ need no Python; `make test-models` regenerates them byte for byte from fixed see
 - concurrency.onnx: Conv + Relu + MaxPool + ReduceMean, a Loop whose body reads an outer weight,
   MatMul + Add + Softmax; batch, height and width symbolic, so runs of mixed shapes build and
   share plans (tests/unit/test_concurrency.c).
+- attention_concurrency.onnx: the same input as concurrency.onnx read as a sequence of
+  height x width positions of 3 features, through attention spelled out as the exporters write
+  it (two heads), which the fusion pass runs as one Attention step; shapes symbolic likewise.
 - endless_loop.onnx: a Loop whose trip count is an input (INT64_MAX in the tests) and whose
   condition stays true: only run options (deadline, terminate, iteration cap) stop it.
 - activation_patterns.onnx: the exporters' spelled-out GELU (erf form in its three associations
@@ -64,6 +67,42 @@ def concurrency_model() -> onnx.ModelProto:
         initializer=[numpy_helper.from_array(a, n) for a, n in
                      [(w, "w"), (b, "b"), (decay, "decay"), (w2, "w2"), (b2, "b2"),
                       (trips, "trips")]],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             producer_name="onyx-tests")
+
+
+def attention_concurrency_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(20261126)
+
+    def w(*shape):
+        return (rng.standard_normal(shape) / 2).astype(np.float32)
+
+    consts = {"wq": w(3, 8), "wk": w(3, 8), "wv": w(3, 8), "bq": w(8), "wo": w(8, 5),
+              "seq": np.array([0, 3, -1], np.int64), "heads": np.array([0, -1, 2, 4], np.int64),
+              "merged": np.array([0, -1, 8], np.int64), "root": np.array(2.0, np.float32)}
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["x", "seq"], ["x3"]),                 # [batch, 3, positions]
+        node("Transpose", ["x3"], ["xs"], perm=[0, 2, 1]),     # [batch, positions, 3]
+        node("MatMul", ["xs", "wq"], ["q0"]), node("Add", ["q0", "bq"], ["q"]),
+        node("MatMul", ["xs", "wk"], ["k"]), node("MatMul", ["xs", "wv"], ["v"]),
+        node("Reshape", ["q", "heads"], ["q4"]), node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]),
+        node("Reshape", ["k", "heads"], ["k4"]), node("Transpose", ["k4"], ["kh"], perm=[0, 2, 3, 1]),
+        node("Reshape", ["v", "heads"], ["v4"]), node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["qh", "kh"], ["scores"]), node("Div", ["scores", "root"], ["scaled"]),
+        node("Softmax", ["scaled"], ["probs"], axis=-1), node("MatMul", ["probs", "vh"], ["ctx"]),
+        node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+        node("Reshape", ["ctx_t", "merged"], ["ctx3"]),
+        node("ReduceMean", ["ctx3"], ["pooled"], axes=[1], keepdims=0),
+        node("MatMul", ["pooled", "wo"], ["logits"]),
+        node("Softmax", ["logits"], ["out"], axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes, "attention_concurrency",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 5])],
+        initializer=[numpy_helper.from_array(a, n) for n, a in consts.items()],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                              producer_name="onyx-tests")
@@ -211,7 +250,9 @@ def dnnl_oom_model() -> onnx.ModelProto:
 
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
-    for name, model in [("concurrency", concurrency_model()), ("endless_loop", endless_loop_model()),
+    for name, model in [("concurrency", concurrency_model()),
+                        ("attention_concurrency", attention_concurrency_model()),
+                        ("endless_loop", endless_loop_model()),
                         ("sequence_loop", sequence_loop_model()),
                         ("activation_patterns", activation_patterns_model()),
                         ("dnnl_oom", dnnl_oom_model())]:

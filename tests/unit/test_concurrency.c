@@ -1,7 +1,9 @@
 /* One rep run from many threads at once, with mixed input shapes (so plans are built while other
  * runs go on), every output checked against the same run made alone; and the run options that
- * stop a run: deadline, terminate from another thread, iteration cap. Built a second time under
- * ThreadSanitizer by `make tsan`. Models: tests/models/gen_run_models.py. */
+ * stop a run: deadline, terminate from another thread, iteration cap. The many-threads test runs
+ * a CNN (on the CPU, and split with the TEST device) and attention spelled out (one fused step per
+ * plan). Built a second time under ThreadSanitizer by `make tsan`. Models:
+ * tests/models/gen_run_models.py. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,13 +70,13 @@ static onyx_rep *prepare_file(const char *path, int threads) {
     return prepare_on(path, threads, "CPU");
 }
 
-/* The rep runs on `devices`; the references are made on the CPU alone. */
-static int setup_on(void **state, const char *devices) {
+/* The rep of `model` runs on `devices`; the references are made on the CPU alone. */
+static int setup_on(void **state, const char *model, const char *devices) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
     /* threads=1 per run: the runs themselves are the parallelism here, and one OpenMP thread per
      * run keeps the ThreadSanitizer build clear of libgomp's uninstrumented barriers */
-    f->rep = prepare_on("tests/models/concurrency.onnx", 1, devices);
+    f->rep = prepare_on(model, 1, devices);
     for (int s = 0; s < N_SHAPES; s++) {
         int64_t n = numel4(shapes[s]);
         f->input[s] = malloc((size_t)n * sizeof(float));
@@ -84,7 +86,7 @@ static int setup_on(void **state, const char *devices) {
                                                 (size_t)n * sizeof(float), &f->value[s]),
                          ONYX_OK);
         /* the reference: a rep of its own, run once, alone */
-        onyx_rep *alone = prepare_file("tests/models/concurrency.onnx", 1);
+        onyx_rep *alone = prepare_file(model, 1);
         size_t n_out = 0;
         onyx_value **out = NULL;
         const onyx_value *in[1] = {f->value[s]};
@@ -102,11 +104,19 @@ static int setup_on(void **state, const char *devices) {
     return 0;
 }
 
-static int setup(void **state) { return setup_on(state, "CPU"); }
+static int setup(void **state) { return setup_on(state, "tests/models/concurrency.onnx", "CPU"); }
 
 /* Conv, MatMul and the elementwise steps on the TEST device, the rest on the CPU: each run
  * context has an arena per device and the copy steps between them. */
-static int setup_test_device(void **state) { return setup_on(state, "TEST,CPU"); }
+static int setup_test_device(void **state) {
+    return setup_on(state, "tests/models/concurrency.onnx", "TEST,CPU");
+}
+
+/* Attention spelled out, which each plan runs as one fused Attention step (its scores in the
+ * run context's scratch) */
+static int setup_attention(void **state) {
+    return setup_on(state, "tests/models/attention_concurrency.onnx", "CPU");
+}
 
 static int teardown(void **state) {
     fixture *f = *state;
@@ -387,6 +397,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_test_device, teardown),
+        cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_attention, teardown),
         cmocka_unit_test(test_plan_eviction_under_load),
         cmocka_unit_test(test_deadline_stops_endless_loop),
         cmocka_unit_test(test_terminate_from_another_thread),
