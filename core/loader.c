@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/op_schema.h"
 #include "core/tensor_proto.h"
@@ -100,6 +102,14 @@ typedef struct loader {
      * model holds about one copy of its weights at a time rather than two. */
     bool release_raw;
     const op_registry *ops; /* resolves each node's schema */
+    /* The main graph's initializers when its bytes were split (loader_split_model): unpacked
+     * one by one from `bytes`; with release_bytes (the loader owns them, malloc'ed), the pages
+     * before the initializer just decoded are handed back to the system as it goes. */
+    const Onnx__GraphProto *main_gp;
+    const uint8_t *bytes;
+    const loader_split *split;
+    bool release_bytes;
+    size_t released; /* bytes before this offset are handed back */
 } loader;
 
 /* A graph under construction. Values grow while subgraphs capture from it, so they live in a
@@ -720,38 +730,68 @@ done:
 
 /* ------------------------------------------------------------------ graphs */
 
+/* Initializer `k` (tp, or sparse sp) of graph b: decoded into the model's pool. */
+static onyx_status declare_initializer(gbuild *b, const Onnx__TensorProto *tp,
+                                       const Onnx__SparseTensorProto *sp, size_t k) {
+    loader *ld = b->ld;
+    const char *name = sp ? (sp->values ? sp->values->name : NULL) : (tp ? tp->name : NULL);
+    if (!name || !name[0])
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "%sinitializer %zu has no name",
+                          sp ? "sparse " : "", k);
+    if (map_get(&b->names, name) >= 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "initializer '%s' is given twice", name);
+    tensor *t = pool_alloc(ld->p, 1, sizeof *t);
+    const char *copy = pool_strdup(ld->p, name);
+    if (!t || !copy) return onyx_oom("initializer");
+    TRY(sp ? tensor_proto_decode_sparse(sp, ld->base_dir, ld->p, t)
+           : tensor_proto_decode(tp, ld->base_dir, ld->p, t));
+    int v;
+    TRY(add_value(b, copy, -1, GV_INITIALIZER, &v));
+    b->values[v].init = t;
+    tensor_type(&b->values[v].type, t);
+    return ONYX_OK;
+}
+
+/* Hands back the whole pages of the loader's own bytes before `upto`: what is behind the
+ * initializer just decoded is read no more. */
+static void release_bytes_before(loader *ld, size_t upto) {
+    if (!ld->release_bytes || upto <= ld->released) return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)ld->bytes + ld->released + (uintptr_t)page - 1) &
+                     ~((uintptr_t)page - 1),
+              to = ((uintptr_t)ld->bytes + upto) & ~((uintptr_t)page - 1);
+    if (page > 0 && to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+    ld->released = upto;
+}
+
 static onyx_status declare_initializers(gbuild *b) {
     loader *ld = b->ld;
     const Onnx__GraphProto *gp = b->gp;
-    size_t total = gp->n_initializer + gp->n_sparse_initializer;
-    for (size_t k = 0; k < total; k++) {
-        bool sparse = k >= gp->n_initializer;
-        const Onnx__TensorProto *tp = sparse ? NULL : gp->initializer[k];
-        const Onnx__SparseTensorProto *sp =
-            sparse ? gp->sparse_initializer[k - gp->n_initializer] : NULL;
-        const char *name = sparse ? (sp && sp->values ? sp->values->name : NULL)
-                                  : (tp ? tp->name : NULL);
-        if (!name || !name[0])
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "%sinitializer %zu has no name",
-                              sparse ? "sparse " : "", sparse ? k - gp->n_initializer : k);
-        if (map_get(&b->names, name) >= 0)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "initializer '%s' is given twice", name);
-        tensor *t = pool_alloc(ld->p, 1, sizeof *t);
-        const char *copy = pool_strdup(ld->p, name);
-        if (!t || !copy) return onyx_oom("initializer");
-        TRY(sparse ? tensor_proto_decode_sparse(sp, ld->base_dir, ld->p, t)
-                   : tensor_proto_decode(tp, ld->base_dir, ld->p, t));
-        if (ld->release_raw && tp && tp->has_raw_data && tp->raw_data.data) {
-            Onnx__TensorProto *done_tp = (Onnx__TensorProto *)tp; /* ours, freed after loading */
-            free(done_tp->raw_data.data);
-            done_tp->raw_data.data = NULL;
-            done_tp->raw_data.len = 0;
+    size_t first = 0; /* the split-off initializers come first, in file order */
+    if (gp == ld->main_gp && ld->split) {
+        const loader_split *sp = ld->split;
+        for (size_t k = 0; k < sp->n_inits; k++) {
+            Onnx__TensorProto *tp;
+            onyx_status st = loader_tensor_unpack(ld->bytes, sp->inits[k], &tp);
+            if (st != ONYX_OK) return onyx_error_prefix(st, "initializer %zu", k);
+            st = declare_initializer(b, tp, NULL, k);
+            loader_tensor_free(tp);
+            TRY(st);
+            release_bytes_before(ld, sp->inits[k].offset + sp->inits[k].size);
         }
-        int v;
-        TRY(add_value(b, copy, -1, GV_INITIALIZER, &v));
-        b->values[v].init = t;
-        tensor_type(&b->values[v].type, t);
+        first = sp->n_inits;
     }
+    for (size_t k = 0; k < gp->n_initializer; k++) {
+        Onnx__TensorProto *tp = gp->initializer[k];
+        TRY(declare_initializer(b, tp, NULL, first + k));
+        if (ld->release_raw && tp && tp->has_raw_data && tp->raw_data.data) {
+            free(tp->raw_data.data); /* ours, the rest freed after loading */
+            tp->raw_data.data = NULL;
+            tp->raw_data.len = 0;
+        }
+    }
+    for (size_t k = 0; k < gp->n_sparse_initializer; k++)
+        TRY(declare_initializer(b, NULL, gp->sparse_initializer[k], k));
     return ONYX_OK;
 }
 
@@ -1006,8 +1046,10 @@ static onyx_status load_descriptions(model *m, const Onnx__ModelProto *mp) {
     return ONYX_OK;
 }
 
+/* `src`: how the bytes were split (NULL: mp holds everything); release_raw: mp is ours. */
 static onyx_status load_model(const op_registry *ops, const Onnx__ModelProto *mp,
-                              const char *base_dir, bool release_raw, model **out) {
+                              const char *base_dir, bool release_raw, const loader *src,
+                              model **out) {
     onyx_status st = ONYX_OK;
     pool p;
     pool_init(&p);
@@ -1020,7 +1062,13 @@ static onyx_status load_model(const op_registry *ops, const Onnx__ModelProto *mp
     }
     m->pool = p; /* from here on the model's copy of the pool is the live one */
     m->refs = 1;
-    loader ld = {m, &m->pool, NULL, release_raw, ops};
+    loader ld = {.m = m, .p = &m->pool, .release_raw = release_raw, .ops = ops};
+    if (src) {
+        ld.main_gp = mp->graph;
+        ld.bytes = src->bytes;
+        ld.split = src->split;
+        ld.release_bytes = src->release_bytes;
+    }
     if (base_dir) {
         m->base_dir = pool_strdup(&m->pool, base_dir);
         if (!m->base_dir) {
@@ -1059,21 +1107,39 @@ done:
 
 onyx_status model_from_proto(const op_registry *ops, const Onnx__ModelProto *mp,
                              const char *base_dir, model **out) {
-    return load_model(ops, mp, base_dir, false, out);
+    return load_model(ops, mp, base_dir, false, NULL, out);
 }
 
-/* Unpacks and loads; `owned` bytes are freed as soon as protobuf-c has copied them. */
+/* Unpacks and loads. The main graph's initializers are unpacked one at a time from the bytes
+ * (loader_split_model), so that each weight is copied once; `owned` bytes are freed when done,
+ * their pages handed back as the initializers are decoded. */
 static onyx_status load_bytes(const op_registry *ops, const void *bytes, size_t size, bool owned,
                               const char *base_dir, model **out) {
+    loader_split split = {0};
     onyx_status st = loader_check_wire(&onnx__model_proto__descriptor, bytes, size, "ONNX ModelProto");
-    Onnx__ModelProto *mp = st == ONYX_OK ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
+    if (st == ONYX_OK) st = loader_split_model(bytes, size, &split);
+    Onnx__ModelProto *mp = NULL;
+    if (st == ONYX_OK) {
+        mp = split.n_inits ? onnx__model_proto__unpack(NULL, split.skeleton_size, split.skeleton)
+                           : onnx__model_proto__unpack(NULL, size, bytes);
+        free(split.skeleton);
+        split.skeleton = NULL;
+        if (!mp)
+            st = onyx_error(ONYX_ERR_INVALID_MODEL,
+                            "not a valid ONNX ModelProto (truncated or corrupt)");
+    }
+    if (owned && !split.n_inits) { /* nothing more to read from them */
+        free((void *)bytes);
+        owned = false;
+    }
+    if (st == ONYX_OK) {
+        loader src = {.bytes = bytes, .split = split.n_inits ? &split : NULL,
+                      .release_bytes = owned};
+        st = load_model(ops, mp, base_dir, true, &src, out);
+    }
+    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
+    loader_split_free(&split);
     if (owned) free((void *)bytes);
-    if (st != ONYX_OK) return st;
-    if (!mp)
-        return onyx_error(ONYX_ERR_INVALID_MODEL,
-                          "not a valid ONNX ModelProto (truncated or corrupt)");
-    st = load_model(ops, mp, base_dir, true, out);
-    onnx__model_proto__free_unpacked(mp, NULL);
     return st;
 }
 

@@ -1,5 +1,6 @@
 /* Guards in front of protobuf-c: an iterative walk of the wire format that bounds message
- * nesting (protobuf-c recurses without a limit), and whole-file reading. */
+ * nesting (protobuf-c recurses without a limit); the split of a model's bytes that lets each
+ * initializer be unpacked on its own, its weights read in place; whole-file reading. */
 #include "core/loader.h"
 
 #include <errno.h>
@@ -83,6 +84,174 @@ onyx_status loader_check_wire(const ProtobufCMessageDescriptor *desc, const void
 corrupt:
     return onyx_error(ONYX_ERR_INVALID_MODEL,
                       "not a valid %s (truncated or corrupt at byte %zu of %zu)", what, pos, size);
+}
+
+/* ------------------------------------------------------------------ splitting */
+
+/* The field at *pos (before end): its number, wire type and, for a length-delimited one, where
+ * its payload starts and how long it is; *pos moves past it. False when malformed or a group. */
+static bool next_field(const uint8_t *b, size_t *pos, size_t end, uint64_t *num, int *wire,
+                       size_t *start, size_t *len) {
+    uint64_t tag, v;
+    if (!read_varint(b, pos, end, &tag)) return false;
+    *num = tag >> 3;
+    *wire = (int)(tag & 7);
+    *start = *pos;
+    *len = 0;
+    switch (*wire) {
+    case 0: return read_varint(b, pos, end, &v);
+    case 1: if (end - *pos < 8) return false; *pos += 8; return true;
+    case 5: if (end - *pos < 4) return false; *pos += 4; return true;
+    case 2:
+        if (!read_varint(b, pos, end, &v) || v > end - *pos) return false;
+        *start = *pos;
+        *len = (size_t)v;
+        *pos += (size_t)v;
+        return true;
+    default: return false;
+    }
+}
+
+static size_t put_varint(uint8_t *dst, uint64_t v) {
+    size_t n = 0;
+    do {
+        uint8_t c = v & 0x7f;
+        v >>= 7;
+        if (dst) dst[n] = c | (v ? 0x80 : 0);
+        n++;
+    } while (v);
+    return n;
+}
+
+/* Copies bytes [from, to) of src to dst + *n (dst NULL: only counts). */
+static void put(uint8_t *dst, size_t *n, const uint8_t *src, size_t from, size_t to) {
+    if (dst) memcpy(dst + *n, src + from, to - from);
+    *n += to - from;
+}
+
+enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5, TENSOR_RAW_DATA = 9 };
+
+/* The skeleton into dst (NULL: sizes only): ModelProto's fields but the graph as they are, then
+ * the graph (payload [gs, gs + gl)) without its initializers, which go to inits (NULL: count
+ * only). Returns the skeleton's size. */
+static size_t build_skeleton(const uint8_t *b, size_t size, size_t gs, size_t gl, uint8_t *dst,
+                             loader_slice *inits, size_t *n_inits) {
+    size_t n = 0, pos = 0, start, len, graph_len = 0;
+    uint64_t num;
+    int wire;
+    while (pos < size) {
+        size_t at = pos;
+        next_field(b, &pos, size, &num, &wire, &start, &len);
+        if (!(num == MODEL_GRAPH && wire == 2)) put(dst, &n, b, at, pos);
+    }
+    *n_inits = 0;
+    for (pos = gs; pos < gs + gl;) { /* the graph's length first: it prefixes the graph */
+        size_t at = pos;
+        next_field(b, &pos, gs + gl, &num, &wire, &start, &len);
+        if (num == GRAPH_INITIALIZER && wire == 2) {
+            if (inits) inits[*n_inits] = (loader_slice){start, len};
+            (*n_inits)++;
+        } else {
+            graph_len += pos - at;
+        }
+    }
+    uint8_t head[2 + 10];
+    size_t hn = put_varint(head, (uint64_t)MODEL_GRAPH << 3 | 2);
+    hn += put_varint(head + hn, graph_len);
+    put(dst, &n, head, 0, hn);
+    for (pos = gs; pos < gs + gl;) {
+        size_t at = pos;
+        next_field(b, &pos, gs + gl, &num, &wire, &start, &len);
+        if (!(num == GRAPH_INITIALIZER && wire == 2)) put(dst, &n, b, at, pos);
+    }
+    return n;
+}
+
+onyx_status loader_split_model(const void *bytes, size_t size, loader_split *split) {
+    const uint8_t *b = bytes;
+    memset(split, 0, sizeof *split);
+    size_t pos = 0, start, len, gs = 0, gl = 0, graphs = 0;
+    uint64_t num;
+    int wire;
+    while (pos < size) {
+        if (!next_field(b, &pos, size, &num, &wire, &start, &len)) return ONYX_OK;
+        if (num == MODEL_GRAPH && wire == 2) {
+            graphs++;
+            gs = start;
+            gl = len;
+        }
+    }
+    if (graphs != 1) return ONYX_OK;
+    for (pos = gs; pos < gs + gl;)
+        if (!next_field(b, &pos, gs + gl, &num, &wire, &start, &len)) return ONYX_OK;
+    size_t n_inits;
+    size_t n = build_skeleton(b, size, gs, gl, NULL, NULL, &n_inits);
+    if (n_inits == 0) return ONYX_OK;
+    split->skeleton = malloc(n ? n : 1);
+    split->inits = malloc(n_inits * sizeof *split->inits);
+    if (!split->skeleton || !split->inits) {
+        loader_split_free(split);
+        return onyx_oom("model skeleton");
+    }
+    split->skeleton_size = build_skeleton(b, size, gs, gl, split->skeleton, split->inits,
+                                          &split->n_inits);
+    return ONYX_OK;
+}
+
+void loader_split_free(loader_split *split) {
+    free(split->skeleton);
+    free(split->inits);
+    memset(split, 0, sizeof *split);
+}
+
+/* The TensorProto's fields but raw_data into dst (NULL: sizes only); its last raw_data (the one
+ * protobuf keeps) in *raw. Returns the size, or SIZE_MAX when malformed. */
+static size_t tensor_without_raw(const uint8_t *b, size_t size, uint8_t *dst, loader_slice *raw) {
+    size_t pos = 0, start, len, n = 0;
+    uint64_t num;
+    int wire;
+    while (pos < size) {
+        size_t at = pos;
+        if (!next_field(b, &pos, size, &num, &wire, &start, &len)) return SIZE_MAX;
+        if (num == TENSOR_RAW_DATA && wire == 2)
+            *raw = (loader_slice){start, len};
+        else
+            put(dst, &n, b, at, pos);
+    }
+    return n;
+}
+
+onyx_status loader_tensor_unpack(const void *bytes, loader_slice slice, Onnx__TensorProto **out) {
+    const uint8_t *b = (const uint8_t *)bytes + slice.offset;
+    loader_slice raw = {SIZE_MAX, 0};
+    size_t n = tensor_without_raw(b, slice.size, NULL, &raw);
+    Onnx__TensorProto *tp = NULL;
+    if (n != SIZE_MAX) {
+        uint8_t *small = malloc(n ? n : 1);
+        if (!small) return onyx_oom("initializer");
+        tensor_without_raw(b, slice.size, small, &raw);
+        tp = onnx__tensor_proto__unpack(NULL, n, small);
+        free(small);
+    }
+    if (!tp)
+        return onyx_error(ONYX_ERR_INVALID_MODEL,
+                          "not a valid ONNX TensorProto (bytes %zu to %zu of the model)",
+                          slice.offset, slice.offset + slice.size);
+    if (raw.offset != SIZE_MAX) {
+        tp->has_raw_data = 1;
+        tp->raw_data.len = raw.size;
+        tp->raw_data.data = (uint8_t *)b + raw.offset; /* borrowed: loader_tensor_free drops it */
+    }
+    *out = tp;
+    return ONYX_OK;
+}
+
+void loader_tensor_free(Onnx__TensorProto *tp) {
+    if (!tp) return;
+    tp->has_raw_data = 0;
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+    onnx__tensor_proto__free_unpacked(tp, NULL);
 }
 
 onyx_status loader_read_file(const char *path, void **bytes, size_t *size, char **dir) {

@@ -785,6 +785,143 @@ static void test_bad_initializer(void **state) {
     assert_error_mentions("contains '..'");
 }
 
+/* ------------------------------------------------------------------ tests: split loading */
+
+/* a followed by b. */
+static uint8_t *cat(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, size_t *n) {
+    *n = na + nb;
+    uint8_t *out = zalloc(*n);
+    memcpy(out, a, na);
+    if (nb) memcpy(out + na, b, nb);
+    return out;
+}
+
+/* A length-delimited field's tag and length (the payload follows). */
+static size_t field_head(uint8_t *dst, unsigned field, size_t len) {
+    size_t n = 0;
+    for (uint64_t v = (uint64_t)field << 3 | 2;; v >>= 7) {
+        dst[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+        if (v <= 0x7f) break;
+    }
+    for (uint64_t v = len;; v >>= 7) {
+        dst[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+        if (v <= 0x7f) break;
+    }
+    return n;
+}
+
+/* `bytes` + field `field` holding `payload`. */
+static uint8_t *add_field(const uint8_t *bytes, size_t n, unsigned field, const uint8_t *payload,
+                          size_t len, size_t *out_n) {
+    uint8_t head[24];
+    size_t h = field_head(head, field, len);
+    size_t n1;
+    uint8_t *with_head = cat(bytes, n, head, h, &n1);
+    return cat(with_head, n1, payload, len, out_n);
+}
+
+/* The model the bytes path gives (main graph's initializers split off and read in place) against
+ * the one protobuf-c's whole unpack gives: the same initializers, in the same order, with the same
+ * bytes. */
+static void assert_same_initializers(const uint8_t *b, size_t n) {
+    model *split = NULL, *whole = NULL;
+    assert_int_equal(model_load_bytes(&ops_registry, b, n, NULL, &split), ONYX_OK);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, n, b);
+    assert_non_null(mp);
+    assert_int_equal(model_from_proto(&ops_registry, mp, NULL, &whole), ONYX_OK);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    const graph *gs = split->main, *gw = whole->main;
+    assert_int_equal(gs->n_values, gw->n_values);
+    for (int v = 0; v < gs->n_values; v++) {
+        assert_string_equal(gs->values[v].name, gw->values[v].name);
+        assert_int_equal(gs->values[v].flags, gw->values[v].flags);
+        const tensor *a = gs->values[v].init, *c = gw->values[v].init;
+        assert_int_equal(a == NULL, c == NULL);
+        if (!a) continue;
+        assert_int_equal(a->dtype, c->dtype);
+        assert_int_equal(a->numel, c->numel);
+        assert_memory_equal(a->data, c->data, (size_t)a->numel * dtype_size(a->dtype));
+    }
+    model_release(split);
+    model_release(whole);
+}
+
+static void test_split_initializers(void **state) {
+    (void)state;
+    /* raw and typed initializers interleaved */
+    Onnx__ModelProto *mp = tiny();
+    const float a[] = {1, 2, 3}, c[] = {-1, 0.5f};
+    float_init(mp->graph, "A", 3, a);
+    Onnx__TensorProto *typed = float_init(mp->graph, "B", 2, c);
+    typed->has_raw_data = 0;
+    typed->n_float_data = 2;
+    typed->float_data = (float *)c;
+    float_init(mp->graph, "C", 2, c);
+    size_t n;
+    uint8_t *b = pack_model(mp, &n);
+    assert_same_initializers(b, n);
+    loader_split sp;
+    assert_int_equal(loader_split_model(b, n, &sp), ONYX_OK);
+    assert_int_equal(sp.n_inits, 3);
+    assert_true(sp.skeleton_size < n);
+    loader_split_free(&sp);
+
+    /* raw_data twice in one initializer: the last one counts, as in protobuf */
+    Onnx__ModelProto *bare = tiny();
+    uint8_t *base = pack_model(bare, &n);
+    Onnx__TensorProto *t = float_init(NULL, "W", 2, c);
+    size_t tn = onnx__tensor_proto__get_packed_size(t), tn2;
+    uint8_t *tb = zalloc(tn);
+    onnx__tensor_proto__pack(t, tb);
+    const float later[] = {7, 8};
+    uint8_t *twice = add_field(tb, tn, 9, (const uint8_t *)later, sizeof later, &tn2);
+    /* the initializer goes into a second graph field: protobuf merges it into the first, and
+     * the split refuses to guess (the whole unpack loads it) */
+    Onnx__GraphProto *gi = graph_new("second"); /* a name, and the initializer below */
+    size_t gn = onnx__graph_proto__get_packed_size(gi), gn2, n2;
+    uint8_t *gb = zalloc(gn);
+    onnx__graph_proto__pack(gi, gb);
+    uint8_t *graph_with_init = add_field(gb, gn, 5, twice, tn2, &gn2);
+    uint8_t *merged = add_field(base, n, 7, graph_with_init, gn2, &n2);
+    assert_int_equal(loader_split_model(merged, n2, &sp), ONYX_OK);
+    assert_int_equal(sp.n_inits, 0);
+    assert_same_initializers(merged, n2);
+
+    /* the same initializer in the one graph field: split, and the last raw_data wins */
+    mp = tiny();
+    Onnx__GraphProto *g = mp->graph;
+    mp->graph = NULL;
+    size_t mn, g1n, one_n;
+    uint8_t *mb = pack_model(mp, &mn);
+    size_t g0 = onnx__graph_proto__get_packed_size(g);
+    uint8_t *g0b = zalloc(g0);
+    onnx__graph_proto__pack(g, g0b);
+    uint8_t *g1 = add_field(g0b, g0, 5, twice, tn2, &g1n);
+    uint8_t *one = add_field(mb, mn, 7, g1, g1n, &one_n);
+    assert_same_initializers(one, one_n);
+    model *m;
+    assert_int_equal(model_load_bytes(&ops_registry, one, one_n, NULL, &m), ONYX_OK);
+    const graph *mg = m->main;
+    bool found = false;
+    for (int v = 0; v < mg->n_values; v++) {
+        if (strcmp(mg->values[v].name, "W")) continue;
+        found = true;
+        assert_memory_equal(mg->values[v].init->data, later, sizeof later);
+    }
+    assert_true(found);
+    model_release(m);
+
+    /* an initializer protobuf-c refuses (data_type as a length-delimited field): named */
+    const uint8_t bad_type[] = {0x01};
+    size_t bad_n, gbad_n, mbad_n;
+    uint8_t *bad = add_field(tb, tn, 2, bad_type, sizeof bad_type, &bad_n);
+    uint8_t *gbad = add_field(g0b, g0, 5, bad, bad_n, &gbad_n);
+    uint8_t *mbad = add_field(mb, mn, 7, gbad, gbad_n, &mbad_n);
+    assert_int_equal(model_load_bytes(&ops_registry, mbad, mbad_n, NULL, &m),
+                     ONYX_ERR_INVALID_MODEL);
+    assert_error_mentions("initializer 0: not a valid ONNX TensorProto");
+}
+
 /* model.onnx + weights.bin in one folder, loaded by path: external data is found beside it */
 static void test_external_data_by_path(void **state) {
     (void)state;
@@ -976,6 +1113,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_undefined_input, free_all),
         cmocka_unit_test_teardown(test_cycle, free_all),
         cmocka_unit_test_teardown(test_duplicate_names, free_all),
+        cmocka_unit_test_teardown(test_split_initializers, free_all),
         cmocka_unit_test_teardown(test_bad_initializer, free_all),
         cmocka_unit_test_teardown(test_external_data_by_path, free_all),
         cmocka_unit_test_teardown(test_opset_ranges, free_all),
