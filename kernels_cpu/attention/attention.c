@@ -283,6 +283,33 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
     cvt(at(x->qk, x->qkt, ((b * x->d.q_heads + h) * x->d.q_len + i) * T), x->qkt, row, x->fd, T);
 }
 
+/* Whether mask element j of a row masks its column out: -inf (or false), or so far below any
+ * score (< -1e30, as torch.finfo(float).min) that exp gives 0 for it all the same. */
+static bool masked_out(const tensor *m, int64_t j) {
+    return m->dtype == ONYX_BOOL ? !((const uint8_t *)m->data)[j]
+                                 : ((const float *)m->data)[j] <= -1e30f;
+}
+
+/* How many of the first nc columns a task's rows (i0.. or, hr, heads hb..) need computed: past
+ * the last column some row's mask leaves open (a causal mask's diagonal, a key padding mask's
+ * last key) every row's probability is 0, so the products stop there. nc itself when a row is
+ * masked out entirely (its softmax must keep the reference's NaN or uniform row) or when the
+ * mask is of another type or broadcast along the keys. */
+static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0, int64_t rb,
+                            int64_t nc) {
+    const tensor *m = x->mask;
+    if (x->mbcast || (m->dtype != ONYX_FLOAT && m->dtype != ONYX_BOOL)) return nc;
+    int64_t len = x->mlen < nc ? x->mlen : nc, open = 0; /* columns past mlen are -inf */
+    for (int64_t r = 0; r < rb; r++) {
+        int64_t h = x->hr ? hb + r : hb, i = x->hr ? 0 : i0 + r;
+        int64_t off = b * x->ms[0] + h * x->ms[1] + i * x->ms[2], j = len - 1;
+        while (j >= 0 && masked_out(m, off + j)) j--;
+        if (j < 0) return nc;
+        if (j + 1 > open) open = j + 1;
+    }
+    return open;
+}
+
 #define DEFINE_ATT(N, F, GEMM, GEMV, MAX, EXPSUM, SCALE, TANH)                                     \
     /* softmax over row[0, n) with n >= 1; a row masked out entirely (max -inf) gives NaN like the \
      * reference */                                                                                \
@@ -344,6 +371,7 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
                     if (x->causal && i0 + rb + P < nc) nc = i0 + rb + P;                           \
                     if (x->nonpad && x->nonpad[b] < nc) nc = x->nonpad[b];                         \
                     if (nc < 1) nc = T > 0 ? 1 : 0;                                                \
+                    if (x->mask && nc > 1) nc = open_columns(x, b, hb, i0, rb, nc);                \
                 }                                                                                  \
                 if (nc > 0 && Dk > 0)                                                              \
                     N##_mm(!x->kt_rows, rb, nc, Dk, (F)x->scale, q, q_ld, k, x->ks[2], sc, nc);    \

@@ -52,6 +52,20 @@ def generate(s):
     case(s, 'test_att_v24_nonpad_zero', 'Attention',
          [f(2, 2, 3, 4), f(2, 2, 5, 4), f(2, 2, 5, 4), f(2, 1, 3, 5), None, None, np.array([0, 3], np.int64)],
          opset=24)
+    # masks that close the last columns of every row of a block (a causal band, padded keys):
+    # the products stop at the last column some row keeps open. Float -inf in blocks of 218
+    # rows over 300 keys (the last 30 padded), bool per batch and row, and a float mask whose
+    # rows close at -3.4e38 (torch.finfo(float).min) rather than -inf
+    rows, keys = np.arange(300)[:, None], np.arange(300)[None, :]
+    band = np.where((keys > rows) | (keys >= 270), -np.inf, 0).astype(np.float32)
+    case(s, 'test_att_mask_closes_columns', 'Attention',
+         [f(2, 2, 300, 8), f(2, 2, 300, 8), f(2, 2, 300, 8), band], opset=23)
+    keep = np.arange(9)[None, None, None, :] < rng.integers(1, 10, (2, 1, 5, 1))
+    case(s, 'test_att_bool_mask_closes_columns', 'Attention',
+         [f(2, 2, 5, 4), f(2, 2, 9, 4), f(2, 2, 9, 4), keep], opset=23)
+    lowest = np.where(keys[:, :40] > rows[:30] + 10, np.finfo(np.float32).min, 0).astype(np.float32)
+    case(s, 'test_att_lowest_mask_closes_columns', 'Attention',
+         [f(1, 3, 30, 8), f(1, 3, 40, 8), f(1, 3, 40, 8), lowest], opset=23)
     # integer mask added as numbers
     case(s, 'test_att_int_mask', 'Attention',
          [f(2, 2, 4, 8), f(2, 2, 5, 8), f(2, 2, 5, 8), rng.integers(-3, 2, (4, 5)).astype(np.int32)],

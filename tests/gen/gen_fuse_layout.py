@@ -382,6 +382,14 @@ def generate(s):
     empty[0, 0, [1, 4], :] = -np.inf
     attention('test_fl_attention_empty_rows_zeroed', f(1, 2, 6, 4), f(1, 2, 4, 7), f(1, 2, 7, 3),
               mask=empty, post=[('Mul', 'c1')], zero_nan=True, opset=18)
+    # a causal mask of torch.finfo(float).min, the last 3 keys padded, and a row masked out
+    # entirely: the products would stop at key 6 but for that row (its probabilities are
+    # uniform over all 9 keys)
+    keys, rows = np.arange(9)[None, :], np.arange(9)[:, None]
+    lowest = np.where((keys > rows) | (keys >= 6), np.finfo(np.float32).min, 0).astype(np.float32)
+    lowest[4, :] = np.finfo(np.float32).min
+    attention('test_fl_attention_causal_lowest', f(1, 2, 9, 4), f(1, 2, 4, 9), f(1, 2, 9, 5),
+              mask=lowest[None, None], post=[('Mul', 'c1')], zero_nan=True, opset=18)
     # left as they are: a softmax over another axis, probabilities also a graph output
     attention('test_fl_attention_other_axis', f(2, 3, 5, 4), f(2, 3, 4, 5), f(2, 3, 5, 4), axis=2,
               tail=[N('Identity', ['o'], ['y'])])
