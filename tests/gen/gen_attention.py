@@ -31,12 +31,15 @@ def generate(s):
     case(s, 'test_att_long_3d_gqa_bool', 'Attention',
          [f(1, 130, 64), f(1, 150, 32), f(1, 150, 48), rng.random((1, 1, 130, 150)) > 0.2],
          attrs={'q_num_heads': 4, 'kv_num_heads': 2, 'qk_matmul_output_mode': 2}, opset=23, n_out=4)
-    # One head: its rows split across the (two) threads; two heads of 340 positions: blocks of
-    # 192 and 148 rows (a task's score block is at most 64K floats).
+    # One head: its rows split across the (two) threads; two heads of 340 positions with a mask
+    # (a head a task); two heads of 1200 queries over 2100 keys: three blocks of 400 rows each
+    # (a task's score block is at most 1M floats).
     case(s, 'test_att_one_head_split', 'Attention',
          [f(1, 1, 100, 8), f(1, 1, 100, 8), f(1, 1, 100, 8)], attrs={'is_causal': 1}, opset=23)
     case(s, 'test_att_long_rows_mask', 'Attention',
          [f(1, 2, 340, 16), f(1, 2, 340, 16), f(1, 2, 340, 16), f(340, 340)], opset=23)
+    case(s, 'test_att_long_even_blocks', 'Attention',
+         [f(1, 2, 1200, 4), f(1, 2, 2100, 4), f(1, 2, 2100, 4)], opset=23)
     # v24: a mask shorter than the kv length (padded with -inf) and per-batch valid lengths.
     case(s, 'test_att_v24_short_mask_nonpad', 'Attention',
          [f(3, 2, 5, 8), f(3, 2, 9, 8), f(3, 2, 9, 6), f(3, 1, 5, 7), None, None,
