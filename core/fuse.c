@@ -602,11 +602,24 @@ static bool mask_broadcasts(const type_info *m, const type_info *t) {
     return true;
 }
 
+/* The step after s making `v` from `from` alone, as op `op` (and only what it makes), or -1. */
+static int maker_of(const graph *g, const plan *p, const bool *gone, int s, int until, int v,
+                    int from, const char *op) {
+    for (int r = s + 1; r < until; r++) {
+        const graph_node *n = step_node(g, &p->steps[r]);
+        if (!gone[r] && !p->steps[r].own_node && is_op(n, op) && n->n_inputs == 1 &&
+            n->inputs[0] == from && only_output0(n) && n->outputs[0] == v)
+            return r;
+    }
+    return -1;
+}
+
 /* Whether P (the softmax's output, made by step s) goes through Where(IsNaN(P), 0, P) and
- * nothing else: torch's scaled dot product export zeroes the rows a mask left empty so. Returns
- * the IsNaN's step (the Where is consumer[p_val]), or -1. */
+ * nothing else: torch's scaled dot product export zeroes the rows a mask left empty so (a
+ * float16 model computed in float tests a Cast of P to float16, NaN where P is). Returns the
+ * IsNaN's step (the Where is consumer[p_val]) with, in *cast, the Cast's (or -1), or -1. */
 static int nan_to_zero(const graph *g, const plan *p, const int *uses, const bool *gone,
-                       const int *consumer, int s, int p_val) {
+                       const int *consumer, int s, int p_val, int *cast) {
     int w = consumer[p_val];
     if (uses[p_val] != 2 || plan_value_is_output(g, p_val) || w <= s || gone[w] ||
         p->steps[w].own_node)
@@ -619,14 +632,21 @@ static int nan_to_zero(const graph *g, const plan *p, const int *uses, const boo
         !same_type(&p->vals[where->outputs[0]].type, &p->vals[p_val].type))
         return -1;
     int isnan_val = where->inputs[0];
-    for (int r = s + 1; r < w; r++) {
+    if (uses[isnan_val] != 1 || plan_value_is_output(g, isnan_val)) return -1;
+    *cast = -1;
+    int isnan = maker_of(g, p, gone, s, w, isnan_val, p_val, "IsNaN");
+    if (isnan >= 0) return isnan;
+    for (int r = s + 1; r < w && isnan < 0; r++) { /* IsNaN(Cast(P)) */
         const graph_node *n = step_node(g, &p->steps[r]);
-        if (gone[r] || p->steps[r].own_node || !is_op(n, "IsNaN") || n->n_inputs != 1 ||
-            n->inputs[0] != p_val || !only_output0(n) || n->outputs[0] != isnan_val)
-            continue;
-        return uses[isnan_val] == 1 && !plan_value_is_output(g, isnan_val) ? r : -1;
+        if (!is_op(n, "IsNaN") || n->n_inputs != 1 || n->outputs[0] != isnan_val) continue;
+        int half = n->inputs[0];
+        if (half < 0 || uses[half] != 1 || plan_value_is_output(g, half) ||
+            p->vals[half].type.dtype != ONYX_FLOAT16)
+            return -1;
+        *cast = maker_of(g, p, gone, s, r, half, p_val, "Cast");
+        isnan = *cast >= 0 ? maker_of(g, p, gone, *cast, w, isnan_val, half, "IsNaN") : -1;
     }
-    return -1;
+    return isnan;
 }
 
 /* Attention spelled out, as every exporter writes the scaled dot product, from its first
@@ -684,8 +704,9 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
         v = n->outputs[0];
     }
     /* torch's export zeroes what the softmax made NaN (rows masked out entirely) */
-    int zeroing = nan_to_zero(g, p, uses, gone, consumer, step, v);
+    int cast, zeroing = nan_to_zero(g, p, uses, gone, consumer, step, v, &cast);
     if (zeroing >= 0) {
+        if (cast >= 0) tk_[nt++] = cast;
         tk_[nt++] = zeroing;
         step = consumer[v];
         tk_[nt++] = step;

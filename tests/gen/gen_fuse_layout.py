@@ -357,8 +357,12 @@ def generate(s):
             cur = 'scm'
             ins.append(('mask', mask))
         nodes.append(N('Softmax', [cur], ['pr'], axis=axis))
-        if zero_nan:  # torch's export: Where(IsNaN(P), 0, P)
-            nodes += [N('IsNaN', ['pr'], ['nan']), N('Where', ['nan', 'zero', 'pr'], ['pz'])]
+        if zero_nan == 'half':  # a float16 export computed in float: IsNaN(Cast(P))
+            nodes += [N('Cast', ['pr'], ['pr16'], to=TP.FLOAT16), N('IsNaN', ['pr16'], ['nan'])]
+        elif zero_nan:  # torch's export: Where(IsNaN(P), 0, P)
+            nodes.append(N('IsNaN', ['pr'], ['nan']))
+        if zero_nan:
+            nodes.append(N('Where', ['nan', 'zero', 'pr'], ['pz']))
         nodes += [N('MatMul', ['pz' if zero_nan else 'pr', 'v'], ['o' if tail else 'y'])] + list(tail)
         graph_case(name, nodes, ins, [('c1', np.array(0.25, np.float32)), ('c3', np.array(2.0, np.float32)),
                                       ('zero', np.array(0.0, np.float32))], list(outputs), opset=opset)
@@ -382,6 +386,8 @@ def generate(s):
     empty[0, 0, [1, 4], :] = -np.inf
     attention('test_fl_attention_empty_rows_zeroed', f(1, 2, 6, 4), f(1, 2, 4, 7), f(1, 2, 7, 3),
               mask=empty, post=[('Mul', 'c1')], zero_nan=True, opset=18)
+    attention('test_fl_attention_empty_rows_zeroed_half', f(1, 2, 6, 4), f(1, 2, 4, 7),
+              f(1, 2, 7, 3), mask=empty, post=[('Mul', 'c1')], zero_nan='half', opset=18)
     # a causal mask of torch.finfo(float).min, the last 3 keys padded, and a row masked out
     # entirely: the products would stop at key 6 but for that row (its probabilities are
     # uniform over all 9 keys)
