@@ -19,8 +19,9 @@
  * free with model_release. */
 onyx_status model_load_bytes(const op_registry *ops, const void *bytes, size_t size,
                              const char *base_dir, model **out);
-/* The same taking ownership of `bytes` (malloc'd), which are freed as soon as they are unpacked,
- * whatever the outcome: a file's bytes need not live beside the model's copy of its weights. */
+/* The same taking ownership of `bytes` (malloc'd), which are freed whatever the outcome; their
+ * pages go back to the system as the initializers are read from them, so a file's bytes need not
+ * live beside the model's copy of its weights. */
 onyx_status model_load_owned_bytes(const op_registry *ops, void *bytes, size_t size,
                                    const char *base_dir, model **out);
 
