@@ -824,6 +824,16 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     return st;
 }
 
+/* The steps a fused step absorbed leave the plan, their prepared states with them. */
+static void absorb(plan *p, bool *gone, const int *steps, int n) {
+    for (int i = 0; i < n; i++) {
+        plan_step *a = &p->steps[steps[i]];
+        if (a->state && a->k->release) a->k->release(a->state);
+        a->state = NULL;
+        gone[steps[i]] = true;
+    }
+}
+
 onyx_status fuse_plan(subgraph *sg, plan *p) {
     const graph *g = sg->g;
     int n = p->n_steps;
@@ -876,12 +886,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 ps->state = NULL;
                 ps->k = ak;
                 ps->own_node = fn;
-                for (int i = 0; i < att_n; i++) {
-                    plan_step *a = &p->steps[att_taken[i]];
-                    if (a->state && a->k->release) a->k->release(a->state);
-                    a->state = NULL;
-                    gone[att_taken[i]] = true;
-                }
+                absorb(p, gone, att_taken, att_n);
                 gone[s] = true;
                 emit[att_last] = s;
                 continue;
@@ -981,12 +986,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             if (trial && ps->k->release) ps->k->release(trial);
         }
         ps->own_node = fn;
-        for (int i = 0; i < n_taken; i++) {
-            plan_step *a = &p->steps[taken[i]];
-            if (a->state && a->k->release) a->k->release(a->state);
-            a->state = NULL;
-            gone[taken[i]] = true;
-        }
+        absorb(p, gone, taken, n_taken);
         gone[s] = last != s; /* moved to the chain's end, or (input views only) kept */
         emit[last] = s;
     }
@@ -1035,13 +1035,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         }
         fn->inputs[0] = cur;
         chain->n_pre = np;
-        for (int i = 0; i < np; i++) {
-            chain->pre[i] = rev[np - 1 - i];
-            plan_step *a = &p->steps[absorbed[i]];
-            if (a->state && a->k->release) a->k->release(a->state);
-            a->state = NULL;
-            gone[absorbed[i]] = true;
-        }
+        for (int i = 0; i < np; i++) chain->pre[i] = rev[np - 1 - i];
+        absorb(p, gone, absorbed, np);
     }
 
     /* compact: absorbed steps leave, a fused conv takes its chain's last position */
