@@ -4,7 +4,7 @@
 
 Each engine runs each model in a process of its own, in a block of back-to-back runs, so an
 engine's spinning worker threads are never charged to the other; with --rounds R the two blocks
-alternate R times and the medians pool all rounds. Each worker reports its session creation time
+alternate R times, each engine first in every other round, and the medians pool all rounds. Each worker reports its session creation time
 (onyx: load + prepare with the inputs as examples; onnxruntime: InferenceSession), its median
 latency and its own peak resident memory (VmHWM). A benchmark, not a test.
 
@@ -165,8 +165,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, path, spec in models(args.zoo, wanted, exporters):
             results = {'onyx': [], 'ort': []}
-            for _ in range(args.rounds):
-                for engine in ('onyx', 'ort'):
+            for r in range(args.rounds):  # ABBA: neither engine always runs first
+                for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                     results[engine].append(measure(engine, path, spec, args.batch, args.threads,
                                                    args.seconds, tmp, config))
             failed = [e for e in results if any('error' in r for r in results[e])]
