@@ -40,6 +40,18 @@ static bool generic_op(const graph_node *n) {
     return false;
 }
 
+/* Shape and Size: they read their input's shape alone. */
+static bool shape_only(const graph_node *n) {
+    return !*n->domain && n->n_inputs == 1 && n->inputs[0] >= 0 &&
+           (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size"));
+}
+
+/* Whether value v is a float16 output of a node the pass converts (so it has a float copy). */
+static bool made_by_converted(const graph *g, const bool *conv, int v) {
+    int p = v >= 0 ? g->values[v].producer : -1;
+    return p >= 0 && conv[p];
+}
+
 /* Whether float16 can enter g at all: an input or initializer of that type, or a node asking for
  * it (Cast's "to", a "dtype", a float16 tensor attribute). The type inference runs only then. */
 static bool may_hold_half(const graph *g) {
@@ -174,12 +186,15 @@ onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **
         n_conv += conv[n];
     }
     if (n_conv == 0) goto done;
-    /* converted outputs that something other than a converted node reads */
+    /* converted outputs that something other than a converted node reads (a Shape or Size of
+     * one reads its float copy, of the same shape: Shape sits on attention's operands in the
+     * TorchScript export, and a Cast there would hold them out of the attention's views) */
     for (int n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
         if (!conv[n])
             for (int i = 0; i < nd->n_inputs; i++)
-                if (nd->inputs[i] >= 0) back[nd->inputs[i]] = true;
+                if (nd->inputs[i] >= 0 && !(shape_only(nd) && made_by_converted(g, conv, nd->inputs[i])))
+                    back[nd->inputs[i]] = true;
         for (int c = 0; c < nd->n_captures; c++) back[nd->captures[c]] = true;
     }
     for (int o = 0; o < g->n_outputs; o++)
@@ -208,6 +223,18 @@ onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **
         const graph_node *nd = &g->nodes[n];
         if (!conv[n]) {
             b.g->nodes[b.g->n_nodes] = *nd;
+            if (shape_only(nd) && made_by_converted(g, conv, nd->inputs[0])) {
+                int *io = malloc(((size_t)nd->n_inputs + (size_t)nd->n_outputs) * sizeof *io);
+                if (!own(&b, io)) {
+                    st = onyx_oom("float16 pass");
+                    goto done;
+                }
+                memcpy(io, nd->inputs, (size_t)nd->n_inputs * sizeof *io);
+                memcpy(io + nd->n_inputs, nd->outputs, (size_t)nd->n_outputs * sizeof *io);
+                io[0] = fl[nd->inputs[0]];
+                b.g->nodes[b.g->n_nodes].inputs = io;
+                b.g->nodes[b.g->n_nodes].outputs = io + nd->n_inputs;
+            }
             for (int o = 0; o < nd->n_outputs; o++)
                 if (nd->outputs[o] >= 0) b.g->values[nd->outputs[o]].producer = b.g->n_nodes;
             b.g->n_nodes++;

@@ -3,6 +3,8 @@ ops that read float16 compute in float, with Casts where float16 enters and wher
 value is read as float16 again (another op, a subgraph, a graph output). Compared with
 onnxruntime, whose CPU provider does the same, and with the pass turned off
 (optimization.float16_as_float32=0), which rounds to float16 after every op."""
+import json
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -106,3 +108,47 @@ def test_cnn_matches_onnxruntime(cond):
     ref_r = dict(zip(names, want))['r']
     np.testing.assert_array_equal(dict(zip(names, got))['branch'], -ref_r if cond else ref_r)
 
+
+
+def test_shape_reads_the_float_copy(tmp_path):
+    """A Shape of a converted value reads its float copy (same shape) rather than a Cast back:
+    in the TorchScript export of attention a Shape reads the Transposed query, and a Cast there
+    would keep the attention from fusing (core/fuse.c) with the Transposes as views."""
+    rng = np.random.default_rng(5)
+    B, S, H, D = 1, 6, 2, 4
+
+    def w(*shape):
+        return nh.from_array((rng.standard_normal(shape) * 0.3).astype(np.float16))
+
+    inits = [w(H * D, H * D), w(H * D, H * D), w(H * D, H * D), nh.from_array(np.array(0.5, np.float16))]
+    for t, name in zip(inits, ('wq', 'wk', 'wv', 'half')):
+        t.name = name
+    shape4, shape3 = (np.array(d, np.int64) for d in ((B, S, H, D), (B, S, H * D)))
+    inits += [nh.from_array(shape4, 's4'), nh.from_array(shape3, 's3')]
+    N = h.make_node
+    nodes = [N('MatMul', ['x', 'wq'], ['q']), N('MatMul', ['x', 'wk'], ['k']),
+             N('MatMul', ['x', 'wv'], ['v']),
+             N('Reshape', ['q', 's4'], ['q4']), N('Transpose', ['q4'], ['qt'], perm=[0, 2, 1, 3]),
+             N('Shape', ['qt'], ['qshape']),
+             N('Reshape', ['k', 's4'], ['k4']), N('Transpose', ['k4'], ['kt'], perm=[0, 2, 3, 1]),
+             N('Reshape', ['v', 's4'], ['v4']), N('Transpose', ['v4'], ['vt'], perm=[0, 2, 1, 3]),
+             N('MatMul', ['qt', 'kt'], ['sc']), N('Mul', ['sc', 'half'], ['scs']),
+             N('Softmax', ['scs'], ['p'], axis=-1), N('MatMul', ['p', 'vt'], ['o']),
+             N('Transpose', ['o'], ['ot'], perm=[0, 2, 1, 3]), N('Reshape', ['ot', 's3'], ['y'])]
+    m = _model(nodes, [h.make_tensor_value_info('x', F16, [B, S, H * D])],
+               [h.make_tensor_value_info('y', F16, [B, S, H * D]),
+                h.make_tensor_value_info('qshape', TP.INT64, [4])], inits)
+    feeds = {'x': rng.standard_normal((B, S, H * D)).astype(np.float16)}
+    so = onyx.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(tmp_path / 'half')
+    sess = onyx.InferenceSession(m.SerializeToString(), so)
+    got = sess.run(None, feeds)
+    with open(sess.end_profiling()) as f:
+        ops = [e['args']['op_name'] for e in json.load(f) if e.get('cat') == 'Node']
+    want = _ort(m, feeds)
+    np.testing.assert_allclose(got[0].astype(np.float32), want[0].astype(np.float32), rtol=2e-3,
+                               atol=2e-3)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert 'Attention' in ops and 'Transpose' not in ops, ops
+    assert ops.count('Cast') == 2, ops  # float16 in, float16 out
