@@ -23,10 +23,11 @@
  * of 1500 positions took 22.0 ms in blocks of 64K scores, 19.3 ms in blocks of 1M (500 rows),
  * and shorter sequences take a whole head per task either way (ViT's 197 positions ran 1.5x
  * slower in blocks of 64 rows). A causal block computes keys up to its last row's, so causal
- * blocks stay small. */
+ * blocks stay small. The blocks of all threads together stay within SCORE_BUDGET (16 MB). */
 #define MIN_ROWS 64
 #define SCORE_BLOCK ((int64_t)1024 * 1024)
 #define SCORE_BLOCK_CAUSAL ((int64_t)64 * 1024)
+#define SCORE_BUDGET ((int64_t)4 * 1024 * 1024)
 #define ALIGN 64
 
 /* ---------------------------------------------------------------- element conversions */
@@ -163,7 +164,11 @@ static int64_t row_units(const ops_att_dims *d) {
 static int64_t block_rows(const ops_att_dims *d, int threads, bool causal) {
     int64_t rows = head_rows(d), units = row_units(d);
     int64_t width = d->total_len > d->v_head ? d->total_len : d->v_head; /* also bounds out */
-    int64_t r = width > 0 ? (causal ? SCORE_BLOCK_CAUSAL : SCORE_BLOCK) / width : rows;
+    int64_t block = causal ? SCORE_BLOCK_CAUSAL : SCORE_BLOCK;
+    if (threads > 0 && SCORE_BUDGET / threads < block)
+        block = SCORE_BUDGET / threads > SCORE_BLOCK_CAUSAL ? SCORE_BUDGET / threads
+                                                           : SCORE_BLOCK_CAUSAL;
+    int64_t r = width > 0 ? block / width : rows;
     if (r < MIN_ROWS) r = MIN_ROWS;
     if (units > 0 && units < threads) { /* split each unit's rows across the threads */
         int64_t parts = (threads + units - 1) / units, share = (rows + parts - 1) / parts;
