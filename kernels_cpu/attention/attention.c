@@ -23,7 +23,8 @@
  * of 1500 positions took 22.0 ms in blocks of 64K scores, 19.3 ms in blocks of 1M (500 rows),
  * and shorter sequences take a whole head per task either way (ViT's 197 positions ran 1.5x
  * slower in blocks of 64 rows). A causal block computes keys up to its last row's, so causal
- * blocks stay small. The blocks of all threads together stay within SCORE_BUDGET (16 MB). */
+ * blocks (is_causal, or a mask that closes most keys to the first row) stay small. The blocks
+ * of all threads together stay within SCORE_BUDGET (16 MB). */
 #define MIN_ROWS 64
 #define SCORE_BLOCK ((int64_t)1024 * 1024)
 #define SCORE_BLOCK_CAUSAL ((int64_t)64 * 1024)
@@ -161,10 +162,10 @@ static int64_t row_units(const ops_att_dims *d) {
     return d->batch * (heads_as_rows(d) ? d->kv_heads : d->q_heads);
 }
 
-static int64_t block_rows(const ops_att_dims *d, int threads, bool causal) {
+static int64_t block_rows(const ops_att_dims *d, int threads, bool banded) {
     int64_t rows = head_rows(d), units = row_units(d);
     int64_t width = d->total_len > d->v_head ? d->total_len : d->v_head; /* also bounds out */
-    int64_t block = causal ? SCORE_BLOCK_CAUSAL : SCORE_BLOCK;
+    int64_t block = banded ? SCORE_BLOCK_CAUSAL : SCORE_BLOCK;
     if (threads > 0 && SCORE_BUDGET / threads < block)
         block = SCORE_BUDGET / threads > SCORE_BLOCK_CAUSAL ? SCORE_BUDGET / threads
                                                            : SCORE_BLOCK_CAUSAL;
@@ -192,7 +193,7 @@ static int64_t task_count(const ops_att_dims *d, int64_t rows_per_task) {
  * a past cache (K/V go straight into present_* when that has the compute type), and per slot
  * (one per thread) a score block, a bias row and an output block. */
 static bool att_layout_of(const ops_att_dims *d, onyx_dtype qt, onyx_dtype vt, bool past,
-                          bool present_k, bool present_v, bool causal, int threads,
+                          bool present_k, bool present_v, bool banded, int threads,
                           att_layout *L) {
     onyx_dtype fd = compute_type(qt);
     size_t fsz = dtype_size(fd);
@@ -208,7 +209,7 @@ static bool att_layout_of(const ops_att_dims *d, onyx_dtype qt, onyx_dtype vt, b
     bool need_v = (past || vt != fd) && !(present_v && vt == fd);
     if (!region(&L->total, &L->k, need_k ? kn : 0, fsz)) return false;
     if (!region(&L->total, &L->v, need_v ? vn : 0, fsz)) return false;
-    L->rows = block_rows(d, threads, causal);
+    L->rows = block_rows(d, threads, banded);
     int64_t tasks = task_count(d, L->rows);
     L->nslots = tasks < threads ? tasks : threads;
     if (L->nslots < 1) L->nslots = 1;
@@ -300,6 +301,16 @@ static void store_qk(const att_ctx *x, const void *row, int64_t b, int64_t h, in
 static bool masked_out(const tensor *m, int64_t j) {
     return m->dtype == ONYX_BOOL ? !((const uint8_t *)m->data)[j]
                                  : ((const float *)m->data)[j] <= -1e30f;
+}
+
+/* Whether mask m (rows of mlen keys; bcast: one value a row) closes most keys to its first query
+ * row (of the first batch and head): a causal band, best computed in small blocks of rows, which
+ * stop at their last row's key. */
+static bool banded_mask(const tensor *m, int64_t mlen, bool bcast) {
+    if (!m || bcast || mlen < 2 || (m->dtype != ONYX_FLOAT && m->dtype != ONYX_BOOL)) return false;
+    int64_t j = mlen - 1;
+    while (j >= 0 && masked_out(m, j)) j--;
+    return j >= 0 && j + 1 < mlen / 2;
 }
 
 /* How many of the first nc columns a task's rows (i0.. or, hr, heads hb..) need computed: past
@@ -528,7 +539,8 @@ static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
     if (Y->numel == 0) return ONYX_OK;
     int threads = parallel_threads();
     att_layout L;
-    if (!att_layout_of(&f->d, ONYX_FLOAT, ONYX_FLOAT, false, false, false, false, threads, &L))
+    if (!att_layout_of(&f->d, ONYX_FLOAT, ONYX_FLOAT, false, false, false,
+                       banded_mask(M, f->mlen, f->mbcast), threads, &L))
         return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
     char *buf;
     TRY(scratch_of(c, L.total, &buf));
@@ -579,7 +591,10 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     int threads = parallel_threads();
     att_layout L;
     bool causal = attr_int(n, "is_causal", 0) != 0;
-    if (!att_layout_of(&d, Q->dtype, V->dtype, PK != NULL, PKo != NULL, PVo != NULL, causal,
+    int64_t mlen = M && M->rank > 0 ? M->dims[M->rank - 1] : 1;
+    bool banded = causal || (M && !QK && banded_mask(M, mlen, n->version < 24 && mlen == 1 &&
+                                                                 d.total_len > 1));
+    if (!att_layout_of(&d, Q->dtype, V->dtype, PK != NULL, PKo != NULL, PVo != NULL, banded,
                        threads, &L))
         return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
     char *buf;

@@ -396,6 +396,11 @@ def generate(s):
     lowest[4, :] = np.finfo(np.float32).min
     attention('test_fl_attention_causal_lowest', f(1, 2, 9, 4), f(1, 2, 4, 9), f(1, 2, 9, 5),
               mask=lowest[None, None], post=[('Mul', 'c1')], zero_nan=True, opset=18)
+    # a causal band of -inf over 300 positions: computed in blocks of 150 rows, the first block
+    # stopping at key 150
+    band = np.where(np.arange(300)[None, :] > np.arange(300)[:, None], -np.inf, 0).astype(np.float32)
+    attention('test_fl_attention_causal_blocks', f(1, 2, 300, 8), f(1, 2, 8, 300), f(1, 2, 300, 8),
+              mask=band, post=[('Mul', 'c1')])
     # left as they are: a softmax over another axis, probabilities also a graph output
     attention('test_fl_attention_other_axis', f(2, 3, 5, 4), f(2, 3, 4, 5), f(2, 3, 5, 4), axis=2,
               tail=[N('Identity', ['o'], ['y'])])
