@@ -46,10 +46,11 @@ static bool shape_only(const graph_node *n) {
            (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size"));
 }
 
-/* Whether value v is a float16 output of a node the pass converts (so it has a float copy). */
-static bool made_by_converted(const graph *g, const bool *conv, int v) {
+/* Whether value v is a float16 output of a node the pass converts (so it has a float copy; a
+ * converted node's outputs of other types, as Pow's of a float base, keep theirs). */
+static bool made_by_converted(const graph *g, const bool *conv, const onyx_dtype *dt, int v) {
     int p = v >= 0 ? g->values[v].producer : -1;
-    return p >= 0 && conv[p];
+    return p >= 0 && conv[p] && dt[v] == ONYX_FLOAT16;
 }
 
 /* Whether float16 can enter g at all: an input or initializer of that type, or a node asking for
@@ -193,7 +194,8 @@ onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **
         const graph_node *nd = &g->nodes[n];
         if (!conv[n])
             for (int i = 0; i < nd->n_inputs; i++)
-                if (nd->inputs[i] >= 0 && !(shape_only(nd) && made_by_converted(g, conv, nd->inputs[i])))
+                if (nd->inputs[i] >= 0 &&
+                    !(shape_only(nd) && made_by_converted(g, conv, dt, nd->inputs[i])))
                     back[nd->inputs[i]] = true;
         for (int c = 0; c < nd->n_captures; c++) back[nd->captures[c]] = true;
     }
@@ -223,7 +225,7 @@ onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **
         const graph_node *nd = &g->nodes[n];
         if (!conv[n]) {
             b.g->nodes[b.g->n_nodes] = *nd;
-            if (shape_only(nd) && made_by_converted(g, conv, nd->inputs[0])) {
+            if (shape_only(nd) && made_by_converted(g, conv, dt, nd->inputs[0])) {
                 int *io = malloc(((size_t)nd->n_inputs + (size_t)nd->n_outputs) * sizeof *io);
                 if (!own(&b, io)) {
                     st = onyx_oom("float16 pass");

@@ -152,3 +152,19 @@ def test_shape_reads_the_float_copy(tmp_path):
     np.testing.assert_array_equal(got[1], want[1])
     assert 'Attention' in ops and 'Transpose' not in ops, ops
     assert ops.count('Cast') == 2, ops  # float16 in, float16 out
+
+
+def test_shape_of_a_converted_float_output():
+    """Pow of a float base by a float16 exponent is converted (it reads float16) but writes float:
+    a Shape of its output reads that output itself, which has no float copy."""
+    nodes = [h.make_node('Pow', ['x', 'e'], ['p']), h.make_node('Shape', ['p'], ['s']),
+             h.make_node('Relu', ['p'], ['y'])]
+    m = _model(nodes, [h.make_tensor_value_info('x', TP.FLOAT, [2, 3]),
+                       h.make_tensor_value_info('e', F16, [])],
+               [h.make_tensor_value_info('y', TP.FLOAT, [2, 3]),
+                h.make_tensor_value_info('s', TP.INT64, [2])], opset=15)
+    feeds = {'x': np.random.default_rng(6).random((2, 3)).astype(np.float32),
+             'e': np.array(2, np.float16)}
+    got, want = _run(m, feeds), _ort(m, feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_array_equal(got[1], want[1])
