@@ -248,9 +248,10 @@ static int producer(const graph *g, const plan *p, int n, int v) {
 }
 
 /* Absorbed steps per chain: post-ops (some merged), and a MatMul's views and scalar factors;
- * an attention chain's: its scores' steps and second MatMul, and four views. */
+ * an attention chain's: up to MAX_WALK steps from the scores to the softmax, the Cast, IsNaN and
+ * Where that zero NaN, the second MatMul, and four views. */
 #define FUSE_MAX_TAKEN (FUSE_MAX_OPS + 3 * MAX_WALK)
-#define ATT_MAX_TAKEN (5 * MAX_WALK + 1)
+#define ATT_MAX_TAKEN (MAX_WALK + 3 + 1 + 4 * MAX_WALK)
 
 enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE };
 
@@ -566,7 +567,8 @@ static bool chain_used(const fuse_chain *c) {
 /* Operand `v` of the MatMul of step s read through the deepest view whose rows are contiguous
  * (the kernel reads them with a leading dimension), or, where cols_ok, whose columns are (K^T,
  * whose columns are K's rows): the view in *out, the factors met on the way multiplied into
- * *scale, the value it reads in *src, the steps absorbed appended to taken. Never fails: the
+ * *scale (NULL: V, whose factors would scale the output, not the scores; a view through one is
+ * not taken), the value it reads in *src, the steps absorbed appended to taken. Never fails: the
  * operand itself (dense) is the shallowest such view. */
 static void attention_operand(const graph *g, const plan *p, const int *uses, const bool *gone,
                               int s, int v, bool cols_ok, strided_view *out, float *scale,
@@ -579,12 +581,17 @@ static void attention_operand(const graph *g, const plan *p, const int *uses, co
             continue;
         if (d == 0) view_dense(&view, p->vals[v].type.rank, p->vals[v].type.dims);
         int r = view.rank;
-        float f = *scale;
+        float f = scale ? *scale : 1.0f;
+        bool factored = false;
         for (int j = 0; j < d; j++)
-            if (w.kinds[j] == LINK_FACTOR) f *= w.factors[j];
-        if (!isfinite(f) || (view.strides[r - 1] != 1 && !(cols_ok && view.strides[r - 2] == 1)))
+            if (w.kinds[j] == LINK_FACTOR) {
+                f *= w.factors[j];
+                factored = true;
+            }
+        if (!isfinite(f) || (factored && !scale) ||
+            (view.strides[r - 1] != 1 && !(cols_ok && view.strides[r - 2] == 1)))
             continue;
-        *scale = f;
+        if (scale) *scale = f;
         *out = view;
         *src = w.vals[d];
         for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
@@ -735,10 +742,8 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
                       tk_, &nt);
     attention_operand(g, p, uses, gone, s, mm->inputs[1], true, &view[1], &scale, &src[1], tk_,
                       &nt);
-    float unit = 1.0f;
-    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, &view[3], &unit, &src[2], tk_,
+    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, &view[3], NULL, &src[2], tk_,
                       &nt);
-    if (unit != 1.0f && !isfinite(scale *= unit)) return -1;
     int last = s2, end = pv->outputs[0];
     /* O through the Transposes that read it, where its rows stay contiguous */
     walk w;

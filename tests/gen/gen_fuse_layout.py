@@ -345,13 +345,13 @@ def generate(s):
     # above that end in Softmax and P*V take that path too; these add the other forms it takes
     # and some it must leave alone (compared with the reference either way)
     def attention(name, q, kt, v, mask=None, pre=(), post=(), opset=17, axis=-1, outputs=('y',),
-                  tail=(), zero_nan=False):
+                  tail=(), zero_nan=False, inputs=None):
         nodes = list(pre) + [N('MatMul', ['q', 'kt'], ['sc'])]
         cur = 'sc'
         for i, (op, c) in enumerate(post):
             nodes.append(N(op, [cur, c], [f'sc{i}']))
             cur = f'sc{i}'
-        ins = [('q', q), ('k' if pre else 'kt', kt), ('v', v)]
+        ins = list(zip(inputs or ('q', 'k' if pre else 'kt', 'v'), (q, kt, v)))
         if mask is not None:
             nodes.append(N('Add', ['mask', cur], ['scm']))
             cur = 'scm'
@@ -401,6 +401,23 @@ def generate(s):
     band = np.where(np.arange(300)[None, :] > np.arange(300)[:, None], -np.inf, 0).astype(np.float32)
     attention('test_fl_attention_causal_blocks', f(1, 2, 300, 8), f(1, 2, 8, 300), f(1, 2, 300, 8),
               mask=band, post=[('Mul', 'c1')])
+    # the longest chain the fusion takes in: 8 factors on each of Q and K^T, 8 Transposes on V,
+    # 7 factors on the scores, the float16 NaN test, 8 Transposes on the output (44 steps into
+    # one); and factors on V, which scale the output rather than the scores, stay steps of their own
+    def factors(src, dst, n):
+        names = [src] + [f'{dst}{i}' for i in range(1, n)] + [dst]
+        return [N('Mul', [names[i], 'c1' if i % 2 else 'c3'], [names[i + 1]]) for i in range(n)]
+    perm = [[1, 0, 2, 3], [0, 2, 1, 3], [0, 1, 3, 2], [2, 1, 0, 3]] * 2
+    tail = [N('Transpose', ['o' if i == 0 else f'ot{i}'], ['y' if i == 7 else f'ot{i + 1}'],
+              perm=perm[i]) for i in range(8)]
+    attention('test_fl_attention_longest_chain', f(2, 3, 5, 4), f(2, 3, 4, 6), f(2, 3, 6, 4),
+              pre=factors('qin', 'q', 8) + factors('k', 'kt', 8) +
+              [N('Transpose', ['vin' if i == 0 else f'vt{i}'], ['v' if i == 7 else f'vt{i + 1}'],
+                 perm=[1, 0, 2, 3]) for i in range(8)],
+              post=[('Mul', 'c1' if i % 2 else 'c3') for i in range(7)], zero_nan='half',
+              tail=tail, inputs=('qin', 'k', 'vin'))
+    attention('test_fl_attention_scaled_values', f(2, 3, 5, 4), f(2, 3, 4, 6), f(2, 3, 6, 4),
+              pre=factors('vin', 'v', 2), post=[('Mul', 'c1')], inputs=('q', 'kt', 'vin'))
     # left as they are: a softmax over another axis, probabilities also a graph output
     attention('test_fl_attention_other_axis', f(2, 3, 5, 4), f(2, 3, 4, 5), f(2, 3, 5, 4), axis=2,
               tail=[N('Identity', ['o'], ['y'])])
