@@ -307,7 +307,9 @@ static bool masked_out(const tensor *m, int64_t j) {
  * row (of the first batch and head): a causal band, best computed in small blocks of rows, which
  * stop at their last row's key. */
 static bool banded_mask(const tensor *m, int64_t mlen, bool bcast) {
-    if (!m || bcast || mlen < 2 || (m->dtype != ONYX_FLOAT && m->dtype != ONYX_BOOL)) return false;
+    if (!m || bcast || mlen < 2 || m->numel < mlen ||
+        (m->dtype != ONYX_FLOAT && m->dtype != ONYX_BOOL))
+        return false;
     int64_t j = mlen - 1;
     while (j >= 0 && masked_out(m, j)) j--;
     return j >= 0 && j + 1 < mlen / 2;

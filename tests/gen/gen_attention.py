@@ -63,6 +63,10 @@ def generate(s):
     band = np.where((keys > rows) | (keys >= 270), -np.inf, 0).astype(np.float32)
     case(s, 'test_att_mask_closes_columns', 'Attention',
          [f(2, 2, 300, 8), f(2, 2, 300, 8), f(2, 2, 300, 8), band], opset=23)
+    # no query at all, with a mask of no rows and the present K/V still wanted: nothing reads the
+    # mask (it has no first row to look at)
+    case(s, 'test_att_no_queries_empty_mask', 'Attention',
+         [f(1, 2, 0, 4), f(1, 2, 6, 4), f(1, 2, 6, 4), f(0, 6)], opset=23, n_out=3)
     keep = np.arange(9)[None, None, None, :] < rng.integers(1, 10, (2, 1, 5, 1))
     case(s, 'test_att_bool_mask_closes_columns', 'Attention',
          [f(2, 2, 5, 4), f(2, 2, 9, 4), f(2, 2, 9, 4), keep], opset=23)
