@@ -131,38 +131,27 @@ static void put(uint8_t *dst, size_t *n, const uint8_t *src, size_t from, size_t
 
 enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5, TENSOR_RAW_DATA = 9 };
 
-/* The skeleton into dst (NULL: sizes only): ModelProto's fields but the graph as they are, then
- * the graph (payload [gs, gs + gl)) without its initializers, which go to inits (NULL: count
- * only). Returns the skeleton's size. */
-static size_t build_skeleton(const uint8_t *b, size_t size, size_t gs, size_t gl, uint8_t *dst,
-                             loader_slice *inits, size_t *n_inits) {
-    size_t n = 0, pos = 0, start, len, graph_len = 0;
+/* The fields of b[from, to) but the length-delimited ones numbered `skip`, copied to dst (NULL:
+ * only counted); the skipped ones' payloads go to all[] (NULL: not kept) and the last of them to
+ * *last (NULL: not kept), their count to *n_skipped. Returns the size copied, or SIZE_MAX when the
+ * bytes are malformed. */
+static size_t fields_except(const uint8_t *b, size_t from, size_t to, uint64_t skip, uint8_t *dst,
+                            loader_slice *all, loader_slice *last, size_t *n_skipped) {
+    size_t pos = from, start, len, n = 0;
     uint64_t num;
     int wire;
-    while (pos < size) {
+    *n_skipped = 0;
+    while (pos < to) {
         size_t at = pos;
-        next_field(b, &pos, size, &num, &wire, &start, &len);
-        if (!(num == MODEL_GRAPH && wire == 2)) put(dst, &n, b, at, pos);
-    }
-    *n_inits = 0;
-    for (pos = gs; pos < gs + gl;) { /* the graph's length first: it prefixes the graph */
-        size_t at = pos;
-        next_field(b, &pos, gs + gl, &num, &wire, &start, &len);
-        if (num == GRAPH_INITIALIZER && wire == 2) {
-            if (inits) inits[*n_inits] = (loader_slice){start, len};
-            (*n_inits)++;
-        } else {
-            graph_len += pos - at;
+        if (!next_field(b, &pos, to, &num, &wire, &start, &len)) return SIZE_MAX;
+        if (num != skip || wire != 2) {
+            put(dst, &n, b, at, pos);
+            continue;
         }
-    }
-    uint8_t head[2 + 10];
-    size_t hn = put_varint(head, (uint64_t)MODEL_GRAPH << 3 | 2);
-    hn += put_varint(head + hn, graph_len);
-    put(dst, &n, head, 0, hn);
-    for (pos = gs; pos < gs + gl;) {
-        size_t at = pos;
-        next_field(b, &pos, gs + gl, &num, &wire, &start, &len);
-        if (!(num == GRAPH_INITIALIZER && wire == 2)) put(dst, &n, b, at, pos);
+        loader_slice payload = {start, len};
+        if (all) all[*n_skipped] = payload;
+        if (last) *last = payload;
+        ++*n_skipped;
     }
     return n;
 }
@@ -170,31 +159,30 @@ static size_t build_skeleton(const uint8_t *b, size_t size, size_t gs, size_t gl
 onyx_status loader_split_model(const void *bytes, size_t size, loader_split *split) {
     const uint8_t *b = bytes;
     memset(split, 0, sizeof *split);
-    size_t pos = 0, start, len, gs = 0, gl = 0, graphs = 0;
-    uint64_t num;
-    int wire;
-    while (pos < size) {
-        if (!next_field(b, &pos, size, &num, &wire, &start, &len)) return ONYX_OK;
-        if (num == MODEL_GRAPH && wire == 2) {
-            graphs++;
-            gs = start;
-            gl = len;
-        }
-    }
-    if (graphs != 1) return ONYX_OK;
-    for (pos = gs; pos < gs + gl;)
-        if (!next_field(b, &pos, gs + gl, &num, &wire, &start, &len)) return ONYX_OK;
-    size_t n_inits;
-    size_t n = build_skeleton(b, size, gs, gl, NULL, NULL, &n_inits);
-    if (n_inits == 0) return ONYX_OK;
-    split->skeleton = malloc(n ? n : 1);
+    loader_slice graph;
+    size_t graphs, n_inits;
+    size_t top = fields_except(b, 0, size, MODEL_GRAPH, NULL, NULL, &graph, &graphs);
+    if (top == SIZE_MAX || graphs != 1) return ONYX_OK;
+    size_t g_end = graph.offset + graph.size;
+    size_t g_len = fields_except(b, graph.offset, g_end, GRAPH_INITIALIZER, NULL, NULL, NULL,
+                                 &n_inits);
+    if (g_len == SIZE_MAX || n_inits == 0) return ONYX_OK;
+    /* the skeleton: the model's other fields, then the graph without its initializers */
+    uint8_t head[2 * 10];
+    size_t h = put_varint(head, (uint64_t)MODEL_GRAPH << 3 | 2);
+    h += put_varint(head + h, g_len);
+    split->skeleton_size = top + h + g_len;
+    split->skeleton = malloc(split->skeleton_size);
     split->inits = malloc(n_inits * sizeof *split->inits);
     if (!split->skeleton || !split->inits) {
         loader_split_free(split);
         return onyx_oom("model skeleton");
     }
-    split->skeleton_size = build_skeleton(b, size, gs, gl, split->skeleton, split->inits,
-                                          &split->n_inits);
+    uint8_t *dst = split->skeleton;
+    fields_except(b, 0, size, MODEL_GRAPH, dst, NULL, NULL, &graphs);
+    memcpy(dst + top, head, h);
+    fields_except(b, graph.offset, g_end, GRAPH_INITIALIZER, dst + top + h, split->inits, NULL,
+                  &split->n_inits);
     return ONYX_OK;
 }
 
@@ -204,32 +192,15 @@ void loader_split_free(loader_split *split) {
     memset(split, 0, sizeof *split);
 }
 
-/* The TensorProto's fields but raw_data into dst (NULL: sizes only); its last raw_data (the one
- * protobuf keeps) in *raw. Returns the size, or SIZE_MAX when malformed. */
-static size_t tensor_without_raw(const uint8_t *b, size_t size, uint8_t *dst, loader_slice *raw) {
-    size_t pos = 0, start, len, n = 0;
-    uint64_t num;
-    int wire;
-    while (pos < size) {
-        size_t at = pos;
-        if (!next_field(b, &pos, size, &num, &wire, &start, &len)) return SIZE_MAX;
-        if (num == TENSOR_RAW_DATA && wire == 2)
-            *raw = (loader_slice){start, len};
-        else
-            put(dst, &n, b, at, pos);
-    }
-    return n;
-}
-
 onyx_status loader_tensor_unpack(const void *bytes, loader_slice slice, Onnx__TensorProto **out) {
     const uint8_t *b = (const uint8_t *)bytes + slice.offset;
-    loader_slice raw = {SIZE_MAX, 0};
-    size_t n = tensor_without_raw(b, slice.size, NULL, &raw);
+    loader_slice raw; /* the last raw_data, the one protobuf keeps */
+    size_t n_raw, n = fields_except(b, 0, slice.size, TENSOR_RAW_DATA, NULL, NULL, &raw, &n_raw);
     Onnx__TensorProto *tp = NULL;
     if (n != SIZE_MAX) {
         uint8_t *small = malloc(n ? n : 1);
         if (!small) return onyx_oom("initializer");
-        tensor_without_raw(b, slice.size, small, &raw);
+        fields_except(b, 0, slice.size, TENSOR_RAW_DATA, small, NULL, NULL, &n_raw);
         tp = onnx__tensor_proto__unpack(NULL, n, small);
         free(small);
     }
@@ -237,7 +208,7 @@ onyx_status loader_tensor_unpack(const void *bytes, loader_slice slice, Onnx__Te
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "not a valid ONNX TensorProto (bytes %zu to %zu of the model)",
                           slice.offset, slice.offset + slice.size);
-    if (raw.offset != SIZE_MAX) {
+    if (n_raw > 0) {
         tp->has_raw_data = 1;
         tp->raw_data.len = raw.size;
         tp->raw_data.data = (uint8_t *)b + raw.offset; /* borrowed: loader_tensor_free drops it */
