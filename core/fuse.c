@@ -26,6 +26,10 @@
  * other dim of the product a strided view is worth it for (see fuse_plan). */
 enum { MAX_WALK = 8, VIEW_MAX_REUSE = 512 };
 
+/* Input slots of a fused conv or product node: X, W, B, the addend, a scale on X (see
+ * fuse_chain); those it does not take are -1. */
+enum { FUSED_INPUTS = 5 };
+
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
 }
@@ -486,7 +490,7 @@ bool fuse_blocked_is_plain(const graph_node *n, const type_info *y) {
 /* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
     return kind == LAY_ALL ||
-           (kind == LAY_CONV && ((i == 0 && c->n_pre == 0) || (i == 3 && nd->n_inputs == 4)));
+           (kind == LAY_CONV && ((i == 0 && c->n_pre == 0) || (i == 3 && nd->n_inputs >= 4)));
 }
 
 /* Marks the outputs of such steps that only such steps read opaque, on both ends; a Concat or
@@ -548,7 +552,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         const graph_node *nd = step_node(g, &p->steps[s]);
         chains[s].opaque_out0 = cand[nd->outputs[0]];
         chains[s].opaque_in0 = nd->inputs[0] >= 0 && cand[nd->inputs[0]] && chains[s].n_pre == 0;
-        chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs == 4 && nd->inputs[3] >= 0 &&
+        chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs >= 4 && nd->inputs[3] >= 0 &&
                                   cand[nd->inputs[3]];
     }
     free(kind);
@@ -559,7 +563,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
 static bool chain_used(const fuse_chain *c) {
     return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend ||
            c->view_rank[0] || c->view_rank[1] || c->view_rank[2] || c->view_rank[3] ||
-           c->has_in_scale || c->attention;
+           c->has_in_scale || c->attention || c->x_scale;
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -839,6 +843,40 @@ static void absorb(plan *p, bool *gone, const int *steps, int n) {
     }
 }
 
+/* The squeeze-and-excitation scale the conv of step s (X of type t) may take into its weights:
+ * X made only for it by Mul(x, sc), sc [1, C, 1, ...] computed per run, and the weights at most
+ * half X's size (scaling and reordering them per run costs about two passes over them, the Mul
+ * two over X: EfficientNet's and MobileNetV3's early projections, not their last ones). Returns
+ * the Mul's step, with x and sc; -1 if none. */
+static int se_scale(const graph *g, const plan *p, const int *uses, const bool *gone, int s,
+                    const type_info *t, int *x, int *sc) {
+    const graph_node *conv = step_node(g, &p->steps[s]);
+    int v = conv->inputs[0];
+    const plan_value *w = &p->vals[conv->inputs[1]];
+    int64_t wn, xn;
+    if (attr_int(conv, "group", 1) != 1 || w->where != ST_CONST || !type_is_static(&w->type) ||
+        !shape_numel(w->type.rank, w->type.dims, &wn) || !shape_numel(t->rank, t->dims, &xn) ||
+        wn > xn / 2 || uses[v] != 1 || plan_value_is_output(g, v))
+        return -1;
+    int m = producer(g, p, s, v);
+    if (m < 0 || gone[m] || p->steps[m].own_node) return -1;
+    const graph_node *mul = step_node(g, &p->steps[m]);
+    if (!is_op(mul, "Mul") || mul->version < 7 || mul->n_inputs != 2 || !only_output0(mul))
+        return -1;
+    for (int k = 0; k < 2; k++) {
+        int a = mul->inputs[k], b = mul->inputs[1 - k];
+        if (a < 0 || b < 0 || a == b) continue;
+        const type_info *bt = &p->vals[b].type;
+        if (same_type(&p->vals[a].type, t) && p->vals[b].where != ST_CONST &&
+            float_value_type(bt) && channel_factor(bt, t) && bt->dims[0] == 1) {
+            *x = a;
+            *sc = b;
+            return m;
+        }
+    }
+    return -1;
+}
+
 onyx_status fuse_plan(subgraph *sg, plan *p) {
     const graph *g = sg->g;
     int n = p->n_steps;
@@ -965,14 +1003,14 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (n_taken == 0) continue;
 
         /* the fused node: the conv's inputs (bias slot kept), the addend, the chain's output */
-        graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
+        graph_node *fn = calloc(1, sizeof *fn + (FUSED_INPUTS + 1) * sizeof(int));
         if (!fn) {
             st = onyx_oom("fused node");
             goto done;
         }
         *fn = *conv;
         fn->inputs = (int *)(fn + 1);
-        fn->outputs = fn->inputs + 4;
+        fn->outputs = fn->inputs + FUSED_INPUTS;
         fn->n_inputs = addend >= 0 ? 4 : conv->n_inputs;
         for (int i = 0; i < 3; i++) fn->inputs[i] = i < conv->n_inputs ? conv->inputs[i] : -1;
         fn->inputs[3] = addend;
@@ -1022,23 +1060,33 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             absorbed[np++] = tstep;
             cur = x;
         }
-        if (np == 0) continue;
+        /* else a squeeze-and-excitation scale on X, taken into the weights */
+        int se = -1, sc = -1;
+        if (np == 0 && (se = se_scale(g, p, uses, gone, s, t, &cur, &sc)) < 0) continue;
         graph_node *fn = ps->own_node;
         if (!fn) {
-            if (!(fn = calloc(1, sizeof *fn + 5 * sizeof(int)))) {
+            if (!(fn = calloc(1, sizeof *fn + (FUSED_INPUTS + 1) * sizeof(int)))) {
                 st = onyx_oom("fused node");
                 goto done;
             }
             *fn = *conv;
             fn->inputs = (int *)(fn + 1);
-            fn->outputs = fn->inputs + 4;
-            for (int i = 0; i < conv->n_inputs && i < 4; i++) fn->inputs[i] = conv->inputs[i];
+            fn->outputs = fn->inputs + FUSED_INPUTS;
+            for (int i = 0; i < FUSED_INPUTS; i++)
+                fn->inputs[i] = i < conv->n_inputs && i < 4 ? conv->inputs[i] : -1;
             fn->n_inputs = conv->n_inputs < 4 ? conv->n_inputs : 4;
             fn->n_outputs = 1;
             fn->outputs[0] = conv->outputs[0];
             ps->own_node = fn;
         }
         fn->inputs[0] = cur;
+        if (se >= 0) {
+            fn->inputs[4] = sc;
+            fn->n_inputs = FUSED_INPUTS;
+            chain->x_scale = true;
+            absorb(p, gone, &se, 1);
+            continue;
+        }
         chain->n_pre = np;
         for (int i = 0; i < np; i++) chain->pre[i] = rev[np - 1 - i];
         absorb(p, gone, absorbed, np);

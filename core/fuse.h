@@ -49,6 +49,11 @@ typedef struct fuse_chain {
      * input 0 is their input. X is then never opaque. */
     int n_pre;
     fuse_op pre[FUSE_MAX_OPS];
+    /* A squeeze-and-excitation scale on X (X = x * s, s [1, C, 1, ...] computed per run), taken
+     * into the weights per run instead (W[:, c] * s[c]: fewer values than X where it is chosen):
+     * the fused node's input 0 is x, input 4 is s. Only on a float, ungrouped Conv with constant
+     * weights and no pre-ops. */
+    bool x_scale;
     /* A MatMul of two computed operands reads A (view 0) or B (view 1) through the Transposes
      * and Reshapes it absorbed, as a strided view of the tensor they start from (the fused
      * node's input), and may write its result through some (view 2: the fused node's output is

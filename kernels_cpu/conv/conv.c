@@ -86,6 +86,9 @@ typedef struct conv_state {
     int64_t pre_c;
     bool pre_act;
     float pre_alpha;
+    /* a squeeze-and-excitation scale on X (input 4, per input channel) multiplies the constant
+     * weights per run, into scratch, reordered from there (fuse_chain.x_scale) */
+    bool x_scale;
     bool bf16;                       /* the session lets float convs compute in bfloat16 */
     bool wino;                       /* and by Winograd's algorithm (optimization level ALL) */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
@@ -483,7 +486,7 @@ retry:;
      * ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same order as theirs
      * (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). Smaller convs stay direct, where
      * integer-valued data still sums exactly. */
-    bool wino = s->wino && !no_wino && !bf16 && blk_x && g->nsp == 2 && g->group == 1 &&
+    bool wino = s->wino && !no_wino && !bf16 && !s->x_scale && blk_x && g->nsp == 2 && g->group == 1 &&
                 g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
         wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
@@ -638,7 +641,7 @@ retry:;
     ok &= region(&t, &p->off_pre, p->pre_copy ? (size_t)p->xn * sizeof(float) : 0);
     ok &= region(&t, &p->off_pad, pad);
     ok &= region(&t, &p->off_hx, half ? (size_t)p->xn * sizeof(float) : 0);
-    ok &= region(&t, &p->off_hw, half && !w_const ? (size_t)p->wn * sizeof(float) : 0);
+    ok &= region(&t, &p->off_hw, (half && !w_const) || s->x_scale ? (size_t)p->wn * sizeof(float) : 0);
     ok &= region(&t, &p->off_hy, half ? (size_t)p->yn * sizeof(float) : 0);
     ok &= region(&t, &p->off_stage, (size_t)stage_n * sizeof(float));
     ok &= region(&t, &p->off_bias, p->bias_own && !p->bready ? (size_t)g->m * sizeof(float) : 0);
@@ -767,13 +770,20 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
                         "input channels");
         goto done;
     }
+    s->x_scale = p->fused && p->fused->x_scale;
+    if (s->x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
+                       !p->in_value[1] || attr_int(p->node, "group", 1) != 1)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a float, "
+                        "ungrouped Conv with constant weights and no pre-ops");
+        goto done;
+    }
     CHECK(take_chain(s, p->fused, m, xc));
     if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
         int saved = cpu_dnnl_threads_set(threads);
-        st = build_prim(p, s, p->node, &s->prepared, x->rank, x->dims, w->dims, p->in_value[1], b,
-                        b != NULL, threads);
+        st = build_prim(p, s, p->node, &s->prepared, x->rank, x->dims, w->dims,
+                        s->x_scale ? NULL : p->in_value[1], b, b != NULL, threads);
         cpu_dnnl_threads_restore(saved);
         if (st != ONYX_OK) goto done;
     }
@@ -987,6 +997,30 @@ static void unstage(const conv_prim *p, const float *stage, const float *bias, f
     }
 }
 
+/* The weights (ONNX layout) times the scale on X per input channel, and a folded
+ * BatchNormalization's multiplier per output channel (constant weights fold it once, these are
+ * not constant), into `to`. */
+static onyx_status scale_weights(const conv_state *s, const conv_prim *p, const tensor *sc,
+                                 const float *w, float *to) {
+    const conv_geom *g = &p->g;
+    if (!sc || sc->dtype != ONYX_FLOAT || sc->numel != g->c)
+        return onyx_error(ONYX_ERR_SHAPE, "the scale on X has %lld values, expected one per "
+                          "input channel (%lld)", sc ? (long long)sc->numel : 0LL,
+                          (long long)g->c);
+    const float *k = sc->data;
+    int64_t taps = g->c > 0 ? p->wn / (g->m * g->c) : 0;
+    for (int64_t m = 0; m < g->m; m++) {
+        float om = s->bn_mul ? s->bn_mul[m] : 1.f;
+        for (int64_t i = 0; i < g->c; i++) {
+            float f = k[i] * om;
+            const float *src = w + (m * g->c + i) * taps;
+            float *dst = to + (m * g->c + i) * taps;
+            for (int64_t t = 0; t < taps; t++) dst[t] = src[t] * f;
+        }
+    }
+    return ONYX_OK;
+}
+
 static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
@@ -1051,6 +1085,10 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
         const float *wf = w->data;
         if (half) {
             to_float(s->dtype, w->data, hw, p->wn);
+            wf = hw;
+        }
+        if (s->x_scale) {
+            TRY(scale_weights(s, p, kernel_input(c, 4), wf, hw));
             wf = hw;
         }
         if (p->wei_own) {

@@ -158,6 +158,43 @@ def generate(s):
                    [('x', x8)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
                                  ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
                                  ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))], ['y'])
+    # batch 1: the scale goes into the next conv's weights per run (core/fuse.c se_scale), with
+    # the conv's bias, a BatchNormalization folded in, and the residual Add on the fused conv;
+    # 40 channels: X blocked with padding channels
+    x1 = fw(1, 24, 8, 8)
+    for ch in (72, 40):
+        graph_case(f'test_fl_se_scale_weights_{ch}',
+                   [h.make_node('Conv', ['x', 'wa', 'ba'], ['a']), h.make_node('Relu', ['a'], ['ar']),
+                    h.make_node('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]),
+                    h.make_node('Relu', ['b'], ['br']),
+                    h.make_node('GlobalAveragePool', ['br'], ['g']),
+                    h.make_node('Conv', ['g', 'wc', 'bc'], ['c']), h.make_node('Relu', ['c'], ['cr']),
+                    h.make_node('Conv', ['cr', 'wd', 'bd'], ['d']),
+                    h.make_node('HardSigmoid', ['d'], ['f'], alpha=0.25, beta=0.5),
+                    h.make_node('Mul', ['f', 'br'], ['m']),
+                    h.make_node('Conv', ['m', 'we', 'be'], ['e']),
+                    h.make_node('BatchNormalization', ['e', 'bn_s', 'bn_b', 'bn_m', 'bn_v'], ['en']),
+                    h.make_node('Add', ['x', 'en'], ['y'])],
+                   [('x', x1)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
+                                 ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
+                                 ('bd', fw(ch)), ('we', fw(24, ch, 1, 1)), ('be', fw(24)),
+                                 ('bn_s', f(24)), ('bn_b', f(24)), ('bn_m', f(24)),
+                                 ('bn_v', np.abs(f(24)) + 0.5)], ['y'])
+    # a 3x3 conv takes the scale (taps per channel), and so do a 1-D and a 3-D one; the scale is
+    # a Sigmoid computed by the graph, not by a conv
+    for name, xs, ws in (('3x3', (1, 32, 16, 16), (8, 32, 3, 3)), ('1d', (1, 32, 64), (8, 32, 3)),
+                         ('3d', (1, 32, 6, 6, 6), (8, 32, 1, 1, 1))):
+        rank = len(xs)
+        graph_case(f'test_fl_se_scale_weights_{name}',
+                   [N('Conv', ['x', 'wa'], ['a']),
+                    N('GlobalAveragePool', ['a'], ['g']), N('Sigmoid', ['g'], ['sg']),
+                    N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'], pads=[1] * (2 * (rank - 2)))],
+                   [('x', f(*xs))], [('wa', f(32, 32, *([1] * (rank - 2)))), ('wb', f(*ws))], ['y'])
+    # weights larger than half of X: the Mul stays a step of its own
+    graph_case('test_fl_se_scale_big_weights',
+               [N('Conv', ['x', 'wa'], ['a']), N('GlobalAveragePool', ['a'], ['g']),
+                N('Sigmoid', ['g'], ['sg']), N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'])],
+               [('x', f(1, 64, 4, 4))], [('wa', f(64, 64, 1, 1)), ('wb', f(96, 64, 1, 1))], ['y'])
     # a classifier's head: the last conv's blocked output pooled straight into a plain [N, C, 1, 1]
     # where C is a multiple of 16 (the two layouts are one), else reordered first; batch 2
     xh = fw(2, 24, 7, 7)
