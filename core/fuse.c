@@ -490,7 +490,8 @@ bool fuse_blocked_is_plain(const graph_node *n, const type_info *y) {
 /* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
     return kind == LAY_ALL ||
-           (kind == LAY_CONV && ((i == 0 && c->n_pre == 0) || (i == 3 && nd->n_inputs >= 4)));
+           (kind == LAY_CONV &&
+            ((i == 0 && c->n_pre == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
 }
 
 /* Marks the outputs of such steps that only such steps read opaque, on both ends; a Concat or
@@ -510,7 +511,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
         const type_info *t = &p->vals[v].type;
-        if (plan_value_is_output(g, v) || t->dtype != ONYX_FLOAT || !type_is_static(t))
+        if (plan_value_is_output(g, v) || t->dtype != ONYX_FLOAT || !type_is_static(t) ||
+            chains[s].y_channels_last)
             continue;
         int reads = 0;
         bool ok = true;
@@ -551,7 +553,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         if (kind[s] == LAY_NONE) continue;
         const graph_node *nd = step_node(g, &p->steps[s]);
         chains[s].opaque_out0 = cand[nd->outputs[0]];
-        chains[s].opaque_in0 = nd->inputs[0] >= 0 && cand[nd->inputs[0]] && chains[s].n_pre == 0;
+        chains[s].opaque_in0 = nd->inputs[0] >= 0 && cand[nd->inputs[0]] && chains[s].n_pre == 0 &&
+                               !chains[s].x_channels_last;
         chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs >= 4 && nd->inputs[3] >= 0 &&
                                   cand[nd->inputs[3]];
     }
@@ -563,7 +566,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
 static bool chain_used(const fuse_chain *c) {
     return c->n > 0 || c->n_pre > 0 || c->opaque_in0 || c->opaque_out0 || c->opaque_addend ||
            c->view_rank[0] || c->view_rank[1] || c->view_rank[2] || c->view_rank[3] ||
-           c->has_in_scale || c->attention || c->x_scale;
+           c->has_in_scale || c->attention || c->x_scale || c->x_channels_last ||
+           c->y_channels_last;
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -843,6 +847,34 @@ static void absorb(plan *p, bool *gone, const int *steps, int n) {
     }
 }
 
+/* Whether step t is a Transpose of a float tensor of rank 3 to 5 that puts its channels last
+ * (to_last: perm [0, 2, ..., r-1, 1]) or first again ([0, r-1, 1, ..., r-2]). */
+static bool channels_transpose(const graph *g, const plan *p, int t, bool to_last) {
+    const graph_node *n = step_node(g, &p->steps[t]);
+    if (!is_op(n, "Transpose") || n->n_inputs != 1 || n->inputs[0] < 0 || !only_output0(n) ||
+        !float_value(p, n->inputs[0]) || !float_value(p, n->outputs[0]))
+        return false;
+    int r = p->vals[n->inputs[0]].type.rank;
+    int64_t perm[ONYX_MAX_RANK];
+    if (r < 3 || r > 5 || !link_transpose(g, p, t, r, perm)) return false;
+    for (int i = 1; i < r; i++)
+        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
+            return false;
+    return perm[0] == 0;
+}
+
+/* The Transpose (step) a conv of step s may read X through: X made only for it from a
+ * channels-last tensor (its input in *x); -1 if none. */
+static int channels_last_input(const graph *g, const plan *p, const int *uses, const bool *gone,
+                               int s, int *x) {
+    int v = step_node(g, &p->steps[s])->inputs[0];
+    if (uses[v] != 1 || plan_value_is_output(g, v)) return -1;
+    int t = producer(g, p, s, v);
+    if (t < 0 || gone[t] || p->steps[t].own_node || !channels_transpose(g, p, t, false)) return -1;
+    *x = step_node(g, &p->steps[t])->inputs[0];
+    return t;
+}
+
 /* The squeeze-and-excitation scale the conv of step s (X of type t) may take into its weights:
  * X made only for it by Mul(x, sc), sc [1, C, 1, ...] computed per run, and the weights at most
  * half X's size (scaling and reordering them per run costs about two passes over them, the Mul
@@ -995,6 +1027,16 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             cur = nn->outputs[0];
             last = tstep;
         }
+        /* a conv may write its result through the Transpose that puts its channels last */
+        if (!matmul && t->rank <= 5 && uses[cur] == 1 && !plan_value_is_output(g, cur)) {
+            int ts = consumer[cur];
+            if (ts > s && !gone[ts] && !p->steps[ts].own_node && channels_transpose(g, p, ts, true)) {
+                chain->y_channels_last = true;
+                taken[n_taken++] = ts;
+                cur = step_node(g, &p->steps[ts])->outputs[0];
+                last = ts;
+            }
+        }
         /* a result no post-op takes may be written through the Transposes that read it */
         if (products && may_view[2] && chain->n == 0) {
             int end = result_views(g, p, uses, gone, consumer, chain, &cur, taken, &n_taken);
@@ -1060,9 +1102,12 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             absorbed[np++] = tstep;
             cur = x;
         }
-        /* else a squeeze-and-excitation scale on X, taken into the weights */
-        int se = -1, sc = -1;
-        if (np == 0 && (se = se_scale(g, p, uses, gone, s, t, &cur, &sc)) < 0) continue;
+        /* else a squeeze-and-excitation scale on X, taken into the weights, or a Transpose
+         * from channels last that makes X */
+        int se = -1, sc = -1, xt = -1;
+        if (np == 0 && (se = se_scale(g, p, uses, gone, s, t, &cur, &sc)) < 0 &&
+            (xt = channels_last_input(g, p, uses, gone, s, &cur)) < 0)
+            continue;
         graph_node *fn = ps->own_node;
         if (!fn) {
             if (!(fn = calloc(1, sizeof *fn + (FUSED_INPUTS + 1) * sizeof(int)))) {
@@ -1085,6 +1130,11 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             fn->n_inputs = FUSED_INPUTS;
             chain->x_scale = true;
             absorb(p, gone, &se, 1);
+            continue;
+        }
+        if (xt >= 0) {
+            chain->x_channels_last = true;
+            absorb(p, gone, &xt, 1);
             continue;
         }
         chain->n_pre = np;

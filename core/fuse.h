@@ -54,6 +54,12 @@ typedef struct fuse_chain {
      * the fused node's input 0 is x, input 4 is s. Only on a float, ungrouped Conv with constant
      * weights and no pre-ops. */
     bool x_scale;
+    /* A float Conv that reads X through the Transpose that makes it from a channels-last tensor
+     * (perm [0, r-1, 1, ..., r-2]; the fused node's input 0 is that tensor), or writes Y
+     * through the one that makes a channels-last tensor of it (perm [0, 2, ..., r-1, 1]; the
+     * fused node's output is that): the Transpose is the conv's own reorder (ConvNeXt's blocks
+     * and LayerNorm2d write their channels last around each conv). */
+    bool x_channels_last, y_channels_last;
     /* A MatMul of two computed operands reads A (view 0) or B (view 1) through the Transposes
      * and Reshapes it absorbed, as a strided view of the tensor they start from (the fused
      * node's input), and may write its result through some (view 2: the fused node's output is

@@ -89,6 +89,9 @@ typedef struct conv_state {
     /* a squeeze-and-excitation scale on X (input 4, per input channel) multiplies the constant
      * weights per run, into scratch, reordered from there (fuse_chain.x_scale) */
     bool x_scale;
+    /* X read from, Y written to a channels-last tensor (fuse_chain): X's dims are then
+     * [N, spatial..., C], and the prim's are the logical [N, C, spatial...] */
+    bool x_last, y_last;
     bool bf16;                       /* the session lets float convs compute in bfloat16 */
     bool wino;                       /* and by Winograd's algorithm (optimization level ALL) */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
@@ -298,11 +301,32 @@ static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
     return md_any_of(md, rank, dims, dnnl_f32);
 }
 
-/* The descriptor of a tensor as stored: blocked when opaque and blockable, else plain. */
-static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, onyx_dtype dt, int rank,
-                             const int64_t *dims) {
+/* The descriptor of a tensor as stored: blocked when opaque and blockable, channels last when
+ * `last`, else plain. */
+static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, bool last, onyx_dtype dt,
+                             int rank, const int64_t *dims) {
     if (opaque && blockable(dt, rank, dims[1])) return md_blocked(md, rank, dims);
-    return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
+    if (!last) return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
+    dnnl_dims_t d, strides;
+    int64_t st = dims[1];
+    for (int i = rank - 1; i >= 2; i--) {
+        strides[i] = st;
+        st *= dims[i];
+    }
+    strides[1] = 1;
+    strides[0] = st;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, strides),
+                          "describing a channels-last tensor");
+}
+
+/* X's dims as the convolution sees them: [N, C, spatial...] also when X is stored channels
+ * last ([N, spatial..., C]). */
+static void conv_x_dims(bool last, int rank, const int64_t *dims, int64_t *out) {
+    memcpy(out, dims, sizeof(int64_t) * (size_t)rank);
+    if (!last || rank < 3) return;
+    out[1] = dims[rank - 1];
+    for (int i = 2; i < rank; i++) out[i] = dims[i - 1];
 }
 
 static onyx_status run_reorder(dnnl_primitive_t r, dnnl_memory_t from, const void *from_ptr,
@@ -490,7 +514,7 @@ retry:;
                 g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
         wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
-    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->dtype, rank, xdims));
+    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->x_last, s->dtype, rank, xdims));
     if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
     if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
     else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
@@ -512,8 +536,8 @@ retry:;
     if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
     else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
-    CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->dtype, rank, ydims));
-    CHECK(md_stored(&add_st, s->chain.opaque_addend, s->dtype, rank, ydims));
+    CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->y_last, s->dtype, rank, ydims));
+    CHECK(md_stored(&add_st, s->chain.opaque_addend, false, s->dtype, rank, ydims));
     CHECK(weights_md(s, g, &wuser_md, &wany_md));
     if (bf16) wany_md.data_type = dnnl_bf16; /* a format "any" descriptor: no layout to redo */
     bool has_bias = s->has_bias || s->bn_mul;
@@ -771,6 +795,17 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
         goto done;
     }
     s->x_scale = p->fused && p->fused->x_scale;
+    s->x_last = p->fused && p->fused->x_channels_last;
+    s->y_last = p->fused && p->fused->y_channels_last;
+    if ((s->x_last || s->y_last) && (transpose || s->dtype != ONYX_FLOAT || x->rank < 3 ||
+                                     x->rank > 5 || (s->x_last && p->fused->n_pre > 0))) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a channels-last X or Y needs a float Conv of rank 3 "
+                        "to 5 without pre-ops");
+        goto done;
+    }
+    int64_t xd[ONYX_MAX_RANK];
+    conv_x_dims(s->x_last, x->rank, x->dims, xd);
+    xc = x->rank >= 2 ? xd[1] : -1;
     if (s->x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
                        !p->in_value[1] || attr_int(p->node, "group", 1) != 1)) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a float, "
@@ -782,7 +817,7 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
         int saved = cpu_dnnl_threads_set(threads);
-        st = build_prim(p, s, p->node, &s->prepared, x->rank, x->dims, w->dims,
+        st = build_prim(p, s, p->node, &s->prepared, x->rank, xd, w->dims,
                         s->x_scale ? NULL : p->in_value[1], b, b != NULL, threads);
         cpu_dnnl_threads_restore(saved);
         if (st != ONYX_OK) goto done;
@@ -904,9 +939,9 @@ static void run_pre(const conv_state *s, const conv_prim *p, const float *x, flo
     parallel_for(planes, grain < 1 ? 1 : grain, pre_planes, &j);
 }
 
-static bool prim_fits(const conv_prim *p, const tensor *x, const tensor *w) {
+static bool prim_fits(const conv_prim *p, const tensor *x, const int64_t *xdims, const tensor *w) {
     return p->used && p->rank == x->rank && w->rank == x->rank &&
-           !memcmp(p->xdims, x->dims, sizeof(int64_t) * (size_t)x->rank) &&
+           !memcmp(p->xdims, xdims, sizeof(int64_t) * (size_t)x->rank) &&
            !memcmp(p->wdims, w->dims, sizeof(int64_t) * (size_t)x->rank);
 }
 
@@ -916,13 +951,15 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
                              const conv_mems **mems) {
     const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
-    if (prim_fits(&s->prepared, x, w)) {
+    int64_t xd[ONYX_MAX_RANK];
+    conv_x_dims(s->x_last, x->rank, x->dims, xd);
+    if (prim_fits(&s->prepared, x, xd, w)) {
         *out = &s->prepared;
         *mems = &f->prepared;
         return ONYX_OK;
     }
     for (int i = 0; i < CONV_CACHE; i++)
-        if (prim_fits(&f->cache[i], x, w)) {
+        if (prim_fits(&f->cache[i], x, xd, w)) {
             *out = &f->cache[i];
             *mems = &f->cache_mems[i];
             return ONYX_OK;
@@ -938,7 +975,7 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
     if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
     conv_prim *p = &f->cache[k];
     int saved = cpu_dnnl_threads_set(c->threads);
-    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, x->dims, w->dims, NULL, NULL, false,
+    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, xd, w->dims, NULL, NULL, false,
                                 c->threads);
     cpu_dnnl_threads_restore(saved);
     if (st == ONYX_OK && p->prim) st = mems_create(p, &f->cache_mems[k]);

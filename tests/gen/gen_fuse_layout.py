@@ -195,6 +195,48 @@ def generate(s):
                [N('Conv', ['x', 'wa'], ['a']), N('GlobalAveragePool', ['a'], ['g']),
                 N('Sigmoid', ['g'], ['sg']), N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'])],
                [('x', f(1, 64, 4, 4))], [('wa', f(64, 64, 1, 1)), ('wb', f(96, 64, 1, 1))], ['y'])
+    # convs reading X through a Transpose from channels last and writing Y through one to
+    # channels last (ConvNeXt): a stem conv, LayerNorm2d, a block's depthwise conv, LayerNorm
+    # and MLP in channels last, its layer scale and residual, then a downsampling conv
+    for ch in (32, 24):
+        graph_case(f'test_fl_conv_channels_last_block_{ch}',
+                   [N('Conv', ['x', 'w0', 'b0'], ['s'], strides=[2, 2]),
+                    N('Transpose', ['s'], ['st'], perm=[0, 2, 3, 1]),
+                    N('LayerNormalization', ['st', 'g0', 'be0'], ['sn'], axis=-1),
+                    N('Transpose', ['sn'], ['a'], perm=[0, 3, 1, 2]),
+                    N('Conv', ['a', 'wd', 'bd'], ['d'], group=ch, pads=[3, 3, 3, 3]),
+                    N('Transpose', ['d'], ['dt'], perm=[0, 2, 3, 1]),
+                    N('LayerNormalization', ['dt', 'g1', 'be1'], ['dn'], axis=-1),
+                    N('MatMul', ['dn', 'm1'], ['h1']), N('Gelu', ['h1'], ['h1g']),
+                    N('MatMul', ['h1g', 'm2'], ['h2']),
+                    N('Transpose', ['h2'], ['h2t'], perm=[0, 3, 1, 2]),
+                    N('Mul', ['ls', 'h2t'], ['l']), N('Add', ['l', 'a'], ['r']),
+                    N('Transpose', ['r'], ['rt'], perm=[0, 2, 3, 1]),
+                    N('LayerNormalization', ['rt', 'g2', 'be2'], ['rn'], axis=-1),
+                    N('Transpose', ['rn'], ['rnt'], perm=[0, 3, 1, 2]),
+                    N('Conv', ['rnt', 'wy'], ['cy'], strides=[2, 2]), N('Relu', ['cy'], ['y'])],
+                   [('x', f(1, 3, 20, 20))],
+                   [('w0', f(ch, 3, 2, 2)), ('b0', f(ch)), ('g0', f(ch)), ('be0', f(ch)),
+                    ('wd', f(ch, 1, 7, 7)), ('bd', f(ch)), ('g1', f(ch)), ('be1', f(ch)),
+                    ('m1', f(ch, 4 * ch)), ('m2', f(4 * ch, ch)), ('ls', f(ch, 1, 1)),
+                    ('g2', f(ch)), ('be2', f(ch)), ('wy', f(2 * ch, ch, 2, 2))], ['y'], opset=20)
+    # 1-D and 3-D convs with their channels last on both sides, a post-op before the Transpose;
+    # a Transpose of another order (read by a conv, and written by one) stays a step of its own
+    graph_case('test_fl_conv_channels_last_1d',
+               [N('Transpose', ['x'], ['xc'], perm=[0, 2, 1]),
+                N('Conv', ['xc', 'wa'], ['a'], pads=[1, 1]), N('Relu', ['a'], ['ar']),
+                N('Transpose', ['ar'], ['y'], perm=[0, 2, 1])],
+               [('x', f(2, 30, 16))], [('wa', f(24, 16, 3))], ['y'])
+    graph_case('test_fl_conv_channels_last_3d',
+               [N('Transpose', ['x'], ['xc'], perm=[0, 4, 1, 2, 3]),
+                N('Conv', ['xc', 'wa', 'ba'], ['a'], strides=[1, 2, 2]),
+                N('Transpose', ['a'], ['y'], perm=[0, 2, 3, 4, 1])],
+               [('x', f(1, 4, 8, 8, 16))], [('wa', f(32, 16, 1, 3, 3)), ('ba', f(32))], ['y'])
+    graph_case('test_fl_conv_channels_other_orders',
+               [N('Transpose', ['x'], ['xc'], perm=[0, 3, 2, 1]),
+                N('Conv', ['xc', 'wa'], ['a']),
+                N('Transpose', ['a'], ['y'], perm=[0, 3, 2, 1])],
+               [('x', f(1, 6, 5, 16))], [('wa', f(32, 16, 1, 1))], ['y'])
     # a classifier's head: the last conv's blocked output pooled straight into a plain [N, C, 1, 1]
     # where C is a multiple of 16 (the two layouts are one), else reordered first; batch 2
     xh = fw(2, 24, 7, 7)
