@@ -284,6 +284,38 @@ def generate(s):
     graph_case('test_fl_matmul_batched_inputs',
                [N('MatMul', ['q', 'k'], ['m']), N('Add', ['m', 'bias'], ['b']), N('Tanh', ['b'], ['y'])],
                [('q', f(2, 3, 4, 8)), ('k', f(2, 3, 8, 6))], [('bias', f(6))], ['y'])
+    # a single row times a constant B (a classifier at batch 1) runs on B packed in panels of 64
+    # columns (kernels_cpu/math/gemm.c gemv_run): Gemm with transB, alpha, and C as one value,
+    # [N] or [1, N] (beta), 64 and 100 columns (a padded panel); a MatMul of a [1, 1, K] row with
+    # its bias, each post-op kind, and a residual
+    x1 = f(1, 70)
+    for name, n, attrs, c in (('transb_alpha', 100, {'transB': 1, 'alpha': 0.5}, f(100)),
+                              ('beta_row', 64, {'beta': 2.0}, f(1, 64)),
+                              ('scalar_c', 100, {}, np.array([1.5], np.float32)),
+                              ('no_c', 130, {'transA': 1}, None)):
+        w = f(n, 70) if attrs.get('transB') else f(70, n)
+        xa = x1.T.copy() if attrs.get('transA') else x1
+        graph_case(f'test_fl_gemv_gemm_{name}',
+                   [N('Gemm', ['x', 'w'] + (['c'] if c is not None else []), ['y'], **attrs)],
+                   [('x', xa)], [('w', w)] + ([('c', c)] if c is not None else []), ['y'], opset=13)
+    r1 = f(1, 1, 96)
+    for name, post in (('relu', [N('LeakyRelu', ['b'], ['y'], alpha=0.1)]),
+                       ('clip', [N('Clip', ['b', 'lo', 'hi'], ['y'])]),
+                       ('sigmoid', [N('Sigmoid', ['b'], ['y'])]),
+                       ('tanh', [N('Tanh', ['b'], ['y'])]),
+                       ('hardsigmoid', [N('HardSigmoid', ['b'], ['y'], alpha=0.3, beta=0.4)]),
+                       ('silu', [N('Sigmoid', ['b'], ['s']), N('Mul', ['b', 's'], ['y'])]),
+                       ('hardswish', [N('HardSwish', ['b'], ['y'])]),
+                       ('gelu', [N('Gelu', ['b'], ['y'])]),
+                       ('gelu_tanh', [N('Gelu', ['b'], ['y'], approximate='tanh')]),
+                       ('scaled_residual', [N('Mul', ['b', 'half'], ['h']), N('Relu', ['h'], ['hr']),
+                                            N('Add', ['hr', 'r'], ['y'])])):
+        graph_case(f'test_fl_gemv_matmul_{name}',
+                   [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'bias'], ['b'])] + post,
+                   [('x', f(1, 1, 40)), ('r', r1)],
+                   [('w', f(40, 96) * np.float32(0.25)), ('bias', f(96)), ('lo', np.array(-0.5, np.float32)),
+                    ('hi', np.array(0.7, np.float32)), ('half', np.array(0.5, np.float32))], ['y'],
+                   opset=20)
     # a per-row constant is no bias: the Add stays a step of its own
     graph_case('test_fl_matmul_row_constant',
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
