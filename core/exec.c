@@ -139,7 +139,10 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             goto done;
         }
         if (v->where == ST_ARENA) {
-            if (v->alias_of >= 0 && in[0]) out[o]->t.data = in[0]->t.data;
+            /* a reshape-like alias may have a graph input as its root, bound per run; an
+             * in-place output's root is arena memory, its slot fixed */
+            if (v->alias_of >= 0 && in[0] && (ps->k->flags & KF_ALIAS_INPUT0))
+                out[o]->t.data = in[0]->t.data;
             continue;
         }
         /* sequences and optionals are built by the kernel, like data-dependent shapes */
@@ -558,6 +561,23 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     return st;
 }
 
+/* The arena value whose bytes output v of step s (a KF_INPLACE kernel) may take: an input's
+ * root that nothing reads after this step, of v's size, type, layout and device; -1 if none. */
+static int inplace_root(const plan *p, const graph_node *node, const plan_value *v, int s) {
+    for (int i = 0; i < node->n_inputs; i++) {
+        int src = node->inputs[i];
+        if (src < 0) continue;
+        const plan_value *in = &p->vals[src];
+        int root = in->alias_of >= 0 ? in->alias_of : src;
+        const plan_value *r = &p->vals[root];
+        if (in->where == ST_ARENA && r->where == ST_ARENA && in->last == s && r->last == s &&
+            in->size == v->size && r->size == v->size && in->type.dtype == v->type.dtype &&
+            in->blocked == v->blocked && in->device == v->device && r->device == v->device)
+            return root;
+    }
+    return -1;
+}
+
 /* Chooses where each value lives, computes lifetimes and the arena, and builds the slots. */
 static onyx_status lay_out(subgraph *sg, plan *p) {
     const graph *g = sg->g;
@@ -619,6 +639,13 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                     v->alias_of = root;
                     if (p->vals[root].where == ST_ARENA && p->vals[root].last < v->last)
                         p->vals[root].last = v->last;
+                }
+            }
+            if (o == 0 && (ps->k->flags & KF_INPLACE) && v->alias_of < 0) {
+                int root = inplace_root(p, node, v, s);
+                if (root >= 0) {
+                    v->alias_of = root;
+                    if (p->vals[root].last < v->last) p->vals[root].last = v->last;
                 }
             }
         }

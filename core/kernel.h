@@ -27,6 +27,11 @@ enum {
     KF_BLOCKED_LAYOUT = 1u << 3,
     /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
     KF_DEVICE_COPY = 1u << 4,
+    /* Output 0 may take the bytes of an input of its size, type and layout that no later step
+     * reads: every output element is computed from that input's element at the same index
+     * alone (elementwise arithmetic, activations). Writing where the input was just read keeps
+     * the output in cache instead of bringing cold memory in for it. */
+    KF_INPLACE = 1u << 5,
 };
 
 struct fuse_chain;
