@@ -561,18 +561,33 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     return st;
 }
 
-/* The arena value whose bytes output v of step s (a KF_INPLACE kernel) may take: an input's
- * root that nothing reads after this step, of v's size, type, layout and device; -1 if none. */
-static int inplace_root(const plan *p, const graph_node *node, const plan_value *v, int s) {
-    for (int i = 0; i < node->n_inputs; i++) {
+/* Whether an input of node other than input i has the arena bytes of `root`. */
+static bool read_elsewhere(const plan *p, const graph_node *node, int i, int root) {
+    for (int j = 0; j < node->n_inputs; j++) {
+        int src = node->inputs[j];
+        if (j != i && src >= 0 && (src == root || p->vals[src].alias_of == root)) return true;
+    }
+    return false;
+}
+
+/* The arena value whose bytes output v of step s may take: the root of an input (addend_only:
+ * of input 3, of v's shape, which no other input of the step reads: a conv's X may be its own
+ * addend) that nothing reads after this step, of v's size, type, layout and device; -1 if none. */
+static int inplace_root(const plan *p, const graph_node *node, const plan_value *v, int s,
+                        bool addend_only) {
+    for (int i = addend_only ? 3 : 0; i < node->n_inputs; i++) {
         int src = node->inputs[i];
         if (src < 0) continue;
         const plan_value *in = &p->vals[src];
+        if (addend_only && (i != 3 || !shape_equal(in->type.rank, in->type.dims, v->type.rank,
+                                                   v->type.dims)))
+            break;
         int root = in->alias_of >= 0 ? in->alias_of : src;
         const plan_value *r = &p->vals[root];
         if (in->where == ST_ARENA && r->where == ST_ARENA && in->last == s && r->last == s &&
             in->size == v->size && r->size == v->size && in->type.dtype == v->type.dtype &&
-            in->blocked == v->blocked && in->device == v->device && r->device == v->device)
+            in->blocked == v->blocked && in->device == v->device && r->device == v->device &&
+            !(addend_only && read_elsewhere(p, node, i, root)))
             return root;
     }
     return -1;
@@ -641,8 +656,8 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                         p->vals[root].last = v->last;
                 }
             }
-            if (o == 0 && (ps->k->flags & KF_INPLACE) && v->alias_of < 0) {
-                int root = inplace_root(p, node, v, s);
+            if (o == 0 && (ps->k->flags & (KF_INPLACE | KF_INPLACE_ADDEND)) && v->alias_of < 0) {
+                int root = inplace_root(p, node, v, s, !(ps->k->flags & KF_INPLACE));
                 if (root >= 0) {
                     v->alias_of = root;
                     if (p->vals[root].last < v->last) p->vals[root].last = v->last;

@@ -32,6 +32,10 @@ enum {
      * alone (elementwise arithmetic, activations). Writing where the input was just read keeps
      * the output in cache instead of bringing cold memory in for it. */
     KF_INPLACE = 1u << 5,
+    /* Output 0 may take the bytes of input 3, a fused step's addend of its shape (core/fuse.h
+     * FUSE_SUM), when no later step reads it: the kernel then adds onto it where it is instead
+     * of copying it into the output first. */
+    KF_INPLACE_ADDEND = 1u << 6,
 };
 
 struct fuse_chain;

@@ -1073,10 +1073,16 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "fused Add: addend does not match the output");
     if (!p->prim) {
         if (p->yn == 0) return ONYX_OK;
+        const float *af = addend ? addend->data : NULL;
+        if (af && addend->data == y->data) { /* Y took the addend's bytes: keep it first */
+            void *copy;
+            TRY(kernel_scratch(c, (size_t)y->numel * sizeof(float) + 1, &copy));
+            memcpy(copy, af, (size_t)y->numel * sizeof(float));
+            af = copy;
+        }
         fill_bias(s, p, b, y); /* no input elements: the sum is empty */
-        if (addend) {
+        if (af) {
             float *yf = y->data;
-            const float *af = addend->data;
             for (int64_t i = 0; i < y->numel; i++) yf[i] += af[i];
         }
         return ONYX_OK;

@@ -889,15 +889,21 @@ static float gemv_post(const fuse_op *op, float v, float addend) {
 static onyx_status gemv_run(const mm_prim *m, const kernel_call *c, const tensor *A,
                             const tensor *C, tensor *Y) {
     float *y = Y->data;
-    gemv_job j = {A->data, m->gemv, y, m->k, m->n};
-    parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
     const float *addend = NULL;
     if (m->chain_sum) {
         const tensor *t = kernel_input(c, 3);
         if (!t || t->numel != m->n || t->dtype != ONYX_FLOAT)
             return onyx_error(ONYX_ERR_RUNTIME, "fused MatMul: the addend is not Y's shape");
         addend = t->data;
+        if (addend == y) { /* Y took the addend's bytes: keep it before the products land */
+            void *copy;
+            TRY(kernel_scratch(c, (size_t)m->n * sizeof(float) + 1, &copy));
+            memcpy(copy, addend, (size_t)m->n * sizeof(float));
+            addend = copy;
+        }
     }
+    gemv_job j = {A->data, m->gemv, y, m->k, m->n};
+    parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
     float beta = m->bias_own ? m->beta : 1.f;
     for (int64_t i = 0; i < m->n; i++) {
         float v = y[i];

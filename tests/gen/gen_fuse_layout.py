@@ -316,6 +316,35 @@ def generate(s):
                    [('w', f(40, 96) * np.float32(0.25)), ('bias', f(96)), ('lo', np.array(-0.5, np.float32)),
                     ('hi', np.array(0.7, np.float32)), ('half', np.array(0.5, np.float32))], ['y'],
                    opset=20)
+    # the fused step's addend dies there: its output takes the addend's bytes (KF_INPLACE_ADDEND)
+    # and adds onto it in place; a conv (blocked and plain, 16 and 24 channels), a conv over no
+    # input channels (the bias alone, plus the addend), a MatMul, and a single-row MatMul
+    for ch in (16, 24):
+        graph_case(f'test_fl_inplace_addend_conv_{ch}',
+                   [N('Conv', ['x', 'wa'], ['a']), N('Relu', ['a'], ['ar']),
+                    N('Conv', ['ar', 'wb'], ['b'], pads=[1, 1, 1, 1]), N('Relu', ['b'], ['br']),
+                    N('Conv', ['br', 'wc', 'bc'], ['c']), N('Add', ['c', 'ar'], ['s']),
+                    N('Relu', ['s'], ['sr']), N('Conv', ['sr', 'wd'], ['d']), N('Add', ['sr', 'd'], ['y'])],
+                   [('x', f(1, 8, 9, 9))], [('wa', f(ch, 8, 1, 1)), ('wb', f(ch, ch, 3, 3)),
+                                            ('wc', f(ch, ch, 1, 1)), ('bc', f(ch)),
+                                            ('wd', f(ch, ch, 1, 1))], ['y'])
+    # (the reference evaluator refuses a conv over no channels: the expected output is written out)
+    xe, be = f(1, 4, 3, 3), f(4)
+    ge = h.make_graph([N('Relu', ['x'], ['a']), N('Conv', ['e', 'w', 'b'], ['c']), N('Add', ['c', 'a'], ['s']),
+                       N('Neg', ['s'], ['y'])],
+                      'g', [h.make_tensor_value_info('x', TP.FLOAT, [1, 4, 3, 3]),
+                            h.make_tensor_value_info('e', TP.FLOAT, [1, 0, 3, 3])],
+                      [h.make_tensor_value_info('y', TP.FLOAT, [1, 4, 3, 3])],
+                      initializer=[nh.from_array(np.zeros((4, 0, 1, 1), np.float32), 'w'), nh.from_array(be, 'b')])
+    s.write('test_fl_inplace_addend_empty_conv', h.make_model(ge, opset_imports=[h.make_opsetid('', 17)]),
+            [('x', xe), ('e', np.zeros((1, 0, 3, 3), np.float32))],
+            [('y', -(np.maximum(xe, 0) + be.reshape(1, 4, 1, 1)))])
+    for name, shape in (('rows', (2, 6, 32)), ('single_row', (1, 1, 96))):
+        k = shape[-1]
+        graph_case(f'test_fl_inplace_addend_matmul_{name}',
+                   [N('MatMul', ['x', 'w1'], ['r']), N('Relu', ['r'], ['t']), N('MatMul', ['t', 'w2'], ['m']),
+                    N('Add', ['m', 'bias'], ['b']), N('Add', ['b', 'r'], ['s']), N('Neg', ['s'], ['y'])],
+                   [('x', f(*shape[:-1], 16))], [('w1', f(16, k)), ('w2', f(k, k)), ('bias', f(k))], ['y'])
     # a per-row constant is no bias: the Add stays a step of its own
     graph_case('test_fl_matmul_row_constant',
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],
