@@ -593,6 +593,28 @@ static int inplace_root(const plan *p, const graph_node *node, const plan_value 
     return -1;
 }
 
+/* The arena value whose bytes the Concat output v of step s may start with: input 0's root,
+ * when nothing reads it after this step, no other input is it, and input 0 is v's first bytes
+ * (every dim before the axis 1, same type, layout and device; the root grows to v's size); -1
+ * if none. */
+static int prefix_root(const plan *p, const graph_node *node, const plan_value *v, int s) {
+    if (node->n_inputs < 1 || node->inputs[0] < 0) return -1;
+    const plan_value *in = &p->vals[node->inputs[0]];
+    int root = in->alias_of >= 0 ? in->alias_of : node->inputs[0];
+    const plan_value *r = &p->vals[root];
+    int rank = v->type.rank;
+    int64_t axis = attr_int(node, "axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || in->type.rank != rank || in->where != ST_ARENA ||
+        r->where != ST_ARENA || in->last != s || r->last != s || in->type.dtype != v->type.dtype ||
+        in->blocked != v->blocked || in->device != v->device || r->device != v->device ||
+        in->size > v->size || read_elsewhere(p, node, 0, root))
+        return -1;
+    for (int k = 0; k < axis; k++)
+        if (v->type.dims[k] != 1) return -1;
+    return root;
+}
+
 /* Chooses where each value lives, computes lifetimes and the arena, and builds the slots. */
 static onyx_status lay_out(subgraph *sg, plan *p) {
     const graph *g = sg->g;
@@ -654,6 +676,14 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                     v->alias_of = root;
                     if (p->vals[root].where == ST_ARENA && p->vals[root].last < v->last)
                         p->vals[root].last = v->last;
+                }
+            }
+            if (o == 0 && (ps->k->flags & KF_INPLACE_PREFIX) && v->alias_of < 0) {
+                int root = prefix_root(p, node, v, s);
+                if (root >= 0) {
+                    v->alias_of = root;
+                    if (p->vals[root].size < v->size) p->vals[root].size = v->size;
+                    if (p->vals[root].last < v->last) p->vals[root].last = v->last;
                 }
             }
             if (o == 0 && (ps->k->flags & (KF_INPLACE | KF_INPLACE_ADDEND)) && v->alias_of < 0) {

@@ -36,6 +36,11 @@ enum {
      * FUSE_SUM), when no later step reads it: the kernel then adds onto it where it is instead
      * of copying it into the output first. */
     KF_INPLACE_ADDEND = 1u << 6,
+    /* Output 0 may take the bytes of input 0 where they are its first bytes (a Concat along an
+     * axis after dims of 1, such as DenseNet's channel Concat at batch 1) and no later step reads
+     * input 0: the kernel leaves them in place and writes the rest. Chained, a dense block's
+     * Concats grow one buffer instead of copying all earlier features at every layer. */
+    KF_INPLACE_PREFIX = 1u << 7,
 };
 
 struct fuse_chain;

@@ -45,7 +45,9 @@ onyx_status cpu_concat_run(const kernel_call *c) {
         const tensor *x = kernel_input(c, i);
         int64_t len = x->dims[axis] * inner;
         int64_t dims[2] = {outer, len}, ds[2] = {row, 1}, ss[2] = {len, 1};
-        cpu_copy_strided((char *)y->data + off * (int64_t)es, x->data, es, 2, dims, ds, ss);
+        char *to = (char *)y->data + off * (int64_t)es;
+        if (to != x->data) /* else the plan put Y over input 0 (KF_INPLACE_PREFIX) */
+            cpu_copy_strided(to, x->data, es, 2, dims, ds, ss);
         off += len;
     }
     return cpu_move_end(y);

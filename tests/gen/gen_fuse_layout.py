@@ -345,6 +345,37 @@ def generate(s):
                    [N('MatMul', ['x', 'w1'], ['r']), N('Relu', ['r'], ['t']), N('MatMul', ['t', 'w2'], ['m']),
                     N('Add', ['m', 'bias'], ['b']), N('Add', ['b', 'r'], ['s']), N('Neg', ['s'], ['y'])],
                    [('x', f(*shape[:-1], 16))], [('w1', f(16, k)), ('w2', f(k, k)), ('bias', f(k))], ['y'])
+    # DenseNet's dense block: each Concat appends a layer's features to the previous Concat, which
+    # dies there, so the Concats grow one buffer (KF_INPLACE_PREFIX); the convs read it through
+    # pre-ops (plain) or directly (blocked, 16 and 32 channels); at batch 2 the rows interleave
+    # and every Concat copies. Small integers and halves: every sum is exact.
+    for name, batch, pre in (('plain', 1, True), ('blocked', 1, False), ('batch2', 2, True)):
+        nodes, inits, cur, ch = [], [], 'x', 16
+        for i in range(4):
+            src = cur
+            if pre:
+                nodes += [N('Mul', [cur, f's{i}'], [f'n{i}']), N('Add', [f'n{i}', f'b{i}'], [f'a{i}']),
+                          N('Relu', [f'a{i}'], [f'r{i}'])]
+                inits += [(f's{i}', np.full((ch, 1, 1), 0.5, np.float32)), (f'b{i}', fw(ch, 1, 1))]
+                src = f'r{i}'
+            nodes += [N('Conv', [src, f'w{i}'], [f'c{i}'], pads=[1, 1, 1, 1]),
+                      N('Concat', [cur, f'c{i}'], [f'cat{i}'], axis=1)]
+            inits.append((f'w{i}', fw(16, ch, 3, 3)))
+            cur, ch = f'cat{i}', ch + 16
+        nodes.append(N('Conv', [cur, 'wy'], ['y']))
+        graph_case(f'test_fl_concat_grows_in_place_{name}', nodes, [('x', fw(batch, 16, 6, 6))],
+                   inits + [('wy', fw(8, ch, 1, 1))], ['y'])
+    # input 0 read again after the Concat, given twice, and Concats along the last axis and axis 0
+    graph_case('test_fl_concat_prefix_kept',
+               [N('Relu', ['x'], ['a']), N('Concat', ['a', 'x'], ['c'], axis=1), N('Neg', ['c'], ['cr']),
+                N('Concat', ['cr', 'cr'], ['d'], axis=1), N('Neg', ['d'], ['dn']),
+                N('Concat', ['dn', 'a'], ['e'], axis=1), N('Relu', ['x'], ['b']),
+                N('Concat', ['b', 'x'], ['g'], axis=-1), N('Sigmoid', ['x'], ['s']),
+                N('Concat', ['s', 'x'], ['k'], axis=0), N('Relu', ['e'], ['y1']), N('Relu', ['g'], ['y2']),
+                N('Relu', ['k'], ['y3']),
+                N('Relu', ['x'], ['p']), N('Concat', ['p', 'x'], ['p1'], axis=1),
+                N('Concat', ['p', 's'], ['p2'], axis=1), N('Sub', ['p1', 'p2'], ['y4'])],
+               [('x', f(1, 1, 3, 5))], [], ['y1', 'y2', 'y3', 'y4'])
     # a per-row constant is no bias: the Add stays a step of its own
     graph_case('test_fl_matmul_row_constant',
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],

@@ -1,6 +1,7 @@
 """Elementwise steps write over an input that no later step reads (KF_INPLACE, core/exec.c
-inplace_root): results stay right, graph inputs and values still needed are never overwritten, and
-a chain of such steps needs one buffer of working memory instead of two."""
+inplace_root), and a Concat starts where its input 0 was (KF_INPLACE_PREFIX, prefix_root): results
+stay right, graph inputs and values still needed are never overwritten, and the working memory
+shrinks accordingly (checked through the session's memory limit)."""
 import numpy as np
 import onnx
 import pytest
@@ -92,3 +93,33 @@ def test_broadcast_operand_is_not_taken():
     (y,) = session(data).run(None, {'x': x})
     a = np.maximum(x, 0)
     np.testing.assert_allclose(y, a.max(axis=0, keepdims=True) - a, rtol=1e-6)
+
+
+def dense_block(batch):
+    """Three DenseNet layers: each Concat appends Neg(previous) to the previous Concat."""
+    n = h.make_node
+    nodes, cur = [n('Relu', ['x'], ['c0'])], 'c0'
+    for i in range(3):
+        nodes += [n('Neg', [cur], [f'f{i}']), n('Concat', [cur, f'f{i}'], [f'c{i + 1}'], axis=1)]
+        cur = f'c{i + 1}'
+    nodes.append(n('Tanh', [cur], ['y']))
+    graph = h.make_graph(nodes, 'g', [h.make_tensor_value_info('x', TP.FLOAT, [batch, 16, 8, 8])],
+                         [h.make_tensor_value_info('y', TP.FLOAT, [batch, 128, 8, 8])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid('', 20)]).SerializeToString()
+
+
+def test_concats_grow_one_buffer():
+    # c3 (128 channels) starts where c0, c1 and c2 were: the last layer needs c3 and f2 (64
+    # channels) live, 192 channels of 8 x 8 floats in all; copying each Concat needs c2 and c3
+    # together besides f2, 256
+    unit = 8 * 8 * 4
+    x = np.random.default_rng(3).standard_normal((1, 16, 8, 8)).astype(np.float32)
+    (y,) = session(dense_block(1), memory_limit=192 * unit).run(None, {'x': x})
+    c = np.maximum(x, 0)
+    for _ in range(3):
+        c = np.concatenate([c, -c], axis=1)
+    np.testing.assert_allclose(y, np.tanh(c), rtol=1e-6)
+    # at batch 2 each image's channels are apart: every Concat copies
+    with pytest.raises(Exception, match='memory|limit'):
+        session(dense_block(2), memory_limit=2 * 192 * unit)
+    session(dense_block(2), memory_limit=2 * 256 * unit)
