@@ -28,9 +28,10 @@ enum {
     /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
     KF_DEVICE_COPY = 1u << 4,
     /* Output 0 may take the bytes of an input of its size, type and layout that no later step
-     * reads: every output element is computed from that input's element at the same index
-     * alone (elementwise arithmetic, activations). Writing where the input was just read keeps
-     * the output in cache instead of bringing cold memory in for it. */
+     * reads: every output element is computed from that input's element at the same index and
+     * from what was read before it (elementwise arithmetic, activations; a normalization that
+     * reads each row whole before writing it). Writing where the input was just read keeps the
+     * output in cache instead of bringing cold memory in for it. */
     KF_INPLACE = 1u << 5,
     /* Output 0 may take the bytes of input 3, a fused step's addend of its shape (core/fuse.h
      * FUSE_SUM), when no later step reads it: the kernel then adds onto it where it is instead

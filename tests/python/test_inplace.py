@@ -32,11 +32,18 @@ def sigmoid(v):
 
 
 def chain():
-    """y = tanh(sigmoid(relu(x) * w) + c): every intermediate dies at the step after it."""
+    """y = tanh(layernorm(sigmoid(relu(x) * w)) + c): every intermediate dies at the step after
+    it."""
     n = h.make_node
     return model([n('Relu', ['x'], ['a']), n('Mul', ['a', 'w'], ['b']), n('Sigmoid', ['b'], ['s']),
-                  n('Add', ['c', 's'], ['d']), n('Tanh', ['d'], ['y'])], ['x', 'w'], ['y'],
-                 [('c', np.full(SHAPE, 0.25, np.float32))])
+                  n('LayerNormalization', ['s', 'g'], ['l'], axis=-1), n('Add', ['c', 'l'], ['d']),
+                  n('Tanh', ['d'], ['y'])], ['x', 'w'], ['y'],
+                 [('c', np.full(SHAPE, 0.25, np.float32)), ('g', np.full(SHAPE[-1:], 1.5, np.float32))])
+
+
+def layer_norm(v, g):
+    m = v.mean(axis=-1, keepdims=True)
+    return (v - m) / np.sqrt(((v - m) ** 2).mean(axis=-1, keepdims=True) + 1e-5) * g
 
 
 def test_chain_runs_in_one_buffer():
@@ -44,11 +51,12 @@ def test_chain_runs_in_one_buffer():
     x = rng.standard_normal(SHAPE).astype(np.float32)
     w = rng.standard_normal(SHAPE).astype(np.float32)
     x0, w0 = x.copy(), w.copy()
-    # four intermediates of BYTES each, one live at a time: one buffer when each step takes its
+    # five intermediates of BYTES each, one live at a time: one buffer when each step takes its
     # input's bytes, two (a step reads one, writes the other) otherwise
     s = session(chain(), memory_limit=BYTES)
     (y,) = s.run(None, {'x': x, 'w': w})
-    np.testing.assert_allclose(y, np.tanh(sigmoid(np.maximum(x, 0) * w) + 0.25), rtol=1e-6, atol=1e-6)
+    expected = np.tanh(layer_norm(sigmoid(np.maximum(x, 0) * w), 1.5) + 0.25)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
     # graph inputs and constants are never written
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(w, w0)
