@@ -1029,9 +1029,11 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         }
         /* a conv may write its result through the Transpose that puts its channels last (not
          * with an addend, which is read in the conv's own layout, and may share Y's bytes) */
-        if (!matmul && addend < 0 && t->rank <= 5 && uses[cur] == 1 && !plan_value_is_output(g, cur)) {
+        if (!matmul && addend < 0 && t->rank <= 5 && uses[cur] == 1 &&
+            !plan_value_is_output(g, cur)) {
             int ts = consumer[cur];
-            if (ts > s && !gone[ts] && !p->steps[ts].own_node && channels_transpose(g, p, ts, true)) {
+            if (ts > s && !gone[ts] && !p->steps[ts].own_node &&
+                channels_transpose(g, p, ts, true)) {
                 chain->y_channels_last = true;
                 taken[n_taken++] = ts;
                 cur = step_node(g, &p->steps[ts])->outputs[0];

@@ -510,8 +510,8 @@ retry:;
      * ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same order as theirs
      * (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). Smaller convs stay direct, where
      * integer-valued data still sums exactly. */
-    bool wino = s->wino && !no_wino && !bf16 && !s->x_scale && blk_x && g->nsp == 2 && g->group == 1 &&
-                g->c >= 64 && g->m >= 64;
+    bool wino = s->wino && !no_wino && !bf16 && !s->x_scale && blk_x && g->nsp == 2 &&
+                g->group == 1 && g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
         wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
     CHECK(md_stored(&src_st, s->chain.opaque_in0, s->x_last, s->dtype, rank, xdims));
@@ -665,7 +665,8 @@ retry:;
     ok &= region(&t, &p->off_pre, p->pre_copy ? (size_t)p->xn * sizeof(float) : 0);
     ok &= region(&t, &p->off_pad, pad);
     ok &= region(&t, &p->off_hx, half ? (size_t)p->xn * sizeof(float) : 0);
-    ok &= region(&t, &p->off_hw, (half && !w_const) || s->x_scale ? (size_t)p->wn * sizeof(float) : 0);
+    bool own_w = (half && !w_const) || s->x_scale; /* float weights made per run */
+    ok &= region(&t, &p->off_hw, own_w ? (size_t)p->wn * sizeof(float) : 0);
     ok &= region(&t, &p->off_hy, half ? (size_t)p->yn * sizeof(float) : 0);
     ok &= region(&t, &p->off_stage, (size_t)stage_n * sizeof(float));
     ok &= region(&t, &p->off_bias, p->bias_own && !p->bready ? (size_t)g->m * sizeof(float) : 0);
