@@ -140,46 +140,39 @@ def generate(s):
                [('x', x24)], [('wa', fw(24, 24, 1, 1)), ('wb', fw(72, 24, 1, 1)), ('bb', fw(72)),
                               ('wc', fw(72, 1, 3, 3)), ('wd', fw(24, 72, 1, 1)),
                               ('we', fw(24, 1, 3, 3)), ('wf', fw(40, 24, 1, 1))], ['y'])
-    # squeeze-and-excitation blocks (MobileNetV3, EfficientNet): the global pooling and the
-    # per-channel Mul between the convs run blocked; batch 2, so the factors differ per image.
-    # Dyadic values throughout (8x8 pixels, a hard sigmoid of slope 1/4), so the sums stay exact.
+    # squeeze-and-excitation blocks (MobileNetV3, EfficientNet): a conv and a depthwise conv,
+    # the global pooling, two convs and a hard sigmoid make the scale, its Mul by `mul` feeds a
+    # last conv; dyadic values throughout (8x8 pixels, a hard sigmoid of slope 1/4), so the sums
+    # stay exact
+    def se_block(ch, mul, tail):
+        N = h.make_node
+        nodes = [N('Conv', ['x', 'wa', 'ba'], ['a']), N('Relu', ['a'], ['ar']),
+                 N('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]), N('Relu', ['b'], ['br']),
+                 N('GlobalAveragePool', ['br'], ['g']), N('Conv', ['g', 'wc', 'bc'], ['c']),
+                 N('Relu', ['c'], ['cr']), N('Conv', ['cr', 'wd', 'bd'], ['d']),
+                 N('HardSigmoid', ['d'], ['f'], alpha=0.25, beta=0.5), N('Mul', mul, ['m'])]
+        inits = [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)), ('wc', fw(24, ch, 1, 1)),
+                 ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)), ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))]
+        return nodes + tail, inits
+
+    # batch 2: the factors differ per image, the pooling and the Mul run blocked between the convs
     x8 = fw(2, 24, 8, 8)
     for ch in (72, 32):
-        graph_case(f'test_fl_opaque_se_block_{ch}',
-                   [h.make_node('Conv', ['x', 'wa', 'ba'], ['a']), h.make_node('Relu', ['a'], ['ar']),
-                    h.make_node('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]),
-                    h.make_node('Relu', ['b'], ['br']),
-                    h.make_node('GlobalAveragePool', ['br'], ['g']),
-                    h.make_node('Conv', ['g', 'wc', 'bc'], ['c']), h.make_node('Relu', ['c'], ['cr']),
-                    h.make_node('Conv', ['cr', 'wd', 'bd'], ['d']),
-                    h.make_node('HardSigmoid', ['d'], ['f'], alpha=0.25, beta=0.5),
-                    h.make_node('Mul', ['br', 'f'], ['m']),
-                    h.make_node('Conv', ['m', 'we'], ['e']), h.make_node('Add', ['e', 'x'], ['y'])],
-                   [('x', x8)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
-                                 ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
-                                 ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))], ['y'])
+        nodes, inits = se_block(ch, ['br', 'f'], [h.make_node('Conv', ['m', 'we'], ['e']),
+                                                   h.make_node('Add', ['e', 'x'], ['y'])])
+        graph_case(f'test_fl_opaque_se_block_{ch}', nodes, [('x', x8)], inits, ['y'])
     # batch 1: the scale goes into the next conv's weights per run (core/fuse.c se_scale), with
     # the conv's bias, a BatchNormalization folded in, and the residual Add on the fused conv;
     # 40 channels: X blocked with padding channels
     x1 = fw(1, 24, 8, 8)
     for ch in (72, 40):
-        graph_case(f'test_fl_se_scale_weights_{ch}',
-                   [h.make_node('Conv', ['x', 'wa', 'ba'], ['a']), h.make_node('Relu', ['a'], ['ar']),
-                    h.make_node('Conv', ['ar', 'wb'], ['b'], group=ch, pads=[1, 1, 1, 1]),
-                    h.make_node('Relu', ['b'], ['br']),
-                    h.make_node('GlobalAveragePool', ['br'], ['g']),
-                    h.make_node('Conv', ['g', 'wc', 'bc'], ['c']), h.make_node('Relu', ['c'], ['cr']),
-                    h.make_node('Conv', ['cr', 'wd', 'bd'], ['d']),
-                    h.make_node('HardSigmoid', ['d'], ['f'], alpha=0.25, beta=0.5),
-                    h.make_node('Mul', ['f', 'br'], ['m']),
-                    h.make_node('Conv', ['m', 'we', 'be'], ['e']),
-                    h.make_node('BatchNormalization', ['e', 'bn_s', 'bn_b', 'bn_m', 'bn_v'], ['en']),
-                    h.make_node('Add', ['x', 'en'], ['y'])],
-                   [('x', x1)], [('wa', fw(ch, 24, 1, 1)), ('ba', fw(ch)), ('wb', fw(ch, 1, 3, 3)),
-                                 ('wc', fw(24, ch, 1, 1)), ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)),
-                                 ('bd', fw(ch)), ('we', fw(24, ch, 1, 1)), ('be', fw(24)),
-                                 ('bn_s', f(24)), ('bn_b', f(24)), ('bn_m', f(24)),
-                                 ('bn_v', np.abs(f(24)) + 0.5)], ['y'])
+        nodes, inits = se_block(ch, ['f', 'br'], [
+            h.make_node('Conv', ['m', 'we', 'be'], ['e']),
+            h.make_node('BatchNormalization', ['e', 'bn_s', 'bn_b', 'bn_m', 'bn_v'], ['en']),
+            h.make_node('Add', ['x', 'en'], ['y'])])
+        graph_case(f'test_fl_se_scale_weights_{ch}', nodes, [('x', x1)],
+                   inits + [('be', fw(24)), ('bn_s', f(24)), ('bn_b', f(24)), ('bn_m', f(24)),
+                            ('bn_v', np.abs(f(24)) + 0.5)], ['y'])
     # a 3x3 conv takes the scale (taps per channel), and so do a 1-D and a 3-D one; the scale is
     # a Sigmoid computed by the graph, not by a conv
     for name, xs, ws in (('3x3', (1, 32, 16, 16), (8, 32, 3, 3)), ('1d', (1, 32, 64), (8, 32, 3)),
