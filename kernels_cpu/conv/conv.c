@@ -321,8 +321,9 @@ static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, bool last, ony
 }
 
 /* X's dims as the convolution sees them: [N, C, spatial...] also when X is stored channels
- * last ([N, spatial..., C]). */
+ * last ([N, spatial..., C]). A rank unknown at prepare (-1) gives none. */
 static void conv_x_dims(bool last, int rank, const int64_t *dims, int64_t *out) {
+    if (rank <= 0) return;
     memcpy(out, dims, sizeof(int64_t) * (size_t)rank);
     if (!last || rank < 3) return;
     out[1] = dims[rank - 1];

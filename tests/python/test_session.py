@@ -154,3 +154,18 @@ def test_supports_device_and_version():
     assert onyx.supports_device('CPU')
     assert not onyx.supports_device('TPU')
     assert onyx.version()
+
+
+def test_conv_input_of_unknown_rank():
+    """A Conv whose X has no shape at prepare (found by fuzzing: the channels-last dims of X were
+    read with rank -1) is planned when the first input comes."""
+    w = np.arange(12, dtype=np.float32).reshape(4, 3, 1, 1) / 10
+    graph = h.make_graph([h.make_node('Conv', ['x', 'w'], ['y'])], 'g',
+                         [h.make_tensor_value_info('x', TP.FLOAT, None)],
+                         [h.make_tensor_value_info('y', TP.FLOAT, None)],
+                         [onnx.numpy_helper.from_array(w, 'w')])
+    data = h.make_model(graph, opset_imports=[h.make_opsetid('', 17)]).SerializeToString()
+    s = onyx.Session(data)
+    x = np.random.default_rng(0).standard_normal((1, 3, 5, 5)).astype(np.float32)
+    (y,) = s.run(None, {'x': x})
+    np.testing.assert_allclose(y, np.einsum('oc,nchw->nohw', w[:, :, 0, 0], x), rtol=1e-5, atol=1e-6)
