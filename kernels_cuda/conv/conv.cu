@@ -242,6 +242,8 @@ struct conv_state {
     win_args crop;
     int64_t stage_numel;
     bool has_bias;
+    // float32 with fewer than 64 channels per group in or out: no Winograd or FFT algorithm
+    bool direct_only;
     int64_t m, inner, x_numel, y_numel;
 };
 
@@ -337,6 +339,7 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
     }
     s->transpose = transpose;
     s->dtype = x->dtype;
+    s->direct_only = x->dtype == ONYX_FLOAT && (g.c / g.group < 64 || g.m / g.group < 64);
     s->m = g.m;
     s->inner = numel_of(1, 1, g.out, g.nsp);
     s->x_numel = numel_of(g.n, g.c, g.in, g.nsp);
@@ -445,10 +448,28 @@ bool supports(const kernel_prep *p, bool transpose) {
     return ok;
 }
 
+// Winograd's and the FFT's transforms round more than a direct or GEMM sum: measured on the
+// H200, cudnnFind chose them for convs of 8 to 40 channels, whose integer-valued cases then summed
+// to 2e-5 where the exact result is 0.
+bool transform(cudnnConvolutionFwdAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transform(cudnnConvolutionBwdDataAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+
 // Whether a measured algorithm may run: it ran, its workspace is bounded, and float32 keeps to
-// FMA math (a tensor-op conversion would be TF32, which misses the 1e-3 tolerance).
-bool usable(const conv_state *s, cudnnStatus_t st, size_t memory, cudnnMathType_t math) {
+// FMA math (a tensor-op conversion would be TF32, which misses the 1e-3 tolerance) and, below 64
+// channels, to direct sums, as the CPU's convs do (kernels_cpu/conv/conv.c: Winograd from 64).
+template <class Algo>
+bool usable(const conv_state *s, cudnnStatus_t st, size_t memory, cudnnMathType_t math, Algo a) {
     if (st != CUDNN_STATUS_SUCCESS || memory > WS_CAP) return false;
+    if (s->direct_only && transform(a)) return false;
     return s->dtype != ONYX_FLOAT || math == CUDNN_FMA_MATH;
 }
 
@@ -458,7 +479,7 @@ template <class Perf, class Algo, class Workspace>
 bool take_fastest(conv_state *s, const Perf *perf, int got, Workspace workspace, Algo *algo) {
     for (int i = 0; i < got; i++) {
         size_t ws = 0;
-        if (!usable(s, perf[i].status, perf[i].memory, perf[i].mathType) ||
+        if (!usable(s, perf[i].status, perf[i].memory, perf[i].mathType, perf[i].algo) ||
             cudnnSetConvolutionMathType(s->cdesc, perf[i].mathType) != CUDNN_STATUS_SUCCESS ||
             workspace(perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS || ws > WS_CAP)
             continue;
