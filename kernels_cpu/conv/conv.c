@@ -86,12 +86,6 @@ typedef struct conv_state {
     int64_t pre_c;
     bool pre_act;
     float pre_alpha;
-    /* a squeeze-and-excitation scale on X (input 4, per input channel) multiplies the constant
-     * weights per run, into scratch, reordered from there (fuse_chain.x_scale) */
-    bool x_scale;
-    /* X read from, Y written to a channels-last tensor (fuse_chain): X's dims are then
-     * [N, spatial..., C], and the prim's are the logical [N, C, spatial...] */
-    bool x_last, y_last;
     bool bf16;                       /* the session lets float convs compute in bfloat16 */
     bool wino;                       /* and by Winograd's algorithm (optimization level ALL) */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
@@ -511,11 +505,12 @@ retry:;
      * ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same order as theirs
      * (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). Smaller convs stay direct, where
      * integer-valued data still sums exactly. */
-    bool wino = s->wino && !no_wino && !bf16 && !s->x_scale && blk_x && g->nsp == 2 &&
+    bool wino = s->wino && !no_wino && !bf16 && !s->chain.x_scale && blk_x && g->nsp == 2 &&
                 g->group == 1 && g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
         wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
-    CHECK(md_stored(&src_st, s->chain.opaque_in0, s->x_last, s->dtype, rank, xdims));
+    const fuse_chain *fc = &s->chain;
+    CHECK(md_stored(&src_st, fc->opaque_in0, fc->x_channels_last, s->dtype, rank, xdims));
     if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
     if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
     else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
@@ -537,7 +532,7 @@ retry:;
     if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
     else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
-    CHECK(md_stored(&dst_st, s->chain.opaque_out0, s->y_last, s->dtype, rank, ydims));
+    CHECK(md_stored(&dst_st, fc->opaque_out0, fc->y_channels_last, s->dtype, rank, ydims));
     CHECK(md_stored(&add_st, s->chain.opaque_addend, false, s->dtype, rank, ydims));
     CHECK(weights_md(s, g, &wuser_md, &wany_md));
     if (bf16) wany_md.data_type = dnnl_bf16; /* a format "any" descriptor: no layout to redo */
@@ -666,7 +661,9 @@ retry:;
     ok &= region(&t, &p->off_pre, p->pre_copy ? (size_t)p->xn * sizeof(float) : 0);
     ok &= region(&t, &p->off_pad, pad);
     ok &= region(&t, &p->off_hx, half ? (size_t)p->xn * sizeof(float) : 0);
-    bool own_w = (half && !w_const) || s->x_scale; /* float weights made per run */
+    /* float weights made per run: half ones converted, or scaled by X's scale (the chain's
+     * x_scale: the constant weights times input 4 per input channel, reordered from there) */
+    bool own_w = (half && !w_const) || s->chain.x_scale;
     ok &= region(&t, &p->off_hw, own_w ? (size_t)p->wn * sizeof(float) : 0);
     ok &= region(&t, &p->off_hy, half ? (size_t)p->yn * sizeof(float) : 0);
     ok &= region(&t, &p->off_stage, (size_t)stage_n * sizeof(float));
@@ -796,19 +793,20 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
                         "input channels");
         goto done;
     }
-    s->x_scale = p->fused && p->fused->x_scale;
-    s->x_last = p->fused && p->fused->x_channels_last;
-    s->y_last = p->fused && p->fused->y_channels_last;
-    if ((s->x_last || s->y_last) && (transpose || s->dtype != ONYX_FLOAT || x->rank < 3 ||
-                                     x->rank > 5 || (s->x_last && p->fused->n_pre > 0))) {
+    /* X read from, Y written to a channels-last tensor (the chain's x/y_channels_last): X's dims
+     * are then [N, spatial..., C], the prim's the logical [N, C, spatial...] */
+    const fuse_chain no_chain = {0}, *fc = p->fused ? p->fused : &no_chain;
+    bool x_last = fc->x_channels_last, y_last = fc->y_channels_last, x_scale = fc->x_scale;
+    if ((x_last || y_last) && (transpose || s->dtype != ONYX_FLOAT || x->rank < 3 ||
+                               x->rank > 5 || (x_last && p->fused->n_pre > 0))) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a channels-last X or Y needs a float Conv of rank 3 "
                         "to 5 without pre-ops");
         goto done;
     }
     int64_t xd[ONYX_MAX_RANK];
-    conv_x_dims(s->x_last, x->rank, x->dims, xd);
+    conv_x_dims(x_last, x->rank, x->dims, xd);
     xc = x->rank >= 2 ? xd[1] : -1;
-    if (s->x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
+    if (x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
                        !p->in_value[1] || attr_int(p->node, "group", 1) != 1)) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a float, "
                         "ungrouped Conv with constant weights and no pre-ops");
@@ -820,7 +818,7 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
         int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
         int saved = cpu_dnnl_threads_set(threads);
         st = build_prim(p, s, p->node, &s->prepared, x->rank, xd, w->dims,
-                        s->x_scale ? NULL : p->in_value[1], b, b != NULL, threads);
+                        x_scale ? NULL : p->in_value[1], b, b != NULL, threads);
         cpu_dnnl_threads_restore(saved);
         if (st != ONYX_OK) goto done;
     }
@@ -954,7 +952,7 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
     const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
     int64_t xd[ONYX_MAX_RANK];
-    conv_x_dims(s->x_last, x->rank, x->dims, xd);
+    conv_x_dims(s->chain.x_channels_last, x->rank, x->dims, xd);
     if (prim_fits(&s->prepared, x, xd, w)) {
         *out = &s->prepared;
         *mems = &f->prepared;
@@ -1132,7 +1130,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
             to_float(s->dtype, w->data, hw, p->wn);
             wf = hw;
         }
-        if (s->x_scale) {
+        if (s->chain.x_scale) {
             TRY(scale_weights(s, p, kernel_input(c, 4), wf, hw));
             wf = hw;
         }
