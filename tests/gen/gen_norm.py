@@ -289,6 +289,53 @@ def generate(s):
     case(s, 'test_norm_nms_big', 'NonMaxSuppression', [bb, sb, i64(50), f32(0.4), f32(0.1)],
          attrs={'center_point_box': 1}, opset=11)
 
+    # Classes with 512 candidates or more also keep their selections in a grid of cells (a
+    # candidate is tested only against the boxes in the cells it touches): each case below has
+    # such classes, and the reference tests every selection, so a box the grid misses shows.
+    def corners(n, lo, hi, size_lo, size_hi):
+        p0 = rng.uniform(lo, hi, (n, 2)).astype(np.float32)
+        return np.concatenate([p0, p0 + rng.uniform(size_lo, size_hi, (n, 2)).astype(np.float32)], axis=1)
+
+    # torchvision's batched_nms: one call for all classes, each class's boxes moved by
+    # class * (max coordinate + 1), so the boxes lie along a diagonal; some corners flipped
+    n = 6000
+    cls = rng.integers(0, 20, n)
+    g = corners(n, 0, 300, 10, 120) + (cls * 421.0).astype(np.float32)[:, None]
+    flip = rng.uniform(0, 1, n) < 0.2
+    g[flip] = g[flip][:, [2, 3, 0, 1]]
+    case(s, 'test_norm_nms_grid_class_offsets', 'NonMaxSuppression',
+         [g[None], rng.uniform(0, 1, (1, 1, n)).astype(np.float32), i64(n), f32(0.5), f32(0.05)], opset=11)
+    # several batches and classes, centre format, max_output_boxes_per_class reached
+    gc = np.concatenate([rng.uniform(0, 200, (2, 1500, 2)), rng.uniform(1, 15, (2, 1500, 2))],
+                        axis=2).astype(np.float32)
+    case(s, 'test_norm_nms_grid_batches', 'NonMaxSuppression',
+         [gc, rng.uniform(0, 1, (2, 3, 1500)).astype(np.float32), i64(300), f32(0.3), f32(0.2)],
+         attrs={'center_point_box': 1}, opset=11)
+    # boxes that span most of the grid (kept in the wide list, a few of them with the highest
+    # scores), zero-area and NaN boxes, tied scores (the lower index first), IoU threshold 0
+    # (any positive overlap suppresses)
+    w = np.concatenate([corners(1400, 0, 100, 0.5, 4), corners(40, -10, 80, 30, 60),
+                        np.repeat(np.array([[5, 5, 5, 9]], np.float32), 30, 0),
+                        np.repeat(np.array([[np.nan, 1, 2, 3]], np.float32), 30, 0)])
+    sw = rng.uniform(0, 1, (1, 1, len(w))).astype(np.float32)
+    sw[0, 0, rng.integers(0, len(w), 20)] = 0.5
+    sw[0, 0, 1400:1404] = 2
+    case(s, 'test_norm_nms_grid_wide_and_degenerate', 'NonMaxSuppression',
+         [w[None], sw, i64(len(w)), f32(0.0)], opset=11)
+    # corners near the float range: the grid's cell count and cell map stay finite
+    e = np.concatenate([corners(600, 0, 50, 1, 5), np.array([[-3e38, -3e38, 3e38, 3e38], [1e30, 1e30, 2e30, 2e30],
+                                                               [-1e-30, 0, 1e-30, 1e-30]], np.float32)])
+    case(s, 'test_norm_nms_grid_extreme_corners', 'NonMaxSuppression',
+         [e[None], rng.uniform(0, 1, (1, 1, len(e))).astype(np.float32), i64(len(e)), f32(0.4)], opset=11)
+    # boxes twice the mean size touch about nine cells each: the grid's entries (four per
+    # possible selection) run out and the last selections go to the wide list, where their
+    # twins (shifted a little, scored lower) must still find them
+    big = corners(450, 0, 60, 2.8, 3.2)
+    d = np.concatenate([big, big + np.float32(0.01), corners(1100, 0, 60, 0.05, 0.1)])
+    sd = np.concatenate([rng.uniform(0.5, 1, 450), rng.uniform(0.25, 0.5, 450),
+                         rng.uniform(0, 0.25, 1100)]).astype(np.float32)
+    case(s, 'test_norm_nms_grid_entries_full', 'NonMaxSuppression',
+         [d[None], sd[None, None], i64(600), f32(0.9)], opset=11)
 
 def bad_cases(b):
     """Inputs onyx must refuse (for make_bad_models.py: b is its BadSuite)."""
