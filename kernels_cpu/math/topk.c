@@ -1,13 +1,18 @@
 /* CPU kernel of TopK: per row along the axis, a heap of the k best indices (O(n log k)), then
  * heap-sorted best first. Order: larger (or smaller) value first, NaN as the largest value, ties
  * to the lower index, as onnx's reference (a stable lexsort) has it. The heap lives in the row of
- * the indices output (stride `inner`), so a run allocates nothing. */
+ * the indices output (stride `inner`), so a run allocates nothing.
+ *
+ * Contiguous float rows where k is a large share of n (a detector's 300 best of a few thousand
+ * scores) are instead sorted whole by a stable radix sort of order keys, linear in n, where the
+ * heap pays a sift of log k comparisons for each of the many elements it keeps. */
 #include <math.h>
 
 #include "core/parallel.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/radix.h"
 
 /* Elements scanned per task at least. */
 #define GRAIN_WORK 16384
@@ -78,6 +83,40 @@ DEFINE_TOPK(bf16, uint16_t, float, cpu_bf16_ld, flt_nan)
 #define INT_TOPK(D, T) DEFINE_TOPK(D, T, T, , int_nan)
 CPU_FOR_INTS(INT_TOPK)
 
+/* The radix path: rows of at least RADIX_MIN_N elements with k at least n / RADIX_SHARE. */
+#define RADIX_MIN_N 256
+#define RADIX_SHARE 8
+
+typedef struct radix_job {
+    const float *x;
+    float *y;
+    int64_t *yi;
+    int64_t n, k, rows, tasks;
+    bool largest;
+    uint32_t *mem; /* per task: keys, indices, their temporaries (n each), the counting table */
+} radix_job;
+
+static size_t radix_task_words(int64_t n) { return 4 * (size_t)n + CPU_RADIX_COUNTS; }
+
+static void f32_radix_rows(void *ctx, int64_t b, int64_t e) {
+    const radix_job *j = ctx;
+    const int64_t n = j->n, k = j->k;
+    for (int64_t t = b; t < e; t++) {
+        uint32_t *key = j->mem + (size_t)t * radix_task_words(n), *idx = key + n, *tk = idx + n,
+                 *ti = tk + n, *count = ti + n;
+        for (int64_t row = t * j->rows / j->tasks; row < (t + 1) * j->rows / j->tasks; row++) {
+            const float *x = j->x + row * n;
+            for (int64_t i = 0; i < n; i++)
+                key[i] = cpu_f32_order_key(x[i], j->largest, j->largest), idx[i] = (uint32_t)i;
+            cpu_radix_sort(key, idx, tk, ti, (size_t)n, count);
+            for (int64_t i = 0; i < k; i++) {
+                j->y[row * k + i] = x[idx[i]];
+                j->yi[row * k + i] = idx[i];
+            }
+        }
+    }
+}
+
 onyx_status cpu_topk(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0), *yi = kernel_output(c, 1);
@@ -118,6 +157,17 @@ onyx_status cpu_topk(const kernel_call *c) {
     int64_t rows = outer * j.inner;
     if (rows == 0 || j.k == 0) return ONYX_OK;
     j.yi = yi->data;
+    if (x->dtype == ONYX_FLOAT && j.inner == 1 && j.n >= RADIX_MIN_N && j.n <= UINT32_MAX &&
+        j.k * RADIX_SHARE >= j.n) {
+        int64_t threads = parallel_threads();
+        radix_job r = {.x = x->data, .y = y->data, .yi = yi->data, .n = j.n, .k = j.k,
+                       .rows = rows, .tasks = rows < threads ? rows : threads,
+                       .largest = j.largest};
+        TRY(kernel_scratch(c, (size_t)r.tasks * radix_task_words(j.n) * sizeof(uint32_t),
+                           (void **)&r.mem));
+        parallel_for(r.tasks, 1, f32_radix_rows, &r);
+        return ONYX_OK;
+    }
     parallel_for(rows, GRAIN_WORK / (j.n + 1) + 1, fn, &j);
     return ONYX_OK;
 }

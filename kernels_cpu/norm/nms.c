@@ -25,60 +25,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels_cpu/common/radix.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 #define NMS_BLOCK 8
 
 static inline float min_f(float a, float b) { return a < b ? a : b; }
 static inline float max_f(float a, float b) { return a > b ? a : b; }
-
-/* Sort key: ascending key = descending score; -0 and +0 equal; every NaN the largest key. */
-static inline uint32_t score_key(float f) {
-    if (f != f) return UINT32_MAX;
-    if (f == 0) f = 0; /* -0 -> +0 */
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return (u & 0x80000000u) ? u : u ^ 0x7FFFFFFFu;
-}
-
-/* Stable sort of (key, idx) by key ascending: LSD radix, 11-bit digits, passes whose digit is the
- * same for every key skipped. Result ends in key/idx (tk/ti are temporaries of n entries). */
-static void radix_sort(uint32_t *key, uint32_t *idx, uint32_t *tk, uint32_t *ti, size_t n,
-                       uint32_t *count /* 2048 */) {
-    if (n < 2) return;
-    if (n <= 32) { /* insertion sort, stable */
-        for (size_t i = 1; i < n; i++) {
-            uint32_t k = key[i], v = idx[i];
-            size_t j = i;
-            while (j > 0 && key[j - 1] > k) key[j] = key[j - 1], idx[j] = idx[j - 1], j--;
-            key[j] = k, idx[j] = v;
-        }
-        return;
-    }
-    uint32_t *sk = key, *si = idx, *dk = tk, *di = ti;
-    for (int shift = 0; shift < 32; shift += 11) {
-        memset(count, 0, 2048 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[(sk[i] >> shift) & 2047]++;
-        if (count[(sk[0] >> shift) & 2047] == n) continue;
-        uint32_t sum = 0;
-        for (int d = 0; d < 2048; d++) {
-            uint32_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint32_t p = count[(sk[i] >> shift) & 2047]++;
-            dk[p] = sk[i], di[p] = si[i];
-        }
-        uint32_t *t = sk;
-        sk = dk, dk = t;
-        t = si, si = di, di = t;
-    }
-    if (sk != key) {
-        memcpy(key, sk, n * sizeof *key);
-        memcpy(idx, si, n * sizeof *idx);
-    }
-}
 
 /* Whether selected box b suppresses candidate a (area > 0): the reference's arithmetic,
  * intersection, union = area_a + area_b - inter, and inter / union > iou, branch-free. */
@@ -306,7 +259,7 @@ onyx_status cpu_nms(const kernel_call *c) {
     size_t sz_ncand = align_up((size_t)nsets * sizeof(uint32_t));
     size_t n = (size_t)nbox, pad = (size_t)max_out + NMS_BLOCK;
     size_t sz_box = align_up(n * sizeof(float)) * 5;
-    size_t sz_sort = align_up(n * sizeof(uint32_t)) * 4 + align_up(2048 * sizeof(uint32_t));
+    size_t sz_sort = align_up(n * sizeof(uint32_t)) * 4 + align_up(CPU_RADIX_COUNTS * sizeof(uint32_t));
     size_t sz_sel_soa = align_up(pad * sizeof(float)) * 5;
     /* The selection list holds box indices (uint32) of every selection, in output order. Its size
      * is known only after the pre-pass; it is bounded by min(nsets * max_out, candidates). */
@@ -389,12 +342,12 @@ onyx_status cpu_nms(const kernel_call *c) {
             size_t nc = 0;
             if (has_score) {
                 for (size_t i = 0; i < n; i++)
-                    if (sc[i] > score_thr) key[nc] = score_key(sc[i]), idx[nc++] = (uint32_t)i;
+                    if (sc[i] > score_thr) key[nc] = cpu_f32_order_key(sc[i], true, false), idx[nc++] = (uint32_t)i;
             } else {
-                for (size_t i = 0; i < n; i++) key[i] = score_key(sc[i]), idx[i] = (uint32_t)i;
+                for (size_t i = 0; i < n; i++) key[i] = cpu_f32_order_key(sc[i], true, false), idx[i] = (uint32_t)i;
                 nc = n;
             }
-            radix_sort(key, idx, tk, ti, nc, count);
+            cpu_radix_sort(key, idx, tk, ti, nc, count);
             bool gridded = use_grid && nc >= NMS_GRID_MIN &&
                            grid_setup(&g, idx, nc, by0, bx0, by1, bx1, bar,
                                       nc * NMS_GRID_CELLS < max_cells ? nc * NMS_GRID_CELLS

@@ -336,6 +336,29 @@ def generate(s):
                          rng.uniform(0, 0.25, 1100)]).astype(np.float32)
     case(s, 'test_norm_nms_grid_entries_full', 'NonMaxSuppression',
          [d[None], sd[None, None], i64(600), f32(0.9)], opset=11)
+    topk_cases(s)
+
+
+def topk_cases(s):
+    """TopK with k a large share of the row (a detector's 300 best scores of a few thousand): float
+    rows of 256 elements or more are sorted whole by a radix sort of order keys. Ties (rounded
+    values), -0 beside +0, NaN and infinities; both directions; other layouts keep the heap."""
+    rng = np.random.default_rng(11)
+    x = np.round(rng.standard_normal((3, 1000)), 1).astype(np.float32)
+    x[0, rng.integers(0, 1000, 12)] = np.nan
+    x[1, rng.integers(0, 1000, 12)] = -0.0
+    x[1, rng.integers(0, 1000, 12)] = 0.0
+    x[2, :5] = [np.inf, -np.inf, np.inf, -np.inf, np.nan]
+    k = np.array([300], np.int64)
+    case(s, 'test_norm_topk_radix_largest', 'TopK', [x, k], opset=11, n_out=2)
+    case(s, 'test_norm_topk_radix_smallest', 'TopK', [x, k], attrs={'largest': 0}, opset=11, n_out=2)
+    case(s, 'test_norm_topk_radix_every_element', 'TopK', [x, np.array([1000], np.int64)], opset=11, n_out=2)
+    d = rng.uniform(0, 1, 1700).astype(np.float32)
+    case(s, 'test_norm_topk_radix_1d', 'TopK', [d, k], opset=11, n_out=2)
+    # the heap: a strided axis, and a k too small a share of the row
+    case(s, 'test_norm_topk_heap_axis0', 'TopK', [x.T.copy(), k], attrs={'axis': 0}, opset=11, n_out=2)
+    case(s, 'test_norm_topk_heap_small_k', 'TopK', [x, np.array([100], np.int64)], opset=11, n_out=2)
+
 
 def bad_cases(b):
     """Inputs onyx must refuse (for make_bad_models.py: b is its BadSuite)."""
