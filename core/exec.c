@@ -572,7 +572,8 @@ static bool read_elsewhere(const plan *p, const graph_node *node, int i, int roo
 
 /* The arena value whose bytes output v of step s may take: the root of an input (addend_only:
  * of input 3, of v's shape, which no other input of the step reads: a conv's X may be its own
- * addend) that nothing reads after this step, of v's size, type, layout and device; -1 if none. */
+ * addend) that nothing reads after this step, of v's size, type, layout and device; -1 if none.
+ * The input and its root both have v's size, so a view inside a root (exec_view.c) is never taken. */
 static int inplace_root(const plan *p, const graph_node *node, const plan_value *v, int s,
                         bool addend_only) {
     for (int i = addend_only ? 3 : 0; i < node->n_inputs; i++) {
@@ -606,7 +607,8 @@ static int prefix_root(const plan *p, const graph_node *node, const plan_value *
     int64_t axis = attr_int(node, "axis", 1);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank || in->type.rank != rank || in->where != ST_ARENA ||
-        r->where != ST_ARENA || in->last != s || r->last != s || in->type.dtype != v->type.dtype ||
+        r->where != ST_ARENA || in->alias_at != 0 || in->last != s || r->last != s ||
+        in->type.dtype != v->type.dtype ||
         in->blocked != v->blocked || in->device != v->device || r->device != v->device ||
         in->size > v->size || read_elsewhere(p, node, 0, root))
         return -1;
@@ -672,10 +674,22 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
                                  in->device == v->device;
                 if (same_size && (in->where == ST_ARENA || in->where == ST_INPUT ||
                                   in->where == ST_CONST)) {
-                    int root = in->where == ST_ARENA && in->alias_of >= 0 ? in->alias_of : src;
+                    bool chained = in->where == ST_ARENA && in->alias_of >= 0;
+                    int root = chained ? in->alias_of : src;
                     v->alias_of = root;
+                    v->alias_at = chained ? in->alias_at : 0;
                     if (p->vals[root].where == ST_ARENA && p->vals[root].last < v->last)
                         p->vals[root].last = v->last;
+                }
+            }
+            size_t at;
+            if ((ps->k->flags & KF_VIEW) && v->alias_of < 0 && plan_view_offset(p, node, o, &at)) {
+                const plan_value *in = &p->vals[node->inputs[0]];
+                int root = in->alias_of >= 0 ? in->alias_of : node->inputs[0];
+                if (in->where == ST_ARENA && p->vals[root].where == ST_ARENA) {
+                    v->alias_of = root;
+                    v->alias_at = in->alias_at + at;
+                    if (p->vals[root].last < v->last) p->vals[root].last = v->last;
                 }
             }
             if (o == 0 && (ps->k->flags & KF_INPLACE_PREFIX) && v->alias_of < 0) {
@@ -857,6 +871,7 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in
         plan_value *v = &p->vals[i];
         type_init(&v->type);
         v->alias_of = -1;
+        v->alias_at = 0;
         v->first = v->last = -1;
         v->source = i;
         const graph_value *gv = &g->values[i];

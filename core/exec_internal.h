@@ -28,6 +28,7 @@ typedef struct plan_value {
     int source;       /* the graph value this one holds */
     storage where;
     int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
+    size_t alias_at;  /* where in that buffer this value starts, in bytes (a view: exec_view.c) */
     int first, last;  /* producing step and last reading step; -1 when none */
     bool blocked;     /* stored channel-blocked by 16, channels padded to the block (core/fuse.h):
                          its buffer is sized so */
@@ -150,6 +151,10 @@ bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
 /* Offsets for the ST_ARENA values on `device` with lifetimes [first, last]; returns the size of
  * that device's arena (SIZE_MAX when out of memory). */
 size_t plan_assign_offsets(plan_value *vals, int n, device_kind device);
+
+/* Whether output o of node is one contiguous run of input 0's bytes, and where it starts in them
+ * (core/exec_view.c): the planner may make it a view of them (KF_VIEW kernels). */
+bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset);
 
 /* ---- placement (core/exec_place.c) */
 

@@ -171,7 +171,8 @@ static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) 
             slot->t.data = NULL; /* ST_INPUT roots of aliases are bound per run by the step */
             int root = v->alias_of >= 0 ? v->alias_of : i;
             const plan_value *r = &p->vals[root];
-            if (r->where == ST_ARENA) slot->t.data = (char *)ctx->arena[r->device] + r->offset;
+            if (r->where == ST_ARENA)
+                slot->t.data = (char *)ctx->arena[r->device] + r->offset + v->alias_at;
             else if (r->where == ST_CONST) slot->t.data = r->constant->data;
         }
     }

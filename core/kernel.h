@@ -42,6 +42,11 @@ enum {
      * input 0: the kernel leaves them in place and writes the rest. Chained, a dense block's
      * Concats grow one buffer instead of copying all earlier features at every layer. */
     KF_INPLACE_PREFIX = 1u << 7,
+    /* An output may point into input 0's bytes where it is one contiguous run of them (a
+     * Transpose moving only dims of 1, a Gather of one constant index, a Split, along an axis
+     * after dims of 1: core/exec_view.c): the kernel leaves an output whose data already is that
+     * run. A view costs nothing where the copy would bring the bytes through the cache again. */
+    KF_VIEW = 1u << 8,
 };
 
 struct fuse_chain;

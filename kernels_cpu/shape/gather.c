@@ -50,6 +50,9 @@ onyx_status cpu_gather_run(const kernel_call *c) {
     TRY(cpu_check_indices(idx, j.dim, "indices"));
     if (y->numel == 0) return ONYX_OK;
     int64_t rows = product(x->dims, 0, axis) * j.n_idx;
+    if (rows == 1 && y->data == j.x + (size_t)(wrap_index(cpu_index_at(idx, 0), j.dim) *
+                                                j.inner) * j.es)
+        return ONYX_OK; /* a view (KF_VIEW): the plan put Y over the one slice */
     cpu_move_begin(y);
     parallel_for(rows, GRAIN_ELEMS / j.inner + 1, gather_rows, &j);
     return cpu_move_end(y);

@@ -9,12 +9,12 @@ KERNEL("", "Unsqueeze", 1, 25, 0, KF_ALIAS_INPUT0, cpu_reshape_run)
 /* Sequences and optionals select with dtype UNDEFINED, which only the first entry's mask
  * (bit 0) admits before the tensor entry: they get a copy sized at run time, tensors alias. */
 KERNEL("", "Identity", 1, 25, 0, KF_ALIAS_INPUT0, cpu_identity_run)
-KERNEL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_transpose_run)
+KERNEL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_transpose_run)
 KERNEL("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_BLOCKED_LAYOUT | KF_INPLACE_PREFIX,
        cpu_concat_run)
-KERNEL("", "Split", 1, 18, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_split_run)
+KERNEL("", "Split", 1, 18, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_split_run)
 KERNEL("", "Slice", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_slice_run)
-KERNEL("", "Gather", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_gather_run)
+KERNEL("", "Gather", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_gather_run)
 KERNEL("", "Tile", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_tile_run)
 KERNEL("", "Constant", 1, 25, 0, 0, cpu_constant_run)
 KERNEL("", "ConstantOfShape", 9, 25, 0, 0, cpu_constant_of_shape_run)

@@ -369,6 +369,57 @@ def generate(s):
                 N('Relu', ['x'], ['p']), N('Concat', ['p', 'x'], ['p1'], axis=1),
                 N('Concat', ['p', 's'], ['p2'], axis=1), N('Sub', ['p1', 'p2'], ['y4'])],
                [('x', f(1, 1, 3, 5))], [], ['y1', 'y2', 'y3', 'y4'])
+    # Views (core/exec_view.c): a Gather of one constant index, a Split, and a Transpose moving only
+    # dims of 1 read their input's bytes in place. Each view is read after in-place steps could
+    # have reused its bytes, by steps that could take them in place, and beside its root.
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    graph_case('test_fl_view_gather_qkv',
+               [N('Relu', ['x'], ['r']), N('Gather', ['r', 'i0'], ['q'], axis=1),
+                N('Gather', ['r', 'i1'], ['k'], axis=1), N('Gather', ['r', 'im1'], ['v'], axis=1),
+                N('Sigmoid', ['q'], ['qs']), N('Neg', ['k'], ['kn']), N('Mul', ['qs', 'kn'], ['qk']),
+                N('Add', ['qk', 'v'], ['y1']), N('ReduceSum', ['r'], ['y2'], keepdims=0)],
+               [('x', f(1, 3, 4, 8))], [('i0', i64(0)), ('i1', i64(1)), ('im1', i64(-1))], ['y1', 'y2'])
+    graph_case('test_fl_view_split_parts',
+               [N('Relu', ['x'], ['r']), N('Split', ['r', 'sp'], ['a', 'b', 'c'], axis=2),
+                N('Neg', ['a'], ['an']), N('Exp', ['c'], ['ce']), N('Gather', ['b', 'i1'], ['bg'], axis=2),
+                N('Concat', ['an', 'ce'], ['y1'], axis=2), N('Relu', ['bg'], ['y2']),
+                N('Concat', ['c', 'a'], ['cat'], axis=2), N('Sigmoid', ['cat'], ['y3'])],
+               [('x', f(1, 1, 9, 5))], [('sp', i64([2, 3, 4])), ('i1', i64([2]))], ['y1', 'y2', 'y3'])
+    # torchvision's multi-head attention: [1, S, E] -> [S, 1, E] (a view), its in-projection split
+    # by Gathers of a transposed tensor; a Transpose that moves bytes and a Split along a later
+    # axis stay copies
+    graph_case('test_fl_view_transpose_units',
+               [N('Relu', ['x'], ['r']), N('Transpose', ['r'], ['t'], perm=[1, 0, 2]),
+                N('MatMul', ['t', 'w'], ['m']), N('Reshape', ['m', 'shp'], ['m4']),
+                N('Transpose', ['m4'], ['mt'], perm=[2, 0, 1, 3]), N('Gather', ['mt', 'i0'], ['q']),
+                N('Gather', ['mt', 'i2'], ['v']), N('Add', ['q', 'v'], ['qv']), N('Tanh', ['qv'], ['y1']),
+                N('Split', ['t', 'sp'], ['t0', 't1'], axis=2), N('Sub', ['t1', 't0'], ['y2']),
+                N('Neg', ['t'], ['y3'])],
+               [('x', f(1, 7, 6))], [('w', f(6, 12)), ('shp', i64([7, 1, 3, 4])), ('i0', i64(0)),
+                                     ('i2', i64(2)), ('sp', i64([3, 3]))], ['y1', 'y2', 'y3'])
+    # a view inside its root, relabelled by a Reshape, then the first input of a Concat that
+    # could grow in place (it must not: the view does not start its root), its root read no more
+    graph_case('test_fl_view_reshaped_into_concat',
+               [N('Relu', ['x'], ['r']), N('Gather', ['r', 'i1'], ['g'], axis=1),
+                N('Reshape', ['g', 'shp'], ['gr']), N('Neg', ['z'], ['zn']),
+                N('Concat', ['gr', 'zn'], ['cat'], axis=1), N('Sigmoid', ['cat'], ['y'])],
+               [('x', f(1, 3, 4, 6)), ('z', f(1, 2, 24))], [('i1', i64(1)), ('shp', i64([1, 1, 24]))], ['y'])
+    # a Split part that starts inside its root before a Concat (its bytes would overlap the
+    # Concat's first), and a root whose last reader could take its bytes while a view of it is
+    # still to be read
+    graph_case('test_fl_view_split_part_into_concat',
+               [N('Relu', ['x'], ['r']), N('Split', ['r', 'sp'], ['p0', 'p1'], axis=1), N('Neg', ['p0'], ['y1']),
+                N('Concat', ['p1', 'z'], ['cat'], axis=1), N('Sigmoid', ['cat'], ['y2'])],
+               [('x', f(1, 4, 6)), ('z', f(1, 2, 6))], [('sp', i64([1, 3]))], ['y1', 'y2'])
+    graph_case('test_fl_view_outlives_root_reader',
+               [N('Relu', ['x'], ['r']), N('Gather', ['r', 'i1'], ['g'], axis=1), N('Sigmoid', ['r'], ['s']),
+                N('ReduceSum', ['s', 'ax'], ['sr']), N('Add', ['g', 'sr'], ['y'])],
+               [('x', f(1, 3, 8))], [('i1', i64(1)), ('ax', i64([1]))], ['y'])
+    # a view of a graph input, and views that are graph outputs, are copies
+    graph_case('test_fl_view_of_graph_input',
+               [N('Gather', ['x', 'i1'], ['y1'], axis=0), N('Split', ['x', 'sp'], ['y2', 'y3'], axis=0),
+                N('Transpose', ['x'], ['xt'], perm=[1, 0, 2]), N('Relu', ['xt'], ['y4'])],
+               [('x', f(2, 1, 5))], [('i1', i64(1)), ('sp', i64([1, 1]))], ['y1', 'y2', 'y3', 'y4'])
     # a per-row constant is no bias: the Add stays a step of its own
     graph_case('test_fl_matmul_row_constant',
                [N('MatMul', ['x', 'w'], ['m']), N('Add', ['m', 'c'], ['b']), N('Relu', ['b'], ['y'])],

@@ -1,0 +1,115 @@
+/* Outputs that are views: a Transpose that only moves dims of 1, a Gather of one constant index
+ * and a Split, along an axis after dims of 1, give outputs that are one contiguous run of their
+ * input's bytes. The memory planner lets such an output point into its input instead of copying
+ * (KF_VIEW kernels leave an output alone when it already is that run). */
+#include "core/exec_internal.h"
+
+#include <string.h>
+
+#include "ops/shape_common.h"
+
+static bool is_op(const graph_node *n, const char *op) {
+    return !*n->domain && !strcmp(n->op_type, op);
+}
+
+static bool ones_before(const type_info *t, int axis) {
+    for (int k = 0; k < axis; k++)
+        if (t->dims[k] != 1) return false;
+    return true;
+}
+
+static bool normal_axis(int64_t axis, int rank, int *out) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return false;
+    *out = (int)axis;
+    return true;
+}
+
+static bool elements(const type_info *t, int from, int64_t *out) {
+    int64_t n = 1;
+    for (int k = from; k < t->rank; k++) {
+        if (t->dims[k] < 0 || (t->dims[k] > 0 && n > INT64_MAX / t->dims[k])) return false;
+        n *= t->dims[k];
+    }
+    *out = n;
+    return true;
+}
+
+/* A Transpose whose perm keeps the dims other than 1 in their order moves no byte. */
+static bool transpose_keeps_order(const graph_node *node, const type_info *in) {
+    int64_t perm[ONYX_MAX_RANK];
+    if (ops_transpose_perm(node, in->rank, perm) != ONYX_OK) {
+        onyx_error_clear();
+        return false;
+    }
+    int64_t last = -1;
+    for (int k = 0; k < in->rank; k++) {
+        if (in->dims[perm[k]] == 1) continue;
+        if (perm[k] < last) return false;
+        last = perm[k];
+    }
+    return true;
+}
+
+/* Gather's one constant index along an axis after dims of 1: the element offset of its slice. */
+static bool gather_slice(const plan *p, const graph_node *node, const type_info *in,
+                         int64_t *at) {
+    int axis;
+    if (node->n_inputs != 2 || node->inputs[1] < 0 ||
+        !normal_axis(attr_int(node, "axis", 0), in->rank, &axis) || !ones_before(in, axis))
+        return false;
+    const plan_value *iv = &p->vals[node->inputs[1]];
+    const tensor *idx = iv->where == ST_CONST ? iv->constant : NULL;
+    if (!idx || idx->numel != 1 || (idx->dtype != ONYX_INT64 && idx->dtype != ONYX_INT32))
+        return false;
+    int64_t i = idx->dtype == ONYX_INT64 ? *(const int64_t *)idx->data
+                                         : *(const int32_t *)idx->data;
+    int64_t dim = in->dims[axis], inner;
+    if (i < 0) i += dim;
+    if (i < 0 || i >= dim || !elements(in, axis + 1, &inner)) return false; /* the kernel says */
+    *at = i * inner;
+    return true;
+}
+
+/* Split's output o along an axis after dims of 1: the element offset where it starts. */
+static bool split_part(const plan *p, const graph_node *node, int o, const type_info *in,
+                       int64_t *at) {
+    int axis;
+    if (!normal_axis(attr_int(node, "axis", 0), in->rank, &axis) || !ones_before(in, axis))
+        return false;
+    int64_t sum = 0;
+    for (int j = 0; j < o; j++) {
+        int64_t n;
+        if (node->outputs[j] < 0 || !type_is_static(&p->vals[node->outputs[j]].type) ||
+            !elements(&p->vals[node->outputs[j]].type, 0, &n))
+            return false;
+        sum += n;
+    }
+    *at = sum;
+    return true;
+}
+
+bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset) {
+    if (node->n_inputs < 1 || node->inputs[0] < 0 || node->outputs[o] < 0) return false;
+    const plan_value *in = &p->vals[node->inputs[0]], *out = &p->vals[node->outputs[o]];
+    size_t esize, two;
+    if (!type_is_static(&in->type) || !type_is_static(&out->type) ||
+        in->type.dtype != out->type.dtype || in->type.dtype == ONYX_STRING || in->blocked ||
+        out->blocked || in->device != DEVICE_CPU || out->device != DEVICE_CPU ||
+        !dtype_storage_size(in->type.dtype, 1, &esize) ||
+        !dtype_storage_size(in->type.dtype, 2, &two) || two != 2 * esize) /* whole bytes */
+        return false;
+    int64_t at;
+    if (is_op(node, "Transpose") && o == 0) {
+        if (!transpose_keeps_order(node, &in->type)) return false;
+        at = 0;
+    } else if (is_op(node, "Gather") && o == 0) {
+        if (!gather_slice(p, node, &in->type, &at)) return false;
+    } else if (is_op(node, "Split")) {
+        if (!split_part(p, node, o, &in->type, &at)) return false;
+    } else {
+        return false;
+    }
+    *offset = (size_t)at * esize;
+    return true;
+}
