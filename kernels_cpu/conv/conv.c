@@ -481,7 +481,7 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
         goto done;
     }
     dnnl_memory_desc_t src_md, dst_md, wuser_md, wany_md, bias_md, src_st, dst_st, add_st;
-    bool force_plain = false, no_bf16 = false, no_wino = false;
+    bool force_plain = false, no_bf16 = false, no_wino = false, last_io = false, last_tried = false;
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
      * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
@@ -498,7 +498,8 @@ retry:;
     bool any = !blk && !s->transpose && s->dtype == ONYX_FLOAT;
     /* bfloat16 where the session allows it: X and W converted on their way in (W once), Y and
      * the post-ops in float; a conv oneDNN has no fast bfloat16 kernel for stays float */
-    bool bf16 = s->bf16 && !no_bf16 && s->dtype == ONYX_FLOAT && !s->pre_mul && (blk_x || any);
+    bool bf16 = s->bf16 && !no_bf16 && !last_io && s->dtype == ONYX_FLOAT && !s->pre_mul &&
+                (blk_x || any);
     dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
     /* Winograd (oneDNN's F(2,3) and F(4,3)) for blocked 3x3, stride 1, undilated, ungrouped
      * convs of 64 channels and more in and out: about twice as fast as the direct kernels on
@@ -512,7 +513,8 @@ retry:;
     const fuse_chain *fc = &s->chain;
     CHECK(md_stored(&src_st, fc->opaque_in0, fc->x_channels_last, s->dtype, rank, xdims));
     if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
-    if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
+    if (any && last_io) CHECK(md_stored(&src_md, false, true, s->dtype, rank, xdims));
+    else if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
     else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
     bool staged = false;
     for (int i = 0; i < g->nsp; i++) {
@@ -530,6 +532,7 @@ retry:;
     }
     p->staged = staged;
     if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
+    else if (any && last_io) CHECK(md_stored(&dst_md, false, true, s->dtype, rank, ydims));
     else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
     CHECK(md_stored(&dst_st, fc->opaque_out0, fc->y_channels_last, s->dtype, rank, ydims));
@@ -559,7 +562,7 @@ retry:;
                                  &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
                              "describing the convolution"));
         dnnl_status_t made = dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL);
-        if (made != dnnl_success && (bf16 || wino)) pd = NULL; /* retried below */
+        if (made != dnnl_success && (bf16 || wino || last_io)) pd = NULL; /* retried below */
         else CHECK(cpu_dnnl_check(made, "creating the convolution"));
     } else {
         dnnl_deconvolution_desc_t d;
@@ -572,13 +575,21 @@ retry:;
     }
     /* some channel splits have no blocked kernel and land on the reference one, which is orders
      * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
-     * (or a slow one): then in float; Winograd without a kernel: then directly */
+     * (or a slow one): then in float; Winograd without a kernel: then directly. A grouped conv
+     * whose layouts oneDNN chose lands on im2col + GEMM where its groups are narrow (ShuffleNet's
+     * first, 6 channels a group in: 215 us): channels last has direct kernels for it (51 us),
+     * tried once, kept unless they are no better. */
     const char *impl = NULL;
     if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    if (!pd || ((blk || bf16) && impl && !strncmp(impl, "ref", 3))) {
+    bool im2col = impl && strstr(impl, "gemm");
+    bool try_last = any && !last_tried && g->group > 1 && im2col;
+    bool drop_last = last_io && (!pd || !impl || im2col || !strncmp(impl, "ref", 3));
+    if (!pd || ((blk || bf16) && impl && !strncmp(impl, "ref", 3)) || try_last || drop_last) {
         if (pd) dnnl_primitive_desc_destroy(pd);
         pd = NULL;
-        if (bf16) no_bf16 = true;
+        if (try_last) last_io = last_tried = true;
+        else if (drop_last) last_io = false;
+        else if (bf16) no_bf16 = true;
         else if (wino) no_wino = true;
         else force_plain = true;
         if (po) dnnl_post_ops_destroy(po);

@@ -105,6 +105,16 @@ def generate(s):
     # ---- Conv, float
     both('1d_pads_stride_dil_group', 'Conv', [f(2, 4, 17), f(6, 2, 3), f(6)],
          attrs={'pads': [2, 1], 'strides': [2], 'dilations': [2], 'group': 2}, consts=(1, 2))
+    # narrow groups, where oneDNN's own layout choice is im2col + GEMM and channels last has
+    # direct kernels (ShuffleNet's first grouped conv; a ResNeXt-like 3x3, integer-valued as its
+    # sums cancel; 1-D and 3-D)
+    both('2d_group4_narrow_1x1', 'Conv', [f(1, 24, 12, 10), f(112, 6, 1, 1), f(112)], attrs={'group': 4},
+         consts=(1, 2))
+    both('2d_group8_narrow_3x3', 'Conv', [np.round(f(2, 32, 9, 7)), np.round(f(32, 4, 3, 3)), np.round(f(32))],
+         attrs={'group': 8, 'pads': [1, 1, 1, 1], 'strides': [2, 1]}, consts=(1, 2))
+    both('1d_group3_narrow', 'Conv', [f(1, 12, 30), f(18, 4, 3)], attrs={'group': 3}, consts=(1,))
+    both('3d_group2_narrow', 'Conv', [f(1, 6, 5, 4, 6), f(10, 3, 1, 3, 3), f(10)],
+         attrs={'group': 2, 'pads': [0, 1, 1, 0, 1, 1]}, consts=(1, 2))
     both('2d_asym', 'Conv', [f(1, 6, 11, 9), f(3, 2, 3, 2)],
          attrs={'pads': [0, 2, 1, 0], 'strides': [2, 3], 'dilations': [2, 1], 'group': 3}, consts=(1,))
     both('2d_w_input', 'Conv', [f(2, 3, 8, 7), f(5, 3, 3, 3), f(5)], attrs={'pads': [1, 1, 1, 1]})
