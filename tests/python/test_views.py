@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
 
-from onyx import ort
+from test_inplace import session  # a session under a memory limit
 
 ROWS, COLS = 64, 256
 UNIT = ROWS * COLS * 4  # bytes of one [64, 256] float tensor
@@ -19,12 +19,6 @@ def model(nodes, x_shape, inits=()):
                          [h.make_tensor_value_info('y', TP.FLOAT, None)],
                          [onnx.numpy_helper.from_array(v, n) for n, v in inits])
     return h.make_model(graph, opset_imports=[h.make_opsetid('', 20)]).SerializeToString()
-
-
-def session(data, memory_limit=0):
-    so = ort.SessionOptions()
-    so.memory_limit = memory_limit
-    return ort.InferenceSession(data, so)
 
 
 def three_parts(parts):
