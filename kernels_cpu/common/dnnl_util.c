@@ -170,7 +170,11 @@ void *cpu_dnnl_alloc(size_t size) {
 }
 
 onyx_status cpu_dnnl_post_ops(const fuse_chain *chain, dnnl_post_ops_t po) {
-    for (int i = 0; i < chain->n; i++) {
+    return cpu_dnnl_post_ops_n(chain, chain->n, po);
+}
+
+onyx_status cpu_dnnl_post_ops_n(const fuse_chain *chain, int n, dnnl_post_ops_t po) {
+    for (int i = 0; i < n && i < chain->n; i++) {
         const fuse_op *op = &chain->ops[i];
         dnnl_status_t r = dnnl_success;
         switch (op->kind) {

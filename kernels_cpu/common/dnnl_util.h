@@ -29,6 +29,8 @@ onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t 
  * the kernel folds them into its weights and bias. */
 struct fuse_chain;
 onyx_status cpu_dnnl_post_ops(const struct fuse_chain *chain, dnnl_post_ops_t po);
+/* The same for the chain's first n ops (the rest applied by the kernel: post_vmath.h). */
+onyx_status cpu_dnnl_post_ops_n(const struct fuse_chain *chain, int n, dnnl_post_ops_t po);
 
 /* Primitive attributes in the user scratchpad mode (caller destroys). oneDNN's default mode keeps a
  * scratchpad per primitive, tied to the thread that created it; with the user mode a primitive

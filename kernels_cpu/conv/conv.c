@@ -21,6 +21,7 @@
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/post_vmath.h"
 
 /* Input shapes whose primitives are kept (a rep run with a few shapes in turn). */
 #define CONV_CACHE 4
@@ -59,6 +60,8 @@ typedef struct conv_prim {
     /* pre-ops: applied on the way into the src copy when that is X channel-blocked (pre_direct),
      * else into a plain pre-op copy ahead of the usual path */
     bool pre_direct, pre_copy, src_copy, dst_copy;
+    /* the chain's op vmath applies to the primitive's output (post_vmath.h), or -1 */
+    int tail;
     /* descriptors of the memories a run binds */
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_wuser, md_src_user, md_dst_user,
         md_add_user, md_pad[PAD_COUNT];
@@ -549,9 +552,11 @@ retry:;
         pr[i] = g->pad_e[i];
     }
     CHECK(cpu_dnnl_attr(&attr));
+    /* an exp-based activation last: vmath applies it to the primitive's output (post_vmath.h) */
+    p->tail = s->transpose ? -1 : cpu_post_vmath_tail(&s->chain);
     if (s->chain.n > 0) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
-        CHECK(cpu_dnnl_post_ops(&s->chain, po));
+        CHECK(cpu_dnnl_post_ops_n(&s->chain, p->tail >= 0 ? p->tail : s->chain.n, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
     if (!s->transpose) {
@@ -1172,6 +1177,9 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m->bias};
     }
     TRY(execute(p->prim, args, nargs, m->pad[PAD_PRIM], pad, c->threads));
+    if (p->tail >= 0)
+        cpu_post_vmath_apply(&s->chain.ops[p->tail], dst,
+                             (int64_t)(dnnl_memory_desc_get_size(&p->md_dst) / sizeof(float)));
     if (p->staged) unstage(p, stage, bias, out);
     if (p->reo_dst)
         TRY(run_reorder(p->reo_dst, m->dst, dst_buf, m->dst_user, out, m->pad[PAD_DST], pad,

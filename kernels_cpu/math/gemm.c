@@ -14,6 +14,7 @@
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/post_vmath.h"
 #include "kernels_cpu/common/matmul_shape.h"
 
 /* Batches of matrices at most this many multiply-adds run one matrix per thread rather than one
@@ -526,6 +527,9 @@ typedef struct mm_prim {
     bool fused, chain_sum;
     float *chain_bias;
     bool a_bf16;                     /* A converted to bfloat16 per run (off_a16), B packed so */
+    /* the chain's last op, applied by vmath to the dense Y after the primitive (post_vmath.h) */
+    bool tail;
+    fuse_op tail_op;
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_pad;
     size_t pad_size;
     /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
@@ -665,6 +669,12 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
                              "describing matrix B"));
     else b_md = b_user;
     CHECK(md_strided(&y_md, g->nd, g->y, g->ys));
+    /* an exp-based activation last, Y dense: vmath applies it after the primitive */
+    dnnl_dim_t dense[DNNL_MAX_NDIMS];
+    dense_strides(g->nd, g->y, dense);
+    int tail = g->chain && !memcmp(dense, g->ys, sizeof(dnnl_dim_t) * (size_t)g->nd)
+                   ? cpu_post_vmath_tail(g->chain)
+                   : -1;
     if (g->bias) {
         int64_t bd[DNNL_MAX_NDIMS];
         for (int i = 0; i < g->nd; i++) bd[i] = i == g->nd - 1 ? g->y[i] : 1;
@@ -679,7 +689,7 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
             CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear,
                                                                g->chain->in_scale, 0.f),
                                  "adding a post-op"));
-        if (g->chain) CHECK(cpu_dnnl_post_ops(g->chain, po));
+        if (g->chain) CHECK(cpu_dnnl_post_ops_n(g->chain, tail >= 0 ? tail : g->chain->n, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
     dnnl_matmul_desc_t d;
@@ -698,6 +708,8 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
     m->md_src = a_md;
     m->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     m->md_dst = y_md;
+    m->tail = tail >= 0;
+    if (m->tail) m->tail_op = g->chain->ops[tail];
     if (g->bias) m->md_bias = bias_md;
     m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
     m->bias = g->bias;
@@ -1245,6 +1257,7 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
     }
     TRY(cpu_dnnl_execute(m->prim, nargs, args, c->threads));
+    if (m->tail) cpu_post_vmath_apply(&m->tail_op, y, m->yn);
     if (half) float_to_half(m->dtype, y, Y->data, m->yn);
     return ONYX_OK;
 }
