@@ -71,9 +71,10 @@ static bool gather_slice(const plan *p, const graph_node *node, const type_info 
     return true;
 }
 
-/* Split's output o along an axis after dims of 1: the element offset where it starts. */
+/* Split's output o along an axis after dims of 1: the element offset where it starts (the
+ * parts before it summed within the input's `total` elements). */
 static bool split_part(const plan *p, const graph_node *node, int o, const type_info *in,
-                       int64_t *at) {
+                       int64_t total, int64_t *at) {
     int axis;
     if (!normal_axis(attr_int(node, "axis", 0), in->rank, &axis) || !ones_before(in, axis))
         return false;
@@ -81,7 +82,7 @@ static bool split_part(const plan *p, const graph_node *node, int o, const type_
     for (int j = 0; j < o; j++) {
         int64_t n;
         if (node->outputs[j] < 0 || !type_is_static(&p->vals[node->outputs[j]].type) ||
-            !elements(&p->vals[node->outputs[j]].type, 0, &n))
+            !elements(&p->vals[node->outputs[j]].type, 0, &n) || n > total - sum)
             return false;
         sum += n;
     }
@@ -99,17 +100,19 @@ bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offs
         !dtype_storage_size(in->type.dtype, 1, &esize) ||
         !dtype_storage_size(in->type.dtype, 2, &two) || two != 2 * esize) /* whole bytes */
         return false;
-    int64_t at;
+    int64_t at, in_n, out_n;
+    if (!elements(&in->type, 0, &in_n) || !elements(&out->type, 0, &out_n)) return false;
     if (is_op(node, "Transpose") && o == 0) {
         if (!transpose_keeps_order(node, &in->type)) return false;
         at = 0;
     } else if (is_op(node, "Gather") && o == 0) {
         if (!gather_slice(p, node, &in->type, &at)) return false;
     } else if (is_op(node, "Split")) {
-        if (!split_part(p, node, o, &in->type, &at)) return false;
+        if (!split_part(p, node, o, &in->type, in_n, &at)) return false;
     } else {
         return false;
     }
+    if (out_n > in_n - at) return false; /* types that do not agree: the kernel says so */
     *offset = (size_t)at * esize;
     return true;
 }
