@@ -5,10 +5,12 @@
  * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax), each run on
  * unscrambled copies of its inputs, as a real device's kernels would run on device memory. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/fuse.h"
 #include "core/op_schema.h"
 #include "kernels_cpu/cpu_kernels.h"
 
@@ -105,8 +107,13 @@ static const char *const test_ops[] = {
 typedef struct test_state {
     const kernel *cpu;
     void *cpu_state;
-    tensor *host_constants; /* unscrambled copies of the constant inputs, for the CPU prepare */
+    tensor *host_constants; /* unscrambled constant inputs for the CPU prepare (rep-owned data) */
     int n_constants;
+    /* a device epilogue (core/fuse_device.c): the CPU kernel runs host_node, the product's own
+     * inputs, and the chain is applied to its result after it */
+    int n_ops;
+    fuse_op ops[FUSE_MAX_OPS];
+    graph_node host_node;
 } test_state;
 
 typedef struct test_fork {
@@ -120,9 +127,50 @@ static void test_release(void *state) {
     test_state *s = state;
     if (!s) return;
     if (s->cpu_state && s->cpu->release) s->cpu->release(s->cpu_state);
-    for (int i = 0; i < s->n_constants; i++) free(s->host_constants[i].data);
     free(s->host_constants);
     free(s);
+}
+
+/* Whether this device applies the chain as a GPU library would: a bias per column after a
+ * product, a sum after a conv, a Relu last; float only. */
+static bool epilogue_ok(const kernel_prep *p) {
+    const fuse_chain *c = p->fused;
+    bool conv = !strcmp(p->node->op_type, "Conv");
+    if (p->out_type[0].dtype != ONYX_FLOAT || c->n < 1 || c->n > 2 || c->n_pre || c->x_scale ||
+        c->attention || c->has_in_scale)
+        return false;
+    for (int i = 0; i < c->n; i++) {
+        const fuse_op *op = &c->ops[i];
+        bool first = i == 0, last = i == c->n - 1;
+        bool ok = (op->kind == FUSE_SHIFT && first && !conv && op->input == 2) ||
+                  (op->kind == FUSE_SUM && first && conv && op->input == 3) ||
+                  (op->kind == FUSE_RELU && last && op->alpha == 0);
+        if (!ok || (op->kind != FUSE_RELU && (p->n_in <= op->input || !p->in_type[op->input])))
+            return false;
+    }
+    return true;
+}
+
+static onyx_status make_host_copy(void *ctx, void **obj) {
+    const tensor *c = ctx;
+    if (!(*obj = malloc(c->nbytes ? c->nbytes : 1))) return onyx_oom("TEST kernel");
+    scrambled_copy(*obj, c->data, c->nbytes);
+    return ONYX_OK;
+}
+
+/* The unscrambled bytes of device constant c, shared by the rep's kernels and kept as long as it:
+ * the CPU kernels key their packed weights by the data pointer, which must not be freed and then
+ * reused for another constant while the rep lives (a fused step is prepared again, its first
+ * state released). Keyed by the bytes too, as a device pointer may be reused. */
+static onyx_status host_constant(const kernel_prep *p, const tensor *c, void **out) {
+    struct {
+        const void *device_data;
+        size_t nbytes;
+        uint64_t hash;
+    } key = {c->data, c->nbytes, 1469598103934665603ull};
+    const unsigned char *b = c->data;
+    for (size_t i = 0; i < c->nbytes; i++) key.hash = (key.hash ^ b[i]) * 1099511628211ull;
+    return kernel_shared(p, &key, sizeof key, make_host_copy, free, (void *)c, out);
 }
 
 static onyx_status test_prepare(const kernel_prep *p, void **state) {
@@ -130,8 +178,26 @@ static onyx_status test_prepare(const kernel_prep *p, void **state) {
     if (!s) return onyx_oom("TEST kernel");
     onyx_status st = ONYX_OK;
     const tensor *host_values[TEST_MAX_IO] = {0};
-    s->cpu = p->n_in <= TEST_MAX_IO ? backend_select(p->node, p->n_in, p->in_type, DEVICE_CPU)
-                                    : NULL;
+    kernel_prep host = *p;
+    if (p->fused) {
+        if (!epilogue_ok(p)) {
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "TEST device: this epilogue");
+            goto done;
+        }
+        s->n_ops = p->fused->n;
+        memcpy(s->ops, p->fused->ops, sizeof s->ops);
+        s->host_node = *p->node;
+        s->host_node.n_inputs = p->n_in; /* the product's own: those before the chain's */
+        for (int i = 0; i < s->n_ops; i++)
+            if (s->ops[i].kind != FUSE_RELU && s->ops[i].input < s->host_node.n_inputs)
+                s->host_node.n_inputs = s->ops[i].input;
+        host.node = &s->host_node;
+        host.n_in = s->host_node.n_inputs;
+        host.fused = NULL;
+    }
+    s->cpu = host.n_in <= TEST_MAX_IO ? backend_select(host.node, host.n_in, host.in_type,
+                                                       DEVICE_CPU)
+                                      : NULL;
     if (!s->cpu) {
         st = ONYX_ERR_UNSUPPORTED;
         goto done;
@@ -147,15 +213,10 @@ static onyx_status test_prepare(const kernel_prep *p, void **state) {
         tensor *h = &s->host_constants[s->n_constants++];
         *h = *c;
         h->device = DEVICE_CPU;
-        if (!(h->data = malloc(c->nbytes ? c->nbytes : 1))) {
-            st = onyx_oom("TEST kernel");
-            goto done;
-        }
-        scrambled_copy(h->data, c->data, c->nbytes);
+        CHECK(host_constant(p, c, &h->data));
         host_values[i] = h;
     }
     if (s->cpu->prepare) {
-        kernel_prep host = *p;
         host.in_value = host_values;
         CHECK(s->cpu->prepare(&host, &s->cpu_state));
     }
@@ -191,6 +252,21 @@ static void test_unfork(void *fork) {
 }
 
 static size_t aligned64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* The chain of a device epilogue on the product's float result y (host copies). */
+static void apply_epilogue(const test_state *s, onyx_value *const *in, tensor *y) {
+    float *v = y->data;
+    int64_t cols = y->rank ? y->dims[y->rank - 1] : 1;
+    for (int i = 0; i < s->n_ops; i++) {
+        const fuse_op *op = &s->ops[i];
+        const float *x = op->kind == FUSE_RELU ? NULL : in[op->input]->t.data;
+        for (int64_t e = 0; e < y->numel; e++) {
+            if (op->kind == FUSE_SHIFT) v[e] += x[e % cols];
+            else if (op->kind == FUSE_SUM) v[e] += x[e];
+            else v[e] = v[e] < 0 ? 0 : v[e];
+        }
+    }
+}
 
 static onyx_status test_run(const kernel_call *c) {
     test_fork *f = c->state;
@@ -239,7 +315,12 @@ static onyx_status test_run(const kernel_call *c) {
     host.state = f->cpu_fork ? f->cpu_fork : s->cpu_state;
     host.in = in;
     host.out = out;
+    if (s->n_ops) {
+        host.node = &s->host_node;
+        host.n_in = s->host_node.n_inputs;
+    }
     TRY(s->cpu->run(&host));
+    if (s->n_ops) apply_epilogue(s, in, &out[0]->t);
     for (int o = 0; o < c->n_out; o++)
         if (out[o]) scrambled_copy(c->out[o]->t.data, out[o]->t.data, c->out[o]->t.nbytes);
     return ONYX_OK;
@@ -279,7 +360,11 @@ static void build_table(void) {
         if (*cpu[i].domain || !is_test_op(cpu[i].op_type)) continue;
         t[count] = cpu[i];
         t[count].device = DEVICE_TEST;
-        t[count].flags = 0; /* no post-ops, no blocked layouts, no aliasing on this device */
+        /* no post-ops, no blocked layouts, no aliasing on this device; products take device
+         * epilogues, as CUDA's do */
+        bool product = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
+                       !strcmp(cpu[i].op_type, "Gemm");
+        t[count].flags = product ? KF_DEVICE_EPILOGUE : 0;
         t[count].prepare = test_prepare;
         t[count].run = test_run;
         t[count].release = test_release;

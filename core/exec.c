@@ -904,7 +904,10 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in
 
     CHECK(placement_init(&pl, sg, p));
     for (int n = 0; n < g->n_nodes; n++) CHECK(specialize_node(sg, p, &pl, n));
-    if (sg->env.optimization >= ONYX_OPT_ALL) CHECK(fuse_plan(sg, p)); /* core/fuse.c */
+    if (sg->env.optimization >= ONYX_OPT_ALL) {
+        CHECK(fuse_plan(sg, p));        /* core/fuse.c */
+        CHECK(fuse_device_plan(sg, p)); /* core/fuse_device.c */
+    }
     for (int i = 0; i < g->n_outputs; i++) {
         int vi = g->outputs[i];
         if (vi >= 0 && p->vals[vi].where == ST_NONE && p->vals[vi].first < 0) {

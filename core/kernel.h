@@ -47,6 +47,10 @@ enum {
      * after dims of 1: core/exec_view.c): the kernel leaves an output whose data already is that
      * run. A view costs nothing where the copy would bring the bytes through the cache again. */
     KF_VIEW = 1u << 8,
+    /* A device's Conv, MatMul or Gemm that applies a bias, a residual sum and a Relu after its
+     * product in the same library call (cuDNN, cuBLASLt): the device epilogue pass
+     * (core/fuse_device.c) offers it the nodes that follow it in kernel_prep.fused. */
+    KF_DEVICE_EPILOGUE = 1u << 9,
 };
 
 struct fuse_chain;
@@ -60,7 +64,8 @@ typedef struct kernel_prep {
     const tensor *const *in_value;
     const type_info *out_type;
     const struct exec_env *env;        /* to prepare subgraphs (control flow) */
-    const struct fuse_chain *fused;    /* KF_POST_OPS kernels: post-ops to apply, or NULL */
+    const struct fuse_chain *fused;    /* KF_POST_OPS and KF_DEVICE_EPILOGUE kernels: post-ops to
+                                          apply, or NULL */
 } kernel_prep;
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.

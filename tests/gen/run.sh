@@ -49,6 +49,8 @@ fi
 failed=""
 "$build/onyx-test-runner" -q "${ok_mode[@]}" -x "$known" "$out/ok" || failed="$failed ok"
 "$build/onyx-test-runner" -q -j 1 -x "$known" "$out/par" || failed="$failed par"
+# on the TEST device too: placement, copies and the device epilogues (core/fuse_device.c)
+"$build/onyx-test-runner" -q "${ok_mode[@]}" -d TEST -x "$known" "$out/ok" || failed="$failed ok-TEST"
 echo "== models that must be refused"
 "$python" "$repo/tests/gen/check_bad.py" "$build/onyx" "$out/bad" -x "$known" -j 2 || failed="$failed bad"
 if [ -n "$failed" ]; then

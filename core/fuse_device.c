@@ -1,0 +1,201 @@
+/* The device epilogue pass: a device's Conv, MatMul or Gemm (kernel flagged KF_DEVICE_EPILOGUE)
+ * takes the bias Add, residual Add and Relu that only it feeds into its own library call (cuDNN's
+ * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues), so that its
+ * result is written once instead of being read and written again by each of those nodes. The
+ * chain goes to the kernel's prepare in kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the
+ * fused node's input 2, FUSE_SUM its input 3, FUSE_RELU), which refuses what its library cannot
+ * apply; each chain is tried so, and kept where taken. Device steps are never KF_POST_OPS, so the
+ * CPU's fusion pass (core/fuse.c) has left them alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exec_internal.h"
+#include "core/fuse.h"
+
+static bool is_op(const graph_node *n, const char *op) {
+    return !*n->domain && !strcmp(n->op_type, op);
+}
+
+static bool only_output0(const graph_node *n) {
+    for (int o = 1; o < n->n_outputs; o++)
+        if (n->outputs[o] >= 0) return false;
+    return n->n_outputs >= 1 && n->outputs[0] >= 0;
+}
+
+static bool same_type(const type_info *a, const type_info *b) {
+    return a->kind == ONYX_VALUE_TENSOR && b->kind == ONYX_VALUE_TENSOR && a->dtype == b->dtype &&
+           type_is_static(a) && type_is_static(b) &&
+           shape_equal(a->rank, a->dims, b->rank, b->dims);
+}
+
+/* Whether plan value v is a constant on `device` of y's type with one value per column of y
+ * ([N] or [1, ..., 1, N], N y's last dim): a product's bias. */
+static bool column_bias(const plan *p, int v, const type_info *y, device_kind device) {
+    const plan_value *b = &p->vals[v];
+    if (b->where != ST_CONST || b->device != device || !b->constant || y->rank < 1) return false;
+    const type_info *t = &b->type;
+    if (t->kind != ONYX_VALUE_TENSOR || t->dtype != y->dtype || t->rank < 1 || t->rank > y->rank ||
+        !type_is_static(t) || t->dims[t->rank - 1] != y->dims[y->rank - 1])
+        return false;
+    for (int d = 0; d < t->rank - 1; d++)
+        if (t->dims[d] != 1) return false;
+    return true;
+}
+
+/* The chain of step s: the steps it absorbs (taken, in order) and the fused node's extra input
+ * (bias for a product, addend for a conv, or -1). Returns the number of steps taken. */
+static int find_chain(const graph *g, const plan *p, const int *uses, const int *consumer,
+                      const bool *gone, int s, fuse_chain *chain, int *taken, int *extra) {
+    const plan_step *ps = &p->steps[s];
+    const graph_node *node = step_node(g, ps);
+    bool conv = is_op(node, "Conv");
+    bool product = is_op(node, "MatMul") || (is_op(node, "Gemm") && (node->n_inputs < 3 ||
+                                                                     node->inputs[2] < 0));
+    int cur = node->outputs[0], n = 0;
+    const type_info *y = &p->vals[cur].type;
+    memset(chain, 0, sizeof *chain);
+    *extra = -1;
+    while (chain->n < 2) {
+        if (uses[cur] != 1 || plan_value_is_output(g, cur)) break;
+        int t = consumer[cur];
+        if (t <= s || gone[t] || p->steps[t].k->device != ps->k->device) break;
+        const graph_node *nn = step_node(g, &p->steps[t]);
+        if (!only_output0(nn) || !same_type(&p->vals[nn->outputs[0]].type, y)) break;
+        fuse_op op = {0};
+        if (is_op(nn, "Add") && nn->version >= 7 && nn->n_inputs == 2 && chain->n == 0) {
+            int other = nn->inputs[0] == cur ? nn->inputs[1] : nn->inputs[0];
+            if (other < 0 || other == cur) break;
+            if (product && column_bias(p, other, y, ps->k->device)) {
+                op.kind = FUSE_SHIFT;
+                op.input = 2;
+            } else if (conv && same_type(&p->vals[other].type, y)) {
+                op.kind = FUSE_SUM;
+                op.input = 3;
+            } else {
+                break;
+            }
+            *extra = other;
+        } else if (is_op(nn, "Relu") && nn->n_inputs == 1) {
+            op.kind = FUSE_RELU;
+        } else {
+            break;
+        }
+        chain->ops[chain->n++] = op;
+        taken[n++] = t;
+        cur = nn->outputs[0];
+        if (op.kind == FUSE_RELU) break; /* the activation is the libraries' last step */
+    }
+    return n;
+}
+
+/* The fused node of step s: the conv's X, W, B and the addend, or the product's A, B and bias;
+ * its output is the last absorbed step's. NULL when out of memory. */
+static graph_node *fused_node(const graph_node *node, int extra, int extra_slot, int out) {
+    enum { SLOTS = 4 };
+    graph_node *fn = calloc(1, sizeof *fn + (SLOTS + 1) * sizeof(int));
+    if (!fn) return NULL;
+    *fn = *node;
+    fn->inputs = (int *)(fn + 1);
+    fn->outputs = fn->inputs + SLOTS;
+    for (int i = 0; i < SLOTS; i++) fn->inputs[i] = i < node->n_inputs ? node->inputs[i] : -1;
+    fn->n_inputs = node->n_inputs < SLOTS ? node->n_inputs : SLOTS;
+    if (extra >= 0) {
+        fn->inputs[extra_slot] = extra;
+        if (fn->n_inputs < extra_slot + 1) fn->n_inputs = extra_slot + 1;
+    }
+    fn->n_outputs = 1;
+    fn->outputs[0] = out;
+    return fn;
+}
+
+onyx_status fuse_device_plan(subgraph *sg, plan *p) {
+    const graph *g = sg->g;
+    int n = p->n_steps;
+    bool any = false;
+    for (int s = 0; s < n && !any; s++) any = (p->steps[s].k->flags & KF_DEVICE_EPILOGUE) != 0;
+    if (!any) return ONYX_OK;
+
+    onyx_status st = ONYX_OK;
+    int *uses = calloc((size_t)p->n_vals + 1, sizeof *uses);
+    int *consumer = malloc(((size_t)p->n_vals + 1) * sizeof *consumer);
+    int *emit = malloc(((size_t)n + 1) * sizeof *emit); /* step placed at this position */
+    bool *gone = calloc((size_t)n + 1, sizeof *gone);
+    plan_step *steps = calloc((size_t)n + 1, sizeof *steps);
+    if (!uses || !consumer || !emit || !gone || !steps) {
+        st = onyx_oom("device epilogue pass");
+        goto done;
+    }
+    for (int i = 0; i < p->n_vals; i++) consumer[i] = -1;
+    for (int s = 0; s < n; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        for (int k = 0; k < nd->n_inputs; k++)
+            if (nd->inputs[k] >= 0) {
+                uses[nd->inputs[k]]++;
+                consumer[nd->inputs[k]] = s;
+            }
+        for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
+        emit[s] = s;
+    }
+
+    for (int s = 0; s < n; s++) {
+        plan_step *ps = &p->steps[s];
+        const graph_node *node = step_node(g, ps);
+        if (gone[s] || !(ps->k->flags & KF_DEVICE_EPILOGUE) || !only_output0(node) ||
+            node->n_inputs < 2 || node->inputs[0] < 0 || node->inputs[1] < 0)
+            continue;
+        fuse_chain chain;
+        int taken[FUSE_MAX_OPS], extra;
+        int n_taken = find_chain(g, p, uses, consumer, gone, s, &chain, taken, &extra);
+        if (n_taken == 0) continue;
+        int last = taken[n_taken - 1];
+        int slot = chain.ops[0].kind == FUSE_SUM ? 3 : 2;
+        graph_node *fn = fused_node(node, extra, slot, step_node(g, &p->steps[last])->outputs[0]);
+        if (!fn) {
+            st = onyx_oom("fused node");
+            goto done;
+        }
+        void *state = NULL;
+        if (plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state) != ONYX_OK) {
+            onyx_error_clear(); /* the kernel's library cannot apply this chain: left as it was */
+            free(fn);
+            continue;
+        }
+        if (ps->state && ps->k->release) ps->k->release(ps->state);
+        ps->state = state;
+        free(ps->own_node);
+        ps->own_node = fn;
+        for (int i = 0; i < n_taken; i++) {
+            plan_step *a = &p->steps[taken[i]];
+            if (a->state && a->k->release) a->k->release(a->state);
+            a->state = NULL;
+            free(a->own_node);
+            a->own_node = NULL;
+            gone[taken[i]] = true;
+        }
+        gone[s] = true;
+        emit[last] = s; /* runs where its chain's last node ran: every addend is ready there */
+    }
+
+    /* compact: absorbed steps leave, a fused step takes its chain's last position */
+    int k = 0;
+    for (int pos = 0; pos < n; pos++) {
+        int src = emit[pos];
+        if (src == pos && gone[pos]) continue;
+        steps[k++] = p->steps[src];
+    }
+    for (int i = 0; i < p->n_vals; i++) p->vals[i].first = -1; /* absorbed outputs: none now */
+    memcpy(p->steps, steps, (size_t)k * sizeof *steps);
+    p->n_steps = k;
+    for (int s = 0; s < k; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = s;
+    }
+done:
+    free(uses);
+    free(consumer);
+    free(emit);
+    free(gone);
+    free(steps);
+    return st;
+}
