@@ -101,7 +101,10 @@ ifeq ($(CUDA),1)
   NVCCFLAGS ?= -arch=$(CUDA_ARCH) -O2 -g -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
                -I. -Iinclude -I$(BUILD)/gen $(if $(filter 1,$(WERROR)),-Werror all-warnings -Xcompiler -Werror)
   CUDA_CFLAGS := -I$(CUDA_HOME)/include
-  CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt -lcublas -lcudart -lstdc++
+  # -z defs: the plugin reaches the core only through its host table (kernels_cuda/plugin.h); a
+  # symbol left undefined would fail the link here instead of dlopen on the GPU machine
+  CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt -lcublas -lcudart -lstdc++ -lm \
+                 -Wl,-z,defs
   CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
                $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS))
   CUDA_TARGETS := $(LIB_CUDA_SO)

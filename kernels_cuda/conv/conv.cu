@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern "C" {
+#include "core/fuse.h"
+}
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
 
@@ -203,6 +206,31 @@ struct bias_fill_launch {
     }
 };
 
+// y = relu(y + z) (z optional): a device epilogue that cuDNN declined to fuse at run, after the
+// convolution wrote y with its bias.
+template <typename T>
+__global__ void sum_relu_kernel(T *y, const T *z, int64_t n) {
+    CUDA_GRID_LOOP(i, n) {
+        auto v = to_compute(y[i]);
+        if (z) v += to_compute(z[i]);
+        y[i] = from_compute<T>(v < 0 ? 0 : v); // NaN stays NaN, as ONNX's Relu
+    }
+}
+
+struct sum_relu_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, void *y, const void *z, int64_t n) {
+        sum_relu_kernel<T><<<cuda_blocks(n), CUDA_THREADS, 0, cuda_stream(c)>>>(
+            (T *)y, (const T *)z, n);
+        return cuda_launched("Conv epilogue");
+    }
+};
+
+onyx_status sum_relu(const kernel_call *c, onyx_dtype dt, void *y, const void *z, int64_t n) {
+    CUDA_DISPATCH_FLOATS(dt, sum_relu_launch, c, y, z, n)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Conv: type %d on CUDA", (int)dt);
+}
+
 onyx_status window_copy(const kernel_call *c, onyx_dtype dt, const win_args *a, const void *src,
                         void *dst, const void *bias, int64_t n) {
     CUDA_DISPATCH_FLOATS(dt, window_launch, c, a, src, dst, bias, n)
@@ -245,6 +273,12 @@ struct conv_state {
     // float32 with fewer than 64 channels per group in or out: no Winograd or FFT algorithm
     bool direct_only;
     int64_t m, inner, x_numel, y_numel;
+    int nsp;
+    // a device epilogue (core/fuse_device.c): Relu, after the sum with input 3 where fused_sum,
+    // in cuDNN's convolution with bias and activation
+    bool fused, fused_sum;
+    cudnnTensorDescriptor_t bdesc; // the bias as [1, M, 1, ...]
+    cudnnActivationDescriptor_t adesc;
 };
 
 void state_free(conv_state *s) {
@@ -253,6 +287,8 @@ void state_free(conv_state *s) {
     if (s->ydesc) cudnnDestroyTensorDescriptor(s->ydesc);
     if (s->wdesc) cudnnDestroyFilterDescriptor(s->wdesc);
     if (s->cdesc) cudnnDestroyConvolutionDescriptor(s->cdesc);
+    if (s->bdesc) cudnnDestroyTensorDescriptor(s->bdesc);
+    if (s->adesc) cudnnDestroyActivationDescriptor(s->adesc);
     free(s);
 }
 
@@ -339,6 +375,7 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
     }
     s->transpose = transpose;
     s->dtype = x->dtype;
+    s->nsp = g.nsp;
     s->direct_only = x->dtype == ONYX_FLOAT && (g.c / g.group < 64 || g.m / g.group < 64);
     s->m = g.m;
     s->inner = numel_of(1, 1, g.out, g.nsp);
@@ -590,6 +627,45 @@ onyx_status choose_algo(cudnnHandle_t h, conv_state *s) {
                       "ConvTranspose: cuDNN has no algorithm for this geometry");
 }
 
+// Takes the device epilogue p->fused where cuDNN's fused call applies it: a float or float16
+// Conv of one or two spatial dims with a bias, the chain a Relu after at most the sum with an
+// addend of Y's shape (cuDNN's identity activation runs with one algorithm only). False leaves
+// the chain to its nodes.
+bool epilogue(const kernel_prep *p, conv_state *s) {
+    const fuse_chain *c = p->fused;
+    if (s->transpose || s->staged || !s->has_bias || s->nsp > 2 ||
+        (s->dtype != ONYX_FLOAT && s->dtype != ONYX_FLOAT16))
+        return false;
+    if (c->n < 1 || c->n > 2 || c->n_pre || c->x_scale || c->attention || c->has_in_scale ||
+        c->x_channels_last || c->y_channels_last || c->view_rank[0] || c->view_rank[2])
+        return false;
+    const fuse_op *act = &c->ops[c->n - 1];
+    if (act->kind != FUSE_RELU || act->alpha != 0) return false;
+    if (c->n == 2) {
+        const type_info *z = p->n_in > 3 ? p->in_type[3] : NULL;
+        if (c->ops[0].kind != FUSE_SUM || c->ops[0].input != 3 || !z || !static_dims(z) ||
+            z->dtype != s->dtype || z->rank != p->out_type[0].rank)
+            return false;
+        for (int d = 0; d < z->rank; d++)
+            if (z->dims[d] != p->out_type[0].dims[d]) return false;
+        s->fused_sum = true;
+    }
+    int dims[4] = {1, (int)s->m, 1, 1}, strides[4] = {(int)s->m, 1, 1, 1};
+    if (cudnnCreateTensorDescriptor(&s->bdesc) != CUDNN_STATUS_SUCCESS) {
+        s->bdesc = NULL;
+        return false;
+    }
+    if (cudnnCreateActivationDescriptor(&s->adesc) != CUDNN_STATUS_SUCCESS) {
+        s->adesc = NULL;
+        return false;
+    }
+    s->fused = cudnnSetTensorNdDescriptor(s->bdesc, dnn_type(s->dtype), 4, dims, strides) ==
+                   CUDNN_STATUS_SUCCESS &&
+               cudnnSetActivationDescriptor(s->adesc, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN,
+                                            0.0) == CUDNN_STATUS_SUCCESS;
+    return s->fused;
+}
+
 onyx_status prepare(const kernel_prep *p, bool transpose, void **state) {
     const char *op = transpose ? "ConvTranspose" : "Conv";
     conv_state *s = (conv_state *)calloc(1, sizeof *s);
@@ -597,6 +673,10 @@ onyx_status prepare(const kernel_prep *p, bool transpose, void **state) {
     if (!build(p, transpose, s)) {
         state_free(s);
         return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: cuDNN does not take this node", op);
+    }
+    if (p->fused && !epilogue(p, s)) {
+        state_free(s);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: cuDNN does not apply this epilogue", op);
     }
     // the algorithm is chosen now (run only reads the state): a handle of our own for the query
     cudnnHandle_t h;
@@ -614,6 +694,25 @@ onyx_status prepare(const kernel_prep *p, bool transpose, void **state) {
 }
 
 size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+// y = relu(conv(x) + bias [+ z]) in cuDNN's one call; where cuDNN declines that call for this
+// configuration, the convolution with its bias and then the epilogue's own kernel.
+onyx_status run_fused(const kernel_call *c, const conv_state *s, cudnnHandle_t h, const void *x,
+                      const void *w, const void *bias, void *ws, tensor *y) {
+    const tensor *z = s->fused_sum ? kernel_input(c, 3) : NULL;
+    if (!bias || (s->fused_sum && (!z || z->numel != y->numel)))
+        return onyx_error(ONYX_ERR_RUNTIME, "Conv: the fused bias or addend is missing");
+    float one = 1.0f, zero = 0.0f;
+    cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+        h, &one, s->xdesc, x, s->wdesc, w, s->cdesc, s->fwd, ws, s->ws_bytes, z ? &one : &zero,
+        s->ydesc, z ? z->data : y->data, s->bdesc, bias, s->adesc, s->ydesc, y->data);
+    if (st != CUDNN_STATUS_NOT_SUPPORTED) return cudnn_status(st, "Conv (bias, sum, Relu)");
+    TRY(fill_bias(c, s->dtype, y->data, bias, s->m, s->inner, y->numel));
+    TRY(cudnn_status(cudnnConvolutionForward(h, &one, s->xdesc, x, s->wdesc, w, s->cdesc, s->fwd,
+                                             ws, s->ws_bytes, &one, s->ydesc, y->data),
+                     "Conv"));
+    return sum_relu(c, s->dtype, y->data, z ? z->data : NULL, y->numel);
+}
 
 } // namespace
 
@@ -657,6 +756,7 @@ onyx_status cuda_conv_run(const kernel_call *c) {
     }
     void *dst = s->staged ? (void *)(scratch + stage_off) : y->data;
     const void *bias = s->has_bias && b ? b->data : NULL;
+    if (s->fused) return run_fused(c, s, h, src, w->data, bias, ws, y);
     // Y starts as the bias and cuDNN adds its sum (beta 1) in float before it rounds: a bias added
     // after rounds float16 twice (1e-3 off where the bias cancels the sum, seen on an H200).
     bool bias_first = bias && !s->staged;

@@ -10,8 +10,8 @@ const dtype_mask CONV_TYPES = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "Conv", 1, 22, DEVICE_CUDA, CONV_TYPES, 0, cuda_conv_prepare, cuda_conv_run,
-     cuda_conv_release, NULL, NULL, cuda_conv_supports, 0},
+    {"", "Conv", 1, 22, DEVICE_CUDA, CONV_TYPES, KF_DEVICE_EPILOGUE, cuda_conv_prepare,
+     cuda_conv_run, cuda_conv_release, NULL, NULL, cuda_conv_supports, 0},
     {"", "ConvTranspose", 1, 22, DEVICE_CUDA, CONV_TYPES, 0, cuda_convtranspose_prepare,
      cuda_conv_run, cuda_conv_release, NULL, NULL, cuda_convtranspose_supports, 0},
     {"", "MaxPool", 1, 22, DEVICE_CUDA, DT_FLOATS | DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0,

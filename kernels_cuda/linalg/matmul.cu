@@ -1,9 +1,15 @@
 // MatMul and Gemm on CUDA through cuBLAS (row-major products computed as the column-major
-// Y^T = B^T A^T), float16/bfloat16 with float accumulation, float without TF32.
+// Y^T = B^T A^T), float16/bfloat16 with float accumulation, float without TF32. A product with a
+// device epilogue (core/fuse_device.c: a bias per column, a Relu) runs through cuBLASLt, which
+// applies them as it writes Y.
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+extern "C" {
+#include "core/fuse.h"
+}
 #include "kernels_cuda/common.cuh"
 
 namespace {
@@ -55,6 +61,181 @@ scalars make_scalars(double alpha, double beta) {
     return s;
 }
 
+/* ------------------------------------------------------------------ epilogue */
+
+// Workspace cuBLASLt may use (its advice for Hopper); from the queue's scratch.
+const size_t LT_WORKSPACE = (size_t)32 << 20;
+// Alignment the chosen algorithm may assume of every pointer; run checks it.
+const int LT_ALIGN = 16;
+
+// One product Y = act(alpha * op(A) op(B) + bias) through cuBLASLt: its descriptors, made at
+// prepare and only read at run, and the algorithm its heuristics chose. The bias is a constant
+// (its device pointer is part of the descriptor), read from input bias_input.
+struct lt_epilogue {
+    int bias_input; // -1: none
+    const void *bias;
+    bool relu;
+    float alpha;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld; // cuBLASLt's A (our B), B (our A) and D (Y^T)
+    cublasLtMatmulAlgo_t algo;
+    size_t ws;
+};
+
+void lt_free(lt_epilogue *e) {
+    if (!e) return;
+    if (e->desc) cublasLtMatmulDescDestroy(e->desc);
+    if (e->la) cublasLtMatrixLayoutDestroy(e->la);
+    if (e->lb) cublasLtMatrixLayoutDestroy(e->lb);
+    if (e->ld) cublasLtMatrixLayoutDestroy(e->ld);
+    free(e);
+}
+
+// The chain p->fused as a bias (input 2 of the fused node, or Gemm's own C: bias_input) and a
+// Relu; false where it is anything else.
+bool epilogue_chain(const kernel_prep *p, int *bias_input, bool *relu) {
+    const fuse_chain *c = p->fused;
+    if (c->n < 1 || c->n > 2 || c->n_pre || c->x_scale || c->attention || c->has_in_scale ||
+        c->view_rank[0] || c->view_rank[1] || c->view_rank[2])
+        return false;
+    *relu = false;
+    for (int i = 0; i < c->n; i++) {
+        const fuse_op *op = &c->ops[i];
+        if (op->kind == FUSE_SHIFT && i == 0 && op->input == 2 && *bias_input < 0)
+            *bias_input = 2;
+        else if (op->kind == FUSE_RELU && i == c->n - 1 && op->alpha == 0)
+            *relu = true;
+        else
+            return false;
+    }
+    return true;
+}
+
+// Builds e for the row-major product of m x k op(A) by k x n op(B) (transposed as stored where
+// ta, tb); false where cuBLASLt has no algorithm for it.
+bool lt_build(const kernel_prep *p, onyx_dtype dt, int64_t m, int64_t n, int64_t k, bool ta,
+              bool tb, lt_epilogue *e) {
+    if (dt != ONYX_FLOAT && dt != ONYX_FLOAT16 && dt != ONYX_BFLOAT16) return false;
+    if (e->bias_input >= 0) {
+        const tensor *b = p->n_in > e->bias_input ? p->in_value[e->bias_input] : NULL;
+        if (!b || b->device != DEVICE_CUDA || b->dtype != dt || b->numel != n || !b->data ||
+            ((uintptr_t)b->data % LT_ALIGN) != 0)
+            return false;
+        e->bias = b->data;
+    }
+    cudaDataType t = cuda_type(dt);
+    cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasLtEpilogue_t epi =
+        e->bias ? (e->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                : (e->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    if (cublasLtMatmulDescCreate(&e->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) !=
+        CUBLAS_STATUS_SUCCESS) {
+        e->desc = NULL;
+        return false;
+    }
+    bool ok = cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa,
+                                             sizeof opa) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb,
+                                             sizeof opb) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
+                                             sizeof epi) == CUBLAS_STATUS_SUCCESS &&
+              (!e->bias ||
+               cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &e->bias,
+                                              sizeof e->bias) == CUBLAS_STATUS_SUCCESS);
+    // stored shapes, column-major: our B is n x k (k x n transposed), our A k x m (m x k),
+    // Y^T n x m
+    ok = ok &&
+         cublasLtMatrixLayoutCreate(&e->la, t, tb ? k : n, tb ? n : k, tb ? k : n) ==
+             CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatrixLayoutCreate(&e->lb, t, ta ? m : k, ta ? k : m, ta ? m : k) ==
+             CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatrixLayoutCreate(&e->ld, t, n, m, n) == CUBLAS_STATUS_SUCCESS;
+    if (!ok) return false;
+    cublasLtHandle_t h;
+    if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) return false;
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    uint32_t align = LT_ALIGN;
+    if (cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS) {
+        ok = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &LT_WORKSPACE, sizeof LT_WORKSPACE) ==
+             CUBLAS_STATUS_SUCCESS;
+        const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+        for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++)
+            ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &align,
+                                                            sizeof align) == CUBLAS_STATUS_SUCCESS;
+        ok = ok && cublasLtMatmulAlgoGetHeuristic(h, e->desc, e->la, e->lb, e->ld, e->ld, pref, 1,
+                                                  &res, &got) == CUBLAS_STATUS_SUCCESS &&
+             got > 0 && res.state == CUBLAS_STATUS_SUCCESS;
+        cublasLtMatmulPreferenceDestroy(pref);
+    } else {
+        ok = false;
+    }
+    cublasLtDestroy(h);
+    if (!ok) return false;
+    e->algo = res.algo;
+    e->ws = res.workspaceSize;
+    return true;
+}
+
+bool aligned(const void *p) { return ((uintptr_t)p % LT_ALIGN) == 0; }
+
+// Y = act(alpha * op(A) op(B) + bias) in one cuBLASLt call; false (nothing queued) where a pointer
+// lacks the alignment the algorithm assumes or the bias is not the prepared one: the caller
+// then runs the plain product and epilogue_after.
+bool lt_run(const kernel_call *c, const lt_epilogue *e, const tensor *A, const tensor *B,
+            tensor *Y, onyx_status *st) {
+    const tensor *bias = e->bias_input >= 0 ? kernel_input(c, e->bias_input) : NULL;
+    if (!aligned(A->data) || !aligned(B->data) || !aligned(Y->data) ||
+        (bias && bias->data != e->bias))
+        return false;
+    cublasLtHandle_t h;
+    void *ws = NULL;
+    *st = cuda_blas_lt(c, &h);
+    if (*st == ONYX_OK && e->ws) *st = cuda_scratch(c, e->ws, &ws);
+    if (*st != ONYX_OK) return true;
+    float zero = 0.0f;
+    *st = cublas_status(cublasLtMatmul(h, e->desc, &e->alpha, B->data, e->la, A->data, e->lb, &zero,
+                                       Y->data, e->ld, Y->data, e->ld, &e->algo, ws, e->ws,
+                                       cuda_stream(c)),
+                        "product with its epilogue (cuBLASLt)");
+    return true;
+}
+
+// y = act(y + bias[column]) over rows of n columns (bias optional).
+template <typename T>
+__global__ void epilogue_kernel(T *y, const T *bias, int64_t n, int64_t total, bool relu) {
+    CUDA_GRID_LOOP(i, total) {
+        auto v = to_compute(y[i]);
+        if (bias) v += to_compute(bias[i % n]);
+        if (relu && v < 0) v = 0; // NaN stays NaN, as ONNX's Relu
+        y[i] = from_compute<T>(v);
+    }
+}
+
+struct epilogue_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, void *y, const void *bias, int64_t n,
+                           int64_t total, bool relu) {
+        epilogue_kernel<T><<<cuda_blocks(total), CUDA_THREADS, 0, cuda_stream(c)>>>(
+            (T *)y, (const T *)bias, n, total, relu);
+        return cuda_launched("product epilogue");
+    }
+};
+
+// The epilogue on its own, after the plain product: with_bias adds input bias_input.
+onyx_status epilogue_after(const kernel_call *c, const lt_epilogue *e, onyx_dtype dt,
+                           bool with_bias, int64_t n, tensor *Y) {
+    const tensor *bias = with_bias && e->bias_input >= 0 ? kernel_input(c, e->bias_input) : NULL;
+    if (!bias && !e->relu) return ONYX_OK;
+    CUDA_DISPATCH_FLOATS(dt, epilogue_launch, c, Y->data, bias ? bias->data : NULL, n, Y->numel,
+                         e->relu)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "product epilogue: type %d on CUDA", (int)dt);
+}
+
 /* ------------------------------------------------------------------ MatMul */
 
 enum mm_mode {
@@ -71,6 +252,7 @@ struct mm_state {
     // MM_POINTERS: broadcast batch dims and A's/B's element strides along them (0: broadcast)
     int nb;
     int64_t bdim[MM_MAX_BATCH], astr[MM_MAX_BATCH], bstr[MM_MAX_BATCH];
+    lt_epilogue *ep; // a device epilogue, or NULL
 };
 
 struct mm_ptr_args {
@@ -153,6 +335,24 @@ bool matmul_supports(const kernel_prep *p) {
     return mm_resolve(A, B, &s);
 }
 
+void mm_release(void *state) {
+    mm_state *s = (mm_state *)state;
+    if (s) lt_free(s->ep);
+    free(s);
+}
+
+// One product (batches folded into its rows) takes a device epilogue through cuBLASLt.
+bool mm_epilogue(const kernel_prep *p, mm_state *s) {
+    lt_epilogue *e = (lt_epilogue *)calloc(1, sizeof *e);
+    if (!e) return false;
+    s->ep = e;
+    e->bias_input = -1;
+    e->alpha = 1.0f;
+    return s->mode == MM_STRIDED && s->nbatch == 1 && s->k > 0 &&
+           epilogue_chain(p, &e->bias_input, &e->relu) &&
+           lt_build(p, s->dtype, s->m, s->n, s->k, false, false, e);
+}
+
 onyx_status matmul_prepare(const kernel_prep *p, void **state) {
     mm_state *s = (mm_state *)calloc(1, sizeof *s);
     if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "MatMul: out of memory");
@@ -160,13 +360,33 @@ onyx_status matmul_prepare(const kernel_prep *p, void **state) {
         free(s);
         return onyx_error(ONYX_ERR_SHAPE, "MatMul: operand shapes do not multiply");
     }
+    if (p->fused && !mm_epilogue(p, s)) {
+        mm_release(s);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "MatMul: cuBLASLt does not apply this epilogue");
+    }
     *state = s;
     return ONYX_OK;
 }
 
-void state_release(void *state) { free(state); }
+
+onyx_status matmul_product(const kernel_call *c);
 
 onyx_status matmul_run(const kernel_call *c) {
+    const mm_state *s = (const mm_state *)c->state;
+    if (!s || !s->ep) return matmul_product(c);
+    const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
+    tensor *Y = kernel_output(c, 0);
+    if (Y->numel != s->m * s->n)
+        return onyx_error(ONYX_ERR_SHAPE, "MatMul: output has %lld elements, expected %lld",
+                          (long long)Y->numel, (long long)(s->m * s->n));
+    onyx_status st = ONYX_OK;
+    if (Y->numel && lt_run(c, s->ep, A, B, Y, &st)) return st;
+    TRY(matmul_product(c));
+    return epilogue_after(c, s->ep, s->dtype, true, s->n, Y);
+}
+
+// The product alone (a fused node's epilogue inputs unread).
+onyx_status matmul_product(const kernel_call *c) {
     const mm_state *s = (const mm_state *)c->state;
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
     tensor *Y = kernel_output(c, 0);
@@ -230,6 +450,7 @@ struct gemm_state {
     double alpha, beta;
     bool has_c;     // C given and beta != 0
     int64_t cm, cn; // C's broadcast shape (1 or m, 1 or n)
+    lt_epilogue *ep; // a device epilogue, or NULL
 };
 
 // y[i, j] = scale * C broadcast to [m, n] (scale 1: C itself; beta: the k == 0 result).
@@ -294,6 +515,28 @@ bool gemm_supports(const kernel_prep *p) {
     return gemm_resolve(p, &s);
 }
 
+void gemm_release(void *state) {
+    gemm_state *s = (gemm_state *)state;
+    if (s) lt_free(s->ep);
+    free(s);
+}
+
+// A device epilogue through cuBLASLt: the chain's bias (input 2 of the fused node) or Gemm's own
+// C of one value per column as the bias, beta 1 either way (so that the plain product with C
+// added, run where cuBLASLt's call cannot be, computes the same), and a Relu.
+bool gemm_epilogue(const kernel_prep *p, gemm_state *s) {
+    lt_epilogue *e = (lt_epilogue *)calloc(1, sizeof *e);
+    if (!e) return false;
+    s->ep = e;
+    e->bias_input = -1;
+    e->alpha = (float)s->alpha;
+    if (!epilogue_chain(p, &e->bias_input, &e->relu)) return false;
+    bool has_c = p->n_in > 2 && p->in_type[2];
+    if (has_c && (s->beta != 1 || s->cm != 1 || s->cn != s->n)) return false;
+    if (has_c) e->bias_input = 2;
+    return s->k > 0 && lt_build(p, s->dtype, s->m, s->n, s->k, s->ta, s->tb, e);
+}
+
 onyx_status gemm_prepare(const kernel_prep *p, void **state) {
     gemm_state *s = (gemm_state *)calloc(1, sizeof *s);
     if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "Gemm: out of memory");
@@ -301,11 +544,32 @@ onyx_status gemm_prepare(const kernel_prep *p, void **state) {
         free(s);
         return onyx_error(ONYX_ERR_SHAPE, "Gemm: operand shapes do not multiply");
     }
+    if (p->fused && !gemm_epilogue(p, s)) {
+        gemm_release(s);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "Gemm: cuBLASLt does not apply this epilogue");
+    }
     *state = s;
     return ONYX_OK;
 }
 
+onyx_status gemm_product(const kernel_call *c);
+
 onyx_status gemm_run(const kernel_call *c) {
+    const gemm_state *s = (const gemm_state *)c->state;
+    if (!s || !s->ep) return gemm_product(c);
+    const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
+    tensor *Y = kernel_output(c, 0);
+    if (Y->numel != s->m * s->n)
+        return onyx_error(ONYX_ERR_SHAPE, "Gemm: output has %lld elements, expected %lld",
+                          (long long)Y->numel, (long long)(s->m * s->n));
+    onyx_status st = ONYX_OK;
+    if (Y->numel && lt_run(c, s->ep, A, B, Y, &st)) return st;
+    TRY(gemm_product(c)); // with the bias as C
+    return epilogue_after(c, s->ep, s->dtype, false, s->n, Y);
+}
+
+// The product, C added (beta).
+onyx_status gemm_product(const kernel_call *c) {
     const gemm_state *s = (const gemm_state *)c->state;
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
     tensor *Y = kernel_output(c, 0);
@@ -339,10 +603,10 @@ onyx_status gemm_run(const kernel_call *c) {
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "MatMul", 1, 13, DEVICE_CUDA, MM_TYPES, 0, matmul_prepare, matmul_run, state_release,
-     NULL, NULL, matmul_supports, 0},
-    {"", "Gemm", 1, 13, DEVICE_CUDA, MM_TYPES, 0, gemm_prepare, gemm_run, state_release, NULL,
-     NULL, gemm_supports, 0},
+    {"", "MatMul", 1, 13, DEVICE_CUDA, MM_TYPES, KF_DEVICE_EPILOGUE, matmul_prepare, matmul_run,
+     mm_release, NULL, NULL, matmul_supports, 0},
+    {"", "Gemm", 1, 13, DEVICE_CUDA, MM_TYPES, KF_DEVICE_EPILOGUE, gemm_prepare, gemm_run,
+     gemm_release, NULL, NULL, gemm_supports, 0},
 };
 
 } // namespace
