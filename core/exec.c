@@ -229,6 +229,9 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
         if (frame->profiler) {
             int64_t start = exec_now_ns();
             st = ps->k->run(&call);
+            /* a device kernel only queues its work: wait for it, so the event is its run time */
+            if (st == ONYX_OK && call.queue)
+                st = p->devices[ps->k->device]->queue_finish(call.queue);
             profiler_node(frame->profiler, node, ps->k, node->n_inputs, in, node->n_outputs, out,
                           start, exec_now_ns(), frame->control ? frame->control->tag : NULL);
         } else {

@@ -97,6 +97,8 @@ def main():
     ap.add_argument('--models', default=','.join(MODELS))
     ap.add_argument('--batches', default='1,32')
     ap.add_argument('--runs', type=int, default=30)
+    ap.add_argument('--precisions', default='fp32,fp16')
+    ap.add_argument('--profile', action='store_true', help='also profile each model per node')
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -109,7 +111,7 @@ def main():
         model, make = build(name)
         model.eval()
         for b in [int(x) for x in args.batches.split(',')]:
-            for prec in ('fp32', 'fp16'):
+            for prec in args.precisions.split(','):
                 m = model.half() if prec == 'fp16' else model.float()
                 inputs = make(b)
                 if prec == 'fp16':
@@ -120,9 +122,20 @@ def main():
                     # float16 CNNs trace on the GPU; BERT's does not: traced on CUDA, torch's
                     # scaled-dot-product attention leaves float Casts that make the file invalid
                     # (a float16 LayerNorm scale on a float input: onnxruntime refuses it too)
+                    # (with torch 2.11 the CPU trace of its float16 scaled-dot-product attention
+                    # leaves a float LayerNorm input too: its float16 export is traced with the
+                    # eager attention, and PyTorch is timed with its default one)
                     on_gpu = prec == 'fp16' and name != 'bert_base'
-                    export(m.cuda() if on_gpu else m.cpu(),
-                           tuple(x.cuda() if on_gpu else x.cpu() for x in inputs), path)
+                    eager = prec == 'fp16' and name == 'bert_base'
+                    if eager:
+                        default_attention = m.bert.config._attn_implementation
+                        m.bert.config._attn_implementation = 'eager'
+                    try:
+                        export(m.cuda() if on_gpu else m.cpu(),
+                               tuple(x.cuda() if on_gpu else x.cpu() for x in inputs), path)
+                    finally:
+                        if eager:
+                            m.bert.config._attn_implementation = default_attention
                 except Exception as e:  # an exporter failure is a row, not the end of the table
                     rows.append((name, b, prec, None, None, None, None, f'export: {str(e)[:80]}'))
                     continue
@@ -132,6 +145,13 @@ def main():
                         r = subprocess.run([cli, 'info', path, '--placement', '-d', 'CUDA'],
                                            capture_output=True, text=True, timeout=600)
                         f.write(f'== {path}\n' + r.stdout + r.stderr[-2000:])
+                if args.profile:  # where the time goes, node by node (each waited for)
+                    r = subprocess.run([cli, 'profile', path, '-d', 'CUDA', '-n', '10', '-w', '3',
+                                        '--top', '25', '--trace', '/tmp/onyx_profile.json'],
+                                       capture_output=True, text=True, timeout=600)
+                    with open(os.path.join(args.out, 'profile.txt'), 'a') as f:
+                        f.write(f'== {path}\n' + r.stdout + r.stderr[-2000:])
+                    print(f'== profile {path}\n' + '\n'.join(r.stdout.splitlines()[:22]), flush=True)
                 oh, err = onyx_time(cli, path, args.runs, False)
                 ox, err2 = onyx_time(cli, path, args.runs, True)
                 err = err or err2

@@ -28,6 +28,13 @@ if ! make -j"$jobs" CUDA=1 build/libonyx_cuda.so >"$out/build.log" 2>&1; then
 fi
 echo "plugin built in $((SECONDS - t0)) s"
 export ONYX_CUDA_LIB=$PWD/build/libonyx_cuda.so
+# the library must find the plugin and the GPU, or every step below quietly runs without CUDA
+if ! ONYX_LIB=$b/bin/libonyx.so PYTHONPATH=backend/python python3 -c 'import sys, onyx.ort as o
+sys.exit("CUDAExecutionProvider" not in o.get_available_providers())'; then
+    ldd -r build/libonyx_cuda.so 2>&1 | grep -i undefined | head
+    echo "SUMMARY CUDA is not usable with this plugin"
+    exit 1
+fi
 summary=()
 
 if [[ " $steps " == *" unit "* ]]; then
@@ -37,9 +44,9 @@ if [[ " $steps " == *" unit "* ]]; then
     summary+=("unit rc=$rc")
 fi
 
-if [[ " $steps " == *" unit "* ]]; then   # device values from Python, on CUDA too
+if [[ " $steps " == *" unit "* ]]; then   # device values and epilogues from Python, on CUDA too
     ONYX_LIB=$b/bin/libonyx.so PYTHONPATH=backend/python python3 -m pytest -q \
-        tests/python/test_io_binding.py >"$out/python.log" 2>&1
+        tests/python/test_io_binding.py tests/python/test_device_epilogue.py >"$out/python.log" 2>&1
     rc=$?
     tail -3 "$out/python.log"
     summary+=("python io binding rc=$rc")
@@ -74,7 +81,9 @@ fi
 
 if [[ " $steps " == *" bench "* ]]; then
     PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx \
-        python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} 2>&1 | tee "$out/bench.log" | tail -40
+        python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} \
+        ${BENCH_BATCHES:+--batches "$BENCH_BATCHES"} ${BENCH_PRECISIONS:+--precisions "$BENCH_PRECISIONS"} \
+        ${BENCH_PROFILE:+--profile} 2>&1 | tee "$out/bench.log" | tail -40
     summary+=("bench rc=${PIPESTATUS[0]}")
 fi
 printf 'SUMMARY %s\n' "${summary[@]}"
