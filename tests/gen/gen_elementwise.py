@@ -236,6 +236,26 @@ def misc(s, rng):
     case(s, 'test_ew_not_empty', 'Not', [np.zeros((0, 3), bool)])
 
 
+def half_vectors(s, rng):
+    # float16 tensors of a multiple of 8 elements, which the CUDA kernels take eight at a time
+    # (16-byte loads): unary, same-shape binary and a scalar on either side; and one of 1001
+    # elements, which they take one at a time.
+    x = (rng.standard_normal((16, 96)) * 4).astype(np.float16)
+    y = (rng.standard_normal((16, 96)) * 4).astype(np.float16)
+    y[np.abs(y) < 0.25] = 0.5
+    k = np.array(0.75, np.float16)
+    case(s, 'test_ew_f16_vec_relu', 'Relu', [x])
+    case(s, 'test_ew_f16_vec_neg', 'Neg', [x])
+    case(s, 'test_ew_f16_vec_tanh', 'Tanh', [x])
+    case(s, 'test_ew_f16_vec_add', 'Add', [x, y])
+    case(s, 'test_ew_f16_vec_div', 'Div', [x, y])
+    case(s, 'test_ew_f16_vec_mul_scalar', 'Mul', [x, k])
+    case(s, 'test_ew_f16_vec_scalar_sub', 'Sub', [k, x])
+    odd = (rng.standard_normal(1001) * 4).astype(np.float16)
+    case(s, 'test_ew_f16_odd_relu', 'Relu', [odd])
+    case(s, 'test_ew_f16_odd_add', 'Add', [odd, odd[::-1].copy()])
+
+
 def large(s, rng):
     # Large enough that broadcast, cast and Where split across threads, with chunk edges falling
     # inside rows and inside packed bytes.
@@ -267,6 +287,7 @@ def generate(s):
     numeric_casts(s)
     low_precision_casts(s, rng)
     misc(s, rng)
+    half_vectors(s, rng)
     large(s, rng)
     e8m0_casts(s)
 
