@@ -2,8 +2,9 @@
  * devices and fallback are exercised without an accelerator (`onyx-test-runner -d TEST`). Its
  * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
- * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax), each run on
- * unscrambled copies of its inputs, as a real device's kernels would run on device memory. */
+ * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax, Transpose,
+ * Gather, Split), each run on unscrambled copies of its inputs, as a real device's kernels would
+ * run on device memory. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,7 +99,7 @@ const device_ops test_device_ops = {
 /* The ops the TEST device runs; everything else falls back to the CPU. */
 static const char *const test_ops[] = {
     "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt",
-    "MatMul", "Gemm", "Conv", "Softmax",
+    "MatMul", "Gemm", "Conv", "Softmax", "Transpose", "Gather", "Split",
 };
 
 /* The most inputs or outputs of the ops above (Gemm and Conv take 3): larger nodes stay on the CPU. */
@@ -360,11 +361,12 @@ static void build_table(void) {
         if (*cpu[i].domain || !is_test_op(cpu[i].op_type)) continue;
         t[count] = cpu[i];
         t[count].device = DEVICE_TEST;
-        /* no post-ops, no blocked layouts, no aliasing on this device; products take device
-         * epilogues, as CUDA's do */
+        /* no post-ops, no blocked layouts, no in-place outputs on this device; products take
+         * device epilogues and outputs may be views, as on CUDA (a view's bytes are written
+         * again with the same values) */
         bool product = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
                        !strcmp(cpu[i].op_type, "Gemm");
-        t[count].flags = product ? KF_DEVICE_EPILOGUE : 0;
+        t[count].flags = (product ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW);
         t[count].prepare = test_prepare;
         t[count].run = test_run;
         t[count].release = test_release;

@@ -1,7 +1,8 @@
 /* Outputs that are views: a Transpose that only moves dims of 1, a Gather of one constant index
  * and a Split, along an axis after dims of 1, give outputs that are one contiguous run of their
  * input's bytes. The memory planner lets such an output point into its input instead of copying
- * (KF_VIEW kernels leave an output alone when it already is that run). */
+ * (KF_VIEW kernels leave an output alone when it already is that run), on any device: a view is
+ * an offset in the device's arena. */
 #include "core/exec_internal.h"
 
 #include <string.h>
@@ -59,7 +60,8 @@ static bool gather_slice(const plan *p, const graph_node *node, const type_info 
         !normal_axis(attr_int(node, "axis", 0), in->rank, &axis) || !ones_before(in, axis))
         return false;
     const plan_value *iv = &p->vals[node->inputs[1]];
-    const tensor *idx = iv->where == ST_CONST ? iv->constant : NULL;
+    if (iv->device != DEVICE_CPU) iv = &p->vals[iv->source]; /* a device's copy: the host's */
+    const tensor *idx = iv->where == ST_CONST && iv->device == DEVICE_CPU ? iv->constant : NULL;
     if (!idx || idx->numel != 1 || (idx->dtype != ONYX_INT64 && idx->dtype != ONYX_INT32))
         return false;
     int64_t i = idx->dtype == ONYX_INT64 ? *(const int64_t *)idx->data
@@ -96,7 +98,7 @@ bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offs
     size_t esize, two;
     if (!type_is_static(&in->type) || !type_is_static(&out->type) ||
         in->type.dtype != out->type.dtype || in->type.dtype == ONYX_STRING || in->blocked ||
-        out->blocked || in->device != DEVICE_CPU || out->device != DEVICE_CPU ||
+        out->blocked || in->device != out->device ||
         !dtype_storage_size(in->type.dtype, 1, &esize) ||
         !dtype_storage_size(in->type.dtype, 2, &two) || two != 2 * esize) /* whole bytes */
         return false;

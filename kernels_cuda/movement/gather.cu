@@ -72,6 +72,13 @@ bool mv_gather_supports(const kernel_prep *p) {
            mv_product(x->dims, 0, axis) * n_idx * mv_product(x->dims, axis + 1, x->rank);
 }
 
+// Whether y lies inside x's bytes: the plan made it a view of x (KF_VIEW, core/exec_view.c;
+// an output never overlaps an input otherwise), so it already holds the result.
+static bool is_view(const tensor *x, const tensor *y) {
+    const char *a = (const char *)x->data, *b = (const char *)y->data;
+    return b >= a && b + y->nbytes <= a + x->nbytes;
+}
+
 onyx_status mv_gather_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0), *idx = kernel_input(c, 1);
     tensor *y = kernel_output(c, 0);
@@ -86,6 +93,7 @@ onyx_status mv_gather_run(const kernel_call *c) {
                           (long long)y->numel,
                           (long long)(mv_product(x->dims, 0, axis) * idx->numel * inner));
     if (y->numel == 0) return ONYX_OK;
+    if (is_view(x, y)) return ONYX_OK; /* one constant index after dims of 1 */
     size_t es = dtype_size(x->dtype), w = mv_align_width(inner * (int64_t)es, x->data, y->data);
     if (w < es) w = es;
     int64_t iw = inner * (int64_t)es / (int64_t)w;

@@ -72,6 +72,7 @@ onyx_status transpose_run(const kernel_call *c) {
     int64_t perm[ONYX_MAX_RANK];
     if (!transpose_perm(c->node, x->rank, perm))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "Transpose: perm is no permutation of the axes");
+    if (y->data == x->data && x->numel > 0) return ONYX_OK; /* a view: only dims of 1 move */
     return transposed_copy(c, x, y, x->rank, x->dims, perm, "Transpose");
 }
 
@@ -211,6 +212,10 @@ onyx_status split_run(const kernel_call *c) {
         int64_t len = y->rank == x->rank ? y->dims[axis] * inner : -1;
         if (y->dtype != x->dtype || len < 0 || y->numel != outer * len || off + len > row)
             return onyx_error(ONYX_ERR_SHAPE, "Split: output %d does not fit the input", o);
+        if (outer == 1 && y->data == (const char *)x->data + off * (int64_t)es) { /* a view */
+            off += len;
+            continue;
+        }
         int64_t dims[2] = {outer, len}, ds[2] = {len, 1}, ss[2] = {row, 1};
         TRY(mv_copy(c, y->data, (const char *)x->data + off * (int64_t)es, es, 2, dims, ds, ss,
                     "Split"));
@@ -412,11 +417,11 @@ const kernel entries[] = {
      NULL, NULL, NULL, IN(1)},
     {"", "Identity", 1, 25, DEVICE_CUDA, MV_DT_ALIAS, KF_ALIAS_INPUT0, NULL, alias_run, NULL,
      NULL, NULL, NULL, 0},
-    {"", "Transpose", 1, 25, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, transpose_run, NULL, NULL, NULL,
-     transpose_supports, 0},
+    {"", "Transpose", 1, 25, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, transpose_run, NULL, NULL,
+     NULL, transpose_supports, 0},
     {"", "Concat", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, concat_run, NULL, NULL, NULL,
      concat_supports, 0},
-    {"", "Split", 1, 18, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, split_run, NULL, NULL, NULL,
+    {"", "Split", 1, 18, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, split_run, NULL, NULL, NULL,
      split_supports, IN(1)},
     {"", "Slice", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, slice_run, NULL, NULL, NULL,
      slice_supports, IN(1) | IN(2) | IN(3) | IN(4)},
@@ -428,7 +433,7 @@ const kernel entries[] = {
      NULL, depth_to_space_supports, 0},
     {"", "SpaceToDepth", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, space_to_depth_run, NULL, NULL,
      NULL, space_to_depth_supports, 0},
-    {"", "Gather", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_run, NULL, NULL, NULL,
+    {"", "Gather", 1, 13, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, mv_gather_run, NULL, NULL, NULL,
      mv_gather_supports, 0},
     {"", "GatherElements", 11, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_elements_run, NULL,
      NULL, NULL, mv_gather_elements_supports, 0},
