@@ -3,8 +3,8 @@
  * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
  * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax, Transpose,
- * Gather, Split), each run on unscrambled copies of its inputs, as a real device's kernels would
- * run on device memory. */
+ * Gather, Split, Attention), each run on unscrambled copies of its inputs, as a real device's
+ * kernels would run on device memory. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,7 +99,7 @@ const device_ops test_device_ops = {
 /* The ops the TEST device runs; everything else falls back to the CPU. */
 static const char *const test_ops[] = {
     "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt",
-    "MatMul", "Gemm", "Conv", "Softmax", "Transpose", "Gather", "Split",
+    "MatMul", "Gemm", "Conv", "Softmax", "Transpose", "Gather", "Split", "Attention",
 };
 
 /* The most inputs or outputs of the ops above (Gemm and Conv take 3): larger nodes stay on the CPU. */
@@ -180,7 +180,13 @@ static onyx_status test_prepare(const kernel_prep *p, void **state) {
     onyx_status st = ONYX_OK;
     const tensor *host_values[TEST_MAX_IO] = {0};
     kernel_prep host = *p;
-    if (p->fused) {
+    if (p->fused && p->fused->attention) {
+        /* an attention chain (core/fuse.c): the CPU's kernel reads it as CUDA's does, in float */
+        if (p->out_type[0].dtype != ONYX_FLOAT) {
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "TEST device: attention chains in float only");
+            goto done;
+        }
+    } else if (p->fused) {
         if (!epilogue_ok(p)) {
             st = onyx_error(ONYX_ERR_UNSUPPORTED, "TEST device: this epilogue");
             goto done;

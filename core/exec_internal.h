@@ -45,6 +45,7 @@ typedef struct plan_step {
     graph_node *own_node; /* owned: the node this step runs instead of nodes[node]: a fused chain
                              (core/fuse.c), the node with inputs or outputs moved to copies on its
                              device, or a copy step's own (core/exec_place.c) */
+    bool fused;           /* own_node is a fusion pass's (core/fuse.c, core/fuse_device.c) */
 } plan_step;
 
 /* The node a step runs: its graph node, or the one of its own that replaced it. */

@@ -40,13 +40,33 @@ static bool only_output0(const graph_node *n) {
     return n->n_outputs >= 1 && n->outputs[0] >= 0;
 }
 
-/* The constant float value of input i of n, with `numel` values (-1: any), or NULL. */
-static const tensor *const_float(const plan *p, const graph_node *n, int i, int64_t numel) {
+/* The host constant behind input i of n (a device's copy of a constant is read through the
+ * host's), or NULL. */
+static const tensor *host_const(const plan *p, const graph_node *n, int i) {
     if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
     const plan_value *v = &p->vals[n->inputs[i]];
-    if (v->where != ST_CONST || !v->constant || v->constant->dtype != ONYX_FLOAT) return NULL;
-    if (numel >= 0 && v->constant->numel != numel) return NULL;
-    return v->constant;
+    if (v->device != DEVICE_CPU) v = &p->vals[v->source];
+    return v->where == ST_CONST && v->device == DEVICE_CPU ? v->constant : NULL;
+}
+
+/* The constant float value of input i of n, with `numel` values (-1: any), or NULL. */
+static const tensor *const_float(const plan *p, const graph_node *n, int i, int64_t numel) {
+    const tensor *c = host_const(p, n, i);
+    if (!c || c->dtype != ONYX_FLOAT) return NULL;
+    if (numel >= 0 && c->numel != numel) return NULL;
+    return c;
+}
+
+/* The one value of constant input i of n, of a float type (16-bit ones in a device's float16
+ * graph), as a float; false if it is none. */
+static bool const_scalar(const plan *p, const graph_node *n, int i, float *out) {
+    const tensor *c = host_const(p, n, i);
+    if (!c || c->numel != 1) return false;
+    if (c->dtype == ONYX_FLOAT) *out = ((const float *)c->data)[0];
+    else if (c->dtype == ONYX_FLOAT16) *out = fp16_to_float(((const uint16_t *)c->data)[0]);
+    else if (c->dtype == ONYX_BFLOAT16) *out = bf16_to_float(((const uint16_t *)c->data)[0]);
+    else return false;
+    return true;
 }
 
 static bool same_type(const type_info *a, const type_info *b) {
@@ -80,9 +100,9 @@ static bool scalar_factor(const plan *p, const graph_node *n, int cur, float *c)
         return false;
     int k = n->inputs[0] == cur ? 1 : div ? -1 : n->inputs[1] == cur ? 0 : -1;
     if (k < 0 || n->inputs[k] == cur) return false;
-    const tensor *t = const_float(p, n, k, 1);
-    if (!t || t->rank > p->vals[cur].type.rank) return false;
-    float f = ((const float *)t->data)[0];
+    const tensor *t = host_const(p, n, k);
+    float f;
+    if (!const_scalar(p, n, k, &f) || t->rank > p->vals[cur].type.rank) return false;
     if (div && f == 0.0f) return false;
     *c = div ? 1.0f / f : f;
     return isfinite(*c);
@@ -265,14 +285,22 @@ static bool float_value_type(const type_info *t) {
 
 static bool float_value(const plan *p, int v) { return float_value_type(&p->vals[v].type); }
 
+/* float_value, or where `wide` (a device's attention chain) a float16 or bfloat16 one too. */
+static bool any_float_value(const plan *p, int v, bool wide) {
+    const type_info *t = &p->vals[v].type;
+    return wide ? same_type(t, t) && (t->dtype == ONYX_FLOAT || t->dtype == ONYX_FLOAT16 ||
+                                      t->dtype == ONYX_BFLOAT16)
+                : float_value_type(t);
+}
+
 /* Step s as a link a MatMul's view may absorb between `v` and the MatMul: making v (out false:
  * a Transpose, a relabelling Reshape / Squeeze / Unsqueeze / Flatten / Identity, or a scalar
  * factor) or reading v (out: a Transpose or a relabelling), v read by nothing else. Returns
  * the LINK_ kind, or -1; *x is the link's other end (its input, or its output when out) and
  * *c a factor's value. */
 static int link_of(const graph *g, const plan *p, const int *uses, const bool *gone, int s, int v,
-                   bool out, int *x, float *c) {
-    if (s < 0 || gone[s] || p->steps[s].own_node || uses[v] != 1 || plan_value_is_output(g, v))
+                   bool out, bool wide, int *x, float *c) {
+    if (s < 0 || gone[s] || p->steps[s].fused || uses[v] != 1 || plan_value_is_output(g, v))
         return -1;
     const graph_node *t = step_node(g, &p->steps[s]);
     if (!only_output0(t) || t->n_inputs < 1 || t->inputs[0] < 0 || t->outputs[0] < 0) return -1;
@@ -294,7 +322,9 @@ static int link_of(const graph *g, const plan *p, const int *uses, const bool *g
         if (*x < 0) return -1;
         kind = LINK_FACTOR;
     }
-    if (kind < 0 || !float_value(p, t->inputs[0]) || !float_value(p, t->outputs[0])) return -1;
+    if (kind < 0 || !any_float_value(p, t->inputs[0], wide) ||
+        !any_float_value(p, t->outputs[0], wide))
+        return -1;
     return kind;
 }
 
@@ -312,15 +342,16 @@ static bool link_transpose(const graph *g, const plan *p, int step, int rank, in
 }
 
 /* The links from `v` away from the MatMul of step s: towards its producers (an operand), or
- * where `consumer` is given, towards its readers (a result). */
+ * where `consumer` is given, towards its readers (a result); `wide`: through 16-bit floats too. */
 static void walk_links(const graph *g, const plan *p, const int *uses, const bool *gone,
-                       const int *consumer, int s, int v, walk *w) {
+                       const int *consumer, int s, int v, bool wide, walk *w) {
     w->n = 0;
     w->vals[0] = v;
     while (w->n < MAX_WALK) {
         int x, cur = w->vals[w->n];
         int r = consumer ? consumer[cur] : producer(g, p, s, cur);
-        int kind = link_of(g, p, uses, gone, r, cur, consumer != NULL, &x, &w->factors[w->n]);
+        int kind =
+            link_of(g, p, uses, gone, r, cur, consumer != NULL, wide, &x, &w->factors[w->n]);
         if (kind < 0) break;
         w->steps[w->n] = r;
         w->kinds[w->n] = kind;
@@ -366,7 +397,7 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
         if (i == 1 && mm->inputs[1] == mm->inputs[0]) break;
         if (!may_view[i]) continue;
         walk w;
-        walk_links(g, p, uses, gone, NULL, s, mm->inputs[i], &w);
+        walk_links(g, p, uses, gone, NULL, s, mm->inputs[i], false, &w);
         strided_view v;
         int d = w.n;
         for (; d > 0; d--)
@@ -394,7 +425,7 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
 static int result_views(const graph *g, const plan *p, const int *uses, const bool *gone,
                         const int *consumer, fuse_chain *chain, int *cur, int *taken, int *n_taken) {
     walk w;
-    walk_links(g, p, uses, gone, consumer, -1, *cur, &w);
+    walk_links(g, p, uses, gone, consumer, -1, *cur, false, &w);
     strided_view v;
     int d = w.n;
     for (; d > 0; d--)
@@ -579,10 +610,10 @@ static bool chain_used(const fuse_chain *c) {
  * not taken), the value it reads in *src, the steps absorbed appended to taken. Never fails: the
  * operand itself (dense) is the shallowest such view. */
 static void attention_operand(const graph *g, const plan *p, const int *uses, const bool *gone,
-                              int s, int v, bool cols_ok, strided_view *out, float *scale,
-                              int *src, int *taken, int *n_taken) {
+                              int s, int v, bool cols_ok, bool wide, strided_view *out,
+                              float *scale, int *src, int *taken, int *n_taken) {
     walk w;
-    walk_links(g, p, uses, gone, NULL, s, v, &w);
+    walk_links(g, p, uses, gone, NULL, s, v, wide, &w);
     for (int d = w.n; d >= 0; d--) {
         strided_view view;
         if (d > 0 && (w.kinds[d - 1] == LINK_RELABEL || !walk_view(g, p, &w, d, false, &view)))
@@ -607,9 +638,11 @@ static void attention_operand(const graph *g, const plan *p, const int *uses, co
     }
 }
 
-/* Whether mask type m broadcasts to scores of type t (rank <= t's, each dim 1 or t's). */
-static bool mask_broadcasts(const type_info *m, const type_info *t) {
-    if (!float_value_type(m) || m->rank > t->rank) return false;
+/* Whether mask type m broadcasts to scores of type t (rank <= t's, each dim 1 or t's); `wide`:
+ * a 16-bit float mask too. */
+static bool mask_broadcasts(const plan *p, int mask, const type_info *t, bool wide) {
+    const type_info *m = &p->vals[mask].type;
+    if (!any_float_value(p, mask, wide) || m->rank > t->rank) return false;
     for (int i = 0; i < m->rank; i++) {
         int64_t d = m->dims[i], e = t->dims[t->rank - m->rank + i];
         if (d != 1 && d != e) return false;
@@ -622,7 +655,7 @@ static int maker_of(const graph *g, const plan *p, const bool *gone, int s, int 
                     int from, const char *op) {
     for (int r = s + 1; r < until; r++) {
         const graph_node *n = step_node(g, &p->steps[r]);
-        if (!gone[r] && !p->steps[r].own_node && is_op(n, op) && n->n_inputs == 1 &&
+        if (!gone[r] && !p->steps[r].fused && is_op(n, op) && n->n_inputs == 1 &&
             n->inputs[0] == from && only_output0(n) && n->outputs[0] == v)
             return r;
     }
@@ -637,7 +670,7 @@ static int nan_to_zero(const graph *g, const plan *p, const int *uses, const boo
                        const int *consumer, int s, int p_val, int *cast) {
     int w = consumer[p_val];
     if (uses[p_val] != 2 || plan_value_is_output(g, p_val) || w <= s || gone[w] ||
-        p->steps[w].own_node)
+        p->steps[w].fused)
         return -1;
     const graph_node *where = step_node(g, &p->steps[w]);
     const tensor *zero = const_float(p, where, 1, 1);
@@ -678,14 +711,18 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
                            const int *consumer, int s, fuse_chain *chain, int *src, int *cur,
                            int *taken, int *n_taken) {
     const graph_node *mm = step_node(g, &p->steps[s]);
-    if (!is_op(mm, "MatMul") || mm->n_inputs != 2 || mm->inputs[0] == mm->inputs[1] ||
-        p->steps[s].k->device != DEVICE_CPU)
-        return -1;
+    /* the CPU's kernel computes in float; a device's takes its 16-bit floats too. Every step of
+     * the chain runs on the first MatMul's device: a value from another comes through a copy,
+     * which no walk passes. */
+    device_kind dev = p->steps[s].k->device;
+    bool wide = dev != DEVICE_CPU;
+    if (!is_op(mm, "MatMul") || mm->n_inputs != 2 || mm->inputs[0] == mm->inputs[1]) return -1;
     const type_info *t = &p->vals[mm->outputs[0]].type, *tq = &p->vals[mm->inputs[0]].type,
                     *tk = &p->vals[mm->inputs[1]].type;
     int r = t->rank;
-    if ((r != 3 && r != 4) || !float_value(p, mm->inputs[0]) || !float_value(p, mm->inputs[1]) ||
-        tq->rank != r || tk->rank != r || p->vals[mm->inputs[0]].where == ST_CONST ||
+    if ((r != 3 && r != 4) || !any_float_value(p, mm->inputs[0], wide) ||
+        !any_float_value(p, mm->inputs[1], wide) || tq->dtype != t->dtype ||
+        tk->dtype != t->dtype || tq->rank != r || tk->rank != r || p->vals[mm->inputs[0]].where == ST_CONST ||
         p->vals[mm->inputs[1]].where == ST_CONST)
         return -1;
     for (int i = 0; i < r - 2; i++)
@@ -697,7 +734,7 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
     for (bool softmax = false; !softmax;) {
         step = consumer[v];
         if (nt >= MAX_WALK || uses[v] != 1 || plan_value_is_output(g, v) || step <= s ||
-            gone[step] || p->steps[step].own_node)
+            gone[step] || p->steps[step].fused)
             return -1;
         const graph_node *n = step_node(g, &p->steps[step]);
         if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return -1;
@@ -707,7 +744,7 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
         } else if (mask < 0 && is_op(n, "Add") && n->version >= 7 && n->n_inputs == 2 &&
                    (n->inputs[0] == v) != (n->inputs[1] == v)) {
             mask = n->inputs[n->inputs[0] == v ? 1 : 0];
-            if (mask < 0 || !mask_broadcasts(&p->vals[mask].type, t)) return -1;
+            if (mask < 0 || !mask_broadcasts(p, mask, t, wide)) return -1;
         } else if (is_op(n, "Softmax") && n->n_inputs == 1) {
             int64_t axis = attr_int(n, "axis", n->version >= 13 ? -1 : 1);
             if (axis != -1 && axis != r - 1) return -1;
@@ -731,12 +768,14 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
     /* P times V */
     int s2 = consumer[v];
     if (uses[v] != 1 || plan_value_is_output(g, v) || s2 <= step || gone[s2] ||
-        p->steps[s2].own_node || !matmul_step(g, &p->steps[s2]) ||
-        p->steps[s2].k->device != DEVICE_CPU)
+        p->steps[s2].fused || p->steps[s2].k->device != dev ||
+        (dev == DEVICE_CPU && !matmul_step(g, &p->steps[s2])))
         return -1;
     const graph_node *pv = step_node(g, &p->steps[s2]);
     if (!is_op(pv, "MatMul") || pv->n_inputs != 2 || pv->inputs[0] != v || pv->inputs[1] == v ||
-        !float_value(p, pv->inputs[1]) || !float_value(p, pv->outputs[0]))
+        !any_float_value(p, pv->inputs[1], wide) || !any_float_value(p, pv->outputs[0], wide) ||
+        p->vals[pv->inputs[1]].type.dtype != t->dtype ||
+        p->vals[pv->outputs[0]].type.dtype != t->dtype)
         return -1;
     const type_info *tv = &p->vals[pv->inputs[1]].type, *to = &p->vals[pv->outputs[0]].type;
     if (tv->rank != r || to->rank != r || tv->dims[r - 2] != t->dims[r - 1]) return -1;
@@ -746,16 +785,16 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 
     fuse_chain c = {0};
     strided_view view[4];
-    attention_operand(g, p, uses, gone, s, mm->inputs[0], false, &view[0], &scale, &src[0],
+    attention_operand(g, p, uses, gone, s, mm->inputs[0], false, wide, &view[0], &scale, &src[0],
                       tk_, &nt);
-    attention_operand(g, p, uses, gone, s, mm->inputs[1], true, &view[1], &scale, &src[1], tk_,
-                      &nt);
-    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, &view[3], NULL, &src[2], tk_,
-                      &nt);
+    attention_operand(g, p, uses, gone, s, mm->inputs[1], true, wide, &view[1], &scale, &src[1],
+                      tk_, &nt);
+    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, wide, &view[3], NULL, &src[2],
+                      tk_, &nt);
     int last = s2, end = pv->outputs[0];
     /* O through the Transposes that read it, where its rows stay contiguous */
     walk w;
-    walk_links(g, p, uses, gone, consumer, -1, end, &w);
+    walk_links(g, p, uses, gone, consumer, -1, end, wide, &w);
     view_dense(&view[2], to->rank, to->dims);
     for (int d = w.n; d > 0; d--) {
         strided_view o;
@@ -781,8 +820,9 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 }
 
 /* The fused node of an attention chain found at step s: an Attention node of the chain's
- * inputs and output, run by the CPU's Attention kernel (*k) with the chain prepared. *node
- * stays NULL (the steps stay as they are) when that kernel is missing or refuses the chain. */
+ * inputs and output, run by the Attention kernel (*k) of step s's device with the chain
+ * prepared. *node stays NULL (the steps stay as they are) when that kernel is missing or refuses
+ * the chain. */
 static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain *chain,
                                   const int *src, int out, graph_node **node, const kernel **k) {
     *node = NULL;
@@ -802,7 +842,7 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     fn->outputs[0] = out;
     const type_info *in_types[4];
     for (int i = 0; i < fn->n_inputs; i++) in_types[i] = &p->vals[src[i]].type;
-    const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, DEVICE_CPU);
+    const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, p->steps[s].k->device);
     void *trial = NULL;
     if (!cand || plan_prepare_kernel(sg, p, cand, fn, chain, &trial) != ONYX_OK || !trial) {
         onyx_error_clear();
@@ -843,8 +883,18 @@ static void absorb(plan *p, bool *gone, const int *steps, int n) {
         plan_step *a = &p->steps[steps[i]];
         if (a->state && a->k->release) a->k->release(a->state);
         a->state = NULL;
+        free(a->own_node); /* a device step's node with its inputs moved (exec_place.c) */
+        a->own_node = NULL;
         gone[steps[i]] = true;
     }
+}
+
+/* Step ps runs fused node fn from now on, instead of its graph node or the node placement made
+ * of it (its inputs moved to copies: fn was made from it). */
+static void set_fused(plan_step *ps, graph_node *fn) {
+    if (ps->own_node != fn) free(ps->own_node);
+    ps->own_node = fn;
+    ps->fused = true;
 }
 
 /* Whether step t is a Transpose of a float tensor of rank 3 to 5 that puts its channels last
@@ -870,7 +920,7 @@ static int channels_last_input(const graph *g, const plan *p, const int *uses, c
     int v = step_node(g, &p->steps[s])->inputs[0];
     if (uses[v] != 1 || plan_value_is_output(g, v)) return -1;
     int t = producer(g, p, s, v);
-    if (t < 0 || gone[t] || p->steps[t].own_node || !channels_transpose(g, p, t, false)) return -1;
+    if (t < 0 || gone[t] || p->steps[t].fused || !channels_transpose(g, p, t, false)) return -1;
     *x = step_node(g, &p->steps[t])->inputs[0];
     return t;
 }
@@ -891,7 +941,7 @@ static int se_scale(const graph *g, const plan *p, const int *uses, const bool *
         wn > xn / 2 || uses[v] != 1 || plan_value_is_output(g, v))
         return -1;
     int m = producer(g, p, s, v);
-    if (m < 0 || gone[m] || p->steps[m].own_node) return -1;
+    if (m < 0 || gone[m] || p->steps[m].fused) return -1;
     const graph_node *mul = step_node(g, &p->steps[m]);
     if (!is_op(mul, "Mul") || mul->version < 7 || mul->n_inputs != 2 || !only_output0(mul))
         return -1;
@@ -945,13 +995,16 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         plan_step *ps = &p->steps[s];
         const graph_node *conv = step_node(g, ps);
         bool matmul = matmul_step(g, ps);
-        if (gone[s] || !(conv_step(g, ps) || matmul) || ps->own_node || !only_output0(conv) ||
-            conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
+        /* a device's MatMul: an attention chain only (its other epilogues: core/fuse_device.c) */
+        bool device_mm = ps->k->device != DEVICE_CPU && is_op(conv, "MatMul");
+        if (gone[s] || !(conv_step(g, ps) || matmul || device_mm) || ps->fused ||
+            !only_output0(conv) || conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
             continue;
         int att_src[4], att_out, att_taken[ATT_MAX_TAKEN], att_n = 0;
-        int att_last = matmul ? attention_chain(g, p, uses, gone, consumer, s, &chains[s], att_src,
-                                                &att_out, att_taken, &att_n)
-                              : -1;
+        int att_last = matmul || device_mm ? attention_chain(g, p, uses, gone, consumer, s,
+                                                             &chains[s], att_src, &att_out,
+                                                             att_taken, &att_n)
+                                           : -1;
         if (att_last >= 0) {
             graph_node *fn;
             const kernel *ak;
@@ -960,7 +1013,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 if (ps->state && ps->k->release) ps->k->release(ps->state);
                 ps->state = NULL;
                 ps->k = ak;
-                ps->own_node = fn;
+                set_fused(ps, fn);
                 absorb(p, gone, att_taken, att_n);
                 gone[s] = true;
                 emit[att_last] = s;
@@ -968,6 +1021,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             }
             memset(&chains[s], 0, sizeof chains[s]);
         }
+        if (device_mm) continue;
         const type_info *t = &p->vals[conv->outputs[0]].type;
         if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3)) continue;
         bool w_const = matmul || (p->vals[conv->inputs[1]].where == ST_CONST &&
@@ -1004,7 +1058,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
              * columns (GPT-2's Reshape of a Gemm's rows into [batch, sequence]) lets them on */
             int relabel = -1, x = cur, rx;
             float unused;
-            if (matmul && link_of(g, p, uses, gone, tstep, cur, true, &rx, &unused) == LINK_RELABEL &&
+            if (matmul &&
+                link_of(g, p, uses, gone, tstep, cur, true, false, &rx, &unused) == LINK_RELABEL &&
                 p->vals[rx].type.rank >= 1 &&
                 p->vals[rx].type.dims[p->vals[rx].type.rank - 1] == t->dims[t->rank - 1]) {
                 relabel = tstep;
@@ -1032,7 +1087,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (!matmul && addend < 0 && t->rank <= 5 && uses[cur] == 1 &&
             !plan_value_is_output(g, cur)) {
             int ts = consumer[cur];
-            if (ts > s && !gone[ts] && !p->steps[ts].own_node &&
+            if (ts > s && !gone[ts] && !p->steps[ts].fused &&
                 channels_transpose(g, p, ts, true)) {
                 chain->y_channels_last = true;
                 taken[n_taken++] = ts;
@@ -1073,7 +1128,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             }
             if (trial && ps->k->release) ps->k->release(trial);
         }
-        ps->own_node = fn;
+        set_fused(ps, fn);
         absorb(p, gone, taken, n_taken);
         gone[s] = last != s; /* moved to the chain's end, or (input views only) kept */
         emit[last] = s;
@@ -1098,7 +1153,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 const graph_node *nd = step_node(g, &p->steps[r]);
                 if (!gone[r] && nd->n_outputs > 0 && nd->outputs[0] == cur) tstep = r;
             }
-            if (tstep < 0 || p->steps[tstep].own_node) break;
+            if (tstep < 0 || p->steps[tstep].fused) break;
             const graph_node *nn = step_node(g, &p->steps[tstep]);
             int x;
             if (!classify_pre(p, nn, t, np == 0, &x, &rev[np])) break;
@@ -1111,7 +1166,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (np == 0 && (se = se_scale(g, p, uses, gone, s, t, &cur, &sc)) < 0 &&
             (xt = channels_last_input(g, p, uses, gone, s, &cur)) < 0)
             continue;
-        graph_node *fn = ps->own_node;
+        graph_node *fn = ps->fused ? ps->own_node : NULL;
         if (!fn) {
             if (!(fn = calloc(1, sizeof *fn + (FUSED_INPUTS + 1) * sizeof(int)))) {
                 st = onyx_oom("fused node");
@@ -1125,7 +1180,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             fn->n_inputs = conv->n_inputs < 4 ? conv->n_inputs : 4;
             fn->n_outputs = 1;
             fn->outputs[0] = conv->outputs[0];
-            ps->own_node = fn;
+            set_fused(ps, fn);
         }
         fn->inputs[0] = cur;
         if (se >= 0) {
