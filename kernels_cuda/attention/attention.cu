@@ -2,13 +2,19 @@
 // query rows that share one kv head, streams K/V tiles through shared memory with an online
 // softmax (running max and sum per row in registers) and writes Y once. Semantics mirror
 // kernels_cpu/attention/attention.c; past/present caches and the Q*K^T output stay on the CPU.
+// The same kernel runs attention spelled out (MatMul, scale, mask, Softmax, MatMul) that the
+// planner fused (core/fuse.c), reading Q, K and V and writing Y through the chain's views.
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mma.h>
 
+extern "C" {
+#include "core/fuse.h"
+}
 #include "kernels_cuda/common.cuh"
 
 namespace att {
@@ -78,6 +84,7 @@ struct att_args {
     int64_t mlen;  // the mask's last dim
     bool mbcast;   // v23: a last dim of 1 broadcasts over the keys (else short masks pad -inf)
     bool causal;
+    bool nan_to_zero; // a fused chain's Where(IsNaN(P), 0, P): a row whose softmax is NaN is 0
     int64_t batch;
     int kv_heads, group, q_len, total, D, Dv;
     int Dp;               // D rounded up to 4 (zero padded in shared memory)
@@ -323,12 +330,14 @@ __global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
         int h, qi;
         row_of(a, kvh, v, &h, &qi);
         T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
-        // a row with no key left (masked out entirely, or no key in reach) is NaN, as the CPU's
-        const float inv = m[i] == -INFINITY ? NAN : 1.0f / l[i];
+        // a row with no key left (masked out entirely, or no key in reach) is NaN, as the CPU's;
+        // zeros where the chain zeroes NaN probabilities (NaN scores make the sum NaN)
+        const bool zero = a.nan_to_zero && (m[i] == -INFINITY || !(l[i] > 0.0f));
+        const float inv = zero ? 0.0f : m[i] == -INFINITY ? NAN : 1.0f / l[i];
 #pragma unroll
         for (int c = 0; c < VC; c++) {
             const int col = lane + 32 * c;
-            if (col < a.Dv) dst[col] = from_compute<T>(o[i][c] * inv);
+            if (col < a.Dv) dst[col] = from_compute<T>(zero ? 0.0f : o[i][c] * inv);
         }
     }
 }
@@ -513,8 +522,10 @@ template <typename T> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att
         int h, qi;
         row_of(a, kvh, v, &h, &qi);
         T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
-        const float inv = m[rr] == -INFINITY ? NAN : 1.0f / l[rr];
-        for (int c = lane; c < a.Dv; c += 32) dst[c] = from_compute<T>(os[r * a.ldo + c] * inv);
+        const bool zero = a.nan_to_zero && (m[rr] == -INFINITY || !(l[rr] > 0.0f));
+        const float inv = zero ? 0.0f : m[rr] == -INFINITY ? NAN : 1.0f / l[rr];
+        for (int c = lane; c < a.Dv; c += 32)
+            dst[c] = from_compute<T>(zero ? 0.0f : os[r * a.ldo + c] * inv);
     }
 }
 
@@ -529,9 +540,14 @@ template <typename T> onyx_status launch_tc(const kernel_call *c, att_args a) {
     a.ldq = a.tc_dp + 8;
     a.ldkv = (a.tc_dp > a.tc_dvp ? a.tc_dp : a.tc_dvp) + 8;
     a.ldo = a.tc_dvp + 4;
-    // row offsets are multiples of the head sizes, so 8 | D keeps every Q/K row 16-byte aligned
-    a.vec_qk = a.D % 8 == 0 && (uintptr_t)a.q % 16 == 0 && (uintptr_t)a.k % 16 == 0;
-    a.vec_v = a.Dv % 8 == 0 && (uintptr_t)a.v % 16 == 0;
+    // 16-byte row loads where every row starts 16-byte aligned: 8 | D, aligned bases and strides
+    // (an Attention node's are multiples of the head sizes; a fused chain's views' may not be)
+    auto rows8 = [](const int64_t *st) {
+        return st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0;
+    };
+    a.vec_qk = a.D % 8 == 0 && (uintptr_t)a.q % 16 == 0 && (uintptr_t)a.k % 16 == 0 &&
+               rows8(a.qs) && rows8(a.ks);
+    a.vec_v = a.Dv % 8 == 0 && (uintptr_t)a.v % 16 == 0 && rows8(a.vs);
     a.row_blocks = (int)(((int64_t)a.group * a.q_len + TC_BQ - 1) / TC_BQ);
     const int64_t grid = (int64_t)a.batch * a.kv_heads * a.row_blocks;
     if (grid > INT_MAX) return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: too many blocks");
@@ -647,6 +663,97 @@ bool att_supports(const kernel_prep *p) {
     return true;
 }
 
+// ---- attention spelled out, fused by the planner (core/fuse.c)
+
+// What run needs of a fused chain: the geometry, the views' strides in elements (batch, head,
+// row: every row's elements contiguous), the scale and the mask's dims as [B, H, S, T].
+struct chain_state {
+    int64_t B, H, S, T, D, Dv;
+    int64_t qs[3], ks[3], vs[3], ys[3];
+    bool has_mask;
+    int64_t md[4];
+    float scale;
+    bool nan_to_zero;
+};
+
+// Batch, head and row strides of the chain's view i ([heads, rows, cols] or [batch, heads, rows,
+// cols]) whose rows run along dim `row` (K^T's along its last: its columns are K's rows), the
+// other of its last two dims contiguous; false where that one is not.
+bool chain_strides(const fuse_chain *c, int i, int row, int64_t *st) {
+    const int r = c->view_rank[i], col = row == r - 1 ? r - 2 : r - 1;
+    const int64_t *vs = c->view_strides[i];
+    if (vs[col] != 1 && c->view_dims[i][col] > 1) return false;
+    st[0] = r == 4 ? vs[0] : 0;
+    st[1] = vs[r - 3];
+    st[2] = vs[row];
+    return true;
+}
+
+// The chain in p->fused as this kernel reads it; false where it cannot (rows not contiguous, a
+// head too large, a mask that does not broadcast).
+bool chain_plan(const kernel_prep *p, chain_state *cs) {
+    const fuse_chain *c = p->fused;
+    const int r = c->view_rank[0];
+    if (!c->attention || c->n || c->n_pre || (r != 3 && r != 4) || c->view_rank[1] != r ||
+        c->view_rank[2] != r || c->view_rank[3] != r || p->n_in < 3)
+        return false;
+    const int64_t *q = c->view_dims[0], *kt = c->view_dims[1], *y = c->view_dims[2],
+                  *v = c->view_dims[3];
+    for (int i = 0; i < r - 2; i++)
+        if (kt[i] != q[i] || y[i] != q[i] || v[i] != q[i]) return false;
+    memset(cs, 0, sizeof *cs);
+    cs->B = r == 4 ? q[0] : 1;
+    cs->H = q[r - 3];
+    cs->S = q[r - 2];
+    cs->D = q[r - 1];
+    cs->T = kt[r - 1];
+    cs->Dv = v[r - 1];
+    if (kt[r - 2] != cs->D || v[r - 2] != cs->T || y[r - 2] != cs->S || y[r - 1] != cs->Dv)
+        return false;
+    const type_info *tq = p->in_type[0];
+    for (int i = 0; i < 3; i++)
+        if (!p->in_type[i] || p->in_type[i]->dtype != tq->dtype) return false;
+    if (!dtype_in(tq->dtype, QKV_TYPES) || p->out_type[0].dtype != tq->dtype) return false;
+    if (cs->D < 1 || cs->Dv < 1 || cs->D > MAX_HEAD || cs->Dv > MAX_HEAD || cs->T < 1 ||
+        cs->T > INT_MAX - BK || cs->S < 1 || cs->S > INT_MAX - 64 || cs->B * cs->H > INT_MAX)
+        return false;
+    if (!chain_strides(c, 0, r - 2, cs->qs) || !chain_strides(c, 1, r - 1, cs->ks) ||
+        !chain_strides(c, 3, r - 2, cs->vs) || !chain_strides(c, 2, r - 2, cs->ys))
+        return false;
+    if (input_given(p, 3)) { // numpy broadcasting to the scores [.., S, T]
+        const type_info *m = p->in_type[3];
+        const int64_t want[4] = {cs->B, cs->H, cs->S, cs->T};
+        if (m->kind != ONYX_VALUE_TENSOR || !dtype_in(m->dtype, DT_FLOATS) || m->rank > r)
+            return false;
+        for (int i = 0; i < 4; i++) cs->md[i] = 1;
+        for (int i = 0; i < m->rank; i++) {
+            int64_t d = m->dims[i];
+            int at = 4 - m->rank + i;
+            if (d != 1 && d != want[at]) return false;
+            cs->md[at] = d;
+        }
+        cs->has_mask = true;
+    }
+    cs->scale = c->has_in_scale ? c->in_scale : 1.0f;
+    cs->nan_to_zero = c->nan_to_zero;
+    return true;
+}
+
+onyx_status att_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    if (!p->fused) return ONYX_OK; // an Attention node: read from its inputs at run
+    chain_state *cs = (chain_state *)malloc(sizeof *cs);
+    if (!cs) return onyx_error(ONYX_ERR_NO_MEMORY, "Attention: out of memory");
+    if (!chain_plan(p, cs)) {
+        free(cs);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: CUDA does not take this chain");
+    }
+    *state = cs;
+    return ONYX_OK;
+}
+
+void att_release(void *state) { free(state); }
+
 int sm_count() {
     int dev = 0, n = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -655,7 +762,56 @@ int sm_count() {
     return n;
 }
 
+onyx_status chain_run(const kernel_call *c, const chain_state *cs) {
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *M = cs->has_mask ? kernel_input(c, 3) : NULL;
+    tensor *Y = kernel_output(c, 0);
+    if (!Q || !K || !V || !Y || (cs->has_mask && !M))
+        return onyx_error(ONYX_ERR_SHAPE, "Attention: the fused chain's inputs are missing");
+    att_args a;
+    memset(&a, 0, sizeof a);
+    a.q = Q->data;
+    a.k = K->data;
+    a.v = V->data;
+    a.y = Y->data;
+    memcpy(a.qs, cs->qs, sizeof a.qs);
+    memcpy(a.ks, cs->ks, sizeof a.ks);
+    memcpy(a.vs, cs->vs, sizeof a.vs);
+    memcpy(a.ys, cs->ys, sizeof a.ys);
+    if (M) {
+        int64_t st[4];
+        st[3] = 1;
+        for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * cs->md[i + 1];
+        for (int i = 0; i < 3; i++) a.ms[i] = cs->md[i] == 1 ? 0 : st[i];
+        a.mask = M->data;
+        a.has_mask = true;
+        a.mask_dt = M->dtype;
+        a.mlen = cs->md[3];
+        a.mbcast = cs->md[3] == 1 && cs->T > 1;
+    }
+    a.batch = cs->B;
+    a.kv_heads = (int)cs->H;
+    a.group = 1;
+    a.q_len = (int)cs->S;
+    a.total = (int)cs->T;
+    a.D = (int)cs->D;
+    a.Dv = (int)cs->Dv;
+    a.Dp = (a.D + 3) & ~3;
+    a.qstride = odd4(a.Dp);
+    a.scale = cs->scale;
+    a.nan_to_zero = cs->nan_to_zero;
+    int sms = sm_count();
+    switch (Q->dtype) {
+    case ONYX_FLOAT: return launch_typed<float>(c, a, sms);
+    case ONYX_FLOAT16: return launch_typed<__half>(c, a, sms);
+    case ONYX_BFLOAT16: return launch_typed<__nv_bfloat16>(c, a, sms);
+    default: break;
+    }
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: type %d on CUDA", (int)Q->dtype);
+}
+
 onyx_status att_run(const kernel_call *c) {
+    if (c->state) return chain_run(c, (const chain_state *)c->state);
     const graph_node *n = c->node;
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *M = kernel_input(c, 3), *NP = kernel_input(c, 6);
@@ -725,8 +881,8 @@ onyx_status att_run(const kernel_call *c) {
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "Attention", 23, 24, DEVICE_CUDA, QKV_TYPES, 0, NULL, att_run, NULL, NULL, NULL,
-     att_supports, 0},
+    {"", "Attention", 23, 24, DEVICE_CUDA, QKV_TYPES, 0, att_prepare, att_run, att_release, NULL,
+     NULL, att_supports, 0},
 };
 
 } // namespace
