@@ -30,11 +30,11 @@ enum { MAX_WALK = 8, VIEW_MAX_REUSE = 512 };
  * fuse_chain); those it does not take are -1. */
 enum { FUSED_INPUTS = 5 };
 
-static bool is_op(const graph_node *n, const char *op) {
+bool fuse_is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
 }
 
-static bool only_output0(const graph_node *n) {
+bool fuse_only_output0(const graph_node *n) {
     for (int o = 1; o < n->n_outputs; o++)
         if (n->outputs[o] >= 0) return false;
     return n->n_outputs >= 1 && n->outputs[0] >= 0;
@@ -69,7 +69,7 @@ static bool const_scalar(const plan *p, const graph_node *n, int i, float *out) 
     return true;
 }
 
-static bool same_type(const type_info *a, const type_info *b) {
+bool fuse_same_type(const type_info *a, const type_info *b) {
     return a->kind == ONYX_VALUE_TENSOR && b->kind == ONYX_VALUE_TENSOR && a->dtype == b->dtype &&
            type_is_static(a) && type_is_static(b) &&
            shape_equal(a->rank, a->dims, b->rank, b->dims);
@@ -95,8 +95,9 @@ static const tensor *per_channel(const plan *p, int v, const type_info *t) {
 /* Whether node n multiplies `cur` by a constant float scalar, or divides it by one: the factor
  * in *c. */
 static bool scalar_factor(const plan *p, const graph_node *n, int cur, float *c) {
-    bool div = is_op(n, "Div");
-    if ((!div && !is_op(n, "Mul")) || n->version < 7 || n->n_inputs != 2 || !only_output0(n))
+    bool div = fuse_is_op(n, "Div");
+    if ((!div && !fuse_is_op(n, "Mul")) || n->version < 7 || n->n_inputs != 2 ||
+        !fuse_only_output0(n))
         return false;
     int k = n->inputs[0] == cur ? 1 : div ? -1 : n->inputs[1] == cur ? 0 : -1;
     if (k < 0 || n->inputs[k] == cur) return false;
@@ -116,14 +117,14 @@ static bool scalar_factor(const plan *p, const graph_node *n, int cur, float *c)
 static bool classify(const plan *p, const graph_node *n, int cur, const type_info *t,
                      bool affine, bool w_const, bool matmul, int *addend, fuse_op *op) {
     memset(op, 0, sizeof *op);
-    if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return false;
+    if (!fuse_only_output0(n) || !fuse_same_type(&p->vals[n->outputs[0]].type, t)) return false;
     if (n->n_inputs < 1) return false;
     bool first = n->inputs[0] == cur;
-    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 && affine &&
-        w_const && (first || n->inputs[1] == cur) && !(matmul && is_op(n, "Mul"))) {
+    if ((fuse_is_op(n, "Mul") || fuse_is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 &&
+        affine && w_const && (first || n->inputs[1] == cur) && !(matmul && fuse_is_op(n, "Mul"))) {
         const tensor *k = per_axis(p, n->inputs[first ? 1 : 0], t, matmul ? t->rank - 1 : 1);
         if (k) {
-            bool mul = is_op(n, "Mul");
+            bool mul = fuse_is_op(n, "Mul");
             op->kind = mul ? FUSE_SCALE : FUSE_SHIFT;
             (mul ? &op->scale : &op->bias)[0] = k;
             return true;
@@ -135,11 +136,11 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         op->alpha = c;
         return true;
     }
-    if (is_op(n, "Add") || is_op(n, "Sum")) { /* a two-input Sum is an Add */
+    if (fuse_is_op(n, "Add") || fuse_is_op(n, "Sum")) { /* a two-input Sum is an Add */
         if (n->n_inputs != 2 || *addend >= 0) return false;
         int other = first ? n->inputs[1] : n->inputs[0];
         if ((!first && n->inputs[1] != cur) || other == cur || other < 0) return false;
-        if (!same_type(&p->vals[other].type, t)) return false;
+        if (!fuse_same_type(&p->vals[other].type, t)) return false;
         if (n->version < 7 && attr_int(n, "broadcast", 0) != 0) return false;
         *addend = other;
         op->kind = FUSE_SUM;
@@ -148,30 +149,30 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
     if (!first) return false;
     for (int i = 1; i < n->n_inputs; i++)
         if (n->inputs[i] == cur) return false;
-    if (is_op(n, "Relu")) {
+    if (fuse_is_op(n, "Relu")) {
         op->kind = FUSE_RELU;
-    } else if (is_op(n, "LeakyRelu")) {
+    } else if (fuse_is_op(n, "LeakyRelu")) {
         op->kind = FUSE_RELU;
         op->alpha = attr_float(n, "alpha", 0.01f);
-    } else if (is_op(n, "Sigmoid")) {
+    } else if (fuse_is_op(n, "Sigmoid")) {
         op->kind = FUSE_SIGMOID;
-    } else if (is_op(n, "Tanh")) {
+    } else if (fuse_is_op(n, "Tanh")) {
         op->kind = FUSE_TANH;
-    } else if (is_op(n, "Swish")) {
+    } else if (fuse_is_op(n, "Swish")) {
         op->kind = FUSE_SWISH;
         op->alpha = attr_float(n, "alpha", 1.0f);
-    } else if (is_op(n, "HardSwish")) {
+    } else if (fuse_is_op(n, "HardSwish")) {
         op->kind = FUSE_HARDSWISH;
-    } else if (is_op(n, "Gelu")) {
+    } else if (fuse_is_op(n, "Gelu")) {
         const char *approx = attr_string(n, "approximate", "none");
         if (strcmp(approx, "none") && strcmp(approx, "tanh")) return false;
         op->kind = FUSE_GELU;
         op->alpha = strcmp(approx, "tanh") == 0;
-    } else if (is_op(n, "HardSigmoid")) {
+    } else if (fuse_is_op(n, "HardSigmoid")) {
         op->kind = FUSE_HARDSIGMOID;
         op->alpha = attr_float(n, "alpha", 0.2f);
         op->beta = attr_float(n, "beta", 0.5f);
-    } else if (is_op(n, "Clip")) {
+    } else if (fuse_is_op(n, "Clip")) {
         op->kind = FUSE_CLIP;
         if (n->version < 11) {
             op->alpha = attr_float(n, "min", -FLT_MAX);
@@ -187,7 +188,7 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
             }
         }
         if (!(op->alpha <= op->beta)) return false;
-    } else if (is_op(n, "BatchNormalization")) {
+    } else if (fuse_is_op(n, "BatchNormalization")) {
         int64_t m = t->dims[1];
         if (!affine || !w_const || matmul || n->n_inputs != 5) return false;
         if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
@@ -211,9 +212,9 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
 static bool classify_pre(const plan *p, const graph_node *n, const type_info *t, bool relu_ok,
                          int *x, fuse_op *op) {
     memset(op, 0, sizeof *op);
-    if (!only_output0(n) || n->n_inputs < 1 || n->inputs[0] < 0) return false;
+    if (!fuse_only_output0(n) || n->n_inputs < 1 || n->inputs[0] < 0) return false;
     *x = n->inputs[0];
-    if ((is_op(n, "Mul") || is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 &&
+    if ((fuse_is_op(n, "Mul") || fuse_is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 &&
         n->inputs[1] >= 0) {
         const tensor *k = per_channel(p, n->inputs[1], t);
         if (!k) {
@@ -221,13 +222,14 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
             *x = n->inputs[1];
         }
         if (!k) return false;
-        bool mul = is_op(n, "Mul");
+        bool mul = fuse_is_op(n, "Mul");
         op->kind = mul ? FUSE_SCALE : FUSE_SHIFT;
         (mul ? &op->scale : &op->bias)[0] = k;
-    } else if (relu_ok && n->n_inputs == 1 && (is_op(n, "Relu") || is_op(n, "LeakyRelu"))) {
+    } else if (relu_ok && n->n_inputs == 1 &&
+               (fuse_is_op(n, "Relu") || fuse_is_op(n, "LeakyRelu"))) {
         op->kind = FUSE_RELU;
-        if (is_op(n, "LeakyRelu")) op->alpha = attr_float(n, "alpha", 0.01f);
-    } else if (is_op(n, "BatchNormalization")) {
+        if (fuse_is_op(n, "LeakyRelu")) op->alpha = attr_float(n, "alpha", 0.01f);
+    } else if (fuse_is_op(n, "BatchNormalization")) {
         int64_t m = t->dims[1];
         if (n->n_inputs != 5) return false;
         if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
@@ -242,17 +244,17 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
     } else {
         return false;
     }
-    return *x >= 0 && same_type(&p->vals[*x].type, t);
+    return *x >= 0 && fuse_same_type(&p->vals[*x].type, t);
 }
 
 static bool conv_step(const graph *g, const plan_step *ps) {
-    return (ps->k->flags & KF_POST_OPS) && is_op(step_node(g, ps), "Conv");
+    return (ps->k->flags & KF_POST_OPS) && fuse_is_op(step_node(g, ps), "Conv");
 }
 
 /* A MatMul or Gemm: a product whose channels are its last axis */
 static bool matmul_step(const graph *g, const plan_step *ps) {
     const graph_node *n = step_node(g, ps);
-    return (ps->k->flags & KF_POST_OPS) && (is_op(n, "MatMul") || is_op(n, "Gemm"));
+    return (ps->k->flags & KF_POST_OPS) && (fuse_is_op(n, "MatMul") || fuse_is_op(n, "Gemm"));
 }
 
 /* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
@@ -280,7 +282,7 @@ static int producer(const graph *g, const plan *p, int n, int v) {
 enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE };
 
 static bool float_value_type(const type_info *t) {
-    return same_type(t, t) && t->dtype == ONYX_FLOAT;
+    return fuse_same_type(t, t) && t->dtype == ONYX_FLOAT;
 }
 
 static bool float_value(const plan *p, int v) { return float_value_type(&p->vals[v].type); }
@@ -288,7 +290,7 @@ static bool float_value(const plan *p, int v) { return float_value_type(&p->vals
 /* float_value, or where `wide` (a device's attention chain) a float16 or bfloat16 one too. */
 static bool any_float_value(const plan *p, int v, bool wide) {
     const type_info *t = &p->vals[v].type;
-    return wide ? same_type(t, t) && (t->dtype == ONYX_FLOAT || t->dtype == ONYX_FLOAT16 ||
+    return wide ? fuse_same_type(t, t) && (t->dtype == ONYX_FLOAT || t->dtype == ONYX_FLOAT16 ||
                                       t->dtype == ONYX_BFLOAT16)
                 : float_value_type(t);
 }
@@ -303,13 +305,14 @@ static int link_of(const graph *g, const plan *p, const int *uses, const bool *g
     if (s < 0 || gone[s] || p->steps[s].fused || uses[v] != 1 || plan_value_is_output(g, v))
         return -1;
     const graph_node *t = step_node(g, &p->steps[s]);
-    if (!only_output0(t) || t->n_inputs < 1 || t->inputs[0] < 0 || t->outputs[0] < 0) return -1;
+    if (!fuse_only_output0(t) || t->n_inputs < 1 || t->inputs[0] < 0 || t->outputs[0] < 0)
+        return -1;
     if (!out && t->outputs[0] != v) return -1;
     static const char *const relabel[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
     int kind = -1;
-    if (is_op(t, "Transpose") && t->n_inputs == 1) kind = LINK_TRANSPOSE;
+    if (fuse_is_op(t, "Transpose") && t->n_inputs == 1) kind = LINK_TRANSPOSE;
     for (size_t i = 0; i < sizeof relabel / sizeof relabel[0]; i++)
-        if (is_op(t, relabel[i])) kind = LINK_RELABEL;
+        if (fuse_is_op(t, relabel[i])) kind = LINK_RELABEL;
     if (kind >= 0) {
         if (out && t->inputs[0] != v) return -1;
         for (int k = 1; k < t->n_inputs; k++) /* a shape input must be a constant */
@@ -482,8 +485,8 @@ static bool channel_factor(const type_info *f, const type_info *t) {
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
     if (conv_step(g, ps)) return LAY_CONV;
     const graph_node *nd = step_node(g, ps);
-    if (!all_kinds || !(ps->k->flags & KF_BLOCKED_LAYOUT) || !only_output0(nd) || nd->n_inputs < 1 ||
-        !blockable_value(p, nd->outputs[0]))
+    if (!all_kinds || !(ps->k->flags & KF_BLOCKED_LAYOUT) || !fuse_only_output0(nd) ||
+        nd->n_inputs < 1 || !blockable_value(p, nd->outputs[0]))
         return LAY_NONE;
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
@@ -491,18 +494,19 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
         if (nd->inputs[i] < 0 || !blockable_value(p, nd->inputs[i]) ||
             p->vals[nd->inputs[i]].type.rank != rank)
             return LAY_NONE;
-    if (is_op(nd, "Concat")) {
+    if (fuse_is_op(nd, "Concat")) {
         int64_t axis = attr_int(nd, "axis", 1);
         for (int i = 0; i < nd->n_inputs; i++)
             if (p->vals[nd->inputs[i]].type.dims[1] % 16) return LAY_NONE;
         return axis == 1 || axis == 1 - rank ? LAY_ALL : LAY_NONE;
     }
-    if (nd->n_inputs == 1 && (is_op(nd, "MaxPool") || is_op(nd, "AveragePool") ||
-                              is_op(nd, "GlobalAveragePool") || is_op(nd, "GlobalMaxPool")))
+    if (nd->n_inputs == 1 &&
+        (fuse_is_op(nd, "MaxPool") || fuse_is_op(nd, "AveragePool") ||
+         fuse_is_op(nd, "GlobalAveragePool") || fuse_is_op(nd, "GlobalMaxPool")))
         return LAY_ALL;
-    if (is_op(nd, "Mul") && nd->version >= 7 && nd->n_inputs == 2) {
+    if (fuse_is_op(nd, "Mul") && nd->version >= 7 && nd->n_inputs == 2) {
         const type_info *a = &p->vals[nd->inputs[0]].type, *b = &p->vals[nd->inputs[1]].type;
-        bool a_full = same_type(a, out), b_full = same_type(b, out);
+        bool a_full = fuse_same_type(a, out), b_full = fuse_same_type(b, out);
         if ((a_full && (b_full || channel_factor(b, out))) || (b_full && channel_factor(a, out)))
             return LAY_ALL;
     }
@@ -510,7 +514,7 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
 }
 
 bool fuse_blocked_is_plain(const graph_node *n, const type_info *y) {
-    if (!is_op(n, "GlobalAveragePool") && !is_op(n, "GlobalMaxPool")) return false;
+    if (!fuse_is_op(n, "GlobalAveragePool") && !fuse_is_op(n, "GlobalMaxPool")) return false;
     if (!y || y->kind != ONYX_VALUE_TENSOR || y->rank < 3 || y->dims[1] <= 0 || y->dims[1] % 16)
         return false;
     for (int i = 2; i < y->rank; i++)
@@ -655,8 +659,8 @@ static int maker_of(const graph *g, const plan *p, const bool *gone, int s, int 
                     int from, const char *op) {
     for (int r = s + 1; r < until; r++) {
         const graph_node *n = step_node(g, &p->steps[r]);
-        if (!gone[r] && !p->steps[r].fused && is_op(n, op) && n->n_inputs == 1 &&
-            n->inputs[0] == from && only_output0(n) && n->outputs[0] == v)
+        if (!gone[r] && !p->steps[r].fused && fuse_is_op(n, op) && n->n_inputs == 1 &&
+            n->inputs[0] == from && fuse_only_output0(n) && n->outputs[0] == v)
             return r;
     }
     return -1;
@@ -674,10 +678,10 @@ static int nan_to_zero(const graph *g, const plan *p, const int *uses, const boo
         return -1;
     const graph_node *where = step_node(g, &p->steps[w]);
     const tensor *zero = const_float(p, where, 1, 1);
-    if (!is_op(where, "Where") || where->n_inputs != 3 || where->inputs[2] != p_val || !zero ||
-        ((const float *)zero->data)[0] != 0.0f || !only_output0(where) ||
+    if (!fuse_is_op(where, "Where") || where->n_inputs != 3 || where->inputs[2] != p_val || !zero ||
+        ((const float *)zero->data)[0] != 0.0f || !fuse_only_output0(where) ||
         !float_value(p, where->outputs[0]) ||
-        !same_type(&p->vals[where->outputs[0]].type, &p->vals[p_val].type))
+        !fuse_same_type(&p->vals[where->outputs[0]].type, &p->vals[p_val].type))
         return -1;
     int isnan_val = where->inputs[0];
     if (uses[isnan_val] != 1 || plan_value_is_output(g, isnan_val)) return -1;
@@ -686,7 +690,7 @@ static int nan_to_zero(const graph *g, const plan *p, const int *uses, const boo
     if (isnan >= 0) return isnan;
     for (int r = s + 1; r < w && isnan < 0; r++) { /* IsNaN(Cast(P)) */
         const graph_node *n = step_node(g, &p->steps[r]);
-        if (!is_op(n, "IsNaN") || n->n_inputs != 1 || n->outputs[0] != isnan_val) continue;
+        if (!fuse_is_op(n, "IsNaN") || n->n_inputs != 1 || n->outputs[0] != isnan_val) continue;
         int half = n->inputs[0];
         if (half < 0 || uses[half] != 1 || plan_value_is_output(g, half) ||
             p->vals[half].type.dtype != ONYX_FLOAT16)
@@ -716,14 +720,14 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
      * which no walk passes. */
     device_kind dev = p->steps[s].k->device;
     bool wide = dev != DEVICE_CPU;
-    if (!is_op(mm, "MatMul") || mm->n_inputs != 2 || mm->inputs[0] == mm->inputs[1]) return -1;
+    if (!fuse_is_op(mm, "MatMul") || mm->n_inputs != 2 || mm->inputs[0] == mm->inputs[1]) return -1;
     const type_info *t = &p->vals[mm->outputs[0]].type, *tq = &p->vals[mm->inputs[0]].type,
                     *tk = &p->vals[mm->inputs[1]].type;
     int r = t->rank;
     if ((r != 3 && r != 4) || !any_float_value(p, mm->inputs[0], wide) ||
         !any_float_value(p, mm->inputs[1], wide) || tq->dtype != t->dtype ||
-        tk->dtype != t->dtype || tq->rank != r || tk->rank != r || p->vals[mm->inputs[0]].where == ST_CONST ||
-        p->vals[mm->inputs[1]].where == ST_CONST)
+        tk->dtype != t->dtype || tq->rank != r || tk->rank != r ||
+        p->vals[mm->inputs[0]].where == ST_CONST || p->vals[mm->inputs[1]].where == ST_CONST)
         return -1;
     for (int i = 0; i < r - 2; i++)
         if (tq->dims[i] != t->dims[i] || tk->dims[i] != t->dims[i]) return -1;
@@ -737,15 +741,15 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
             gone[step] || p->steps[step].fused)
             return -1;
         const graph_node *n = step_node(g, &p->steps[step]);
-        if (!only_output0(n) || !same_type(&p->vals[n->outputs[0]].type, t)) return -1;
+        if (!fuse_only_output0(n) || !fuse_same_type(&p->vals[n->outputs[0]].type, t)) return -1;
         float f;
         if (mask < 0 && scalar_factor(p, n, v, &f)) {
             scale *= f;
-        } else if (mask < 0 && is_op(n, "Add") && n->version >= 7 && n->n_inputs == 2 &&
+        } else if (mask < 0 && fuse_is_op(n, "Add") && n->version >= 7 && n->n_inputs == 2 &&
                    (n->inputs[0] == v) != (n->inputs[1] == v)) {
             mask = n->inputs[n->inputs[0] == v ? 1 : 0];
             if (mask < 0 || !mask_broadcasts(p, mask, t, wide)) return -1;
-        } else if (is_op(n, "Softmax") && n->n_inputs == 1) {
+        } else if (fuse_is_op(n, "Softmax") && n->n_inputs == 1) {
             int64_t axis = attr_int(n, "axis", n->version >= 13 ? -1 : 1);
             if (axis != -1 && axis != r - 1) return -1;
             softmax = true;
@@ -772,7 +776,8 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
         (dev == DEVICE_CPU && !matmul_step(g, &p->steps[s2])))
         return -1;
     const graph_node *pv = step_node(g, &p->steps[s2]);
-    if (!is_op(pv, "MatMul") || pv->n_inputs != 2 || pv->inputs[0] != v || pv->inputs[1] == v ||
+    if (!fuse_is_op(pv, "MatMul") || pv->n_inputs != 2 || pv->inputs[0] != v ||
+        pv->inputs[1] == v ||
         !any_float_value(p, pv->inputs[1], wide) || !any_float_value(p, pv->outputs[0], wide) ||
         p->vals[pv->inputs[1]].type.dtype != t->dtype ||
         p->vals[pv->outputs[0]].type.dtype != t->dtype)
@@ -901,8 +906,8 @@ static void set_fused(plan_step *ps, graph_node *fn) {
  * (to_last: perm [0, 2, ..., r-1, 1]) or first again ([0, r-1, 1, ..., r-2]). */
 static bool channels_transpose(const graph *g, const plan *p, int t, bool to_last) {
     const graph_node *n = step_node(g, &p->steps[t]);
-    if (!is_op(n, "Transpose") || n->n_inputs != 1 || n->inputs[0] < 0 || !only_output0(n) ||
-        !float_value(p, n->inputs[0]) || !float_value(p, n->outputs[0]))
+    if (!fuse_is_op(n, "Transpose") || n->n_inputs != 1 || n->inputs[0] < 0 ||
+        !fuse_only_output0(n) || !float_value(p, n->inputs[0]) || !float_value(p, n->outputs[0]))
         return false;
     int r = p->vals[n->inputs[0]].type.rank;
     int64_t perm[ONYX_MAX_RANK];
@@ -943,13 +948,14 @@ static int se_scale(const graph *g, const plan *p, const int *uses, const bool *
     int m = producer(g, p, s, v);
     if (m < 0 || gone[m] || p->steps[m].fused) return -1;
     const graph_node *mul = step_node(g, &p->steps[m]);
-    if (!is_op(mul, "Mul") || mul->version < 7 || mul->n_inputs != 2 || !only_output0(mul))
+    if (!fuse_is_op(mul, "Mul") || mul->version < 7 || mul->n_inputs != 2 ||
+        !fuse_only_output0(mul))
         return -1;
     for (int k = 0; k < 2; k++) {
         int a = mul->inputs[k], b = mul->inputs[1 - k];
         if (a < 0 || b < 0 || a == b) continue;
         const type_info *bt = &p->vals[b].type;
-        if (same_type(&p->vals[a].type, t) && p->vals[b].where != ST_CONST &&
+        if (fuse_same_type(&p->vals[a].type, t) && p->vals[b].where != ST_CONST &&
             float_value_type(bt) && channel_factor(bt, t) && bt->dims[0] == 1) {
             *x = a;
             *sc = b;
@@ -996,9 +1002,10 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         const graph_node *conv = step_node(g, ps);
         bool matmul = matmul_step(g, ps);
         /* a device's MatMul: an attention chain only (its other epilogues: core/fuse_device.c) */
-        bool device_mm = ps->k->device != DEVICE_CPU && is_op(conv, "MatMul");
+        bool device_mm = ps->k->device != DEVICE_CPU && fuse_is_op(conv, "MatMul");
         if (gone[s] || !(conv_step(g, ps) || matmul || device_mm) || ps->fused ||
-            !only_output0(conv) || conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0)
+            !fuse_only_output0(conv) || conv->n_inputs < 2 || conv->inputs[0] < 0 ||
+            conv->inputs[1] < 0)
             continue;
         int att_src[4], att_out, att_taken[ATT_MAX_TAKEN], att_n = 0;
         int att_last = matmul || device_mm ? attention_chain(g, p, uses, gone, consumer, s,
@@ -1023,7 +1030,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         }
         if (device_mm) continue;
         const type_info *t = &p->vals[conv->outputs[0]].type;
-        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3)) continue;
+        if (!fuse_same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3)) continue;
         bool w_const = matmul || (p->vals[conv->inputs[1]].where == ST_CONST &&
                                   (conv->n_inputs < 3 || conv->inputs[2] < 0 ||
                                    p->vals[conv->inputs[2]].where == ST_CONST));
@@ -1049,7 +1056,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             may_view[2] = k <= VIEW_MAX_REUSE;
             operand_views(g, p, uses, gone, s, may_view, chain, src, taken, &n_taken);
         }
-        bool gemm = is_op(conv, "Gemm"); /* has a bias of its own: no other */
+        bool gemm = fuse_is_op(conv, "Gemm"); /* has a bias of its own: no other */
         while (chain->n < FUSE_MAX_OPS && n_taken < FUSE_MAX_TAKEN - MAX_WALK - 1) {
             int tstep = consumer[cur];
             if (uses[cur] != 1 || plan_value_is_output(g, cur) || tstep <= s || gone[tstep])
@@ -1141,7 +1148,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         const graph_node *conv = step_node(g, ps);
         if (conv->n_inputs < 2 || conv->inputs[0] < 0 || conv->inputs[1] < 0) continue;
         const type_info *t = &p->vals[conv->inputs[0]].type;
-        if (!same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < 3 || t->rank > 5) continue;
+        if (!fuse_same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < 3 || t->rank > 5) continue;
         fuse_chain *chain = &chains[s];
         int cur = conv->inputs[0], absorbed[FUSE_MAX_OPS];
         fuse_op rev[FUSE_MAX_OPS];
@@ -1208,18 +1215,9 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         placed[k] = chains[src];
         steps[k++] = p->steps[src];
     }
-    for (int s = 0; s < n; s++) {
-        const graph_node *nd = &g->nodes[p->steps[s].node];
-        for (int o = 0; o < nd->n_outputs; o++)
-            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = -1;
-    }
     memcpy(p->steps, steps, (size_t)k * sizeof *steps);
     p->n_steps = k;
-    for (int s = 0; s < k; s++) {
-        const graph_node *nd = step_node(g, &p->steps[s]);
-        for (int o = 0; o < nd->n_outputs; o++)
-            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = s;
-    }
+    plan_set_producers(g, p);
 
     /* opaque layouts refused somewhere: between convs only, then the chains alone */
     bool opaque = sg->env.blocked_layouts;

@@ -97,6 +97,12 @@ bool fuse_blocked_is_plain(const struct graph_node *n, const type_info *y);
  * the fusion and leaves the layouts plain (for comparing). */
 onyx_status fuse_plan(struct subgraph *sg, struct plan *p);
 
+/* Helpers of both passes: n is op `op` of the default domain; n makes output 0 alone; a and b
+ * are tensors of one static type and shape. */
+bool fuse_is_op(const struct graph_node *n, const char *op);
+bool fuse_only_output0(const struct graph_node *n);
+bool fuse_same_type(const type_info *a, const type_info *b);
+
 /* The device epilogue pass (core/fuse_device.c), after fuse_plan: a step whose kernel is flagged
  * KF_DEVICE_EPILOGUE (a device's Conv, MatMul or Gemm) absorbs the nodes that only it feeds, on
  * its device: a product without a bias of its own the Add of a constant per column (FUSE_SHIFT,

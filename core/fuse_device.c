@@ -12,22 +12,6 @@
 #include "core/exec_internal.h"
 #include "core/fuse.h"
 
-static bool is_op(const graph_node *n, const char *op) {
-    return !*n->domain && !strcmp(n->op_type, op);
-}
-
-static bool only_output0(const graph_node *n) {
-    for (int o = 1; o < n->n_outputs; o++)
-        if (n->outputs[o] >= 0) return false;
-    return n->n_outputs >= 1 && n->outputs[0] >= 0;
-}
-
-static bool same_type(const type_info *a, const type_info *b) {
-    return a->kind == ONYX_VALUE_TENSOR && b->kind == ONYX_VALUE_TENSOR && a->dtype == b->dtype &&
-           type_is_static(a) && type_is_static(b) &&
-           shape_equal(a->rank, a->dims, b->rank, b->dims);
-}
-
 /* Whether plan value v is a constant on `device` of y's type with one value per column of y
  * ([N] or [1, ..., 1, N], N y's last dim): a product's bias. */
 static bool column_bias(const plan *p, int v, const type_info *y, device_kind device) {
@@ -48,8 +32,8 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
                       const bool *gone, int s, fuse_chain *chain, int *taken, int *extra) {
     const plan_step *ps = &p->steps[s];
     const graph_node *node = step_node(g, ps);
-    bool conv = is_op(node, "Conv");
-    bool product = is_op(node, "MatMul") || (is_op(node, "Gemm") && (node->n_inputs < 3 ||
+    bool conv = fuse_is_op(node, "Conv");
+    bool product = fuse_is_op(node, "MatMul") || (fuse_is_op(node, "Gemm") && (node->n_inputs < 3 ||
                                                                      node->inputs[2] < 0));
     int cur = node->outputs[0], n = 0;
     const type_info *y = &p->vals[cur].type;
@@ -60,22 +44,22 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
         int t = consumer[cur];
         if (t <= s || gone[t] || p->steps[t].k->device != ps->k->device) break;
         const graph_node *nn = step_node(g, &p->steps[t]);
-        if (!only_output0(nn) || !same_type(&p->vals[nn->outputs[0]].type, y)) break;
+        if (!fuse_only_output0(nn) || !fuse_same_type(&p->vals[nn->outputs[0]].type, y)) break;
         fuse_op op = {0};
-        if (is_op(nn, "Add") && nn->version >= 7 && nn->n_inputs == 2 && chain->n == 0) {
+        if (fuse_is_op(nn, "Add") && nn->version >= 7 && nn->n_inputs == 2 && chain->n == 0) {
             int other = nn->inputs[0] == cur ? nn->inputs[1] : nn->inputs[0];
             if (other < 0 || other == cur) break;
             if (product && column_bias(p, other, y, ps->k->device)) {
                 op.kind = FUSE_SHIFT;
                 op.input = 2;
-            } else if (conv && same_type(&p->vals[other].type, y)) {
+            } else if (conv && fuse_same_type(&p->vals[other].type, y)) {
                 op.kind = FUSE_SUM;
                 op.input = 3;
             } else {
                 break;
             }
             *extra = other;
-        } else if (is_op(nn, "Relu") && nn->n_inputs == 1) {
+        } else if (fuse_is_op(nn, "Relu") && nn->n_inputs == 1) {
             op.kind = FUSE_RELU;
         } else {
             break;
@@ -140,7 +124,7 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
     for (int s = 0; s < n; s++) {
         plan_step *ps = &p->steps[s];
         const graph_node *node = step_node(g, ps);
-        if (gone[s] || !(ps->k->flags & KF_DEVICE_EPILOGUE) || !only_output0(node) ||
+        if (gone[s] || !(ps->k->flags & KF_DEVICE_EPILOGUE) || !fuse_only_output0(node) ||
             node->n_inputs < 2 || node->inputs[0] < 0 || node->inputs[1] < 0)
             continue;
         fuse_chain chain;
@@ -183,14 +167,9 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         if (src == pos && gone[pos]) continue;
         steps[k++] = p->steps[src];
     }
-    for (int i = 0; i < p->n_vals; i++) p->vals[i].first = -1; /* absorbed outputs: none now */
     memcpy(p->steps, steps, (size_t)k * sizeof *steps);
     p->n_steps = k;
-    for (int s = 0; s < k; s++) {
-        const graph_node *nd = step_node(g, &p->steps[s]);
-        for (int o = 0; o < nd->n_outputs; o++)
-            if (nd->outputs[o] >= 0) p->vals[nd->outputs[o]].first = s;
-    }
+    plan_set_producers(g, p);
 done:
     free(uses);
     free(consumer);

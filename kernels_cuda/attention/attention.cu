@@ -663,6 +663,36 @@ bool att_supports(const kernel_prep *p) {
     return true;
 }
 
+// Arguments with the tensors' data and nothing else set.
+att_args args_of(const tensor *Q, const tensor *K, const tensor *V, tensor *Y) {
+    att_args a;
+    memset(&a, 0, sizeof a);
+    a.q = Q->data;
+    a.k = K->data;
+    a.v = V->data;
+    a.y = Y->data;
+    return a;
+}
+
+int sm_count() {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n < 1)
+        return 132;
+    return n;
+}
+
+onyx_status launch_dtype(const kernel_call *c, const att_args &a, onyx_dtype t) {
+    int sms = sm_count();
+    switch (t) {
+    case ONYX_FLOAT: return launch_typed<float>(c, a, sms);
+    case ONYX_FLOAT16: return launch_typed<__half>(c, a, sms);
+    case ONYX_BFLOAT16: return launch_typed<__nv_bfloat16>(c, a, sms);
+    default: break;
+    }
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: type %d on CUDA", (int)t);
+}
+
 // ---- attention spelled out, fused by the planner (core/fuse.c)
 
 // What run needs of a fused chain: the geometry, the views' strides in elements (batch, head,
@@ -754,26 +784,13 @@ onyx_status att_prepare(const kernel_prep *p, void **state) {
 
 void att_release(void *state) { free(state); }
 
-int sm_count() {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n < 1)
-        return 132;
-    return n;
-}
-
 onyx_status chain_run(const kernel_call *c, const chain_state *cs) {
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *M = cs->has_mask ? kernel_input(c, 3) : NULL;
     tensor *Y = kernel_output(c, 0);
     if (!Q || !K || !V || !Y || (cs->has_mask && !M))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: the fused chain's inputs are missing");
-    att_args a;
-    memset(&a, 0, sizeof a);
-    a.q = Q->data;
-    a.k = K->data;
-    a.v = V->data;
-    a.y = Y->data;
+    att_args a = args_of(Q, K, V, Y);
     memcpy(a.qs, cs->qs, sizeof a.qs);
     memcpy(a.ks, cs->ks, sizeof a.ks);
     memcpy(a.vs, cs->vs, sizeof a.vs);
@@ -800,14 +817,7 @@ onyx_status chain_run(const kernel_call *c, const chain_state *cs) {
     a.qstride = odd4(a.Dp);
     a.scale = cs->scale;
     a.nan_to_zero = cs->nan_to_zero;
-    int sms = sm_count();
-    switch (Q->dtype) {
-    case ONYX_FLOAT: return launch_typed<float>(c, a, sms);
-    case ONYX_FLOAT16: return launch_typed<__half>(c, a, sms);
-    case ONYX_BFLOAT16: return launch_typed<__nv_bfloat16>(c, a, sms);
-    default: break;
-    }
-    return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: type %d on CUDA", (int)Q->dtype);
+    return launch_dtype(c, a, Q->dtype);
 }
 
 onyx_status att_run(const kernel_call *c) {
@@ -831,12 +841,7 @@ onyx_status att_run(const kernel_call *c) {
     // no keys at all: the CPU's product over zero columns, zeros
     if (d.T == 0) return cuda_status(cudaMemsetAsync(Y->data, 0, Y->nbytes, st), "Attention");
 
-    att_args a;
-    memset(&a, 0, sizeof a);
-    a.q = Q->data;
-    a.k = K->data;
-    a.v = V->data;
-    a.y = Y->data;
+    att_args a = args_of(Q, K, V, Y);
     view_strides(d.packed, d.Hq, d.Lq, d.D, a.qs);
     view_strides(d.packed, d.Hkv, d.T, d.D, a.ks);
     view_strides(d.packed, d.Hkv, d.T, d.Dv, a.vs);
@@ -868,14 +873,7 @@ onyx_status att_run(const kernel_call *c) {
     a.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
                                     : (float)(d.D > 0 ? 1.0 / sqrt((double)d.D) : 1.0);
     a.softcap = attr_float(n, "softcap", 0);
-    int sms = sm_count();
-    switch (Q->dtype) {
-    case ONYX_FLOAT: return launch_typed<float>(c, a, sms);
-    case ONYX_FLOAT16: return launch_typed<__half>(c, a, sms);
-    case ONYX_BFLOAT16: return launch_typed<__nv_bfloat16>(c, a, sms);
-    default: break;
-    }
-    return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: type %d on CUDA", (int)Q->dtype);
+    return launch_dtype(c, a, Q->dtype);
 }
 
 const kernel entries[] = {
