@@ -53,37 +53,51 @@ if [[ " $steps " == *" unit "* ]]; then   # device values and epilogues from Pyt
     summary+=("python io binding rc=$rc")
 fi
 
+# On CUDA the cases run through tools/cuda/cases.sh (one process per shard of tests: a CUDA
+# context per test cost more than the tests; failures run again, each in its own process);
+# CASES_FORK=1 runs every test in its own process instead (the slower, older way).
+run_cases() { # DEVICE LOG [runner options...] -- DIR...
+    local dev=$1 log=$2
+    shift 2
+    if [[ $dev == CUDA && -z ${CASES_FORK:-} ]]; then
+        tools/cuda/cases.sh "$b/bin/onyx-test-runner" "$dev" "$log" "$@" >/dev/null
+    else
+        local opts=()
+        while [[ $1 != -- ]]; do opts+=("$1"); shift; done
+        shift
+        "$b/bin/onyx-test-runner" -d "$dev" -j "$jobs" -q "${opts[@]}" "$@" >"$log" 2>&1
+    fi
+}
+
 if [[ " $steps " == *" conformance "* ]]; then
     data="$b/data"
     dirs=("$data/node" "$data/simple" "$data/pytorch-converted" "$data/pytorch-operator" "$data/real")
     for dev in ${CONF_DEVICES:-CPU CUDA}; do
         t0=$SECONDS
         exp=tests/conformance/$([[ $dev == CUDA ]] && echo cuda || echo cpu)_expected_failures.txt
-        "$b/bin/onyx-test-runner" -d $dev -j "$jobs" -q ${filter:+-f "$filter"} \
+        run_cases "$dev" "$out/conformance-$dev.log" ${filter:+-f "$filter"} \
             $([[ -f $exp ]] && echo "-x $exp") --draws tests/conformance/random_draws.txt \
-            --write-expected "$out/failing-$dev.txt" \
-            --report "$out/conformance-$dev.json" "${dirs[@]}" >"$out/conformance-$dev.log" 2>&1
+            -- "${dirs[@]}"
         echo "conformance $dev rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/conformance-$dev.log")"
-        summary+=("conformance-$dev: $(tail -2 "$out/conformance-$dev.log" | head -1)")
+        summary+=("conformance-$dev: $(tail -1 "$out/conformance-$dev.log")")
+        grep -E "^(FAIL|ERROR|XPASS) " "$out/conformance-$dev.log" | sort -u | head -60
     done
-    grep -E "^(FAIL|ERROR|UNEXPECTED)" "$out/conformance-CUDA.log" | head -60
 fi
 
 if [[ " $steps " == *" gen "* && -f .gpu/gc.tar.xz ]]; then
     t0=$SECONDS
     rm -rf /tmp/onyx-gc && mkdir -p /tmp/onyx-gc && tar -C /tmp/onyx-gc -xJf .gpu/gc.tar.xz
-    "$b/bin/onyx-test-runner" -d CUDA -j "$jobs" -q ${filter:+-f "$filter"} \
-        --write-expected "$out/failing-gen-CUDA.txt" \
-        /tmp/onyx-gc/ok >"$out/gen-CUDA.log" 2>&1
+    run_cases CUDA "$out/gen-CUDA.log" ${filter:+-f "$filter"} -- /tmp/onyx-gc/ok
     echo "generated cases CUDA rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/gen-CUDA.log")"
-    summary+=("gen-CUDA: $(tail -2 "$out/gen-CUDA.log" | head -1)")
-    grep -E "^(FAIL|ERROR|UNEXPECTED)" "$out/gen-CUDA.log" | head -40
+    summary+=("gen-CUDA: $(tail -1 "$out/gen-CUDA.log")")
+    grep -E "^(FAIL|ERROR|XPASS) " "$out/gen-CUDA.log" | sort -u | head -40
 fi
 
 if [[ " $steps " == *" bench "* ]]; then
     PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx \
         python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} \
-        ${BENCH_BATCHES:+--batches "$BENCH_BATCHES"} ${BENCH_PRECISIONS:+--precisions "$BENCH_PRECISIONS"} \
+        ${BENCH_BATCHES:+--batches "$BENCH_BATCHES"} \
+        ${BENCH_PRECISIONS:+--precisions "$BENCH_PRECISIONS"} \
         ${BENCH_PROFILE:+--profile} 2>&1 | tee "$out/bench.log" | tail -40
     summary+=("bench rc=${PIPESTATUS[0]}")
 fi
