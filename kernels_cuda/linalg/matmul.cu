@@ -521,16 +521,17 @@ void gemm_release(void *state) {
     free(s);
 }
 
-// A device epilogue through cuBLASLt: the chain's bias (input 2 of the fused node) or Gemm's own
-// C of one value per column as the bias, beta 1 either way (so that the plain product with C
-// added, run where cuBLASLt's call cannot be, computes the same), and a Relu.
+// A device epilogue through cuBLASLt (p->fused, or none: the bias alone): the chain's bias
+// (input 2 of the fused node) or Gemm's own C of one value per column as the bias, beta 1 either
+// way (so that the plain product with C added, run where cuBLASLt's call cannot be, computes the
+// same), and a Relu.
 bool gemm_epilogue(const kernel_prep *p, gemm_state *s) {
     lt_epilogue *e = (lt_epilogue *)calloc(1, sizeof *e);
     if (!e) return false;
     s->ep = e;
     e->bias_input = -1;
     e->alpha = (float)s->alpha;
-    if (!epilogue_chain(p, &e->bias_input, &e->relu)) return false;
+    if (p->fused && !epilogue_chain(p, &e->bias_input, &e->relu)) return false;
     bool has_c = p->n_in > 2 && p->in_type[2];
     if (has_c && (s->beta != 1 || s->cm != 1 || s->cn != s->n)) return false;
     if (has_c) e->bias_input = 2;
@@ -547,6 +548,12 @@ onyx_status gemm_prepare(const kernel_prep *p, void **state) {
     if (p->fused && !gemm_epilogue(p, s)) {
         gemm_release(s);
         return onyx_error(ONYX_ERR_UNSUPPORTED, "Gemm: cuBLASLt does not apply this epilogue");
+    }
+    // a C of one constant value per column is the epilogue's bias too without a chain, where
+    // cuBLASLt takes it: Y is written once instead of filled with C first
+    if (!p->fused && s->has_c && p->in_value[2] && !gemm_epilogue(p, s)) {
+        lt_free(s->ep);
+        s->ep = NULL;
     }
     *state = s;
     return ONYX_OK;
