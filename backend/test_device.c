@@ -2,9 +2,9 @@
  * devices and fallback are exercised without an accelerator (`onyx-test-runner -d TEST`). Its
  * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
- * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, Softmax, Transpose,
- * Gather, Split, Attention), each run on unscrambled copies of its inputs, as a real device's
- * kernels would run on device memory. */
+ * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, BatchNormalization,
+ * Softmax, Transpose, Gather, Split, Attention), each run on unscrambled copies of its inputs, as a
+ * real device's kernels would run on device memory. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,6 +100,7 @@ const device_ops test_device_ops = {
 static const char *const test_ops[] = {
     "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt",
     "MatMul", "Gemm", "Conv", "Softmax", "Transpose", "Gather", "Split", "Attention",
+    "BatchNormalization",
 };
 
 /* The most inputs or outputs of the ops above (Gemm and Conv take 3): larger nodes stay on the CPU. */
@@ -132,18 +133,19 @@ static void test_release(void *state) {
     free(s);
 }
 
-/* Whether this device applies the chain as a GPU library would: a bias per column after a
- * product, a sum after a conv, a Relu last; float only. */
+/* Whether this device applies the chain as CUDA's kernels would: a bias per column after a
+ * product, a sum after a conv, a Relu last (after a BatchNormalization too); float only. */
 static bool epilogue_ok(const kernel_prep *p) {
     const fuse_chain *c = p->fused;
     bool conv = !strcmp(p->node->op_type, "Conv");
+    bool product = !strcmp(p->node->op_type, "MatMul") || !strcmp(p->node->op_type, "Gemm");
     if (p->out_type[0].dtype != ONYX_FLOAT || c->n < 1 || c->n > 2 || c->n_pre || c->x_scale ||
         c->attention || c->has_in_scale)
         return false;
     for (int i = 0; i < c->n; i++) {
         const fuse_op *op = &c->ops[i];
         bool first = i == 0, last = i == c->n - 1;
-        bool ok = (op->kind == FUSE_SHIFT && first && !conv && op->input == 2) ||
+        bool ok = (op->kind == FUSE_SHIFT && first && product && op->input == 2) ||
                   (op->kind == FUSE_SUM && first && conv && op->input == 3) ||
                   (op->kind == FUSE_RELU && last && op->alpha == 0);
         if (!ok || (op->kind != FUSE_RELU && (p->n_in <= op->input || !p->in_type[op->input])))
@@ -370,9 +372,10 @@ static void build_table(void) {
         /* no post-ops, no blocked layouts, no in-place outputs on this device; products take
          * device epilogues and outputs may be views, as on CUDA (a view's bytes are written
          * again with the same values) */
-        bool product = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
-                       !strcmp(cpu[i].op_type, "Gemm");
-        t[count].flags = (product ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW);
+        bool epilogue = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
+                        !strcmp(cpu[i].op_type, "Gemm") ||
+                        !strcmp(cpu[i].op_type, "BatchNormalization");
+        t[count].flags = (epilogue ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW);
         t[count].prepare = test_prepare;
         t[count].run = test_run;
         t[count].release = test_release;

@@ -104,11 +104,12 @@ bool fuse_only_output0(const struct graph_node *n);
 bool fuse_same_type(const type_info *a, const type_info *b);
 
 /* The device epilogue pass (core/fuse_device.c), after fuse_plan: a step whose kernel is flagged
- * KF_DEVICE_EPILOGUE (a device's Conv, MatMul or Gemm) absorbs the nodes that only it feeds, on
- * its device: a product without a bias of its own the Add of a constant per column (FUSE_SHIFT,
- * the bias read from the fused node's input 2), a Conv the Add of a tensor of its output's shape
- * (FUSE_SUM, input 3), then a Relu (FUSE_RELU, alpha 0), the chain's last step. The kernel's
- * prepare gets the chain in kernel_prep.fused and refuses one its library cannot apply. */
+ * KF_DEVICE_EPILOGUE (a device's Conv, MatMul, Gemm or BatchNormalization) absorbs the nodes that
+ * only it feeds, on its device: a product without a bias of its own the Add of a constant per
+ * column (FUSE_SHIFT, the bias read from the fused node's input 2), a Conv the Add of a tensor of
+ * its output's shape (FUSE_SUM, input 3), then a Relu (FUSE_RELU, alpha 0), the chain's last
+ * step. The kernel's prepare gets the chain in kernel_prep.fused and refuses one it cannot
+ * apply. */
 onyx_status fuse_device_plan(struct subgraph *sg, struct plan *p);
 
 #endif

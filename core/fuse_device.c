@@ -1,7 +1,8 @@
 /* The device epilogue pass: a device's Conv, MatMul or Gemm (kernel flagged KF_DEVICE_EPILOGUE)
  * takes the bias Add, residual Add and Relu that only it feeds into its own library call (cuDNN's
- * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues), so that its
- * result is written once instead of being read and written again by each of those nodes. The
+ * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues), a
+ * BatchNormalization its Relu, so that its result is written once instead of being read and
+ * written again by each of those nodes. The
  * chain goes to the kernel's prepare in kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the
  * fused node's input 2, FUSE_SUM its input 3, FUSE_RELU), which refuses what its library cannot
  * apply; each chain is tried so, and kept where taken. Device steps are never KF_POST_OPS, so the
@@ -72,17 +73,18 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
     return n;
 }
 
-/* The fused node of step s: the conv's X, W, B and the addend, or the product's A, B and bias;
- * its output is the last absorbed step's. NULL when out of memory. */
+/* The fused node of step s: its node's inputs (the conv's X, W, B; the product's A and B) and the
+ * addend or bias in extra_slot; its output is the last absorbed step's. NULL when out of
+ * memory. */
 static graph_node *fused_node(const graph_node *node, int extra, int extra_slot, int out) {
-    enum { SLOTS = 4 };
-    graph_node *fn = calloc(1, sizeof *fn + (SLOTS + 1) * sizeof(int));
+    int slots = node->n_inputs > extra_slot + 1 ? node->n_inputs : extra_slot + 1;
+    graph_node *fn = calloc(1, sizeof *fn + ((size_t)slots + 1) * sizeof(int));
     if (!fn) return NULL;
     *fn = *node;
     fn->inputs = (int *)(fn + 1);
-    fn->outputs = fn->inputs + SLOTS;
-    for (int i = 0; i < SLOTS; i++) fn->inputs[i] = i < node->n_inputs ? node->inputs[i] : -1;
-    fn->n_inputs = node->n_inputs < SLOTS ? node->n_inputs : SLOTS;
+    fn->outputs = fn->inputs + slots;
+    for (int i = 0; i < slots; i++) fn->inputs[i] = i < node->n_inputs ? node->inputs[i] : -1;
+    fn->n_inputs = node->n_inputs;
     if (extra >= 0) {
         fn->inputs[extra_slot] = extra;
         if (fn->n_inputs < extra_slot + 1) fn->n_inputs = extra_slot + 1;

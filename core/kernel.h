@@ -48,8 +48,9 @@ enum {
      * run. A view costs nothing where the copy would bring the bytes through the cache again. */
     KF_VIEW = 1u << 8,
     /* A device's Conv, MatMul or Gemm that applies a bias, a residual sum and a Relu after its
-     * product in the same library call (cuDNN, cuBLASLt): the device epilogue pass
-     * (core/fuse_device.c) offers it the nodes that follow it in kernel_prep.fused. */
+     * product in the same library call (cuDNN, cuBLASLt), or a BatchNormalization a Relu: the
+     * device epilogue pass (core/fuse_device.c) offers it the nodes that follow it in
+     * kernel_prep.fused. */
     KF_DEVICE_EPILOGUE = 1u << 9,
 };
 

@@ -23,8 +23,9 @@ const kernel entries[] = {
      NULL, NULL, NULL, cuda_global_pool_supports, 0},
     {"", "GlobalMaxPool", 1, 22, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_globalmaxpool_run, NULL,
      NULL, NULL, cuda_global_pool_supports, 0},
-    {"", "BatchNormalization", 1, 15, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_batchnorm_run, NULL,
-     NULL, NULL, cuda_batchnorm_supports, 0},
+    {"", "BatchNormalization", 1, 15, DEVICE_CUDA, DT_FLOATS, KF_DEVICE_EPILOGUE,
+     cuda_batchnorm_prepare, cuda_batchnorm_run, cuda_batchnorm_release, NULL, NULL,
+     cuda_batchnorm_supports, 0},
     {"", "LRN", 1, 13, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_lrn_run, NULL, NULL, NULL,
      cuda_lrn_supports, 0},
 };

@@ -23,6 +23,8 @@ onyx_status cuda_globalmaxpool_run(const kernel_call *c);
 onyx_status cuda_globalaveragepool_run(const kernel_call *c);
 
 bool cuda_batchnorm_supports(const kernel_prep *p);
+onyx_status cuda_batchnorm_prepare(const kernel_prep *p, void **state);
+void cuda_batchnorm_release(void *state);
 onyx_status cuda_batchnorm_run(const kernel_call *c);
 bool cuda_lrn_supports(const kernel_prep *p);
 onyx_status cuda_lrn_run(const kernel_call *c);

@@ -3,6 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+extern "C" {
+#include "core/fuse.h"
+}
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
 
@@ -37,20 +40,23 @@ __global__ void bn_fold_kernel(bn_params prm, double eps, C *a, C *b, int64_t nc
     }
 }
 
+// relu: a Relu after it, fused (core/fuse_device.c); NaN stays NaN, as ONNX's Relu
 template <typename T>
 __global__ void bn_apply_kernel(const T *x, T *y, const typename compute<T>::type *a,
                                 const typename compute<T>::type *b, int64_t nch, int64_t inner,
-                                int64_t n) {
+                                int64_t n, bool relu) {
     CUDA_GRID_LOOP(i, n) {
         int64_t ch = (i / inner) % nch;
-        y[i] = from_compute<T>(to_compute(x[i]) * a[ch] + b[ch]);
+        auto v = to_compute(x[i]) * a[ch] + b[ch];
+        if (relu && v < 0) v = 0;
+        y[i] = from_compute<T>(v);
     }
 }
 
 struct bn_launch {
     template <typename T>
     static onyx_status run(const kernel_call *c, const tensor *x, tensor *y, const bn_params &prm,
-                           double eps, int64_t nch, int64_t inner) {
+                           double eps, int64_t nch, int64_t inner, bool relu) {
         typedef typename compute<T>::type C;
         C *ab;
         TRY(cuda_scratch(c, 2 * (size_t)nch * sizeof(C), (void **)&ab));
@@ -58,7 +64,7 @@ struct bn_launch {
         bn_fold_kernel<C><<<cuda_blocks(nch), CUDA_THREADS, 0, st>>>(prm, eps, ab, ab + nch, nch);
         TRY(cuda_launched("BatchNormalization parameters"));
         bn_apply_kernel<T><<<cuda_blocks(x->numel), CUDA_THREADS, 0, st>>>(
-            cuda_data<T>(x), cuda_data<T>(y), ab, ab + nch, nch, inner, x->numel);
+            cuda_data<T>(x), cuda_data<T>(y), ab, ab + nch, nch, inner, x->numel, relu);
         return cuda_launched("BatchNormalization");
     }
 };
@@ -132,6 +138,23 @@ bool cuda_batchnorm_supports(const kernel_prep *p) {
     return true;
 }
 
+// The state of a BatchNormalization with a Relu after it (core/fuse_device.c); NULL without.
+onyx_status cuda_batchnorm_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    if (!p->fused) return ONYX_OK;
+    const fuse_chain *f = p->fused;
+    if (f->n != 1 || f->ops[0].kind != FUSE_RELU || f->ops[0].alpha != 0 || f->n_pre ||
+        f->attention)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "BatchNormalization: only a Relu after it");
+    bool *relu = (bool *)malloc(sizeof *relu);
+    if (!relu) return onyx_error(ONYX_ERR_NO_MEMORY, "BatchNormalization: out of memory");
+    *relu = true;
+    *state = relu;
+    return ONYX_OK;
+}
+
+void cuda_batchnorm_release(void *state) { free(state); }
+
 onyx_status cuda_batchnorm_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
@@ -151,7 +174,8 @@ onyx_status cuda_batchnorm_run(const kernel_call *c) {
     if (x->numel == 0) return ONYX_OK;
     int64_t inner = x->numel / (x->dims[0] * nch);
     double eps = attr_float(c->node, "epsilon", 1e-5f);
-    CUDA_DISPATCH_FLOATS(x->dtype, bn_launch, c, x, y, prm, eps, nch, inner)
+    bool relu = c->state && *(const bool *)c->state;
+    CUDA_DISPATCH_FLOATS(x->dtype, bn_launch, c, x, y, prm, eps, nch, inner, relu)
     return onyx_error(ONYX_ERR_UNSUPPORTED, "BatchNormalization: type %d on CUDA", (int)x->dtype);
 }
 

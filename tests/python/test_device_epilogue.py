@@ -137,3 +137,24 @@ def test_product_read_as_output_on_device(device):
     m, y = binding.copy_outputs_to_cpu()
     np.testing.assert_allclose(m, x @ w, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(y, x @ w + bias, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('device', DEVICES)
+def test_batchnorm_takes_relu(device, tmp_path):
+    """A pre-activation block (DenseNet's): BatchNormalization, Relu, Conv; the Relu goes into the
+    normalization's kernel."""
+    rng = np.random.default_rng(5)
+    c = 6
+    bn = {'scale': rng.random(c).astype(np.float32) + 0.5,
+          'shift': rng.standard_normal(c).astype(np.float32),
+          'mean': rng.standard_normal(c).astype(np.float32),
+          'var': rng.random(c).astype(np.float32) + 0.1}
+    w = rng.standard_normal((4, c, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node('BatchNormalization', ['x', 'scale', 'shift', 'mean', 'var'], ['n']),
+             helper.make_node('Relu', ['n'], ['r']),
+             helper.make_node('Conv', ['r', 'w'], ['y'])]
+    model = _model(nodes, [_value('x', [2, c, 5, 5])], [_value('y', [2, 4, 5, 5])], {**bn, 'w': w})
+    x = rng.standard_normal((2, c, 5, 5)).astype(np.float32)
+    out, expected, ops = _ops_run(model, {'x': x}, device, tmp_path)
+    _close(out, expected)
+    assert ops == ['BatchNormalization', 'Conv']
