@@ -412,8 +412,6 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
     return ONYX_OK;
 }
 
-/* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
- * with its `chain` of post-ops) on the plan's current types and constants. */
 void plan_set_producers(const graph *g, plan *p) {
     for (int i = 0; i < p->n_vals; i++) p->vals[i].first = -1;
     for (int s = 0; s < p->n_steps; s++) {
@@ -423,6 +421,8 @@ void plan_set_producers(const graph *g, plan *p) {
     }
 }
 
+/* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
+ * with its `chain` of post-ops) on the plan's current types and constants. */
 onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state) {

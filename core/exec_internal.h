@@ -139,12 +139,12 @@ void *plan_step_queue(const kernel_call *c, device_kind device);
 onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
                           struct exec_frame *frame, void *state);
 
-/* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
- * `chain` of post-ops) on the plan's current types and constants into *state. */
 /* After a pass moved or dropped steps: each value's first is the step that now makes it (-1 for
  * those none makes). */
 void plan_set_producers(const graph *g, plan *p);
 
+/* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
+ * `chain` of post-ops) on the plan's current types and constants into *state. */
 onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state);

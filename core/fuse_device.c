@@ -2,11 +2,10 @@
  * takes the bias Add, residual Add and Relu that only it feeds into its own library call (cuDNN's
  * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues), a
  * BatchNormalization its Relu, so that its result is written once instead of being read and
- * written again by each of those nodes. The
- * chain goes to the kernel's prepare in kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the
- * fused node's input 2, FUSE_SUM its input 3, FUSE_RELU), which refuses what its library cannot
- * apply; each chain is tried so, and kept where taken. Device steps are never KF_POST_OPS, so the
- * CPU's fusion pass (core/fuse.c) has left them alone. */
+ * written again by each of those nodes. The chain goes to the kernel's prepare in
+ * kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the fused node's input 2, FUSE_SUM its input
+ * 3, FUSE_RELU), which refuses what it cannot apply; each chain is tried so, and kept where
+ * taken. The CPU's fusion pass (core/fuse.c) has taken only attention chains from device steps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +33,8 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
     const plan_step *ps = &p->steps[s];
     const graph_node *node = step_node(g, ps);
     bool conv = fuse_is_op(node, "Conv");
-    bool product = fuse_is_op(node, "MatMul") || (fuse_is_op(node, "Gemm") && (node->n_inputs < 3 ||
-                                                                     node->inputs[2] < 0));
+    bool product = fuse_is_op(node, "MatMul") ||
+                   (fuse_is_op(node, "Gemm") && (node->n_inputs < 3 || node->inputs[2] < 0));
     int cur = node->outputs[0], n = 0;
     const type_info *y = &p->vals[cur].type;
     memset(chain, 0, sizeof *chain);
@@ -126,8 +125,9 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
     for (int s = 0; s < n; s++) {
         plan_step *ps = &p->steps[s];
         const graph_node *node = step_node(g, ps);
-        if (gone[s] || !(ps->k->flags & KF_DEVICE_EPILOGUE) || !fuse_only_output0(node) ||
-            node->n_inputs < 2 || node->inputs[0] < 0 || node->inputs[1] < 0)
+        if (gone[s] || ps->fused || !(ps->k->flags & KF_DEVICE_EPILOGUE) ||
+            !fuse_only_output0(node) || node->n_inputs < 2 || node->inputs[0] < 0 ||
+            node->inputs[1] < 0)
             continue;
         fuse_chain chain;
         int taken[FUSE_MAX_OPS], extra;
@@ -150,6 +150,7 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         ps->state = state;
         free(ps->own_node);
         ps->own_node = fn;
+        ps->fused = true;
         for (int i = 0; i < n_taken; i++) {
             plan_step *a = &p->steps[taken[i]];
             if (a->state && a->k->release) a->k->release(a->state);
