@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mma.h>
-
 extern "C" {
 #include "core/fuse.h"
 }
@@ -90,10 +88,7 @@ struct att_args {
     int Dp;               // D rounded up to 4 (zero padded in shared memory)
     int qstride, kvstride; // shared row strides in floats, each 4 * odd: conflict-free float4
     int row_blocks;       // blocks of rows per (batch, kv head)
-    // tensor-core kernel: head sizes rounded up to 16, 16-bit leading dims of Q and K/V, float
-    // leading dim of O, and whether Q/K and V rows take 16-byte loads
-    int tc_dp, tc_dvp, ldq, ldkv, ldo;
-    bool vec_qk, vec_v;
+    bool vec_qk, vec_v; // tensor-core kernel: Q/K and V rows take 16-byte loads
     float scale, softcap;
 };
 
@@ -342,53 +337,121 @@ __global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
     }
 }
 
-// ---- tensor cores: float16 / bfloat16 with head sizes up to 128. Four warps of 16 query rows
-// (one wmma tile high); S = Q K^T and O += P V on wmma with float accumulation, the softmax on
-// the CUDA cores between them. P goes to the MMA as a 16-bit high part plus the 16-bit rest, so
-// that it keeps about float's precision (V is exact in its own type).
+// ---- tensor cores: float16 / bfloat16 with head sizes up to 128, laid out as FlashAttention-2
+// does. Four warps of 16 query rows; each warp keeps its Q fragments, its scores, probabilities
+// and output accumulators in registers (mma.sync m16n8k16, float accumulation), so a row's
+// softmax needs only the four lanes that hold it. K and V tiles of BK keys pass through shared
+// memory and reach the MMAs through ldmatrix. P goes to the MMA as a 16-bit high part plus the
+// 16-bit rest, so that it keeps about float's precision (V is exact in its own type).
 
 constexpr int TC_WARPS = 4;
 constexpr int TC_THREADS = TC_WARPS * 32;
 constexpr int TC_BQ = TC_WARPS * 16;
 constexpr int TC_HEAD = 128;
-constexpr int TC_LDS = BK + 4; // float scores
-constexpr int TC_LDP = BK + 8; // 16-bit probabilities
 
-// n elements of a row (zeros up to npad; all zeros when !ok); vec: 16-byte loads (n % 8 == 0,
-// src 16-byte aligned).
+// Shared row stride of a tile whose rows are DK 16-bit values: 16 bytes more, so that the eight
+// rows an ldmatrix reads fall on distinct banks.
+template <int DK> __host__ __device__ constexpr int tc_ld() { return DK + 8; }
+
+// Shared bytes: the Q tile, then one K and one V tile.
+template <typename T, int DK> constexpr size_t tc_smem_bytes() {
+    return sizeof(T) * (size_t)(TC_BQ + 2 * BK) * tc_ld<DK>();
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+// Four 8x8 16-bit matrices; lanes 8i..8i+7 give the row addresses of matrix i.
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p))
+                 : "memory");
+}
+
+// The same, each matrix transposed.
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p))
+                 : "memory");
+}
+
+// d += a b for a 16x16 A (row-major fragment), a 16x8 B (column-major), float accumulators.
 template <typename T>
-__device__ __forceinline__ void copy_row(T *dst, const T *src, bool ok, int n, int npad, bool vec,
-                                         int lane) {
-    if (vec) {
-        for (int c = lane * 8; c < npad; c += 256) {
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1);
+template <>
+__device__ __forceinline__ void mma16816<__half>(float (&d)[4], const uint32_t (&a)[4],
+                                                 uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
+                                                        uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// x and y (x in the low half) as two 16-bit values, and what rounding them left behind.
+template <typename T> __device__ __forceinline__ void split2(float x, float y, uint32_t &hi,
+                                                             uint32_t &lo);
+template <>
+__device__ __forceinline__ void split2<__half>(float x, float y, uint32_t &hi, uint32_t &lo) {
+    const __half2 h = __floats2half2_rn(x, y);
+    const float2 f = __half22float2(h);
+    const __half2 r = __floats2half2_rn(x - f.x, y - f.y);
+    hi = *(const uint32_t *)&h;
+    lo = *(const uint32_t *)&r;
+}
+template <>
+__device__ __forceinline__ void split2<__nv_bfloat16>(float x, float y, uint32_t &hi,
+                                                      uint32_t &lo) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+    const float2 f = __bfloat1622float2(h);
+    const __nv_bfloat162 r = __floats2bfloat162_rn(x - f.x, y - f.y);
+    hi = *(const uint32_t *)&h;
+    lo = *(const uint32_t *)&r;
+}
+
+// Rows [0, nrows) of a tile into shared memory, eight values a step over the block's threads:
+// the first n values of row r from src_of(r) (NULL: a row of zeros), zeros up to DK. vec: 16-byte
+// loads (n % 8 == 0 and every row 16-byte aligned).
+template <typename T, int DK, typename F>
+__device__ __forceinline__ void tc_load_rows(T *dst, int nrows, const F &src_of, int n, bool vec) {
+    constexpr int CH = DK / 8;
+    const T zero = from_compute<T>(0.0f);
+    for (int i = threadIdx.x; i < nrows * CH; i += TC_THREADS) {
+        const int r = i / CH, c = (i - r * CH) * 8;
+        const T *src = src_of(r);
+        T *d = dst + r * tc_ld<DK>() + c;
+        if (vec) {
             uint4 val = make_uint4(0, 0, 0, 0);
-            if (ok && c < n) val = *(const uint4 *)(src + c);
-            *(uint4 *)(dst + c) = val;
+            if (src && c < n) val = *(const uint4 *)(src + c);
+            *(uint4 *)d = val;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) d[e] = src && c + e < n ? src[c + e] : zero;
         }
-    } else {
-        const T zero = from_compute<T>(0.0f);
-        for (int c = lane; c < npad; c += 32) dst[c] = ok && c < n ? src[c] : zero;
     }
 }
 
-// Shared bytes of the tensor-core kernel; every region starts 32-byte aligned, as wmma wants.
-size_t tc_smem_bytes(int ldq, int ldkv, int ldo, size_t esz) {
-    return sizeof(float) * TC_BQ * (TC_LDS + (size_t)ldo) +
-           esz * ((size_t)TC_BQ * ldq + (size_t)BK * ldkv + 2 * (size_t)TC_BQ * TC_LDP);
-}
-
-template <typename T> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
-    using namespace nvcuda;
-    typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> frag_a;
-    typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag_c;
-    extern __shared__ __align__(128) unsigned char tcsm[];
-    float *ss = (float *)tcsm;          // [TC_BQ][TC_LDS] scores
-    float *os = ss + TC_BQ * TC_LDS;    // [TC_BQ][ldo] outputs
-    T *qs = (T *)(os + TC_BQ * a.ldo);  // [TC_BQ][ldq]
-    T *kvs = qs + TC_BQ * a.ldq;        // [BK][ldkv], K then V of each tile
-    T *phi = kvs + BK * a.ldkv;         // [TC_BQ][TC_LDP] probabilities, high part
-    T *plo = phi + TC_BQ * TC_LDP;      // and the rest
+template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
+    constexpr int LD = tc_ld<DK>();
+    constexpr int NT = BK / 8; // a score tile's 8-key column tiles
+    constexpr int OT = DK / 8; // the output's 8-column tiles
+    extern __shared__ __align__(16) unsigned char tcsm[];
+    T *qs = (T *)tcsm;      // [TC_BQ][LD]
+    T *ks = qs + TC_BQ * LD; // [BK][LD]
+    T *vs = ks + BK * LD;    // [BK][LD]
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, w16 = warp * 16;
+    const int g = lane >> 2, t = lane & 3; // the fragments' row and column pair
 
     const int rb = a.row_blocks - 1 - (int)(blockIdx.x % (unsigned)a.row_blocks);
     const int64_t bk = blockIdx.x / (unsigned)a.row_blocks;
@@ -404,142 +467,164 @@ template <typename T> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att
         kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
     }
 
-    for (int r = warp; r < TC_BQ; r += TC_WARPS) {
-        int v = v0 + r, h, qi;
-        bool ok = v < rows;
-        row_of(a, kvh, ok ? v : 0, &h, &qi);
-        copy_row(qs + r * a.ldq, (const T *)a.q + b * a.qs[0] + h * a.qs[1] + qi * a.qs[2], ok,
-                 a.D, a.tc_dp, a.vec_qk, lane);
-    }
-    for (int i = lane; i < 16 * a.ldo; i += 32) os[w16 * a.ldo + i] = 0.0f;
+    const T *qbase = (const T *)a.q + b * a.qs[0];
+    tc_load_rows<T, DK>(
+        qs, TC_BQ,
+        [&](int r) -> const T * {
+            int h, qi;
+            if (v0 + r >= rows) return NULL;
+            row_of(a, kvh, v0 + r, &h, &qi);
+            return qbase + h * a.qs[1] + qi * a.qs[2];
+        },
+        a.D, a.vec_qk);
 
-    float m[16], l[16];
-    int lim[16];
+    // this lane's two rows: w16 + g and w16 + g + 8
+    int lim[2];
+    int64_t moff[2];
+    float m[2], l[2];
 #pragma unroll
-    for (int rr = 0; rr < 16; rr++) {
-        int v = v0 + w16 + rr, h, qi;
-        row_of(a, kvh, v < rows ? v : 0, &h, &qi);
-        lim[rr] = v < rows ? row_limit(a, np, qi) : 0;
-        m[rr] = -INFINITY;
-        l[rr] = 0.0f;
+    for (int i = 0; i < 2; i++) {
+        const int v = v0 + w16 + g + 8 * i;
+        int h, qi;
+        row_of(a, kvh, min(v, rows - 1), &h, &qi);
+        lim[i] = v < rows ? row_limit(a, np, qi) : 0;
+        moff[i] = b * a.ms[0] + (int64_t)h * a.ms[1] + (int64_t)qi * a.ms[2];
+        m[i] = -INFINITY;
+        l[i] = 0.0f;
     }
+    float o[OT][4];
+#pragma unroll
+    for (int j = 0; j < OT; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+
+    __syncthreads();
+    uint32_t qf[DK / 16][4]; // A fragments of the warp's 16 rows of Q
+#pragma unroll
+    for (int kd = 0; kd < DK / 16; kd++)
+        ldsm_x4(qf[kd], qs + (w16 + (lane & 15)) * LD + 16 * kd + 8 * (lane >> 4));
 
     const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
     const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
     for (int k0 = 0; k0 < kend; k0 += BK) {
         const int nk = min(BK, kend - k0);
-        __syncthreads(); // the previous tile's V is consumed
-        for (int j = warp; j < BK; j += TC_WARPS)
-            copy_row(kvs + j * a.ldkv, kbase + (int64_t)(k0 + j) * a.ks[2], j < nk, a.D, a.tc_dp,
-                     a.vec_qk, lane);
+        __syncthreads(); // the previous tile is consumed
+        // rows past the tile are zeros: probability 0 times stale data could be NaN
+        tc_load_rows<T, DK>(
+            ks, BK,
+            [&](int j) -> const T * {
+                return j < nk ? kbase + (int64_t)(k0 + j) * a.ks[2] : NULL;
+            },
+            a.D, a.vec_qk);
+        tc_load_rows<T, DK>(
+            vs, BK,
+            [&](int j) -> const T * {
+                return j < nk ? vbase + (int64_t)(k0 + j) * a.vs[2] : NULL;
+            },
+            a.Dv, a.vec_v);
         __syncthreads();
-        {
-            frag_c acc[BK / 16];
-#pragma unroll
-            for (int n = 0; n < BK / 16; n++) wmma::fill_fragment(acc[n], 0.0f);
-            for (int d = 0; d < a.tc_dp; d += 16) {
-                frag_a qa;
-                wmma::load_matrix_sync(qa, qs + w16 * a.ldq + d, a.ldq);
-#pragma unroll
-                for (int n = 0; n < BK / 16; n++) {
-                    // K^T: K's rows read column-major
-                    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> kb;
-                    wmma::load_matrix_sync(kb, kvs + 16 * n * a.ldkv + d, a.ldkv);
-                    wmma::mma_sync(acc[n], qa, kb, acc[n]);
-                }
-            }
-#pragma unroll
-            for (int n = 0; n < BK / 16; n++)
-                wmma::store_matrix_sync(ss + w16 * TC_LDS + 16 * n, acc[n], TC_LDS,
-                                        wmma::mem_row_major);
-        }
-        __syncwarp();
 
-        float corr[16];
+        // S = Q K^T: s[j] holds rows g and g + 8 at keys 8j + 2t and 8j + 2t + 1
+        float s[NT][4];
 #pragma unroll
-        for (int rr = 0; rr < 16; rr++) {
-            const int r = w16 + rr;
-            int64_t moff = 0;
-            if (a.has_mask) {
-                int h, qi;
-                row_of(a, kvh, min(v0 + r, rows - 1), &h, &qi);
-                moff = b * a.ms[0] + (int64_t)h * a.ms[1] + (int64_t)qi * a.ms[2];
+        for (int j = 0; j < NT; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+        for (int kd = 0; kd < DK / 16; kd++) {
+#pragma unroll
+            for (int jp = 0; jp < NT / 2; jp++) {
+                // K's rows are K^T's columns: matrices (keys 16jp, 16jp + 8) x (d 16kd, +8)
+                uint32_t kb[4];
+                ldsm_x4(kb, ks + (16 * jp + (lane & 7) + 8 * (lane >> 4)) * LD + 16 * kd +
+                                8 * ((lane >> 3) & 1));
+                mma16816<T>(s[2 * jp], qf[kd], kb[0], kb[1]);
+                mma16816<T>(s[2 * jp + 1], qf[kd], kb[2], kb[3]);
             }
-            const float x0 = score(a, ss[r * TC_LDS + lane], k0 + lane, lim[rr], moff);
-            const float x1 = score(a, ss[r * TC_LDS + lane + 32], k0 + lane + 32, lim[rr], moff);
-            const float mnew = fmaxf(m[rr], warp_max(fmaxf(x0, x1)));
-            float c = 1.0f, p0 = 0.0f, p1 = 0.0f;
-            if (mnew != -INFINITY) {
-                c = expf(m[rr] - mnew);
-                p0 = expf(x0 - mnew);
-                p1 = expf(x1 - mnew);
-            }
-            l[rr] = l[rr] * c + warp_sum(p0 + p1);
-            m[rr] = mnew;
-            corr[rr] = c;
-            const T h0 = from_compute<T>(p0), h1 = from_compute<T>(p1);
-            phi[r * TC_LDP + lane] = h0;
-            phi[r * TC_LDP + lane + 32] = h1;
-            plo[r * TC_LDP + lane] = from_compute<T>(p0 - (float)to_compute(h0));
-            plo[r * TC_LDP + lane + 32] = from_compute<T>(p1 - (float)to_compute(h1));
         }
-#pragma unroll
-        for (int rr = 0; rr < 16; rr++)
-            for (int c = lane; c < a.tc_dvp; c += 32) os[(w16 + rr) * a.ldo + c] *= corr[rr];
 
-        __syncthreads(); // every warp is done with K
-        for (int j = warp; j < BK; j += TC_WARPS)
-            copy_row(kvs + j * a.ldkv, vbase + (int64_t)(k0 + j) * a.vs[2], j < nk, a.Dv,
-                     a.tc_dvp, a.vec_v, lane);
-        __syncthreads();
-        {
-            frag_a ph[BK / 16], pl[BK / 16];
+        // the online softmax of the lane's two rows; a row's four lanes agree on its max
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++) {
-                wmma::load_matrix_sync(ph[kk], phi + w16 * TC_LDP + 16 * kk, TC_LDP);
-                wmma::load_matrix_sync(pl[kk], plo + w16 * TC_LDP + 16 * kk, TC_LDP);
-            }
-            for (int c = 0; c < a.tc_dvp; c += 16) {
-                frag_c o;
-                wmma::load_matrix_sync(o, os + w16 * a.ldo + c, a.ldo, wmma::mem_row_major);
+        for (int i = 0; i < 2; i++) {
+            float mx = -INFINITY;
 #pragma unroll
-                for (int kk = 0; kk < BK / 16; kk++) {
-                    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> vb;
-                    wmma::load_matrix_sync(vb, kvs + 16 * kk * a.ldkv + c, a.ldkv);
-                    wmma::mma_sync(o, ph[kk], vb, o);
-                    wmma::mma_sync(o, pl[kk], vb, o);
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float x =
+                        score(a, s[j][2 * i + e], k0 + 8 * j + 2 * t + e, lim[i], moff[i]);
+                    s[j][2 * i + e] = x;
+                    mx = fmaxf(mx, x);
                 }
-                wmma::store_matrix_sync(os + w16 * a.ldo + c, o, a.ldo, wmma::mem_row_major);
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float mnew = fmaxf(m[i], mx);
+            float corr = 1.0f, sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float p = mnew == -INFINITY ? 0.0f : expf(s[j][2 * i + e] - mnew);
+                    s[j][2 * i + e] = p;
+                    sum += p;
+                }
+            if (mnew != -INFINITY) corr = expf(m[i] - mnew); // 0 while the row had nothing
+            l[i] = l[i] * corr + sum; // this lane's part; the four are added at the end
+            m[i] = mnew;
+#pragma unroll
+            for (int j = 0; j < OT; j++) {
+                o[j][2 * i] *= corr;
+                o[j][2 * i + 1] *= corr;
+            }
+        }
+
+        // O += P V, 16 keys a step: the score fragments of key tiles 2kk and 2kk + 1 are the A
+        // fragment of P as they lie
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t ph[4], pl[4];
+            split2<T>(s[2 * kk][0], s[2 * kk][1], ph[0], pl[0]);
+            split2<T>(s[2 * kk][2], s[2 * kk][3], ph[1], pl[1]);
+            split2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1], ph[2], pl[2]);
+            split2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3], ph[3], pl[3]);
+#pragma unroll
+            for (int jp = 0; jp < OT / 2; jp++) {
+                // V's rows transposed: matrices (keys 16kk, 16kk + 8) x (columns 16jp, +8)
+                uint32_t vb[4];
+                ldsm_x4_trans(vb, vs + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD +
+                                      16 * jp + 8 * (lane >> 4));
+                mma16816<T>(o[2 * jp], ph, vb[0], vb[1]);
+                mma16816<T>(o[2 * jp], pl, vb[0], vb[1]);
+                mma16816<T>(o[2 * jp + 1], ph, vb[2], vb[3]);
+                mma16816<T>(o[2 * jp + 1], pl, vb[2], vb[3]);
             }
         }
     }
-    __syncwarp();
 
 #pragma unroll
-    for (int rr = 0; rr < 16; rr++) {
-        const int r = w16 + rr, v = v0 + r;
+    for (int i = 0; i < 2; i++) {
+        float sum = l[i];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const int v = v0 + w16 + g + 8 * i;
         if (v >= rows) continue;
         int h, qi;
         row_of(a, kvh, v, &h, &qi);
         T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
-        const bool zero = a.nan_to_zero && (m[rr] == -INFINITY || !(l[rr] > 0.0f));
-        const float inv = zero ? 0.0f : m[rr] == -INFINITY ? NAN : 1.0f / l[rr];
-        for (int c = lane; c < a.Dv; c += 32)
-            dst[c] = from_compute<T>(zero ? 0.0f : os[r * a.ldo + c] * inv);
+        const bool zero = a.nan_to_zero && (m[i] == -INFINITY || !(sum > 0.0f));
+        const float inv = zero ? 0.0f : m[i] == -INFINITY ? NAN : 1.0f / sum;
+#pragma unroll
+        for (int j = 0; j < OT; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int col = 8 * j + 2 * t + e;
+                if (col < a.Dv) dst[col] = from_compute<T>(zero ? 0.0f : o[j][2 * i + e] * inv);
+            }
     }
 }
 
-template <typename T> onyx_status launch_tc(const kernel_call *c, att_args a) {
-    auto fn = flash_tc<T>;
-    const size_t most = tc_smem_bytes(TC_HEAD + 8, TC_HEAD + 8, TC_HEAD + 4, sizeof(T));
+template <typename T, int DK> onyx_status launch_tc(const kernel_call *c, att_args a) {
+    auto fn = flash_tc<T, DK>;
+    constexpr size_t smem = tc_smem_bytes<T, DK>();
     TRY(cuda_status(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)most),
+                                         (int)smem),
                     "Attention: shared memory size"));
-    a.tc_dp = (a.D + 15) & ~15;
-    a.tc_dvp = (a.Dv + 15) & ~15;
-    a.ldq = a.tc_dp + 8;
-    a.ldkv = (a.tc_dp > a.tc_dvp ? a.tc_dp : a.tc_dvp) + 8;
-    a.ldo = a.tc_dvp + 4;
     // 16-byte row loads where every row starts 16-byte aligned: 8 | D, aligned bases and strides
     // (an Attention node's are multiples of the head sizes; a fused chain's views' may not be)
     auto rows8 = [](const int64_t *st) {
@@ -551,8 +636,7 @@ template <typename T> onyx_status launch_tc(const kernel_call *c, att_args a) {
     a.row_blocks = (int)(((int64_t)a.group * a.q_len + TC_BQ - 1) / TC_BQ);
     const int64_t grid = (int64_t)a.batch * a.kv_heads * a.row_blocks;
     if (grid > INT_MAX) return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: too many blocks");
-    fn<<<(unsigned)grid, TC_THREADS, tc_smem_bytes(a.ldq, a.ldkv, a.ldo, sizeof(T)),
-         cuda_stream(c)>>>(a);
+    fn<<<(unsigned)grid, TC_THREADS, smem, cuda_stream(c)>>>(a);
     return cuda_launched("Attention");
 }
 
@@ -591,7 +675,7 @@ template <typename T, int RPT, int VC> onyx_status launch(const kernel_call *c, 
 template <typename T> onyx_status launch_typed(const kernel_call *c, const att_args &a, int sms) {
     if constexpr (sizeof(T) == 2) {
         if (a.D <= TC_HEAD && a.Dv <= TC_HEAD && (int64_t)a.group * a.q_len >= 32)
-            return launch_tc<T>(c, a);
+            return a.D <= 64 && a.Dv <= 64 ? launch_tc<T, 64>(c, a) : launch_tc<T, 128>(c, a);
     }
     const int vc = a.Dv <= 64 ? 2 : a.Dv <= 128 ? 4 : 8, big = vc == 8 ? 4 : 8;
     const int64_t rows = (int64_t)a.group * a.q_len;

@@ -80,7 +80,7 @@ class Suite:
             shutil.rmtree(os.path.join(root, sub), ignore_errors=True)
             os.makedirs(os.path.join(root, sub))
 
-    def write(self, name, model, inputs, outputs, check=True):
+    def write(self, name, model, inputs, outputs, check=True, rtol=None):
         """inputs, outputs: lists of (name, value) in the graph's order. check=False skips onnx's
         checker, which wants a shape on every graph output, for graphs that leave some out."""
         if not _NAME.match(name) or name in self.names:
@@ -100,6 +100,9 @@ class Suite:
             for i, (n, v) in enumerate(items):
                 with open(os.path.join(d, 'test_data_set_0', f'{kind}_{i}.pb'), 'wb') as f:
                     f.write(to_proto(v, n).SerializeToString())
+        if rtol is not None:  # the runner reads a case's tolerance from data.json, as onnx's
+            with open(os.path.join(d, 'data.json'), 'w') as f:
+                f.write(f'{{"rtol": {rtol}}}\n')
 
 
 def value_info(name, value, sym=False):
@@ -142,10 +145,10 @@ def declare_outputs(model, results, sym=False):
 
 
 def case(suite, name, op, inputs, expected=None, attrs=None, opset=21, n_out=1, consts=(), sym=False,
-         ir_version=None):
+         ir_version=None, rtol=None):
     """Writes a one-node case. expected: the outputs when computed by hand (or with numpy), else
     onnx's reference evaluator computes them. Outputs are declared with the expected type, and
-    with their shape unless sym."""
+    with their shape unless sym. rtol: the case's relative tolerance, where not the runner's."""
     model, feeds = node_model(op, inputs, attrs, opset, n_out, consts, sym, ir_version)
     results = reference(model, feeds) if expected is None else list(expected)
     if len(results) != n_out:
@@ -153,4 +156,5 @@ def case(suite, name, op, inputs, expected=None, attrs=None, opset=21, n_out=1, 
     declare_outputs(model, results, sym)
     # onnx's checker wants a shape on every graph output, which the symbolic variants leave out
     # on purpose; their static twins are checked.
-    suite.write(name, model, feeds, [(f'y{i}', r) for i, r in enumerate(results)], check=not sym)
+    suite.write(name, model, feeds, [(f'y{i}', r) for i, r in enumerate(results)], check=not sym,
+                rtol=rtol)

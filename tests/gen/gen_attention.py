@@ -7,14 +7,21 @@ from onnx import helper as h
 from common import case, declare_outputs, node_model, reference, value_info
 
 
+def _is16(v):
+    return v is not None and (v.dtype == np.float16 or v.dtype.name == 'bfloat16')
+
+
 def half_case(s, name, op, inputs, attrs, opset, n_out=1):
-    """float16 inputs; the expectation is the float32 reference rounded to float16, since the
-    kernels compute in float."""
-    model, feeds = node_model(op, [None if v is None else v.astype(np.float32)
-                                   if v.dtype == np.float16 else v for v in inputs], attrs, opset, n_out)
+    """float16 (or bfloat16) inputs; the expectation is the float32 reference rounded to that
+    type, since the kernels compute in float. bfloat16 allows one unit in the last place: a float
+    result a few float ulps from the reference's rounds to the neighbouring bfloat16 where the two
+    straddle a rounding boundary (the tensor-core kernel sums P V in another order)."""
+    model, feeds = node_model(op, [v.astype(np.float32) if _is16(v) else v for v in inputs],
+                              attrs, opset, n_out)
     ref = reference(model, feeds)
-    case(s, name, op, inputs, expected=[r.astype(np.float16) for r in ref], attrs=attrs, opset=opset,
-         n_out=n_out)
+    t = next(v.dtype for v in inputs if _is16(v))
+    case(s, name, op, inputs, expected=[r.astype(t) for r in ref], attrs=attrs, opset=opset,
+         n_out=n_out, rtol=2.0 ** -7 if t.name == 'bfloat16' else None)
 
 
 def generate(s):
@@ -91,6 +98,23 @@ def generate(s):
     half_case(s, 'test_att_fp16_long', 'Attention',
               [f(1, 3, 200, 16, dt=np.float16), f(1, 3, 200, 16, dt=np.float16),
                f(1, 3, 200, 16, dt=np.float16)], {'is_causal': 1}, 23)
+    # CUDA's tensor-core kernel: heads of 64 (16-byte rows) over 197 positions (a last key tile
+    # of 5) with a float mask; bfloat16 heads of 80 and values of 48 (its wider variant),
+    # causal, more keys than queries; 3-D grouped heads of 20 (element loads) with a bool mask
+    half_case(s, 'test_att_fp16_heads64_masked', 'Attention',
+              [f(1, 2, 197, 64, dt=np.float16), f(1, 2, 197, 64, dt=np.float16),
+               f(1, 2, 197, 64, dt=np.float16), f(197, 197, dt=np.float16)], {}, 23)
+    try:
+        import ml_dtypes
+        bf = lambda *shape: f(*shape).astype(ml_dtypes.bfloat16)
+        half_case(s, 'test_att_bf16_heads80_causal', 'Attention',
+                  [bf(1, 2, 70, 80), bf(1, 2, 130, 80), bf(1, 2, 130, 48)], {'is_causal': 1}, 23)
+    except ImportError:
+        pass
+    half_case(s, 'test_att_fp16_3d_gqa_heads20', 'Attention',
+              [f(2, 33, 4 * 20, dt=np.float16), f(2, 45, 2 * 20, dt=np.float16),
+               f(2, 45, 2 * 20, dt=np.float16), rng.random((2, 1, 33, 45)) > 0.3],
+              {'q_num_heads': 4, 'kv_num_heads': 2}, 23)
 
     # RotaryEmbedding
     cos = np.cos(rng.random((64, 8))).astype(np.float32)
