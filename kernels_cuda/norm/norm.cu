@@ -115,14 +115,98 @@ template <typename T, bool BLOCK> __global__ void __launch_bounds__(1024) ln_row
     }
 }
 
+// The same for rows of at most 32 * NV 16-byte vectors (every pointer and row 16-byte aligned): a
+// warp holds its row in registers, so x is read once instead of three times, with vector loads.
+// The statistics and the affine pass are ln_rows' (lane sums in double, then the warp's).
+template <typename T, int NV> __global__ void __launch_bounds__(256) ln_rows_vec(ln_args a) {
+    typedef typename compute<T>::type C;
+    constexpr int V = 16 / sizeof(T); // values per vector
+    union vec {
+        uint4 u;
+        T v[V];
+    };
+    const int lane = threadIdx.x & 31;
+    const int64_t cols = a.cols;
+    for (int64_t r = (int64_t)blockIdx.x * 8 + threadIdx.x / 32; r < a.rows;
+         r += (int64_t)gridDim.x * 8) {
+        const T *x = (const T *)a.x + r * cols;
+        C xv[NV][V];
+        double s = 0;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t c = ((int64_t)k * 32 + lane) * V;
+            vec in;
+            in.u = c < cols ? *(const uint4 *)(x + c) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                xv[k][e] = (C)to_compute(in.v[e]);
+                s += (double)xv[k][e]; // zeros past the row
+            }
+        }
+        double m = 0;
+        if (!a.rms) m = stash_round(a.stash, warp_reduce(s, add_op()) / (double)cols);
+        double v = 0;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (((int64_t)k * 32 + lane) * V < cols)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const double d = (double)xv[k][e] - m;
+                    v += d * d;
+                }
+        v = warp_reduce(v, add_op());
+        const double inv = stash_round(a.stash, 1 / sqrt(v / (double)cols + a.eps));
+        if (lane == 0) {
+            if (a.mean) store_as(a.mean, a.mean_dt, r, m);
+            if (a.inv) store_as(a.inv, a.inv_dt, r, inv);
+        }
+        const T *w = (const T *)a.w + (r % a.wrows) * cols;
+        const T *b = a.b ? (const T *)a.b + (r % a.brows) * cols : NULL;
+        T *y = (T *)a.y + r * cols;
+        const C fm = (C)m, fi = (C)inv;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t c = ((int64_t)k * 32 + lane) * V;
+            if (c >= cols) continue;
+            vec wv, bv, out;
+            wv.u = *(const uint4 *)(w + c);
+            if (b) bv.u = *(const uint4 *)(b + c);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                C val = (xv[k][e] - fm) * fi * (C)to_compute(wv.v[e]);
+                if (b) val += (C)to_compute(bv.v[e]);
+                out.v[e] = from_compute<T>(val);
+            }
+            *(uint4 *)(y + c) = out.u;
+        }
+    }
+}
+
 struct ln_launch {
     template <typename T> static onyx_status run(const kernel_call *c, const ln_args &a) {
         cudaStream_t st = cuda_stream(c);
+        const char *name = a.rms ? "RMSNormalization" : "LayerNormalization";
+        if constexpr (sizeof(T) <= 4) {
+            constexpr int64_t V = 16 / sizeof(T);
+            auto al = [](const void *p) { return (uintptr_t)p % 16 == 0; };
+            const int64_t nv = a.cols / V; // vectors per row
+            if (a.cols % V == 0 && nv <= 32 * 4 && al(a.x) && al(a.y) && al(a.w) &&
+                (!a.b || al(a.b))) {
+                const unsigned grid = grid_cap((a.rows + 7) / 8);
+                if (nv <= 32)
+                    ln_rows_vec<T, 1><<<grid, 256, 0, st>>>(a);
+                else if (nv <= 64)
+                    ln_rows_vec<T, 2><<<grid, 256, 0, st>>>(a);
+                else
+                    ln_rows_vec<T, 4><<<grid, 256, 0, st>>>(a);
+                return cuda_launched(name);
+            }
+        }
         if (a.cols > 1024)
             ln_rows<T, true><<<grid_cap(a.rows), a.cols >= 8192 ? 1024 : 256, 0, st>>>(a);
         else
             ln_rows<T, false><<<grid_cap((a.rows + 7) / 8), 256, 0, st>>>(a);
-        return cuda_launched(a.rms ? "RMSNormalization" : "LayerNormalization");
+        return cuda_launched(name);
     }
 };
 

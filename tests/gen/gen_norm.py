@@ -121,6 +121,19 @@ def generate(s):
         case(s, 'test_norm_ln_bf16', 'LayerNormalization', [xbf, wbf, bbf],
              expected=[_bf16(exp.astype(np.float32))], opset=17)
     case(s, 'test_norm_ln_big', 'LayerNormalization', [f(256, 384), f(384), f(384)], opset=17, n_out=3)
+    # rows of whole 16-byte vectors (CUDA holds such a row in registers): 96 vectors of 8 float16
+    # (a lane's fourth vector past the row), 32 of 8 bfloat16, and 130 of 4 floats (too many)
+    xw, ww, bw = f(3, 5, 768, dtype=F16), f(768, dtype=F16), f(768, dtype=F16)
+    case(s, 'test_norm_ln_f16_wide_rows', 'LayerNormalization', [xw, ww, bw],
+         expected=[ln_ref(xw, ww, bw, -1).astype(F16)], opset=17)
+    xbw = _bf16(f(12, 256))
+    if xbw is not None:
+        wbw, bbw = _bf16(f(256)), _bf16(f(256))
+        exp = ln_ref(xbw.astype(np.float32), wbw.astype(np.float32), bbw.astype(np.float32), -1)
+        case(s, 'test_norm_ln_bf16_vector_rows', 'LayerNormalization', [xbw, wbw, bbw],
+             expected=[_bf16(exp.astype(np.float32))], opset=17)
+    case(s, 'test_norm_ln_rows_past_vectors', 'LayerNormalization', [f(9, 520), f(520), f(520)],
+         opset=17, n_out=3)
 
     # ---- GroupNormalization
     def gn_ref(x, sc, b, g, per_channel, eps=1e-5):
