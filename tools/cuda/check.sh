@@ -4,8 +4,8 @@
 # nvcc, then runs the CUDA unit test, the conformance on CUDA (and on the CPU, for comparison),
 # and the GPU benchmark; logs go to $OUT (or .gpu/out). The last lines are the summary.
 #   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [FILTER=glob]   (default: all but gen)
-# gen runs the generated op cases (tests/gen/make_cases.py, packed here as .gpu/gc.tar.xz) on
-# CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
+# gen runs the generated op cases (tests/gen/make_cases.py: its ok/ and par/ folders, packed here
+# as .gpu/gc.tar.xz) on CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-.gpu/out}
@@ -87,7 +87,7 @@ fi
 if [[ " $steps " == *" gen "* && -f .gpu/gc.tar.xz ]]; then
     t0=$SECONDS
     rm -rf /tmp/onyx-gc && mkdir -p /tmp/onyx-gc && tar -C /tmp/onyx-gc -xJf .gpu/gc.tar.xz
-    run_cases CUDA "$out/gen-CUDA.log" ${filter:+-f "$filter"} -- /tmp/onyx-gc/ok
+    run_cases CUDA "$out/gen-CUDA.log" ${filter:+-f "$filter"} -- /tmp/onyx-gc/*/
     echo "generated cases CUDA rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/gen-CUDA.log")"
     summary+=("gen-CUDA: $(tail -1 "$out/gen-CUDA.log")")
     grep -E "^(FAIL|ERROR|XPASS) " "$out/gen-CUDA.log" | sort -u | head -40
