@@ -818,8 +818,11 @@ static bool capturable(const subgraph *sg, const plan *p, const plan_step *ps) {
     return true;
 }
 
-/* Marks the runs of two or more consecutive capturable steps on one device. */
+/* Marks the runs of two or more consecutive capturable steps on one device, and logs how many
+ * steps they hold (the steps left out each cost a launch from the host at every run). */
 static onyx_status find_graph_segments(const subgraph *sg, plan *p) {
+    int segments = 0, covered = 0, device_steps = 0;
+    for (int s = 0; s < p->n_steps; s++) device_steps += p->steps[s].k->device != DEVICE_CPU;
     for (int s = 0; s < p->n_steps;) {
         int e = s;
         while (e < p->n_steps && capturable(sg, p, &p->steps[e]) &&
@@ -829,9 +832,15 @@ static onyx_status find_graph_segments(const subgraph *sg, plan *p) {
             if (!p->segment_end && !(p->segment_end = calloc((size_t)p->n_steps + 1, sizeof(int))))
                 return onyx_oom("plan");
             p->segment_end[s] = e;
+            segments++;
+            covered += e - s;
         }
         s = e > s ? e : s + 1;
     }
+    if (device_steps)
+        log_write(&sg->env.log, ONYX_LOG_VERBOSE,
+                  "device graphs: %d segment%s holding %d of the %d device steps", segments,
+                  segments == 1 ? "" : "s", covered, device_steps);
     return ONYX_OK;
 }
 
