@@ -78,8 +78,8 @@ def torch_times(model, inputs, runs, graph):
     return times[len(times) // 2]
 
 
-def onyx_time(cli, path, runs, device_io):
-    cmd = [cli, 'bench', path, '-d', 'CUDA', '-n', str(runs), '-w', '5']
+def onyx_time(cli, path, runs, device_io, extra=()):
+    cmd = [cli, 'bench', path, '-d', 'CUDA', '-n', str(runs), '-w', '5', *extra]
     r = subprocess.run(cmd + (['--device-io'] if device_io else []), capture_output=True, text=True,
                        timeout=600)
     if r.returncode != 0:
@@ -99,6 +99,8 @@ def main():
     ap.add_argument('--runs', type=int, default=30)
     ap.add_argument('--precisions', default='fp32,fp16')
     ap.add_argument('--profile', action='store_true', help='also profile each model per node')
+    ap.add_argument('--ab', action='store_true',
+                    help='also time onyx at -O basic (no fusion, no device epilogues), device I/O')
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -162,6 +164,10 @@ def main():
                 oh, err = onyx_time(cli, path, args.runs, False)
                 ox, err2 = onyx_time(cli, path, args.runs, True)
                 err = err or err2
+                if args.ab:
+                    basic, err3 = onyx_time(cli, path, args.runs, True, ('-O', 'basic'))
+                    err = err or err3
+                    err = (err or '') + f' -O basic: {basic:.3f} ms' if basic else err
                 gm = m.cuda()
                 gin = tuple(x.cuda() for x in inputs)
                 eager = torch_times(gm, gin, args.runs, False)

@@ -98,7 +98,7 @@ if [[ " $steps " == *" bench "* ]]; then
         python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} \
         ${BENCH_BATCHES:+--batches "$BENCH_BATCHES"} \
         ${BENCH_PRECISIONS:+--precisions "$BENCH_PRECISIONS"} \
-        ${BENCH_PROFILE:+--profile} 2>&1 | tee "$out/bench.log" | tail -40
+        ${BENCH_PROFILE:+--profile} ${BENCH_AB:+--ab} 2>&1 | tee "$out/bench.log" | tail -40
     summary+=("bench rc=${PIPESTATUS[0]}")
 fi
 printf 'SUMMARY %s\n' "${summary[@]}"
