@@ -150,10 +150,12 @@ def main():
                     # the next suspect: steps outside the device graphs (a launch each, per run),
                     # and segments whose capture failed
                     with open(os.path.join(args.out, 'graphs.txt'), 'a') as f:
-                        r = subprocess.run([cli, 'bench', path, '-d', 'CUDA', '-n', '3', '-w', '1',
-                                            '-v'], capture_output=True, text=True, timeout=600)
-                        lines = [x for x in r.stderr.splitlines() if 'device graph' in x]
-                        f.write(f'== {path}\n' + '\n'.join(lines) + '\n')
+                        for io in ([], ['--device-io']):
+                            r = subprocess.run([cli, 'bench', path, '-d', 'CUDA', '-n', '3', '-w',
+                                                '1', '-v', *io], capture_output=True, text=True,
+                                               timeout=600)
+                            lines = [x for x in r.stderr.splitlines() if 'device graph' in x]
+                            f.write(f'== {path} {" ".join(io)}\n' + '\n'.join(lines) + '\n')
                 if args.profile:  # where the time goes, node by node (each waited for)
                     r = subprocess.run([cli, 'profile', path, '-d', 'CUDA', '-n', '10', '-w', '3',
                                         '--top', '25', '--trace', '/tmp/onyx_profile.json'],
