@@ -82,6 +82,28 @@ static onyx_status test_device_copy(void *queue, void *dst, const void *src, siz
     return ONYX_OK;
 }
 
+/* Graphs: the TEST device records none (its kernels run as they are called), but says it has
+ * them, so that the plans it gets are a graph device's (inputs and outputs staged in the arena,
+ * graph segments) and every capture takes the executor's way back to running the steps. */
+static onyx_status test_capture_begin(void *queue) {
+    (void)queue;
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "the TEST device records no graphs");
+}
+
+static onyx_status test_capture_end(void *queue, void **graph) {
+    (void)queue;
+    if (graph) *graph = NULL;
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "the TEST device records no graphs");
+}
+
+static onyx_status test_graph_launch(void *queue, void *graph) {
+    (void)queue;
+    (void)graph;
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "the TEST device records no graphs");
+}
+
+static void test_graph_free(void *graph) { (void)graph; }
+
 const device_ops test_device_ops = {
     .kind = DEVICE_TEST,
     .alloc = test_alloc,
@@ -92,6 +114,10 @@ const device_ops test_device_ops = {
     .queue_create = test_queue_create,
     .queue_destroy = test_queue_destroy,
     .queue_finish = test_queue_finish,
+    .capture_begin = test_capture_begin,
+    .capture_end = test_capture_end,
+    .graph_launch = test_graph_launch,
+    .graph_free = test_graph_free,
 };
 
 /* ------------------------------------------------------------------ kernels */

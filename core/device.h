@@ -44,7 +44,8 @@ typedef struct device_ops {
     /* Device graphs (CUDA graphs): the work queued between capture_begin and capture_end is
      * recorded instead of run, into a graph that graph_launch replays on the queue, each launch
      * redoing the same kernels on the same addresses. capture_end always ends the capture; with
-     * `graph` NULL it discards what was recorded. NULL where the device has no graphs. */
+     * `graph` NULL it discards what was recorded. NULL where the device has no graphs (a device
+     * whose capture_begin fails plans as a graph device and runs its steps one by one). */
     onyx_status (*capture_begin)(void *queue);
     onyx_status (*capture_end)(void *queue, void **graph);
     onyx_status (*graph_launch)(void *queue, void *graph);

@@ -2,7 +2,8 @@
  * kernel takes it; where a value is made on one device and read on another, a copy step moves it
  * (once per value and device), and constants read on a device are uploaded once per plan. Graph
  * outputs and values that subgraphs read stay on the CPU: a device step that makes one writes a
- * copy of its own, moved to the CPU right after it. */
+ * copy of its own, moved to the CPU right after it. On a device with graphs, inputs and outputs
+ * left in its memory pass through copies within it (io_staged). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ static onyx_status copy_run(const kernel_call *c) {
         y->device != s->to->kind)
         return onyx_error(ONYX_ERR_RUNTIME, "copy between devices: tensors do not match the plan");
     if (x->nbytes == 0) return ONYX_OK;
+    if (s->from == s->to) /* staging within a device (io_staged) */
+        return s->to->copy(plan_step_queue(c, s->to->kind), y->data, x->data, x->nbytes);
     if (s->from->kind == DEVICE_CPU)
         return s->to->from_host(plan_step_queue(c, s->to->kind), y->data, x->data, x->nbytes);
     if (s->to->kind == DEVICE_CPU)
@@ -43,6 +46,10 @@ static const kernel copy_kernels[DEVICE_KINDS] = {
     [DEVICE_CPU] = COPY_KERNEL(DEVICE_CPU, "MemcpyToHost"),
     [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyFromHost"),
     [DEVICE_TEST] = COPY_KERNEL(DEVICE_TEST, "MemcpyFromHost"),
+};
+static const kernel staging_kernels[DEVICE_KINDS] = {
+    [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyOnDevice"),
+    [DEVICE_TEST] = COPY_KERNEL(DEVICE_TEST, "MemcpyOnDevice"),
 };
 
 /* A node of the plan's own: a copy of `like` (or an empty node), with room for its inputs and
@@ -89,9 +96,12 @@ static onyx_status append_step(plan *p, plan_step **out) {
     return ONYX_OK;
 }
 
-/* Appends the step copying plan value `from` into plan value `to` (on another device). */
+/* Appends the step copying plan value `from` into plan value `to` (on another device, or on
+ * the same one where io_staged). */
 static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, int to) {
     const plan_value *src = &p->vals[from], *dst = &p->vals[to];
+    const kernel *k = src->device == dst->device ? &staging_kernels[dst->device]
+                                                 : &copy_kernels[dst->device];
     const char *name = sg->g->values[src->source].name;
     size_t cap = strlen(name) + 16;
     plan_step *ps = NULL;
@@ -99,14 +109,14 @@ static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, 
     graph_node *nc = own_node(NULL, 1, 1, cap);
     if (!nc) return onyx_oom("copy step");
     snprintf((char *)nc->name, cap, "%s:to_%s", name, device_name(dst->device));
-    nc->op_type = copy_kernels[dst->device].op_type;
+    nc->op_type = k->op_type;
     nc->domain = "onyx";
     nc->version = 1;
     nc->inputs[0] = from;
     nc->outputs[0] = to;
     ps->node = node;
     ps->own_node = nc;
-    ps->k = &copy_kernels[dst->device];
+    ps->k = k;
     p->vals[to].first = p->n_steps;
     p->n_steps++;
     /* the state is a pair of pointers to the environment's device tables */
@@ -177,16 +187,29 @@ void placement_free(placement *pl) {
     memset(pl, 0, sizeof *pl);
 }
 
+/* Whether plan value vi, a graph input or output in `device`'s memory, is read or made there
+ * through a copy in the device's arena: where the device replays its steps as graphs, which
+ * record fixed addresses, the caller's buffers (new each run) would keep the steps that read
+ * the inputs and make the outputs out of the graph, each launched from the host at every run;
+ * a copy within the device costs less than such a launch of a library call. */
+static bool io_staged(const subgraph *sg, const plan *p, int vi, device_kind device) {
+    const type_info *t = &p->vals[vi].type;
+    return device != DEVICE_CPU && sg->env.device_graphs && p->devices[device] &&
+           p->devices[device]->capture_begin && t->kind == ONYX_VALUE_TENSOR &&
+           type_is_static(t) && t->dtype != ONYX_STRING;
+}
+
 /* The plan value through which `node` on `device` reads graph value vi: vi itself when it lives
- * there, else a copy (made now, once). */
+ * there (but for a staged input), else a copy (made now, once). */
 static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node, int vi,
                             device_kind device, int *out) {
-    if (p->vals[vi].device == device) {
-        *out = vi;
+    if (pl->copy_on[device][vi] >= 0) { /* a copy, or a staged output's arena value */
+        *out = pl->copy_on[device][vi];
         return ONYX_OK;
     }
-    if (pl->copy_on[device][vi] >= 0) {
-        *out = pl->copy_on[device][vi];
+    if (p->vals[vi].device == device &&
+        !(p->vals[vi].where == ST_INPUT && io_staged(sg, p, vi, device))) {
+        *out = vi;
         return ONYX_OK;
     }
     int nv = -1;
@@ -275,12 +298,15 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
             return onyx_oom("placement");
         nc->inputs[i] = at;
     }
-    /* outputs that must be on the CPU are made in copies of the device's, moved right after:
+    /* outputs that must be on the CPU are made in copies of the device's, moved right after,
+     * and graph outputs left in the device's memory are made in the arena where io_staged:
      * those where nc's output differs from the node's */
     for (int o = 0; o < node->n_outputs; o++) {
         int vi = node->outputs[o];
         if (vi < 0) continue;
-        if (d == DEVICE_CPU || !pl->host_only[vi]) {
+        bool staged = d != DEVICE_CPU && !pl->host_only[vi] && p->out_device == d &&
+                      plan_value_is_output(g, vi) && io_staged(sg, p, vi, d);
+        if (d == DEVICE_CPU || (!pl->host_only[vi] && !staged)) {
             p->vals[vi].device = d;
             continue;
         }
@@ -313,7 +339,7 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     for (int o = 0; nc && o < node->n_outputs; o++) {
         int from = nc->outputs[o], to = node->outputs[o];
         if (to < 0 || from == to) continue;
-        p->vals[to].device = DEVICE_CPU;
+        p->vals[to].device = pl->host_only[to] ? DEVICE_CPU : d;
         TRY(append_copy(sg, p, n, from, to));
     }
     return ONYX_OK;
