@@ -421,6 +421,39 @@ void plan_set_producers(const graph *g, plan *p) {
     }
 }
 
+void plan_readers(const graph *g, const plan *p, int *uses, int *consumer) {
+    for (int i = 0; i < p->n_vals; i++) {
+        uses[i] = 0;
+        consumer[i] = -1;
+    }
+    for (int s = 0; s < p->n_steps; s++) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        for (int k = 0; k < nd->n_inputs; k++)
+            if (nd->inputs[k] >= 0) {
+                uses[nd->inputs[k]]++;
+                consumer[nd->inputs[k]] = s;
+            }
+        for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
+    }
+}
+
+void plan_absorb_steps(plan *p, bool *gone, const int *steps, int n) {
+    for (int i = 0; i < n; i++) {
+        plan_step *a = &p->steps[steps[i]];
+        if (a->state && a->k->release) a->k->release(a->state);
+        a->state = NULL;
+        free(a->own_node); /* a device step's node with its inputs moved (exec_place.c) */
+        a->own_node = NULL;
+        gone[steps[i]] = true;
+    }
+}
+
+void plan_set_fused(plan_step *ps, graph_node *fn) {
+    if (ps->own_node != fn) free(ps->own_node);
+    ps->own_node = fn;
+    ps->fused = true;
+}
+
 /* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
  * with its `chain` of post-ops) on the plan's current types and constants. */
 onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,

@@ -143,6 +143,18 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
  * those none makes). */
 void plan_set_producers(const graph *g, plan *p);
 
+/* For the fusion passes: uses[v] the readers of each value among the plan's steps (subgraph
+ * captures too), consumer[v] the last step that reads it as an input (-1 for none); both arrays
+ * of p->n_vals entries. */
+void plan_readers(const graph *g, const plan *p, int *uses, int *consumer);
+
+/* The steps a fused step absorbed leave the plan (gone), their prepared states with them. */
+void plan_absorb_steps(plan *p, bool *gone, const int *steps, int n);
+
+/* Step ps runs fused node fn from now on, instead of its graph node or the node placement made
+ * of it (its inputs moved to copies: fn was made from it). */
+void plan_set_fused(plan_step *ps, graph_node *fn);
+
 /* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
  * `chain` of post-ops) on the plan's current types and constants into *state. */
 onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,

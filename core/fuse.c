@@ -882,26 +882,6 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     return st;
 }
 
-/* The steps a fused step absorbed leave the plan, their prepared states with them. */
-static void absorb(plan *p, bool *gone, const int *steps, int n) {
-    for (int i = 0; i < n; i++) {
-        plan_step *a = &p->steps[steps[i]];
-        if (a->state && a->k->release) a->k->release(a->state);
-        a->state = NULL;
-        free(a->own_node); /* a device step's node with its inputs moved (exec_place.c) */
-        a->own_node = NULL;
-        gone[steps[i]] = true;
-    }
-}
-
-/* Step ps runs fused node fn from now on, instead of its graph node or the node placement made
- * of it (its inputs moved to copies: fn was made from it). */
-static void set_fused(plan_step *ps, graph_node *fn) {
-    if (ps->own_node != fn) free(ps->own_node);
-    ps->own_node = fn;
-    ps->fused = true;
-}
-
 /* Whether step t is a Transpose of a float tensor of rank 3 to 5 that puts its channels last
  * (to_last: perm [0, 2, ..., r-1, 1]) or first again ([0, r-1, 1, ..., r-2]). */
 static bool channels_transpose(const graph *g, const plan *p, int t, bool to_last) {
@@ -982,18 +962,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     }
     /* readers among the plan's steps: nodes folded away at prepare (a Shape of a static value)
      * read nothing at run */
-    for (int s = 0; s < n; s++) {
-        const graph_node *nd = step_node(g, &p->steps[s]);
-        for (int k = 0; k < nd->n_inputs; k++)
-            if (nd->inputs[k] >= 0) uses[nd->inputs[k]]++;
-        for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
-    }
-    for (int i = 0; i < p->n_vals; i++) consumer[i] = -1;
-    for (int s = 0; s < n; s++) {
-        const graph_node *nd = step_node(g, &p->steps[s]);
-        for (int k = 0; k < nd->n_inputs; k++)
-            if (nd->inputs[k] >= 0) consumer[nd->inputs[k]] = s;
-    }
+    plan_readers(g, p, uses, consumer);
     for (int s = 0; s < n; s++) emit[s] = s;
 
     /* chains: each conv or MatMul absorbs what only it feeds */
@@ -1020,8 +989,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
                 if (ps->state && ps->k->release) ps->k->release(ps->state);
                 ps->state = NULL;
                 ps->k = ak;
-                set_fused(ps, fn);
-                absorb(p, gone, att_taken, att_n);
+                plan_set_fused(ps, fn);
+                plan_absorb_steps(p, gone, att_taken, att_n);
                 gone[s] = true;
                 emit[att_last] = s;
                 continue;
@@ -1135,8 +1104,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             }
             if (trial && ps->k->release) ps->k->release(trial);
         }
-        set_fused(ps, fn);
-        absorb(p, gone, taken, n_taken);
+        plan_set_fused(ps, fn);
+        plan_absorb_steps(p, gone, taken, n_taken);
         gone[s] = last != s; /* moved to the chain's end, or (input views only) kept */
         emit[last] = s;
     }
@@ -1187,24 +1156,24 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             fn->n_inputs = conv->n_inputs < 4 ? conv->n_inputs : 4;
             fn->n_outputs = 1;
             fn->outputs[0] = conv->outputs[0];
-            set_fused(ps, fn);
+            plan_set_fused(ps, fn);
         }
         fn->inputs[0] = cur;
         if (se >= 0) {
             fn->inputs[4] = sc;
             fn->n_inputs = FUSED_INPUTS;
             chain->x_scale = true;
-            absorb(p, gone, &se, 1);
+            plan_absorb_steps(p, gone, &se, 1);
             continue;
         }
         if (xt >= 0) {
             chain->x_channels_last = true;
-            absorb(p, gone, &xt, 1);
+            plan_absorb_steps(p, gone, &xt, 1);
             continue;
         }
         chain->n_pre = np;
         for (int i = 0; i < np; i++) chain->pre[i] = rev[np - 1 - i];
-        absorb(p, gone, absorbed, np);
+        plan_absorb_steps(p, gone, absorbed, np);
     }
 
     /* compact: absorbed steps leave, a fused conv takes its chain's last position */

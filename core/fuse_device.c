@@ -110,17 +110,8 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         st = onyx_oom("device epilogue pass");
         goto done;
     }
-    for (int i = 0; i < p->n_vals; i++) consumer[i] = -1;
-    for (int s = 0; s < n; s++) {
-        const graph_node *nd = step_node(g, &p->steps[s]);
-        for (int k = 0; k < nd->n_inputs; k++)
-            if (nd->inputs[k] >= 0) {
-                uses[nd->inputs[k]]++;
-                consumer[nd->inputs[k]] = s;
-            }
-        for (int k = 0; k < nd->n_captures; k++) uses[nd->captures[k]]++;
-        emit[s] = s;
-    }
+    plan_readers(g, p, uses, consumer);
+    for (int s = 0; s < n; s++) emit[s] = s;
 
     for (int s = 0; s < n; s++) {
         plan_step *ps = &p->steps[s];
@@ -148,17 +139,8 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         }
         if (ps->state && ps->k->release) ps->k->release(ps->state);
         ps->state = state;
-        free(ps->own_node);
-        ps->own_node = fn;
-        ps->fused = true;
-        for (int i = 0; i < n_taken; i++) {
-            plan_step *a = &p->steps[taken[i]];
-            if (a->state && a->k->release) a->k->release(a->state);
-            a->state = NULL;
-            free(a->own_node);
-            a->own_node = NULL;
-            gone[taken[i]] = true;
-        }
+        plan_set_fused(ps, fn);
+        plan_absorb_steps(p, gone, taken, n_taken);
         gone[s] = true;
         emit[last] = s; /* runs where its chain's last node ran: every addend is ready there */
     }
