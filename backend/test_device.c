@@ -4,7 +4,8 @@
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
  * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, BatchNormalization,
  * Softmax, Transpose, Gather, Split, Attention), each run on unscrambled copies of its inputs, as a
- * real device's kernels would run on device memory. */
+ * real device's kernels would run on device memory, and the relabellings (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity) that share their input's bytes, as CUDA's do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -374,6 +375,37 @@ static bool test_supports(const kernel_prep *p) {
     return true;
 }
 
+/* A relabelling's output shares its input's bytes (KF_ALIAS_INPUT0): a copy of the scrambled bytes
+ * only where the memory plan could not alias them. */
+static onyx_status test_alias_run(const kernel_call *c) {
+    TRY(queue_check(c->queue, "kernel"));
+    const tensor *x = kernel_input(c, 0);
+    tensor *y = kernel_output(c, 0);
+    if (!x || !y) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: input or output missing",
+                                    c->node->op_type);
+    if (y->data == x->data || x->nbytes == 0) return ONYX_OK;
+    if (y->nbytes != x->nbytes)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: cannot view %zu bytes as %zu bytes",
+                          c->node->op_type, x->nbytes, y->nbytes);
+    memcpy(y->data, x->data, x->nbytes);
+    return ONYX_OK;
+}
+
+/* The relabellings, their shape or axes input (1) read on the host. */
+static const kernel test_alias_kernels[] = {
+    {"", "Reshape", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
+     NULL, NULL, NULL, 1u << 1},
+    {"", "Flatten", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
+     NULL, NULL, NULL, 0},
+    {"", "Squeeze", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
+     NULL, NULL, NULL, 1u << 1},
+    {"", "Unsqueeze", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
+     NULL, NULL, NULL, 1u << 1},
+    {"", "Identity", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
+     NULL, NULL, NULL, 0},
+};
+#define N_ALIAS (sizeof test_alias_kernels / sizeof test_alias_kernels[0])
+
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static kernel *table;
 static size_t table_count;
@@ -388,7 +420,7 @@ static bool is_test_op(const char *op) {
 static void build_table(void) {
     size_t n;
     const kernel *cpu = cpu_kernel_table(&n);
-    kernel *t = calloc(n + 1, sizeof *t);
+    kernel *t = calloc(n + N_ALIAS, sizeof *t);
     if (!t) return; /* no TEST kernels: every node falls back to the CPU */
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
@@ -410,6 +442,7 @@ static void build_table(void) {
         t[count].supports = test_supports;
         count++;
     }
+    for (size_t i = 0; i < N_ALIAS; i++) t[count++] = test_alias_kernels[i];
     table = t;
     table_count = count;
 }
