@@ -24,7 +24,7 @@
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
  * other dim of the product a strided view is worth it for (see fuse_plan). */
-enum { MAX_WALK = 8, VIEW_MAX_REUSE = 512 };
+enum { MAX_WALK = 12, VIEW_MAX_REUSE = 512 };
 
 /* Input slots of a fused conv or product node: X, W, B, the addend, a scale on X (see
  * fuse_chain); those it does not take are -1. */
@@ -279,7 +279,7 @@ static int producer(const graph *g, const plan *p, int n, int v) {
 #define FUSE_MAX_TAKEN (FUSE_MAX_OPS + 3 * MAX_WALK)
 #define ATT_MAX_TAKEN (MAX_WALK + 3 + 1 + 4 * MAX_WALK)
 
-enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE };
+enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE, LINK_SELECT };
 
 static bool float_value_type(const type_info *t) {
     return fuse_same_type(t, t) && t->dtype == ONYX_FLOAT;
@@ -295,14 +295,29 @@ static bool any_float_value(const plan *p, int v, bool wide) {
                 : float_value_type(t);
 }
 
+/* The one index of Gather node n (a constant of one int64 or int32 element, negatives from the
+ * end) along an axis of `dim`; *keep: the index has a rank, so the axis stays as a dim of 1. */
+static bool single_index(const plan *p, const graph_node *n, int64_t dim, int64_t *index,
+                         bool *keep) {
+    const tensor *c = host_const(p, n, 1);
+    if (!c || c->numel != 1 || (c->dtype != ONYX_INT64 && c->dtype != ONYX_INT32)) return false;
+    int64_t i = c->dtype == ONYX_INT64 ? *(const int64_t *)c->data : *(const int32_t *)c->data;
+    if (i < 0) i += dim;
+    *index = i;
+    *keep = c->rank > 0;
+    return i >= 0 && i < dim;
+}
+
 /* Step s as a link a MatMul's view may absorb between `v` and the MatMul: making v (out false:
  * a Transpose, a relabelling Reshape / Squeeze / Unsqueeze / Flatten / Identity, or a scalar
- * factor) or reading v (out: a Transpose or a relabelling), v read by nothing else. Returns
- * the LINK_ kind, or -1; *x is the link's other end (its input, or its output when out) and
- * *c a factor's value. */
+ * factor) or reading v (out: a Transpose or a relabelling), v read by nothing else. `shared` (an
+ * attention chain's operands): also a Gather of one constant index making v (a select), and v
+ * may have other readers, which the chain must then absorb too. Returns the LINK_ kind, or -1;
+ * *x is the link's other end (its input, or its output when out) and *c a factor's value. */
 static int link_of(const graph *g, const plan *p, const int *uses, const bool *gone, int s, int v,
-                   bool out, bool wide, int *x, float *c) {
-    if (s < 0 || gone[s] || p->steps[s].fused || uses[v] != 1 || plan_value_is_output(g, v))
+                   bool out, bool wide, bool shared, int *x, float *c) {
+    if (s < 0 || gone[s] || p->steps[s].fused || uses[v] < 1 || (uses[v] > 1 && !shared) ||
+        plan_value_is_output(g, v))
         return -1;
     const graph_node *t = step_node(g, &p->steps[s]);
     if (!fuse_only_output0(t) || t->n_inputs < 1 || t->inputs[0] < 0 || t->outputs[0] < 0)
@@ -313,7 +328,16 @@ static int link_of(const graph *g, const plan *p, const int *uses, const bool *g
     if (fuse_is_op(t, "Transpose") && t->n_inputs == 1) kind = LINK_TRANSPOSE;
     for (size_t i = 0; i < sizeof relabel / sizeof relabel[0]; i++)
         if (fuse_is_op(t, relabel[i])) kind = LINK_RELABEL;
-    if (kind >= 0) {
+    if (shared && !out && fuse_is_op(t, "Gather") && t->n_inputs == 2 && t->inputs[1] >= 0) {
+        const type_info *in = &p->vals[t->inputs[0]].type;
+        int64_t axis = attr_int(t, "axis", 0), index;
+        bool keep;
+        if (axis < 0) axis += in->rank;
+        if (axis < 0 || axis >= in->rank || !single_index(p, t, in->dims[axis], &index, &keep))
+            return -1;
+        *x = t->inputs[0];
+        kind = LINK_SELECT;
+    } else if (kind >= 0) {
         if (out && t->inputs[0] != v) return -1;
         for (int k = 1; k < t->n_inputs; k++) /* a shape input must be a constant */
             if (t->inputs[k] >= 0 && p->vals[t->inputs[k]].where != ST_CONST) return -1;
@@ -347,14 +371,15 @@ static bool link_transpose(const graph *g, const plan *p, int step, int rank, in
 /* The links from `v` away from the MatMul of step s: towards its producers (an operand), or
  * where `consumer` is given, towards its readers (a result); `wide`: through 16-bit floats too. */
 static void walk_links(const graph *g, const plan *p, const int *uses, const bool *gone,
-                       const int *consumer, int s, int v, bool wide, walk *w) {
+                       const int *consumer, int s, int v, bool wide, bool shared, walk *w) {
     w->n = 0;
     w->vals[0] = v;
     while (w->n < MAX_WALK) {
         int x, cur = w->vals[w->n];
         int r = consumer ? consumer[cur] : producer(g, p, s, cur);
         int kind =
-            link_of(g, p, uses, gone, r, cur, consumer != NULL, wide, &x, &w->factors[w->n]);
+            link_of(g, p, uses, gone, r, cur, consumer != NULL, wide, shared && !consumer, &x,
+                    &w->factors[w->n]);
         if (kind < 0) break;
         w->steps[w->n] = r;
         w->kinds[w->n] = kind;
@@ -374,8 +399,25 @@ static bool walk_view(const graph *g, const plan *p, const walk *w, int d, bool 
         if (w->kinds[j] == LINK_TRANSPOSE) {
             if (!link_transpose(g, p, w->steps[j], v->rank, perm)) return false;
             (result ? view_untranspose : view_transpose)(v, perm, v);
+        } else if (w->kinds[j] == LINK_SELECT) { /* operands only */
+            const graph_node *n = step_node(g, &p->steps[w->steps[j]]);
+            int64_t axis = attr_int(n, "axis", 0), index;
+            bool keep;
+            if (axis < 0) axis += v->rank;
+            if (result || axis < 0 || axis >= v->rank ||
+                !single_index(p, n, v->dims[axis], &index, &keep))
+                return false;
+            view_select(v, (int)axis, index, keep, v);
         } else if (w->kinds[j] == LINK_RELABEL && !view_reshape(v, near->rank, near->dims, v)) {
-            return false;
+            /* a merge of dims the strides keep apart may be split again after a Transpose:
+             * the three links move the dims they all keep whole */
+            if (result || j < 2 || w->kinds[j - 1] != LINK_TRANSPOSE ||
+                w->kinds[j - 2] != LINK_RELABEL ||
+                !link_transpose(g, p, w->steps[j - 1], near->rank, perm))
+                return false;
+            const type_info *c = &p->vals[w->vals[j - 2]].type;
+            if (!view_regroup(v, near->rank, near->dims, perm, c->rank, c->dims, v)) return false;
+            j -= 2;
         }
     }
     return true;
@@ -385,6 +427,7 @@ static void set_view(fuse_chain *chain, int i, const strided_view *v) {
     chain->view_rank[i] = v->rank;
     memcpy(chain->view_dims[i], v->dims, sizeof(int64_t) * (size_t)v->rank);
     memcpy(chain->view_strides[i], v->strides, sizeof(int64_t) * (size_t)v->rank);
+    chain->view_offset[i] = v->offset;
 }
 
 /* A MatMul of two computed operands of the same rank (attention's products) absorbs the scalar
@@ -400,7 +443,7 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
         if (i == 1 && mm->inputs[1] == mm->inputs[0]) break;
         if (!may_view[i]) continue;
         walk w;
-        walk_links(g, p, uses, gone, NULL, s, mm->inputs[i], false, &w);
+        walk_links(g, p, uses, gone, NULL, s, mm->inputs[i], false, false, &w);
         strided_view v;
         int d = w.n;
         for (; d > 0; d--)
@@ -428,7 +471,7 @@ static void operand_views(const graph *g, const plan *p, const int *uses, const 
 static int result_views(const graph *g, const plan *p, const int *uses, const bool *gone,
                         const int *consumer, fuse_chain *chain, int *cur, int *taken, int *n_taken) {
     walk w;
-    walk_links(g, p, uses, gone, consumer, -1, *cur, false, &w);
+    walk_links(g, p, uses, gone, consumer, -1, *cur, false, false, &w);
     strided_view v;
     int d = w.n;
     for (; d > 0; d--)
@@ -614,10 +657,11 @@ static bool chain_used(const fuse_chain *c) {
  * not taken), the value it reads in *src, the steps absorbed appended to taken. Never fails: the
  * operand itself (dense) is the shallowest such view. */
 static void attention_operand(const graph *g, const plan *p, const int *uses, const bool *gone,
-                              int s, int v, bool cols_ok, bool wide, strided_view *out,
-                              float *scale, int *src, int *taken, int *n_taken) {
+                              int s, int v, bool cols_ok, bool wide, bool shared,
+                              strided_view *out, float *scale, int *src, int *taken,
+                              int *n_taken) {
     walk w;
-    walk_links(g, p, uses, gone, NULL, s, v, wide, &w);
+    walk_links(g, p, uses, gone, NULL, s, v, wide, shared, &w);
     for (int d = w.n; d >= 0; d--) {
         strided_view view;
         if (d > 0 && (w.kinds[d - 1] == LINK_RELABEL || !walk_view(g, p, &w, d, false, &view)))
@@ -640,6 +684,32 @@ static void attention_operand(const graph *g, const plan *p, const int *uses, co
         for (int j = 0; j < d; j++) taken[(*n_taken)++] = w.steps[j];
         return;
     }
+}
+
+/* Whether what the operand walks' steps (taken[0..n)) make is read by them and the two MatMuls
+ * (steps s and s2) alone, and is none of the values the fused step reads (src[0..3): where one
+ * walk stopped, another may have gone on), after dropping the steps that several walks took
+ * (from taken). */
+static bool walks_closed(const graph *g, const plan *p, const int *uses, int s, int s2,
+                         const int *src, int *taken, int *n) {
+    int m = 0;
+    for (int i = 0; i < *n; i++) {
+        bool again = false;
+        for (int j = 0; j < m; j++) again |= taken[j] == taken[i];
+        if (!again) taken[m++] = taken[i];
+    }
+    *n = m;
+    for (int i = 0; i < m; i++) {
+        int x = step_node(g, &p->steps[taken[i]])->outputs[0], reads = 0;
+        if (x == src[0] || x == src[1] || x == src[2]) return false;
+        for (int j = 0; j < m + 2; j++) {
+            int r = j < m ? taken[j] : j == m ? s : s2;
+            const graph_node *nd = step_node(g, &p->steps[r]);
+            for (int k = 0; k < nd->n_inputs; k++) reads += nd->inputs[k] == x;
+        }
+        if (reads != uses[x]) return false;
+    }
+    return true;
 }
 
 /* Whether mask type m broadcasts to scores of type t (rank <= t's, each dim 1 or t's); `wide`:
@@ -790,16 +860,26 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 
     fuse_chain c = {0};
     strided_view view[4];
-    attention_operand(g, p, uses, gone, s, mm->inputs[0], false, wide, &view[0], &scale, &src[0],
-                      tk_, &nt);
-    attention_operand(g, p, uses, gone, s, mm->inputs[1], true, wide, &view[1], &scale, &src[1],
-                      tk_, &nt);
-    attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, wide, &view[3], NULL, &src[2],
-                      tk_, &nt);
+    /* Q, K^T and V through their links; first through links they share, as torch's
+     * MultiheadAttention makes all three from one projection (Gathers of one index) */
+    int wk[3 * MAX_WALK], nw = 0;
+    float scores_scale = scale;
+    for (int shared = 1; shared >= 0; shared--) {
+        nw = 0;
+        scale = scores_scale;
+        attention_operand(g, p, uses, gone, s, mm->inputs[0], false, wide, shared, &view[0],
+                          &scale, &src[0], wk, &nw);
+        attention_operand(g, p, uses, gone, s, mm->inputs[1], true, wide, shared, &view[1],
+                          &scale, &src[1], wk, &nw);
+        attention_operand(g, p, uses, gone, s2, pv->inputs[1], false, wide, shared, &view[3],
+                          NULL, &src[2], wk, &nw);
+        if (!shared || walks_closed(g, p, uses, s, s2, src, wk, &nw)) break;
+    }
+    for (int i = 0; i < nw; i++) tk_[nt++] = wk[i];
     int last = s2, end = pv->outputs[0];
     /* O through the Transposes that read it, where its rows stay contiguous */
     walk w;
-    walk_links(g, p, uses, gone, consumer, -1, end, wide, &w);
+    walk_links(g, p, uses, gone, consumer, -1, end, wide, false, &w);
     view_dense(&view[2], to->rank, to->dims);
     for (int d = w.n; d > 0; d--) {
         strided_view o;
@@ -1035,7 +1115,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             int relabel = -1, x = cur, rx;
             float unused;
             if (matmul &&
-                link_of(g, p, uses, gone, tstep, cur, true, false, &rx, &unused) == LINK_RELABEL &&
+                link_of(g, p, uses, gone, tstep, cur, true, false, false, &rx, &unused) == LINK_RELABEL &&
                 p->vals[rx].type.rank >= 1 &&
                 p->vals[rx].type.dims[p->vals[rx].type.rank - 1] == t->dims[t->rank - 1]) {
                 relabel = tstep;

@@ -67,6 +67,10 @@ typedef struct fuse_chain {
      * dims and, per dim, its stride in elements over that tensor. */
     int view_rank[4];
     int64_t view_dims[4][ONYX_MAX_RANK], view_strides[4][ONYX_MAX_RANK];
+    /* Where each view starts in its tensor, in elements: nonzero only for an attention chain's
+     * Q, K^T and V read through a Gather of one index (torch's q, k and v from one packed
+     * projection); a MatMul's views start at 0. */
+    int64_t view_offset[4];
     /* The product of the constant scalars that multiplied (or divided) A and B on their way from
      * the views (or the fused node's inputs), where has_in_scale: applied to the product first.
      * Only with two computed operands, and never with a bias. */

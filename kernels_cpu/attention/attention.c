@@ -462,10 +462,12 @@ DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, att_max_f64, att_expsum_f64, att_s
 /* ---------------------------------------------------------------- Attention spelled out */
 
 /* The geometry of an attention chain the fusion pass made (core/fuse.h): Q, K^T, V and the
- * output as strided views of the fused step's tensors, the mask's strides. */
+ * output as strided views of the fused step's tensors (from element offset[i] of each), the
+ * mask's strides. */
 typedef struct att_fused {
     ops_att_dims d;
     int64_t qs[3], ks[3], vs[3], ys[3], ms[3], mlen;
+    int64_t offset[4]; /* Q, K^T, output, V: fuse_chain's view order */
     bool kt_rows, mbcast, nan_zero;
     float scale;
 } att_fused;
@@ -497,6 +499,7 @@ onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
                   *vd = fc->view_dims[3];
     const int64_t *kst = fc->view_strides[1];
     att_fused f = {.scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
+    memcpy(f.offset, fc->view_offset, sizeof f.offset);
     int64_t qb[2], kb[2], vb[2], yb[2];
     batch_head_row(qd, fc->view_strides[0], r, qb, f.qs);
     batch_head_row(kd, kst, r, kb, f.ks);
@@ -554,8 +557,10 @@ static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
         return onyx_error(ONYX_ERR_NO_MEMORY, "attention scratch size overflows");
     char *buf;
     TRY(scratch_of(c, L.total, &buf));
-    att_ctx x = {.d = f->d, .fd = ONYX_FLOAT, .q = Q->data, .k = K->data, .v = V->data,
-                 .y = Y->data, .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT, .mask = M,
+    att_ctx x = {.d = f->d, .fd = ONYX_FLOAT, .q = (const float *)Q->data + f->offset[0],
+                 .k = (const float *)K->data + f->offset[1],
+                 .v = (const float *)V->data + f->offset[3],
+                 .y = (float *)Y->data + f->offset[2], .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT, .mask = M,
                  .mlen = f->mlen, .mbcast = f->mbcast, .scale = f->scale,
                  .kt_rows = f->kt_rows, .nan_zero = f->nan_zero, .rows = L.rows, .nslots = L.nslots,
                  .slots = buf + L.slots, .slot_bytes = L.slot_bytes, .off_bias = L.bias,

@@ -784,6 +784,7 @@ onyx_status launch_dtype(const kernel_call *c, const att_args &a, onyx_dtype t) 
 struct chain_state {
     int64_t B, H, S, T, D, Dv;
     int64_t qs[3], ks[3], vs[3], ys[3];
+    int64_t offset[4]; // where the views start, in elements (fuse_chain's order: Q, K^T, Y, V)
     bool has_mask;
     int64_t md[4];
     float scale;
@@ -848,6 +849,7 @@ bool chain_plan(const kernel_prep *p, chain_state *cs) {
         }
         cs->has_mask = true;
     }
+    memcpy(cs->offset, c->view_offset, sizeof cs->offset);
     cs->scale = c->has_in_scale ? c->in_scale : 1.0f;
     cs->nan_to_zero = c->nan_to_zero;
     return true;
@@ -875,6 +877,11 @@ onyx_status chain_run(const kernel_call *c, const chain_state *cs) {
     if (!Q || !K || !V || !Y || (cs->has_mask && !M))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: the fused chain's inputs are missing");
     att_args a = args_of(Q, K, V, Y);
+    const size_t es = dtype_size(Q->dtype); // the three share Y's type (chain_plan)
+    a.q = (const char *)a.q + cs->offset[0] * es;
+    a.k = (const char *)a.k + cs->offset[1] * es;
+    a.y = (char *)a.y + cs->offset[2] * es;
+    a.v = (const char *)a.v + cs->offset[3] * es;
     memcpy(a.qs, cs->qs, sizeof a.qs);
     memcpy(a.ks, cs->ks, sizeof a.ks);
     memcpy(a.vs, cs->vs, sizeof a.vs);

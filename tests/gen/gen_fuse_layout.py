@@ -539,6 +539,39 @@ def generate(s):
         N('Reshape', ['ot', 's3'], ['y'])],
         [('x', x)], common_inits + [('sbh', shape(B * H, S, D)), ('skt', shape(B, H, D, S))],
         ['y', 'sc'])
+    # torch's nn.MultiheadAttention (ViT's encoder): q, k and v from one projection of the
+    # sequence-first input, [S, B, 3E] -> [S, B, 3, E] -> Unsqueeze -> Transpose -> Squeeze ->
+    # Gather of one index each, the heads folded into the batch ([S, B*H, D] -> [B*H, S, D]) and
+    # split again. The fused attention reads all three straight from the projection (a select
+    # and a regrouped view each); "_q_out" also hands out q, so the shared links stay steps and
+    # each walk starts after its Gather; "_index_1d" gathers with one-element index tensors.
+    def packed_mha(suffix, outs, index_dims=()):
+        nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w_in'], ['pm']),
+                 N('Add', ['b_in', 'pm'], ['pa']), N('Reshape', ['pa', 's5'], ['p4']),
+                 N('Unsqueeze', ['p4', 'ax0'], ['p5']),
+                 N('Transpose', ['p5'], ['pt'], perm=[3, 1, 2, 0, 4]),
+                 N('Squeeze', ['pt', 'ax3'], ['p3'])]
+        inits = [('w_in', f(H * D, 3 * H * D)), ('b_in', f(3 * H * D)),
+                 ('s5', shape(S, B, 3, H * D)), ('ax0', shape(0)), ('ax3', shape(3)),
+                 ('sfold', shape(S, B * H, D)), ('sheads', shape(B, H, S, D)),
+                 ('sflat', shape(S * B, H * D)), ('c1', np.array(0.5, np.float32))]
+        for i, n in enumerate('qkv'):
+            inits.append((f'i_{n}', np.array(i, np.int64).reshape(index_dims)))
+            g = [N('Gather', ['p3', f'i_{n}'], [f'{n}g'], axis=0)]
+            if index_dims:
+                g.append(N('Squeeze', [f'{n}g', 'ax0'], [f'{n}s']))
+            nodes += g + [N('Reshape', [f'{n}s' if index_dims else f'{n}g', 'sfold'], [f'{n}f']),
+                          N('Transpose', [f'{n}f'], [f'{n}t'], perm=[1, 0, 2]),
+                          N('Reshape', [f'{n}t', 'sheads'], [f'{n}h'])]
+        nodes += [N('Mul', ['qh', 'c1'], ['qm']), N('Transpose', ['kh'], ['ktr'], perm=[0, 1, 3, 2]),
+                  N('Mul', ['ktr', 'c1'], ['km']), N('MatMul', ['qm', 'km'], ['sc']),
+                  N('Softmax', ['sc'], ['pr'], axis=-1), N('MatMul', ['pr', 'vh'], ['o']),
+                  N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]), N('Reshape', ['ot', 'sflat'], ['y'])]
+        graph_case(f'test_fl_attention_packed_mha{suffix}', nodes, [('x', x)], inits, outs)
+
+    packed_mha('', ['y'])
+    packed_mha('_q_out', ['y', 'qg'])
+    packed_mha('_index_1d', ['y'], index_dims=(1,))
     # Reshapes no strided view can follow (merging a transposed S with D): the walk stops short,
     # and the product reads a copy
     graph_case('test_fl_matmul_views_unmergeable', common + [
