@@ -7,6 +7,12 @@
  *   SiLU:                               x * Sigmoid(x)                           -> Swish
  *   LayerNormalization over the last axis, spelled out (exporters before opset 17):
  *     d = x - ReduceMean(x); d / Sqrt(ReduceMean(d^2) + eps) * gamma (+ beta) -> LayerNormalization
+ *   a Transpose that keeps the last axis, into a projection whose result only selects q, k and v
+ *   (torch's nn.MultiheadAttention: the sequence-first input, one packed projection, Gathers
+ *   of one index through Reshapes and Transposes):
+ *                                       MatMul(Transpose(x), W) [+ b] -> Transpose(MatMul(x, W) [+ b])
+ *                                       (the attention fusion then reads q, k and v through the
+ *                                       Transpose too, core/fuse.c: no copy of x or the result)
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
@@ -34,6 +40,7 @@ typedef struct rewriter {
     type_info *types; /* per value, inferred once (graph_infer_types), or NULL */
     graph_node *made; /* per node: the replacement placed at its index, or op_type NULL */
     int n_made;
+    bool *retyped;    /* per value: now made by another node, its declared type dropped */
 } rewriter;
 
 static bool is_op(const graph_node *n, const char *op) {
@@ -231,9 +238,9 @@ static bool last_axis_mean(const rewriter *r, const graph_node *n, int x, int64_
     return true;
 }
 
-/* The constant float tensor of value v (initializer or Constant node, also through Identity
- * nodes: the TorchScript exporter shares equal initializers so), or NULL. */
-static const tensor *constant_of(const rewriter *r, int v) {
+/* The constant tensor of value v (initializer or Constant node, also through Identity nodes: the
+ * TorchScript exporter shares equal initializers so), or NULL. */
+static const tensor *any_constant_of(const rewriter *r, int v) {
     for (int hops = 0; v >= 0 && hops < 8; hops++) {
         const graph_value *gv = &r->g->values[v];
         const graph_node *p = producer_of(r, v);
@@ -241,12 +248,88 @@ static const tensor *constant_of(const rewriter *r, int v) {
             v = p->inputs[0];
             continue;
         }
-        const tensor *t = (gv->flags & GV_INITIALIZER) ? gv->init
-                          : is_op(p, "Constant")      ? attr_tensor(p, "value")
-                                                      : NULL;
-        return t && dtype_is_float(t->dtype) ? t : NULL;
+        return (gv->flags & GV_INITIALIZER) ? gv->init
+               : is_op(p, "Constant")      ? attr_tensor(p, "value")
+                                           : NULL;
     }
     return NULL;
+}
+
+/* any_constant_of, of a float type. */
+static const tensor *constant_of(const rewriter *r, int v) {
+    const tensor *t = any_constant_of(r, v);
+    return t && dtype_is_float(t->dtype) ? t : NULL;
+}
+
+/* Whether every reader of v (and v is no graph output) relabels it (Reshape, Squeeze, Unsqueeze,
+ * Flatten, Identity) or transposes it into values read so in turn, gathers one constant index
+ * of it or takes its Shape: what attention's q, k and v take from a packed projection. */
+static bool selects_only(const rewriter *r, int v, int depth) {
+    static const char *const moves[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity",
+                                        "Transpose"};
+    if (depth > 12 || r->uses[v] < 1) return false;
+    int readers = 0;
+    for (int n = 0; n < r->g->n_nodes; n++) {
+        const graph_node *nd = &r->g->nodes[n];
+        bool reads = false;
+        for (int i = 0; i < nd->n_inputs; i++) reads |= nd->inputs[i] == v;
+        for (int c = 0; c < nd->n_captures; c++) reads |= nd->captures[c] == v;
+        if (!reads) continue;
+        if (r->gone[n] || nd->n_outputs != 1 || nd->inputs[0] != v) return false;
+        readers++;
+        if (is_op(nd, "Shape")) continue; /* the exporter's dims, folded once shapes are known */
+        if (is_op(nd, "Gather")) {
+            const tensor *index = nd->n_inputs == 2 ? any_constant_of(r, nd->inputs[1]) : NULL;
+            if (!index || index->numel != 1) return false;
+            continue;
+        }
+        bool move = false;
+        for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) move |= is_op(nd, moves[k]);
+        if (!move || !selects_only(r, nd->outputs[0], depth + 1)) return false;
+    }
+    return readers == r->uses[v]; /* a graph output counts more */
+}
+
+/* The sequence-first projection of torch's MultiheadAttention (see the top): t a Transpose whose
+ * perm keeps the last axis, read only by MatMul(t, W) of a constant matrix W, then optionally
+ * by the Add of a constant that varies along the last axis alone, whose result only selects.
+ * The Transpose moves after the product; the values that now hold other shapes lose their
+ * declared types. */
+static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
+    const int64_t *perm;
+    size_t rank = attr_ints(t, "perm", &perm);
+    if (t->n_inputs != 1 || t->n_outputs != 1 || rank < 3 || (size_t)perm[rank - 1] != rank - 1)
+        return ONYX_OK;
+    const graph_node *mm = sole_reader(r, t->outputs[0]);
+    const tensor *w = mm && is_op(mm, "MatMul") && mm->inputs[0] == t->outputs[0]
+                          ? constant_of(r, mm->inputs[1])
+                          : NULL;
+    if (!w || w->rank != 2) return ONYX_OK;
+    const graph_node *add = sole_reader(r, mm->outputs[0]), *last = mm;
+    int bias = other_input(is_op(add, "Add") ? add : NULL, mm->outputs[0]);
+    const tensor *b = constant_of(r, bias);
+    if (b) {
+        for (int i = 0; i + 1 < b->rank; i++)
+            if (b->dims[i] != 1) return ONYX_OK;
+        last = add;
+    }
+    if (!selects_only(r, last->outputs[0], 0)) return ONYX_OK;
+    /* x -> MatMul -> t's value; [Add -> the product's value]; Transpose -> last's value */
+    int x = t->inputs[0], product[2] = {x, mm->inputs[1]};
+    const graph_node *only_t[] = {t}, *only_mm[] = {mm}, *only_last[] = {last};
+    TRY(place(r, t, only_t, 1, "MatMul", mm->version, product, 2, t->outputs[0], NULL, 0));
+    if (!r->made[index_of(r, t)].op_type) return ONYX_OK;
+    int moved = t->outputs[0];
+    if (b) {
+        int sum[2] = {add->inputs[0], add->inputs[1]};
+        sum[add->inputs[0] == bias ? 1 : 0] = moved;
+        TRY(place(r, mm, only_mm, 1, "Add", add->version, sum, 2, mm->outputs[0], NULL, 0));
+        moved = mm->outputs[0];
+        r->retyped[moved] = true;
+    }
+    r->retyped[t->outputs[0]] = true;
+    return place(r, last, b ? only_last : only_mm, 1, "Transpose", t->version, &moved, 1,
+                 last->outputs[0], t->attrs, t->n_attrs);
 }
 
 /* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
@@ -387,6 +470,7 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
         return replace(r, last, members, n_members, "Gelu", 20, x, last->outputs[0],
                        erf ? NULL : "tanh");
     }
+    if (is_op(n, "Transpose")) return sink_transpose(r, n);
     if (is_op(n, "Sigmoid") && n->n_outputs == 1) {
         int x = n->inputs[0];
         const graph_node *mul = sole_reader(r, n->outputs[0]);
@@ -498,7 +582,8 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     r.producer = malloc(((size_t)g->n_values + 1) * sizeof *r.producer);
     r.gone = calloc((size_t)g->n_nodes + 1, sizeof *r.gone);
     r.made = calloc((size_t)g->n_nodes + 1, sizeof *r.made);
-    if (!r.uses || !r.producer || !r.gone || !r.made) {
+    r.retyped = calloc((size_t)g->n_values + 1, sizeof *r.retyped);
+    if (!r.uses || !r.producer || !r.gone || !r.made || !r.retyped) {
         st = onyx_oom("graph rewrite");
         goto done;
     }
@@ -532,6 +617,11 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
         goto done;
     }
     memcpy(copy->values, g->values, (size_t)g->n_values * sizeof *g->values);
+    for (int v = 0; v < g->n_values; v++)
+        if (r.retyped[v]) {
+            copy->values[v].type = (type_info){0};
+            copy->values[v].dim_params = NULL;
+        }
     int kept = 0;
     for (int n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = r.made[n].op_type ? &r.made[n] : r.gone[n] ? NULL : &g->nodes[n];
@@ -558,6 +648,7 @@ done:
     free(r.producer);
     free(r.gone);
     free(r.made);
+    free(r.retyped);
     /* last, since g may be the graph of *rw, which the new graph takes over here */
     if (st == ONYX_OK && next) st = adopt(next, *rw);
     if (st != ONYX_OK) {

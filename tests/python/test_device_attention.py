@@ -90,3 +90,77 @@ def test_attention_float16(device, tmp_path):
     np.testing.assert_allclose(y.astype(np.float32), expected.astype(np.float32), rtol=2e-2,
                                atol=2e-2)
     assert 'Attention' in ops and not ops & {'MatMul', 'Softmax'}
+
+
+def _packed_mha(b, h, s, d, dtype):
+    """torch's nn.MultiheadAttention export (ViT's encoder): q, k and v from one projection of the
+    sequence-first input ([s, b, 3e] -> [s, b, 3, e] -> Unsqueeze -> Transpose -> Squeeze ->
+    Gather of one index each), the heads folded into the batch and split again."""
+    e = h * d
+    rng = np.random.default_rng(6)
+    inits = {'w': (rng.standard_normal((e, 3 * e)) / np.sqrt(e)).astype(dtype),
+             'bias': rng.standard_normal(3 * e).astype(dtype),
+             's5': np.array([s, b, 3, e], np.int64), 'ax0': np.array([0], np.int64),
+             'ax3': np.array([3], np.int64), 'fold': np.array([s, b * h, d], np.int64),
+             'heads': np.array([b, h, s, d], np.int64), 'f': np.array(d ** -0.25, dtype),
+             'flat': np.array([s * b, e], np.int64)}
+    N = helper.make_node
+    nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w'], ['pm']),
+             N('Add', ['bias', 'pm'], ['pa']), N('Reshape', ['pa', 's5'], ['p4']),
+             N('Unsqueeze', ['p4', 'ax0'], ['p5']), N('Transpose', ['p5'], ['pt'], perm=[3, 1, 2, 0, 4]),
+             N('Squeeze', ['pt', 'ax3'], ['p3'])]
+    for i, n in enumerate('qkv'):
+        inits['i' + n] = np.array(i, np.int64)
+        nodes += [N('Gather', ['p3', 'i' + n], [n + 'g'], axis=0), N('Reshape', [n + 'g', 'fold'], [n + 'f']),
+                  N('Transpose', [n + 'f'], [n + 't'], perm=[1, 0, 2]),
+                  N('Reshape', [n + 't', 'heads'], [n + 'h'])]
+    nodes += [N('Mul', ['qh', 'f'], ['qm']), N('Transpose', ['kh'], ['ktr'], perm=[0, 1, 3, 2]),
+              N('Mul', ['ktr', 'f'], ['km']), N('MatMul', ['qm', 'km'], ['scores']),
+              N('Softmax', ['scores'], ['p'], axis=-1), N('MatMul', ['p', 'vh'], ['o']),
+              N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]), N('Reshape', ['ot', 'flat'], ['y'])]
+    t = ELEM[dtype]
+    graph = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', t, [b, s, e])],
+                              [helper.make_tensor_value_info('y', t, None)],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]).SerializeToString()
+
+
+def _packed_mha_reference(x, h):
+    """What _packed_mha's graph computes, in float64 numpy."""
+    b, s, e = x.shape
+    d = e // h
+    rng = np.random.default_rng(6)  # _packed_mha's weights, drawn in the same order
+    w = (rng.standard_normal((e, 3 * e)) / np.sqrt(e)).astype(np.float32).astype(np.float64)
+    bias = rng.standard_normal(3 * e).astype(np.float32).astype(np.float64)
+    packed = x.astype(np.float64).transpose(1, 0, 2) @ w + bias           # [s, b, 3e]
+    q, k, v = (packed[:, :, i * e:(i + 1) * e].reshape(s, b * h, d).transpose(1, 0, 2)
+               .reshape(b, h, s, d) for i in range(3))
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    o = (p / p.sum(-1, keepdims=True)) @ v                                # [b, h, s, d]
+    return o.transpose(2, 0, 1, 3).reshape(s * b, e)
+
+
+@pytest.mark.parametrize('device', ['cpu'] + DEVICES)
+def test_packed_projection_read_in_place(device, tmp_path):
+    """The input's Transpose moves after the packed projection (core/optimize.c), and the fused
+    attention reads q, k and v straight from the projection through it (a select and a regrouped
+    strided view each, core/fuse.c): no Gather and no Transpose runs; the output's Transpose is
+    written through."""
+    rng = np.random.default_rng(7)
+    b, h, s, d = 2, 3, 20, 16
+    feed = {'x': rng.standard_normal((b, s, h * d)).astype(np.float32)}
+    model = _packed_mha(b, h, s, d, np.float32)
+    opts = ort.SessionOptions()
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(tmp_path / 'profile_')
+    provider = 'CPUExecutionProvider' if device == 'cpu' else PROVIDER[device]
+    sess = ort.InferenceSession(model, opts, providers=[provider])
+    (y,) = sess.run(None, feed)
+    with open(sess.end_profiling()) as f:
+        nodes = {e['name']: e['args']['op_name'] for e in json.load(f)
+                 if e.get('cat') == 'Node' and 'op_name' in e.get('args', {})}
+    ops = list(nodes.values())
+    np.testing.assert_allclose(y, _packed_mha_reference(feed['x'], h), rtol=1e-4, atol=1e-5)
+    assert 'Attention' in ops and 'Gather' not in ops
+    assert 'Transpose' not in ops, sorted(nodes.items())
