@@ -309,6 +309,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     int bias = other_input(is_op(add, "Add") ? add : NULL, mm->outputs[0]);
     const tensor *b = constant_of(r, bias);
     if (b) {
+        if ((size_t)b->rank > rank) return ONYX_OK; /* it would add dims before the Transpose's */
         for (int i = 0; i + 1 < b->rank; i++)
             if (b->dims[i] != 1) return ONYX_OK;
         last = add;
