@@ -89,6 +89,7 @@ struct att_args {
     int qstride, kvstride; // shared row strides in floats, each 4 * odd: conflict-free float4
     int row_blocks;       // blocks of rows per (batch, kv head)
     bool vec_qk, vec_v; // tensor-core kernel: Q/K and V rows take 16-byte loads
+    bool p16;           // tensor-core kernel: P in one 16-bit operand, no high/low pair
     float scale, softcap;
 };
 
@@ -353,9 +354,9 @@ constexpr int TC_HEAD = 128;
 // rows an ldmatrix reads fall on distinct banks.
 template <int DK> __host__ __device__ constexpr int tc_ld() { return DK + 8; }
 
-// Shared bytes: the Q tile, then one K and one V tile.
-template <typename T, int DK> constexpr size_t tc_smem_bytes() {
-    return sizeof(T) * (size_t)(TC_BQ + 2 * BK) * tc_ld<DK>();
+// Shared bytes: the Q tile, then one K and one V tile (PIPE: two of each).
+template <typename T, int DK, bool PIPE> constexpr size_t tc_smem_bytes() {
+    return sizeof(T) * (size_t)(TC_BQ + (PIPE ? 4 : 2) * BK) * tc_ld<DK>();
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p) {
@@ -420,6 +421,36 @@ __device__ __forceinline__ void split2<__nv_bfloat16>(float x, float y, uint32_t
     lo = *(const uint32_t *)&r;
 }
 
+// 16 bytes from global to shared memory without passing through registers; src_bytes 0 writes
+// zeros (src is then not read, but must be a valid address).
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
+                 "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N of this thread's committed groups are in flight.
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// A K or V tile of BK rows (row j at base + j * stride, the first nk of them real) queued into
+// shared memory with cp.async, zeros past nk rows and n columns (16-byte rows: n % 8 == 0).
+template <typename T, int DK>
+__device__ __forceinline__ void tc_queue_rows(T *dst, const T *base, int64_t stride, int nk,
+                                              int n) {
+    constexpr int CH = DK / 8;
+    for (int i = threadIdx.x; i < BK * CH; i += TC_THREADS) {
+        const int r = i / CH, c = (i - r * CH) * 8;
+        const bool real = r < nk && c < n;
+        cp_async16(dst + r * tc_ld<DK>() + c, real ? base + r * stride + c : base, real ? 16 : 0);
+    }
+}
+
 // Rows [0, nrows) of a tile into shared memory, eight values a step over the block's threads:
 // the first n values of row r from src_of(r) (NULL: a row of zeros), zeros up to DK. vec: 16-byte
 // loads (n % 8 == 0 and every row 16-byte aligned).
@@ -442,14 +473,16 @@ __device__ __forceinline__ void tc_load_rows(T *dst, int nrows, const F &src_of,
     }
 }
 
-template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
+// PIPE (16-byte rows only): K and V tiles double-buffered, the next one queued with cp.async
+// while the block computes on this one, instead of loaded between two barriers.
+template <typename T, int DK, bool PIPE>
+__global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
     constexpr int LD = tc_ld<DK>();
     constexpr int NT = BK / 8; // a score tile's 8-key column tiles
     constexpr int OT = DK / 8; // the output's 8-column tiles
     extern __shared__ __align__(16) unsigned char tcsm[];
-    T *qs = (T *)tcsm;      // [TC_BQ][LD]
-    T *ks = qs + TC_BQ * LD; // [BK][LD]
-    T *vs = ks + BK * LD;    // [BK][LD]
+    T *qs = (T *)tcsm;            // [TC_BQ][LD]
+    T *const kv0 = qs + TC_BQ * LD; // K [BK][LD], V [BK][LD] (PIPE: then the second pair)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, w16 = warp * 16;
     const int g = lane >> 2, t = lane & 3; // the fragments' row and column pair
 
@@ -466,6 +499,16 @@ template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flas
         row_of(a, kvh, v1, &h1, &q1);
         kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
     }
+
+    const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
+    const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
+    auto queue_tile = [&](int k0, T *kv) {
+        const int nk = min(BK, kend - k0);
+        tc_queue_rows<T, DK>(kv, kbase + (int64_t)k0 * a.ks[2], a.ks[2], nk, a.D);
+        tc_queue_rows<T, DK>(kv + BK * LD, vbase + (int64_t)k0 * a.vs[2], a.vs[2], nk, a.Dv);
+        cp_async_commit();
+    };
+    if (PIPE && kend > 0) queue_tile(0, kv0); // in flight while Q loads
 
     const T *qbase = (const T *)a.q + b * a.qs[0];
     tc_load_rows<T, DK>(
@@ -502,25 +545,35 @@ template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flas
     for (int kd = 0; kd < DK / 16; kd++)
         ldsm_x4(qf[kd], qs + (w16 + (lane & 15)) * LD + 16 * kd + 8 * (lane >> 4));
 
-    const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
-    const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
-    for (int k0 = 0; k0 < kend; k0 += BK) {
+    for (int k0 = 0, it = 0; k0 < kend; k0 += BK, it++) {
         const int nk = min(BK, kend - k0);
-        __syncthreads(); // the previous tile is consumed
+        T *ks = kv0 + (PIPE ? (it & 1) * 2 * BK * LD : 0), *vs = ks + BK * LD;
         // rows past the tile are zeros: probability 0 times stale data could be NaN
-        tc_load_rows<T, DK>(
-            ks, BK,
-            [&](int j) -> const T * {
-                return j < nk ? kbase + (int64_t)(k0 + j) * a.ks[2] : NULL;
-            },
-            a.D, a.vec_qk);
-        tc_load_rows<T, DK>(
-            vs, BK,
-            [&](int j) -> const T * {
-                return j < nk ? vbase + (int64_t)(k0 + j) * a.vs[2] : NULL;
-            },
-            a.Dv, a.vec_v);
-        __syncthreads();
+        if (PIPE) {
+            // the other pair was consumed before the barrier that ended the last tile
+            if (k0 + BK < kend) {
+                queue_tile(k0 + BK, kv0 + ((it + 1) & 1) * 2 * BK * LD);
+                cp_async_wait<1>();
+            } else {
+                cp_async_wait<0>();
+            }
+            __syncthreads();
+        } else {
+            __syncthreads(); // the previous tile is consumed
+            tc_load_rows<T, DK>(
+                ks, BK,
+                [&](int j) -> const T * {
+                    return j < nk ? kbase + (int64_t)(k0 + j) * a.ks[2] : NULL;
+                },
+                a.D, a.vec_qk);
+            tc_load_rows<T, DK>(
+                vs, BK,
+                [&](int j) -> const T * {
+                    return j < nk ? vbase + (int64_t)(k0 + j) * a.vs[2] : NULL;
+                },
+                a.Dv, a.vec_v);
+            __syncthreads();
+        }
 
         // S = Q K^T: s[j] holds rows g and g + 8 at keys 8j + 2t and 8j + 2t + 1
         float s[NT][4];
@@ -575,7 +628,7 @@ template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flas
         }
 
         // O += P V, 16 keys a step: the score fragments of key tiles 2kk and 2kk + 1 are the A
-        // fragment of P as they lie
+        // fragment of P as they lie (p16: the high parts alone)
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++) {
             uint32_t ph[4], pl[4];
@@ -590,11 +643,14 @@ template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flas
                 ldsm_x4_trans(vb, vs + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD +
                                       16 * jp + 8 * (lane >> 4));
                 mma16816<T>(o[2 * jp], ph, vb[0], vb[1]);
-                mma16816<T>(o[2 * jp], pl, vb[0], vb[1]);
                 mma16816<T>(o[2 * jp + 1], ph, vb[2], vb[3]);
-                mma16816<T>(o[2 * jp + 1], pl, vb[2], vb[3]);
+                if (!a.p16) {
+                    mma16816<T>(o[2 * jp], pl, vb[0], vb[1]);
+                    mma16816<T>(o[2 * jp + 1], pl, vb[2], vb[3]);
+                }
             }
         }
+        if (PIPE) __syncthreads(); // this pair is queued into again two tiles on
     }
 
 #pragma unroll
@@ -619,9 +675,9 @@ template <typename T, int DK> __global__ void __launch_bounds__(TC_THREADS) flas
     }
 }
 
-template <typename T, int DK> onyx_status launch_tc(const kernel_call *c, att_args a) {
-    auto fn = flash_tc<T, DK>;
-    constexpr size_t smem = tc_smem_bytes<T, DK>();
+template <typename T, int DK, bool PIPE> onyx_status launch_tc(const kernel_call *c, att_args a) {
+    auto fn = flash_tc<T, DK, PIPE>;
+    constexpr size_t smem = tc_smem_bytes<T, DK, PIPE>();
     TRY(cuda_status(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem),
                     "Attention: shared memory size"));
@@ -633,6 +689,7 @@ template <typename T, int DK> onyx_status launch_tc(const kernel_call *c, att_ar
     a.vec_qk = a.D % 8 == 0 && (uintptr_t)a.q % 16 == 0 && (uintptr_t)a.k % 16 == 0 &&
                rows8(a.qs) && rows8(a.ks);
     a.vec_v = a.Dv % 8 == 0 && (uintptr_t)a.v % 16 == 0 && rows8(a.vs);
+    if (PIPE && !(a.vec_qk && a.vec_v)) return launch_tc<T, DK, false>(c, a);
     a.row_blocks = (int)(((int64_t)a.group * a.q_len + TC_BQ - 1) / TC_BQ);
     const int64_t grid = (int64_t)a.batch * a.kv_heads * a.row_blocks;
     if (grid > INT_MAX) return onyx_error(ONYX_ERR_UNSUPPORTED, "Attention: too many blocks");
@@ -669,13 +726,35 @@ template <typename T, int RPT, int VC> onyx_status launch(const kernel_call *c, 
     return cuda_launched("Attention");
 }
 
+// Variants of the tensor-core kernel a GPU run is to choose between, until then off by default:
+// ONYX_CUDA_ATTENTION lists "pipe" (K/V tiles double-buffered through cp.async) and "p16" (P
+// as one 16-bit operand: half the P*V products, P rounded to 16 bits). Read once per process.
+struct tc_variant {
+    bool pipe, p16;
+};
+
+tc_variant tc_variant_of_env() {
+    static const tc_variant v = [] {
+        const char *e = getenv("ONYX_CUDA_ATTENTION");
+        return tc_variant{e && strstr(e, "pipe"), e && strstr(e, "p16")};
+    }();
+    return v;
+}
+
+template <typename T, int DK> onyx_status launch_tc_variant(const kernel_call *c, att_args a) {
+    const tc_variant v = tc_variant_of_env();
+    a.p16 = v.p16;
+    return v.pipe ? launch_tc<T, DK, true>(c, a) : launch_tc<T, DK, false>(c, a);
+}
+
 // 16-bit types go to the tensor cores, unless the rows of a (batch, kv head) are too few to fill
 // their 64-row blocks (decoding). Else query rows per warp: 8, or 4 with value heads above 128
 // (registers for their columns), or 1 when bigger blocks would leave most SMs idle.
 template <typename T> onyx_status launch_typed(const kernel_call *c, const att_args &a, int sms) {
     if constexpr (sizeof(T) == 2) {
         if (a.D <= TC_HEAD && a.Dv <= TC_HEAD && (int64_t)a.group * a.q_len >= 32)
-            return a.D <= 64 && a.Dv <= 64 ? launch_tc<T, 64>(c, a) : launch_tc<T, 128>(c, a);
+            return a.D <= 64 && a.Dv <= 64 ? launch_tc_variant<T, 64>(c, a)
+                                           : launch_tc_variant<T, 128>(c, a);
     }
     const int vc = a.Dv <= 64 ? 2 : a.Dv <= 128 ? 4 : 8, big = vc == 8 ? 4 : 8;
     const int64_t rows = (int64_t)a.group * a.q_len;

@@ -3,9 +3,13 @@
 # tools/cuda/bundle.sh made .gpu/bundle.tar.xz here: builds the CUDA plugin with that machine's
 # nvcc, then runs the CUDA unit test, the conformance on CUDA (and on the CPU, for comparison),
 # and the GPU benchmark; logs go to $OUT (or .gpu/out). The last lines are the summary.
-#   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [FILTER=glob]   (default: all but gen)
+#   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [attention] [ncu] [FILTER=glob]
+#   (default: unit conformance bench)
 # gen runs the generated op cases (tests/gen/make_cases.py: its ok/ and par/ folders, packed here
 # as .gpu/gc.tar.xz) on CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
+# attention runs the attention cases under each ONYX_CUDA_ATTENTION variant and times the
+# variants (tools/cuda/att_bench.py); ncu reads the hardware counters of the attention kernel at
+# ViT-B/16's shape (Nsight Compute, clocks left alone).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-.gpu/out}
@@ -91,6 +95,38 @@ if [[ " $steps " == *" gen "* && -f .gpu/gc.tar.xz ]]; then
     echo "generated cases CUDA rc=$? in $((SECONDS - t0)) s: $(tail -1 "$out/gen-CUDA.log")"
     summary+=("gen-CUDA: $(tail -1 "$out/gen-CUDA.log")")
     grep -E "^(FAIL|ERROR|XPASS) " "$out/gen-CUDA.log" | sort -u | head -40
+fi
+
+if [[ " $steps " == *" attention "* ]]; then
+    if [[ -f .gpu/gc.tar.xz && ! -d /tmp/onyx-gc ]]; then
+        mkdir -p /tmp/onyx-gc && tar -C /tmp/onyx-gc -xJf .gpu/gc.tar.xz
+    fi
+    for var in pipe p16 pipe,p16; do   # the default ran with gen
+        [[ -d /tmp/onyx-gc ]] || break
+        export ONYX_CUDA_ATTENTION=$var
+        run_cases CUDA "$out/gen-attention-$var.log" -f '*att*' -- /tmp/onyx-gc/*/
+        unset ONYX_CUDA_ATTENTION
+        echo "attention cases ($var): $(tail -1 "$out/gen-attention-$var.log")"
+        summary+=("attention-$var: $(tail -1 "$out/gen-attention-$var.log")")
+        grep -E "^(FAIL|ERROR) " "$out/gen-attention-$var.log" | sort -u | head -10
+    done
+    ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx PYTHONPATH=backend/python \
+        python3 tools/cuda/att_bench.py 2>&1 | tee "$out/attention.md" | tail -20
+    summary+=("attention bench rc=${PIPESTATUS[0]}")
+fi
+
+if [[ " $steps " == *" ncu "* ]]; then
+    [[ -f /tmp/onyx-att-models/vit.onnx ]] ||
+        ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx PYTHONPATH=backend/python \
+            python3 tools/cuda/att_bench.py --runs 3 >/dev/null 2>&1
+    ncu --clock-control none --kernel-name regex:flash_tc --launch-skip 2 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section MemoryWorkloadAnalysis \
+        "$b/bin/onyx" bench /tmp/onyx-att-models/vit.onnx -d CUDA --device-io -n 3 -w 1 \
+        >"$out/ncu-attention.txt" 2>&1
+    summary+=("ncu rc=$?")
+    grep -E "Duration|Throughput|Achieved Occupancy|Theoretical Occupancy|Registers|Stall|Warp Cycles" \
+        "$out/ncu-attention.txt" | head -30
 fi
 
 if [[ " $steps " == *" bench "* ]]; then
