@@ -877,6 +877,45 @@ static onyx_status find_graph_segments(const subgraph *sg, plan *p) {
     return ONYX_OK;
 }
 
+/* Steps whose outputs nothing reads (no later step, subgraph capture or graph output) leave the
+ * plan, last first, so that what only they read leaves too: an exporter's Transpose read by
+ * nothing but a Shape that folding made a constant, say. Random ops stay: each draw moves the
+ * session's generator. */
+static onyx_status drop_dead_steps(const graph *g, plan *p) {
+    int *uses = calloc((size_t)p->n_vals + 1, sizeof *uses);
+    int *consumer = calloc((size_t)p->n_vals + 1, sizeof *consumer);
+    bool *gone = calloc((size_t)p->n_steps + 1, sizeof *gone);
+    if (!uses || !consumer || !gone) {
+        free(uses);
+        free(consumer);
+        free(gone);
+        return onyx_oom("plan");
+    }
+    plan_readers(g, p, uses, consumer);
+    for (int s = p->n_steps - 1; s >= 0; s--) {
+        const graph_node *nd = step_node(g, &p->steps[s]);
+        bool live = nd->schema && (nd->schema->flags & OP_NONDETERMINISTIC);
+        for (int o = 0; o < nd->n_outputs && !live; o++) {
+            int v = nd->outputs[o];
+            live = v >= 0 && (uses[v] > 0 || plan_value_is_output(g, v));
+        }
+        if (live) continue;
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0) uses[nd->inputs[i]]--;
+        for (int c = 0; c < nd->n_captures; c++) uses[nd->captures[c]]--;
+        plan_absorb_steps(p, gone, &s, 1);
+    }
+    int k = 0;
+    for (int s = 0; s < p->n_steps; s++)
+        if (!gone[s]) p->steps[k++] = p->steps[s];
+    p->n_steps = k;
+    plan_set_producers(g, p);
+    free(uses);
+    free(consumer);
+    free(gone);
+    return ONYX_OK;
+}
+
 onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
                        device_kind out_device, plan **out) {
     const graph *g = sg->g;
@@ -958,6 +997,7 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in
 
     CHECK(placement_init(&pl, sg, p));
     for (int n = 0; n < g->n_nodes; n++) CHECK(specialize_node(sg, p, &pl, n));
+    if (sg->env.optimization >= ONYX_OPT_BASIC) CHECK(drop_dead_steps(g, p));
     if (sg->env.optimization >= ONYX_OPT_ALL) {
         CHECK(fuse_plan(sg, p));        /* core/fuse.c */
         CHECK(fuse_device_plan(sg, p)); /* core/fuse_device.c */
