@@ -24,7 +24,7 @@
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
  * other dim of the product a strided view is worth it for (see fuse_plan). */
-enum { MAX_WALK = 12, VIEW_MAX_REUSE = 512 };
+enum { MAX_WALK = 16, VIEW_MAX_REUSE = 512 };
 
 /* Input slots of a fused conv or product node: X, W, B, the addend, a scale on X (see
  * fuse_chain); those it does not take are -1. */

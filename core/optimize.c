@@ -25,6 +25,7 @@
 #include "core/optimize.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,14 @@ typedef struct rewriter {
     int *producer;    /* node index per value, -1 */
     bool *gone;       /* per node: replaced */
     type_info *types; /* per value, inferred once (graph_infer_types), or NULL */
-    graph_node *made; /* per node: the replacement placed at its index, or op_type NULL */
+    graph_node *made; /* per node n: made[2n] the replacement placed at its index, made[2n + 1]
+                         a node placed after that; op_type NULL where none */
     int n_made;
     bool *retyped;    /* per value: now made by another node, its declared type dropped */
+    graph_value *added; /* values the rewrites made, appended to the graph's */
+    int n_added;
+    void **names;     /* their names */
+    int n_names;
 } rewriter;
 
 static bool is_op(const graph_node *n, const char *op) {
@@ -171,11 +177,12 @@ static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const g
     return -1;
 }
 
-/* Puts the replacement `op_type`(ins) -> y, with a copy of attrs, at the index of `last` and
- * marks the members gone. */
-static onyx_status place(rewriter *r, const graph_node *last, const graph_node **members,
-                         int n_members, const char *op_type, int64_t version, const int *ins,
-                         int n_in, int y, const graph_attr *attrs, int n_attrs) {
+/* Puts the replacement `op_type`(ins) -> y, with a copy of attrs, at the index of `last` (after:
+ * right after what is placed there) and marks the members gone. */
+static onyx_status place_at(rewriter *r, const graph_node *last, bool after,
+                            const graph_node **members, int n_members, const char *op_type,
+                            int64_t version, const int *ins, int n_in, int y,
+                            const graph_attr *attrs, int n_attrs) {
     const op_schema *schema = r->ops->lookup("", op_type, version);
     if (!schema) {
         onyx_error_clear();
@@ -192,13 +199,42 @@ static onyx_status place(rewriter *r, const graph_node *last, const graph_node *
     memcpy(io, ins, (size_t)n_in * sizeof *io);
     io[n_in] = y;
     if (n_attrs) memcpy(attr, attrs, (size_t)n_attrs * sizeof *attr);
-    graph_node *n = &r->made[index_of(r, last)];
+    graph_node *n = &r->made[2 * index_of(r, last) + after];
     *n = (graph_node){.name = last->name, .op_type = op_type, .domain = "",
                       .version = schema->since_version, .schema = schema, .n_inputs = n_in,
                       .n_outputs = 1, .inputs = io, .outputs = io + n_in, .attrs = attr,
                       .n_attrs = n_attrs};
     r->n_made++;
     return ONYX_OK;
+}
+
+static onyx_status place(rewriter *r, const graph_node *last, const graph_node **members,
+                         int n_members, const char *op_type, int64_t version, const int *ins,
+                         int n_in, int y, const graph_attr *attrs, int n_attrs) {
+    return place_at(r, last, false, members, n_members, op_type, version, ins, n_in, y, attrs,
+                    n_attrs);
+}
+
+/* A new value of no known type, named after value `like` with `suffix`; its index (after the
+ * graph's values), or -1 without memory. */
+static int add_value(rewriter *r, int like, const char *suffix) {
+    const char *base = r->g->values[like].name ? r->g->values[like].name : "";
+    size_t len = strlen(base) + strlen(suffix) + 1;
+    char *name = malloc(len);
+    graph_value *grown = realloc(r->added, ((size_t)r->n_added + 1) * sizeof *grown);
+    void **names = realloc(r->names, ((size_t)r->n_names + 1) * sizeof *names);
+    if (grown) r->added = grown;
+    if (names) r->names = names;
+    if (!name || !grown || !names) {
+        free(name);
+        return -1;
+    }
+    r->names[r->n_names++] = name;
+    snprintf(name, len, "%s%s", base, suffix);
+    graph_value *v = &r->added[r->n_added];
+    *v = (graph_value){.name = name, .producer = -1, .outer = -1};
+    type_init(&v->type);
+    return r->g->n_values + r->n_added++;
 }
 
 /* The one-input form of place(), with an optional `approximate` attribute. */
@@ -290,18 +326,43 @@ static bool selects_only(const rewriter *r, int v, int depth) {
     return readers == r->uses[v]; /* a graph output counts more */
 }
 
+/* Whether every reader of v other than `node` takes its Shape (an exporter's dims, folded once
+ * shapes are known), and v is no graph output; *shapes: there are such readers. */
+static bool read_for_shape(const rewriter *r, int v, const graph_node *node, bool *shapes) {
+    int readers = 0;
+    *shapes = false;
+    for (int n = 0; n < r->g->n_nodes; n++) {
+        const graph_node *nd = &r->g->nodes[n];
+        for (int i = 0; i < nd->n_inputs; i++) {
+            if (nd->inputs[i] != v) continue;
+            readers++;
+            if (nd == node) continue;
+            if (r->gone[n] || !is_op(nd, "Shape")) return false;
+            *shapes = true;
+        }
+    }
+    return readers == r->uses[v];
+}
+
 /* The sequence-first projection of torch's MultiheadAttention (see the top): t a Transpose whose
- * perm keeps the last axis, read only by MatMul(t, W) of a constant matrix W, then optionally
+ * perm keeps the last axis, read by MatMul(t, W) of a constant matrix W (and Shapes, where the
+ * batch is dynamic: t then stays for them, and leaves the plan once they fold), then optionally
  * by the Add of a constant that varies along the last axis alone, whose result only selects.
- * The Transpose moves after the product; the values that now hold other shapes lose their
- * declared types. */
+ * The Transpose moves after the product; values that now hold other shapes lose their declared
+ * types. */
 static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     const int64_t *perm;
     size_t rank = attr_ints(t, "perm", &perm);
     if (t->n_inputs != 1 || t->n_outputs != 1 || rank < 3 || (size_t)perm[rank - 1] != rank - 1)
         return ONYX_OK;
-    const graph_node *mm = sole_reader(r, t->outputs[0]);
-    const tensor *w = mm && is_op(mm, "MatMul") && mm->inputs[0] == t->outputs[0]
+    const graph_node *mm = NULL;
+    for (int n = 0; n < r->g->n_nodes && !mm; n++) {
+        const graph_node *nd = &r->g->nodes[n];
+        if (!r->gone[n] && is_op(nd, "MatMul") && nd->inputs[0] == t->outputs[0]) mm = nd;
+    }
+    bool keep_t;
+    const tensor *w = mm && mm->inputs[1] != t->outputs[0] &&
+                              read_for_shape(r, t->outputs[0], mm, &keep_t)
                           ? constant_of(r, mm->inputs[1])
                           : NULL;
     if (!w || w->rank != 2) return ONYX_OK;
@@ -315,22 +376,27 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
         last = add;
     }
     if (!selects_only(r, last->outputs[0], 0)) return ONYX_OK;
-    /* x -> MatMul -> t's value; [Add -> the product's value]; Transpose -> last's value */
+    /* MatMul(x, W) -> t's value (a new one where t stays); [Add -> the product's value];
+     * Transpose -> last's value, placed right after the last */
     int x = t->inputs[0], product[2] = {x, mm->inputs[1]};
-    const graph_node *only_t[] = {t}, *only_mm[] = {mm}, *only_last[] = {last};
-    TRY(place(r, t, only_t, 1, "MatMul", mm->version, product, 2, t->outputs[0], NULL, 0));
-    if (!r->made[index_of(r, t)].op_type) return ONYX_OK;
-    int moved = t->outputs[0];
+    int moved = keep_t ? add_value(r, t->outputs[0], "/sunk") : t->outputs[0];
+    if (moved < 0) return onyx_oom("graph rewrite");
+    const graph_node *only_mm[] = {mm}, *only_add[] = {add};
+    TRY(place(r, mm, only_mm, 1, "MatMul", mm->version, product, 2, moved, NULL, 0));
+    if (!r->made[2 * index_of(r, mm)].op_type) return ONYX_OK;
+    if (!keep_t) {
+        r->gone[index_of(r, t)] = true;
+        r->retyped[moved] = true;
+    }
     if (b) {
         int sum[2] = {add->inputs[0], add->inputs[1]};
         sum[add->inputs[0] == bias ? 1 : 0] = moved;
-        TRY(place(r, mm, only_mm, 1, "Add", add->version, sum, 2, mm->outputs[0], NULL, 0));
+        TRY(place(r, add, only_add, 1, "Add", add->version, sum, 2, mm->outputs[0], NULL, 0));
         moved = mm->outputs[0];
         r->retyped[moved] = true;
     }
-    r->retyped[t->outputs[0]] = true;
-    return place(r, last, b ? only_last : only_mm, 1, "Transpose", t->version, &moved, 1,
-                 last->outputs[0], t->attrs, t->n_attrs);
+    return place_at(r, last, true, NULL, 0, "Transpose", t->version, &moved, 1,
+                    last->outputs[0], t->attrs, t->n_attrs);
 }
 
 /* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
@@ -582,7 +648,7 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     r.uses = calloc((size_t)g->n_values + 1, sizeof *r.uses);
     r.producer = malloc(((size_t)g->n_values + 1) * sizeof *r.producer);
     r.gone = calloc((size_t)g->n_nodes + 1, sizeof *r.gone);
-    r.made = calloc((size_t)g->n_nodes + 1, sizeof *r.made);
+    r.made = calloc(2 * (size_t)g->n_nodes + 1, sizeof *r.made);
     r.retyped = calloc((size_t)g->n_values + 1, sizeof *r.retyped);
     if (!r.uses || !r.producer || !r.gone || !r.made || !r.retyped) {
         st = onyx_oom("graph rewrite");
@@ -610,9 +676,9 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     }
     graph *copy = &next->g;
     *copy = *g;
-    copy->nodes = calloc((size_t)g->n_nodes + 1, sizeof *copy->nodes);
-    copy->values = malloc(((size_t)g->n_values + 1) * sizeof *copy->values);
-    next->owned = calloc(2 * (size_t)r.n_made + 1, sizeof *next->owned);
+    copy->nodes = calloc((size_t)g->n_nodes + (size_t)r.n_made + 1, sizeof *copy->nodes);
+    copy->values = malloc(((size_t)g->n_values + (size_t)r.n_added + 1) * sizeof *copy->values);
+    next->owned = calloc(2 * (size_t)r.n_made + (size_t)r.n_names + 1, sizeof *next->owned);
     if (!copy->nodes || !copy->values || !next->owned) {
         st = onyx_oom("graph rewrite");
         goto done;
@@ -620,16 +686,23 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     memcpy(copy->values, g->values, (size_t)g->n_values * sizeof *g->values);
     for (int v = 0; v < g->n_values; v++)
         if (r.retyped[v]) {
-            copy->values[v].type = (type_info){0};
+            type_init(&copy->values[v].type);
             copy->values[v].dim_params = NULL;
         }
+    memcpy(copy->values + g->n_values, r.added, (size_t)r.n_added * sizeof *r.added);
+    copy->n_values += r.n_added;
+    for (int k = 0; k < r.n_names; k++) next->owned[next->n_owned++] = r.names[k];
+    r.n_names = 0; /* owned by the copy now */
     int kept = 0;
-    for (int n = 0; n < g->n_nodes; n++) {
-        const graph_node *nd = r.made[n].op_type ? &r.made[n] : r.gone[n] ? NULL : &g->nodes[n];
+    for (int slot = 0; slot < 2 * g->n_nodes; slot++) {
+        const graph_node *made = r.made[slot].op_type ? &r.made[slot] : NULL;
+        const graph_node *nd = made                          ? made
+                               : slot % 2 || r.gone[slot / 2] ? NULL
+                                                             : &g->nodes[slot / 2];
         if (!nd) continue;
-        if (r.made[n].op_type) { /* the copy owns the replacement's blocks from now on */
-            next->owned[next->n_owned++] = r.made[n].inputs;
-            if (r.made[n].attrs) next->owned[next->n_owned++] = r.made[n].attrs;
+        if (made) { /* the copy owns the replacement's blocks from now on */
+            next->owned[next->n_owned++] = made->inputs;
+            if (made->attrs) next->owned[next->n_owned++] = made->attrs;
         }
         copy->nodes[kept] = *nd;
         for (int o = 0; o < nd->n_outputs; o++)
@@ -637,13 +710,16 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
         kept++;
     }
     copy->n_nodes = kept;
-    memset(r.made, 0, sizeof *r.made * (size_t)g->n_nodes); /* owned by the copy now */
+    memset(r.made, 0, sizeof *r.made * 2 * (size_t)g->n_nodes); /* owned by the copy now */
 done:
     if (r.made)
-        for (int n = 0; n < g->n_nodes; n++) {
-            free(r.made[n].inputs);
-            free(r.made[n].attrs);
+        for (int slot = 0; slot < 2 * g->n_nodes; slot++) {
+            free(r.made[slot].inputs);
+            free(r.made[slot].attrs);
         }
+    for (int k = 0; k < r.n_names; k++) free(r.names[k]);
+    free(r.names);
+    free(r.added);
     graph_types_free(g, r.types);
     free(r.uses);
     free(r.producer);

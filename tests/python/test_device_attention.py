@@ -92,10 +92,12 @@ def test_attention_float16(device, tmp_path):
     assert 'Attention' in ops and not ops & {'MatMul', 'Softmax'}
 
 
-def _packed_mha(b, h, s, d, dtype):
+def _packed_mha(b, h, s, d, dtype, dynamic=False):
     """torch's nn.MultiheadAttention export (ViT's encoder): q, k and v from one projection of the
     sequence-first input ([s, b, 3e] -> [s, b, 3, e] -> Unsqueeze -> Transpose -> Squeeze ->
-    Gather of one index each), the heads folded into the batch and split again."""
+    Gather of one index each), the heads folded into the batch and split again. dynamic: the
+    [s, b, 3, e] shape comes from the Shape of the transposed input, as in exports with a
+    dynamic batch."""
     e = h * d
     rng = np.random.default_rng(6)
     inits = {'w': (rng.standard_normal((e, 3 * e)) / np.sqrt(e)).astype(dtype),
@@ -106,7 +108,11 @@ def _packed_mha(b, h, s, d, dtype):
              'flat': np.array([s * b, e], np.int64)}
     N = helper.make_node
     nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w'], ['pm']),
-             N('Add', ['bias', 'pm'], ['pa']), N('Reshape', ['pa', 's5'], ['p4']),
+             N('Add', ['bias', 'pm'], ['pa'])]
+    if dynamic:
+        inits['s5'] = np.array([3, e], np.int64)
+        nodes += [N('Shape', ['xs'], ['xshape'], end=2), N('Concat', ['xshape', 's5'], ['s5d'], axis=0)]
+    nodes += [N('Reshape', ['pa', 's5d' if dynamic else 's5'], ['p4']),
              N('Unsqueeze', ['p4', 'ax0'], ['p5']), N('Transpose', ['p5'], ['pt'], perm=[3, 1, 2, 0, 4]),
              N('Squeeze', ['pt', 'ax3'], ['p3'])]
     for i, n in enumerate('qkv'):
@@ -141,16 +147,18 @@ def _packed_mha_reference(x, h):
     return o.transpose(2, 0, 1, 3).reshape(s * b, e)
 
 
+@pytest.mark.parametrize('dynamic', [False, True])
 @pytest.mark.parametrize('device', ['cpu'] + DEVICES)
-def test_packed_projection_read_in_place(device, tmp_path):
+def test_packed_projection_read_in_place(device, dynamic, tmp_path):
     """The input's Transpose moves after the packed projection (core/optimize.c), and the fused
     attention reads q, k and v straight from the projection through it (a select and a regrouped
     strided view each, core/fuse.c): no Gather and no Transpose runs; the output's Transpose is
-    written through."""
+    written through. With the shapes taken from the transposed input, the Transpose stays for its
+    Shape, which folds, and then leaves the plan unread (core/exec.c)."""
     rng = np.random.default_rng(7)
     b, h, s, d = 2, 3, 20, 16
     feed = {'x': rng.standard_normal((b, s, h * d)).astype(np.float32)}
-    model = _packed_mha(b, h, s, d, np.float32)
+    model = _packed_mha(b, h, s, d, np.float32, dynamic)
     opts = ort.SessionOptions()
     opts.enable_profiling = True
     opts.profile_file_prefix = str(tmp_path / 'profile_')
