@@ -1115,7 +1115,8 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
             int relabel = -1, x = cur, rx;
             float unused;
             if (matmul &&
-                link_of(g, p, uses, gone, tstep, cur, true, false, false, &rx, &unused) == LINK_RELABEL &&
+                link_of(g, p, uses, gone, tstep, cur, true, false, false, &rx, &unused) ==
+                    LINK_RELABEL &&
                 p->vals[rx].type.rank >= 1 &&
                 p->vals[rx].type.dims[p->vals[rx].type.rank - 1] == t->dims[t->rank - 1]) {
                 relabel = tstep;

@@ -10,9 +10,9 @@
  *   a Transpose that keeps the last axis, into a projection whose result only selects q, k and v
  *   (torch's nn.MultiheadAttention: the sequence-first input, one packed projection, Gathers
  *   of one index through Reshapes and Transposes):
- *                                       MatMul(Transpose(x), W) [+ b] -> Transpose(MatMul(x, W) [+ b])
- *                                       (the attention fusion then reads q, k and v through the
- *                                       Transpose too, core/fuse.c: no copy of x or the result)
+ *                          MatMul(Transpose(x), W) [+ b] -> Transpose(MatMul(x, W) [+ b])
+ *                          (the attention fusion then reads q, k and v through the Transpose
+ *                          too, core/fuse.c: no copy of x or of the projection)
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then

@@ -560,8 +560,8 @@ static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
     att_ctx x = {.d = f->d, .fd = ONYX_FLOAT, .q = (const float *)Q->data + f->offset[0],
                  .k = (const float *)K->data + f->offset[1],
                  .v = (const float *)V->data + f->offset[3],
-                 .y = (float *)Y->data + f->offset[2], .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT, .mask = M,
-                 .mlen = f->mlen, .mbcast = f->mbcast, .scale = f->scale,
+                 .y = (float *)Y->data + f->offset[2], .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT,
+                 .mask = M, .mlen = f->mlen, .mbcast = f->mbcast, .scale = f->scale,
                  .kt_rows = f->kt_rows, .nan_zero = f->nan_zero, .rows = L.rows, .nslots = L.nslots,
                  .slots = buf + L.slots, .slot_bytes = L.slot_bytes, .off_bias = L.bias,
                  .off_out = L.out};
