@@ -2,6 +2,7 @@
 #include "core/optimize.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/status.h"
 
@@ -31,7 +32,14 @@ onyx_status graph_infer_types(const graph *g, type_info **out) {
             if (v < 0) continue;
             known = types[v].kind != ONYX_VALUE_NONE;
             in[i] = &types[v];
-            in_value[i] = (g->values[v].flags & GV_INITIALIZER) ? g->values[v].init : NULL;
+            /* a constant's value, as an initializer or from a Constant node (TorchScript's
+             * exports give Reshapes their shapes so) */
+            int p = g->values[v].producer;
+            const graph_node *c = p >= 0 ? &g->nodes[p] : NULL;
+            in_value[i] = (g->values[v].flags & GV_INITIALIZER) ? g->values[v].init
+                          : c && !*c->domain && !strcmp(c->op_type, "Constant")
+                              ? attr_tensor(c, "value")
+                              : NULL;
         }
         for (int o = 0; o < nd->n_outputs && outs; o++) type_init(&outs[o]);
         if (known) {

@@ -13,6 +13,12 @@
  *                          MatMul(Transpose(x), W) [+ b] -> Transpose(MatMul(x, W) [+ b])
  *                          (the attention fusion then reads q, k and v through the Transpose
  *                          too, core/fuse.c: no copy of x or of the projection)
+ *   rows transposed after a row-wise product (the same module's output: the heads' [B, H, S, D]
+ *   to [S, B, H, D], [S*B, E] rows for the out-projection, [S, B, E], then [B, S, E]):
+ *                          Transpose(Reshape(Gemm(Reshape(Transpose(x, p)))), q)
+ *                          -> Reshape(Gemm(Reshape(Transpose(x, p'))))
+ *                          (p' is p with its row dims permuted by q; the attention fusion
+ *                          writes through Transpose(x, p') as it did through the other)
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
@@ -45,8 +51,8 @@ typedef struct rewriter {
     bool *retyped;    /* per value: now made by another node, its declared type dropped */
     graph_value *added; /* values the rewrites made, appended to the graph's */
     int n_added;
-    void **names;     /* their names */
-    int n_names;
+    void **blocks;    /* what the rewrites allocated besides their nodes: names, constants, perms */
+    int n_blocks;
 } rewriter;
 
 static bool is_op(const graph_node *n, const char *op) {
@@ -215,26 +221,45 @@ static onyx_status place(rewriter *r, const graph_node *last, const graph_node *
                     n_attrs);
 }
 
-/* A new value of no known type, named after value `like` with `suffix`; its index (after the
- * graph's values), or -1 without memory. */
-static int add_value(rewriter *r, int like, const char *suffix) {
+/* Keeps p (malloc'd; NULL: out of memory) with the rewritten graph; false without memory. */
+static bool keep_block(rewriter *r, void *p) {
+    void **grown = p ? realloc(r->blocks, ((size_t)r->n_blocks + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(p);
+        return false;
+    }
+    r->blocks = grown;
+    r->blocks[r->n_blocks++] = p;
+    return true;
+}
+
+/* A new value named after value `like` with `suffix`: of no known type, or (init given, kept
+ * with the graph) that constant. Its index (after the graph's values), or -1 without memory. */
+static int add_value(rewriter *r, int like, const char *suffix, tensor *init) {
     const char *base = r->g->values[like].name ? r->g->values[like].name : "";
     size_t len = strlen(base) + strlen(suffix) + 1;
     char *name = malloc(len);
+    if (!keep_block(r, name)) return -1;
     graph_value *grown = realloc(r->added, ((size_t)r->n_added + 1) * sizeof *grown);
-    void **names = realloc(r->names, ((size_t)r->n_names + 1) * sizeof *names);
-    if (grown) r->added = grown;
-    if (names) r->names = names;
-    if (!name || !grown || !names) {
-        free(name);
-        return -1;
-    }
-    r->names[r->n_names++] = name;
+    if (!grown) return -1;
+    r->added = grown;
     snprintf(name, len, "%s%s", base, suffix);
     graph_value *v = &r->added[r->n_added];
-    *v = (graph_value){.name = name, .producer = -1, .outer = -1};
+    *v = (graph_value){.name = name, .producer = -1, .outer = -1, .init = init,
+                       .flags = init ? GV_INITIALIZER : 0};
     type_init(&v->type);
+    if (init) type_set_tensor(&v->type, init->dtype, init->rank, init->dims);
     return r->g->n_values + r->n_added++;
+}
+
+/* add_value of an int64 vector (a shape), kept with the graph; -1 without memory. */
+static int add_shape(rewriter *r, int like, const int64_t *dims, int n) {
+    tensor *t = malloc(sizeof *t + (size_t)n * sizeof *dims);
+    if (!keep_block(r, t)) return -1;
+    *t = (tensor){.dtype = ONYX_INT64, .rank = 1, .dims = {n}, .numel = n, .data = t + 1,
+                  .nbytes = (size_t)n * sizeof *dims, .device = DEVICE_CPU};
+    memcpy(t->data, dims, t->nbytes);
+    return add_value(r, like, "/shape", t);
 }
 
 /* The one-input form of place(), with an optional `approximate` attribute. */
@@ -379,7 +404,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     /* MatMul(x, W) -> t's value (a new one where t stays); [Add -> the product's value];
      * Transpose -> last's value, placed right after the last */
     int x = t->inputs[0], product[2] = {x, mm->inputs[1]};
-    int moved = keep_t ? add_value(r, t->outputs[0], "/sunk") : t->outputs[0];
+    int moved = keep_t ? add_value(r, t->outputs[0], "/sunk", NULL) : t->outputs[0];
     if (moved < 0) return onyx_oom("graph rewrite");
     const graph_node *only_mm[] = {mm}, *only_add[] = {add};
     TRY(place(r, mm, only_mm, 1, "MatMul", mm->version, product, 2, moved, NULL, 0));
@@ -397,6 +422,88 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     }
     return place_at(r, last, true, NULL, 0, "Transpose", t->version, &moved, 1,
                     last->outputs[0], t->attrs, t->n_attrs);
+}
+
+/* The static dims of value v as inference found them (rank, or -1). */
+static int static_dims(rewriter *r, int v, const int64_t **dims) {
+    if (!r->types && graph_infer_types(r->g, &r->types) != ONYX_OK) {
+        onyx_error_clear();
+        r->types = NULL;
+        return -1;
+    }
+    const type_info *t = r->types ? &r->types[v] : NULL;
+    if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return -1;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] < 0) return -1;
+    *dims = t->dims;
+    return t->rank;
+}
+
+/* Gemm(a, B [, C]) or MatMul(a, B) of a constant matrix B, without transposing a, and a C (if
+ * any) constant per column: each row of the result depends on that row of a alone. */
+static bool row_wise_product(const rewriter *r, const graph_node *n) {
+    if (is_op(n, "MatMul")) {
+        const tensor *b = constant_of(r, n->inputs[1]);
+        return b && b->rank == 2;
+    }
+    if (!is_op(n, "Gemm") || attr_int(n, "transA", 0) || !constant_of(r, n->inputs[1]))
+        return false;
+    if (n->n_inputs < 3 || n->inputs[2] < 0) return true;
+    const tensor *c = constant_of(r, n->inputs[2]);
+    return c && (c->rank <= 1 || (c->rank == 2 && c->dims[0] == 1));
+}
+
+/* The rows' Transpose before a row-wise product (see the top), from the Transpose t2 after it. */
+static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
+    const int64_t *q, *p;
+    size_t nq = attr_ints(t2, "perm", &q);
+    if (t2->n_inputs != 1 || t2->n_outputs != 1 || nq < 2 || nq > ONYX_MAX_RANK ||
+        (size_t)q[nq - 1] != nq - 1)
+        return ONYX_OK;
+    int a = (int)nq - 1; /* row dims, which q permutes */
+    bool seen[ONYX_MAX_RANK] = {false};
+    for (int i = 0; i < a; i++) {
+        if (q[i] < 0 || q[i] >= a || seen[q[i]]) return ONYX_OK;
+        seen[q[i]] = true;
+    }
+    const graph_node *r2 = producer_of(r, t2->inputs[0]);
+    const graph_node *prod = r2 && is_op(r2, "Reshape") && r2->n_inputs == 2 &&
+                                     r->uses[t2->inputs[0]] == 1
+                                 ? producer_of(r, r2->inputs[0])
+                                 : NULL;
+    if (!prod || r->uses[r2->inputs[0]] != 1 || !row_wise_product(r, prod)) return ONYX_OK;
+    const graph_node *r1 = producer_of(r, prod->inputs[0]);
+    const graph_node *t1 = r1 && is_op(r1, "Reshape") && r->uses[prod->inputs[0]] == 1
+                               ? producer_of(r, r1->inputs[0])
+                               : NULL;
+    size_t np = t1 && is_op(t1, "Transpose") && r->uses[r1->inputs[0]] == 1
+                    ? attr_ints(t1, "perm", &p)
+                    : 0;
+    if (np < (size_t)a + 1 || np > ONYX_MAX_RANK || t1->n_outputs != 1) return ONYX_OK;
+    /* Transpose(x, p)'s leading a dims are the rows: the product's M and the dims of r2 */
+    const int64_t *d1, *m, *d2;
+    if (static_dims(r, t1->outputs[0], &d1) != (int)np ||
+        static_dims(r, r1->outputs[0], &m) != 2 || static_dims(r, r2->outputs[0], &d2) != a + 1)
+        return ONYX_OK;
+    int64_t rows = 1;
+    for (int i = 0; i < a; i++) {
+        if (d1[i] != d2[i] || d1[i] < 1) return ONYX_OK; /* a 0 in a shape copies a dim */
+        rows *= d1[i];
+    }
+    if (d2[a] < 1) return ONYX_OK;
+    if (rows != m[0]) return ONYX_OK;
+    int64_t *perm = malloc(np * sizeof *perm), shape[ONYX_MAX_RANK];
+    if (!keep_block(r, perm)) return onyx_oom("graph rewrite");
+    for (size_t i = 0; i < np; i++) perm[i] = (int)i < a ? p[q[i]] : p[i];
+    for (int i = 0; i <= a; i++) shape[i] = d2[q[i]];
+    int c = add_shape(r, t2->outputs[0], shape, a + 1);
+    if (c < 0) return onyx_oom("graph rewrite");
+    graph_attr perm_attr = {.name = "perm", .type = ATTR_INTS, .n = np, .ints = perm};
+    const graph_node *only_t1[] = {t1}, *tail[] = {r2, t2};
+    int x = t1->inputs[0], reshape[2] = {r2->inputs[0], c};
+    TRY(place(r, t1, only_t1, 1, "Transpose", t1->version, &x, 1, t1->outputs[0], &perm_attr, 1));
+    r->retyped[t1->outputs[0]] = true;
+    return place(r, t2, tail, 2, "Reshape", r2->version, reshape, 2, t2->outputs[0], NULL, 0);
 }
 
 /* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
@@ -537,7 +644,10 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
         return replace(r, last, members, n_members, "Gelu", 20, x, last->outputs[0],
                        erf ? NULL : "tanh");
     }
-    if (is_op(n, "Transpose")) return sink_transpose(r, n);
+    if (is_op(n, "Transpose")) {
+        TRY(sink_transpose(r, n));
+        return r->gone[idx] ? ONYX_OK : rows_before_product(r, n);
+    }
     if (is_op(n, "Sigmoid") && n->n_outputs == 1) {
         int x = n->inputs[0];
         const graph_node *mul = sole_reader(r, n->outputs[0]);
@@ -678,7 +788,7 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
     *copy = *g;
     copy->nodes = calloc((size_t)g->n_nodes + (size_t)r.n_made + 1, sizeof *copy->nodes);
     copy->values = malloc(((size_t)g->n_values + (size_t)r.n_added + 1) * sizeof *copy->values);
-    next->owned = calloc(2 * (size_t)r.n_made + (size_t)r.n_names + 1, sizeof *next->owned);
+    next->owned = calloc(2 * (size_t)r.n_made + (size_t)r.n_blocks + 1, sizeof *next->owned);
     if (!copy->nodes || !copy->values || !next->owned) {
         st = onyx_oom("graph rewrite");
         goto done;
@@ -689,10 +799,11 @@ static onyx_status rewrite_pass(const graph *g, const op_registry *ops, rewrite_
             type_init(&copy->values[v].type);
             copy->values[v].dim_params = NULL;
         }
-    memcpy(copy->values + g->n_values, r.added, (size_t)r.n_added * sizeof *r.added);
+    if (r.n_added) /* r.added is NULL without */
+        memcpy(copy->values + g->n_values, r.added, (size_t)r.n_added * sizeof *r.added);
     copy->n_values += r.n_added;
-    for (int k = 0; k < r.n_names; k++) next->owned[next->n_owned++] = r.names[k];
-    r.n_names = 0; /* owned by the copy now */
+    for (int k = 0; k < r.n_blocks; k++) next->owned[next->n_owned++] = r.blocks[k];
+    r.n_blocks = 0; /* owned by the copy now */
     int kept = 0;
     for (int slot = 0; slot < 2 * g->n_nodes; slot++) {
         const graph_node *made = r.made[slot].op_type ? &r.made[slot] : NULL;
@@ -717,8 +828,8 @@ done:
             free(r.made[slot].inputs);
             free(r.made[slot].attrs);
         }
-    for (int k = 0; k < r.n_names; k++) free(r.names[k]);
-    free(r.names);
+    for (int k = 0; k < r.n_blocks; k++) free(r.blocks[k]);
+    free(r.blocks);
     free(r.added);
     graph_types_free(g, r.types);
     free(r.uses);

@@ -544,8 +544,10 @@ def generate(s):
     # Gather of one index each, the heads folded into the batch ([S, B*H, D] -> [B*H, S, D]) and
     # split again. The fused attention reads all three straight from the projection (a select
     # and a regrouped view each); "_q_out" also hands out q, so the shared links stay steps and
-    # each walk starts after its Gather; "_index_1d" gathers with one-element index tensors.
-    def packed_mha(suffix, outs, index_dims=()):
+    # each walk starts after its Gather; "_index_1d" gathers with one-element index tensors;
+    # "_out_proj" ends in the out-projection's rows ([S*B, E] through a Gemm, back to [S, B, E],
+    # transposed to [B, S, E]), whose last Transpose moves into the attention's output view.
+    def packed_mha(suffix, outs, index_dims=(), out_proj=False):
         nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w_in'], ['pm']),
                  N('Add', ['b_in', 'pm'], ['pa']), N('Reshape', ['pa', 's5'], ['p4']),
                  N('Unsqueeze', ['p4', 'ax0'], ['p5']),
@@ -566,12 +568,18 @@ def generate(s):
         nodes += [N('Mul', ['qh', 'c1'], ['qm']), N('Transpose', ['kh'], ['ktr'], perm=[0, 1, 3, 2]),
                   N('Mul', ['ktr', 'c1'], ['km']), N('MatMul', ['qm', 'km'], ['sc']),
                   N('Softmax', ['sc'], ['pr'], axis=-1), N('MatMul', ['pr', 'vh'], ['o']),
-                  N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]), N('Reshape', ['ot', 'sflat'], ['y'])]
+                  N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]),
+                  N('Reshape', ['ot', 'sflat'], ['of' if out_proj else 'y'])]
+        if out_proj:
+            nodes += [N('Gemm', ['of', 'w_o', 'b_o'], ['proj'], transB=1),
+                      N('Reshape', ['proj', 'sbe'], ['p3d']), N('Transpose', ['p3d'], ['y'], perm=[1, 0, 2])]
+            inits += [('w_o', f(H * D, H * D)), ('b_o', f(H * D)), ('sbe', shape(S, B, H * D))]
         graph_case(f'test_fl_attention_packed_mha{suffix}', nodes, [('x', x)], inits, outs)
 
     packed_mha('', ['y'])
     packed_mha('_q_out', ['y', 'qg'])
     packed_mha('_index_1d', ['y'], index_dims=(1,))
+    packed_mha('_out_proj', ['y'], out_proj=True)
     # Reshapes no strided view can follow (merging a transposed S with D): the walk stops short,
     # and the product reads a copy
     graph_case('test_fl_matmul_views_unmergeable', common + [

@@ -95,9 +95,10 @@ def test_attention_float16(device, tmp_path):
 def _packed_mha(b, h, s, d, dtype, dynamic=False):
     """torch's nn.MultiheadAttention export (ViT's encoder): q, k and v from one projection of the
     sequence-first input ([s, b, 3e] -> [s, b, 3, e] -> Unsqueeze -> Transpose -> Squeeze ->
-    Gather of one index each), the heads folded into the batch and split again. dynamic: the
-    [s, b, 3, e] shape comes from the Shape of the transposed input, as in exports with a
-    dynamic batch."""
+    Gather of one index each), the heads folded into the batch and split again; the output's
+    [s*b, e] rows through the out-projection (a Gemm), back to [s, b, e] and transposed to
+    [b, s, e]. dynamic: the [s, b, 3, e] shape comes from the Shape of the transposed input, as
+    in exports with a dynamic batch."""
     e = h * d
     rng = np.random.default_rng(6)
     inits = {'w': (rng.standard_normal((e, 3 * e)) / np.sqrt(e)).astype(dtype),
@@ -105,7 +106,9 @@ def _packed_mha(b, h, s, d, dtype, dynamic=False):
              's5': np.array([s, b, 3, e], np.int64), 'ax0': np.array([0], np.int64),
              'ax3': np.array([3], np.int64), 'fold': np.array([s, b * h, d], np.int64),
              'heads': np.array([b, h, s, d], np.int64), 'f': np.array(d ** -0.25, dtype),
-             'flat': np.array([s * b, e], np.int64)}
+             'flat': np.array([s * b, e], np.int64), 'sbe': np.array([s, b, e], np.int64),
+             'wo': (rng.standard_normal((e, e)) / np.sqrt(e)).astype(dtype),
+             'bo': rng.standard_normal(e).astype(dtype)}
     N = helper.make_node
     nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w'], ['pm']),
              N('Add', ['bias', 'pm'], ['pa'])]
@@ -123,7 +126,9 @@ def _packed_mha(b, h, s, d, dtype, dynamic=False):
     nodes += [N('Mul', ['qh', 'f'], ['qm']), N('Transpose', ['kh'], ['ktr'], perm=[0, 1, 3, 2]),
               N('Mul', ['ktr', 'f'], ['km']), N('MatMul', ['qm', 'km'], ['scores']),
               N('Softmax', ['scores'], ['p'], axis=-1), N('MatMul', ['p', 'vh'], ['o']),
-              N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]), N('Reshape', ['ot', 'flat'], ['y'])]
+              N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]), N('Reshape', ['ot', 'flat'], ['of']),
+              N('Gemm', ['of', 'wo', 'bo'], ['proj'], transB=1), N('Reshape', ['proj', 'sbe'], ['p3d']),
+              N('Transpose', ['p3d'], ['y'], perm=[1, 0, 2])]
     t = ELEM[dtype]
     graph = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', t, [b, s, e])],
                               [helper.make_tensor_value_info('y', t, None)],
@@ -138,13 +143,16 @@ def _packed_mha_reference(x, h):
     rng = np.random.default_rng(6)  # _packed_mha's weights, drawn in the same order
     w = (rng.standard_normal((e, 3 * e)) / np.sqrt(e)).astype(np.float32).astype(np.float64)
     bias = rng.standard_normal(3 * e).astype(np.float32).astype(np.float64)
+    wo = (rng.standard_normal((e, e)) / np.sqrt(e)).astype(np.float32).astype(np.float64)
+    bo = rng.standard_normal(e).astype(np.float32).astype(np.float64)
     packed = x.astype(np.float64).transpose(1, 0, 2) @ w + bias           # [s, b, 3e]
     q, k, v = (packed[:, :, i * e:(i + 1) * e].reshape(s, b * h, d).transpose(1, 0, 2)
                .reshape(b, h, s, d) for i in range(3))
     scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     o = (p / p.sum(-1, keepdims=True)) @ v                                # [b, h, s, d]
-    return o.transpose(2, 0, 1, 3).reshape(s * b, e)
+    rows = o.transpose(2, 0, 1, 3).reshape(s * b, e) @ wo.T + bo
+    return rows.reshape(s, b, e).transpose(1, 0, 2)
 
 
 @pytest.mark.parametrize('dynamic', [False, True])
@@ -152,9 +160,10 @@ def _packed_mha_reference(x, h):
 def test_packed_projection_read_in_place(device, dynamic, tmp_path):
     """The input's Transpose moves after the packed projection (core/optimize.c), and the fused
     attention reads q, k and v straight from the projection through it (a select and a regrouped
-    strided view each, core/fuse.c): no Gather and no Transpose runs; the output's Transpose is
-    written through. With the shapes taken from the transposed input, the Transpose stays for its
-    Shape, which folds, and then leaves the plan unread (core/exec.c)."""
+    strided view each, core/fuse.c); the out-projection's rows come in [b, s] order from the
+    attention's output Transpose, which the fused step writes through, so the last Transpose
+    goes: no Gather and no Transpose runs. With the shapes taken from the transposed input, its
+    Transpose stays for its Shape, which folds, and then leaves the plan unread (core/exec.c)."""
     rng = np.random.default_rng(7)
     b, h, s, d = 2, 3, 20, 16
     feed = {'x': rng.standard_normal((b, s, h * d)).astype(np.float32)}
