@@ -19,6 +19,13 @@
  *                          -> Reshape(Gemm(Reshape(Transpose(x, p'))))
  *                          (p' is p with its row dims permuted by q; the attention fusion
  *                          writes through Transpose(x, p') as it did through the other)
+ *   a patch embedding (ViT's: a Conv whose stride is its kernel, its output flattened and
+ *   transposed to [N, patches, M]):
+ *                          Transpose(Reshape(Conv(x, W, b), [N, M, P]), (0, 2, 1))
+ *                          -> Reshape(Gemm(Reshape(Transpose(Reshape(x, patches)), rows),
+ *                                          Reshape(W, [M, C*kh*kw]), b, transB), [N, P, M])
+ *                          (one product of all patches, where the Conv has few input
+ *                          channels to reduce over at a time)
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
@@ -183,9 +190,9 @@ static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const g
     return -1;
 }
 
-/* Puts the replacement `op_type`(ins) -> y, with a copy of attrs, at the index of `last` (after:
- * right after what is placed there) and marks the members gone. */
-static onyx_status place_at(rewriter *r, const graph_node *last, bool after,
+/* Puts the replacement `op_type`(ins) -> y named `name`, with a copy of attrs, at the index of
+ * `last` (after: right after what is placed there) and marks the members gone. */
+static onyx_status place_at(rewriter *r, const graph_node *last, bool after, const char *name,
                             const graph_node **members, int n_members, const char *op_type,
                             int64_t version, const int *ins, int n_in, int y,
                             const graph_attr *attrs, int n_attrs) {
@@ -206,7 +213,7 @@ static onyx_status place_at(rewriter *r, const graph_node *last, bool after,
     io[n_in] = y;
     if (n_attrs) memcpy(attr, attrs, (size_t)n_attrs * sizeof *attr);
     graph_node *n = &r->made[2 * index_of(r, last) + after];
-    *n = (graph_node){.name = last->name, .op_type = op_type, .domain = "",
+    *n = (graph_node){.name = name, .op_type = op_type, .domain = "",
                       .version = schema->since_version, .schema = schema, .n_inputs = n_in,
                       .n_outputs = 1, .inputs = io, .outputs = io + n_in, .attrs = attr,
                       .n_attrs = n_attrs};
@@ -217,8 +224,8 @@ static onyx_status place_at(rewriter *r, const graph_node *last, bool after,
 static onyx_status place(rewriter *r, const graph_node *last, const graph_node **members,
                          int n_members, const char *op_type, int64_t version, const int *ins,
                          int n_in, int y, const graph_attr *attrs, int n_attrs) {
-    return place_at(r, last, false, members, n_members, op_type, version, ins, n_in, y, attrs,
-                    n_attrs);
+    return place_at(r, last, false, last->name, members, n_members, op_type, version, ins, n_in,
+                    y, attrs, n_attrs);
 }
 
 /* Keeps p (malloc'd; NULL: out of memory) with the rewritten graph; false without memory. */
@@ -420,12 +427,13 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
         moved = mm->outputs[0];
         r->retyped[moved] = true;
     }
-    return place_at(r, last, true, NULL, 0, "Transpose", t->version, &moved, 1,
+    return place_at(r, last, true, t->name, NULL, 0, "Transpose", t->version, &moved, 1,
                     last->outputs[0], t->attrs, t->n_attrs);
 }
 
-/* The static dims of value v as inference found them (rank, or -1). */
-static int static_dims(rewriter *r, int v, const int64_t **dims) {
+/* The dims of value v as inference found them before any plan (-1 where not known): its rank,
+ * or -1. */
+static int known_dims(rewriter *r, int v, const int64_t **dims) {
     if (!r->types && graph_infer_types(r->g, &r->types) != ONYX_OK) {
         onyx_error_clear();
         r->types = NULL;
@@ -433,10 +441,16 @@ static int static_dims(rewriter *r, int v, const int64_t **dims) {
     }
     const type_info *t = r->types ? &r->types[v] : NULL;
     if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return -1;
-    for (int i = 0; i < t->rank; i++)
-        if (t->dims[i] < 0) return -1;
     *dims = t->dims;
     return t->rank;
+}
+
+/* known_dims, where every dim is known; else -1. */
+static int static_dims(rewriter *r, int v, const int64_t **dims) {
+    int rank = known_dims(r, v, dims);
+    for (int i = 0; i < rank; i++)
+        if ((*dims)[i] < 0) return -1;
+    return rank;
 }
 
 /* Gemm(a, B [, C]) or MatMul(a, B) of a constant matrix B, without transposing a, and a C (if
@@ -504,6 +518,77 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
     TRY(place(r, t1, only_t1, 1, "Transpose", t1->version, &x, 1, t1->outputs[0], &perm_attr, 1));
     r->retyped[t1->outputs[0]] = true;
     return place(r, t2, tail, 2, "Reshape", r2->version, reshape, 2, t2->outputs[0], NULL, 0);
+}
+
+/* Whether 2-D Conv node n takes non-overlapping patches: kernel == strides (not 1x1), no
+ * padding, dilation 1, one group, constant W [M, C, kh, kw] (*w) and bias (if any). */
+static bool patch_conv(const rewriter *r, const graph_node *n, const tensor **w) {
+    const int64_t *k, *st, *pads, *dil;
+    size_t nk = attr_ints(n, "kernel_shape", &k), ns = attr_ints(n, "strides", &st);
+    size_t np = attr_ints(n, "pads", &pads), nd = attr_ints(n, "dilations", &dil);
+    const char *auto_pad = attr_string(n, "auto_pad", "NOTSET");
+    *w = n->n_inputs >= 2 ? constant_of(r, n->inputs[1]) : NULL;
+    if (!*w || (*w)->rank != 4 || attr_int(n, "group", 1) != 1 || ns != 2 ||
+        (strcmp(auto_pad, "NOTSET") && strcmp(auto_pad, "VALID")) ||
+        (n->n_inputs > 2 && n->inputs[2] >= 0 && !constant_of(r, n->inputs[2])))
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (st[i] != (*w)->dims[2 + i] || (nk && k[i] != st[i]) || (nd && dil[i] != 1))
+            return false;
+    for (size_t i = 0; i < np; i++)
+        if (pads[i] != 0) return false;
+    return (nk == 0 || nk == 2) && (nd == 0 || nd == 2) && (st[0] > 1 || st[1] > 1);
+}
+
+/* The patch embedding (see the top), from its Conv. */
+static onyx_status patch_embedding(rewriter *r, const graph_node *conv) {
+    const tensor *w;
+    if (conv->n_outputs != 1 || !patch_conv(r, conv, &w)) return ONYX_OK;
+    const graph_node *flat = sole_reader(r, conv->outputs[0]);
+    const graph_node *t = flat && is_op(flat, "Reshape") && flat->inputs[0] == conv->outputs[0]
+                              ? sole_reader(r, flat->outputs[0])
+                              : NULL;
+    const int64_t *perm, *xd, *fd;
+    if (!t || !is_op(t, "Transpose") || attr_ints(t, "perm", &perm) != 3 || perm[0] != 0 ||
+        perm[1] != 2 || perm[2] != 1)
+        return ONYX_OK;
+    /* x [N, C, H, W] with H and W multiples of the patch; flat [N, M, P] */
+    int64_t m = w->dims[0], c = w->dims[1], kh = w->dims[2], kw = w->dims[3];
+    if (known_dims(r, conv->inputs[0], &xd) != 4 || known_dims(r, flat->outputs[0], &fd) != 3 ||
+        xd[1] != c || xd[2] < kh || xd[3] < kw || xd[2] % kh || xd[3] % kw || fd[1] != m ||
+        fd[2] != (xd[2] / kh) * (xd[3] / kw) || m < 1 || c < 1)
+        return ONYX_OK;
+    int64_t gh = xd[2] / kh, gw = xd[3] / kw, ck = c * kh * kw;
+    const int64_t patches[] = {0, c, gh, kh, gw, kw}, rows[] = {-1, ck}, wm[] = {m, ck},
+                  out[] = {-1, gh * gw, m};
+    int like = t->outputs[0];
+    int s_patches = add_shape(r, like, patches, 6), s_rows = add_shape(r, like, rows, 2);
+    int s_w = add_shape(r, like, wm, 2), s_out = add_shape(r, like, out, 3);
+    int v_grid = add_value(r, like, "/patches", NULL), v_moved = add_value(r, like, "/moved", NULL);
+    int v_rows = add_value(r, like, "/rows", NULL), v_w = add_value(r, like, "/weight", NULL);
+    int v_prod = add_value(r, like, "/product", NULL);
+    int64_t *order = malloc(6 * sizeof *order);
+    if (s_patches < 0 || s_rows < 0 || s_w < 0 || s_out < 0 || v_grid < 0 || v_moved < 0 ||
+        v_rows < 0 || v_w < 0 || v_prod < 0 || !keep_block(r, order))
+        return onyx_oom("graph rewrite");
+    const int64_t o6[] = {0, 2, 4, 1, 3, 5}; /* [N, gh, gw, C, kh, kw] */
+    memcpy(order, o6, sizeof o6);
+    graph_attr order_attr = {.name = "perm", .type = ATTR_INTS, .n = 6, .ints = order};
+    graph_attr trans_b = {.name = "transB", .type = ATTR_INT, .i = 1};
+    const graph_node *only_conv[] = {conv}, *only_flat[] = {flat}, *only_t[] = {t};
+    int in_grid[] = {conv->inputs[0], s_patches}, in_rows[] = {v_moved, s_rows},
+        in_w[] = {conv->inputs[1], s_w}, in_out[] = {v_prod, s_out};
+    int in_gemm[] = {v_rows, v_w, conv->n_inputs > 2 ? conv->inputs[2] : -1};
+    int n_gemm = in_gemm[2] >= 0 ? 3 : 2;
+    const char *name = conv->name; /* the profile's name for all six */
+    TRY(place_at(r, conv, false, name, only_conv, 1, "Reshape", 14, in_grid, 2, v_grid, NULL, 0));
+    if (!r->made[2 * index_of(r, conv)].op_type) return ONYX_OK;
+    TRY(place_at(r, conv, true, name, NULL, 0, "Transpose", 13, &v_grid, 1, v_moved, &order_attr,
+                 1));
+    TRY(place_at(r, flat, false, name, only_flat, 1, "Reshape", 14, in_rows, 2, v_rows, NULL, 0));
+    TRY(place_at(r, flat, true, name, NULL, 0, "Reshape", 14, in_w, 2, v_w, NULL, 0));
+    TRY(place_at(r, t, false, name, only_t, 1, "Gemm", 13, in_gemm, n_gemm, v_prod, &trans_b, 1));
+    return place_at(r, t, true, name, NULL, 0, "Reshape", 14, in_out, 2, t->outputs[0], NULL, 0);
 }
 
 /* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
@@ -644,6 +729,7 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
         return replace(r, last, members, n_members, "Gelu", 20, x, last->outputs[0],
                        erf ? NULL : "tanh");
     }
+    if (is_op(n, "Conv")) return patch_embedding(r, n);
     if (is_op(n, "Transpose")) {
         TRY(sink_transpose(r, n));
         return r->gone[idx] ? ONYX_OK : rows_before_product(r, n);

@@ -580,6 +580,20 @@ def generate(s):
     packed_mha('_q_out', ['y', 'qg'])
     packed_mha('_index_1d', ['y'], index_dims=(1,))
     packed_mha('_out_proj', ['y'], out_proj=True)
+
+    # ViT's patch embedding: a Conv whose stride is its kernel, flattened and transposed to
+    # [N, patches, M], becomes one Gemm of all patches (core/optimize.c); a rectangular patch
+    # without bias too, and (left a Conv) patches that overlap
+    for name, xs, ws, bias, strides in (('', (2, 3, 16, 16), (8, 3, 4, 4), True, (4, 4)),
+                                        ('_rect_no_bias', (1, 2, 12, 10), (5, 2, 3, 2), False, (3, 2)),
+                                        ('_overlapping', (1, 3, 16, 16), (8, 3, 4, 4), True, (2, 2))):
+        gh, gw = (xs[2] - ws[2]) // strides[0] + 1, (xs[3] - ws[3]) // strides[1] + 1
+        ins = ['x', 'w', 'b'] if bias else ['x', 'w']
+        inits = [('w', f(*ws)), ('sflat', shape(xs[0], ws[0], gh * gw))] + ([('b', f(ws[0]))] if bias else [])
+        graph_case(f'test_fl_patch_embedding{name}',
+                   [N('Conv', ins, ['c'], kernel_shape=list(ws[2:]), strides=list(strides)),
+                    N('Reshape', ['c', 'sflat'], ['cf']), N('Transpose', ['cf'], ['y'], perm=[0, 2, 1])],
+                   [('x', f(*xs))], inits, ['y'])
     # Reshapes no strided view can follow (merging a transposed S with D): the walk stops short,
     # and the product reads a copy
     graph_case('test_fl_matmul_views_unmergeable', common + [
