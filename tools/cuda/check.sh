@@ -51,7 +51,8 @@ fi
 if [[ " $steps " == *" unit "* ]]; then   # device values and epilogues from Python, on CUDA too
     ONYX_LIB=$b/bin/libonyx.so PYTHONPATH=backend/python python3 -m pytest -q \
         tests/python/test_io_binding.py tests/python/test_device_epilogue.py \
-        tests/python/test_device_attention.py >"$out/python.log" 2>&1
+        tests/python/test_device_attention.py tests/python/test_patch_embedding.py \
+        >"$out/python.log" 2>&1
     rc=$?
     tail -3 "$out/python.log"
     summary+=("python io binding rc=$rc")
