@@ -161,19 +161,22 @@ static void test_release(void *state) {
 }
 
 /* Whether this device applies the chain as CUDA's kernels would: a bias per column after a
- * product, a sum after a conv, a Relu last (after a BatchNormalization too); float only. */
+ * product, a sum after a conv or a product (after its bias), a Relu last (after a
+ * BatchNormalization too); float only. */
 static bool epilogue_ok(const kernel_prep *p) {
     const fuse_chain *c = p->fused;
     bool conv = !strcmp(p->node->op_type, "Conv");
     bool product = !strcmp(p->node->op_type, "MatMul") || !strcmp(p->node->op_type, "Gemm");
-    if (p->out_type[0].dtype != ONYX_FLOAT || c->n < 1 || c->n > 2 || c->n_pre || c->x_scale ||
+    if (p->out_type[0].dtype != ONYX_FLOAT || c->n < 1 || c->n > 3 || c->n_pre || c->x_scale ||
         c->attention || c->has_in_scale)
         return false;
     for (int i = 0; i < c->n; i++) {
         const fuse_op *op = &c->ops[i];
         bool first = i == 0, last = i == c->n - 1;
+        bool after_bias = i == 1 && c->ops[0].kind == FUSE_SHIFT;
         bool ok = (op->kind == FUSE_SHIFT && first && product && op->input == 2) ||
-                  (op->kind == FUSE_SUM && first && conv && op->input == 3) ||
+                  (op->kind == FUSE_SUM && (first || (product && after_bias)) &&
+                   (conv || product) && op->input == 3) ||
                   (op->kind == FUSE_RELU && last && op->alpha == 0);
         if (!ok || (op->kind != FUSE_RELU && (p->n_in <= op->input || !p->in_type[op->input])))
             return false;

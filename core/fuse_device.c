@@ -1,6 +1,7 @@
 /* The device epilogue pass: a device's Conv, MatMul or Gemm (kernel flagged KF_DEVICE_EPILOGUE)
  * takes the bias Add, residual Add and Relu that only it feeds into its own library call (cuDNN's
- * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues), a
+ * convolution with bias, sum and activation; cuBLASLt's bias and Relu epilogues, the residual as
+ * its C), a
  * BatchNormalization its Relu, so that its result is written once instead of being read and
  * written again by each of those nodes. The chain goes to the kernel's prepare in
  * kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the fused node's input 2, FUSE_SUM its input
@@ -26,8 +27,9 @@ static bool column_bias(const plan *p, int v, const type_info *y, device_kind de
     return true;
 }
 
-/* The chain of step s: the steps it absorbs (taken, in order) and the fused node's extra input
- * (bias for a product, addend for a conv, or -1). Returns the number of steps taken. */
+/* The chain of step s: the steps it absorbs (taken, in order) and the fused node's extra inputs
+ * (extra[0]: a product's bias, its input 2; extra[1]: the addend, input 3; -1 where none).
+ * Returns the number of steps taken. */
 static int find_chain(const graph *g, const plan *p, const int *uses, const int *consumer,
                       const bool *gone, int s, fuse_chain *chain, int *taken, int *extra) {
     const plan_step *ps = &p->steps[s];
@@ -38,27 +40,31 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
     int cur = node->outputs[0], n = 0;
     const type_info *y = &p->vals[cur].type;
     memset(chain, 0, sizeof *chain);
-    *extra = -1;
-    while (chain->n < 2) {
+    extra[0] = extra[1] = -1;
+    while (chain->n < 3) {
         if (uses[cur] != 1 || plan_value_is_output(g, cur)) break;
         int t = consumer[cur];
         if (t <= s || gone[t] || p->steps[t].k->device != ps->k->device) break;
         const graph_node *nn = step_node(g, &p->steps[t]);
         if (!fuse_only_output0(nn) || !fuse_same_type(&p->vals[nn->outputs[0]].type, y)) break;
         fuse_op op = {0};
-        if (fuse_is_op(nn, "Add") && nn->version >= 7 && nn->n_inputs == 2 && chain->n == 0) {
+        /* a product's bias, then a residual; a conv's residual (its bias is its own input) */
+        bool first = chain->n == 0, after_bias = chain->n == 1 && extra[0] >= 0;
+        if (fuse_is_op(nn, "Add") && nn->version >= 7 && nn->n_inputs == 2 &&
+            (first || (product && after_bias))) {
             int other = nn->inputs[0] == cur ? nn->inputs[1] : nn->inputs[0];
             if (other < 0 || other == cur) break;
-            if (product && column_bias(p, other, y, ps->k->device)) {
+            if (product && first && column_bias(p, other, y, ps->k->device)) {
                 op.kind = FUSE_SHIFT;
                 op.input = 2;
-            } else if (conv && fuse_same_type(&p->vals[other].type, y)) {
+                extra[0] = other;
+            } else if ((conv || product) && fuse_same_type(&p->vals[other].type, y)) {
                 op.kind = FUSE_SUM;
                 op.input = 3;
+                extra[1] = other;
             } else {
                 break;
             }
-            *extra = other;
         } else if (fuse_is_op(nn, "Relu") && nn->n_inputs == 1) {
             op.kind = FUSE_RELU;
         } else {
@@ -72,11 +78,11 @@ static int find_chain(const graph *g, const plan *p, const int *uses, const int 
     return n;
 }
 
-/* The fused node of step s: its node's inputs (the conv's X, W, B; the product's A and B) and the
- * addend or bias in extra_slot; its output is the last absorbed step's. NULL when out of
- * memory. */
-static graph_node *fused_node(const graph_node *node, int extra, int extra_slot, int out) {
-    int slots = node->n_inputs > extra_slot + 1 ? node->n_inputs : extra_slot + 1;
+/* The fused node of step s: its node's inputs (the conv's X, W, B; the product's A and B), the
+ * bias (extra[0]) in slot 2 and the addend (extra[1]) in slot 3; its output is the last absorbed
+ * step's. NULL when out of memory. */
+static graph_node *fused_node(const graph_node *node, const int *extra, int out) {
+    int slots = node->n_inputs > 4 ? node->n_inputs : 4;
     graph_node *fn = calloc(1, sizeof *fn + ((size_t)slots + 1) * sizeof(int));
     if (!fn) return NULL;
     *fn = *node;
@@ -84,10 +90,11 @@ static graph_node *fused_node(const graph_node *node, int extra, int extra_slot,
     fn->outputs = fn->inputs + slots;
     for (int i = 0; i < slots; i++) fn->inputs[i] = i < node->n_inputs ? node->inputs[i] : -1;
     fn->n_inputs = node->n_inputs;
-    if (extra >= 0) {
-        fn->inputs[extra_slot] = extra;
-        if (fn->n_inputs < extra_slot + 1) fn->n_inputs = extra_slot + 1;
-    }
+    for (int e = 0; e < 2; e++)
+        if (extra[e] >= 0) {
+            fn->inputs[2 + e] = extra[e];
+            if (fn->n_inputs < 3 + e) fn->n_inputs = 3 + e;
+        }
     fn->n_outputs = 1;
     fn->outputs[0] = out;
     return fn;
@@ -121,12 +128,11 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
             node->inputs[1] < 0)
             continue;
         fuse_chain chain;
-        int taken[FUSE_MAX_OPS], extra;
-        int n_taken = find_chain(g, p, uses, consumer, gone, s, &chain, taken, &extra);
+        int taken[FUSE_MAX_OPS], extra[2];
+        int n_taken = find_chain(g, p, uses, consumer, gone, s, &chain, taken, extra);
         if (n_taken == 0) continue;
         int last = taken[n_taken - 1];
-        int slot = chain.ops[0].kind == FUSE_SUM ? 3 : 2;
-        graph_node *fn = fused_node(node, extra, slot, step_node(g, &p->steps[last])->outputs[0]);
+        graph_node *fn = fused_node(node, extra, step_node(g, &p->steps[last])->outputs[0]);
         if (!fn) {
             st = onyx_oom("fused node");
             goto done;

@@ -68,11 +68,13 @@ const size_t LT_WORKSPACE = (size_t)32 << 20;
 // Alignment the chosen algorithm may assume of every pointer; run checks it.
 const int LT_ALIGN = 16;
 
-// One product Y = act(alpha * op(A) op(B) + bias) through cuBLASLt: its descriptors, made at
+// One product Y = act(alpha * op(A) op(B) + bias + R) through cuBLASLt: its descriptors, made at
 // prepare and only read at run, and the algorithm its heuristics chose. The bias is a constant
-// (its device pointer is part of the descriptor), read from input bias_input.
+// (its device pointer is part of the descriptor), read from input bias_input; R, a residual of
+// Y's shape computed per run, is input sum_input, cuBLASLt's C with beta 1.
 struct lt_epilogue {
     int bias_input; // -1: none
+    int sum_input;  // -1: none
     const void *bias;
     bool relu;
     float alpha;
@@ -91,24 +93,31 @@ void lt_free(lt_epilogue *e) {
     free(e);
 }
 
-// The chain p->fused as a bias (input 2 of the fused node, or Gemm's own C: bias_input) and a
-// Relu; false where it is anything else.
-bool epilogue_chain(const kernel_prep *p, int *bias_input, bool *relu) {
+// The chain p->fused as a bias (input 2 of the fused node, or Gemm's own C: bias_input), a
+// residual of Y's shape (input 3: sum_input) and a Relu, each optional, in that order; false
+// where it is anything else.
+bool epilogue_chain(const kernel_prep *p, int *bias_input, int *sum_input, bool *relu) {
     const fuse_chain *c = p->fused;
-    if (c->n < 1 || c->n > 2 || c->n_pre || c->x_scale || c->attention || c->has_in_scale ||
+    if (c->n < 1 || c->n > 3 || c->n_pre || c->x_scale || c->attention || c->has_in_scale ||
         c->view_rank[0] || c->view_rank[1] || c->view_rank[2])
         return false;
     *relu = false;
-    for (int i = 0; i < c->n; i++) {
-        const fuse_op *op = &c->ops[i];
-        if (op->kind == FUSE_SHIFT && i == 0 && op->input == 2 && *bias_input < 0)
-            *bias_input = 2;
-        else if (op->kind == FUSE_RELU && i == c->n - 1 && op->alpha == 0)
-            *relu = true;
-        else
-            return false;
+    int i = 0;
+    const fuse_op *op = c->ops;
+    if (i < c->n && op[i].kind == FUSE_SHIFT && op[i].input == 2 && *bias_input < 0) {
+        *bias_input = 2;
+        i++;
     }
-    return true;
+    if (i < c->n && op[i].kind == FUSE_SUM && op[i].input == 3 && p->n_in > 3 && p->in_type[3] &&
+        p->in_type[3]->dtype == p->out_type[0].dtype) {
+        *sum_input = 3;
+        i++;
+    }
+    if (i < c->n && op[i].kind == FUSE_RELU && op[i].alpha == 0) {
+        *relu = true;
+        i++;
+    }
+    return i == c->n;
 }
 
 // Builds e for the row-major product of m x k op(A) by k x n op(B) (transposed as stored where
@@ -183,34 +192,38 @@ bool lt_build(const kernel_prep *p, onyx_dtype dt, int64_t m, int64_t n, int64_t
 
 bool aligned(const void *p) { return ((uintptr_t)p % LT_ALIGN) == 0; }
 
-// Y = act(alpha * op(A) op(B) + bias) in one cuBLASLt call; false (nothing queued) where a pointer
-// lacks the alignment the algorithm assumes or the bias is not the prepared one: the caller
-// then runs the plain product and epilogue_after.
+// Y = act(alpha * op(A) op(B) + bias + R) in one cuBLASLt call; false (nothing queued) where a
+// pointer lacks the alignment the algorithm assumes or the bias is not the prepared one: the
+// caller then runs the plain product and epilogue_after.
 bool lt_run(const kernel_call *c, const lt_epilogue *e, const tensor *A, const tensor *B,
             tensor *Y, onyx_status *st) {
     const tensor *bias = e->bias_input >= 0 ? kernel_input(c, e->bias_input) : NULL;
+    const tensor *sum = e->sum_input >= 0 ? kernel_input(c, e->sum_input) : NULL;
     if (!aligned(A->data) || !aligned(B->data) || !aligned(Y->data) ||
-        (bias && bias->data != e->bias))
+        (bias && bias->data != e->bias) || (e->sum_input >= 0 && !sum) ||
+        (sum && (!aligned(sum->data) || sum->nbytes != Y->nbytes)))
         return false;
     cublasLtHandle_t h;
     void *ws = NULL;
     *st = cuda_blas_lt(c, &h);
     if (*st == ONYX_OK && e->ws) *st = cuda_scratch(c, e->ws, &ws);
     if (*st != ONYX_OK) return true;
-    float zero = 0.0f;
-    *st = cublas_status(cublasLtMatmul(h, e->desc, &e->alpha, B->data, e->la, A->data, e->lb, &zero,
-                                       Y->data, e->ld, Y->data, e->ld, &e->algo, ws, e->ws,
-                                       cuda_stream(c)),
+    const float beta = sum ? 1.0f : 0.0f; // the residual is C, laid out as Y
+    *st = cublas_status(cublasLtMatmul(h, e->desc, &e->alpha, B->data, e->la, A->data, e->lb, &beta,
+                                       sum ? sum->data : Y->data, e->ld, Y->data, e->ld, &e->algo,
+                                       ws, e->ws, cuda_stream(c)),
                         "product with its epilogue (cuBLASLt)");
     return true;
 }
 
-// y = act(y + bias[column]) over rows of n columns (bias optional).
+// y = act(y + bias[column] + r) over rows of n columns (bias and residual r optional).
 template <typename T>
-__global__ void epilogue_kernel(T *y, const T *bias, int64_t n, int64_t total, bool relu) {
+__global__ void epilogue_kernel(T *y, const T *bias, const T *r, int64_t n, int64_t total,
+                                bool relu) {
     CUDA_GRID_LOOP(i, total) {
         auto v = to_compute(y[i]);
         if (bias) v += to_compute(bias[i % n]);
+        if (r) v += to_compute(r[i]);
         if (relu && v < 0) v = 0; // NaN stays NaN, as ONNX's Relu
         y[i] = from_compute<T>(v);
     }
@@ -218,10 +231,10 @@ __global__ void epilogue_kernel(T *y, const T *bias, int64_t n, int64_t total, b
 
 struct epilogue_launch {
     template <typename T>
-    static onyx_status run(const kernel_call *c, void *y, const void *bias, int64_t n,
-                           int64_t total, bool relu) {
+    static onyx_status run(const kernel_call *c, void *y, const void *bias, const void *r,
+                           int64_t n, int64_t total, bool relu) {
         epilogue_kernel<T><<<cuda_blocks(total), CUDA_THREADS, 0, cuda_stream(c)>>>(
-            (T *)y, (const T *)bias, n, total, relu);
+            (T *)y, (const T *)bias, (const T *)r, n, total, relu);
         return cuda_launched("product epilogue");
     }
 };
@@ -230,9 +243,12 @@ struct epilogue_launch {
 onyx_status epilogue_after(const kernel_call *c, const lt_epilogue *e, onyx_dtype dt,
                            bool with_bias, int64_t n, tensor *Y) {
     const tensor *bias = with_bias && e->bias_input >= 0 ? kernel_input(c, e->bias_input) : NULL;
-    if (!bias && !e->relu) return ONYX_OK;
-    CUDA_DISPATCH_FLOATS(dt, epilogue_launch, c, Y->data, bias ? bias->data : NULL, n, Y->numel,
-                         e->relu)
+    const tensor *sum = e->sum_input >= 0 ? kernel_input(c, e->sum_input) : NULL;
+    if (e->sum_input >= 0 && (!sum || sum->nbytes != Y->nbytes))
+        return onyx_error(ONYX_ERR_SHAPE, "product epilogue: the residual is not the output's size");
+    if (!bias && !sum && !e->relu) return ONYX_OK;
+    CUDA_DISPATCH_FLOATS(dt, epilogue_launch, c, Y->data, bias ? bias->data : NULL,
+                         sum ? sum->data : NULL, n, Y->numel, e->relu)
     return onyx_error(ONYX_ERR_UNSUPPORTED, "product epilogue: type %d on CUDA", (int)dt);
 }
 
@@ -346,10 +362,10 @@ bool mm_epilogue(const kernel_prep *p, mm_state *s) {
     lt_epilogue *e = (lt_epilogue *)calloc(1, sizeof *e);
     if (!e) return false;
     s->ep = e;
-    e->bias_input = -1;
+    e->bias_input = e->sum_input = -1;
     e->alpha = 1.0f;
     return s->mode == MM_STRIDED && s->nbatch == 1 && s->k > 0 &&
-           epilogue_chain(p, &e->bias_input, &e->relu) &&
+           epilogue_chain(p, &e->bias_input, &e->sum_input, &e->relu) &&
            lt_build(p, s->dtype, s->m, s->n, s->k, false, false, e);
 }
 
@@ -529,9 +545,9 @@ bool gemm_epilogue(const kernel_prep *p, gemm_state *s) {
     lt_epilogue *e = (lt_epilogue *)calloc(1, sizeof *e);
     if (!e) return false;
     s->ep = e;
-    e->bias_input = -1;
+    e->bias_input = e->sum_input = -1;
     e->alpha = (float)s->alpha;
-    if (p->fused && !epilogue_chain(p, &e->bias_input, &e->relu)) return false;
+    if (p->fused && !epilogue_chain(p, &e->bias_input, &e->sum_input, &e->relu)) return false;
     bool has_c = p->n_in > 2 && p->in_type[2];
     if (has_c && (s->beta != 1 || s->cm != 1 || s->cn != s->n)) return false;
     if (has_c) e->bias_input = 2;

@@ -1,5 +1,5 @@
 """Device epilogues (core/fuse_device.c): on a device, a Conv takes the residual Add and the Relu
-that follow it, a MatMul or Gemm its bias Add and Relu, into its own kernel (cuDNN's convolution
+that follow it, a MatMul or Gemm its bias Add, residual Add and Relu, into its own kernel (cuDNN's convolution
 with bias and activation, cuBLASLt's epilogues on CUDA). Checked on onyx's TEST device, which
 applies the same chains, and on CUDA where a GPU is usable: the results match the CPU's, the
 absorbed nodes no longer run, and what a device cannot take (or must not: a value read elsewhere)
@@ -89,6 +89,28 @@ def test_product_takes_bias_and_relu(device, tmp_path):
     _close(out, expected)
     assert 'Add' not in ops and 'Relu' not in ops
     assert ops.count('MatMul') == 1 and ops.count('Gemm') == 1
+
+
+@pytest.mark.parametrize('device', DEVICES)
+def test_product_takes_residual(device, tmp_path):
+    # a transformer's output projection: x @ w + bias + x (BERT's, ViT's MLP); then one without
+    # a bias whose sum a Relu follows: each a single step, the residual cuBLASLt's C on CUDA
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((16, 16)).astype(np.float32)
+    w2 = rng.standard_normal((16, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    nodes = [helper.make_node('MatMul', ['x', 'w'], ['m']),
+             helper.make_node('Add', ['m', 'bias'], ['a']),
+             helper.make_node('Add', ['x', 'a'], ['h']),     # the residual first, as torch writes it
+             helper.make_node('MatMul', ['h', 'w2'], ['m2']),
+             helper.make_node('Add', ['m2', 'h'], ['s']),
+             helper.make_node('Relu', ['s'], ['y'])]
+    model = _model(nodes, [_value('x', [3, 5, 16])], [_value('y', [3, 5, 16])],
+                   {'w': w, 'w2': w2, 'bias': bias})
+    x = rng.standard_normal((3, 5, 16)).astype(np.float32)
+    out, expected, ops = _ops_run(model, {'x': x}, device, tmp_path)
+    _close(out, expected)
+    assert ops == ['MatMul', 'MatMul'], ops
 
 
 @pytest.mark.parametrize('device', DEVICES)
