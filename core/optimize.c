@@ -529,6 +529,7 @@ static bool patch_conv(const rewriter *r, const graph_node *n, const tensor **w)
     const char *auto_pad = attr_string(n, "auto_pad", "NOTSET");
     *w = n->n_inputs >= 2 ? constant_of(r, n->inputs[1]) : NULL;
     if (!*w || (*w)->rank != 4 || attr_int(n, "group", 1) != 1 || ns != 2 ||
+        (nk != 0 && nk != 2) || (nd != 0 && nd != 2) ||
         (strcmp(auto_pad, "NOTSET") && strcmp(auto_pad, "VALID")) ||
         (n->n_inputs > 2 && n->inputs[2] >= 0 && !constant_of(r, n->inputs[2])))
         return false;
@@ -537,7 +538,7 @@ static bool patch_conv(const rewriter *r, const graph_node *n, const tensor **w)
             return false;
     for (size_t i = 0; i < np; i++)
         if (pads[i] != 0) return false;
-    return (nk == 0 || nk == 2) && (nd == 0 || nd == 2) && (st[0] > 1 || st[1] > 1);
+    return st[0] > 1 || st[1] > 1;
 }
 
 /* The patch embedding (see the top), from its Conv. */

@@ -495,6 +495,27 @@ def omitted_required_family(b):
             UNSUPPORTED, 'bilinear samples')
 
 
+def rewrite_family(b):
+    """Malformed nodes inside the patterns the graph rewrites take (core/optimize.c): the rewrite
+    leaves them to their kernels, which refuse them with their own errors."""
+    n = h.make_node
+    # a patch conv whose kernel_shape has one entry for two spatial dims
+    nodes = [n('Conv', ['x', 'w'], ['c'], kernel_shape=[4], strides=[4, 4]),
+             n('Reshape', ['c', 'flat'], ['cf']), n('Transpose', ['cf'], ['y'], perm=[0, 2, 1])]
+    b.write('bad_rw_patch_kernel_shape_short',
+            graph_model(nodes, [vi('x', TP.FLOAT, [1, 3, 8, 8])], [vi('y', TP.FLOAT, None)],
+                        [nh.from_array(f(2, 3, 4, 4), 'w'), nh.from_array(i64(1, 2, 4), 'flat')]),
+            [('x', f(1, 3, 8, 8))], [INVALID, SHAPE], 'kernel_shape')
+    # a sequence-first Transpose with no permutation for perm, before a packed projection
+    nodes = [n('Transpose', ['x'], ['t'], perm=[0, 0, 2]), n('MatMul', ['t', 'w'], ['m']),
+             n('Add', ['m', 'bias'], ['a']), n('Gather', ['a', 'i'], ['y'], axis=0)]
+    b.write('bad_rw_sink_transpose_badperm',
+            graph_model(nodes, [vi('x', TP.FLOAT, [2, 3, 4])], [vi('y', TP.FLOAT, None)],
+                        [nh.from_array(f(4, 6), 'w'), nh.from_array(f(6), 'bias'),
+                         nh.from_array(np.array(0, np.int64), 'i')]),
+            [('x', f(2, 3, 4))], INVALID, 'no permutation')
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write('usage: make_bad_models.py OUT\n')
@@ -507,7 +528,7 @@ def main(argv):
     import gen_rnn_quant
     for family in (shape_family, planned_shapes_family, elementwise_family, control_family,
                    loader_family, string_family, omitted_required_family, gen_conv.bad_cases,
-                   gen_norm.bad_cases, gen_rnn_quant.bad, gen_pool.bad):
+                   gen_norm.bad_cases, gen_rnn_quant.bad, gen_pool.bad, rewrite_family):
         family(b)
     b.save_manifest()
     print(f'make_bad_models: {len(b.entries)} models in {b.root}')
