@@ -1,6 +1,7 @@
 /* Graph rewrites when a subgraph is created (optimization level ALL): exporters spell some
  * activations out in elementwise ops, which run as several passes over memory with a scalar
- * transcendental each; the op they spell is one vectorized pass.
+ * transcendental each; the op they spell is one vectorized pass. And they move data between
+ * layouts (Transposes around projections, a patch conv) that one product can take as it is.
  *   GELU, erf form (torch's default):   x * 0.5 * (1 + Erf(x / sqrt 2))          -> Gelu
  *   GELU, tanh form (GPT-2's gelu_new): x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
  *                                                                              -> Gelu(tanh)
@@ -30,9 +31,9 @@
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
  *                                       stays in the convolutions' blocked layout, core/fuse.c)
- * A pattern is replaced only when its inner values are read by the pattern alone and are no graph
- * outputs; the replacement takes the place of the pattern's last node, so the order stays
- * topological. A second pass then makes each node that repeats an earlier node's computation
+ * A pattern is replaced only when its inner values are read by the pattern alone (or by Shapes,
+ * which fold) and are no graph outputs; the replacement takes the place of the pattern's nodes,
+ * so the order stays topological. A second pass then makes each node that repeats an earlier node's computation
  * (core/graph_cse.c) an Identity of that node's output, and a third (optional) computes float16
  * as float (core/optimize_half.c). */
 #include "core/optimize.h"
