@@ -468,6 +468,42 @@ static bool row_wise_product(const rewriter *r, const graph_node *n) {
     return c && (c->rank <= 1 || (c->rank == 2 && c->dims[0] == 1));
 }
 
+/* The rest of rows_before_product for a Gemm of alpha 1 (and beta 1): the rows as they come,
+ * [rows (the output's leading dims), K], times B (transposed where transB), plus C: the product
+ * then makes the output itself, so a device epilogue can take the Add of a residual after it
+ * (the out-projection's). r1 becomes that Reshape; shape holds the output's dims. */
+static onyx_status rows_as_matmul(rewriter *r, const graph_node *r1, const graph_node *gemm,
+                                  const graph_node *r2, const graph_node *t2,
+                                  const int64_t *shape, int a, int64_t k) {
+    int64_t rows[ONYX_MAX_RANK];
+    memcpy(rows, shape, (size_t)a * sizeof *rows);
+    rows[a] = k;
+    bool trans_b = attr_int(gemm, "transB", 0) != 0;
+    bool has_c = gemm->n_inputs > 2 && gemm->inputs[2] >= 0;
+    int s_rows = add_shape(r, r1->outputs[0], rows, a + 1);
+    int wt = trans_b ? add_value(r, gemm->inputs[1], "/transposed", NULL) : gemm->inputs[1];
+    if (s_rows < 0 || wt < 0) return onyx_oom("graph rewrite");
+    const graph_node *only_r1[] = {r1}, *only_gemm[] = {gemm}, *tail[] = {r2, t2};
+    int in_rows[] = {r1->inputs[0], s_rows}, w = gemm->inputs[1];
+    int product = has_c ? gemm->outputs[0] : t2->outputs[0];
+    int in_mm[] = {r1->outputs[0], wt}, in_add[] = {gemm->outputs[0], has_c ? gemm->inputs[2] : -1};
+    static const int64_t swap[] = {1, 0};
+    graph_attr swap_attr = {.name = "perm", .type = ATTR_INTS, .n = 2, .ints = swap};
+    TRY(place(r, r1, only_r1, 1, "Reshape", 14, in_rows, 2, r1->outputs[0], NULL, 0));
+    r->retyped[r1->outputs[0]] = true;
+    if (trans_b)
+        TRY(place(r, gemm, only_gemm, 1, "Transpose", 13, &w, 1, wt, &swap_attr, 1));
+    TRY(place_at(r, gemm, trans_b, gemm->name, only_gemm, 1, "MatMul", 13, in_mm, 2, product,
+                 NULL, 0));
+    if (!has_c) {
+        r->gone[index_of(r, r2)] = r->gone[index_of(r, t2)] = true;
+        return ONYX_OK;
+    }
+    r->retyped[product] = true;
+    return place_at(r, t2, false, gemm->name, tail, 2, "Add", 14, in_add, 2, t2->outputs[0],
+                    NULL, 0);
+}
+
 /* The rows' Transpose before a row-wise product (see the top), from the Transpose t2 after it. */
 static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
     const int64_t *q, *p;
@@ -511,13 +547,16 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
     if (!keep_block(r, perm)) return onyx_oom("graph rewrite");
     for (size_t i = 0; i < np; i++) perm[i] = (int)i < a ? p[q[i]] : p[i];
     for (int i = 0; i <= a; i++) shape[i] = d2[q[i]];
-    int c = add_shape(r, t2->outputs[0], shape, a + 1);
-    if (c < 0) return onyx_oom("graph rewrite");
     graph_attr perm_attr = {.name = "perm", .type = ATTR_INTS, .n = np, .ints = perm};
     const graph_node *only_t1[] = {t1}, *tail[] = {r2, t2};
-    int x = t1->inputs[0], reshape[2] = {r2->inputs[0], c};
+    int x = t1->inputs[0];
     TRY(place(r, t1, only_t1, 1, "Transpose", t1->version, &x, 1, t1->outputs[0], &perm_attr, 1));
     r->retyped[t1->outputs[0]] = true;
+    if (is_op(prod, "Gemm") && attr_float(prod, "alpha", 1.0f) == 1.0f &&
+        (prod->n_inputs < 3 || prod->inputs[2] < 0 || attr_float(prod, "beta", 1.0f) == 1.0f))
+        return rows_as_matmul(r, r1, prod, r2, t2, shape, a, m[1]);
+    int c = add_shape(r, t2->outputs[0], shape, a + 1), reshape[2] = {r2->inputs[0], c};
+    if (c < 0) return onyx_oom("graph rewrite");
     return place(r, t2, tail, 2, "Reshape", r2->version, reshape, 2, t2->outputs[0], NULL, 0);
 }
 

@@ -546,7 +546,9 @@ def generate(s):
     # and a regrouped view each); "_q_out" also hands out q, so the shared links stay steps and
     # each walk starts after its Gather; "_index_1d" gathers with one-element index tensors;
     # "_out_proj" ends in the out-projection's rows ([S*B, E] through a Gemm, back to [S, B, E],
-    # transposed to [B, S, E]), whose last Transpose moves into the attention's output view.
+    # transposed to [B, S, E]), whose last Transpose moves into the attention's output view and
+    # whose Gemm becomes a MatMul of the rows as they come; "_out_proj_residual": a Gemm without
+    # transB or C, then the residual Add (which the product then takes).
     def packed_mha(suffix, outs, index_dims=(), out_proj=False):
         nodes = [N('Transpose', ['x'], ['xs'], perm=[1, 0, 2]), N('MatMul', ['xs', 'w_in'], ['pm']),
                  N('Add', ['b_in', 'pm'], ['pa']), N('Reshape', ['pa', 's5'], ['p4']),
@@ -571,8 +573,13 @@ def generate(s):
                   N('Transpose', ['o'], ['ot'], perm=[2, 0, 1, 3]),
                   N('Reshape', ['ot', 'sflat'], ['of' if out_proj else 'y'])]
         if out_proj:
-            nodes += [N('Gemm', ['of', 'w_o', 'b_o'], ['proj'], transB=1),
-                      N('Reshape', ['proj', 'sbe'], ['p3d']), N('Transpose', ['p3d'], ['y'], perm=[1, 0, 2])]
+            gemm = (N('Gemm', ['of', 'w_o', 'b_o'], ['proj'], transB=1) if out_proj != 'residual'
+                    else N('Gemm', ['of', 'w_o'], ['proj']))
+            last = 'y' if out_proj != 'residual' else 'yt'
+            nodes += [gemm, N('Reshape', ['proj', 'sbe'], ['p3d']),
+                      N('Transpose', ['p3d'], [last], perm=[1, 0, 2])]
+            if out_proj == 'residual':
+                nodes.append(N('Add', ['x', last], ['y']))
             inits += [('w_o', f(H * D, H * D)), ('b_o', f(H * D)), ('sbe', shape(S, B, H * D))]
         graph_case(f'test_fl_attention_packed_mha{suffix}', nodes, [('x', x)], inits, outs)
 
@@ -580,6 +587,7 @@ def generate(s):
     packed_mha('_q_out', ['y', 'qg'])
     packed_mha('_index_1d', ['y'], index_dims=(1,))
     packed_mha('_out_proj', ['y'], out_proj=True)
+    packed_mha('_out_proj_residual', ['y'], out_proj='residual')
 
     # ViT's patch embedding: a Conv whose stride is its kernel, flattened and transposed to
     # [N, patches, M], becomes one Gemm of all patches (core/optimize.c); a rectangular patch
