@@ -17,9 +17,11 @@
  *   rows transposed after a row-wise product (the same module's output: the heads' [B, H, S, D]
  *   to [S, B, H, D], [S*B, E] rows for the out-projection, [S, B, E], then [B, S, E]):
  *                          Transpose(Reshape(Gemm(Reshape(Transpose(x, p)))), q)
- *                          -> Reshape(Gemm(Reshape(Transpose(x, p'))))
- *                          (p' is p with its row dims permuted by q; the attention fusion
- *                          writes through Transpose(x, p') as it did through the other)
+ *                          -> MatMul(Reshape(Transpose(x, p'), [rows, K]), B^T) [+ C]
+ *                          (p' is p with its row dims permuted by q; a Gemm of alpha other
+ *                          than 1, or a MatMul, keeps its 2-D form with a Reshape after; the
+ *                          attention fusion writes through Transpose(x, p') as it did through
+ *                          the other, and a residual Add may follow the product as it comes)
  *   a patch embedding (ViT's: a Conv whose stride is its kernel, its output flattened and
  *   transposed to [N, patches, M]):
  *                          Transpose(Reshape(Conv(x, W, b), [N, M, P]), (0, 2, 1))
@@ -33,9 +35,9 @@
  *                                       stays in the convolutions' blocked layout, core/fuse.c)
  * A pattern is replaced only when its inner values are read by the pattern alone (or by Shapes,
  * which fold) and are no graph outputs; the replacement takes the place of the pattern's nodes,
- * so the order stays topological. A second pass then makes each node that repeats an earlier node's computation
- * (core/graph_cse.c) an Identity of that node's output, and a third (optional) computes float16
- * as float (core/optimize_half.c). */
+ * so the order stays topological. A second pass then makes each node that repeats an earlier
+ * node's computation (core/graph_cse.c) an Identity of that node's output, and a third
+ * (optional) computes float16 as float (core/optimize_half.c). */
 #include "core/optimize.h"
 
 #include <math.h>

@@ -245,7 +245,8 @@ onyx_status epilogue_after(const kernel_call *c, const lt_epilogue *e, onyx_dtyp
     const tensor *bias = with_bias && e->bias_input >= 0 ? kernel_input(c, e->bias_input) : NULL;
     const tensor *sum = e->sum_input >= 0 ? kernel_input(c, e->sum_input) : NULL;
     if (e->sum_input >= 0 && (!sum || sum->nbytes != Y->nbytes))
-        return onyx_error(ONYX_ERR_SHAPE, "product epilogue: the residual is not the output's size");
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "product epilogue: the residual is not the output's size");
     if (!bias && !sum && !e->relu) return ONYX_OK;
     CUDA_DISPATCH_FLOATS(dt, epilogue_launch, c, Y->data, bias ? bias->data : NULL,
                          sum ? sum->data : NULL, n, Y->numel, e->relu)
