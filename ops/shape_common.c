@@ -195,11 +195,12 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "blocksize %" PRId64 " is not in 1..3037000499", b);
     int64_t N = in_dims[0], C = in_dims[1], H = in_dims[2], W = in_dims[3], bb = b * b;
+    /* DepthToSpace has had a mode since 11, SpaceToDepth since 28; before, both are DCR */
+    const char *mode = n->version >= (to_space ? 11 : 28) ? attr_string(n, "mode", "DCR") : "DCR";
+    bool crd = strcmp(mode, "CRD") == 0;
+    if (!crd && strcmp(mode, "DCR") != 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "mode '%s' is not DCR or CRD", mode);
     if (to_space) {
-        const char *mode = n->version >= 11 ? attr_string(n, "mode", "DCR") : "DCR";
-        bool crd = strcmp(mode, "CRD") == 0;
-        if (!crd && strcmp(mode, "DCR") != 0)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "mode '%s' is not DCR or CRD", mode);
         if (C >= 0 && C % bb != 0)
             return onyx_error(ONYX_ERR_SHAPE,
                               "channels %" PRId64 " are not a multiple of blocksize^2 = %" PRId64,
@@ -225,10 +226,11 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
     if (!mul_dim(C, bb, &out_dims[1])) return onyx_error(ONYX_ERR_SHAPE, "output size overflows");
     out_dims[2] = h;
     out_dims[3] = w;
-    static const int64_t s2d[6] = {0, 3, 5, 1, 2, 4};
+    /* the view is [N, C, h, by, w, bx]; DCR gathers channels as (by, bx, C), CRD as (C, by, bx) */
+    static const int64_t s2d_dcr[6] = {0, 3, 5, 1, 2, 4}, s2d_crd[6] = {0, 1, 3, 5, 2, 4};
     int64_t v[6] = {N, C, h, b, w, b};
     memcpy(view_dims, v, sizeof v);
-    memcpy(perm, s2d, sizeof s2d);
+    memcpy(perm, crd ? s2d_crd : s2d_dcr, sizeof s2d_dcr);
     return ONYX_OK;
 }
 

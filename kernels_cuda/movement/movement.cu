@@ -85,10 +85,11 @@ bool depth_space_plan(const graph_node *n, bool to_space, const int64_t *in, int
     int64_t b = attr_int(n, "blocksize", 0);
     if (b <= 0 || b > 3037000499LL) return false;
     int64_t N = in[0], C = in[1], H = in[2], W = in[3], bb = b * b;
+    // DepthToSpace has had a mode since 11, SpaceToDepth since 28; before, both are DCR
+    const char *mode = n->version >= (to_space ? 11 : 28) ? attr_string(n, "mode", "DCR") : "DCR";
+    bool crd = strcmp(mode, "CRD") == 0;
+    if (!crd && strcmp(mode, "DCR") != 0) return false;
     if (to_space) {
-        const char *mode = n->version >= 11 ? attr_string(n, "mode", "DCR") : "DCR";
-        bool crd = strcmp(mode, "CRD") == 0;
-        if (!crd && strcmp(mode, "DCR") != 0) return false;
         if (C % bb != 0) return false;
         int64_t c = C / bb;
         static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crdp[6] = {0, 1, 4, 2, 5, 3};
@@ -98,10 +99,11 @@ bool depth_space_plan(const graph_node *n, bool to_space, const int64_t *in, int
         return true;
     }
     if (H % b != 0 || W % b != 0) return false;
-    static const int64_t s2d[6] = {0, 3, 5, 1, 2, 4};
+    // the view is [N, C, h, by, w, bx]; DCR gathers channels as (by, bx, C), CRD as (C, by, bx)
+    static const int64_t s2d_dcr[6] = {0, 3, 5, 1, 2, 4}, s2d_crd[6] = {0, 1, 3, 5, 2, 4};
     int64_t v[6] = {N, C, H / b, b, W / b, b};
     memcpy(view, v, sizeof v);
-    memcpy(perm, s2d, sizeof s2d);
+    memcpy(perm, crd ? s2d_crd : s2d_dcr, sizeof s2d_dcr);
     return true;
 }
 
@@ -429,9 +431,9 @@ const kernel entries[] = {
      tile_supports, IN(1) | IN(2)},
     {"", "Expand", 8, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, expand_run, NULL, NULL, NULL,
      expand_supports, IN(1)},
-    {"", "DepthToSpace", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_to_space_run, NULL, NULL,
+    {"", "DepthToSpace", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_to_space_run, NULL, NULL,
      NULL, depth_to_space_supports, 0},
-    {"", "SpaceToDepth", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, space_to_depth_run, NULL, NULL,
+    {"", "SpaceToDepth", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, space_to_depth_run, NULL, NULL,
      NULL, space_to_depth_supports, 0},
     {"", "Gather", 1, 13, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, mv_gather_run, NULL, NULL, NULL,
      mv_gather_supports, 0},

@@ -1,5 +1,6 @@
 /* Schemas of DepthToSpace and SpaceToDepth: [N, C, H, W] rearranged between channels and
- * blocksize x blocksize spatial blocks; one inference with a direction, so one file. */
+ * blocksize x blocksize spatial blocks; one inference with a direction, so one file. Both take a
+ * DCR/CRD mode at 28 (SpaceToDepth's is new; DepthToSpace-28 only gained a function body). */
 #include "ops/shape_common.h"
 
 static onyx_status depth_space_infer(infer_ctx *c, bool to_space) {
@@ -25,8 +26,10 @@ static const attr_spec attrs_11[] = {{"blocksize", ATTR_INT}, {"mode", ATTR_STRI
 const op_schema op_DepthToSpace[] = {{"", "DepthToSpace", 1, 1, 1, 1, 1, attrs_1, d2s_infer, 0},
                                      {"", "DepthToSpace", 11, 1, 1, 1, 1, attrs_11, d2s_infer, 0},
                                      {"", "DepthToSpace", 13, 1, 1, 1, 1, attrs_11, d2s_infer, 0},
+                                     {"", "DepthToSpace", 28, 1, 1, 1, 1, attrs_11, d2s_infer, 0},
                                      OP_END};
 
 const op_schema op_SpaceToDepth[] = {{"", "SpaceToDepth", 1, 1, 1, 1, 1, attrs_1, s2d_infer, 0},
                                      {"", "SpaceToDepth", 13, 1, 1, 1, 1, attrs_1, s2d_infer, 0},
+                                     {"", "SpaceToDepth", 28, 1, 1, 1, 1, attrs_11, s2d_infer, 0},
                                      OP_END};
