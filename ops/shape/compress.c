@@ -31,6 +31,8 @@ static onyx_status compress_infer(infer_ctx *c) {
 
 static const attr_spec attrs[] = {{"axis", ATTR_INT}, {NULL, 0}};
 
+/* 28 only adds bfloat16 to the input types, which every version here already moves. */
 const op_schema op_Compress[] = {{"", "Compress", 9, 2, 2, 1, 1, attrs, compress_infer, 0},
                                  {"", "Compress", 11, 2, 2, 1, 1, attrs, compress_infer, 0},
+                                 {"", "Compress", 28, 2, 2, 1, 1, attrs, compress_infer, 0},
                                  OP_END};

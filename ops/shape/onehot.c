@@ -37,6 +37,8 @@ static onyx_status onehot_infer(infer_ctx *c) {
 
 static const attr_spec attrs[] = {{"axis", ATTR_INT}, {NULL, 0}};
 
+/* 28 only adds bfloat16 to the value types, which every version here already copies. */
 const op_schema op_OneHot[] = {{"", "OneHot", 9, 3, 3, 1, 1, attrs, onehot_infer, 0},
                                {"", "OneHot", 11, 3, 3, 1, 1, attrs, onehot_infer, 0},
+                               {"", "OneHot", 28, 3, 3, 1, 1, attrs, onehot_infer, 0},
                                OP_END};

@@ -26,5 +26,7 @@ static onyx_status reverse_sequence_infer(infer_ctx *c) {
 
 static const attr_spec attrs[] = {{"time_axis", ATTR_INT}, {"batch_axis", ATTR_INT}, {NULL, 0}};
 
+/* 28 only adds bfloat16 to the input types, which every version here already moves. */
 const op_schema op_ReverseSequence[] = {
-    {"", "ReverseSequence", 10, 2, 2, 1, 1, attrs, reverse_sequence_infer, 0}, OP_END};
+    {"", "ReverseSequence", 10, 2, 2, 1, 1, attrs, reverse_sequence_infer, 0},
+    {"", "ReverseSequence", 28, 2, 2, 1, 1, attrs, reverse_sequence_infer, 0}, OP_END};

@@ -37,4 +37,7 @@ static onyx_status unique_infer(infer_ctx *c) {
 
 static const attr_spec attrs[] = {{"axis", ATTR_INT}, {"sorted", ATTR_INT}, {NULL, 0}};
 
-const op_schema op_Unique[] = {{"", "Unique", 11, 1, 1, 1, 4, attrs, unique_infer, 0}, OP_END};
+/* 28 only adds bfloat16 to the input types (the doc is unchanged: sorting, NaN as before),
+ * which every version here already orders. */
+const op_schema op_Unique[] = {{"", "Unique", 11, 1, 1, 1, 4, attrs, unique_infer, 0},
+                               {"", "Unique", 28, 1, 1, 1, 4, attrs, unique_infer, 0}, OP_END};
