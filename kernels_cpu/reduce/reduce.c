@@ -519,6 +519,10 @@ static onyx_status reduce_run(const kernel_call *c, reduce_op op) {
     if (!reduce_pick(x->dtype, &f) || (x->dtype == ONYX_BOOL && op != R_MAX && op != R_MIN))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, which this reduction "
                           "does not take", onyx_dtype_name(x->dtype));
+    /* inference refuses these already; this holds where the type was not known at prepare */
+    if ((op == R_LOGSUM || op == R_LSE) && c->node->version >= 28 && !dtype_is_float(x->dtype))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s; %s-%d takes float types only",
+                          onyx_dtype_name(x->dtype), c->node->op_type, c->node->version);
     if (y->numel == 0) return ONYX_OK;
     rplan p;
     plan_build(&p, x, mask, y->numel);

@@ -15,7 +15,11 @@ bool reduce_axes_from_input(const graph_node *n) {
 static dtype_mask reduce_types(const graph_node *n) {
     dtype_mask m = BASE_TYPES;
     bool minmax = strcmp(n->op_type, "ReduceMax") == 0 || strcmp(n->op_type, "ReduceMin") == 0;
+    bool logs =
+        strcmp(n->op_type, "ReduceLogSum") == 0 || strcmp(n->op_type, "ReduceLogSumExp") == 0;
     if (n->version >= 13) m |= DT_BIT(ONYX_BFLOAT16);
+    /* the log of an integer sum has no integer meaning: 28 keeps only the float types */
+    if (logs && n->version >= 28) m &= DT_FLOATS;
     if (minmax && n->version >= 12) m |= DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8);
     if (minmax && n->version >= 20) m |= DT_BIT(ONYX_BOOL);
     return m;
@@ -92,9 +96,15 @@ REDUCE_SCHEMA(ReduceMean)
 REDUCE_SCHEMA(ReduceProd)
 REDUCE_SCHEMA(ReduceL1)
 REDUCE_SCHEMA(ReduceL2)
-REDUCE_SCHEMA(ReduceLogSum)
-REDUCE_SCHEMA(ReduceLogSumExp)
 REDUCE_SCHEMA(ReduceSumSquare)
+
+/* LogSum and LogSumExp lost their integer types at 28 (reduce_types). */
+#define LOG_REDUCE_SCHEMA(op)                                                                      \
+    const op_schema op_##op[] = {R_ATTR(op, 1),   R_ATTR(op, 11),  R_ATTR(op, 13),                 \
+                                 R_INPUT(op, 18), R_INPUT(op, 28), OP_END};
+
+LOG_REDUCE_SCHEMA(ReduceLogSum)
+LOG_REDUCE_SCHEMA(ReduceLogSumExp)
 
 const op_schema op_ReduceSum[] = {R_ATTR(ReduceSum, 1), R_ATTR(ReduceSum, 11),
                                   R_INPUT(ReduceSum, 13), OP_END};
