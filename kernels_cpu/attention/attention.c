@@ -1,7 +1,9 @@
 /* CPU kernels of Attention and FlexAttention: Q*K^T and P*V per (batch, head, block of query
- * rows) through BLAS with the scale folded into alpha; softcap, masks and a numerically stable
- * softmax fused in one pass over each score row. float16/bfloat16 compute in float, double in
- * double. Working memory is the run context's scratch (kernel_scratch), kept across runs. */
+ * rows) through BLAS with the scale folded into alpha, over the keys the causal band and v25's
+ * sliding window leave the block; softcap, masks and a numerically stable softmax fused in one
+ * pass over each score row. float16/bfloat16 compute in float (rounded once, at the output),
+ * double in double. Working memory is the run context's scratch (kernel_scratch), kept across
+ * runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,8 +276,11 @@ typedef struct att_ctx {
     bool mbcast;
     const int64_t *nonpad;
     bool causal;
+    int64_t left, right;  /* v25's window sides; -1: unbounded (set both, 0 is a window) */
     double scale, softcap;
     bool hr;              /* heads_as_rows */
+    bool zero_masked;     /* the Attention op: a row its bias masks out entirely is 0, not the
+                             NaN of a spelled-out Softmax (a fused chain keeps that) */
     bool nan_zero;        /* probabilities that are NaN count as 0 (a fused chain's) */
     bool kt_rows;         /* k points at K^T: rows of Dk elements are its columns (ks[2]: the
                              distance between K^T's rows); else at K's rows */
@@ -343,13 +348,45 @@ static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0,
     return open;
 }
 
+static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* The keys [*lo, *hi) that query position i of batch b may see past the causal band, the window
+ * and the valid lengths (hi <= lo: none), before the mask. Both bounds are aligned at the
+ * position's absolute place p = i + offset: offset is past_sequence_length with a past cache,
+ * nonpad_kv_seqlen - q_sequence_length with an external one (the two never come together), else
+ * 0. Saturating: a nonpad_kv_seqlen or window of any size lands outside [0, total]. */
+static void row_keys(const att_ctx *x, int64_t b, int64_t i, int64_t *lo, int64_t *hi) {
+    int64_t off = x->nonpad ? sat_add(x->nonpad[b], -x->d.q_len) : x->d.past_len;
+    int64_t p = sat_add(i, off), a = 0, e = x->d.total_len;
+    if (x->left >= 0 && sat_add(p, -x->left) > a) a = sat_add(p, -x->left);
+    if (x->causal && sat_add(p, 1) < e) e = sat_add(p, 1);
+    if (x->right >= 0 && sat_add(sat_add(p, x->right), 1) < e) e = sat_add(sat_add(p, x->right), 1);
+    if (x->nonpad && x->nonpad[b] < e) e = x->nonpad[b];
+    *lo = a;
+    *hi = e > a ? e : a;
+}
+
+/* Whether bias[lo, hi) is -inf throughout: with the causal band and the window, a row the mask
+ * leaves no key (the reference's guard looks at the bias, not at the scores). */
+#define DEFINE_ALL_NEGINF(N, F)                                                                    \
+    static bool N##_all_neginf(const F *bias, int64_t lo, int64_t hi) {                            \
+        for (int64_t j = lo; j < hi; j++)                                                          \
+            if (bias[j] != (F)-INFINITY) return false;                                             \
+        return true;                                                                               \
+    }
+DEFINE_ALL_NEGINF(f32, float)
+DEFINE_ALL_NEGINF(f64, double)
+
 #define DEFINE_ATT(N, F, GEMM, GEMV, MAX, EXPSUM, SCALE, TANH)                                     \
-    /* softmax over row[0, n) with n >= 1; a row masked out entirely (max -inf) gives NaN like the \
-     * reference */                                                                                \
-    static void N##_softmax(F *row, int64_t n) {                                                   \
+    /* softmax over row[0, n) with n >= 1; a row of -inf only (max -inf) is 0 where zero_empty     \
+     * (the Attention op), else NaN as a spelled-out Softmax makes it */                          \
+    static void N##_softmax(F *row, int64_t n, bool zero_empty) {                                  \
         F mx = MAX(row, n);                                                                        \
         if (mx == -INFINITY) {                                                                     \
-            for (int64_t j = 0; j < n; j++) row[j] = NAN;                                          \
+            for (int64_t j = 0; j < n; j++) row[j] = zero_empty ? 0 : (F)NAN;                      \
             return;                                                                                \
         }                                                                                          \
         SCALE(row, n, 1 / EXPSUM(row, n, mx));                                                     \
@@ -368,7 +405,7 @@ static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0,
     static void N##_att_slots(void *vctx, int64_t s0, int64_t s1) {                                \
         const att_ctx *x = vctx;                                                                   \
         const ops_att_dims *d = &x->d;                                                             \
-        const int64_t T = d->total_len, Dk = d->head, Dv = d->v_head, P = d->past_len,             \
+        const int64_t T = d->total_len, Dk = d->head, Dv = d->v_head,                              \
                       group = d->q_heads / d->kv_heads;                                            \
         const F cap = (F)x->softcap;                                                               \
         for (int64_t s = s0; s < s1; s++) {                                                        \
@@ -397,44 +434,62 @@ static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0,
                 const F *q = (const F *)x->q + b * x->qs[0] + hb * x->qs[1] + i0 * x->qs[2];       \
                 const F *k = (const F *)x->k + b * x->ks[0] + kh * x->ks[1];                       \
                 const F *v = (const F *)x->v + b * x->vs[0] + kh * x->vs[1];                       \
-                /* columns no row of the block may attend to are never computed (unless the      \
-                 * Q*K^T output wants them); at least one keeps all-masked rows NaN */             \
-                int64_t nc = T;                                                                    \
+                /* keys [c0, c0 + nc): those no row of the block may attend to are never          \
+                 * computed (unless the Q*K^T output wants them); a row's keys only move right    \
+                 * with its position, so the first row bounds them below and the last above */    \
+                int64_t c0 = 0, nc = T;                                                            \
                 if (!x->qk) {                                                                      \
-                    if (x->causal && i0 + rb + P < nc) nc = i0 + rb + P;                           \
-                    if (x->nonpad && x->nonpad[b] < nc) nc = x->nonpad[b];                         \
-                    if (nc < 1) nc = T > 0 ? 1 : 0;                                                \
-                    if (x->mask && nc > 1) nc = open_columns(x, b, hb, i0, rb, nc);                \
+                    int64_t lo, hi, lo1, hi1;                                                      \
+                    row_keys(x, b, i0, &lo, &hi);                                                  \
+                    row_keys(x, b, x->hr ? 0 : i0 + rb - 1, &lo1, &hi1);                           \
+                    c0 = lo < T ? lo : T;                                                          \
+                    nc = (hi1 < T ? hi1 : T) - c0;                                                 \
+                    if (x->mask && nc > 1) nc = open_columns(x, b, hb, i0, rb, c0 + nc) - c0;      \
+                    if (nc < 0) nc = 0;                                                            \
                 }                                                                                  \
                 if (nc > 0 && Dk > 0)                                                              \
-                    N##_mm(!x->kt_rows, rb, nc, Dk, (F)x->scale, q, q_ld, k, x->ks[2], sc, nc);    \
+                    N##_mm(!x->kt_rows, rb, nc, Dk, (F)x->scale, q, q_ld,                          \
+                           k + (x->kt_rows ? c0 : c0 * x->ks[2]), x->ks[2], sc, nc);               \
                 else                                                                               \
                     memset(sc, 0, (size_t)(rb * nc) * sizeof(F));                                  \
                 for (int64_t r = 0; r < rb; r++) {                                                 \
                     F *row = sc + r * nc;                                                          \
-                    int64_t h = x->hr ? hb + r : hb, i = x->hr ? 0 : i0 + r, lim = nc;             \
-                    if (x->causal && i + P + 1 < lim) lim = i + P + 1;                             \
-                    if (x->nonpad && x->nonpad[b] < lim) lim = x->nonpad[b] < 0 ? 0 : x->nonpad[b]; \
+                    int64_t h = x->hr ? hb + r : hb, i = x->hr ? 0 : i0 + r, lo, hi;               \
+                    row_keys(x, b, i, &lo, &hi); /* then relative to c0, within the block's */     \
+                    lo = lo < c0 ? 0 : lo - c0 < nc ? lo - c0 : nc;                                \
+                    hi = hi < c0 + lo ? lo : hi - c0 < nc ? hi - c0 : nc;                          \
                     if (x->qk && x->mode == 0) store_qk(x, row, b, h, i);                          \
                     if (cap > 0)                                                                   \
                         for (int64_t j = 0; j < nc; j++) row[j] = cap * TANH(row[j] / cap);        \
                     if (x->qk && x->mode == 1) store_qk(x, row, b, h, i);                          \
+                    bool empty = hi <= lo;                                                         \
                     if (x->mask) {                                                                 \
-                        int64_t m = x->mbcast ? 1 : x->mlen < nc ? x->mlen : nc;                   \
-                        mask_row(bias, x->fd, x->mask, b * x->ms[0] + h * x->ms[1] + i * x->ms[2], m); \
+                        int64_t moff = b * x->ms[0] + h * x->ms[1] + i * x->ms[2], m;              \
+                        if (x->mbcast) {                                                           \
+                            m = 1;                                                                 \
+                        } else {                                                                   \
+                            m = x->mlen - c0 < nc ? x->mlen - c0 : nc;                             \
+                            moff += c0;                                                            \
+                        }                                                                          \
+                        if (m > 0) mask_row(bias, x->fd, x->mask, moff, m);                        \
                         F fill = x->mbcast ? bias[0] : (F)-INFINITY;                               \
-                        for (int64_t j = m; j < nc; j++) bias[j] = fill;                           \
+                        for (int64_t j = m > 0 ? m : 0; j < nc; j++) bias[j] = fill;               \
                         CPU_SIMD for (int64_t j = 0; j < nc; j++) row[j] += bias[j];               \
+                        if (x->zero_masked && !empty) empty = N##_all_neginf(bias, lo, hi);        \
                     }                                                                              \
                     if (x->qk && x->mode == 2) {                                                   \
-                        for (int64_t j = lim; j < nc; j++) row[j] = -INFINITY;                     \
+                        for (int64_t j = 0; j < lo; j++) row[j] = -INFINITY;                       \
+                        for (int64_t j = hi; j < nc; j++) row[j] = -INFINITY;                      \
                         store_qk(x, row, b, h, i);                                                 \
                     }                                                                              \
-                    if (lim > 0) {                                                                 \
-                        N##_softmax(row, lim);                                                     \
-                        for (int64_t j = lim; j < nc; j++) row[j] = 0;                             \
-                    } else {                                                                       \
+                    if (empty && x->zero_masked) { /* no key left: the reference's zero row */     \
+                        memset(row, 0, (size_t)nc * sizeof(F));                                    \
+                    } else if (empty) { /* (a fused chain has no band: nc == 0 only) */            \
                         for (int64_t j = 0; j < nc; j++) row[j] = NAN;                             \
+                    } else {                                                                       \
+                        N##_softmax(row + lo, hi - lo, x->zero_masked);                            \
+                        memset(row, 0, (size_t)lo * sizeof(F));                                    \
+                        memset(row + hi, 0, (size_t)(nc - hi) * sizeof(F));                        \
                     }                                                                              \
                     if (x->qk && x->mode == 3) store_qk(x, row, b, h, i);                          \
                     if (x->nan_zero && nc > 0 && isnan(row[0])) /* NaN anywhere: all the row */    \
@@ -445,13 +500,15 @@ static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0,
                 F *out = direct ? (F *)x->y + b * x->ys[0] + hb * x->ys[1] + i0 * x->ys[2] : ob;   \
                 int64_t ldo = direct ? y_ld : Dv;                                                  \
                 if (nc > 0)                                                                        \
-                    N##_mm(false, rb, Dv, nc, 1, sc, nc, v, x->vs[2], out, ldo);                   \
+                    N##_mm(false, rb, Dv, nc, 1, sc, nc, v + c0 * x->vs[2], x->vs[2], out, ldo);   \
                 else                                                                               \
-                    for (int64_t r = 0; r < rb; r++) memset(out + r * ldo, 0, (size_t)Dv * sizeof(F)); \
-                if (!direct)                                                                       \
                     for (int64_t r = 0; r < rb; r++)                                               \
-                        cvt(at(x->y, x->yt, b * x->ys[0] + hb * x->ys[1] + i0 * x->ys[2] + r * y_ld), \
-                            x->yt, ob + r * Dv, x->fd, Dv);                                        \
+                        memset(out + r * ldo, 0, (size_t)Dv * sizeof(F));                         \
+                if (!direct) {                                                                     \
+                    int64_t y0 = b * x->ys[0] + hb * x->ys[1] + i0 * x->ys[2];                     \
+                    for (int64_t r = 0; r < rb; r++)                                               \
+                        cvt(at(x->y, x->yt, y0 + r * y_ld), x->yt, ob + r * Dv, x->fd, Dv);        \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
     }
@@ -561,7 +618,8 @@ static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
                  .k = (const float *)K->data + f->offset[1],
                  .v = (const float *)V->data + f->offset[3],
                  .y = (float *)Y->data + f->offset[2], .yt = ONYX_FLOAT, .qkt = ONYX_FLOAT,
-                 .mask = M, .mlen = f->mlen, .mbcast = f->mbcast, .scale = f->scale,
+                 .mask = M, .mlen = f->mlen, .mbcast = f->mbcast, .left = -1, .right = -1,
+                 .scale = f->scale,
                  .kt_rows = f->kt_rows, .nan_zero = f->nan_zero, .rows = L.rows, .nslots = L.nslots,
                  .slots = buf + L.slots, .slot_bytes = L.slot_bytes, .off_bias = L.bias,
                  .off_out = L.out};
@@ -580,9 +638,11 @@ static onyx_status fused_run(const kernel_call *c, const att_fused *f) {
  * geometry: concurrent runs share nothing they write. */
 onyx_status cpu_attention_run(const kernel_call *c) {
     if (c->state) return fused_run(c, c->state);
-    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2), *M = kernel_input(c, 3), *PK = kernel_input(c, 4),
-                 *PV = kernel_input(c, 5), *NP = kernel_input(c, 6);
-    tensor *Y = kernel_output(c, 0), *PKo = kernel_output(c, 1), *PVo = kernel_output(c, 2), *QK = kernel_output(c, 3);
+    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+                 *M = kernel_input(c, 3), *PK = kernel_input(c, 4), *PV = kernel_input(c, 5),
+                 *NP = kernel_input(c, 6);
+    tensor *Y = kernel_output(c, 0), *PKo = kernel_output(c, 1), *PVo = kernel_output(c, 2),
+           *QK = kernel_output(c, 3);
     const graph_node *n = c->node;
     if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "Q, K and V must be tensors");
     type_info tq, tk, tv, tpk, tpv, tm;
@@ -600,6 +660,14 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
         return onyx_error(ONYX_ERR_SHAPE, "nonpad_kv_seqlen must be int64 of shape [%lld]",
                           (long long)d.batch);
+    if (NP && PK) /* no offset for the causal band and the window (ops/attention/attention.c) */
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "nonpad_kv_seqlen cannot be combined with "
+                          "past_key and past_value");
+    int64_t left = attr_int(n, "left_window_size", -1);
+    int64_t right = attr_int(n, "right_window_size", -1);
+    if (left < -1 || right < -1)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "window sizes %lld and %lld, expected -1 or >= 0",
+                          (long long)left, (long long)right);
     if (Y->numel == 0 && !PKo && !PVo && !QK) return ONYX_OK;
 
     att_ctx x = {.d = d, .fd = compute_type(Q->dtype)};
@@ -607,7 +675,8 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     att_layout L;
     bool causal = attr_int(n, "is_causal", 0) != 0;
     int64_t mlen = M && M->rank > 0 ? M->dims[M->rank - 1] : 1;
-    bool banded = causal || (M && !QK && banded_mask(M, mlen, n->version < 24 && mlen == 1 &&
+    bool banded = causal || left >= 0 || right >= 0 ||
+                  (M && !QK && banded_mask(M, mlen, n->version < 24 && mlen == 1 &&
                                                                  d.total_len > 1));
     if (!att_layout_of(&d, Q->dtype, V->dtype, PK != NULL, PKo != NULL, PVo != NULL, banded,
                        threads, &L))
@@ -678,6 +747,9 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     }
     x.nonpad = NP ? NP->data : NULL;
     x.causal = causal;
+    x.left = left;
+    x.right = right;
+    x.zero_masked = true;
     x.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
                                      : (d.head > 0 ? 1.0 / sqrt((double)d.head) : 1.0);
     x.softcap = attr_float(n, "softcap", 0);
@@ -738,7 +810,7 @@ typedef struct flex_layout {
     static void N##_flex_softmax(void *vctx, int64_t r0, int64_t r1) {                             \
         const flex_ctx *x = vctx;                                                                  \
         int64_t S = x->d.kv_len;                                                                   \
-        for (int64_t r = r0; r < r1; r++) N##_softmax((F *)x->sc + r * S, S);                      \
+        for (int64_t r = r0; r < r1; r++) N##_softmax((F *)x->sc + r * S, S, false);               \
     }                                                                                              \
     static void N##_flex_out(void *vctx, int64_t bh0, int64_t bh1) {                               \
         const flex_ctx *x = vctx;                                                                  \

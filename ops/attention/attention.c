@@ -1,6 +1,6 @@
-/* Schema of Attention (v23; v24 adds nonpad_kv_seqlen, the per-batch count of valid keys):
- * scaled dot-product attention over 3-D packed or 4-D inputs, with GQA, masks, a KV cache and
- * the optional Q*K^T output. */
+/* Schema of Attention (v23; v24 adds nonpad_kv_seqlen, the per-batch count of valid keys; v25
+ * the sliding window, left_window_size and right_window_size): scaled dot-product attention over
+ * 3-D packed or 4-D inputs, with GQA, masks, a KV cache and the optional Q*K^T output. */
 #include "ops/attention/attention_common.h"
 
 static const type_info *opt_in(const infer_ctx *c, int i) { return i < c->n_in ? c->in[i] : NULL; }
@@ -27,9 +27,20 @@ static onyx_status attention_infer(infer_ctx *c) {
             return onyx_error(ONYX_ERR_SHAPE, "past_value has type %s, expected V's %s",
                               onyx_dtype_name(pv->dtype), onyx_dtype_name(c->in[2]->dtype));
     }
-    /* the spec advises against nonpad_kv_seqlen with a past cache but defines it: the valid
-     * lengths then count over past + new positions, as the reference does */
     if (nonpad) TRY(infer_dtype_in(c, 6, DT_BIT(ONYX_INT64)));
+    /* the causal and window offset is past_sequence_length with an internal cache and
+     * nonpad_kv_seqlen - q_sequence_length with an external one: the two together have none
+     * (onnx's reference and onnxruntime refuse them too) */
+    if (nonpad && (pk || pv))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "nonpad_kv_seqlen cannot be combined with "
+                          "past_key and past_value");
+    if (n->version >= 25) {
+        static const char *const sides[2] = {"left_window_size", "right_window_size"};
+        for (int i = 0; i < 2; i++)
+            if (attr_int(n, sides[i], -1) < -1)
+                return onyx_error(ONYX_ERR_INVALID_MODEL, "%s is %lld, expected -1 (unbounded) "
+                                  "or >= 0", sides[i], (long long)attr_int(n, sides[i], -1));
+    }
     int64_t mode = attr_int(n, "qk_matmul_output_mode", 0);
     if (mode < 0 || mode > 3)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "qk_matmul_output_mode is %lld, expected 0..3",
@@ -55,6 +66,11 @@ static onyx_status attention_infer(infer_ctx *c) {
     }
     ops_att_dims d;
     TRY(ops_attention_dims(n, c->in[0], c->in[1], c->in[2], pk, pv, &d));
+    /* v25 says the head counts go with 3-D inputs only (v23/v24 let 4-D ones ignore them) */
+    if (n->version >= 25 && !d.packed &&
+        (node_attr(n, "q_num_heads") || node_attr(n, "kv_num_heads")))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "q_num_heads and kv_num_heads must not be set "
+                          "for 4-D inputs");
     if (mask) TRY(ops_attention_check_mask(n, mask, &d));
     if (nonpad && nonpad->rank >= 0 &&
         (nonpad->rank != 1 || (nonpad->dims[0] >= 0 && d.batch >= 0 && nonpad->dims[0] != d.batch)))
@@ -86,8 +102,17 @@ static const attr_spec attrs[] = {
     {"softmax_precision", ATTR_INT}, {NULL, 0},
 };
 
+static const attr_spec attrs25[] = {
+    {"is_causal", ATTR_INT},         {"kv_num_heads", ATTR_INT},
+    {"left_window_size", ATTR_INT},  {"q_num_heads", ATTR_INT},
+    {"qk_matmul_output_mode", ATTR_INT}, {"right_window_size", ATTR_INT},
+    {"scale", ATTR_FLOAT},           {"softcap", ATTR_FLOAT},
+    {"softmax_precision", ATTR_INT}, {NULL, 0},
+};
+
 const op_schema op_Attention[] = {
     {"", "Attention", 23, 3, 6, 1, 4, attrs, attention_infer, 0},
     {"", "Attention", 24, 3, 7, 1, 4, attrs, attention_infer, 0},
+    {"", "Attention", 25, 3, 7, 1, 4, attrs25, attention_infer, 0},
     OP_END,
 };

@@ -1,6 +1,7 @@
 # Attention family cases the node tests miss: float16 and double, sequences long enough to split
 # across threads (several row blocks per head), masks shorter than the total length with
-# nonpad_kv_seqlen, integer masks, symbolic shapes (scratch sized at run time).
+# nonpad_kv_seqlen, integer masks, symbolic shapes (scratch sized at run time), v25's sliding
+# window over long sequences. (tests/python/test_attention_semantics.py: the combinations.)
 import numpy as np
 from onnx import helper as h
 
@@ -58,10 +59,19 @@ def generate(s):
          attrs={'q_num_heads': 8, 'kv_num_heads': 2, 'qk_matmul_output_mode': 3}, opset=23, n_out=4)
     case(s, 'test_att_decode_mqa_many_heads', 'Attention',
          [f(1, 130, 1, 8), f(1, 1, 20, 8), f(1, 1, 20, 8)], attrs={'is_causal': 1}, opset=23)
-    # a batch whose keys are all padding: its rows are NaN, like the reference's
+    # a batch whose keys are all padding: its rows are 0, as onnx 1.23 says of a row no key is
+    # left to
     case(s, 'test_att_v24_nonpad_zero', 'Attention',
          [f(2, 2, 3, 4), f(2, 2, 5, 4), f(2, 2, 5, 4), f(2, 1, 3, 5), None, None, np.array([0, 3], np.int64)],
          opset=24)
+    # v25's sliding window: blocks of rows past the first keys (the products skip those), with a
+    # float mask, causal; and decoding with grouped heads over an external cache
+    case(s, 'test_att_v25_window_long_mask', 'Attention',
+         [f(1, 2, 260, 8), f(1, 2, 260, 8), f(1, 2, 260, 8), f(260, 260)],
+         attrs={'left_window_size': 30, 'right_window_size': 5}, opset=25)
+    case(s, 'test_att_v25_window_causal_decode_nonpad', 'Attention',
+         [f(2, 8, 1, 8), f(2, 2, 90, 8), f(2, 2, 90, 8), None, None, None,
+          np.array([90, 33], np.int64)], attrs={'left_window_size': 20, 'is_causal': 1}, opset=25)
     # masks that close the last columns of every row of a block (a causal band, padded keys):
     # the products stop at the last column some row keeps open. Float -inf in blocks of 218
     # rows over 300 keys (the last 30 padded), bool per batch and row, and a float mask whose
