@@ -79,19 +79,39 @@ static inline int64_t py_mod(int64_t x, int64_t y) {
 }
 static inline int64_t c_mod(int64_t x, int64_t y) { return (y == 0 || y == -1) ? 0 : x % y; }
 
-/* the reference computes fmod for floats whatever the attribute says */
+/* Python's float % as numpy computes it (Mod-28's fmod=0): fmod's remainder moved by one divisor
+ * where its sign is not the divisor's, and a zero remainder given the divisor's sign. That covers
+ * Mod-28's edges: a zero divisor or an infinite x keep fmod's NaN, an infinite divisor leaves a
+ * finite x of its sign and gives the divisor itself otherwise. Half types come here as float. */
+#define DEFINE_PY_FMOD(N, T)                                                                       \
+    static inline T N(T x, T y) {                                                                  \
+        T r = fmod(x, y);                                                                          \
+        if (y == 0) return r;                                                                      \
+        if (r == 0) return copysign((T)0, y);                                                      \
+        return (r < 0) != (y < 0) ? r + y : r;                                                     \
+    }
+DEFINE_PY_FMOD(py_fmodf, float)
+DEFINE_PY_FMOD(py_fmodd, double)
+#define PY_FMOD(x, y) _Generic((x), float: py_fmodf, default: py_fmodd)((x), (y))
+
 EW_FOR_FLOAT(EW_BINARY_SAME, fmod, fmod(x, y))
 EW_FOR_SINT(EW_BINARY_SAME, fmod, (__typeof__(x))c_mod(x, y))
 EW_FOR_UINT(EW_BINARY_SAME, fmod, (y == 0 ? 0 : (__typeof__(x))(x % y)))
+EW_FOR_FLOAT(EW_BINARY_SAME, pymod, PY_FMOD(x, y))
 EW_FOR_SINT(EW_BINARY_SAME, pymod, (__typeof__(x))py_mod(x, y))
 
 static const cpu_ew_table fmod_table = {EW_FOR_NUMERIC(EW_ENTRY, fmod)};
-/* for unsigned and float types both modes agree */
-static const cpu_ew_table pymod_table = {EW_FOR_FLOAT(EW_ENTRY, fmod) EW_FOR_UINT(EW_ENTRY, fmod)
+/* for unsigned types both modes agree */
+static const cpu_ew_table pymod_table = {EW_FOR_FLOAT(EW_ENTRY, pymod) EW_FOR_UINT(EW_ENTRY, fmod)
                                          EW_FOR_SINT(EW_ENTRY, pymod)};
 
 onyx_status cpu_mod(const kernel_call *c) {
     bool fmod_mode = attr_int(c->node, "fmod", 0) != 0;
+    const tensor *a = kernel_input(c, 0);
+    /* before version 28 fmod=0 was not defined for floats (the schema refuses it too) */
+    if (!fmod_mode && c->node->version < 28 && a && dtype_is_float(a->dtype))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "Mod-%d: fmod=0 takes integer inputs, got %s",
+                          c->node->version, onyx_dtype_name(a->dtype));
     return cpu_ew_run(c, fmod_mode ? fmod_table : pymod_table, 0, 2, NULL);
 }
 
@@ -260,17 +280,24 @@ onyx_status cpu_and(const kernel_call *c) { return cpu_ew_run(c, and_table, 0, 2
 onyx_status cpu_or(const kernel_call *c) { return cpu_ew_run(c, or_table, 0, 2, NULL); }
 onyx_status cpu_xor(const kernel_call *c) { return cpu_ew_run(c, xor_table, 0, 2, NULL); }
 
-/* ---- BitShift (unsigned) and Bitwise And/Or/Xor (all ints) */
+/* ---- BitShift and Bitwise And/Or/Xor (all ints) */
 
-/* shifting by the width or more is undefined in C; every bit is shifted out, so 0 */
+/* A shift by a negative amount or by the width or more is undefined in C. Version 28 defines it:
+ * every bit goes, leaving the sign fill alone (-1 for a negative x shifted right, else 0). A
+ * negative amount read as uint64 is huge, so one compare catches both. */
 #define BITS(x) (sizeof(x) * 8)
-EW_FOR_UINT(EW_BINARY_SAME, shl, (y >= BITS(x) ? 0 : (__typeof__(x))(U(x) << y)))
-EW_FOR_UINT(EW_BINARY_SAME, shr, (y >= BITS(x) ? 0 : (__typeof__(x))(x >> y)))
+#define SHIFT_OUT(x, y) ((uint64_t)(y) >= BITS(x))
+EW_FOR_INT(EW_BINARY_SAME, shl, (SHIFT_OUT(x, y) ? 0 : (__typeof__(x))(U(x) << y)))
+EW_FOR_UINT(EW_BINARY_SAME, shr, (SHIFT_OUT(x, y) ? 0 : (__typeof__(x))(x >> y)))
+/* GCC shifts a negative signed value arithmetically (the sign fill version 28 asks for); by
+ * width - 1 it is the fill alone */
+EW_FOR_SINT(EW_BINARY_SAME, shr,
+            (__typeof__(x))(x >> (SHIFT_OUT(x, y) ? BITS(x) - 1 : (uint64_t)y)))
 EW_FOR_INT(EW_BINARY_SAME, band, (__typeof__(x))(x & y))
 EW_FOR_INT(EW_BINARY_SAME, bor, (__typeof__(x))(x | y))
 EW_FOR_INT(EW_BINARY_SAME, bxor, (__typeof__(x))(x ^ y))
-static const cpu_ew_table shl_table = {EW_FOR_UINT(EW_ENTRY, shl)};
-static const cpu_ew_table shr_table = {EW_FOR_UINT(EW_ENTRY, shr)};
+static const cpu_ew_table shl_table = {EW_FOR_INT(EW_ENTRY, shl)};
+static const cpu_ew_table shr_table = {EW_FOR_INT(EW_ENTRY, shr)};
 static const cpu_ew_table band_table = {EW_FOR_INT(EW_ENTRY, band)};
 static const cpu_ew_table bor_table = {EW_FOR_INT(EW_ENTRY, bor)};
 static const cpu_ew_table bxor_table = {EW_FOR_INT(EW_ENTRY, bxor)};
@@ -281,6 +308,11 @@ onyx_status cpu_bitshift(const kernel_call *c) {
     if (!left && strcmp(dir, "RIGHT") != 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute direction is '%s', expected "
                           "\"LEFT\" or \"RIGHT\"", dir);
+    const tensor *x = kernel_input(c, 0);
+    if (c->node->version < 28 && x && dtype_in(x->dtype, DT_SINTS))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "BitShift-%d takes unsigned types, got %s "
+                          "(signed ones came in version 28)", c->node->version,
+                          onyx_dtype_name(x->dtype));
     return cpu_ew_run(c, left ? shl_table : shr_table, 0, 2, NULL);
 }
 onyx_status cpu_bitwise_and(const kernel_call *c) { return cpu_ew_run(c, band_table, 0, 2, NULL); }
