@@ -1,6 +1,7 @@
-/* CPU kernels of the unary activations: one template for float and double (float16/bfloat16 go
+/* CPU kernels of the activations: one template for float and double (float16/bfloat16 go
  * through float in chunks), plus the integer forms of Relu (v14) and Shrink. Float's
- * transcendental and clamping activations run on the vector math (kernels_cpu/common/vmath.h). */
+ * transcendental and clamping activations run on the vector math (kernels_cpu/common/vmath.h).
+ * SwiGLU, Swish of a gate times a value input of its shape, rides along with a second input. */
 #include <math.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@
 
 typedef enum act_op {
     A_RELU, A_LEAKY, A_ELU, A_SELU, A_CELU, A_GELU, A_GELU_TANH, A_HSIG, A_HSWISH, A_MISH,
-    A_SOFTPLUS, A_SOFTSIGN, A_SWISH, A_THRELU, A_SHRINK, A_SIGMOID, A_TANH,
+    A_SOFTPLUS, A_SOFTSIGN, A_SWISH, A_THRELU, A_SHRINK, A_SIGMOID, A_TANH, A_SWIGLU,
 } act_op;
 
 #define CHUNK 256
@@ -23,6 +24,7 @@ typedef struct act_job {
     float alpha, beta, gamma;
     onyx_dtype dtype;
     const void *x;
+    const void *v; /* SwiGLU's value input (B), else NULL */
     void *y;
 } act_job;
 
@@ -37,7 +39,7 @@ typedef struct act_job {
     }                                                                                              \
     /* e^-x overflowing to inf still gives the right 0 */                                          \
     static inline T N##_sigmoid(T x) { return 1 / (1 + EXP(-x)); }                                 \
-    static void N##_act(const act_job *j, const T *x, T *y, int64_t n) {                           \
+    static void N##_act(const act_job *j, const T *x, const T *v, T *y, int64_t n) {               \
         const T a = (T)j->alpha, b = (T)j->beta, g = (T)j->gamma;                                  \
         switch (j->op) {                                                                           \
         case A_RELU:                                                                               \
@@ -106,6 +108,10 @@ typedef struct act_job {
             CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * N##_sigmoid(a * x[i]);                   \
             break;                                                                                 \
+        case A_SWIGLU:                                                                             \
+            CPU_SIMD                                                                               \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * N##_sigmoid(a * x[i]) * v[i];            \
+            break;                                                                                 \
         case A_THRELU:                                                                             \
             CPU_SIMD                                                                               \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > a ? x[i] : 0;                            \
@@ -133,7 +139,7 @@ DEFINE_ACT(f64, double, exp, expm1, log1p, tanh, erf, sqrt)
 
 /* Float: the ops with exp/tanh/erf (libm's do not vectorize) and the hard clamps go through the
  * vector math; the plain selects stay in f32_act, which the compiler vectorizes. */
-static void f32_run(const act_job *j, const float *x, float *y, int64_t n) {
+static void f32_run(const act_job *j, const float *x, const float *v, float *y, int64_t n) {
     const cpu_vmath *vm = cpu_vmath_get();
     switch (j->op) {
     case A_ELU: vm->elu(x, y, n, j->alpha, 1, 1); return;
@@ -146,9 +152,20 @@ static void f32_run(const act_job *j, const float *x, float *y, int64_t n) {
     case A_MISH: vm->mish(x, y, n); return;
     case A_SOFTPLUS: vm->softplus(x, y, n); return;
     case A_SWISH: vm->swish(x, y, n, j->alpha); return;
+    case A_SWIGLU: {
+        /* the gate goes through a buffer: y may take either input's bytes (KF_INPLACE) */
+        float g[CHUNK];
+        for (int64_t i = 0; i < n; i += CHUNK) {
+            int64_t m = n - i < CHUNK ? n - i : CHUNK;
+            vm->swish(x + i, g, m, j->alpha);
+            CPU_SIMD
+            for (int64_t k = 0; k < m; k++) y[i + k] = g[k] * v[i + k];
+        }
+        return;
+    }
     case A_SIGMOID: vm->sigmoid(x, y, n); return;
     case A_TANH: vm->tanh(x, y, n); return;
-    default: f32_act(j, x, y, n); return;
+    default: f32_act(j, x, v, y, n); return;
     }
 }
 
@@ -173,22 +190,31 @@ static void f32_run(const act_job *j, const float *x, float *y, int64_t n) {
     }
 CPU_FOR_INTS(DEFINE_INT_ACT)
 
+/* j->v offset like x, or NULL for the one-input activations */
+#define AT(T, p, b) ((p) ? (const T *)(p) + (b) : NULL)
+
 static void act_task(void *ctx, int64_t b, int64_t e) {
     const act_job *j = ctx;
     switch (j->dtype) {
-    case ONYX_FLOAT: f32_run(j, (const float *)j->x + b, (float *)j->y + b, e - b); return;
-    case ONYX_DOUBLE: f64_act(j, (const double *)j->x + b, (double *)j->y + b, e - b); return;
+    case ONYX_FLOAT:
+        f32_run(j, (const float *)j->x + b, AT(float, j->v, b), (float *)j->y + b, e - b);
+        return;
+    case ONYX_DOUBLE:
+        f64_act(j, (const double *)j->x + b, AT(double, j->v, b), (double *)j->y + b, e - b);
+        return;
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
-        const uint16_t *x = j->x;
+        const uint16_t *x = j->x, *v = j->v;
         uint16_t *y = j->y;
         bool h = j->dtype == ONYX_FLOAT16;
-        float buf[CHUNK];
+        float buf[CHUNK], vbuf[CHUNK];
         for (int64_t i = b; i < e; i += CHUNK) {
             int64_t n = e - i < CHUNK ? e - i : CHUNK;
             if (h) cpu_fp16_to_float_n(x + i, buf, n);
             else cpu_bf16_to_float_n(x + i, buf, n);
-            f32_run(j, buf, buf, n);
+            if (v && h) cpu_fp16_to_float_n(v + i, vbuf, n);
+            else if (v) cpu_bf16_to_float_n(v + i, vbuf, n);
+            f32_run(j, buf, v ? vbuf : NULL, buf, n);
             if (h) cpu_float_to_fp16_n(buf, y + i, n);
             else cpu_float_to_bf16_n(buf, y + i, n);
         }
@@ -210,9 +236,25 @@ static onyx_status act_run(const kernel_call *c, act_op op) {
     if (!dtype_is_float(x->dtype) && !(ints_ok && dtype_is_int(x->dtype)))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, which %s does not take",
                           onyx_dtype_name(x->dtype), n->op_type);
+    if (op == A_SWIGLU) {
+        const tensor *v = kernel_input(c, 1);
+        bool same = v && v->dtype == x->dtype && v->rank == x->rank;
+        for (int k = 0; same && k < x->rank; k++) same = v->dims[k] == x->dims[k];
+        if (!same) {
+            char a[160], b[160];
+            return onyx_error(ONYX_ERR_SHAPE, "input 1 is %s %s, expected %s %s like input 0 "
+                              "(SwiGLU does not broadcast)",
+                              v ? onyx_dtype_name(v->dtype) : "missing",
+                              v ? shape_str(v->rank, v->dims, b, sizeof b) : "",
+                              onyx_dtype_name(x->dtype), shape_str(x->rank, x->dims, a, sizeof a));
+        }
+        j.v = v->data;
+    }
     switch (op) {
     case A_LEAKY: j.alpha = attr_float(n, "alpha", 0.01f); break;
-    case A_ELU: case A_CELU: case A_THRELU: case A_SWISH: j.alpha = attr_float(n, "alpha", 1.0f); break;
+    case A_ELU: case A_CELU: case A_THRELU: case A_SWISH: case A_SWIGLU:
+        j.alpha = attr_float(n, "alpha", 1.0f);
+        break;
     case A_SELU: {
         bool v1 = n->version < 6; /* v1's defaults were rounded */
         j.alpha = attr_float(n, "alpha", v1 ? 1.6732f : 1.67326319217681884765625f);
@@ -252,6 +294,7 @@ ACT_RUN(cpu_mish, A_MISH)
 ACT_RUN(cpu_softplus, A_SOFTPLUS)
 ACT_RUN(cpu_softsign, A_SOFTSIGN)
 ACT_RUN(cpu_swish, A_SWISH)
+ACT_RUN(cpu_swiglu, A_SWIGLU)
 ACT_RUN(cpu_thresholdedrelu, A_THRELU)
 ACT_RUN(cpu_shrink, A_SHRINK)
 ACT_RUN(cpu_sigmoid, A_SIGMOID)

@@ -66,7 +66,7 @@ const op_schema op_Elu[] = {ACT(Elu, 1, a_alpha_c), ACT(Elu, 6, a_alpha), ACT(El
                             OP_END};
 const op_schema op_Selu[] = {ACT(Selu, 1, a_selu_c), ACT(Selu, 6, a_selu), ACT(Selu, 22, a_selu),
                              OP_END};
-const op_schema op_Celu[] = {ACT(Celu, 12, a_alpha), OP_END};
+const op_schema op_Celu[] = {ACT(Celu, 12, a_alpha), ACT(Celu, 28, a_alpha), OP_END};
 const op_schema op_Gelu[] = {ACT(Gelu, 20, a_gelu), OP_END};
 const op_schema op_HardSigmoid[] = {ACT(HardSigmoid, 1, a_hsig_c), ACT(HardSigmoid, 6, a_hsig),
                                     ACT(HardSigmoid, 22, a_hsig), OP_END};

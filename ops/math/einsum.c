@@ -161,10 +161,12 @@ static onyx_status einsum_infer(infer_ctx *c) {
     if (c->n_in > EINSUM_MAX_INPUTS)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "Einsum with %d inputs (onyx takes 1..%d)",
                           c->n_in, EINSUM_MAX_INPUTS);
+    /* bfloat16 came in version 28 */
+    dtype_mask types = EINSUM_TYPES | (c->node->version >= 28 ? DT_BIT(ONYX_BFLOAT16) : 0);
     int ranks[EINSUM_MAX_INPUTS];
     const int64_t *dims[EINSUM_MAX_INPUTS];
     for (int i = 0; i < c->n_in; i++) {
-        TRY(infer_dtype_in(c, i, EINSUM_TYPES));
+        TRY(infer_dtype_in(c, i, types));
         if (c->in[i]->rank < 0) {
             type_set_tensor(&c->out[0], c->in[0]->dtype, -1, NULL);
             return ONYX_OK;
@@ -185,5 +187,6 @@ static const attr_spec attrs[] = {{"equation", ATTR_STRING}, {NULL, 0}};
 
 const op_schema op_Einsum[] = {
     {"", "Einsum", 12, 1, ONYX_VARIADIC, 1, 1, attrs, einsum_infer, 0},
+    {"", "Einsum", 28, 1, ONYX_VARIADIC, 1, 1, attrs, einsum_infer, 0},
     OP_END,
 };
