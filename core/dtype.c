@@ -34,6 +34,8 @@ static const struct {
     [ONYX_FLOAT8E8M0] = {"float8e8m0", 8},
     [ONYX_UINT2] = {"uint2", 2},
     [ONYX_INT2] = {"int2", 2},
+    [ONYX_FLOAT6E2M3] = {"float6e2m3", 6},
+    [ONYX_FLOAT6E3M2] = {"float6e3m2", 6},
 };
 
 bool dtype_valid(int d) { return d > 0 && d < ONYX_DTYPE_COUNT; }
@@ -54,6 +56,11 @@ int dtype_per_byte(onyx_dtype d) {
     return (bits == 4 || bits == 2) ? (int)(8 / bits) : 0;
 }
 
+int dtype_packed_bits(onyx_dtype d) {
+    size_t bits = onyx_dtype_bits(d);
+    return bits % 8 ? (int)bits : 0;
+}
+
 bool dtype_storage_size(onyx_dtype d, int64_t numel, size_t *out) {
     size_t bits = onyx_dtype_bits(d);
     if (bits == 0 || numel < 0) return false;
@@ -64,8 +71,8 @@ bool dtype_storage_size(onyx_dtype d, int64_t numel, size_t *out) {
         *out = (size_t)(n * size);
         return true;
     }
-    uint64_t per = 8 / bits;
-    *out = (size_t)((n + per - 1) / per);
+    /* ceil(n * bits / 8) in groups of 8 elements (= `bits` whole bytes): n * bits may overflow */
+    *out = (size_t)((n / 8) * bits + ((n % 8) * bits + 7) / 8);
     return true;
 }
 

@@ -9,7 +9,7 @@ typedef enum special {
     SP_IEEE,  /* all-ones exponent: Inf (mantissa 0) and NaN (e5m2, half, bfloat16) */
     SP_FN,    /* no Inf; S.1111.111 is NaN (e4m3fn) */
     SP_UZ,    /* no Inf, no -0; 0x80 is the only NaN (e4m3fnuz, e5m2fnuz) */
-    SP_NONE,  /* no Inf, no NaN (float4 e2m1) */
+    SP_NONE,  /* no Inf, no NaN: overflow saturates (float4 e2m1, float6 e2m3 and e3m2) */
 } special;
 
 typedef struct format {
@@ -24,6 +24,8 @@ static const format F_E4M3FNUZ = {4, 3, 8, SP_UZ, 0x7F, 0x80};
 static const format F_E5M2 = {5, 2, 15, SP_IEEE, 0x7B, 0x7E};
 static const format F_E5M2FNUZ = {5, 2, 16, SP_UZ, 0x7F, 0x80};
 static const format F_E2M1 = {2, 1, 1, SP_NONE, 0x7, 0};
+static const format F_E2M3 = {2, 3, 1, SP_NONE, 0x1F, 0}; /* largest 7.5 */
+static const format F_E3M2 = {3, 2, 3, SP_NONE, 0x1F, 0}; /* largest 28 */
 static const format F_FP16 = {5, 10, 15, SP_IEEE, 0x7BFF, 0x7E00};
 static const format F_BF16 = {8, 7, 127, SP_IEEE, 0x7F7F, 0x7FC0};
 
@@ -34,6 +36,8 @@ static const format *format_of(onyx_dtype d) {
     case ONYX_FLOAT8E5M2: return &F_E5M2;
     case ONYX_FLOAT8E5M2FNUZ: return &F_E5M2FNUZ;
     case ONYX_FLOAT4E2M1: return &F_E2M1;
+    case ONYX_FLOAT6E2M3: return &F_E2M3;
+    case ONYX_FLOAT6E3M2: return &F_E3M2;
     default: return NULL;
     }
 }
@@ -49,7 +53,7 @@ static uint32_t encode(const format *f, double x, bool saturate) {
     if (isnan(x)) {
         switch (f->sp) {
         case SP_UZ: return f->nan_code;
-        /* ml_dtypes (the reference's float4) maps NaN to -0 and -NaN to +0; follow it */
+        /* ml_dtypes (the reference's float4 and float6) maps NaN to -0 and -NaN to +0 */
         case SP_NONE: return neg ? 0 : sign_bit;
         default: return f->nan_code | sign;
         }

@@ -321,7 +321,8 @@ static data_field typed_field(onyx_dtype d, int64_t numel, size_t nbytes, size_t
     case ONYX_UINT64: *count = n; return F_UINT64;
     case ONYX_STRING: *count = n; return F_STRING;
     default:
-        /* Sub-byte types keep one packed byte per int32 entry. */
+        /* 2- and 4-bit types keep one packed byte per int32 entry; the 6-bit floats, whose
+         * elements straddle bytes, one element per entry (onnx's make_tensor and to_array). */
         *count = dtype_per_byte(d) ? nbytes : n;
         return F_INT32;
     }
@@ -357,8 +358,13 @@ static onyx_status fill_typed(const Onnx__TensorProto *tp, data_field f, size_t 
     case F_INT32: {
         /* Entries carry the element's bit pattern in their low bits. */
         size_t width = dtype_size(t->dtype);
+        int bits = dtype_per_byte(t->dtype) ? 0 : dtype_packed_bits(t->dtype);
         if (width == 0) width = 1; /* packed sub-byte */
-        if (width == 4) {
+        if (bits) {
+            /* one element per entry, its code in the low bits, packed as raw_data packs it */
+            for (size_t i = 0; i < count; i++)
+                dtype_packed_set(t->data, (int64_t)i, (unsigned)bits, (uint32_t)tp->int32_data[i]);
+        } else if (width == 4) {
             memcpy(t->data, tp->int32_data, count * sizeof(int32_t));
         } else if (width == 2) {
             uint16_t *d = t->data;
@@ -469,15 +475,9 @@ done:
 /* ------------------------------------------------------------------ sparse tensors */
 
 static void copy_element(const tensor *src, int64_t i, tensor *dst, int64_t j) {
-    int per = dtype_per_byte(src->dtype);
-    if (per) {
-        unsigned bits = 8u / (unsigned)per;
-        unsigned mask = (1u << bits) - 1u;
-        const uint8_t *s = src->data;
-        uint8_t *d = dst->data;
-        unsigned v = (s[i / per] >> ((unsigned)(i % per) * bits)) & mask;
-        unsigned shift = (unsigned)(j % per) * bits;
-        d[j / per] = (uint8_t)((d[j / per] & ~(mask << shift)) | (v << shift));
+    unsigned bits = (unsigned)dtype_packed_bits(src->dtype);
+    if (bits) {
+        dtype_packed_set(dst->data, j, bits, dtype_packed_get(src->data, i, bits));
         return;
     }
     size_t w = dtype_size(src->dtype);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "core/device_cache.h"
+#include "core/floatconv.h"
 
 #define ALIGNMENT 64
 
@@ -377,10 +378,8 @@ onyx_status tensor_set_string(tensor *t, int64_t i, const char *s, size_t len) {
 
 /* Sub-byte element i as an integer (sign-extended for int4/int2); packed low bits first. */
 static int64_t subbyte_int(const tensor *t, int64_t i) {
-    const uint8_t *p = t->data;
-    int bits = (int)onyx_dtype_bits(t->dtype);
-    int per = 8 / bits;
-    unsigned v = (p[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
+    int bits = dtype_packed_bits(t->dtype);
+    unsigned v = dtype_packed_get(t->data, i, (unsigned)bits);
     bool is_signed = t->dtype == ONYX_INT4 || t->dtype == ONYX_INT2;
     if (is_signed && (v & (1u << (bits - 1)))) return (int64_t)v - ((int64_t)1 << bits);
     return (int64_t)v;
@@ -407,6 +406,8 @@ double tensor_get_f64(const tensor *t, int64_t i) {
         double m = fp4_values[v & 7];
         return (v & 8) ? -m : m;
     }
+    case ONYX_FLOAT6E2M3:
+    case ONYX_FLOAT6E3M2: return floatconv_decode(t->dtype, (uint8_t)subbyte_int(t, i));
     default: return NAN;
     }
 }

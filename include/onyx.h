@@ -86,15 +86,19 @@ typedef enum onyx_dtype {
     ONYX_FLOAT8E8M0 = 24,
     ONYX_UINT2 = 25,
     ONYX_INT2 = 26,
+    ONYX_FLOAT6E2M3 = 27,
+    ONYX_FLOAT6E3M2 = 28,
 } onyx_dtype;
 
-#define ONYX_DTYPE_COUNT 27
+#define ONYX_DTYPE_COUNT 29
 
 /* Lower-case ONNX name of a dtype ("float", "int64", "float8e4m3fn"); "undefined" if unknown. */
 ONYX_API const char *onyx_dtype_name(onyx_dtype dtype);
 
 /* Bits per element (1 for bool is stored as 8; 4 for int4/uint4/float4e2m1; 2 for int2/uint2;
- * sizeof(char *) * 8 for string). 0 for an unknown dtype. */
+ * 6 for float6e2m3/float6e3m2; sizeof(char *) * 8 for string). 0 for an unknown dtype. Sub-byte
+ * tensors are packed as ONNX's raw_data packs them: element i in bits [i*b, (i+1)*b) of the
+ * little-endian bit stream, so a 6-bit element may straddle two bytes. */
 ONYX_API size_t onyx_dtype_bits(onyx_dtype dtype);
 
 /* ---------------------------------------------------------------- values */

@@ -113,6 +113,18 @@ double tool_float4_to_double(uint8_t nibble) {
     return (nibble & 8) ? -v : v;
 }
 
+double tool_float6_to_double(onyx_dtype dtype, uint8_t code) {
+    double v;
+    if (dtype == ONYX_FLOAT6E2M3) {
+        int e = (code >> 3) & 3, m = code & 7; /* bias 1 */
+        v = e == 0 ? ldexp(m, -3) : ldexp(8 + m, e - 4);
+    } else {
+        int e = (code >> 2) & 7, m = code & 3; /* bias 3 */
+        v = e == 0 ? ldexp(m, -4) : ldexp(4 + m, e - 5);
+    }
+    return (code & 0x20) ? -v : v;
+}
+
 /* ---------------------------------------------------------------- dtype classes */
 
 bool tool_dtype_is_floating(onyx_dtype d) {
@@ -126,7 +138,9 @@ bool tool_dtype_is_floating(onyx_dtype d) {
     case ONYX_FLOAT8E5M2:
     case ONYX_FLOAT8E5M2FNUZ:
     case ONYX_FLOAT8E8M0:
-    case ONYX_FLOAT4E2M1: return true;
+    case ONYX_FLOAT4E2M1:
+    case ONYX_FLOAT6E2M3:
+    case ONYX_FLOAT6E3M2: return true;
     default: return false;
     }
 }
@@ -151,11 +165,15 @@ bool tool_dtype_is_integer(onyx_dtype d) {
     }
 }
 
-/* Packed sub-byte element i, low bits first, as its raw (unsigned) bit pattern. */
+/* Packed sub-byte element i as its raw (unsigned) bit pattern: bits [i*b, (i+1)*b) of the
+ * little-endian bit stream (a 6-bit element may span two bytes). */
 static unsigned subbyte_bits(onyx_dtype d, const void *data, int64_t i) {
     const uint8_t *p = data;
-    if (d == ONYX_INT2 || d == ONYX_UINT2) return (p[i / 4] >> (2 * (i % 4))) & 3u;
-    return (p[i / 2] >> (4 * (i % 2))) & 15u;
+    unsigned b = (unsigned)onyx_dtype_bits(d);
+    uint64_t at = (uint64_t)i * b;
+    unsigned v = p[at / 8];
+    if (at % 8 + b > 8) v |= (unsigned)p[at / 8 + 1] << 8;
+    return (v >> (at % 8)) & ((1u << b) - 1);
 }
 
 /* Signed value of a packed int4/int2 element. */
@@ -177,6 +195,8 @@ double tool_elem_double(onyx_dtype d, const void *data, int64_t i) {
     case ONYX_FLOAT8E5M2FNUZ:
     case ONYX_FLOAT8E8M0: return tool_float8_to_double(d, ((const uint8_t *)data)[i]);
     case ONYX_FLOAT4E2M1: return tool_float4_to_double((uint8_t)subbyte_bits(d, data, i));
+    case ONYX_FLOAT6E2M3:
+    case ONYX_FLOAT6E3M2: return tool_float6_to_double(d, (uint8_t)subbyte_bits(d, data, i));
     case ONYX_INT8: return ((const int8_t *)data)[i];
     case ONYX_INT16: return ((const int16_t *)data)[i];
     case ONYX_INT32: return ((const int32_t *)data)[i];

@@ -25,9 +25,11 @@ uint16_t tool_float_to_bf16(float f); /* round to nearest even */
 double tool_float8_to_double(onyx_dtype dtype, uint8_t byte);
 /* FLOAT4E2M1 nibble (low 4 bits) to double. */
 double tool_float4_to_double(uint8_t nibble);
+/* FLOAT6E2M3 or FLOAT6E3M2 code (low 6 bits) to double. */
+double tool_float6_to_double(onyx_dtype dtype, uint8_t code);
 
 /* Real floating types compared with a tolerance: float, double, float16, bfloat16, float8s,
- * float4. */
+ * float6s, float4. */
 bool tool_dtype_is_floating(onyx_dtype dtype);
 bool tool_dtype_is_complex(onyx_dtype dtype);
 /* Integer types incl. the packed int4/uint4/int2/uint2. */

@@ -388,7 +388,7 @@ static onyx_status scan8_run(const kernel_call *c, scan_state *s) {
         goto done;
     }
     for (int j = 0; j < s->n_in; j++)
-        if (dtype_per_byte(x[j]->dtype)) {
+        if (dtype_packed_bits(x[j]->dtype)) {
             st = onyx_error(ONYX_ERR_UNSUPPORTED, "Scan-8 on a sub-byte scan input");
             goto done;
         }

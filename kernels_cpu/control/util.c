@@ -14,15 +14,6 @@ const char *cpu_ctl_kind_name(const onyx_value *v) {
     }
 }
 
-static unsigned get_packed(const uint8_t *p, int64_t i, int per, int bits) {
-    return (p[i / per] >> ((unsigned)(i % per) * (unsigned)bits)) & ((1u << bits) - 1u);
-}
-
-static void set_packed(uint8_t *p, int64_t i, int per, int bits, unsigned v) {
-    unsigned shift = (unsigned)(i % per) * (unsigned)bits, mask = ((1u << bits) - 1u) << shift;
-    p[i / per] = (uint8_t)((p[i / per] & ~mask) | ((v << shift) & mask));
-}
-
 onyx_status cpu_ctl_copy_blocks(tensor *dst, int64_t doff, int64_t dstride, const tensor *src,
                                 int64_t soff, int64_t sstride, int64_t outer, int64_t inner) {
     if (dst->dtype != src->dtype)
@@ -40,13 +31,12 @@ onyx_status cpu_ctl_copy_blocks(tensor *dst, int64_t doff, int64_t dstride, cons
             }
         return ONYX_OK;
     }
-    int per = dtype_per_byte(dt);
-    if (per) {
-        int bits = 8 / per;
+    unsigned bits = (unsigned)dtype_packed_bits(dt);
+    if (bits) {
         for (int64_t o = 0; o < outer; o++)
             for (int64_t k = 0; k < inner; k++)
-                set_packed(dst->data, doff + o * dstride + k, per, bits,
-                           get_packed(src->data, soff + o * sstride + k, per, bits));
+                dtype_packed_set(dst->data, doff + o * dstride + k, bits,
+                                 dtype_packed_get(src->data, soff + o * sstride + k, bits));
         return ONYX_OK;
     }
     size_t es = dtype_size(dt);
@@ -108,8 +98,8 @@ onyx_status cpu_ctl_slice(onyx_value *dst, const tensor *src, int axis, int64_t 
     for (int k = 0; k < src->rank; k++)
         if (k != axis) dims[r++] = src->dims[k];
     int64_t outer = cpu_ctl_outer(src, axis), inner = cpu_ctl_inner(src, axis);
-    int per = dtype_per_byte(src->dtype);
-    if (outer == 1 && (!per || (index * inner) % per == 0)) {
+    int bits = dtype_packed_bits(src->dtype);
+    if (outer == 1 && (index * inner % 8) * bits % 8 == 0) { /* a view: starts on a byte */
         tensor view;
         memset(&view, 0, sizeof view);
         TRY(tensor_set_shape(&view, src->dtype, r, dims));

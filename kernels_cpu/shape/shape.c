@@ -76,13 +76,14 @@ onyx_status cpu_constant_of_shape_run(const kernel_call *c) {
         memset(y->data, 0, y->nbytes);
         return ONYX_OK;
     }
-    int per = dtype_per_byte(y->dtype);
-    if (per) {
-        /* sub-byte: replicate the element's bits over every slot of a byte */
-        unsigned bits = 8u / (unsigned)per, e = ((const uint8_t *)v->data)[0] & ((1u << bits) - 1);
-        unsigned byte = 0;
-        for (int k = 0; k < per; k++) byte |= e << (k * bits);
-        memset(y->data, (int)byte, y->nbytes);
+    unsigned bits = (unsigned)dtype_packed_bits(y->dtype);
+    if (bits) {
+        /* sub-byte: 8 elements fill `bits` whole bytes; that pattern is repeated */
+        uint8_t pattern[8] = {0};
+        unsigned e = dtype_packed_get(v->data, 0, bits);
+        for (int k = 0; k < 8; k++) dtype_packed_set(pattern, k, bits, e);
+        uint8_t *d = y->data;
+        for (size_t b = 0; b < y->nbytes; b++) d[b] = pattern[b % bits];
         return ONYX_OK;
     }
     cpu_fill(y->data, v->data, dtype_size(y->dtype), y->numel);

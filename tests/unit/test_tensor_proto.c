@@ -251,6 +251,37 @@ static void test_packed_subbyte(void **state) {
     assert_int_equal(decode(&tp, &t), ONYX_OK);
     assert_int_equal(tensor_get_i64(&t, 1), -2);
     tensor_release(&t);
+
+    /* float6: raw_data is the 6-bit stream (onnx's _pack_6bit: codes 1, 2, 3, 4, 63, 0, 42 ->
+     * 81 30 10 3f a0 02), int32_data one element per entry, only its low 6 bits counting */
+    int64_t d7[] = {7};
+    uint8_t raw6[] = {0x81, 0x30, 0x10, 0x3f, 0xa0, 0x02};
+    tp = make_tensor(ONYX_FLOAT6E2M3, 1, d7);
+    tp.has_raw_data = 1;
+    tp.raw_data.len = sizeof raw6;
+    tp.raw_data.data = raw6;
+    assert_int_equal(decode(&tp, &t), ONYX_OK);
+    assert_int_equal(t.nbytes, 6);
+    const double e6[] = {0.125, 0.25, 0.375, 0.5, -7.5, 0.0, -1.25};
+    for (int i = 0; i < 7; i++) assert_true(tensor_get_f64(&t, i) == e6[i]);
+    tensor_release(&t);
+    tp.raw_data.len = 5;
+    assert_int_equal(decode(&tp, &t), ONYX_ERR_INVALID_MODEL);
+    assert_error_mentions("raw_data has 5 bytes, expected 6");
+    tp = make_tensor(ONYX_FLOAT6E2M3, 1, d7);
+    int32_t i6[] = {1, 2, 3, 4, 63, 0x100, 42 | 0x40};
+    tp.n_int32_data = 7;
+    tp.int32_data = i6;
+    assert_int_equal(decode(&tp, &t), ONYX_OK);
+    assert_memory_equal(t.data, raw6, sizeof raw6);
+    tensor_release(&t);
+    tp.data_type = ONYX_FLOAT6E3M2; /* codes 63 and 42: -28 and -0.75 */
+    assert_int_equal(decode(&tp, &t), ONYX_OK);
+    assert_true(tensor_get_f64(&t, 4) == -28.0 && tensor_get_f64(&t, 6) == -0.75);
+    tensor_release(&t);
+    tp.n_int32_data = 6; /* packed bytes would be the wrong count */
+    assert_int_equal(decode(&tp, &t), ONYX_ERR_INVALID_MODEL);
+    assert_error_mentions("int32_data has 6 values, expected 7");
 }
 
 static void test_strings(void **state) {

@@ -14,9 +14,11 @@ _NUMPY = {1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int3
           14: 'complex64', 15: 'complex128'}
 _ML_DTYPES = {16: 'bfloat16', 17: 'float8_e4m3fn', 18: 'float8_e4m3fnuz', 19: 'float8_e5m2',
               20: 'float8_e5m2fnuz', 21: 'uint4', 22: 'int4', 23: 'float4_e2m1fn',
-              24: 'float8_e8m0fnu', 25: 'uint2', 26: 'int2'}
-# Types onyx packs several to a byte (low bits first); ml_dtypes keeps one per byte.
-_SUB_BYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+              24: 'float8_e8m0fnu', 25: 'uint2', 26: 'int2', 27: 'float6_e2m3fn',
+              28: 'float6_e3m2fn'}
+# Types onyx packs as ONNX's raw_data does: element i in bits [i*b, (i+1)*b) of a little-endian bit
+# stream (a 6-bit one may span two bytes); ml_dtypes keeps one per byte.
+_SUB_BYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2, 27: 6, 28: 6}
 STRING = 8
 
 
@@ -56,23 +58,14 @@ def _find_code(dtype):
 
 
 def _pack(raw, bits):
-    """One element per byte → `8 / bits` elements per byte, low bits first."""
-    per = 8 // bits
-    raw = raw.reshape(-1) & ((1 << bits) - 1)
-    padded = np.zeros((raw.size + per - 1) // per * per, np.uint8)
-    padded[:raw.size] = raw
-    out = np.zeros(padded.size // per, np.uint8)
-    for i in range(per):
-        out |= padded[i::per] << (i * bits)
-    return out
+    """One element per byte → a `bits`-bit stream, low bits first (ceil(n * bits / 8) bytes)."""
+    stream = np.unpackbits(raw.reshape(-1, 1), axis=1, count=bits, bitorder='little')
+    return np.packbits(stream.reshape(-1), bitorder='little')
 
 
 def _unpack(packed, bits, count):
-    per = 8 // bits
-    out = np.empty(packed.size * per, np.uint8)
-    for i in range(per):
-        out[i::per] = (packed >> (i * bits)) & ((1 << bits) - 1)
-    return out[:count]
+    stream = np.unpackbits(packed, count=count * bits, bitorder='little')
+    return np.packbits(stream.reshape(count, bits), axis=1, bitorder='little').reshape(count)
 
 
 def _dims(shape):
