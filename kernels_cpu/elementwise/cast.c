@@ -16,7 +16,7 @@
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/half.h"
 
-/* Elements per block: a multiple of 4 so sub-byte outputs split on whole bytes. */
+/* Elements per block: a multiple of 8 so packed outputs (2, 4 or 6 bits) split on whole bytes. */
 #define BLK 1024
 
 typedef enum canon_kind { K_F64, K_I64, K_U64 } canon_kind;
@@ -46,6 +46,13 @@ static inline int64_t f64_to_i64(double x) {
 static inline uint64_t f64_to_u64(double x) {
     if (x >= 0 && x < 18446744073709551616.0) return (uint64_t)x;
     return (uint64_t)f64_to_i64(x);
+}
+/* Floats to the 4- and 2-bit integers as ml_dtypes (onnx's reference) converts them: toward zero,
+ * and 0 for NaN, the infinities and whatever lies outside [lo, hi] once truncated (-9.0 and 8.0
+ * give int4 0, -8.9 gives -8). The spec leaves it undefined; integer sources wrap instead. */
+static inline int64_t f64_to_narrow(double x, double lo, double hi) {
+    double t = trunc(x);
+    return t >= lo && t <= hi ? (int64_t)t : 0;
 }
 /* One rounding from double; the float path is exact whenever x is a float already. */
 static inline uint16_t f64_to_fp16(double x) {
@@ -83,14 +90,11 @@ READ(ONYX_BOOL, uint8_t, i, v != 0)
 CPU_FOR_SINTS(READ_INT)
 CPU_FOR_UINTS(READ_UINT)
 
-/* packed types: element k of a byte holds bits [k*bits, (k+1)*bits) */
+/* packed types: element j holds bits [j*bits, (j+1)*bits) of the little-endian bit stream */
 #define READ_PACKED(DT, BITS, FIELD, EXPR)                                                         \
     static void read_##DT(const void *src, int64_t start, int64_t n, canon *b) {                   \
-        const uint8_t *s = src;                                                                    \
-        const int per = 8 / BITS;                                                                  \
         for (int64_t k = 0; k < n; k++) {                                                          \
-            int64_t j = start + k;                                                                 \
-            unsigned v = (s[j / per] >> ((j % per) * BITS)) & ((1u << BITS) - 1);                  \
+            unsigned v = dtype_packed_get(src, start + k, BITS);                                   \
             b->FIELD[k] = EXPR;                                                                    \
         }                                                                                          \
     }
@@ -99,6 +103,8 @@ READ_PACKED(ONYX_UINT4, 4, u, v)
 READ_PACKED(ONYX_INT2, 2, i, (int64_t)(v ^ 2u) - 2)
 READ_PACKED(ONYX_UINT2, 2, u, v)
 READ_PACKED(ONYX_FLOAT4E2M1, 4, f, (double)floatconv_decode(ONYX_FLOAT4E2M1, (uint8_t)v))
+READ_PACKED(ONYX_FLOAT6E2M3, 6, f, (double)floatconv_decode(ONYX_FLOAT6E2M3, (uint8_t)v))
+READ_PACKED(ONYX_FLOAT6E3M2, 6, f, (double)floatconv_decode(ONYX_FLOAT6E3M2, (uint8_t)v))
 
 #define R(DT) [DT] = read_##DT
 #define R_NATIVE(DT, T) R(DT),
@@ -106,7 +112,7 @@ static const read_fn readers[ONYX_DTYPE_COUNT] = {
     CPU_FOR_INTS(R_NATIVE) R(ONYX_FLOAT), R(ONYX_DOUBLE), R(ONYX_FLOAT16), R(ONYX_BFLOAT16),
     R(ONYX_FLOAT8E4M3FN), R(ONYX_FLOAT8E4M3FNUZ), R(ONYX_FLOAT8E5M2), R(ONYX_FLOAT8E5M2FNUZ),
     R(ONYX_FLOAT8E8M0), R(ONYX_BOOL), R(ONYX_INT4), R(ONYX_UINT4), R(ONYX_INT2), R(ONYX_UINT2),
-    R(ONYX_FLOAT4E2M1)};
+    R(ONYX_FLOAT4E2M1), R(ONYX_FLOAT6E2M3), R(ONYX_FLOAT6E3M2)};
 #undef R
 
 static canon_kind kind_of(onyx_dtype d) {
@@ -164,39 +170,37 @@ WRITE_F8(ONYX_FLOAT8E5M2FNUZ)
 #define E8M0(v) floatconv_to_e8m0((float)(v), cc->saturate, cc->mode)
 WRITE(ONYX_FLOAT8E8M0, uint8_t, E8M0(x), E8M0(x), E8M0(x))
 
-/* Packed targets: the block owns whole bytes (BLK and `start` are multiples of 4), which it
+/* Packed targets: the block owns whole bytes (BLK and `start` are multiples of 8), which it
  * clears and then fills. */
 #define WRITE_PACKED_ONE(DT, BITS, FIELD, VAR_T, NAME, CODE)                                       \
     static void NAME##_##DT(const cast_ctx *cc, const canon *b, int64_t start, int64_t n,          \
                             void *dst) {                                                           \
         (void)cc;                                                                                  \
-        const int per = 8 / BITS;                                                                  \
-        uint8_t *d = dst;                                                                          \
-        memset(d + start / per, 0, (size_t)((n + per - 1) / per));                                 \
+        memset((uint8_t *)dst + start / 8 * BITS, 0, (size_t)((n * BITS + 7) / 8));                \
         for (int64_t k = 0; k < n; k++) {                                                          \
             VAR_T x = b->FIELD[k];                                                                 \
-            int64_t j = start + k;                                                                 \
-            unsigned code = (unsigned)(CODE) & ((1u << BITS) - 1);                                 \
-            d[j / per] |= (uint8_t)(code << ((j % per) * BITS));                                   \
+            dtype_packed_set(dst, start + k, BITS, (unsigned)(CODE));                              \
         }                                                                                          \
     }
 #define WRITE_PACKED(DT, BITS, F, I, U)                                                            \
     WRITE_PACKED_ONE(DT, BITS, f, double, wf, F)                                                   \
     WRITE_PACKED_ONE(DT, BITS, i, int64_t, wi, I)                                                  \
     WRITE_PACKED_ONE(DT, BITS, u, uint64_t, wu, U)
-WRITE_PACKED(ONYX_INT4, 4, f64_to_u64(x), x, x)
-WRITE_PACKED(ONYX_UINT4, 4, f64_to_u64(x), x, x)
-WRITE_PACKED(ONYX_INT2, 2, f64_to_u64(x), x, x)
-WRITE_PACKED(ONYX_UINT2, 2, f64_to_u64(x), x, x)
-WRITE_PACKED(ONYX_FLOAT4E2M1, 4, ENC(ONYX_FLOAT4E2M1, x), ENC(ONYX_FLOAT4E2M1, x),
-             ENC(ONYX_FLOAT4E2M1, x))
+WRITE_PACKED(ONYX_INT4, 4, f64_to_narrow(x, -8, 7), x, x)
+WRITE_PACKED(ONYX_UINT4, 4, f64_to_narrow(x, 0, 15), x, x)
+WRITE_PACKED(ONYX_INT2, 2, f64_to_narrow(x, -2, 1), x, x)
+WRITE_PACKED(ONYX_UINT2, 2, f64_to_narrow(x, 0, 3), x, x)
+#define WRITE_PACKED_FLOAT(DT, BITS) WRITE_PACKED(DT, BITS, ENC(DT, x), ENC(DT, x), ENC(DT, x))
+WRITE_PACKED_FLOAT(ONYX_FLOAT4E2M1, 4)
+WRITE_PACKED_FLOAT(ONYX_FLOAT6E2M3, 6)
+WRITE_PACKED_FLOAT(ONYX_FLOAT6E3M2, 6)
 
 #define TARGETS(X)                                                                                 \
     X(ONYX_INT8) X(ONYX_INT16) X(ONYX_INT32) X(ONYX_INT64) X(ONYX_UINT8) X(ONYX_UINT16)            \
     X(ONYX_UINT32) X(ONYX_UINT64) X(ONYX_FLOAT) X(ONYX_DOUBLE) X(ONYX_BOOL) X(ONYX_FLOAT16)        \
     X(ONYX_BFLOAT16) X(ONYX_FLOAT8E4M3FN) X(ONYX_FLOAT8E4M3FNUZ) X(ONYX_FLOAT8E5M2)                \
     X(ONYX_FLOAT8E5M2FNUZ) X(ONYX_FLOAT8E8M0) X(ONYX_INT4) X(ONYX_UINT4) X(ONYX_INT2)              \
-    X(ONYX_UINT2) X(ONYX_FLOAT4E2M1)
+    X(ONYX_UINT2) X(ONYX_FLOAT4E2M1) X(ONYX_FLOAT6E2M3) X(ONYX_FLOAT6E3M2)
 #define WF(DT) [DT] = wf_##DT,
 #define WI(DT) [DT] = wi_##DT,
 #define WU(DT) [DT] = wu_##DT,

@@ -89,8 +89,8 @@ onyx_status run_cast(const kernel_call *c) {
     });
 }
 
-// float8, 4- and 2-bit types, strings and complex stay on the CPU (saturate and round_mode only
-// matter for float8 targets).
+// float8, float6, 4- and 2-bit types, strings and complex stay on the CPU (saturate and round_mode
+// only matter for float8 targets), so Cast-28 (the float6 types added) runs here as Cast-25.
 bool sup_cast(const kernel_prep *p) {
     return tensors_ok(p, 1, false) && dtype_in(p->in_type[0]->dtype, CAST_TYPES) &&
            dtype_in(p->out_type[0].dtype, CAST_TYPES);
@@ -155,7 +155,7 @@ bool sup_where(const kernel_prep *p) {
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "Cast", 1, 25, DEVICE_CUDA, CAST_TYPES, 0, NULL, run_cast, NULL, NULL, NULL, sup_cast, 0},
+    {"", "Cast", 1, 28, DEVICE_CUDA, CAST_TYPES, 0, NULL, run_cast, NULL, NULL, NULL, sup_cast, 0},
     {"", "CastLike", 15, 25, DEVICE_CUDA, CAST_TYPES, 0, NULL, run_cast, NULL, NULL, NULL, sup_cast, 0},
     {"", "Where", 9, 16, DEVICE_CUDA, DT_BIT(ONYX_BOOL), 0, NULL, run_where, NULL, NULL, NULL, sup_where, 0},
 };
