@@ -1,6 +1,6 @@
 /* CPU kernels of QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear over every quantized
- * type (8/16-bit ints, packed int4/int2, float8, float4) in chunks: each chunk is loaded as
- * double, computed, and stored, so the type switches run per chunk, not per element. */
+ * type (8/16-bit ints, packed int4/int2, float8, packed float6/float4) in chunks: each chunk is
+ * loaded as double, computed, and stored, so the type switches run per chunk, not per element. */
 #include <math.h>
 #include <string.h>
 
@@ -10,25 +10,24 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
-/* Elements per chunk; a multiple of 4 so that chunks own whole bytes of packed outputs. */
+/* Elements per chunk; a multiple of 8 so that chunks own whole bytes of packed outputs. */
 #define CHUNK 256
 /* Chunks per parallel task. */
 #define GRAIN_CHUNKS 16
 
 static bool is_subbyte(onyx_dtype d) { return dtype_in(d, DT_SUBBYTE); }
 
-/* Element i of a packed 4-bit or 2-bit tensor, sign-extended for int4/int2. */
-static int subbyte_get(onyx_dtype d, const uint8_t *p, int64_t i) {
-    int per = dtype_per_byte(d), bits = 8 / per;
-    unsigned v = (p[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
+/* Element i of a packed 2-, 4- or 6-bit tensor (its code), sign-extended for int4/int2. */
+static int subbyte_get(onyx_dtype d, const void *p, int64_t i) {
+    int bits = dtype_packed_bits(d);
+    unsigned v = dtype_packed_get(p, i, (unsigned)bits);
     if ((d == ONYX_INT4 || d == ONYX_INT2) && (v >> (bits - 1))) return (int)v - (1 << bits);
     return (int)v;
 }
 
-/* Sets element i of a packed tensor whose byte was zeroed. */
-static void subbyte_or(onyx_dtype d, uint8_t *p, int64_t i, unsigned v) {
-    int per = dtype_per_byte(d), bits = 8 / per;
-    p[i / per] |= (uint8_t)((v & ((1u << bits) - 1)) << ((i % per) * bits));
+/* Sets element i of a packed tensor to code v. */
+static void subbyte_set(onyx_dtype d, void *p, int64_t i, unsigned v) {
+    dtype_packed_set(p, i, (unsigned)dtype_packed_bits(d), v);
 }
 
 /* n elements from element off of any numeric or quantized type, as double (exact). */
@@ -44,9 +43,9 @@ static void load(onyx_dtype d, const void *p, int64_t off, int64_t n, double *ou
     case ONYX_BFLOAT16:
         for (int64_t i = 0; i < n; i++) out[i] = cpu_bf16_to_float(((const uint16_t *)p)[off + i]);
         break;
-    case ONYX_FLOAT4E2M1:
+    case ONYX_FLOAT4E2M1: case ONYX_FLOAT6E2M3: case ONYX_FLOAT6E3M2:
         for (int64_t i = 0; i < n; i++)
-            out[i] = floatconv_decode(d, (uint8_t)subbyte_get(ONYX_UINT4, p, off + i));
+            out[i] = floatconv_decode(d, (uint8_t)subbyte_get(d, p, off + i));
         break;
     case ONYX_INT4: case ONYX_UINT4: case ONYX_INT2: case ONYX_UINT2:
         for (int64_t i = 0; i < n; i++) out[i] = subbyte_get(d, p, off + i);
@@ -167,12 +166,15 @@ static void q_chunk(const q_job *j, int64_t idx, int64_t n, int64_t si, bool ste
     else for (int64_t i = 0; i < n; i++) zv[i] = 0;
     for (int64_t i = 0; i < n; i++) xv[i] = round_to(p, round_to(p, xv[i]) / round_to(p, sv[i]));
     if (floatconv_is_small_float(yd)) {
-        bool fp4 = yd == ONYX_FLOAT4E2M1;
+        /* onnx adds a zero point for float4 and float6 only (float8's must be 0), in numpy's
+         * promotion of the quotient's type with theirs: float16 sums in float32. Without one
+         * nothing is added (-0 stays -0). */
+        bool packed = is_subbyte(yd), add = packed && j->z;
+        onyx_dtype sum = p == ONYX_FLOAT16 ? ONYX_FLOAT : p;
         for (int64_t i = 0; i < n; i++) {
-            /* onnx adds the zero point for float4 only (float8's must be 0) */
-            double v = fp4 ? round_to(p, xv[i] + zv[i]) : xv[i];
+            double v = add ? round_to(sum, xv[i] + zv[i]) : xv[i];
             uint8_t code = floatconv_encode(yd, v, j->saturate);
-            if (fp4) subbyte_or(ONYX_UINT4, j->y->data, idx + i, code);
+            if (packed) subbyte_set(yd, j->y->data, idx + i, code);
             else ((uint8_t *)j->y->data)[idx + i] = code;
         }
         return;
@@ -191,7 +193,7 @@ static void q_chunk(const q_job *j, int64_t idx, int64_t n, int64_t si, bool ste
         CASE(ONYX_UINT16, uint16_t)
 #undef CASE
     default:
-        for (int64_t i = 0; i < n; i++) subbyte_or(yd, j->y->data, idx + i, (unsigned)(int)xv[i]);
+        for (int64_t i = 0; i < n; i++) subbyte_set(yd, j->y->data, idx + i, (unsigned)(int)xv[i]);
         break;
     }
 }
@@ -293,8 +295,9 @@ static void dq_chunk(const q_job *j, int64_t idx, int64_t n, int64_t si, bool st
     onyx_dtype xd = j->x->dtype;
     load(xd, j->x->data, idx, n, xv);
     load_param(j->s, si, step, n, sv);
-    /* float8 and float4 zero points are 0 by definition: not subtracted */
-    bool use_z = j->z && !floatconv_is_small_float(xd);
+    /* float8 and float4 zero points are 0 by definition: not subtracted; onnx's reference does
+     * subtract float6 ones (in float32) */
+    bool use_z = j->z && !dtype_in(xd, DT_FLOAT8S | DT_BIT(ONYX_FLOAT4E2M1));
     if (use_z) load_param(j->z, si, step, n, zv);
     if (xd == ONYX_INT32 && use_z) {
         /* int32 zero points promote the arithmetic to double (numpy), rounded once at the end */

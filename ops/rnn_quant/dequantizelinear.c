@@ -1,5 +1,5 @@
 /* Schema of DequantizeLinear: y = (x - zero_point) * scale per tensor, per axis or per block,
- * from an integer, float8 or float4 type. */
+ * from an integer, float8, float6 or float4 type. */
 #include "ops/rnn_quant/quant_common.h"
 
 #define DQ_X_TYPES_10 (DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_INT32))
@@ -9,12 +9,13 @@
                        DT_BIT(ONYX_INT4) | DT_BIT(ONYX_UINT4))
 #define DQ_X_TYPES_23 (DQ_X_TYPES_21 | DT_BIT(ONYX_FLOAT4E2M1))
 #define DQ_X_TYPES_25 (DQ_X_TYPES_23 | DT_BIT(ONYX_INT2) | DT_BIT(ONYX_UINT2))
+#define DQ_X_TYPES_28 (DQ_X_TYPES_25 | DT_FLOAT6S)
 #define DQ_Y_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16))
 
 static onyx_status dq_infer(infer_ctx *c) {
     int v = c->node->version;
-    dtype_mask xm = v >= 25 ? DQ_X_TYPES_25 : v >= 23 ? DQ_X_TYPES_23 : v >= 21 ? DQ_X_TYPES_21
-                  : v >= 19 ? DQ_X_TYPES_19 : DQ_X_TYPES_10;
+    dtype_mask xm = v >= 28 ? DQ_X_TYPES_28 : v >= 25 ? DQ_X_TYPES_25 : v >= 23 ? DQ_X_TYPES_23
+                  : v >= 21 ? DQ_X_TYPES_21 : v >= 19 ? DQ_X_TYPES_19 : DQ_X_TYPES_10;
     dtype_mask sm = v >= 19 ? DQ_Y_TYPES : DT_BIT(ONYX_FLOAT);
     if (v >= 24) sm |= DT_BIT(ONYX_FLOAT8E8M0);
     TRY(infer_dtype_in(c, 0, xm));
@@ -51,5 +52,6 @@ const op_schema op_DequantizeLinear[] = {
     {"", "DequantizeLinear", 23, 2, 3, 1, 1, attrs_23, dq_infer, 0},
     {"", "DequantizeLinear", 24, 2, 3, 1, 1, attrs_23, dq_infer, 0},
     {"", "DequantizeLinear", 25, 2, 3, 1, 1, attrs_23, dq_infer, 0},
+    {"", "DequantizeLinear", 28, 2, 3, 1, 1, attrs_23, dq_infer, 0},
     OP_END,
 };

@@ -1,5 +1,5 @@
 /* Schema of QuantizeLinear: y = saturate(round(x / scale) + zero_point) per tensor, per axis or
- * per block, into an integer, float8 or float4 type. */
+ * per block, into an integer, float8, float6 or float4 type. */
 #include "ops/rnn_quant/quant_common.h"
 
 #define QL_X_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_INT32))
@@ -10,13 +10,14 @@
                        DT_BIT(ONYX_INT4) | DT_BIT(ONYX_UINT4))
 #define QL_Y_TYPES_23 (QL_Y_TYPES_21 | DT_BIT(ONYX_FLOAT4E2M1))
 #define QL_Y_TYPES_25 (QL_Y_TYPES_23 | DT_BIT(ONYX_INT2) | DT_BIT(ONYX_UINT2))
+#define QL_Y_TYPES_28 (QL_Y_TYPES_25 | DT_FLOAT6S)
 
 static onyx_status ql_infer(infer_ctx *c) {
     int v = c->node->version;
     dtype_mask xm = QL_X_TYPES | (v >= 19 ? DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16) : 0);
     dtype_mask sm = xm | (v >= 24 ? DT_BIT(ONYX_FLOAT8E8M0) : 0);
-    dtype_mask ym = v >= 25 ? QL_Y_TYPES_25 : v >= 23 ? QL_Y_TYPES_23 : v >= 21 ? QL_Y_TYPES_21
-                  : v >= 19 ? QL_Y_TYPES_19 : QL_Y_TYPES_10;
+    dtype_mask ym = v >= 28 ? QL_Y_TYPES_28 : v >= 25 ? QL_Y_TYPES_25 : v >= 23 ? QL_Y_TYPES_23
+                  : v >= 21 ? QL_Y_TYPES_21 : v >= 19 ? QL_Y_TYPES_19 : QL_Y_TYPES_10;
     TRY(infer_dtype_in(c, 0, xm));
     TRY(infer_dtype_in(c, 1, sm));
     bool has_zp = c->n_in > 2 && c->in[2];
@@ -61,5 +62,6 @@ const op_schema op_QuantizeLinear[] = {
     {"", "QuantizeLinear", 23, 2, 3, 1, 1, attrs_23, ql_infer, 0},
     {"", "QuantizeLinear", 24, 2, 3, 1, 1, attrs_23, ql_infer, 0},
     {"", "QuantizeLinear", 25, 2, 3, 1, 1, attrs_23, ql_infer, 0},
+    {"", "QuantizeLinear", 28, 2, 3, 1, 1, attrs_23, ql_infer, 0},
     OP_END,
 };
