@@ -1,4 +1,5 @@
-/* Optional: wraps its input in an optional, or makes an empty optional of the `type` attribute. */
+/* Optional: wraps its input in an optional, or makes an empty optional of the `type` attribute.
+ * v28 only widens the element types (onyx never restricted them). */
 #include "ops/control/infer.h"
 
 static const attr_spec optional_attrs[] = {
@@ -22,5 +23,6 @@ static onyx_status optional_infer(infer_ctx *c) {
 
 const op_schema op_Optional[] = {
     {"", "Optional", 15, 0, 1, 1, 1, optional_attrs, optional_infer, 0},
+    {"", "Optional", 28, 0, 1, 1, 1, optional_attrs, optional_infer, 0},
     OP_END,
 };

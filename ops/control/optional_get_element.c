@@ -1,5 +1,5 @@
 /* OptionalGetElement: the value an optional holds; since v18 a plain tensor or sequence passes
- * through unchanged. */
+ * through unchanged. v28 only widens the element types (onyx never restricted them). */
 #include "ops/control/infer.h"
 
 static onyx_status opt_get_infer(infer_ctx *c) {
@@ -23,5 +23,6 @@ static onyx_status opt_get_infer(infer_ctx *c) {
 const op_schema op_OptionalGetElement[] = {
     {"", "OptionalGetElement", 15, 1, 1, 1, 1, NULL, opt_get_infer, 0},
     {"", "OptionalGetElement", 18, 1, 1, 1, 1, NULL, opt_get_infer, 0},
+    {"", "OptionalGetElement", 28, 1, 1, 1, 1, NULL, opt_get_infer, 0},
     OP_END,
 };

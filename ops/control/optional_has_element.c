@@ -1,5 +1,5 @@
 /* OptionalHasElement: whether an optional holds a value; since v18 a plain tensor or sequence
- * counts as present and an omitted input as empty. */
+ * counts as present and an omitted input as empty. v28 only widens the element types. */
 #include "ops/control/infer.h"
 
 static onyx_status opt_has_infer(infer_ctx *c) {
@@ -17,5 +17,6 @@ static onyx_status opt_has_infer(infer_ctx *c) {
 const op_schema op_OptionalHasElement[] = {
     {"", "OptionalHasElement", 15, 1, 1, 1, 1, NULL, opt_has_infer, 0},
     {"", "OptionalHasElement", 18, 0, 1, 1, 1, NULL, opt_has_infer, 0},
+    {"", "OptionalHasElement", 28, 0, 1, 1, 1, NULL, opt_has_infer, 0},
     OP_END,
 };
