@@ -1,7 +1,9 @@
-// Attention (ai.onnx 23, 24) on CUDA as one fused flash-attention kernel: a block takes a run of
-// query rows that share one kv head, streams K/V tiles through shared memory with an online
+// Attention (ai.onnx 23, 24, 25) on CUDA as one fused flash-attention kernel: a block takes a run
+// of query rows that share one kv head, streams K/V tiles through shared memory with an online
 // softmax (running max and sum per row in registers) and writes Y once. Semantics mirror
-// kernels_cpu/attention/attention.c; past/present caches and the Q*K^T output stay on the CPU.
+// kernels_cpu/attention/attention.c (onnx 1.23's: a row no key is left to is 0; the causal band and
+// v25's window aligned at nonpad_kv_seqlen - q_len); past/present caches and the Q*K^T output stay
+// on the CPU.
 // The same kernel runs attention spelled out (MatMul, scale, mask, Softmax, MatMul) that the
 // planner fused (core/fuse.c), reading Q, K and V and writing Y through the chain's views.
 #include <limits.h>
@@ -82,6 +84,9 @@ struct att_args {
     int64_t mlen;  // the mask's last dim
     bool mbcast;   // v23: a last dim of 1 broadcasts over the keys (else short masks pad -inf)
     bool causal;
+    int64_t left, right; // v25's window sides; -1: unbounded (args_of sets both)
+    bool zero_masked; // the Attention op: a row every key is masked from is 0 (a fused chain's
+                      // Softmax makes it NaN)
     bool nan_to_zero; // a fused chain's Where(IsNaN(P), 0, P): a row whose softmax is NaN is 0
     int64_t batch;
     int kv_heads, group, q_len, total, D, Dv;
@@ -121,25 +126,56 @@ __device__ __forceinline__ void row_of(const att_args &a, int kvh, int v, int *h
     *qi = v - g * a.q_len;
 }
 
-// The keys row (batch b, query position qi) may attend to: [0, lim).
-__device__ __forceinline__ int row_limit(const att_args &a, int64_t np, int qi) {
-    int lim = a.total;
-    if (a.causal && qi + 1 < lim) lim = qi + 1;
-    if (a.nonpad && np < lim) lim = np < 0 ? 0 : (int)np;
-    return lim;
+__device__ __forceinline__ int64_t sat_add(int64_t x, int64_t y) {
+    if (y > 0 && x > INT64_MAX - y) return INT64_MAX;
+    if (y < 0 && x < INT64_MIN - y) return INT64_MIN;
+    return x + y;
 }
 
-// Score of key col from the raw dot product: scale, softcap, mask (the CPU's order); keys past
-// the row's limit are -inf.
-__device__ __forceinline__ float score(const att_args &a, float dot, int col, int lim,
+// The keys [lo, hi) row (batch b, query position qi) may attend to past the causal band, the
+// window and the valid lengths, np = nonpad_kv_seqlen[b] (hi == lo: none). The band and the window
+// are aligned at the row's absolute position qi + offset, offset np - q_len with nonpad_kv_seqlen
+// (an external cache), else 0 (past caches stay on the CPU); saturating, as any int64 may come.
+struct key_range {
+    int lo, hi;
+};
+__device__ __forceinline__ key_range row_keys(const att_args &a, int64_t np, int qi) {
+    const int64_t p = a.nonpad ? sat_add(sat_add(np, -(int64_t)a.q_len), qi) : qi;
+    int64_t l = 0, e = a.total;
+    if (a.left >= 0) l = max(l, sat_add(p, -a.left));
+    if (a.causal) e = min(e, sat_add(p, 1));
+    if (a.right >= 0) e = min(e, sat_add(sat_add(p, a.right), 1));
+    if (a.nonpad) e = min(e, np);
+    l = min(l, (int64_t)a.total);
+    return key_range{(int)l, (int)max(e, l)};
+}
+
+// The keys of the virtual rows [v0, v1] of kv head kvh: the first row's lower bound, the last's
+// upper (a row's keys move right with its position; rows of several heads span every position).
+__device__ __forceinline__ key_range block_keys(const att_args &a, int64_t np, int kvh, int v0,
+                                                int v1) {
+    int h0, q0, h1, q1;
+    row_of(a, kvh, v0, &h0, &q0);
+    row_of(a, kvh, v1, &h1, &q1);
+    return key_range{row_keys(a, np, h0 == h1 ? q0 : 0).lo,
+                     row_keys(a, np, h0 == h1 ? q1 : a.q_len - 1).hi};
+}
+
+// Score of key col from the raw dot product: scale, softcap, mask (the CPU's order); keys outside
+// the row's range are -inf, and so (for the Attention op, whose fully-masked guard looks at the
+// bias) are those the mask closes, whatever the product.
+__device__ __forceinline__ float score(const att_args &a, float dot, int col, key_range r,
                                        int64_t moff) {
-    if (col >= lim) return -INFINITY;
+    if (col < r.lo || col >= r.hi) return -INFINITY;
     float x = dot * a.scale;
     if (a.softcap > 0.0f) x = a.softcap * tanhf(x / a.softcap);
-    if (a.has_mask)
-        x += a.mbcast        ? mask_at(a.mask, a.mask_dt, moff)
-             : col < a.mlen ? mask_at(a.mask, a.mask_dt, moff + col)
-                            : -INFINITY;
+    if (a.has_mask) {
+        const float m = a.mbcast        ? mask_at(a.mask, a.mask_dt, moff)
+                        : col < a.mlen ? mask_at(a.mask, a.mask_dt, moff + col)
+                                       : -INFINITY;
+        if (a.zero_masked && m == -INFINITY) return -INFINITY;
+        x += m;
+    }
     return x;
 }
 
@@ -175,22 +211,17 @@ __global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
     const int rows = a.group * a.q_len, v0 = rb * BQ;
     const int64_t np = a.nonpad ? a.nonpad[b] : 0;
 
-    // keys any row of the block may see: the causal limit of its last position
-    int kend;
-    {
-        int v1 = min(v0 + BQ, rows) - 1, h0, q0, h1, q1;
-        row_of(a, kvh, v0, &h0, &q0);
-        row_of(a, kvh, v1, &h1, &q1);
-        kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
-    }
+    // keys any row of the block may see
+    const key_range kb = block_keys(a, np, kvh, v0, min(v0 + BQ, rows) - 1);
+    const int kbeg = kb.lo, kend = kb.hi;
 
-    int lim[RPT];
+    key_range lim[RPT];
 #pragma unroll
     for (int i = 0; i < RPT; i++) {
         int r = warp + WARPS * i, v = v0 + r, h, qi;
         bool ok = v < rows;
         row_of(a, kvh, ok ? v : 0, &h, &qi);
-        lim[i] = ok ? row_limit(a, np, qi) : 0;
+        lim[i] = ok ? row_keys(a, np, qi) : key_range{0, 0};
         const T *src = (const T *)a.q + b * a.qs[0] + h * a.qs[1] + qi * a.qs[2];
         for (int d = lane; d < a.Dp; d += 32)
             qsh[r * a.qstride + d] = ok && d < a.D ? (float)to_compute(src[d]) : 0.0f;
@@ -207,7 +238,7 @@ __global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
 
     const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
     const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
-    for (int k0 = 0; k0 < kend; k0 += BK) {
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
         const int nk = min(BK, kend - k0);
         __syncthreads(); // the previous tile's V is consumed
         for (int j = warp; j < BK; j += WARPS) {
@@ -326,9 +357,11 @@ __global__ void __launch_bounds__(THREADS, RPT == 1 ? 3 : 2) flash(att_args a) {
         int h, qi;
         row_of(a, kvh, v, &h, &qi);
         T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
-        // a row with no key left (masked out entirely, or no key in reach) is NaN, as the CPU's;
-        // zeros where the chain zeroes NaN probabilities (NaN scores make the sum NaN)
-        const bool zero = a.nan_to_zero && (m[i] == -INFINITY || !(l[i] > 0.0f));
+        // a row with no key left (masked out entirely, or no key in reach) is 0 for the op and
+        // NaN in a chain, as the CPU's; zeros where the chain zeroes NaN probabilities (NaN
+        // scores make the sum NaN)
+        const bool zero = (a.zero_masked && m[i] == -INFINITY) ||
+                          (a.nan_to_zero && (m[i] == -INFINITY || !(l[i] > 0.0f)));
         const float inv = zero ? 0.0f : m[i] == -INFINITY ? NAN : 1.0f / l[i];
 #pragma unroll
         for (int c = 0; c < VC; c++) {
@@ -492,13 +525,8 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
     const int64_t b = bk / a.kv_heads;
     const int rows = a.group * a.q_len, v0 = rb * TC_BQ;
     const int64_t np = a.nonpad ? a.nonpad[b] : 0;
-    int kend;
-    {
-        int v1 = min(v0 + TC_BQ, rows) - 1, h0, q0, h1, q1;
-        row_of(a, kvh, v0, &h0, &q0);
-        row_of(a, kvh, v1, &h1, &q1);
-        kend = row_limit(a, np, h0 == h1 ? q1 : a.q_len - 1);
-    }
+    const key_range kb = block_keys(a, np, kvh, v0, min(v0 + TC_BQ, rows) - 1);
+    const int kbeg = kb.lo, kend = kb.hi;
 
     const T *kbase = (const T *)a.k + b * a.ks[0] + kvh * a.ks[1];
     const T *vbase = (const T *)a.v + b * a.vs[0] + kvh * a.vs[1];
@@ -508,7 +536,7 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
         tc_queue_rows<T, DK>(kv + BK * LD, vbase + (int64_t)k0 * a.vs[2], a.vs[2], nk, a.Dv);
         cp_async_commit();
     };
-    if (PIPE && kend > 0) queue_tile(0, kv0); // in flight while Q loads
+    if (PIPE && kend > kbeg) queue_tile(kbeg, kv0); // in flight while Q loads
 
     const T *qbase = (const T *)a.q + b * a.qs[0];
     tc_load_rows<T, DK>(
@@ -522,7 +550,7 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
         a.D, a.vec_qk);
 
     // this lane's two rows: w16 + g and w16 + g + 8
-    int lim[2];
+    key_range lim[2];
     int64_t moff[2];
     float m[2], l[2];
 #pragma unroll
@@ -530,7 +558,7 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
         const int v = v0 + w16 + g + 8 * i;
         int h, qi;
         row_of(a, kvh, min(v, rows - 1), &h, &qi);
-        lim[i] = v < rows ? row_limit(a, np, qi) : 0;
+        lim[i] = v < rows ? row_keys(a, np, qi) : key_range{0, 0};
         moff[i] = b * a.ms[0] + (int64_t)h * a.ms[1] + (int64_t)qi * a.ms[2];
         m[i] = -INFINITY;
         l[i] = 0.0f;
@@ -545,7 +573,7 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
     for (int kd = 0; kd < DK / 16; kd++)
         ldsm_x4(qf[kd], qs + (w16 + (lane & 15)) * LD + 16 * kd + 8 * (lane >> 4));
 
-    for (int k0 = 0, it = 0; k0 < kend; k0 += BK, it++) {
+    for (int k0 = kbeg, it = 0; k0 < kend; k0 += BK, it++) {
         const int nk = min(BK, kend - k0);
         T *ks = kv0 + (PIPE ? (it & 1) * 2 * BK * LD : 0), *vs = ks + BK * LD;
         // rows past the tile are zeros: probability 0 times stale data could be NaN
@@ -663,7 +691,8 @@ __global__ void __launch_bounds__(TC_THREADS) flash_tc(att_args a) {
         int h, qi;
         row_of(a, kvh, v, &h, &qi);
         T *dst = (T *)a.y + b * a.ys[0] + (int64_t)h * a.ys[1] + (int64_t)qi * a.ys[2];
-        const bool zero = a.nan_to_zero && (m[i] == -INFINITY || !(sum > 0.0f));
+        const bool zero = (a.zero_masked && m[i] == -INFINITY) ||
+                          (a.nan_to_zero && (m[i] == -INFINITY || !(sum > 0.0f)));
         const float inv = zero ? 0.0f : m[i] == -INFINITY ? NAN : 1.0f / sum;
 #pragma unroll
         for (int j = 0; j < OT; j++)
@@ -830,6 +859,7 @@ bool att_supports(const kernel_prep *p) {
 att_args args_of(const tensor *Q, const tensor *K, const tensor *V, tensor *Y) {
     att_args a;
     memset(&a, 0, sizeof a);
+    a.left = a.right = -1;
     a.q = Q->data;
     a.k = K->data;
     a.v = V->data;
@@ -1017,7 +1047,7 @@ onyx_status att_run(const kernel_call *c) {
     view_strides(d.packed, d.Hkv, d.T, d.Dv, a.vs);
     view_strides(d.packed, d.Hq, d.Lq, d.Dv, a.ys);
     if (M) {
-        // an empty mask (last dim 0) pads every key with -inf: NaN rows, as on the CPU
+        // an empty mask (last dim 0) pads every key with -inf: zero rows, as on the CPU
         int64_t md[4] = {1, 1, 1, 1}, s[4];
         for (int i = 0; i < M->rank; i++) md[4 - M->rank + i] = M->dims[i];
         s[3] = 1;
@@ -1031,6 +1061,12 @@ onyx_status att_run(const kernel_call *c) {
     }
     a.nonpad = NP ? (const int64_t *)NP->data : NULL;
     a.causal = attr_int(n, "is_causal", 0) != 0;
+    a.left = attr_int(n, "left_window_size", -1);
+    a.right = attr_int(n, "right_window_size", -1);
+    if (a.left < -1 || a.right < -1)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "Attention: window sizes %lld and %lld, "
+                          "expected -1 or >= 0", (long long)a.left, (long long)a.right);
+    a.zero_masked = true;
     a.batch = d.B;
     a.kv_heads = (int)d.Hkv;
     a.group = (int)(d.Hq / d.Hkv);
@@ -1049,7 +1085,7 @@ onyx_status att_run(const kernel_call *c) {
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "Attention", 23, 24, DEVICE_CUDA, QKV_TYPES, 0, att_prepare, att_run, att_release, NULL,
+    {"", "Attention", 23, 25, DEVICE_CUDA, QKV_TYPES, 0, att_prepare, att_run, att_release, NULL,
      NULL, att_supports, 0},
 };
 

@@ -121,6 +121,12 @@ def generate(s):
                   [bf(1, 2, 70, 80), bf(1, 2, 130, 80), bf(1, 2, 130, 48)], {'is_causal': 1}, 23)
     except ImportError:
         pass
+    # v25's window on the tensor-core kernel: blocks of 64 rows starting past the first keys, the
+    # second batch's first 20 rows before its valid keys (zero rows)
+    half_case(s, 'test_att_fp16_v25_window_nonpad', 'Attention',
+              [f(2, 2, 70, 64, dt=np.float16), f(2, 2, 130, 64, dt=np.float16),
+               f(2, 2, 130, 64, dt=np.float16), None, None, None, np.array([130, 50], np.int64)],
+              {'left_window_size': 50, 'is_causal': 1}, 25)
     half_case(s, 'test_att_fp16_3d_gqa_heads20', 'Attention',
               [f(2, 33, 4 * 20, dt=np.float16), f(2, 45, 2 * 20, dt=np.float16),
                f(2, 45, 2 * 20, dt=np.float16), rng.random((2, 1, 33, 45)) > 0.3],

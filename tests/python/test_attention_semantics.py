@@ -4,8 +4,9 @@ not NaN), the causal band aligned bottom-right with nonpad_kv_seqlen, v25's slid
 each cache and mask, sequences long enough to be computed in several blocks of rows (each block
 computing only the keys its rows may see), grouped heads decoding. Also what onyx refuses, and
 attention spelled out (MatMul, Softmax, MatMul) that the planner fuses into the same kernel: there
-a row of -inf scores stays NaN, as the spelled-out Softmax makes it. Each on the CPU and on onyx's
-TEST device (which runs the CPU's Attention kernel on copies of its inputs)."""
+a row of -inf scores stays NaN, as the spelled-out Softmax makes it. Each on the CPU, on onyx's
+TEST device (which runs the CPU's Attention kernel on copies of its inputs) and on CUDA where a GPU
+is usable (its flash kernel; nodes with a past cache or the Q*K^T output stay on the CPU)."""
 import json
 
 import numpy as np
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.skipif(
     tuple(int(p) for p in onnx.__version__.split('.')[:2]) < (1, 23),
     reason='the fully-masked-row and bottom-right causal meaning is onnx 1.23 reference behaviour')
 
-PROVIDERS = ['CPUExecutionProvider', 'OnyxTestExecutionProvider']
+PROVIDERS = ['CPUExecutionProvider', 'OnyxTestExecutionProvider'] + (
+    ['CUDAExecutionProvider'] if 'CUDAExecutionProvider' in ort.get_available_providers() else [])
 INPUTS = ['Q', 'K', 'V', 'attn_mask', 'past_key', 'past_value', 'nonpad_kv_seqlen']
 
 
