@@ -2,6 +2,7 @@
  * settings can be added without changing any struct a caller compiles against. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,8 +50,10 @@ onyx_status onyx_session_options_set_devices(onyx_session_options *o, const char
 
 onyx_status onyx_session_options_set_threads(onyx_session_options *o, int threads) {
     NEED_OPTIONS(o);
+    /* a count past the CPUs is kept as asked: prepare runs it on all of them and logs that */
     if (threads < 0)
-        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "threads must be >= 0, got %d", threads);
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "session options: threads must be >= 0 (0: all CPUs), got %d", threads);
     o->threads = threads;
     return ONYX_OK;
 }
@@ -130,12 +133,21 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
     for (size_t i = 0; i < sizeof config_switches / sizeof *config_switches; i++) {
         if (strcmp(key, config_switches[i].key)) continue;
         if (strcmp(value, "0") && strcmp(value, "1"))
-            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config '%s' takes \"0\" or \"1\", got '%s'",
-                              key, value);
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                              "config '%s' takes \"0\" or \"1\", got '%s'", key, value);
         *(bool *)((char *)o + config_switches[i].field) = value[0] == '1';
         return ONYX_OK;
     }
-    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s'", key);
+    char known[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof config_switches / sizeof *config_switches; i++) {
+        int n = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+                         config_switches[i].key);
+        if (n < 0 || (size_t)n >= sizeof known - len) break;
+        len += (size_t)n;
+    }
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s' (known: %s)",
+                      key, known);
 }
 
 /* ------------------------------------------------------------------ run options */
@@ -185,11 +197,17 @@ onyx_status onyx_run_options_set_output_device(onyx_run_options *o, const char *
     int index;
     TRY(device_parse(device, &kind, &index));
     o->output_device = kind;
+    o->output_device_index = index;
     return ONYX_OK;
 }
 
 onyx_status onyx_run_options_set_tag(onyx_run_options *o, const char *tag) {
     NEED_OPTIONS(o);
+    /* a profile event is one line of at most 4 KiB: a longer tag would drop every event */
+    if (tag && strlen(tag) > ONYX_RUN_TAG_MAX)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "run options: the tag is %zu bytes, at most %d", strlen(tag),
+                          ONYX_RUN_TAG_MAX);
     char *copy = NULL;
     if (tag && !(copy = strdup(tag))) return onyx_oom("run options");
     free(o->tag);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/loader.h"
+#include "core/log.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/shared.h"
@@ -47,7 +48,14 @@ static onyx_status check_graph(const graph *g, const exec_env *env) {
 static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     memset(env, 0, sizeof *env);
     TRY(backend_devices(env, o->device, o->device_index));
-    env->threads = o->threads > 0 ? o->threads : parallel_cores();
+    env->log = o->log;
+    /* the one place a session's thread count is decided (every prepare path comes here): a
+     * request past the CPUs runs on all of them, and says so */
+    env->threads = parallel_usable_threads(o->threads);
+    if (o->threads > env->threads)
+        log_write(&env->log, ONYX_LOG_WARNING,
+                  "threads: %d requested, but this process may run on %d CPU%s: using %d",
+                  o->threads, env->threads, env->threads > 1 ? "s" : "", env->threads);
     env->select = backend_select;
     env->optimization = o->optimization;
     env->blocked_layouts = o->blocked_layouts;
@@ -55,7 +63,6 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     env->bf16 = o->bf16;
     env->device_graphs = o->device_graphs;
     env->memory_limit = o->memory_limit;
-    env->log = o->log;
     env->ops = &ops_registry;
     TRY(shared_cache_create(&env->shared));
     if (o->profile_path) TRY(profiler_create(o->profile_path, &env->profiler));
@@ -179,6 +186,13 @@ onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *op
     onyx_status st;
     CHECK(onyx_session_options_create(&o));
     if (opts) {
+        if (opts->verbose) {
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                            "prepare options: verbose is reserved and must be 0, got %d (log "
+                            "lines: onyx_session_options_set_log)",
+                            opts->verbose);
+            goto done;
+        }
         if (opts->device) CHECK(onyx_session_options_set_devices(o, opts->device));
         CHECK(onyx_session_options_set_threads(o, opts->threads));
         if (opts->example_count > 0 && !opts->examples) {
@@ -250,6 +264,13 @@ onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *opt
         control.max_iterations = options->max_iterations;
         control.tag = options->tag;
         control.output_device = options->output_device;
+        /* outputs stay on the session's GPU: another one asked for would be silently that one */
+        if (options->output_device == DEVICE_CUDA && rep->env.devices[DEVICE_CUDA] &&
+            options->output_device_index != rep->env.device_index)
+            return onyx_error(ONYX_ERR_DEVICE,
+                              "run: run options ask for outputs on CUDA:%d, the session runs on "
+                              "CUDA:%d",
+                              options->output_device_index, rep->env.device_index);
     }
     const onyx_value *bound_stack[BOUND_ON_STACK] = {0};
     const onyx_value **bound = g->n_inputs <= BOUND_ON_STACK
@@ -446,6 +467,10 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
                           size_t *output_count, onyx_value ***outputs) {
     if (!node_bytes || !output_count || !outputs || (input_count && !inputs))
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_node: NULL argument");
+    if (opset_version < 0)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "run_node: opset_version must be >= 0 (0: the newest), got %lld",
+                          (long long)opset_version);
     /* protobuf-c recurses into attribute subgraphs without a limit: bound the nesting first */
     TRY(loader_check_wire(&onnx__node_proto__descriptor, node_bytes, size, "ONNX NodeProto"));
     onyx_status st = ONYX_OK;

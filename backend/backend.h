@@ -4,7 +4,7 @@
 
 #include "core/exec.h"
 
-/* Parses "CPU", "CUDA", "CUDA:N", "TEST" (case-insensitive); NULL or "" is CPU. */
+/* Parses "CPU", "CUDA", "CUDA:N", "TEST" (case-insensitive); NULL is CPU, "" is refused. */
 onyx_status device_parse(const char *text, device_kind *kind, int *index);
 /* True when the device can run kernels on this machine. */
 bool device_usable(device_kind kind, int index);
@@ -63,6 +63,7 @@ struct onyx_run_options {
     int64_t max_iterations;
     char *tag;
     device_kind output_device;
+    int output_device_index;
 };
 
 /* Parses a comma-separated device priority list into the device to try first (the CPU is the

@@ -4,13 +4,17 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 
 onyx_status device_parse(const char *text, device_kind *kind, int *index) {
-    if (!text || !*text || strcasecmp(text, "CPU") == 0) {
+    if (text && !*text)
+        return onyx_error(ONYX_ERR_DEVICE,
+                          "the device name is empty (expected CPU, CUDA, CUDA:N or TEST)");
+    if (!text || strcasecmp(text, "CPU") == 0) {
         *kind = DEVICE_CPU;
         *index = 0;
         return ONYX_OK;
@@ -127,6 +131,16 @@ onyx_status device_parse_list(const char *text, device_kind *kind, int *index) {
         device_kind k;
         int i;
         TRY(device_parse(one, &k, &i));
+        /* a session runs on one device besides the CPU: a second would be silently unused */
+        if (k != DEVICE_CPU && chosen && (k != *kind || i != *index)) {
+            char first[32];
+            snprintf(first, sizeof first, *kind == DEVICE_CUDA ? "%s:%d" : "%s",
+                     device_name(*kind), *index);
+            return onyx_error(ONYX_ERR_DEVICE,
+                              "device list '%s': onyx runs on one device besides the CPU, got %s "
+                              "and %s",
+                              text, first, one);
+        }
         if (k != DEVICE_CPU && !chosen) {
             *kind = k;
             *index = i;

@@ -7,6 +7,11 @@ static _Thread_local int current_threads;
 
 int parallel_cores(void) { return omp_get_num_procs(); }
 
+int parallel_usable_threads(int requested) {
+    int cores = parallel_cores();
+    return requested > 0 && requested < cores ? requested : cores;
+}
+
 void parallel_set_threads(int threads) { current_threads = threads; }
 
 int parallel_threads(void) {

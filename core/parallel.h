@@ -23,7 +23,12 @@ typedef struct {
 } parallel_scope;
 parallel_scope parallel_enter(int threads);
 void parallel_leave(parallel_scope saved);
-/* Cores available. */
+/* Cores available: the CPUs this process may run on (its affinity mask, as OpenMP counts them). */
 int parallel_cores(void);
+/* The thread count a rep runs with when `requested` (0: all) are asked for: at most
+ * parallel_cores(). More OpenMP threads than CPUs only time-slice the same cores while the
+ * team's barriers wait on threads that are not running, and tens of thousands of them exhaust
+ * the process (libgomp crashed creating them under oneDNN's weight packing). */
+int parallel_usable_threads(int requested);
 
 #endif

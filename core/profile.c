@@ -2,6 +2,7 @@
  * one buffer under a lock; flushing writes the buffer as a JSON array. */
 #include "core/profile.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -28,6 +29,14 @@ onyx_status profiler_create(const char *path, profiler **out) {
         return onyx_oom("profiler");
     }
     p->origin_ns = exec_now_ns();
+    /* the file is made now (an empty trace, as onnxruntime opens its own at session start), so
+     * that a path that cannot be written fails prepare instead of losing the trace unseen when
+     * the rep is freed */
+    onyx_status st = profiler_flush(p, NULL);
+    if (st != ONYX_OK) {
+        profiler_free(p);
+        return st;
+    }
     *out = p;
     return ONYX_OK;
 }
@@ -154,7 +163,7 @@ onyx_status profiler_flush(profiler *p, const char **path) {
     onyx_status st = ONYX_OK;
     FILE *f = fopen(p->path, "w");
     if (!f) {
-        st = onyx_error(ONYX_ERR_IO, "profile: cannot write '%s'", p->path);
+        st = onyx_error(ONYX_ERR_IO, "profile: cannot write '%s': %s", p->path, strerror(errno));
     } else {
         fputs("[\n", f);
         if (p->len) fwrite(p->events, 1, p->len, f);

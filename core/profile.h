@@ -8,7 +8,8 @@
 
 typedef struct profiler profiler;
 
-/* A profiler writing to `path` (copied). */
+/* A profiler writing to `path` (copied), which is created now with an empty trace:
+ * ONYX_ERR_IO when it cannot be written. */
 onyx_status profiler_create(const char *path, profiler **out);
 /* Writes what is left (profiler_flush) and frees. */
 void profiler_free(profiler *p);

@@ -348,16 +348,23 @@ ONYX_API void onyx_session_options_free(onyx_session_options *options);
 
 /* Devices in priority order, comma-separated ("CUDA:0,CPU"). Each node runs on the first device
  * with a kernel for it; the CPU is always the last resort even when not listed. A device that is
- * not usable here is ONYX_ERR_DEVICE at prepare. */
+ * not usable here is ONYX_ERR_DEVICE at prepare; an empty or unknown name ("CPU:1", "CUDA:-1"),
+ * or two devices besides the CPU ("CUDA:0,CUDA:1", "TEST,CUDA"), is ONYX_ERR_DEVICE here. */
 ONYX_API onyx_status onyx_session_options_set_devices(onyx_session_options *options,
                                                       const char *devices);
-/* Threads per run (0: all cores). */
+/* Threads per run (0: all cores, that is the CPUs this process may run on: its affinity mask).
+ * A count past those CPUs is clamped to them at prepare, with a warning to the log callback:
+ * onyx's threads are OpenMP workers that each take a share of a kernel's loop, so more than the
+ * CPUs only time-slice them (and tens of thousands exhaust the process). Negative:
+ * ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_session_options_set_threads(onyx_session_options *options, int threads);
 ONYX_API onyx_status onyx_session_options_set_optimization(onyx_session_options *options,
                                                            onyx_optimization_level level);
 /* Profiling: when `trace_path` is not NULL, every run records per-node timings, written as a
  * Chrome trace (the JSON of onnxruntime's enable_profiling) to `trace_path` by
- * onyx_rep_end_profiling or when the rep is freed. NULL turns it off. */
+ * onyx_rep_end_profiling or when the rep is freed. NULL turns it off; "" is
+ * ONYX_ERR_INVALID_ARGUMENT. The file is created (an empty trace) at prepare: a path that cannot
+ * be written is ONYX_ERR_IO there. */
 ONYX_API onyx_status onyx_session_options_set_profiling(onyx_session_options *options,
                                                         const char *trace_path);
 /* Logging: lines at `level` and above go to `fn` (NULL: logging off). */
@@ -375,10 +382,13 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
                                                       const char *input_name,
                                                       const onyx_value *example);
 /* Named settings for what is not worth a function of its own, as onnxruntime's session config
- * entries. Known keys: "optimization.blocked_layouts" ("1" default, "0": plain layouts between
- * convolutions); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a CUDA plan
- * launches its kernels one by one instead of replaying the graph captured on its second run).
- * Unknown keys are ONYX_ERR_INVALID_ARGUMENT. */
+ * entries. Known keys, each "0" or "1": "optimization.blocked_layouts" ("1" default, "0": plain
+ * layouts between convolutions); "optimization.float16_as_float32" ("1" default, "0": float16
+ * ops are not run as float32); "optimization.bfloat16" ("0" default, "1": float convolutions and
+ * products may run in bfloat16); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a
+ * CUDA plan launches its kernels one by one instead of replaying the graph captured on its second
+ * run). Unknown keys (onnxruntime's own included) and other values are ONYX_ERR_INVALID_ARGUMENT,
+ * naming the key. */
 ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
                                                      const char *key, const char *value);
 
@@ -392,11 +402,11 @@ ONYX_API onyx_status onyx_prepare_session(const onyx_model *model,
  * session options. New settings exist only in onyx_session_options. */
 typedef struct onyx_prepare_options {
     const char *device;     /* NULL or "CPU", "CUDA", "CUDA:N"; default CPU */
-    int threads;            /* 0: all cores */
+    int threads;            /* 0: all cores; clamped as onyx_session_options_set_threads */
     size_t example_count;   /* input examples: bind symbolic dims and pick kernels up front */
     const char *const *example_names;     /* NULL: examples are the first graph inputs in order */
     const onyx_value *const *examples;    /* borrowed for the call only */
-    int verbose;            /* reserved for logs of kernel placement; 0 */
+    int verbose;            /* reserved: 0, else ONYX_ERR_INVALID_ARGUMENT (logs: set_log) */
 } onyx_prepare_options;
 
 /* Fills `opts` with the defaults (CPU, all cores, no examples). */
@@ -441,18 +451,22 @@ ONYX_API void onyx_run_options_free(onyx_run_options *options);
  * thread while runs are going on; clear it to run again with the same options. */
 ONYX_API onyx_status onyx_run_options_set_terminate(onyx_run_options *options, bool terminate);
 /* A time limit per run, from the run's start (0: none): past it the run stops with
- * ONYX_ERR_TIMEOUT. */
+ * ONYX_ERR_TIMEOUT. Negative, NaN or over 1e9 seconds: ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_run_options_set_timeout(onyx_run_options *options, double seconds);
 /* Cap on Loop/Scan iterations and on the items a run puts in one sequence (0: none): a model
- * going past it stops with ONYX_ERR_LIMIT. */
+ * going past it stops with ONYX_ERR_LIMIT. Negative: ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_run_options_set_max_iterations(onyx_run_options *options,
                                                          int64_t iterations);
-/* A tag for this run's log lines and profile events (copied; NULL clears it). */
+/* A tag for this run's log lines and profile events (copied; NULL clears it). At most
+ * ONYX_RUN_TAG_MAX bytes (a profile event is one bounded line): longer is
+ * ONYX_ERR_INVALID_ARGUMENT. */
+#define ONYX_RUN_TAG_MAX 256
 ONYX_API onyx_status onyx_run_options_set_tag(onyx_run_options *options, const char *tag);
 /* Where the run's outputs are wanted ("CPU" default, "CUDA", "TEST"): outputs that the session
  * computes on that device are returned in its memory (onyx_tensor_device says where each output
  * is), so that data can stay on the GPU between runs; outputs computed on the CPU come back
- * there. A device the session does not use is the CPU here. */
+ * there. A device the session does not use is the CPU here; a GPU other than the session's
+ * ("CUDA:1" for a session on CUDA:0) is ONYX_ERR_DEVICE at run. */
 ONYX_API onyx_status onyx_run_options_set_output_device(onyx_run_options *options,
                                                         const char *device);
 
@@ -479,7 +493,8 @@ typedef struct onyx_output_info {
 /* Runs one node: `node_bytes` is a serialized NodeProto; its inputs are `inputs` in order (an
  * empty input name in the node means an omitted optional input and takes no entry).
  * `outputs_info` (may be NULL) gives types of the outputs; `opset_version` is the ai.onnx opset
- * to resolve the node against (0: the newest onyx knows; other domains use their newest).
+ * to resolve the node against (0: the newest onyx knows, negative: ONYX_ERR_INVALID_ARGUMENT;
+ * other domains use their newest).
  * Bytes that are not a NodeProto give ONYX_ERR_INVALID_MODEL. Ownership of the outputs as
  * onyx_rep_run. */
 ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_version,

@@ -25,10 +25,13 @@ static void usage(FILE *f) {
             "symbolic dims taken as 1. FILE.pb is a serialized TensorProto (SequenceProto or\n"
             "OptionalProto for such inputs), as in the ONNX test data. DEVICE: CPU (default), "
             "CUDA, CUDA:N,\n"
-            "or a priority list (CUDA,CPU). -O none|basic|all sets the graph optimizations (default\n"
-            "all); -v logs placement and planning to stderr; info --placement prints the device of\n"
-            "each node; bench --device-io keeps inputs and outputs in the device's memory. `profile` runs the model with per-node timing, writes the Chrome trace (default\n"
-            "onyx_profile.json) and prints the ops and nodes that took the most time.\n");
+            "or a priority list (CUDA,CPU). THREADS: 0 (default) is all the CPUs this process may\n"
+            "run on, and more than those is clamped to them (with a warning). -O none|basic|all\n"
+            "sets the graph optimizations (default all); -v logs placement and planning to\n"
+            "stderr; info --placement prints the device of each node; bench --device-io keeps\n"
+            "inputs and outputs in the device's memory. `profile` runs the model with per-node\n"
+            "timing, writes the Chrome trace (default onyx_profile.json) and prints the ops and\n"
+            "nodes that took the most time.\n");
 }
 
 static int fail(const char *what, onyx_status st) {
@@ -167,12 +170,17 @@ static void prepared_free(prepared *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Counts past COUNT_MAX are refused: -n and -w keep a time per run, and no run count that large
+ * ends. -t is clamped to the CPUs by the library instead (with a warning). */
+#define COUNT_MAX 100000000
+
 static int parse_count(const char *s, const char *what, int min, int *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > 100000000) {
-        fprintf(stderr, "onyx: %s must be an integer >= %d, got '%s'\n", what, min, s);
+    if (!*s || *end || errno || v < min || v > COUNT_MAX) {
+        fprintf(stderr, "onyx: %s must be an integer from %d to %d, got '%s'\n", what, min,
+                COUNT_MAX, s);
         return 1;
     }
     *out = (int)v;
@@ -276,7 +284,7 @@ typedef struct placement_counts {
 } placement_counts;
 
 static void print_placement(void *user, onyx_log_level level, const char *message) {
-    (void)level;
+    if (level >= ONYX_LOG_WARNING) log_to_stderr(NULL, level, message);
     placement_counts *pc = user;
     const char *tag = "placement: ";
     if (strncmp(message, tag, strlen(tag)) != 0) return;
@@ -388,8 +396,9 @@ static int prepare_model(const run_args *a, prepared *p, bool announce, bool pro
         printf("placement on %s (nodes folded into constants or fused into others not listed):\n",
                a->device);
         st = onyx_session_options_set_log(opts, ONYX_LOG_VERBOSE, print_placement, &pc);
-    } else if (st == ONYX_OK && a->verbose) {
-        st = onyx_session_options_set_log(opts, ONYX_LOG_VERBOSE, log_to_stderr, NULL);
+    } else if (st == ONYX_OK) { /* warnings always: a clamped -t says so */
+        st = onyx_session_options_set_log(opts, a->verbose ? ONYX_LOG_VERBOSE : ONYX_LOG_WARNING,
+                                          log_to_stderr, NULL);
     }
     for (size_t i = 0; i < n && st == ONYX_OK; i++)
         st = onyx_session_options_add_example(opts, p->names[i], p->inputs[i]);

@@ -1,6 +1,7 @@
 /* Session and run options through the public API: devices (the TEST device, CUDA without a GPU),
- * optimization levels, the memory limit, profiling to a Chrome trace, the log callback, and the
- * errors of bad settings. Models: tests/models/ (example.onnx, concurrency.onnx). */
+ * optimization levels, the memory limit, profiling to a Chrome trace, the log callback, thread
+ * counts past the CPUs (clamped), and the errors of bad and absurd settings. Models: tests/models/
+ * (example.onnx, concurrency.onnx). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,6 +136,221 @@ static void test_bad_settings(void **state) {
     assert_non_null(strstr(onyx_last_error(), "nope"));
     onyx_value_free(in.v);
     onyx_session_options_free(o);
+    onyx_model_free(m);
+}
+
+/* Whether `needle` is in the last error message. */
+static void assert_error_names(const char *needle) {
+    if (!strstr(onyx_last_error(), needle))
+        fail_msg("error '%s' does not name '%s'", onyx_last_error(), needle);
+}
+
+/* Absurd values of every setting: an error naming what was wrong, never a crash or a setting
+ * quietly dropped. */
+static void test_absurd_settings(void **state) {
+    (void)state;
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_threads(o, -5), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("threads");
+    assert_error_names("-5");
+    assert_int_equal(onyx_session_options_set_threads(o, INT32_MIN), ONYX_ERR_INVALID_ARGUMENT);
+    /* device strings: empty, an index where none is taken, a negative one, two devices */
+    const char *bad_devices[] = {"", "CPU:-1", "CPU:0", "CUDA:-1", "CUDA:", "CUDA:1x", "CUDA:99999",
+                                 "CUDA:0,CUDA:1", "TEST,CUDA", "CUDA,TEST,CPU", ","};
+    for (size_t i = 0; i < sizeof bad_devices / sizeof *bad_devices; i++) {
+        if (onyx_session_options_set_devices(o, bad_devices[i]) != ONYX_ERR_DEVICE)
+            fail_msg("devices '%s' accepted", bad_devices[i]);
+        if (*bad_devices[i] && !strchr(bad_devices[i], ',')) assert_error_names(bad_devices[i]);
+        assert_false(onyx_supports_device(bad_devices[i]));
+    }
+    assert_int_equal(onyx_session_options_set_devices(o, "CUDA:0,CUDA:1"), ONYX_ERR_DEVICE);
+    assert_error_names("CUDA:1");
+    assert_int_equal(onyx_session_options_set_devices(o, "TEST,CPU,TEST"), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_optimization(o, (onyx_optimization_level)-1),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_log(o, (onyx_log_level)5, NULL, NULL),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_log(o, (onyx_log_level)-1, NULL, NULL),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    /* unknown keys in onyx's own namespaces, onnxruntime's too: the C API knows only its own */
+    const char *bad_keys[] = {"optimization.blocked_layout",
+                              "optimization.enable_gelu_approximation", "device.graph",
+                              "session.intra_op.allow_spinning", ""};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
+        if (onyx_session_options_set_config(o, bad_keys[i], "1") != ONYX_ERR_INVALID_ARGUMENT)
+            fail_msg("config key '%s' accepted", bad_keys[i]);
+        assert_error_names(bad_keys[i]);
+        assert_error_names("optimization.blocked_layouts"); /* the known keys are listed */
+    }
+    assert_int_equal(onyx_session_options_set_config(o, "device.graphs", ""),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_config(o, "optimization.bfloat16", "01"),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(onyx_session_options_set_config(o, NULL, "1"), ONYX_ERR_INVALID_ARGUMENT);
+
+    /* CUDA:999 parses, and is refused at prepare naming it; a trace that cannot be written is
+     * refused at prepare, not lost when the rep is freed */
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_session_options_set_devices(o, "CUDA:999"), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_ERR_DEVICE);
+    assert_error_names("CUDA:999");
+    assert_int_equal(onyx_session_options_set_devices(o, "CPU"), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_profiling(o, "/nonexistent-onyx-dir/trace.json"),
+                     ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_ERR_IO);
+    assert_error_names("/nonexistent-onyx-dir/trace.json");
+    assert_null(rep);
+    onyx_session_options_free(o);
+
+    /* the older options struct: its reserved field is refused when set */
+    onyx_prepare_options po;
+    onyx_prepare_options_init(&po);
+    po.verbose = 1;
+    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("verbose");
+    onyx_prepare_options_init(&po);
+    po.threads = -3;
+    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("-3");
+    onyx_prepare_options_init(&po);
+    po.device = "";
+    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_DEVICE);
+    assert_null(rep);
+    onyx_model_free(m);
+
+    /* run options */
+    onyx_run_options *ro = NULL;
+    assert_int_equal(onyx_run_options_create(&ro), ONYX_OK);
+    const double bad_timeouts[] = {-1.0, -0.0 - 1e-9, NAN, INFINITY, -INFINITY, 1e10};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof *bad_timeouts; i++) {
+        if (onyx_run_options_set_timeout(ro, bad_timeouts[i]) != ONYX_ERR_INVALID_ARGUMENT)
+            fail_msg("timeout %g accepted", bad_timeouts[i]);
+        assert_error_names("timeout");
+    }
+    assert_int_equal(onyx_run_options_set_timeout(ro, 1e9), ONYX_OK);
+    assert_int_equal(onyx_run_options_set_max_iterations(ro, INT64_MIN), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("iterations");
+    assert_int_equal(onyx_run_options_set_max_iterations(ro, INT64_MAX), ONYX_OK);
+    char tag[ONYX_RUN_TAG_MAX + 2];
+    memset(tag, 'a', sizeof tag - 1);
+    tag[sizeof tag - 1] = '\0';
+    assert_int_equal(onyx_run_options_set_tag(ro, tag), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("tag");
+    tag[ONYX_RUN_TAG_MAX] = '\0';
+    assert_int_equal(onyx_run_options_set_tag(ro, tag), ONYX_OK);
+    assert_int_equal(onyx_run_options_set_output_device(ro, ""), ONYX_ERR_DEVICE);
+    assert_int_equal(onyx_run_options_set_output_device(ro, "CPU:-1"), ONYX_ERR_DEVICE);
+    assert_error_names("CPU:-1");
+    onyx_run_options_free(ro);
+
+    /* run_node: a negative opset is refused before the bytes are read */
+    size_t n_out = 0;
+    onyx_value **outs = NULL;
+    assert_int_equal(onyx_run_node("x", 1, -1, "CPU", 0, NULL, 0, NULL, &n_out, &outs),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("opset");
+
+    /* values: an empty device name is no device */
+    float one = 1.0f;
+    int64_t dims[1] = {1};
+    onyx_value *v = NULL, *copy = NULL;
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, dims, &one, sizeof one, &v), ONYX_OK);
+    assert_int_equal(onyx_value_copy_to_device(v, "", &copy), ONYX_ERR_DEVICE);
+    assert_int_equal(onyx_value_copy_to_device(v, "CUDA:999", &copy), ONYX_ERR_DEVICE);
+    assert_null(copy);
+    onyx_value_free(v);
+}
+
+/* Outputs asked on a GPU other than the session's: refused at run, not put on the session's GPU
+ * unasked. Needs a GPU (skipped without one). */
+static void test_output_device_of_another_gpu(void **state) {
+    (void)state;
+    if (!onyx_supports_device("CUDA")) {
+        skip();
+        return;
+    }
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    onyx_session_options *o = NULL;
+    onyx_rep *rep = NULL;
+    onyx_run_options *ro = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_devices(o, "CUDA:0"), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, o, &rep), ONYX_OK);
+    assert_int_equal(onyx_run_options_create(&ro), ONYX_OK);
+    assert_int_equal(onyx_run_options_set_output_device(ro, "CUDA:1"), ONYX_OK);
+    size_t n = 0;
+    onyx_value **outs = NULL;
+    const onyx_value *ins[1] = {in.v};
+    assert_int_equal(onyx_rep_run_with_options(rep, ro, 1, NULL, ins, &n, &outs), ONYX_ERR_DEVICE);
+    assert_error_names("CUDA:1");
+    assert_int_equal(onyx_run_options_set_output_device(ro, "CUDA:0"), ONYX_OK);
+    assert_int_equal(onyx_rep_run_with_options(rep, ro, 1, NULL, ins, &n, &outs), ONYX_OK);
+    onyx_values_free(outs, n);
+    onyx_run_options_free(ro);
+    onyx_rep_free(rep);
+    onyx_session_options_free(o);
+    onyx_value_free(in.v);
+    onyx_model_free(m);
+}
+
+typedef struct clamp_log {
+    int warnings; /* lines saying the thread count was clamped */
+} clamp_log;
+
+static void on_clamp(void *user, onyx_log_level level, const char *message) {
+    clamp_log *l = user;
+    if (level == ONYX_LOG_WARNING && strstr(message, "threads:") && strstr(message, "requested"))
+        l->warnings++;
+}
+
+/* Thread counts past the CPUs run on the CPUs, with a warning: 100000 used to end in a SIGSEGV in
+ * libgomp while oneDNN packed the conv's and the MatMul's constant weights at prepare. */
+static void test_threads_past_the_cpus(void **state) {
+    (void)state;
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    float ref[10], got[10];
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_threads(o, 1), ONYX_OK);
+    assert_int_equal(run_with(m, o, &in, ref), ONYX_OK);
+    const int counts[] = {100000, INT32_MAX, 4096};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        clamp_log lines = {0};
+        assert_int_equal(onyx_session_options_set_threads(o, counts[c]), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_log(o, ONYX_LOG_WARNING, on_clamp, &lines),
+                         ONYX_OK);
+        assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
+        assert_close(got, ref, 10);
+        assert_int_equal(lines.warnings, 1);
+    }
+    /* a count within the CPUs is no warning */
+    clamp_log quiet = {0};
+    assert_int_equal(onyx_session_options_set_threads(o, 1), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_log(o, ONYX_LOG_WARNING, on_clamp, &quiet), ONYX_OK);
+    assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
+    assert_int_equal(quiet.warnings, 0);
+    onyx_session_options_free(o);
+
+    /* the older options struct (onyx_prepare, onyx_run_model) takes the same path */
+    onyx_prepare_options po;
+    onyx_prepare_options_init(&po);
+    po.threads = 100000;
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_OK);
+    size_t n = 0;
+    onyx_value **outs = NULL;
+    const onyx_value *ins[1] = {in.v};
+    assert_int_equal(onyx_rep_run(rep, 1, NULL, ins, &n, &outs), ONYX_OK);
+    assert_close(onyx_tensor_data(outs[0]), ref, 10);
+    onyx_values_free(outs, n);
+    onyx_rep_free(rep);
+    onyx_value_free(in.v);
     onyx_model_free(m);
 }
 
@@ -365,6 +581,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_and_levels_agree),
         cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_absurd_settings),
+        cmocka_unit_test(test_threads_past_the_cpus),
+        cmocka_unit_test(test_output_device_of_another_gpu),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_profiling_and_log),
         cmocka_unit_test(test_activation_rewrites),
