@@ -1,5 +1,6 @@
 """ctypes declarations of libonyx's C API (include/onyx.h) and the error type its statuses raise."""
 import ctypes
+import operator
 import os
 
 c_int64_p = ctypes.POINTER(ctypes.c_int64)
@@ -251,3 +252,31 @@ def error(code):
 def check(code):
     if code != 0:
         raise error(code)
+
+
+INT_MAX = 2**31 - 1        # the C int of thread counts
+INT64_MAX = 2**63 - 1
+SIZE_MAX = 2**64 - 1
+
+
+def int_option(name, value, minimum=0, maximum=None):
+    """`value` of option `name` as an int: an integer (numpy's too; not a float or a string) from
+    `minimum` to `maximum` (None: no bound), else InvalidArgument naming the option and the value.
+    Checked here because ctypes wraps an int that does not fit the C type without a word."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise InvalidArgument(1, 'ONYX_ERR_INVALID_ARGUMENT',
+                              f'{name} must be an integer, got {value!r}') from None
+    if number < minimum or (maximum is not None and number > maximum):
+        bound = f'from {minimum} to {maximum}' if maximum is not None else f'>= {minimum}'
+        raise InvalidArgument(1, 'ONYX_ERR_INVALID_ARGUMENT',
+                              f'{name} must be {bound}, got {number}')
+    return number
+
+
+def threads_option(name, value):
+    """A thread count for onyx_session_options_set_threads: None is 0 (all CPUs); negative is
+    refused; past a C int it is INT_MAX, which the library clamps to the CPUs like any count past
+    them (one place decides the clamp: backend/api_run.c)."""
+    return 0 if value is None else min(int_option(name, value), INT_MAX)

@@ -66,8 +66,21 @@ class ExecutionOrder(enum.IntEnum):
 
 
 def _onyx_level(level):
-    level = int(level)
-    return 0 if level <= 0 else 1 if level == 1 else 2
+    """onyx's optimization level for one of GraphOptimizationLevel's (an int of one too)."""
+    try:
+        level = GraphOptimizationLevel(level)
+    except ValueError:
+        _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+               f'SessionOptions.graph_optimization_level must be one of '
+               f'{", ".join(f"{m.name} ({m.value})" for m in GraphOptimizationLevel)}, got {level!r}')
+    return 0 if level == 0 else 1 if level == 1 else 2
+
+
+def _log_level(name, level):
+    """onyx's log level for onnxruntime's severity `level` (0 verbose .. 4 fatal; -1: the default
+    logger's, as onnxruntime's SessionOptions start with)."""
+    level = _lib.int_option(name, level, -1, 4)
+    return _default_logger_severity if level < 0 else level
 
 
 def get_all_providers():
@@ -88,7 +101,7 @@ _default_logger_severity = 2
 
 def set_default_logger_severity(level):
     global _default_logger_severity
-    _default_logger_severity = int(level)
+    _default_logger_severity = _lib.int_option('default logger severity', level, 0, 4)
 
 
 def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the model)
@@ -100,15 +113,41 @@ def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the
 # The session config entries onyx itself reads (backend/api_options.c).
 ONYX_SESSION_CONFIG = ('optimization.blocked_layouts', 'optimization.float16_as_float32',
                        'optimization.bfloat16', 'device.graphs')
+# Key prefixes that are onyx's: a key there that onyx does not know is refused (a misspelt one
+# would otherwise be dropped unseen), except onnxruntime's own keys in them (ORT_IGNORED_CONFIG).
+ONYX_CONFIG_NAMESPACES = ('optimization.', 'device.', 'onyx.')
+# onnxruntime's session config entries in onyx's namespaces (onnxruntime 1.30's
+# onnxruntime_session_options_config_keys.h): accepted, without effect. Entries in onnxruntime's
+# other namespaces (session.*, ep.*, mlas.*, ...) are accepted without effect too.
+ORT_IGNORED_CONFIG = ('optimization.enable_gelu_approximation',
+                      'optimization.minimal_build_optimizations',
+                      'optimization.disable_specified_optimizers',
+                      'optimization.enable_cast_chain_elimination',
+                      'optimization.constant_folding_max_output_size_in_bytes')
+# The run config entries onyx reads (RunOptions); the rest of the onyx.* namespace is refused,
+# onnxruntime's own run entries are accepted without effect.
+ONYX_RUN_CONFIG = ('onyx.timeout', 'onyx.max_iterations')
+
+
+def _check_config_key(kind, key, known):
+    if key.startswith(ONYX_CONFIG_NAMESPACES) and key not in known + ORT_IGNORED_CONFIG:
+        _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+               f'unknown {kind} config key {key!r} (onyx knows: {", ".join(known)})')
 
 
 class SessionOptions:
-    """onnxruntime's SessionOptions. What onyx uses: intra_op_num_threads, graph_optimization_level,
-    enable_profiling + profile_file_prefix, log_severity_level (lines at or above it go to stderr),
-    session config entries that onyx knows (ONYX_SESSION_CONFIG: a bad value for one of them is
-    refused), free dimension
-    overrides (bind symbolic dims at prepare) and, onyx's own, memory_limit (bytes of working memory
-    per run; 0 none). The rest is accepted and kept, without effect."""
+    """onnxruntime's SessionOptions. What onyx uses: intra_op_num_threads (0: all the CPUs this
+    process may run on; more than those is clamped to them, with a warning in the log),
+    graph_optimization_level, enable_profiling + profile_file_prefix, log_severity_level (lines at
+    or above it go to stderr; -1: the default logger's), session config entries that onyx knows
+    (ONYX_SESSION_CONFIG: a bad value for one of them is refused), free dimension overrides (bind
+    symbolic dims at prepare) and, onyx's own, memory_limit (bytes of working memory per run; 0
+    none). Config keys in onyx's namespaces (optimization.*, device.*, onyx.*) that onyx does not
+    know are refused, except onnxruntime's own there (ORT_IGNORED_CONFIG), which are accepted
+    without effect, as are onnxruntime's entries elsewhere (session.*, ep.*, ...). The rest
+    (inter_op_num_threads, execution_mode, ...) is accepted and kept, without effect. Values out of
+    range (a negative thread count or memory limit, an unknown optimization or log level) are
+    refused with onyx.InvalidArgument naming the field when the session is created."""
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -131,7 +170,9 @@ class SessionOptions:
         self._free_dims = {}
 
     def add_session_config_entry(self, key, value):
-        self._config[str(key)] = str(value)
+        key = str(key)
+        _check_config_key('session', key, ONYX_SESSION_CONFIG)
+        self._config[key] = str(value)
 
     def get_session_config_entry(self, key):
         if key not in self._config:
@@ -139,7 +180,8 @@ class SessionOptions:
         return self._config[key]
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
-        self._free_dims[str(dim_name)] = int(dim_value)
+        self._free_dims[str(dim_name)] = _lib.int_option(f'free dimension override {dim_name!r}',
+                                                         dim_value, 0, _lib.INT64_MAX)
 
     def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):  # noqa: ARG002
         pass  # onyx does not read dimension denotations
@@ -161,7 +203,9 @@ class RunOptions:
     log lines), log levels (accepted). onyx's own: `timeout` (seconds per run, 0 none: past it the
     run raises onyx.Fail, status ONYX_ERR_TIMEOUT) and `max_iterations` (cap on Loop/Scan
     iterations and sequence lengths); also as run config entries "onyx.timeout" and
-    "onyx.max_iterations"."""
+    "onyx.max_iterations". Other onyx.* run config keys are refused; onnxruntime's run config
+    entries are accepted without effect. A negative, NaN or non-numeric timeout, a negative or
+    non-integer max_iterations, and a logid over 256 bytes are refused (onyx.InvalidArgument)."""
 
     def __init__(self):
         handle = ctypes.c_void_p()
@@ -192,7 +236,11 @@ class RunOptions:
 
     @timeout.setter
     def timeout(self, seconds):
-        seconds = float(seconds or 0)
+        try:
+            seconds = float(seconds or 0)
+        except (TypeError, ValueError):
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                   f'RunOptions.timeout must be a number of seconds, got {seconds!r}')
         _check(lib.onyx_run_options_set_timeout(self._handle, seconds))
         self._timeout = seconds
 
@@ -202,7 +250,7 @@ class RunOptions:
 
     @max_iterations.setter
     def max_iterations(self, n):
-        n = int(n or 0)
+        n = _lib.int_option('RunOptions.max_iterations', 0 if n is None else n, 0, _lib.INT64_MAX)
         _check(lib.onyx_run_options_set_max_iterations(self._handle, n))
         self._max_iterations = n
 
@@ -219,10 +267,16 @@ class RunOptions:
 
     def add_run_config_entry(self, key, value):
         key, value = str(key), str(value)
+        _check_config_key('run', key, ONYX_RUN_CONFIG)
         if key == 'onyx.timeout':
-            self.timeout = float(value)
+            self.timeout = value
         elif key == 'onyx.max_iterations':
-            self.max_iterations = int(value)
+            try:
+                n = int(value)
+            except ValueError:
+                _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                       f"run config 'onyx.max_iterations' must be an integer, got {value!r}")
+            self.max_iterations = n
         self._config[key] = value
 
     def get_run_config_entry(self, key):
@@ -636,10 +690,15 @@ class InferenceSession:
                 data = self._model_bytes
                 _check(lib.onyx_model_load_buffer(data, len(data), None, ctypes.byref(model)))
             _check(lib.onyx_session_options_set_devices(handle, ','.join(devices + ['CPU']).encode()))
-            _check(lib.onyx_session_options_set_threads(handle, int(so.intra_op_num_threads or 0)))
+            threads = _lib.threads_option('SessionOptions.intra_op_num_threads',
+                                          so.intra_op_num_threads)
+            _lib.int_option('SessionOptions.inter_op_num_threads', so.inter_op_num_threads)  # unused
+            _check(lib.onyx_session_options_set_threads(handle, threads))
             _check(lib.onyx_session_options_set_optimization(handle, _onyx_level(so.graph_optimization_level)))
-            if getattr(so, 'memory_limit', 0):
-                _check(lib.onyx_session_options_set_memory_limit(handle, int(so.memory_limit)))
+            memory_limit = _lib.int_option('SessionOptions.memory_limit',
+                                           getattr(so, 'memory_limit', 0) or 0, 0, _lib.SIZE_MAX)
+            if memory_limit:
+                _check(lib.onyx_session_options_set_memory_limit(handle, memory_limit))
             self._profile_start = time.time_ns()
             if so.enable_profiling:
                 now = datetime.datetime.now()   # onnxruntime's name: PREFIX_date_time_ms.json
@@ -647,8 +706,10 @@ class InferenceSession:
                 _check(lib.onyx_session_options_set_profiling(handle, path.encode()))
             self._set_log(handle, so)
             for key, value in so._config.items():
+                if key.startswith(ONYX_CONFIG_NAMESPACES) and key not in ONYX_SESSION_CONFIG:
+                    continue   # onnxruntime's own in onyx's namespaces (ORT_IGNORED_CONFIG)
                 code = lib.onyx_session_options_set_config(handle, key.encode(), value.encode())
-                # onnxruntime's own keys: accepted, no effect; onyx's with a bad value: refused
+                # onnxruntime's own keys elsewhere: accepted, no effect; onyx's: a bad value refused
                 if code != 0 and (code != 1 or key in ONYX_SESSION_CONFIG):
                     _check(code)
             self._add_free_dims(handle, model, so._free_dims, arena)
@@ -666,7 +727,7 @@ class InferenceSession:
         self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
 
     def _set_log(self, handle, so):
-        level = max(0, min(4, int(so.log_severity_level)))
+        level = _log_level('SessionOptions.log_severity_level', so.log_severity_level)
         logid = so.logid or 'InferenceSession'
 
         def emit(user, lvl, message):  # noqa: ARG001

@@ -2,7 +2,8 @@
 import ctypes
 import os
 
-from ._lib import KIND_NAMES, IoInfo, Model, PrepareOptions, Rep, Value_pp, check, lib
+from ._lib import (KIND_NAMES, IoInfo, Model, PrepareOptions, Rep, Value_pp, check, lib,
+                   threads_option)
 from ._values import Arena, numpy_dtype, take_outputs, to_value, values_array
 
 
@@ -65,7 +66,8 @@ class Session:
       model: a file path, the model's bytes, or an onnx.ModelProto.
       input_example: arrays (a list in input order, or a dict by name) that fix symbolic dims and
         let kernels be chosen up front; runs with other shapes still work.
-      threads: threads per run (None: all cores).
+      threads: threads per run (None or 0: all the CPUs this process may run on; more than those
+        is clamped to them; negative: onyx.InvalidArgument).
     Errors from the library arrive as onyx.OnyxError carrying its message.
     """
 
@@ -77,7 +79,7 @@ class Session:
             opts = PrepareOptions()
             lib.onyx_prepare_options_init(ctypes.byref(opts))
             opts.device = device.encode()
-            opts.threads = int(threads or 0)
+            opts.threads = threads_option('Session threads', threads)
             arena = Arena()
             try:
                 if input_example is not None:
