@@ -30,6 +30,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     }
     free(o->examples);
     free(o->profile_path);
+    free(o->newer_opsets);
     free(o);
 }
 
@@ -126,10 +127,21 @@ static const struct {
     {"device.graphs", offsetof(onyx_session_options, device_graphs)},
 };
 
+/* "onyx.allow_newer_opsets": the domains (comma-separated; "ai.onnx" for the default one) whose
+ * opset past the newest onyx implements the user vouches for (backend/api_run.c). */
+#define CONFIG_NEWER_OPSETS "onyx.allow_newer_opsets"
+
 onyx_status onyx_session_options_set_config(onyx_session_options *o, const char *key,
                                             const char *value) {
     NEED_OPTIONS(o);
     if (!key || !value) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "config key or value is NULL");
+    if (!strcmp(key, CONFIG_NEWER_OPSETS)) {
+        char *copy = *value ? strdup(value) : NULL;
+        if (*value && !copy) return onyx_oom("session options");
+        free(o->newer_opsets);
+        o->newer_opsets = copy;
+        return ONYX_OK;
+    }
     for (size_t i = 0; i < sizeof config_switches / sizeof *config_switches; i++) {
         if (strcmp(key, config_switches[i].key)) continue;
         if (strcmp(value, "0") && strcmp(value, "1"))
@@ -146,8 +158,8 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
         if (n < 0 || (size_t)n >= sizeof known - len) break;
         len += (size_t)n;
     }
-    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s' (known: %s)",
-                      key, known);
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s' (known: %s, %s)",
+                      key, known, CONFIG_NEWER_OPSETS);
 }
 
 /* ------------------------------------------------------------------ run options */

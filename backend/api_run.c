@@ -29,9 +29,8 @@ static onyx_status check_graph(const graph *g, const exec_env *env) {
     for (int n = 0; n < g->n_nodes; n++) {
         const graph_node *node = &g->nodes[n];
         if (!node->schema)
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: unknown op %s%s%s",
-                              node_label(node, label, sizeof label), node->domain,
-                              *node->domain ? "." : "", node->op_type);
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: %s", node_label(node, label, sizeof label),
+                              node->unsupported ? node->unsupported : "no schema");
         if (!backend_has_kernel(node, env))
             return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no kernel for this op and version",
                               node_label(node, label, sizeof label));
@@ -41,6 +40,45 @@ static onyx_status check_graph(const graph *g, const exec_env *env) {
             if (at->type == ATTR_GRAPHS)
                 for (size_t k = 0; k < at->n; k++) TRY(check_graph(at->graphs[k], env));
         }
+    }
+    return ONYX_OK;
+}
+
+/* Whether `domain` is in the comma-separated list `domains` ("ai.onnx" and "" are one). */
+static bool domain_listed(const char *domains, const char *domain) {
+    if (!domains) return false;
+    if (!*domain) domain = "ai.onnx";
+    size_t len = strlen(domain);
+    for (const char *p = domains; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if ((n == len && !strncmp(p, domain, n)) || (n == 0 && len == 0)) return true;
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* Every domain the model imports at an opset onyx implements. A newer opset may change any op's
+ * meaning in ways onyx cannot know, so it is refused unless the user vouches for the domain
+ * (`vouched`, comma-separated: session config "onyx.allow_newer_opsets"); the nodes then run
+ * as the newest versions onyx knows, and a warning says so. */
+static onyx_status check_opsets(const model *m, const char *vouched, const exec_log *log) {
+    for (int k = 0; k < m->n_opsets; k++) {
+        const opset_import *oi = &m->opsets[k];
+        int64_t newest = schema_max_opset(oi->domain);
+        if (newest == 0 || oi->version <= newest) continue;
+        const char *name = *oi->domain ? oi->domain : "ai.onnx";
+        if (!domain_listed(vouched, oi->domain))
+            return onyx_error(ONYX_ERR_UNSUPPORTED,
+                              "the model imports opset %lld of domain '%s', newer than the newest "
+                              "onyx implements (%lld)",
+                              (long long)oi->version, name, (long long)newest);
+        if (log)
+            log_write(log, ONYX_LOG_WARNING,
+                      "domain '%s' at opset %lld, newer than onyx's %lld: its ops run as their "
+                      "newest versions onyx implements (onyx.allow_newer_opsets)",
+                      name, (long long)oi->version, (long long)newest);
     }
     return ONYX_OK;
 }
@@ -69,6 +107,9 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     return ONYX_OK;
 }
 
+/* The cheap refusals first (opsets, unknown ops and versions, no kernel); then what only prepare
+ * finds (types a kernel does not take, attribute values it refuses) by preparing the model as a
+ * session on `device` would, without running it. */
 onyx_status onyx_is_compatible(const onyx_model *model_, const char *device) {
     const model *m = (const model *)model_;
     if (!m) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model is NULL");
@@ -77,7 +118,18 @@ onyx_status onyx_is_compatible(const onyx_model *model_, const char *device) {
     TRY(device_parse_list(device, &kind, &index));
     exec_env env = {0};
     TRY(backend_devices(&env, kind, index));
-    return check_graph(m->main, &env);
+    TRY(check_opsets(m, NULL, NULL));
+    TRY(check_graph(m->main, &env));
+    onyx_session_options *o = NULL;
+    onyx_rep *rep = NULL;
+    onyx_status st;
+    CHECK(onyx_session_options_create(&o));
+    CHECK(onyx_session_options_set_devices(o, device));
+    CHECK(onyx_prepare_session(model_, o, &rep));
+done:
+    onyx_rep_free(rep);
+    onyx_session_options_free(o);
+    return st;
 }
 
 /* Index of the graph input named `name`, or -1. */
@@ -147,6 +199,7 @@ onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_op
         goto done;
     }
     CHECK(parse_env(options, &rep->env));
+    CHECK(check_opsets(m, options->newer_opsets, &rep->env.log));
     CHECK(check_graph(g, &rep->env));
     types = calloc((size_t)g->n_inputs + 1, sizeof *types);
     type_ptrs = calloc((size_t)g->n_inputs + 1, sizeof *type_ptrs);
@@ -492,7 +545,8 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
         onnx__operator_set_id_proto__init(&opsets[1]);
         opsets[1].domain = (char *)domain;
         opsets[1].has_version = 1;
-        opsets[1].version = schema_max_opset(domain);
+        int64_t newest = schema_max_opset(domain);
+        opsets[1].version = newest > 0 ? newest : 1; /* a domain onyx knows nothing of */
         n_opsets = 2;
     }
     for (size_t i = 0; i < n_opsets; i++) opset_ptrs[i] = &opsets[i];

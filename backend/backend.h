@@ -52,6 +52,8 @@ struct onyx_session_options {
     bool device_graphs; /* config device.graphs */
     size_t memory_limit;
     char *profile_path; /* NULL: off */
+    char *newer_opsets; /* config onyx.allow_newer_opsets: domains vouched for past onyx's
+                           newest opset, comma-separated; NULL: none */
     exec_log log;
     int n_examples;
     session_example *examples;

@@ -587,9 +587,8 @@ static onyx_status specialize_node(subgraph *sg, plan *p, placement *pl, int n) 
     const graph_node *node = &sg->g->nodes[n];
     char label[256];
     if (!node->schema) {
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: no schema for op %s%s%s",
-                          node_label(node, label, sizeof label), node->domain,
-                          *node->domain ? "." : "", node->op_type);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: %s", node_label(node, label, sizeof label),
+                          node->unsupported ? node->unsupported : "no schema");
     }
     if (node->n_inputs > ONYX_VARIADIC || node->n_outputs > ONYX_VARIADIC)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: more than %d inputs or outputs",

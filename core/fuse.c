@@ -911,8 +911,8 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain *chain,
                                   const int *src, int out, graph_node **node, const kernel **k) {
     *node = NULL;
-    const op_schema *schema = sg->env.ops ? sg->env.ops->lookup("", "Attention", 23) : NULL;
-    if (!schema) {
+    const op_schema *schema = NULL;
+    if (!sg->env.ops || sg->env.ops->resolve("", "Attention", 23, &schema) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK;
     }

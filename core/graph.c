@@ -4,6 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *graph_attr_type_name(int type) {
+    static const char *const names[] = {
+        "UNDEFINED", "FLOAT", "INT",     "STRING",        "TENSOR",         "GRAPH",
+        "FLOATS",    "INTS",  "STRINGS", "TENSORS",       "GRAPHS",         "SPARSE_TENSOR",
+        "SPARSE_TENSORS",     "TYPE_PROTO",    "TYPE_PROTOS"};
+    return type >= 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "unknown";
+}
+
 const graph_attr *node_attr(const graph_node *n, const char *name) {
     if (!n || !name) return NULL;
     for (int i = 0; i < n->n_attrs; i++)

@@ -27,6 +27,9 @@ typedef enum attr_type {
     ATTR_TYPE_PROTOS = 14,
 } attr_type;
 
+/* The type's name as ONNX spells it ("INTS"), "unknown" for a number that is none. */
+const char *graph_attr_type_name(int type);
+
 /* Number an AttributeProto.type has; sparse tensors are stored densified as tensors. */
 typedef struct graph_attr {
     const char *name;
@@ -71,6 +74,7 @@ typedef struct graph_node {
     const char *domain;        /* "" for ai.onnx */
     int version;               /* resolved since_version of the schema */
     const struct op_schema *schema;
+    const char *unsupported;   /* when schema is NULL: why ("Attention-25 is newer than ...") */
     int n_inputs, n_outputs;
     int *inputs;               /* value indices; -1 = omitted optional input */
     int *outputs;              /* value indices; -1 = omitted optional output */

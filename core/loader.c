@@ -278,14 +278,6 @@ static void tensor_type(type_info *t, const tensor *x) {
 static onyx_status build_graph(loader *ld, const Onnx__GraphProto *gp, gbuild *parent, int owner,
                                graph *g);
 
-static const char *attr_type_name(int t) {
-    static const char *const names[] = {
-        "UNDEFINED", "FLOAT", "INT",     "STRING",        "TENSOR",         "GRAPH",
-        "FLOATS",    "INTS",  "STRINGS", "TENSORS",       "GRAPHS",         "SPARSE_TENSOR",
-        "SPARSE_TENSORS",     "TYPE_PROTO",    "TYPE_PROTOS"};
-    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "unknown";
-}
-
 /* The first IR versions may leave `type` out: the field that is set says it. */
 static int guess_attr_type(const Onnx__AttributeProto *ap) {
     if (ap->has_f) return ATTR_FLOAT;
@@ -434,7 +426,7 @@ static onyx_status load_attr(gbuild *b, int node, const Onnx__AttributeProto *ap
     default:
         return onyx_error(ONYX_ERR_INVALID_MODEL, "has unknown type %d", type);
     }
-    return onyx_error(ONYX_ERR_INVALID_MODEL, "has type %s but no value", attr_type_name(type));
+    return onyx_error(ONYX_ERR_INVALID_MODEL, "has type %s but no value", graph_attr_type_name(type));
 }
 
 /* ------------------------------------------------------------------ nodes */
@@ -447,8 +439,10 @@ static onyx_status check_count(const char *what, int n, int lo, int hi) {
     return onyx_error(ONYX_ERR_INVALID_MODEL, "has %d %s, expected %d to %d", n, what, lo, hi);
 }
 
-/* Domain, schema, version and arity. Unknown ops keep schema NULL and version 0: whether they
- * can run is decided at prepare / is_compatible, not here. */
+/* Domain, schema, version and arity. A node onyx cannot run (an unknown op, or a version of it
+ * onyx does not implement) keeps schema NULL and says why in `unsupported`: whether the model
+ * runs is decided at prepare and is_compatible, while the model itself still loads (`onyx info`
+ * shows it). */
 static onyx_status resolve_schema(loader *ld, graph_node *n) {
     int64_t opset = model_opset(ld->m, n->domain);
     /* onnxruntime's contrib ops have one version, and its transformer optimizer leaves models
@@ -458,14 +452,17 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "domain '%s' is not imported by the model (no opset_import for it)",
                           n->domain[0] ? n->domain : "ai.onnx");
-    const op_schema *s = ld->ops->lookup(n->domain, n->op_type, opset);
-    if (!s) {
-        if (ld->ops->lookup(n->domain, n->op_type, INT64_MAX)) return ONYX_ERR_INVALID_MODEL;
+    const op_schema *s = NULL;
+    onyx_status st = ld->ops->resolve(n->domain, n->op_type, opset, &s);
+    if (st == ONYX_ERR_UNSUPPORTED) {
+        n->unsupported = pool_strdup(ld->p, onyx_last_error());
         onyx_error_clear();
+        if (!n->unsupported) return onyx_oom("node");
         n->schema = NULL;
         n->version = 0;
         return ONYX_OK;
     }
+    TRY(st);
     n->schema = s;
     n->version = s->since_version;
     TRY(check_count("inputs", n->n_inputs, s->min_inputs, s->max_inputs));
@@ -478,14 +475,21 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
     return ONYX_OK;
 }
 
-static onyx_status check_attr_types(const graph_node *n) {
-    if (!n->schema || !n->schema->attrs) return ONYX_OK;
-    for (const attr_spec *sp = n->schema->attrs; sp->name; sp++) {
-        const graph_attr *a = node_attr(n, sp->name);
-        if (a && a->type != sp->type)
+/* Every attribute of the node is one its schema declares, of the declared type: an attribute
+ * onyx does not know would otherwise be ignored, and the node would run without its meaning. */
+static onyx_status check_attrs(const graph_node *n) {
+    if (!n->schema) return ONYX_OK;
+    for (int k = 0; k < n->n_attrs; k++) {
+        const graph_attr *a = &n->attrs[k];
+        const attr_spec *sp = n->schema->attrs;
+        while (sp && sp->name && strcmp(sp->name, a->name) != 0) sp++;
+        if (!sp || !sp->name)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "%s-%d has no attribute '%s'", n->op_type,
+                              n->version, a->name);
+        if (a->type != sp->type)
             return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute '%s' is %s, expected %s",
-                              sp->name, attr_type_name((int)a->type),
-                              attr_type_name((int)sp->type));
+                              sp->name, graph_attr_type_name((int)a->type),
+                              graph_attr_type_name((int)sp->type));
     }
     return ONYX_OK;
 }
@@ -530,7 +534,7 @@ static onyx_status build_node(gbuild *b, int i) {
         }
         CHECK(map_put(&seen, n->attrs[k].name, k));
     }
-    st = check_attr_types(n);
+    st = check_attrs(n);
 done:
     map_free(&seen);
     return st;
@@ -1080,6 +1084,13 @@ static onyx_status load_model(const op_registry *ops, const Onnx__ModelProto *mp
     if (!mp->has_ir_version || mp->ir_version < 1) {
         st = onyx_error(ONYX_ERR_INVALID_MODEL, "model has no valid ir_version (got %" PRId64 ")",
                         mp->has_ir_version ? mp->ir_version : (int64_t)0);
+        goto done;
+    }
+    if (mp->ir_version > LOADER_MAX_IR_VERSION) {
+        /* a newer IR may carry fields this reader would drop without a word */
+        st = onyx_error(ONYX_ERR_UNSUPPORTED,
+                        "model IR version %" PRId64 " is newer than the newest onyx reads (%d)",
+                        mp->ir_version, LOADER_MAX_IR_VERSION);
         goto done;
     }
     m->ir_version = mp->ir_version;

@@ -11,7 +11,10 @@
  * messages (GraphProto > NodeProto > AttributeProto). */
 #define LOADER_MAX_NESTING 100
 
-/* Opset versions accepted in opset_import. */
+/* The newest IR version onyx reads (onnx 1.23's). */
+#define LOADER_MAX_IR_VERSION 14
+
+/* Opset versions accepted in opset_import (past the newest a domain has, prepare refuses them). */
 #define LOADER_MAX_OPSET 1000
 
 /* Loads a serialized ModelProto, resolving nodes against the schemas of `ops`. `base_dir` is the

@@ -40,7 +40,8 @@ typedef struct op_schema {
     int since_version;
     int min_inputs, max_inputs;  /* max ONYX_VARIADIC for variadic */
     int min_outputs, max_outputs;
-    const attr_spec *attrs;      /* checked attribute types; {NULL} terminated; may be NULL */
+    const attr_spec *attrs;      /* every attribute this version has, {NULL} terminated; NULL
+                                    for none: a node with any other attribute is refused */
     onyx_status (*infer)(infer_ctx *ctx); /* NULL: outputs unknown until run time */
     unsigned flags;
 } op_schema;
@@ -51,10 +52,13 @@ typedef struct op_schema {
 
 /* The schema tables as the loader sees them. */
 typedef struct op_registry {
-    /* The schema a node resolves to: the greatest since_version <= opset. NULL with a message
-     * when the op is unknown or no version is <= opset. */
-    const op_schema *(*lookup)(const char *domain, const char *op_type, int64_t opset);
-    /* Newest opset known for a domain. */
+    /* The schema of the version of op_type that `opset` of its domain asks for (for the standard
+     * domains, as ONNX's version history has it). ONYX_ERR_INVALID_MODEL when the op has no
+     * version at or below opset; ONYX_ERR_UNSUPPORTED naming the op and the version when onyx
+     * does not implement that version, or the op. */
+    onyx_status (*resolve)(const char *domain, const char *op_type, int64_t opset,
+                           const op_schema **out);
+    /* Newest opset onyx knows for a domain; 0 for a domain it knows nothing of. */
     int64_t (*max_opset)(const char *domain);
 } op_registry;
 

@@ -199,8 +199,8 @@ static onyx_status place_at(rewriter *r, const graph_node *last, bool after, con
                             const graph_node **members, int n_members, const char *op_type,
                             int64_t version, const int *ins, int n_in, int y,
                             const graph_attr *attrs, int n_attrs) {
-    const op_schema *schema = r->ops->lookup("", op_type, version);
-    if (!schema) {
+    const op_schema *schema = NULL;
+    if (r->ops->resolve("", op_type, version, &schema) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
     }

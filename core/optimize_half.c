@@ -155,8 +155,8 @@ static onyx_status add_cast(builder *b, int from, int to, onyx_dtype to_dtype) {
 onyx_status graph_half_as_float(const graph *g, const op_registry *ops, graph **out,
                                 void ***owned, int *n_owned) {
     *out = NULL;
-    const op_schema *cast = ops->lookup("", "Cast", 13);
-    if (!cast) {
+    const op_schema *cast = NULL;
+    if (ops->resolve("", "Cast", 13, &cast) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK;
     }

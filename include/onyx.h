@@ -387,8 +387,12 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  * ops are not run as float32); "optimization.bfloat16" ("0" default, "1": float convolutions and
  * products may run in bfloat16); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a
  * CUDA plan launches its kernels one by one instead of replaying the graph captured on its second
- * run). Unknown keys (onnxruntime's own included) and other values are ONYX_ERR_INVALID_ARGUMENT,
- * naming the key. */
+ * run). "onyx.allow_newer_opsets" takes domains, comma-separated ("ai.onnx" for the default one,
+ * "" none, the default): a model importing such a domain at an opset past the newest onyx
+ * implements is prepared anyway, its nodes run as the newest versions onyx implements, and the log
+ * warns; the caller vouches that none of its ops changed meaning. Without it such a model is
+ * refused (ONYX_ERR_UNSUPPORTED, naming the domain and both opsets). Unknown keys (onnxruntime's
+ * own included) and other values are ONYX_ERR_INVALID_ARGUMENT, naming the key. */
 ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
                                                      const char *key, const char *value);
 
@@ -503,9 +507,12 @@ ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t 
                                    const onyx_output_info *outputs_info, size_t *output_count,
                                    onyx_value ***outputs);
 
-/* ONYX_OK when every node of the model has a schema and a kernel for `device` (or the CPU
- * fallback). Otherwise ONYX_ERR_UNSUPPORTED (or the loader's status), and onyx_last_error()
- * says why, naming the first node that does not fit. */
+/* ONYX_OK when a session on `device` would prepare the model: every opset it imports is one onyx
+ * implements, every node has the schema of the version it asks for and a kernel for `device` (or
+ * the CPU fallback) that takes its types and attributes. It prepares the model to find out (what
+ * prepare refuses, it refuses), without running it. Otherwise ONYX_ERR_UNSUPPORTED (or the
+ * status prepare gives), and onyx_last_error() says why, naming the first node that does not
+ * fit. */
 ONYX_API onyx_status onyx_is_compatible(const onyx_model *model, const char *device);
 
 /* The library version ("0.1.0"). */

@@ -1,6 +1,10 @@
-/* The schema registry: every op file's version list, looked up by (domain, op, opset). */
+/* The schema registry: every op file's version list, looked up by (domain, op, opset). For the
+ * standard domains, ONNX's own version history (ops/onnx_versions.h) says which version of an op
+ * a model asks for, and a version onyx does not implement is refused by name: running it as the
+ * nearest older one would give silently wrong answers. */
 #include "ops/schema.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define OP(name) extern const op_schema op_##name[];
@@ -14,35 +18,132 @@ static const op_schema *const all_ops[] = {
     NULL,
 };
 
-static bool same_domain(const char *a, const char *b) {
-    if (strcmp(a, "ai.onnx") == 0) a = "";
-    if (strcmp(b, "ai.onnx") == 0) b = "";
-    return strcmp(a, b) == 0;
+typedef struct spec_domain {
+    const char *domain;
+    int newest;
+} spec_domain;
+
+typedef struct spec_op {
+    const char *domain, *op_type;
+    const int *versions; /* increasing, 0-terminated */
+} spec_op;
+
+static const spec_domain spec_domains[] = {
+#define ONNX_DOMAIN(domain, newest) {domain, newest},
+#define ONNX_OP(domain, op, ...)
+#include "ops/onnx_versions.h"
+#undef ONNX_DOMAIN
+#undef ONNX_OP
+};
+
+static const spec_op spec_ops[] = {
+#define ONNX_DOMAIN(domain, newest)
+#define ONNX_OP(domain, op, ...) {domain, op, (const int[]){__VA_ARGS__, 0}},
+#include "ops/onnx_versions.h"
+#undef ONNX_DOMAIN
+#undef ONNX_OP
+};
+
+/* Domains whose ops are onyx's own knowledge (no ONNX history): their newest opset. */
+static const spec_domain other_domains[] = {{"com.microsoft", 1}};
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static const char *canonical(const char *domain) {
+    return strcmp(domain, "ai.onnx") == 0 ? "" : domain;
 }
 
-const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t opset) {
-    bool known = false;
-    for (size_t k = 0; all_ops[k]; k++) {
-        const op_schema *s = all_ops[k];
-        if (strcmp(s->op_type, op_type) != 0 || !same_domain(s->domain, domain)) continue;
-        known = true;
-        const op_schema *best = NULL;
-        for (; s->op_type; s++)
-            if (s->since_version <= opset) best = s;
-        if (best) return best;
-    }
-    if (known)
-        onyx_error(ONYX_ERR_INVALID_MODEL, "op %s%s%s has no version at or below opset %lld",
-                   domain, *domain ? "." : "", op_type, (long long)opset);
-    else
-        onyx_error(ONYX_ERR_UNSUPPORTED, "unknown op %s%s%s", domain, *domain ? "." : "", op_type);
+static const spec_domain *find_domain(const char *domain) {
+    domain = canonical(domain);
+    for (size_t k = 0; k < COUNT(spec_domains); k++)
+        if (strcmp(spec_domains[k].domain, domain) == 0) return &spec_domains[k];
+    for (size_t k = 0; k < COUNT(other_domains); k++)
+        if (strcmp(other_domains[k].domain, domain) == 0) return &other_domains[k];
     return NULL;
 }
 
+static const spec_op *find_spec(const char *domain, const char *op_type) {
+    domain = canonical(domain);
+    for (size_t k = 0; k < COUNT(spec_ops); k++)
+        if (strcmp(spec_ops[k].op_type, op_type) == 0 && strcmp(spec_ops[k].domain, domain) == 0)
+            return &spec_ops[k];
+    return NULL;
+}
+
+/* onyx's versions of an op, or NULL. */
+static const op_schema *find_versions(const char *domain, const char *op_type) {
+    domain = canonical(domain);
+    for (size_t k = 0; all_ops[k]; k++)
+        if (strcmp(all_ops[k]->op_type, op_type) == 0 &&
+            strcmp(canonical(all_ops[k]->domain), domain) == 0)
+            return all_ops[k];
+    return NULL;
+}
+
+/* The greatest version <= opset of a 0-terminated list, or 0. */
+static int version_at(const int *versions, int64_t opset) {
+    int v = 0;
+    for (; *versions && *versions <= opset; versions++) v = *versions;
+    return v;
+}
+
+onyx_status schema_resolve_in(const int *spec_versions, const op_schema *versions,
+                              const char *domain, const char *op_type, int64_t opset,
+                              const op_schema **out) {
+    const char *dot = *domain ? "." : "";
+    if (!versions && !spec_versions)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "unknown op %s%s%s", domain, dot, op_type);
+    /* the version the model asks for: ONNX's where it has a history, else onyx's own */
+    int asked = 0;
+    if (spec_versions) {
+        asked = version_at(spec_versions, opset);
+    } else {
+        for (const op_schema *s = versions; s->op_type; s++)
+            if (s->since_version <= opset) asked = s->since_version;
+    }
+    if (!asked)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "op %s%s%s has no version at or below opset %lld",
+                          domain, dot, op_type, (long long)opset);
+    if (!versions)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "onyx does not implement %s%s%s-%d", domain, dot,
+                          op_type, asked);
+    const op_schema *newest = versions;
+    for (const op_schema *s = versions; s->op_type; s++) {
+        if (s->since_version == asked) {
+            *out = s;
+            return ONYX_OK;
+        }
+        newest = s;
+    }
+    if (asked > newest->since_version)
+        return onyx_error(ONYX_ERR_UNSUPPORTED,
+                          "%s%s%s-%d is newer than the newest version onyx implements (%d)", domain,
+                          dot, op_type, asked, newest->since_version);
+    char list[256];
+    size_t used = 0;
+    list[0] = '\0';
+    for (const op_schema *s = versions; s->op_type && used < sizeof list; s++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
+                                 s == versions ? "" : ", ", s->since_version);
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "onyx does not implement %s%s%s-%d (it implements %s)",
+                      domain, dot, op_type, asked, list);
+}
+
+onyx_status schema_resolve(const char *domain, const char *op_type, int64_t opset,
+                           const op_schema **out) {
+    const spec_op *spec = find_spec(domain, op_type);
+    return schema_resolve_in(spec ? spec->versions : NULL, find_versions(domain, op_type), domain,
+                             op_type, opset, out);
+}
+
+const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t opset) {
+    const op_schema *s = NULL;
+    return schema_resolve(domain, op_type, opset, &s) == ONYX_OK ? s : NULL;
+}
+
 int64_t schema_max_opset(const char *domain) {
-    if (same_domain(domain, "")) return 27;
-    if (strcmp(domain, "ai.onnx.ml") == 0) return 5;
-    return 1; /* ai.onnx.preview(.training) and unknown domains */
+    const spec_domain *d = find_domain(domain);
+    return d ? d->newest : 0;
 }
 
 void schema_foreach(void (*fn)(const op_schema *s, void *arg), void *arg) {
@@ -50,4 +151,4 @@ void schema_foreach(void (*fn)(const op_schema *s, void *arg), void *arg) {
         for (const op_schema *s = all_ops[k]; s->op_type; s++) fn(s, arg);
 }
 
-const op_registry ops_registry = {schema_lookup, schema_max_opset};
+const op_registry ops_registry = {schema_resolve, schema_max_opset};

@@ -1,15 +1,23 @@
-/* Operator schemas: one entry per (domain, op, since_version) with arity, attribute types and
- * type+shape inference. A node's version is the greatest since_version <= the model's opset. */
+/* Operator schemas: one entry per (domain, op, since_version) with arity, attributes and
+ * type+shape inference. A node's version is the one its domain's opset gives it in ONNX's version
+ * history (ops/onnx_versions.h); onyx runs it only when it implements exactly that version. */
 #ifndef ONYX_OPS_SCHEMA_H
 #define ONYX_OPS_SCHEMA_H
 
 #include "core/op_schema.h"
 
-/* Schema a node resolves to: the greatest since_version <= opset. NULL with a message when the
- * op is unknown or no version is <= opset. */
+/* The schema a node of `op_type` resolves to under `opset` of its domain (op_registry.resolve). */
+onyx_status schema_resolve(const char *domain, const char *op_type, int64_t opset,
+                           const op_schema **out);
+/* The same over given tables (unit tests): spec_versions is ONNX's 0-terminated version list of
+ * the op (NULL outside the standard domains), versions onyx's (OP_END-terminated, or NULL). */
+onyx_status schema_resolve_in(const int *spec_versions, const op_schema *versions,
+                              const char *domain, const char *op_type, int64_t opset,
+                              const op_schema **out);
+/* schema_resolve's schema, or NULL with its message. */
 const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t opset);
 
-/* Newest opset onyx knows for a domain (for run_node without an explicit version). */
+/* Newest opset onyx knows for a domain, 0 for a domain it knows nothing of. */
 int64_t schema_max_opset(const char *domain);
 
 /* The registry of every schema above, for the loader (core/op_schema.h). */

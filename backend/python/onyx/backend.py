@@ -5,7 +5,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from ._lib import OutputInfo, Value_pp, check, error, lib
+from ._lib import OnyxError, OutputInfo, Value_pp, check, error, lib
 from ._values import Arena, dtype_code, take_outputs, to_value, values_array
 from .session import Session, load_model
 
@@ -31,7 +31,12 @@ class OnyxRep(BackendRep):
 class OnyxBackend(Backend):
     @classmethod
     def is_compatible(cls, model, device='CPU', **kwargs):  # noqa: ARG003
-        handle = load_model(model)
+        """False where prepare would refuse the model, loading included (an attribute the op
+        does not have is refused as the model loads)."""
+        try:
+            handle = load_model(model)
+        except OnyxError:
+            return False
         try:
             return lib.onyx_is_compatible(handle, _device_name(device).encode()) == 0
         finally:
