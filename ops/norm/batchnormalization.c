@@ -68,6 +68,9 @@ static onyx_status bn_infer(infer_ctx *c) {
 static const attr_spec attrs_1[] = {{"epsilon", ATTR_FLOAT},        {"momentum", ATTR_FLOAT},
                                     {"is_test", ATTR_INT},          {"spatial", ATTR_INT},
                                     {"consumed_inputs", ATTR_INTS}, {NULL, 0}};
+static const attr_spec attrs_6[] = {{"epsilon", ATTR_FLOAT}, {"momentum", ATTR_FLOAT},
+                                    {"is_test", ATTR_INT},   {"spatial", ATTR_INT},
+                                    {NULL, 0}};
 static const attr_spec attrs_7[] = {
     {"epsilon", ATTR_FLOAT}, {"momentum", ATTR_FLOAT}, {"spatial", ATTR_INT}, {NULL, 0}};
 static const attr_spec attrs_9[] = {{"epsilon", ATTR_FLOAT}, {"momentum", ATTR_FLOAT}, {NULL, 0}};
@@ -76,7 +79,7 @@ static const attr_spec attrs_14[] = {
 
 const op_schema op_BatchNormalization[] = {
     {"", "BatchNormalization", 1, 5, 5, 1, 5, attrs_1, bn_infer, 0},
-    {"", "BatchNormalization", 6, 5, 5, 1, 5, attrs_1, bn_infer, 0},
+    {"", "BatchNormalization", 6, 5, 5, 1, 5, attrs_6, bn_infer, 0},
     {"", "BatchNormalization", 7, 5, 5, 1, 5, attrs_7, bn_infer, 0},
     {"", "BatchNormalization", 9, 5, 5, 1, 5, attrs_9, bn_infer, 0},
     {"", "BatchNormalization", 14, 5, 5, 1, 3, attrs_14, bn_infer, 0},

@@ -46,12 +46,13 @@ static onyx_status drop_infer(infer_ctx *c) {
 
 static const attr_spec attrs_1[] = {
     {"is_test", ATTR_INT}, {"ratio", ATTR_FLOAT}, {"consumed_inputs", ATTR_INTS}, {NULL, 0}};
+static const attr_spec attrs_6[] = {{"is_test", ATTR_INT}, {"ratio", ATTR_FLOAT}, {NULL, 0}};
 static const attr_spec attrs_7[] = {{"ratio", ATTR_FLOAT}, {NULL, 0}};
 static const attr_spec attrs_12[] = {{"seed", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_Dropout[] = {
     {"", "Dropout", 1, 1, 1, 1, 2, attrs_1, drop_infer, OP_NONDETERMINISTIC},
-    {"", "Dropout", 6, 1, 1, 1, 2, attrs_1, drop_infer, OP_NONDETERMINISTIC},
+    {"", "Dropout", 6, 1, 1, 1, 2, attrs_6, drop_infer, OP_NONDETERMINISTIC},
     {"", "Dropout", 7, 1, 1, 1, 2, attrs_7, drop_infer, 0},
     {"", "Dropout", 10, 1, 1, 1, 2, attrs_7, drop_infer, 0},
     {"", "Dropout", 12, 1, 3, 1, 2, attrs_12, drop_infer, OP_NONDETERMINISTIC},

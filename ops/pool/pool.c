@@ -88,13 +88,22 @@ static onyx_status pool_infer(infer_ctx *c) {
 #define WINDOW_ATTRS {"kernel_shape", ATTR_INTS}, {"strides", ATTR_INTS}, {"pads", ATTR_INTS}, \
                      {"auto_pad", ATTR_STRING}
 
+/* storage_order from MaxPool-8; ceil_mode and dilations from MaxPool-10 and LpPool-18;
+ * count_include_pad from AveragePool-7, ceil_mode from 10, dilations from 19 */
+static const attr_spec max1_attrs[] = {WINDOW_ATTRS, {NULL, 0}};
+static const attr_spec max8_attrs[] = {WINDOW_ATTRS, {"storage_order", ATTR_INT}, {NULL, 0}};
 static const attr_spec max_attrs[] = {WINDOW_ATTRS, {"storage_order", ATTR_INT},
                                       {"dilations", ATTR_INTS}, {"ceil_mode", ATTR_INT},
                                       {NULL, 0}};
+static const attr_spec avg1_attrs[] = {WINDOW_ATTRS, {NULL, 0}};
+static const attr_spec avg7_attrs[] = {WINDOW_ATTRS, {"count_include_pad", ATTR_INT}, {NULL, 0}};
+static const attr_spec avg10_attrs[] = {WINDOW_ATTRS, {"count_include_pad", ATTR_INT},
+                                        {"ceil_mode", ATTR_INT}, {NULL, 0}};
 static const attr_spec avg_attrs[] = {WINDOW_ATTRS, {"count_include_pad", ATTR_INT},
                                       {"dilations", ATTR_INTS}, {"ceil_mode", ATTR_INT},
                                       {NULL, 0}};
 static const attr_spec lp1_attrs[] = {WINDOW_ATTRS, {"p", ATTR_FLOAT}, {NULL, 0}};
+static const attr_spec lp2_attrs[] = {WINDOW_ATTRS, {"p", ATTR_INT}, {NULL, 0}};
 static const attr_spec lp_attrs[] = {WINDOW_ATTRS, {"p", ATTR_INT}, {"dilations", ATTR_INTS},
                                      {"ceil_mode", ATTR_INT}, {NULL, 0}};
 static const attr_spec glp1_attrs[] = {{"p", ATTR_FLOAT}, {NULL, 0}};
@@ -103,22 +112,22 @@ static const attr_spec glp_attrs[] = {{"p", ATTR_INT}, {NULL, 0}};
 #define POOL(name, v, nout, attrs) {"", name, v, 1, 1, 1, nout, attrs, pool_infer, 0}
 
 const op_schema op_MaxPool[] = {
-    POOL("MaxPool", 1, 1, max_attrs),  POOL("MaxPool", 8, 2, max_attrs),
+    POOL("MaxPool", 1, 1, max1_attrs), POOL("MaxPool", 8, 2, max8_attrs),
     POOL("MaxPool", 10, 2, max_attrs), POOL("MaxPool", 11, 2, max_attrs),
     POOL("MaxPool", 12, 2, max_attrs), POOL("MaxPool", 22, 2, max_attrs),
     OP_END,
 };
 
 const op_schema op_AveragePool[] = {
-    POOL("AveragePool", 1, 1, avg_attrs),  POOL("AveragePool", 7, 1, avg_attrs),
-    POOL("AveragePool", 10, 1, avg_attrs), POOL("AveragePool", 11, 1, avg_attrs),
+    POOL("AveragePool", 1, 1, avg1_attrs),  POOL("AveragePool", 7, 1, avg7_attrs),
+    POOL("AveragePool", 10, 1, avg10_attrs), POOL("AveragePool", 11, 1, avg10_attrs),
     POOL("AveragePool", 19, 1, avg_attrs), POOL("AveragePool", 22, 1, avg_attrs),
     OP_END,
 };
 
 const op_schema op_LpPool[] = {
-    POOL("LpPool", 1, 1, lp1_attrs), POOL("LpPool", 2, 1, lp_attrs),
-    POOL("LpPool", 11, 1, lp_attrs), POOL("LpPool", 18, 1, lp_attrs),
+    POOL("LpPool", 1, 1, lp1_attrs), POOL("LpPool", 2, 1, lp2_attrs),
+    POOL("LpPool", 11, 1, lp2_attrs), POOL("LpPool", 18, 1, lp_attrs),
     POOL("LpPool", 22, 1, lp_attrs), OP_END,
 };
 

@@ -49,4 +49,10 @@ onyx_status rnn_parse_attrs(const graph_node *n, rnn_cell cell, rnn_attrs *out);
  * Y, Y_h (and Y_c). */
 onyx_status rnn_infer(infer_ctx *c, rnn_cell cell);
 
+/* The attributes every version of RNN, GRU and LSTM has. */
+#define RNN_ATTRS                                                                                  \
+    {"activation_alpha", ATTR_FLOATS}, {"activation_beta", ATTR_FLOATS},                          \
+        {"activations", ATTR_STRINGS}, {"clip", ATTR_FLOAT}, {"direction", ATTR_STRING},           \
+        {"hidden_size", ATTR_INT}
+
 #endif
