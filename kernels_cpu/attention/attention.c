@@ -323,8 +323,8 @@ static bool banded_mask(const tensor *m, int64_t mlen, bool bcast) {
 /* How many of the first nc columns a task's rows (i0.. or, hr, heads hb..) need computed: past
  * the last column some row's mask leaves open (a causal mask's diagonal, a key padding mask's
  * last key) every row's probability is 0, so the products stop there. nc itself when a row is
- * masked out entirely (its softmax must keep the reference's NaN or uniform row) or when the
- * mask is of another type or broadcast along the keys. */
+ * masked out entirely (a fused chain's softmax keeps its NaN row, one of values below -1e30 its
+ * uniform row) or when the mask is of another type or broadcast along the keys. */
 static int64_t open_columns(const att_ctx *x, int64_t b, int64_t hb, int64_t i0, int64_t rb,
                             int64_t nc) {
     const tensor *m = x->mask;
