@@ -127,9 +127,13 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 # The ONNX backend test data of the pinned onnx package in .venv. Evaluated when used, so a
-# sub-make started after `deps` sees a fresh .venv.
+# sub-make started after `deps` sees a fresh .venv. onnx builds its node tests in memory from its
+# case scripts; tools/conformance/gen_node_data.py writes them out for the runner (NODE_DATA),
+# again whenever the pinned onnx or the script changes.
 ONNX_DATA = $(firstword $(wildcard .venv/lib/python3*/site-packages/onnx/backend/test/data))
-CONFORMANCE_DIRS := node simple pytorch-converted pytorch-operator real
+NODE_DATA := $(BUILD)/onnx-data
+NODE_STAMP := $(NODE_DATA)/onnx-version
+CONFORMANCE_DIRS := simple pytorch-converted pytorch-operator real
 EXAMPLE := tests/models/example.onnx
 
 # Sanitizer settings for what the tests run (empty in plain builds).
@@ -137,7 +141,7 @@ ASAN_ENV := $(if $(SAN_FLAGS),env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/conformance/lsan.supp:print_suppressions=0:$(LSAN_OPTIONS))
 
-.PHONY: all test unit unit-bins sanitize tsan test-models clean deps conformance conformance-levels runner-selftest python-tests run-example gen-tests \
+.PHONY: all test unit unit-bins sanitize tsan test-models clean deps conformance conformance-levels runner-selftest python-tests run-example gen-tests node-data \
         example bench
 all: $(LIB_A) $(LIB_SO) $(TOOLS) $(CUDA_TARGETS)
 
@@ -222,14 +226,20 @@ unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
 	@rc=0; for t in $(UNIT_BINS); do echo "== $$t"; $(ASAN_ENV) $$t || rc=1; done; exit $$rc
 
-conformance: $(RUNNER)
+$(NODE_STAMP): tools/conformance/gen_node_data.py tests/requirements.txt
+	@echo "== node test data of the pinned onnx into $(NODE_DATA)"
+	@$(PYTHON) tools/conformance/gen_node_data.py $(NODE_DATA)
+
+node-data: $(NODE_STAMP)
+
+conformance: $(RUNNER) $(NODE_STAMP)
 	@data="$(ONNX_DATA)"; \
 	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
-	echo "== conformance ($(DEVICE), $(JOBS) jobs): $(CONFORMANCE_DIRS)"; \
+	echo "== conformance ($(DEVICE), $(JOBS) jobs): node $(CONFORMANCE_DIRS)"; \
 	$(ASAN_ENV) $(RUNNER) -d $(DEVICE) -j $(JOBS) $(if $(FILTER),-f '$(FILTER)') $(RUNNER_FLAGS) \
 	    $(if $(wildcard $(EXPECTED)),-x $(EXPECTED)) --draws tests/conformance/random_draws.txt \
 	    --report $(BUILD)/conformance-$(DEVICE).json \
-	    $(addprefix $$data/,$(CONFORMANCE_DIRS))
+	    $(NODE_DATA)/node $(addprefix $$data/,$(CONFORMANCE_DIRS))
 
 # The model folders again at the lower optimization levels (-O basic: constant folding, no fusion;
 # -O none: the graph as written), so that fused and unfused runs are both checked.
@@ -243,11 +253,9 @@ conformance-levels: $(RUNNER)
 	done
 
 # The runner checked on broken test dirs, so that conformance numbers can be trusted.
-runner-selftest: $(RUNNER)
-	@data="$(ONNX_DATA)"; \
-	if [ -z "$$data" ]; then echo "no onnx test data under .venv: run make deps" >&2; exit 1; fi; \
-	echo "== runner self-test"; \
-	out=$$($(ASAN_ENV) tests/conformance/runner_selftest.sh $(RUNNER) $$data/node 2>&1); rc=$$?; \
+runner-selftest: $(RUNNER) $(NODE_STAMP)
+	@echo "== runner self-test"; \
+	out=$$($(ASAN_ENV) tests/conformance/runner_selftest.sh $(RUNNER) $(NODE_DATA)/node 2>&1); rc=$$?; \
 	printf '%s\n' "$$out" | grep -v '^ok '; exit $$rc
 
 # Hook for the Python adapter's tests (backend/python under onnx's BackendTest). Not run under

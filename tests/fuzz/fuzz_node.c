@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n_out = 0;
     onyx_value **outs = NULL;
     onyx_error_clear();
-    onyx_status st = onyx_run_node(bytes, n, data[0] % 27, "CPU", n_in,
+    onyx_status st = onyx_run_node(bytes, n, data[0] % 29, "CPU", n_in,
                                    (const onyx_value *const *)in, 0, NULL, &n_out, &outs);
     fuzz_check_message(st);
     if (st == ONYX_OK) {

@@ -50,11 +50,12 @@ def external_seeds(dirs, max_len):
 
 def main():
     data, out, max_len = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    node_data = sys.argv[4] if len(sys.argv) > 4 else data  # onnx >= 1.23 ships no node/ folder
     dirs = {t: os.path.join(out, t) for t in ("load", "run", "pb", "node")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
     for suite in ("node", "simple", "pytorch-converted", "pytorch-operator"):
-        root = os.path.join(data, suite)
+        root = os.path.join(node_data if suite == "node" else data, suite)
         for test in sorted(os.listdir(root)):
             path = os.path.join(root, test, "model.onnx")
             if not os.path.exists(path) or os.path.getsize(path) > max_len:
@@ -72,7 +73,7 @@ def main():
             graph = model.graph
             opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
             if len(graph.node) == 1 and not graph.initializer:
-                put(dirs["node"], bytes([opset % 27]) + digest[1:8] + graph.node[0].SerializeToString(),
+                put(dirs["node"], bytes([opset % 29]) + digest[1:8] + graph.node[0].SerializeToString(),
                     max_len)
             inits = {t.name for t in graph.initializer}
             ins = [kind_of(v) for v in graph.input if v.name not in inits]

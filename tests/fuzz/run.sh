@@ -33,7 +33,10 @@ make --no-print-directory -f tests/fuzz/fuzz.mk -j"$(nproc)" FUZZ_BUILD=$OUT "${
 data=$(ls -d .venv/lib/python3*/site-packages/onnx/backend/test/data 2>/dev/null | head -1 || true)
 if [ ! -d $OUT/seeds/load ]; then
     if [ -z "$data" ]; then echo "no ONNX test data under .venv (make deps): no seeds" >&2
-    else .venv/bin/python tests/fuzz/make_corpus.py "$data" $OUT/seeds $MAX_LEN; fi
+    else
+        make --no-print-directory node-data # onnx's node tests, written out (build/onnx-data)
+        .venv/bin/python tests/fuzz/make_corpus.py "$data" $OUT/seeds $MAX_LEN build/onnx-data
+    fi
 fi
 
 # Single allocations above the cap fail (NULL) instead of aborting, so that a model asking for a

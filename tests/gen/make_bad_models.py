@@ -358,13 +358,11 @@ def loader_family(b):
 
 
 def _node_test_image(name):
-    """The encoded image bytes of one of onnx's ImageDecoder node tests."""
-    path = os.path.join(os.path.dirname(onnx.__file__), 'backend', 'test', 'data', 'node', name,
-                        'test_data_set_0', 'input_0.pb')
-    t = onnx.TensorProto()
-    with open(path, 'rb') as fh:
-        t.ParseFromString(fh.read())
-    return nh.to_array(t)
+    """The encoded image bytes of one of onnx's ImageDecoder node tests (onnx builds its node tests
+    in memory from its case scripts)."""
+    from onnx.backend.test.loader import load_node_model_tests
+    case = next(c for c in load_node_model_tests() if c.name == name)
+    return np.asarray(case.data_sets[0][0][0])
 
 
 def string_family(b):

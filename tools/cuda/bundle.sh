@@ -28,7 +28,9 @@ for b in "$stage"/bin/*; do ldd "$b" 2>/dev/null || true; done |
         esac
     done
 data=$(ls -d .venv/lib/python3*/site-packages/onnx/backend/test/data | head -1)
-cp -r "$data"/{node,simple,pytorch-converted,pytorch-operator,real,light} "$stage/data/"
+cp -r "$data"/{simple,pytorch-converted,pytorch-operator,real,light} "$stage/data/"
+make --no-print-directory node-data # onnx's node tests, written out by tools/conformance
+cp -r build/onnx-data/node "$stage/data/"
 for f in "$@"; do cp "$f" "$stage/models/"; done
 mkdir -p .gpu
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
