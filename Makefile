@@ -400,7 +400,7 @@ bench-core: $(CORE_BENCH)
 	$(CORE_BENCH) $(CORE_BENCH_FLAGS)
 
 # ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
-.PHONY: zoo bench-zoo
+.PHONY: zoo bench-zoo bench-traffic
 ZOO_PYTHON := .venv-zoo/bin/python
 $(ZOO_PYTHON):
 	python3 -m venv .venv-zoo
@@ -413,6 +413,11 @@ zoo: $(ZOO_PYTHON)
 # BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8".
 bench-zoo: $(LIB_SO) $(ZOO_PYTHON)
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/zoo_bench.py $(BENCH_ZOO_FLAGS)
+
+# the same engines under open-loop traffic (Poisson arrivals, fixed gaps): p50/p99 and CPU per wall
+# second, loaded and idle (issue 31): BENCH_TRAFFIC_FLAGS="--models mobilenet_v3_small --requests 100".
+bench-traffic: $(LIB_SO) $(ZOO_PYTHON)
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/traffic_bench.py $(BENCH_TRAFFIC_FLAGS)
 
 # ---- onyx on Ray (onyx.serve: Ray Serve deployment, Ray Data helper). Its own venv, .venv-serve
 # (tests/serving/requirements.txt: ray[serve,data]), created on first use, with the wheel built

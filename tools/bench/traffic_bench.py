@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""onyx against onnxruntime under traffic: an open-loop load generator on the zoo's small models
+(issue 31). Back-to-back timings (make bench-zoo) hide what a server sees: requests that arrive
+with gaps, after which a thread pool may have gone to sleep.
+
+For each model and engine, one session (2 threads by default) in a process of its own (onyx
+through onyx.InferenceSession with ONYX_LIB, onnxruntime's InferenceSession), one engine at a time,
+the engines' order swapped from one model (and round) to the next. Each process:
+  - times back-to-back runs (the "b2b" row);
+  - serves requests at Poisson arrivals at 5/25/50/80 % of the model's back-to-back throughput
+    and at fixed gaps of 10 ms, 50 ms, 200 ms and 1 s. Open loop: a request's latency runs from
+    its scheduled arrival, so one that waits behind the previous request counts its wait. Both
+    engines get the same arrival times (same seed); the rates' basis is the slower engine's
+    back-to-back time (a calibration process per engine first), so neither is overloaded;
+  - reports p50/p99 latency and its own CPU time (user + system, all threads) per second of wall
+    time while the load runs, and then while idle for --idle seconds after a burst of runs
+    (spinning workers show there as CPU time with nothing to do).
+The table gives onyx / onnxruntime ratios. p99 of a few dozen requests is close to their maximum;
+--requests and --budget raise the counts. A benchmark, not a test.
+
+  tools/bench/traffic_bench.py [--threads N] [--models mobilenet_v3_small,all_minilm_l6:12]
+      [--rates 5,25,50,80] [--gaps 10,50,200,1000] [--requests N] [--budget S] [--rounds R]
+      [--idle S] [--engines onyx,ort] [--onyx-env K=V ...] [--ort-env K=V ...]
+      [--onyx-config K=V ...] [--json FILE] [--zoo DIR]
+A model is a zoo name, with ":N" for the sequence length of token models (default 128).
+--onyx-env / --ort-env set environment variables in that engine's process only (e.g.
+OMP_WAIT_POLICY=active, GOMP_SPINCOUNT=0) for experiments.
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_bench import ROOT, make_feeds, models, peak_rss_mib  # noqa: E402
+
+DEFAULT_MODELS = ('mobilenet_v3_small,efficientnet_b0,all_minilm_l6:12,all_minilm_l6:128,'
+                  'resnet18,bert_base')
+ENGINES = ('onyx', 'ort')
+
+
+def cpu_seconds():
+    """CPU time of this process, all threads, user + system."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def switches():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_nvcsw + r.ru_nivcsw
+
+
+def sleep_until(t):
+    """Sleeps until perf_counter() reaches t (nothing when t is past)."""
+    while True:
+        left = t - time.perf_counter()
+        if left <= 0:
+            return
+        time.sleep(left)
+
+
+def session(engine, model_path, threads, config):
+    if engine == 'onyx':
+        sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
+        import onyx
+        so = onyx.SessionOptions()
+        so.intra_op_num_threads = threads
+        for entry in config:
+            so.add_session_config_entry(*entry.split('=', 1))
+        return onyx.InferenceSession(model_path, so)
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(model_path, so, providers=['CPUExecutionProvider'])
+
+
+def schedule(point, basis_ms, plan):
+    """Arrival offsets in seconds from the start of a load point; the same for both engines."""
+    kind, value = point
+    if kind == 'rate':
+        mean = basis_ms / 1e3 / (value / 100.0)
+        n = int(min(plan['requests'], max(plan['min_requests'], plan['budget'] / mean)))
+        rng = np.random.default_rng(plan['seed'] + int(value))
+        gaps = rng.exponential(mean, n)
+    else:
+        gap = value / 1e3
+        n = int(min(plan['requests'], max(plan['min_requests'], plan['budget'] / gap)))
+        gaps = np.full(n, gap)
+    return np.cumsum(gaps)
+
+
+def worker(plan_path, out_path):
+    """In a child process: one session, the plan's blocks, a JSON result."""
+    with open(plan_path) as f:
+        plan = json.load(f)
+    with open(plan['spec']) as f:
+        spec = json.load(f)
+    if plan['seq']:
+        for inp in spec['inputs']:
+            if '1' in inp.get('dynamic', {}):
+                inp['shape'][1] = plan['seq']
+    feeds = make_feeds(spec, 0)
+    t0 = time.perf_counter()
+    sess = session(plan['engine'], plan['model'], plan['threads'], plan['config'])
+    result = {'create_ms': (time.perf_counter() - t0) * 1e3}
+    for _ in range(3):
+        sess.run(None, feeds)
+    # back to back
+    times, start = [], time.perf_counter()
+    c0 = cpu_seconds()
+    while len(times) < 10 or (time.perf_counter() - start < plan['b2b_seconds'] and len(times) < 500):
+        t = time.perf_counter()
+        sess.run(None, feeds)
+        times.append((time.perf_counter() - t) * 1e3)
+    wall = time.perf_counter() - start
+    result['b2b'] = {'lat_ms': times, 'cpu': (cpu_seconds() - c0) / wall}
+    result['points'] = []
+    for point in plan['points']:
+        arrivals = schedule(point, plan['basis_ms'], plan)
+        sleep_until(time.perf_counter() + 0.2)   # every point starts after the same short pause
+        lat, c0, s0 = [], cpu_seconds(), switches()
+        base = time.perf_counter()
+        for a in arrivals:
+            due = base + a
+            sleep_until(due)
+            sess.run(None, feeds)
+            lat.append((time.perf_counter() - due) * 1e3)
+        wall = time.perf_counter() - base
+        result['points'].append({'point': point, 'lat_ms': lat, 'cpu': (cpu_seconds() - c0) / wall,
+                                 'switches': switches() - s0, 'wall_s': wall})
+    # idle: a burst of runs, then nothing; CPU time spent while nothing is asked
+    for _ in range(20):
+        sess.run(None, feeds)
+    idle = {}
+    c0, base = cpu_seconds(), time.perf_counter()
+    for mark in (0.1, plan['idle']):
+        sleep_until(base + mark)
+        idle[f'{mark:g}'] = (cpu_seconds() - c0) / (time.perf_counter() - base)
+    result['idle'] = idle
+    result['peak_mib'] = peak_rss_mib()
+    with open(out_path, 'w') as f:
+        json.dump(result, f)
+
+
+def run_child(engine, plan, tmp, env_extra, verbose):
+    plan_path = os.path.join(tmp, f'{engine}.plan.json')
+    out = os.path.join(tmp, f'{engine}.json')
+    if os.path.exists(out):
+        os.remove(out)
+    with open(plan_path, 'w') as f:
+        json.dump(dict(plan, engine=engine), f)
+    env = dict(os.environ, OMP_NUM_THREADS=str(plan['threads']))
+    env.update(env_extra)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), '--worker', plan_path, out],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0 or not os.path.exists(out):
+        last = (proc.stderr.strip().splitlines() or ['?'])[-1]
+        return {'error': last[:160]}
+    if verbose and proc.stderr.strip():
+        print(proc.stderr.strip(), file=sys.stderr)
+    with open(out) as f:
+        return json.load(f)
+
+
+def pct(values, q):
+    return float(np.percentile(values, q)) if len(values) else float('nan')
+
+
+def label(point):
+    kind, value = point
+    if kind == 'rate':
+        return f'poisson {value:g}%'
+    return f'gap {value / 1e3:g} s' if value >= 1000 else f'gap {value:g} ms'
+
+
+def kv(entries):
+    return dict(e.split('=', 1) for e in entries)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--models', default=DEFAULT_MODELS,
+                    help='comma-separated zoo names, NAME:SEQ for token models')
+    ap.add_argument('--engines', default='onyx,ort')
+    ap.add_argument('--rates', default='5,25,50,80', help='percent of back-to-back throughput')
+    ap.add_argument('--gaps', default='10,50,200,1000', help='fixed gaps in ms')
+    ap.add_argument('--requests', type=int, default=30, help='most requests per load point')
+    ap.add_argument('--min-requests', type=int, default=6, help='fewest requests per load point')
+    ap.add_argument('--budget', type=float, default=3.0,
+                    help='seconds of arrivals per load point (between the two counts above)')
+    ap.add_argument('--b2b-seconds', type=float, default=1.0)
+    ap.add_argument('--idle', type=float, default=2.0, help='idle seconds measured after a burst')
+    ap.add_argument('--rounds', type=int, default=1, help='processes per engine and model, alternated')
+    ap.add_argument('--seed', type=int, default=31)
+    ap.add_argument('--exporter', default='ts')
+    ap.add_argument('--zoo', default=os.path.join(ROOT, 'zoo'))
+    ap.add_argument('--onyx-config', action='append', default=[], metavar='KEY=VALUE')
+    ap.add_argument('--onyx-env', action='append', default=[], metavar='KEY=VALUE')
+    ap.add_argument('--ort-env', action='append', default=[], metavar='KEY=VALUE')
+    ap.add_argument('--json', help='write every latency and figure to this file')
+    ap.add_argument('--verbose', action='store_true')
+    ap.add_argument('--worker', nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return 0
+
+    engines = [e for e in args.engines.split(',') if e]
+    envs = {'onyx': kv(args.onyx_env), 'ort': kv(args.ort_env)}
+    points = ([('rate', float(r)) for r in args.rates.split(',') if r] +
+              [('gap', float(g)) for g in args.gaps.split(',') if g])
+    zoo = {name: (path, spec) for name, path, spec in models(args.zoo, set(), {args.exporter})}
+    try:
+        import onnxruntime
+        ort_version = onnxruntime.__version__
+    except ImportError:
+        ort_version = '?'
+    print(f'open-loop traffic on {args.zoo}: {args.threads} thread(s), one process per engine and model, '
+          f'onnxruntime {ort_version}; latency from the scheduled arrival; cpu = process CPU s per wall s'
+          + (f'; onyx env {envs["onyx"]}' if envs['onyx'] else '')
+          + (f'; ort env {envs["ort"]}' if envs['ort'] else '')
+          + (f'; onyx config {args.onyx_config}' if args.onyx_config else ''))
+    try:
+        load = os.getloadavg()[0]
+        print(f'load average at start: {load:.2f} on {os.cpu_count()} CPUs')
+    except OSError:
+        pass
+    everything = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for m, entry in enumerate(m for m in args.models.split(',') if m):
+            name, _, seq = entry.partition(':')
+            if name not in zoo:
+                print(f'{entry}: not in {args.zoo} (make zoo ZOO_FLAGS="--models {name} --exporters {args.exporter}")')
+                continue
+            path, spec = zoo[name]
+            is_tokens = any('1' in i.get('dynamic', {}) for i in json.load(open(spec))['inputs'])
+            seq = int(seq) if seq else (128 if is_tokens else 0)
+            plan = {'model': path, 'spec': spec, 'seq': seq, 'threads': args.threads,
+                    'b2b_seconds': args.b2b_seconds, 'requests': args.requests,
+                    'min_requests': args.min_requests, 'budget': args.budget, 'idle': args.idle,
+                    'seed': args.seed, 'config': args.onyx_config, 'points': [], 'basis_ms': 0}
+            # calibration: each engine's back-to-back time; the slower one sets the rates
+            calib, failed = {}, {}
+            for e in engines:
+                r = run_child(e, dict(plan, b2b_seconds=min(args.b2b_seconds, 1.0)), tmp, envs[e], args.verbose)
+                if 'error' in r:
+                    failed[e] = r['error']
+                else:
+                    calib[e] = float(np.median(r['b2b']['lat_ms']))
+            if failed:
+                print(f'{entry}: failed ({"; ".join(f"{e}: {msg}" for e, msg in failed.items())})')
+                continue
+            plan['basis_ms'] = max(calib.values())
+            plan['points'] = points
+            results = {e: [] for e in engines}
+            for r in range(args.rounds):
+                order = engines if (m + r) % 2 == 0 else engines[::-1]
+                for e in order:
+                    res = run_child(e, plan, tmp, envs[e], args.verbose)
+                    if 'error' in res:
+                        failed[e] = res['error']
+                    else:
+                        results[e].append(res)
+            if failed:
+                print(f'{entry}: failed ({"; ".join(f"{e}: {msg}" for e, msg in failed.items())})')
+                continue
+            everything.append({'model': entry, 'basis_ms': plan['basis_ms'], 'calib_ms': calib,
+                               'results': results})
+            report(entry, plan, engines, results)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(everything, f)
+    return 0
+
+
+def report(entry, plan, engines, results):
+    def pooled(e, key, idx=None):
+        rows = [r['b2b'] if key == 'b2b' else r['points'][idx] for r in results[e]]
+        return [x for row in rows for x in row['lat_ms']], float(np.mean([row['cpu'] for row in rows]))
+
+    both = len(engines) == 2 and set(engines) == set(ENGINES)
+    cols = ['onyx', 'ort'] if both else engines
+    print(f'\n{entry}: rates relative to {plan["basis_ms"]:.2f} ms back to back (the slower engine)')
+    head = f'{"load":<15}{"n":>4}'
+    for what in ('p50 ms', 'p99 ms', 'cpu s/s'):
+        for e in cols:
+            head += f'{e + " " + what:>{len(what) + 7}}'
+        if both and what != 'cpu s/s':
+            head += f'{"ratio":>7}'
+    print(head)
+    print('-' * len(head))
+    rows = [('b2b', 'b2b', None)] + [(label(p), 'pt', i) for i, p in enumerate(plan['points'])]
+    for text, key, idx in rows:
+        data = {e: pooled(e, key, idx) for e in cols}
+        n = len(data[cols[0]][0])
+        line = f'{text:<15}{n:>4}'
+        for what, q in (('p50 ms', 50), ('p99 ms', 99)):
+            vals = {e: pct(data[e][0], q) for e in cols}
+            for e in cols:
+                line += f'{vals[e]:>{len(what) + 7}.2f}'
+            if both:
+                line += f'{vals["onyx"] / vals["ort"]:>7.2f}'
+        for e in cols:
+            line += f'{data[e][1]:>14.2f}'
+        print(line)
+    idle = '   '.join(f'{e}: ' + ', '.join(
+        f'{float(np.mean([r["idle"][k] for r in results[e]])):.3f} (first {k} s)' if k == '0.1'
+        else f'{float(np.mean([r["idle"][k] for r in results[e]])):.3f} ({k} s)'
+        for k in results[e][0]['idle']) for e in cols)
+    print(f'{"idle cpu s/s":<15}    {idle}')
+    print('session create ms: ' + ', '.join(
+        f'{e} {np.median([r["create_ms"] for r in results[e]]):.0f}' for e in cols)
+        + '; peak MiB: ' + ', '.join(f'{e} {max(r["peak_mib"] for r in results[e]):.0f}' for e in cols))
+    sys.stdout.flush()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
