@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels_cpu/cpu_kernels.h"
 #include "ops/schema.h"
 
 static void assert_error_mentions(const char *want) {
@@ -204,6 +205,30 @@ static void test_every_version_implemented(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* Every CPU kernel serves versions the op has: its range starts and ends at one of onyx's own
+ * versions of the op, so a kernel cannot claim a version whose meaning no schema states. */
+static void test_kernel_ranges_are_versions(void **state) {
+    (void)state;
+    size_t count = 0;
+    const kernel *table = cpu_kernel_table(&count);
+    int failures = 0;
+    for (size_t k = 0; k < count; k++) {
+        const kernel *kn = &table[k];
+        const op_schema *lo = NULL, *hi = NULL;
+        if (schema_resolve(kn->domain, kn->op_type, kn->since_min, &lo) != ONYX_OK ||
+            lo->since_version != kn->since_min ||
+            schema_resolve(kn->domain, kn->op_type, kn->since_max, &hi) != ONYX_OK ||
+            hi->since_version != kn->since_max) {
+            print_message("CPU kernel %s%s%s [%d, %d]: %s\n", kn->domain, *kn->domain ? "." : "",
+                          kn->op_type, kn->since_min, kn->since_max,
+                          lo && hi ? "a bound is not a version of the op" : onyx_last_error());
+            failures++;
+        }
+    }
+    assert_true(count > 200); /* the table is there */
+    assert_int_equal(failures, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolves_the_version_asked),
@@ -214,6 +239,7 @@ int main(void) {
         cmocka_unit_test(test_real_registry),
         cmocka_unit_test(test_schemas_match_the_ops),
         cmocka_unit_test(test_every_version_implemented),
+        cmocka_unit_test(test_kernel_ranges_are_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
