@@ -7,11 +7,14 @@ For each model and engine, one session (2 threads by default) in a process of it
 through onyx.InferenceSession with ONYX_LIB, onnxruntime's InferenceSession), one engine at a time,
 the engines' order swapped from one model (and round) to the next. Each process:
   - times back-to-back runs (the "b2b" row);
-  - serves requests at Poisson arrivals at 5/25/50/80 % of the model's back-to-back throughput
-    and at fixed gaps of 10 ms, 50 ms, 200 ms and 1 s. Open loop: a request's latency runs from
-    its scheduled arrival, so one that waits behind the previous request counts its wait. Both
-    engines get the same arrival times (same seed); the rates' basis is the slower engine's
-    back-to-back time (a calibration process per engine first), so neither is overloaded;
+  - serves requests at Poisson arrivals at 5/25/50/80 % of the model's back-to-back throughput:
+    open loop, a request's latency runs from its scheduled arrival, so one that waits behind the
+    previous request counts its wait. Both engines get the same arrival times (same seed); the
+    rates' basis is the slower engine's back-to-back time (a calibration process per engine
+    first), so neither is overloaded;
+  - and requests that each arrive a fixed gap (10 ms, 50 ms, 200 ms, 1 s) after the previous
+    response: the pause a thread pool sees, whatever the model's time (a fixed inter-arrival
+    time shorter than a large model's run would only measure a growing queue);
   - reports p50/p99 latency and its own CPU time (user + system, all threads) per second of wall
     time while the load runs, and then while idle for --idle seconds after a burst of runs
     (spinning workers show there as CPU time with nothing to do).
@@ -85,14 +88,14 @@ def session(engine, model_path, threads, config):
 def schedule(point, basis_ms, plan):
     """Arrival offsets in seconds from the start of a load point; the same for both engines."""
     kind, value = point
-    if kind == 'rate':
+    if kind == 'rate':   # arrival offsets
         mean = basis_ms / 1e3 / (value / 100.0)
         n = int(min(plan['requests'], max(plan['min_requests'], plan['budget'] / mean)))
         rng = np.random.default_rng(plan['seed'] + int(value))
         gaps = rng.exponential(mean, n)
-    else:
+    else:                # only the count matters: each arrives a gap after the last response
         gap = value / 1e3
-        n = int(min(plan['requests'], max(plan['min_requests'], plan['budget'] / gap)))
+        n = int(min(plan['requests'], max(plan['min_requests'], plan['budget'] / (gap + basis_ms / 1e3))))
         gaps = np.full(n, gap)
     return np.cumsum(gaps)
 
@@ -128,11 +131,20 @@ def worker(plan_path, out_path):
         sleep_until(time.perf_counter() + 0.2)   # every point starts after the same short pause
         lat, c0, s0 = [], cpu_seconds(), switches()
         base = time.perf_counter()
-        for a in arrivals:
-            due = base + a
-            sleep_until(due)
-            sess.run(None, feeds)
-            lat.append((time.perf_counter() - due) * 1e3)
+        if point[0] == 'rate':
+            for a in arrivals:
+                due = base + a
+                sleep_until(due)
+                sess.run(None, feeds)
+                lat.append((time.perf_counter() - due) * 1e3)
+        else:   # a pause of the gap after each response, whatever the model's time
+            done = base
+            for _ in arrivals:
+                due = done + point[1] / 1e3
+                sleep_until(due)
+                sess.run(None, feeds)
+                done = time.perf_counter()
+                lat.append((done - due) * 1e3)
         wall = time.perf_counter() - base
         result['points'].append({'point': point, 'lat_ms': lat, 'cpu': (cpu_seconds() - c0) / wall,
                                  'switches': switches() - s0, 'wall_s': wall})
