@@ -359,7 +359,7 @@ const kernel entries[] = {
     {"", "Swish", 24, 24, DEVICE_CUDA, FL, 0, NULL, UN(op_swish, FL), NULL, NULL, NULL, sup_unary, 0},
     {"", "ThresholdedRelu", 10, 22, DEVICE_CUDA, FL, 0, NULL, UN(op_thresholdedrelu, FL), NULL, NULL, NULL, sup_unary, 0},
     {"", "Shrink", 9, 9, DEVICE_CUDA, FL, 0, NULL, UN(op_shrink, FL), NULL, NULL, NULL, sup_unary, 0},
-    {"", "Clip", 1, 10, DEVICE_CUDA, FL, 0, NULL, run_clip, NULL, NULL, NULL, sup_unary, 0},
+    {"", "Clip", 1, 6, DEVICE_CUDA, FL, 0, NULL, run_clip, NULL, NULL, NULL, sup_unary, 0},
     {"", "Clip", 11, 13, DEVICE_CUDA, DT_NUMERIC, 0, NULL, run_clip, NULL, NULL, NULL, sup_clip, 6},
 };
 #undef UN

@@ -107,3 +107,28 @@ def test_newer_opset_runs_where_the_user_vouches():
     so.add_session_config_entry('onyx.allow_newer_opsets', 'ai.onnx.ml')
     with pytest.raises(onyx.OnyxError, match=f"opset {NEWEST + 1} of domain 'ai.onnx'"):
         onyx.InferenceSession(m.SerializeToString(), so)
+
+
+def test_cuda_kernel_ranges_are_versions():
+    """The CUDA plugin's kernels serve version ranges that start and end at versions of their op
+    (tests/unit/test_registry.c checks the CPU table): the plugin cannot run here, so a range
+    claiming a version its kernel does not implement would go unseen. Read from the sources."""
+    import collections
+    import glob
+    import os
+    import re
+    history = collections.defaultdict(set)
+    for s in onnx.defs.get_all_schemas_with_history():
+        history[(s.domain, s.name)].add(s.since_version)
+    root = os.path.join(os.path.dirname(__file__), '..', '..', 'kernels_cuda')
+    entry = re.compile(r'\{\s*"([^"]*)",\s*"(\w+)",\s*(\d+),\s*(\d+),\s*DEVICE_CUDA')
+    reduce_entry = re.compile(r'\bRED\("(\w+)",\s*(\d+),')  # reduce.cu: versions 1..hi
+    ranges = []
+    for path in glob.glob(os.path.join(root, '**', '*.c*'), recursive=True):
+        text = open(path, encoding='utf-8').read()
+        ranges += [(d, op, int(lo), int(hi)) for d, op, lo, hi in entry.findall(text)]
+        ranges += [('', op, 1, int(hi)) for op, hi in reduce_entry.findall(text)]
+    assert len(ranges) > 100
+    bad = [(op, lo, hi, sorted(history[(d, op)])) for d, op, lo, hi in ranges
+           if (d, op) in history and not {lo, hi} <= history[(d, op)]]
+    assert not bad, bad
