@@ -44,19 +44,21 @@ static onyx_status check_graph(const graph *g, const exec_env *env) {
     return ONYX_OK;
 }
 
-/* Whether `domain` is in the comma-separated list `domains` ("ai.onnx" and "" are one). */
+/* Whether `domain` is in the comma-separated list `domains` (spaces around an entry ignored;
+ * "ai.onnx" names the default domain, ""). */
 static bool domain_listed(const char *domains, const char *domain) {
     if (!domains) return false;
     if (!*domain) domain = "ai.onnx";
     size_t len = strlen(domain);
-    for (const char *p = domains; *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if ((n == len && !strncmp(p, domain, n)) || (n == 0 && len == 0)) return true;
-        if (!end) break;
-        p = end + 1;
+    for (const char *p = domains;; p++) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, ",");
+        size_t k = n;
+        while (k > 0 && p[k - 1] == ' ') k--;
+        if (k == len && !strncmp(p, domain, len)) return true;
+        p += n;
+        if (!*p) return false;
     }
-    return false;
 }
 
 /* Every domain the model imports at an opset onyx implements. A newer opset may change any op's

@@ -98,7 +98,7 @@ def test_newer_ir_is_refused():
 def test_newer_opset_runs_where_the_user_vouches():
     m = model(h.make_node('Relu', ['x'], ['y']), [x_in()], [x_in('y')], opset=NEWEST + 1)
     so = onyx.SessionOptions()
-    so.add_session_config_entry('onyx.allow_newer_opsets', 'ai.onnx.ml,ai.onnx')
+    so.add_session_config_entry('onyx.allow_newer_opsets', 'ai.onnx.ml, ai.onnx')
     sess = onyx.InferenceSession(m.SerializeToString(), so)
     x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 4, 2, 2)
     np.testing.assert_array_equal(sess.run(None, {'x': x})[0], np.maximum(x, 0))
