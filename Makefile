@@ -37,7 +37,7 @@ RUNNER_FLAGS ?=
 # Debian packages that building and testing needs (python3-venv is added by tools/deps.sh when
 # python3 lacks venv). Add new ones here.
 DEB_PACKAGES := gcc g++ make pkg-config protobuf-c-compiler libprotobuf-c-dev \
-                libopenblas-openmp-dev libdnnl-dev libcmocka-dev libre2-dev \
+                libopenblas-openmp-dev libtbb-dev patchelf libcmocka-dev libre2-dev \
                 libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev
 
 # Optional features: each is on when pkg-config finds its libraries, and can be forced either way
@@ -51,15 +51,23 @@ ONYX_WITH_RE2 ?= $(shell pkg-config --exists re2 2>/dev/null && echo 1 || echo 0
 ONYX_WITH_CODECS := $(ONYX_WITH_CODECS)
 ONYX_WITH_RE2 := $(ONYX_WITH_RE2)
 
+# oneDNN with the TBB runtime, unpacked from PyPI wheels by tools/deps.sh (Debian's uses OpenMP:
+# DESIGN.md, Threads). libdnnl finds the Intel runtime libraries beside it.
+ONEDNN_DIR := .deps/onednn
+ONEDNN_LIB := $(CURDIR)/$(ONEDNN_DIR)/lib
+# What libonyx.so takes with it when installed or bundled in the wheel, in onyx-deps/ beside it.
+PRIVATE_LIBS := $(addprefix $(ONEDNN_DIR)/lib/,libdnnl.so.3 libimf.so libintlc.so.5)
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -fPIC -fvisibility=hidden \
-          -fopenmp -I. -Iinclude -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS) \
+          -fopenmp-simd -I. -Iinclude -I$(BUILD)/gen -isystem $(ONEDNN_DIR)/include $(SAN_FLAGS) \
+          $(EXTRA_CFLAGS) \
           -DONYX_WITH_CODECS=$(ONYX_WITH_CODECS) -DONYX_WITH_RE2=$(ONYX_WITH_RE2)
 CXX ?= c++
-# C++ only where a library has no C API (RE2): a thin shim with a C interface.
+# C++ only where a library has no C API (RE2, TBB) or throws (oneDNN): a thin shim with a C
+# interface.
 CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -fPIC -fvisibility=hidden -I. -Iinclude \
-            -I$(BUILD)/gen $(SAN_FLAGS) $(EXTRA_CFLAGS)
+            -I$(BUILD)/gen -isystem $(ONEDNN_DIR)/include $(SAN_FLAGS) $(EXTRA_CFLAGS)
 # The libraries libonyx itself links; what a static link needs besides (onyx.pc's Libs.private).
-LIB_DEPS := -lprotobuf-c -ldnnl
+LIB_DEPS := -lprotobuf-c -ldnnl -ltbb
 ifeq ($(ONYX_WITH_CODECS),1)
   # OpenJPEG's headers live in a versioned folder.
   CFLAGS += $(shell pkg-config --cflags libopenjp2 2>/dev/null)
@@ -68,10 +76,10 @@ endif
 ifeq ($(ONYX_WITH_RE2),1)
   LIB_DEPS += -lre2
 endif
-LDFLAGS := -fopenmp $(SAN_FLAGS)
+LDFLAGS := -L$(ONEDNN_LIB) -Wl,-rpath,$(ONEDNN_LIB) $(SAN_FLAGS)
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
-LIB_CXX_SRCS := $(wildcard kernels_cpu/*/*.cc)
+LIB_CXX_SRCS := $(wildcard core/*.cc kernels_cpu/*/*.cc)
 ifneq ($(ONYX_WITH_CODECS),1)
   LIB_SRCS := $(filter-out kernels_cpu/string/image_decoder_jpeg.c kernels_cpu/string/image_decoder_png.c \
                            kernels_cpu/string/image_decoder_formats.c,$(LIB_SRCS))
@@ -169,11 +177,15 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
+# oneDNN's headers come with deps (a fresh checkout gets them on its first build).
+$(ONEDNN_DIR)/.stamp:
+	@tools/deps.sh $(DEB_PACKAGES)
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP) | $(ONEDNN_DIR)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cc.o: %.cc $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
+$(BUILD)/obj/%.cc.o: %.cc $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP) | $(ONEDNN_DIR)/.stamp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
@@ -189,7 +201,7 @@ $(LIB_A): $(LIB_OBJS)
 
 $(LIB_SO): $(LIB_OBJS)
 	@echo "$(CC) -shared -Wl,-soname,$(SONAME) -o $@ ($(words $^) objects) $(LDLIBS)"
-	@$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-rpath,'$$ORIGIN/onyx-deps' $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The CUDA part: its own objects only; what it needs of the core comes through kernels_cuda/plugin.h.
 $(BUILD)/obj/kernels_cuda/%.o: kernels_cuda/%.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)
@@ -316,6 +328,7 @@ test-models:
 	$(PYTHON) tests/models/gen_run_models.py tests/models
 
 # ---- install: PREFIX (/usr/local), DESTDIR for staging. One public header, $(INCLUDEDIR)/onyx.h;
+# oneDNN and the Intel runtime it needs in $(LIBDIR)/onyx-deps/, private to libonyx (its rpath);
 # the shared library with its soname links, the archive, onyx.pc, the CLI, and the CUDA plugin
 # beside the library when it was built (libonyx looks for it there).
 PREFIX ?= /usr/local
@@ -331,7 +344,7 @@ $(ONYX_PC):
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	    'Name: onyx' 'Description: ONNX inference engine' 'Version: $(VERSION)' \
 	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lonyx' \
-	    'Libs.private: $(LIB_DEPS) -lgomp -lm -lpthread -ldl' > $@
+	    'Libs.private: -L$${libdir}/onyx-deps -Wl,-rpath,$${libdir}/onyx-deps $(LIB_DEPS) -lm -lpthread -ldl' > $@
 
 install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS) $(ONYX_PC)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
@@ -340,6 +353,9 @@ install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS) $(ONYX_PC)
 	ln -sf libonyx.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libonyx.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libonyx.a
+	install -d $(DESTDIR)$(LIBDIR)/onyx-deps
+	install -m 755 $(PRIVATE_LIBS) $(DESTDIR)$(LIBDIR)/onyx-deps/
+	ln -sf libdnnl.so.3 $(DESTDIR)$(LIBDIR)/onyx-deps/libdnnl.so
 	$(if $(CUDA_TARGETS),install -m 755 $(LIB_CUDA_SO) $(DESTDIR)$(LIBDIR)/libonyx_cuda.so)
 	install -m 644 $(ONYX_PC) $(DESTDIR)$(PKGCONFIGDIR)/onyx.pc
 	install -m 755 $(CLI_SHARED) $(DESTDIR)$(BINDIR)/onyx
@@ -348,6 +364,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/onyx.h $(DESTDIR)$(LIBDIR)/libonyx.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libonyx.so $(DESTDIR)$(LIBDIR)/libonyx.a \
 	    $(DESTDIR)$(LIBDIR)/libonyx_cuda.so $(DESTDIR)$(PKGCONFIGDIR)/onyx.pc $(DESTDIR)$(BINDIR)/onyx
+	rm -rf $(DESTDIR)$(LIBDIR)/onyx-deps
 
 # What the Python wheel bundles (backend/python/build_backend): the shared library, the CLI linked
 # to it, the CUDA plugin when built.

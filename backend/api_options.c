@@ -1,5 +1,6 @@
 /* The public session and run options: opaque objects with one setter per setting, so that
  * settings can be added without changing any struct a caller compiles against. */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +18,9 @@ onyx_status onyx_session_options_create(onyx_session_options **out) {
     o->blocked_layouts = true;
     o->half_as_float = true;
     o->device_graphs = true;
+    o->allow_spinning = true;
+    o->spin_us = PARALLEL_DEFAULT_SPIN_US;
+    o->doze_us = PARALLEL_DEFAULT_DOZE_US;
     o->log.level = ONYX_LOG_WARNING;
     *out = o;
     return ONYX_OK;
@@ -125,11 +129,30 @@ static const struct {
     {"optimization.float16_as_float32", offsetof(onyx_session_options, half_as_float)},
     {"optimization.bfloat16", offsetof(onyx_session_options, bf16)},
     {"device.graphs", offsetof(onyx_session_options, device_graphs)},
+    {"session.intra_op.allow_spinning", offsetof(onyx_session_options, allow_spinning)},
 };
 
 /* "onyx.allow_newer_opsets": the domains (comma-separated; "ai.onnx" for the default one) whose
  * opset past the newest onyx implements the user vouches for (backend/api_run.c). */
 #define CONFIG_NEWER_OPSETS "onyx.allow_newer_opsets"
+/* "onyx.intra_op.spin_us" and "onyx.intra_op.doze_us": how long a rep's threads spin, and then
+ * doze, after a run before they sleep (core/parallel.h). */
+#define CONFIG_SPIN_US "onyx.intra_op.spin_us"
+#define CONFIG_DOZE_US "onyx.intra_op.doze_us"
+#define WAIT_US_MAX 10000000 /* 10 s: past that, waiting is burning cores, not waiting */
+
+/* A decimal count of microseconds, 0 to WAIT_US_MAX. */
+static onyx_status parse_wait_us(const char *key, const char *value, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long us = value[0] >= '0' && value[0] <= '9' ? strtoll(value, &end, 10) : -1;
+    if (us < 0 || *end || errno || us > WAIT_US_MAX)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                          "config '%s' takes microseconds from 0 to %d, got '%s'", key,
+                          WAIT_US_MAX, value);
+    *out = us;
+    return ONYX_OK;
+}
 
 onyx_status onyx_session_options_set_config(onyx_session_options *o, const char *key,
                                             const char *value) {
@@ -142,6 +165,8 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
         o->newer_opsets = copy;
         return ONYX_OK;
     }
+    if (!strcmp(key, CONFIG_SPIN_US)) return parse_wait_us(key, value, &o->spin_us);
+    if (!strcmp(key, CONFIG_DOZE_US)) return parse_wait_us(key, value, &o->doze_us);
     for (size_t i = 0; i < sizeof config_switches / sizeof *config_switches; i++) {
         if (strcmp(key, config_switches[i].key)) continue;
         if (strcmp(value, "0") && strcmp(value, "1"))
@@ -158,8 +183,9 @@ onyx_status onyx_session_options_set_config(onyx_session_options *o, const char 
         if (n < 0 || (size_t)n >= sizeof known - len) break;
         len += (size_t)n;
     }
-    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "unknown session config key '%s' (known: %s, %s)",
-                      key, known, CONFIG_NEWER_OPSETS);
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                      "unknown session config key '%s' (known: %s, %s, %s, %s)", key, known,
+                      CONFIG_NEWER_OPSETS, CONFIG_SPIN_US, CONFIG_DOZE_US);
 }
 
 /* ------------------------------------------------------------------ run options */

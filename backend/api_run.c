@@ -96,6 +96,10 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
         log_write(&env->log, ONYX_LOG_WARNING,
                   "threads: %d requested, but this process may run on %d CPU%s: using %d",
                   o->threads, env->threads, env->threads > 1 ? "s" : "", env->threads);
+    if (o->allow_spinning) {
+        env->threads_policy.spin_us = o->spin_us;
+        env->threads_policy.doze_us = o->doze_us;
+    }
     env->select = backend_select;
     env->optimization = o->optimization;
     env->blocked_layouts = o->blocked_layouts;

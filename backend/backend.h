@@ -50,6 +50,9 @@ struct onyx_session_options {
     bool half_as_float; /* config optimization.float16_as_float32 */
     bool bf16;          /* config optimization.bfloat16 (opt-in) */
     bool device_graphs; /* config device.graphs */
+    bool allow_spinning; /* config session.intra_op.allow_spinning */
+    int64_t spin_us;     /* config onyx.intra_op.spin_us */
+    int64_t doze_us;     /* config onyx.intra_op.doze_us */
     size_t memory_limit;
     char *profile_path; /* NULL: off */
     char *newer_opsets; /* config onyx.allow_newer_opsets: domains vouched for past onyx's

@@ -915,13 +915,23 @@ static onyx_status drop_dead_steps(const graph *g, plan *p) {
     return ONYX_OK;
 }
 
-onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
-                       device_kind out_device, plan **out) {
+typedef struct {
+    subgraph *sg;
+    const type_info *sig;
+    const device_kind *in_device;
+    device_kind out_device;
+    plan **out;
+} build_call;
+
+static onyx_status build(void *arg) {
+    build_call *a = arg;
+    subgraph *sg = a->sg;
+    const type_info *sig = a->sig;
+    const device_kind *in_device = a->in_device;
+    device_kind out_device = a->out_device;
     const graph *g = sg->g;
     onyx_status st = ONYX_OK;
     placement pl = {0};
-    /* kernels prepare (and oneDNN builds primitives) under the count they will run with */
-    parallel_scope saved_threads = parallel_enter(sg->env.threads);
     plan *p = calloc(1, sizeof *p);
     if (!p) {
         st = onyx_oom("plan");
@@ -1012,11 +1022,17 @@ onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in
     CHECK(lay_out(sg, p));
     for (int s = 0; s < p->n_steps; s++) p->has_forks |= p->steps[s].k->fork != NULL;
     if (sg->env.device_graphs) CHECK(find_graph_segments(sg, p));
-    *out = p;
+    *a->out = p;
     p = NULL;
 done:
     placement_free(&pl);
     plan_free(p);
-    parallel_leave(saved_threads);
     return st;
+}
+
+onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
+                       device_kind out_device, plan **out) {
+    /* kernels prepare (and oneDNN builds primitives) in the arena they will run in */
+    build_call call = {sg, sig, in_device, out_device, out};
+    return parallel_within(sg->env.threads, NULL, build, &call);
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "core/kernel.h"
+#include "core/parallel.h"
 
 /* The kernel of `device`'s table for a node with the given input types, or NULL with a message
  * (no fallback: the executor walks the session's devices itself). */
@@ -30,6 +31,7 @@ typedef struct exec_env {
     const device_ops *devices[DEVICE_KINDS]; /* memory operations of the devices in priority */
     int device_index;                   /* which GPU, for CUDA */
     int threads;
+    parallel_policy threads_policy; /* how the threads wait between runs */
     kernel_selector select;
     onyx_optimization_level optimization;
     bool blocked_layouts;       /* the fusion pass may keep oneDNN's blocked layouts */

@@ -528,6 +528,33 @@ static onyx_status run_segment(subgraph *sg, const plan *p, run_ctx *ctx,
     return run_steps(p, ctx, frame, s, end);
 }
 
+typedef struct {
+    subgraph *sg;
+    plan *p;
+    run_ctx *ctx;
+    struct exec_frame *frame;
+} steps_call;
+
+/* The plan's steps, in order, until one fails or the run is stopped. */
+static onyx_status walk_steps(void *arg) {
+    steps_call *a = arg;
+    plan *p = a->p;
+    onyx_status st = ONYX_OK;
+    bool graphs = p->segment_end && !a->frame->profiler; /* profiles time each step */
+    for (int s = 0; s < p->n_steps && st == ONYX_OK;) {
+        st = check_control(a->frame->control);
+        if (st != ONYX_OK) break;
+        if (graphs && p->segment_end[s]) {
+            st = run_segment(a->sg, p, a->ctx, a->frame, s);
+            s = p->segment_end[s];
+        } else {
+            st = run_steps(p, a->ctx, a->frame, s, s + 1);
+            s++;
+        }
+    }
+    return st;
+}
+
 /* Walks the plan's steps in a context and hands the graph outputs over. */
 static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_frame *outer,
                             const run_control *control, const onyx_value *const *inputs,
@@ -545,21 +572,10 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
                                .control = control,
                                .profiler = sg->env.profiler};
 
-    onyx_status st = ONYX_OK;
-    parallel_scope saved_threads = parallel_enter(outer ? 0 : sg->env.threads);
-    bool graphs = p->segment_end && !frame.profiler; /* profiles time each step */
-    for (int s = 0; s < p->n_steps && st == ONYX_OK;) {
-        st = check_control(control);
-        if (st != ONYX_OK) break;
-        if (graphs && p->segment_end[s]) {
-            st = run_segment(sg, p, ctx, &frame, s);
-            s = p->segment_end[s];
-        } else {
-            st = run_steps(p, ctx, &frame, s, s + 1);
-            s++;
-        }
-    }
-    parallel_leave(saved_threads);
+    /* the main graph runs in the rep's arena; a subgraph in its caller's */
+    steps_call call = {sg, p, ctx, &frame};
+    onyx_status st = parallel_within(outer ? 0 : sg->env.threads, &sg->env.threads_policy,
+                                     walk_steps, &call);
     onyx_status finished = run_ctx_finish(p, ctx);
     if (st == ONYX_OK) st = finished;
     ctx->runs++;

@@ -1,34 +1,57 @@
-/* Parallel loops over the OpenMP pool that oneDNN and OpenBLAS (openmp variant) also use, so the
- * three never oversubscribe the cores. */
+/* onyx's one thread pool: TBB's (core/parallel.cc). onyx's own loops (parallel_for) and oneDNN's
+ * primitives (oneDNN 3 built with the TBB runtime) both run on it, so they never wake or
+ * oversubscribe each other; OpenBLAS is called single-threaded from it.
+ *
+ * Why TBB and not OpenMP: with OpenMP (libgomp, and oneDNN's OpenMP runtime) a parallel region
+ * splits its work into one fixed share per thread, so the caller waits at the region's end for a
+ * worker that was asleep and is slow to run again; after a pause that cost ~10 ms a request
+ * here (DESIGN.md, Threads). TBB splits work into tasks that any thread of the arena takes: the
+ * caller runs what a late worker has not started, and no one waits for a thread that is not
+ * running. */
 #ifndef ONYX_CORE_PARALLEL_H
 #define ONYX_CORE_PARALLEL_H
 
 #include <stdint.h>
 
-/* Calls fn(ctx, begin, end) over [0, n) split in chunks of at least `grain` items, on up to the
- * current thread count. Runs inline when n <= grain or one thread is set. */
+#include "core/status.h"
+
+/* Calls fn(ctx, begin, end) over [0, n) in chunks of at least `grain` items (but the last when n
+ * is smaller), on the threads of the caller's arena (parallel_within), concurrently and in no
+ * particular order. Runs inline when n < 2 * grain or the arena has one thread. */
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                   void *ctx);
 
-/* Thread count for parallel_for on this thread (the rep's setting while it runs). */
-void parallel_set_threads(int threads);
+/* The thread count of the caller's arena: what parallel_for and oneDNN run on. */
 int parallel_threads(void);
 
-/* Makes `threads` (when > 0) this thread's count both for parallel_for and for the OpenMP regions
- * that oneDNN and OpenBLAS open, while a rep prepares or runs: some oneDNN primitives fix their
- * thread count when created, so creating them under another count would make a 1-thread rep
- * wait on a second thread. parallel_leave restores what parallel_enter found. */
+/* How a rep's workers wait after a run, before they sleep until TBB wakes them: they spin for
+ * spin_us microseconds, then doze for doze_us (sleep in naps of PARALLEL_NAP_US, looking for work
+ * after each); 0 leaves a phase out. A run starting anywhere ends both at once. Why: a request
+ * within the spin starts on running threads; within the doze it waits at most a nap for them,
+ * where waking a sleeping thread costs more, and lands it on the caller's CPU more often than not
+ * on these virtual machines (DESIGN.md, Threads). Dozing costs a short wake-up per nap. */
 typedef struct {
-    int threads, omp;
-} parallel_scope;
-parallel_scope parallel_enter(int threads);
-void parallel_leave(parallel_scope saved);
-/* Cores available: the CPUs this process may run on (its affinity mask, as OpenMP counts them). */
+    int64_t spin_us, doze_us;
+} parallel_policy;
+
+/* Defaults for a server (DESIGN.md, Threads, has the measurements). */
+#define PARALLEL_DEFAULT_SPIN_US 20000
+#define PARALLEL_DEFAULT_DOZE_US 1000000
+#define PARALLEL_NAP_US 500
+
+/* Runs fn(ctx) inside an arena of `threads` threads (<= 0: in the caller's current arena; 1: the
+ * caller alone), so that every parallel_for and oneDNN primitive it starts uses that many;
+ * a rep prepares and runs inside its own. Arenas are per calling thread, all drawing on one set
+ * of workers (cores - 1), so concurrent callers do not queue behind each other. policy (NULL:
+ * no spinning) says how the arena's workers wait afterwards. Returns fn's status, with its
+ * message on the calling thread. */
+onyx_status parallel_within(int threads, const parallel_policy *policy, onyx_status (*fn)(void *ctx),
+                            void *ctx);
+
+/* Cores available: the CPUs this process may run on (its affinity mask). */
 int parallel_cores(void);
 /* The thread count a rep runs with when `requested` (0: all) are asked for: at most
- * parallel_cores(). More OpenMP threads than CPUs only time-slice the same cores while the
- * team's barriers wait on threads that are not running, and tens of thousands of them exhaust
- * the process (libgomp crashed creating them under oneDNN's weight packing). */
+ * parallel_cores(). More threads than CPUs only time-slice the same cores. */
 int parallel_usable_threads(int requested);
 
 #endif

@@ -387,12 +387,18 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  * ops are not run as float32); "optimization.bfloat16" ("0" default, "1": float convolutions and
  * products may run in bfloat16); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a
  * CUDA plan launches its kernels one by one instead of replaying the graph captured on its second
- * run). "onyx.allow_newer_opsets" takes domains, comma-separated ("ai.onnx" for the default one,
- * "" none, the default): a model importing such a domain at an opset past the newest onyx
+ * run); "session.intra_op.allow_spinning" (onnxruntime's; "1" default, "0": a rep's threads sleep
+ * as soon as a run ends). "onyx.intra_op.spin_us" and "onyx.intra_op.doze_us" take microseconds,
+ * 0 to 10000000 (defaults 20000 and 1000000): after a run, a rep's threads spin that long, then
+ * doze that long (sleep in 0.5 ms naps, looking for work after each), then sleep until work
+ * comes; a request within the spin starts on running threads, one within the doze waits at most
+ * a nap for them. A run starting anywhere ends the spin and the doze.
+ * "onyx.allow_newer_opsets" takes domains, comma-separated ("ai.onnx" for the default one, ""
+ * none, the default): a model importing such a domain at an opset past the newest onyx
  * implements is prepared anyway, its nodes run as the newest versions onyx implements, and the log
  * warns; the caller vouches that none of its ops changed meaning. Without it such a model is
- * refused (ONYX_ERR_UNSUPPORTED, naming the domain and both opsets). Unknown keys (onnxruntime's
- * own included) and other values are ONYX_ERR_INVALID_ARGUMENT, naming the key. */
+ * refused (ONYX_ERR_UNSUPPORTED, naming the domain and both opsets). Other keys (onnxruntime's
+ * included) and other values are ONYX_ERR_INVALID_ARGUMENT, naming the key. */
 ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
                                                      const char *key, const char *value);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing onyx needs, and only what is missing, so that it takes a
 # fraction of a second when everything is there: Debian packages (apt-get) and the Python test
-# environment .venv (pip, re-run only when tests/requirements.txt changes).
+# environment .venv (pip, re-run only when tests/requirements.txt changes), and oneDNN built with
+# the TBB runtime (.deps/onednn, from PyPI wheels: Debian's oneDNN uses OpenMP, see DESIGN.md).
 #   tools/deps.sh [--check] PACKAGE...
 #   --check: install nothing; exit 1 and say what is missing.
 set -euo pipefail
@@ -40,10 +41,21 @@ if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$req_hash" ]]; t
     venv_ok=1
 fi
 
+# oneDNN with the TBB runtime, so that oneDNN's primitives and onyx's own loops share one TBB pool
+# (core/parallel.cc). PyPI has it only as wheels: the library, its headers, and the two Intel
+# compiler runtime libraries it links (libimf, libintlc). Pinned; unpacked into .deps/onednn.
+onednn_dir=.deps/onednn
+onednn_wheels=(onednn-cpu-tbb==2023.2.0 onednn-devel-cpu-tbb==2023.2.0 intel-cmplr-lib-rt==2026.2.0)
+onednn_ok=0
+if [[ -f $onednn_dir/.stamp && "$(cat "$onednn_dir/.stamp")" == "${onednn_wheels[*]}" ]]; then
+    onednn_ok=1
+fi
+
 if ((check_only)); then
     ((${#missing[@]})) && echo "deps: missing Debian packages: ${missing[*]}"
     ((venv_ok)) || echo "deps: $venv is missing or older than $requirements"
-    ((${#missing[@]} == 0 && venv_ok)) && exit 0
+    ((onednn_ok)) || echo "deps: $onednn_dir is missing or not ${onednn_wheels[*]}"
+    ((${#missing[@]} == 0 && venv_ok && onednn_ok)) && exit 0
     exit 1
 fi
 
@@ -73,4 +85,28 @@ if ((!venv_ok)); then
     echo "deps: pip install -r $requirements"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
     echo "$req_hash" >"$stamp"
+fi
+
+if ((!onednn_ok)); then
+    echo "deps: ${onednn_wheels[*]} -> $onednn_dir"
+    wheels=$(mktemp -d)
+    trap 'rm -rf "$wheels"' EXIT
+    "$venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+        --only-binary=:all: -d "$wheels" "${onednn_wheels[@]}"
+    rm -rf "$onednn_dir"
+    mkdir -p "$onednn_dir/lib" "$onednn_dir/include"
+    for w in "$wheels"/*.whl; do
+        "$venv/bin/python" -m zipfile -e "$w" "$wheels/x"
+    done
+    cp -a "$wheels"/x/*.data/data/include/. "$onednn_dir/include/"
+    # Wheels hold copies, not links: keep one copy of each library under its soname.
+    lib=$(echo "$wheels"/x/onednn_cpu_tbb-*.data/data/lib)
+    cp "$lib/libdnnl.so.3" "$onednn_dir/lib/"
+    ln -s libdnnl.so.3 "$onednn_dir/lib/libdnnl.so"
+    lib=$(echo "$wheels"/x/intel_cmplr_lib_rt-*.data/data/lib)
+    cp "$lib/libimf.so" "$lib/libintlc.so.5" "$onednn_dir/lib/"
+    # libdnnl finds the Intel runtime beside itself, wherever it is copied to (the wheel too).
+    patchelf --set-rpath '$ORIGIN' "$onednn_dir/lib/libdnnl.so.3"
+    cp "$(echo "$wheels"/x/onednn_cpu_tbb-*.data/data/share/doc/onednn/LICENSE)" "$onednn_dir/"
+    echo "${onednn_wheels[*]}" >"$onednn_dir/.stamp"
 fi

@@ -19,7 +19,8 @@
  * the library loads, which is why it is not linked but dlopen'ed after a setenv (a user's own
  * OPENBLAS_CORETYPE wins). oneDNN beats even the right OpenBLAS kernels on all but tiny
  * products (m*n*k <= 64^3 with both m and n >= 8, where OpenBLAS's small-matrix kernels win
- * and it runs single-threaded anyway), and it shares the OpenMP pool with the oneDNN convs.
+ * and it runs single-threaded anyway), and it runs on the one TBB pool with the oneDNN convs.
+ * (The table was measured with oneDNN 2.6.3 on OpenMP; onyx now uses oneDNN 3.2 on TBB.)
  * gemv: OpenBLAS sgemv and dnnl_sgemm with n = 1 are equal (13 / 26 at 1000x2048), so float
  * gemv goes to oneDNN too and OpenBLAS is only loaded when a tiny or double product needs it.
  * oneDNN has no double GEMM; without libopenblas.so.0 a plain loop computes it.
@@ -28,14 +29,12 @@
  * which take their working memory from the run's scratch and B packed once. */
 #include <dlfcn.h>
 #include <limits.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_guard.h"
 
@@ -57,8 +56,6 @@ static struct {
     dgemv_fn dgemv;
     set_threads_fn set_threads;
 } ob;
-/* Thread count last handed to OpenBLAS from this thread (0: never). */
-static _Thread_local int ob_threads;
 
 static void ob_load(void) {
     const char *core = __builtin_cpu_supports("avx512f") ? "SkylakeX"
@@ -76,29 +73,19 @@ static void ob_load(void) {
     *(void **)&v = dlsym(h, "cblas_dgemv");
     *(void **)&t = dlsym(h, "openblas_set_num_threads");
     if (!s || !d || !v || !t) return; /* the handle stays open: harmless, and never reused */
+    /* OpenBLAS runs single-threaded: its own threads (OpenMP in the openmp variant) would
+     * compete with the TBB pool (core/parallel.h). What reaches it is tiny or double. */
+    t(1);
     ob.sgemm = s;
     ob.dgemm = d;
     ob.dgemv = v;
     ob.set_threads = t;
 }
 
-/* OpenBLAS, when it loads; its thread count follows the rep's (the openmp variant would
- * otherwise keep the first count it saw). */
+/* OpenBLAS, when it loads. */
 static bool ob_ready(void) {
     pthread_once(&ob_once, ob_load);
-    if (!ob.sgemm) return false;
-    int t = parallel_threads();
-    if (!omp_in_parallel() && t != ob_threads) {
-        ob.set_threads(t);
-        ob_threads = t;
-    }
-    return true;
-}
-
-/* oneDNN sizes its work from omp_get_max_threads(): make that the rep's count. */
-static void dnnl_threads(void) {
-    int t = parallel_threads();
-    if (!omp_in_parallel() && omp_get_max_threads() != t) omp_set_num_threads(t);
+    return ob.sgemm != NULL;
 }
 
 bool cpu_blas_dims_ok(int64_t m, int64_t n, int64_t k) {
@@ -148,7 +135,6 @@ void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
                  alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
         return;
     }
-    dnnl_threads();
     if (dnnl_guard_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) !=
         dnnl_success)
         naive_s(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -209,7 +195,9 @@ static bool has_vnni(void) {
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (!k) {
         unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-        k = (isa & 0x40u) || (isa & 0x400u) ? 1 : 2;
+        unsigned avx512_vnni = dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core,
+                 avx2_vnni = dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2;
+        k = (isa & avx512_vnni) || (isa & avx2_vnni) ? 1 : 2;
         __atomic_store_n(&known, k, __ATOMIC_RELAXED);
     }
     return k == 1;
@@ -220,7 +208,6 @@ bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, 
     if (m <= 0 || n <= 0 || k <= 0 || !has_vnni() || bo < -128 || bo > 127 ||
         ao < (a_signed ? -128 : 0) || ao > (a_signed ? 127 : 255))
         return false;
-    dnnl_threads();
     const int32_t co = 0;
     dnnl_status_t st = a_signed
         ? dnnl_gemm_s8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, lda, (int8_t)ao, b, ldb, (int8_t)bo,

@@ -45,23 +45,70 @@ extern "C" dnnl_status_t dnnl_guard_stream_create(dnnl_stream_t *stream, dnnl_en
     return guarded([&] { return dnnl_stream_create(stream, engine, flags); });
 }
 
-extern "C" dnnl_status_t dnnl_guard_memory_create(dnnl_memory_t *memory,
-                                                  const dnnl_memory_desc_t *md,
+extern "C" dnnl_status_t dnnl_guard_memory_create(dnnl_memory_t *memory, const_dnnl_memory_desc_t md,
                                                   dnnl_engine_t engine, void *handle) {
     return guarded([&] { return dnnl_memory_create(memory, md, engine, handle); });
 }
 
-extern "C" dnnl_status_t dnnl_guard_primitive_desc_create(dnnl_primitive_desc_t *pd,
-                                                          const_dnnl_op_desc_t op,
-                                                          const_dnnl_primitive_attr_t attr,
-                                                          dnnl_engine_t engine,
-                                                          const_dnnl_primitive_desc_t hint) {
-    return guarded([&] { return dnnl_primitive_desc_create(pd, op, attr, engine, hint); });
+extern "C" dnnl_status_t dnnl_guard_convolution_pd(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, dnnl_prop_kind_t prop, dnnl_alg_kind_t alg,
+    const_dnnl_memory_desc_t src, const_dnnl_memory_desc_t weights, const_dnnl_memory_desc_t bias,
+    const_dnnl_memory_desc_t dst, const dnnl_dims_t strides, const dnnl_dims_t dilates,
+    const dnnl_dims_t padding_l, const dnnl_dims_t padding_r, const_dnnl_primitive_attr_t attr) {
+    if (!headroom()) return dnnl_out_of_memory;
+    return guarded([&] {
+        return dnnl_convolution_forward_primitive_desc_create(pd, engine, prop, alg, src, weights,
+                                                              bias, dst, strides, dilates,
+                                                              padding_l, padding_r, attr);
+    });
 }
 
-extern "C" dnnl_status_t dnnl_guard_reorder_primitive_desc_create(
-    dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *src, dnnl_engine_t src_engine,
-    const dnnl_memory_desc_t *dst, dnnl_engine_t dst_engine, const_dnnl_primitive_attr_t attr) {
+extern "C" dnnl_status_t dnnl_guard_deconvolution_pd(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, dnnl_prop_kind_t prop, dnnl_alg_kind_t alg,
+    const_dnnl_memory_desc_t src, const_dnnl_memory_desc_t weights, const_dnnl_memory_desc_t bias,
+    const_dnnl_memory_desc_t dst, const dnnl_dims_t strides, const dnnl_dims_t dilates,
+    const dnnl_dims_t padding_l, const dnnl_dims_t padding_r, const_dnnl_primitive_attr_t attr) {
+    if (!headroom()) return dnnl_out_of_memory;
+    return guarded([&] {
+        return dnnl_deconvolution_forward_primitive_desc_create(pd, engine, prop, alg, src,
+                                                                weights, bias, dst, strides,
+                                                                dilates, padding_l, padding_r,
+                                                                attr);
+    });
+}
+
+extern "C" dnnl_status_t dnnl_guard_matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t engine,
+                                              const_dnnl_memory_desc_t src,
+                                              const_dnnl_memory_desc_t weights,
+                                              const_dnnl_memory_desc_t bias,
+                                              const_dnnl_memory_desc_t dst,
+                                              const_dnnl_primitive_attr_t attr) {
+    if (!headroom()) return dnnl_out_of_memory;
+    return guarded([&] {
+        return dnnl_matmul_primitive_desc_create(pd, engine, src, weights, bias, dst, attr);
+    });
+}
+
+extern "C" dnnl_status_t dnnl_guard_pooling_pd(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, dnnl_prop_kind_t prop, dnnl_alg_kind_t alg,
+    const_dnnl_memory_desc_t src, const_dnnl_memory_desc_t dst, const dnnl_dims_t strides,
+    const dnnl_dims_t kernel, const dnnl_dims_t dilation, const dnnl_dims_t padding_l,
+    const dnnl_dims_t padding_r, const_dnnl_primitive_attr_t attr) {
+    if (!headroom()) return dnnl_out_of_memory;
+    return guarded([&] {
+        return dnnl_pooling_forward_primitive_desc_create(pd, engine, prop, alg, src, dst, strides,
+                                                          kernel, dilation, padding_l, padding_r,
+                                                          attr);
+    });
+}
+
+extern "C" dnnl_status_t dnnl_guard_reorder_pd(dnnl_primitive_desc_t *pd,
+                                               const_dnnl_memory_desc_t src,
+                                               dnnl_engine_t src_engine,
+                                               const_dnnl_memory_desc_t dst,
+                                               dnnl_engine_t dst_engine,
+                                               const_dnnl_primitive_attr_t attr) {
+    if (!headroom()) return dnnl_out_of_memory;
     return guarded([&] {
         return dnnl_reorder_primitive_desc_create(pd, src, src_engine, dst, dst_engine, attr);
     });

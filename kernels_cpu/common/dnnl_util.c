@@ -1,11 +1,9 @@
 /* oneDNN glue: one engine per process, one stream per thread (streams are not shared between
- * threads), status translation, plain and channel-blocked descriptors and execution with the
- * rep's thread count. */
+ * threads), status translation, plain and channel-blocked descriptors and execution. */
 #include "kernels_cpu/common/dnnl_util.h"
 
 #include "core/fuse.h"
 
-#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +56,7 @@ static onyx_status thread_stream(dnnl_stream_t *out) {
     return ONYX_OK;
 }
 
-/* oneDNN 2.6 miscomputes dims of 2^31 and more (a convolution corrupted its heap under fuzzing):
+/* oneDNN miscomputes dims of 2^31 and more (a convolution corrupted its heap under fuzzing):
  * no tensor with such a dim reaches it. */
 static onyx_status dims_fit(int rank, const int64_t *dims) {
     for (int i = 0; i < rank; i++)
@@ -80,7 +78,7 @@ onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *d
         strides[i] = s;
         s *= dims[i] > 0 ? dims[i] : 1;
     }
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, rank, d, dt, strides),
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_strides(md, rank, d, dt, strides),
                           "describing a tensor");
 }
 
@@ -92,7 +90,7 @@ onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t 
     dnnl_dims_t d;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
     dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, tag),
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, rank, d, dt, tag),
                           "describing a blocked tensor");
 }
 
@@ -111,57 +109,51 @@ onyx_status cpu_dnnl_attr(dnnl_primitive_attr_t *out) {
 }
 
 size_t cpu_dnnl_scratchpad(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *md) {
-    const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    const_dnnl_memory_desc_t q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     size_t size = q ? dnnl_memory_desc_get_size(q) : 0;
-    if (size) *md = *q;
-    else memset(md, 0, sizeof *md);
+    *md = NULL;
+    if (size && dnnl_memory_desc_clone(md, q) != dnnl_success) {
+        *md = NULL;
+        return SIZE_MAX;
+    }
     return size;
 }
 
-onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+onyx_status cpu_dnnl_reorder(const_dnnl_memory_desc_t from, const_dnnl_memory_desc_t to,
                              dnnl_primitive_t *prim, dnnl_memory_desc_t *pad, size_t *pad_size) {
     dnnl_engine_t eng;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t rpd = NULL;
     TRY(cpu_dnnl_engine(&eng));
     TRY(cpu_dnnl_attr(&attr));
-    onyx_status st = cpu_dnnl_check(dnnl_guard_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
-                                                                        attr),
+    onyx_status st = cpu_dnnl_check(dnnl_guard_reorder_pd(&rpd, from, eng, to, eng, attr),
                                     "creating a reorder");
     dnnl_primitive_attr_destroy(attr);
     if (st != ONYX_OK) return st;
-    *pad_size = cpu_dnnl_scratchpad(rpd, pad);
-    st = cpu_dnnl_check(dnnl_guard_primitive_create(prim, rpd), "creating a reorder");
+    dnnl_memory_desc_t pad_md = NULL;
+    size_t size = cpu_dnnl_scratchpad(rpd, &pad_md);
+    st = size == SIZE_MAX ? onyx_oom("reorder scratchpad descriptor")
+                          : cpu_dnnl_check(dnnl_guard_primitive_create(prim, rpd), "creating a reorder");
     dnnl_primitive_desc_destroy(rpd);
-    return st;
+    if (st != ONYX_OK) {
+        dnnl_memory_desc_destroy(pad_md);
+        return st;
+    }
+    *pad = pad_md;
+    *pad_size = size;
+    return ONYX_OK;
 }
 
-onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md) {
+onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const_dnnl_memory_desc_t md) {
     dnnl_engine_t e;
     TRY(cpu_dnnl_engine(&e));
     return cpu_dnnl_check(dnnl_guard_memory_create(out, md, e, DNNL_MEMORY_NONE), "creating a memory");
 }
 
-onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args,
-                             int threads) {
+onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args) {
     dnnl_stream_t s = NULL;
     TRY(thread_stream(&s));
-    /* oneDNN's OpenMP runtime takes the calling thread's max-threads setting, like parallel_for
-     * takes the rep's count: set it for this call only. */
-    int saved = cpu_dnnl_threads_set(threads);
-    dnnl_status_t r = dnnl_guard_execute_wait(prim, s, nargs, args);
-    cpu_dnnl_threads_restore(saved);
-    return cpu_dnnl_check(r, "executing a primitive");
-}
-
-int cpu_dnnl_threads_set(int threads) {
-    int saved = omp_get_max_threads();
-    if (threads > 0 && threads != saved) omp_set_num_threads(threads);
-    return saved;
-}
-
-void cpu_dnnl_threads_restore(int saved) {
-    if (omp_get_max_threads() != saved) omp_set_num_threads(saved);
+    return cpu_dnnl_check(dnnl_guard_execute_wait(prim, s, nargs, args), "executing a primitive");
 }
 
 void *cpu_dnnl_alloc(size_t size) {
@@ -181,27 +173,28 @@ onyx_status cpu_dnnl_post_ops_n(const fuse_chain *chain, int n, dnnl_post_ops_t 
         case FUSE_BATCHNORM:
         case FUSE_SCALE:
         case FUSE_SHIFT: break; /* folded into the weights and bias by the kernel */
-        case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, op->alpha, 0.f); break;
+        case FUSE_RELU: r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_relu, op->alpha, 0.f); break;
         case FUSE_CLIP:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, op->alpha, op->beta);
+            r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_clip_v2, op->alpha, op->beta);
             break;
-        case FUSE_SIGMOID: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0.f, 0.f); break;
-        case FUSE_TANH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0.f, 0.f); break;
+        case FUSE_SIGMOID: r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_logistic, 0.f, 0.f); break;
+        case FUSE_TANH: r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_tanh, 0.f, 0.f); break;
         case FUSE_HARDSIGMOID:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, op->beta);
+            r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear, op->alpha, op->beta);
             if (r == dnnl_success)
-                r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+                r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_clip_v2, 0.f, 1.f);
             break;
-        case FUSE_SWISH: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, op->alpha, 0.f); break;
+        case FUSE_SWISH: r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_swish, op->alpha, 0.f); break;
         case FUSE_HARDSWISH:
-            r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 0.f, 0.f);
+            /* oneDNN 3's hardswish is x * clip(alpha * x + beta, 0, 1) */
+            r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_hardswish, 1.f / 6.f, 0.5f);
             break;
         case FUSE_GELU:
             r = dnnl_post_ops_append_eltwise(
-                po, 1.f, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
+                po, op->alpha != 0.f ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf, 0.f, 0.f);
             break;
-        case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f); break;
-        case FUSE_LINEAR: r = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, op->alpha, 0.f); break;
+        case FUSE_SUM: r = dnnl_post_ops_append_sum(po, 1.f, 0, dnnl_data_type_undef); break;
+        case FUSE_LINEAR: r = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear, op->alpha, 0.f); break;
         }
         TRY(cpu_dnnl_check(r, "adding a post-op"));
     }

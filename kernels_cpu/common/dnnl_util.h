@@ -1,9 +1,12 @@
 /* oneDNN glue shared by the CPU kernels that use it: the process's one CPU engine, a stream per
- * thread, status translation, plain memory descriptors and execution under the rep's threads. */
+ * thread, status translation, plain memory descriptors and execution. oneDNN (3.x, TBB runtime)
+ * runs on the thread count of the TBB arena the caller is in: the rep's, set around prepare and
+ * run by parallel_within (core/parallel.h). Memory descriptors are handles (dnnl_memory_desc_t):
+ * whoever creates or clones one destroys it with dnnl_memory_desc_destroy. */
 #ifndef ONYX_KERNELS_CPU_DNNL_UTIL_H
 #define ONYX_KERNELS_CPU_DNNL_UTIL_H
 
-#include <dnnl.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include "core/status.h"
 #include "kernels_cpu/common/dnnl_guard.h" /* the oneDNN calls that allocate */
@@ -15,12 +18,13 @@ onyx_status cpu_dnnl_engine(dnnl_engine_t *out);
  * (unimplemented configurations come back as ONYX_ERR_UNSUPPORTED). */
 onyx_status cpu_dnnl_check(dnnl_status_t s, const char *what);
 
-/* A dense row-major descriptor of `dims` (what onyx tensors are). */
+/* A dense row-major descriptor of `dims` (what onyx tensors are); caller destroys *md. */
 onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                               dnnl_data_type_t dt);
 
 /* The channel-blocked descriptor (nCw16c, nChw16c, nCdhw16c) of `dims`, rank 3 to 5: the layout
- * of tensors the fusion pass marks opaque (core/fuse.h) when their channels are a multiple of 16. */
+ * of tensors the fusion pass marks opaque (core/fuse.h) when their channels are a multiple of 16.
+ * Caller destroys *md. */
 onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                                 dnnl_data_type_t dt);
 
@@ -39,29 +43,25 @@ onyx_status cpu_dnnl_post_ops_n(const struct fuse_chain *chain, int n, dnnl_post
  * these. */
 onyx_status cpu_dnnl_attr(dnnl_primitive_attr_t *out);
 
-/* The scratchpad a primitive made under cpu_dnnl_attr needs: its descriptor in *md and its size
- * in bytes (0: none). */
+/* The scratchpad a primitive made under cpu_dnnl_attr needs: its size in bytes, and in *md a copy
+ * of its descriptor (caller destroys), NULL when the size is 0. On failure to copy, returns
+ * SIZE_MAX and *md is NULL. */
 size_t cpu_dnnl_scratchpad(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *md);
 
-/* A reorder primitive from `from` to `to` under cpu_dnnl_attr; *pad its scratchpad descriptor,
- * *pad_size its size (0: none). */
-onyx_status cpu_dnnl_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+/* A reorder primitive from `from` to `to` under cpu_dnnl_attr; *pad its scratchpad descriptor
+ * (caller destroys; NULL when none), *pad_size its size (0: none). */
+onyx_status cpu_dnnl_reorder(const_dnnl_memory_desc_t from, const_dnnl_memory_desc_t to,
                              dnnl_primitive_t *prim, dnnl_memory_desc_t *pad, size_t *pad_size);
 
 /* A memory object for `md` without a buffer (handles are set per run). Memory objects are bound
  * to buffers per call, so concurrent runs must not share them: each run context (kernel fork)
  * has its own. */
-onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md);
+onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const_dnnl_memory_desc_t md);
 
-/* Runs `prim` on the calling thread's stream with `threads` OpenMP threads and waits for it. */
-onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args,
-                             int threads);
-
-/* oneDNN sizes its parallel work when a primitive is created: create primitives under the thread
- * count they will run with. Sets the calling thread's OpenMP count (threads > 0) and returns the
- * previous one for cpu_dnnl_threads_restore. */
-int cpu_dnnl_threads_set(int threads);
-void cpu_dnnl_threads_restore(int saved);
+/* Runs `prim` on the calling thread's stream, on the threads of the caller's TBB arena, and waits
+ * for it. oneDNN sizes its parallel work when a primitive is created: primitives are created
+ * and run under the same count (the rep's: prepare and run are both inside parallel_within). */
+onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args);
 
 /* Buffer aligned for oneDNN (64 bytes), size rounded up; NULL on failure. Free with free(). */
 void *cpu_dnnl_alloc(size_t size);

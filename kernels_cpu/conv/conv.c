@@ -62,7 +62,8 @@ typedef struct conv_prim {
     bool pre_direct, pre_copy, src_copy, dst_copy;
     /* the chain's op vmath applies to the primitive's output (post_vmath.h), or -1 */
     int tail;
-    /* descriptors of the memories a run binds */
+    /* descriptors of the memories a run binds (owned: destroyed by prim_release; NULL where the
+     * prim has none) */
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_wuser, md_src_user, md_dst_user,
         md_add_user, md_pad[PAD_COUNT];
     size_t pad_size[PAD_COUNT];
@@ -121,6 +122,12 @@ static void prim_release(conv_prim *p) {
     dnnl_primitive_t prims[] = {p->prim, p->wreorder, p->reo_src, p->reo_dst, p->reo_add};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         if (prims[i]) dnnl_primitive_destroy(prims[i]);
+    dnnl_memory_desc_t mds[] = {p->md_src, p->md_wei, p->md_bias, p->md_dst, p->md_wuser,
+                                p->md_src_user, p->md_dst_user, p->md_add_user};
+    for (size_t i = 0; i < sizeof mds / sizeof mds[0]; i++)
+        if (mds[i]) dnnl_memory_desc_destroy(mds[i]);
+    for (int i = 0; i < PAD_COUNT; i++)
+        if (p->md_pad[i]) dnnl_memory_desc_destroy(p->md_pad[i]);
     if (p->wbuf_own) free((void *)p->wbuf); /* else it belongs to the rep's shared cache */
     free(p->bbuf);
     memset(p, 0, sizeof *p);
@@ -140,16 +147,16 @@ static void mems_release(conv_mems *m) {
 static onyx_status mems_create(const conv_prim *p, conv_mems *m) {
     onyx_status st = ONYX_OK;
     memset(m, 0, sizeof *m);
-    CHECK(cpu_dnnl_memory(&m->src, &p->md_src));
-    CHECK(cpu_dnnl_memory(&m->dst, &p->md_dst));
-    CHECK(cpu_dnnl_memory(&m->wei, &p->md_wei));
-    if (p->has_bias) CHECK(cpu_dnnl_memory(&m->bias, &p->md_bias));
-    if (p->wreorder) CHECK(cpu_dnnl_memory(&m->wuser, &p->md_wuser));
-    if (p->reo_src) CHECK(cpu_dnnl_memory(&m->src_user, &p->md_src_user));
-    if (p->reo_dst) CHECK(cpu_dnnl_memory(&m->dst_user, &p->md_dst_user));
-    if (p->reo_add) CHECK(cpu_dnnl_memory(&m->add_user, &p->md_add_user));
+    CHECK(cpu_dnnl_memory(&m->src, p->md_src));
+    CHECK(cpu_dnnl_memory(&m->dst, p->md_dst));
+    CHECK(cpu_dnnl_memory(&m->wei, p->md_wei));
+    if (p->has_bias) CHECK(cpu_dnnl_memory(&m->bias, p->md_bias));
+    if (p->wreorder) CHECK(cpu_dnnl_memory(&m->wuser, p->md_wuser));
+    if (p->reo_src) CHECK(cpu_dnnl_memory(&m->src_user, p->md_src_user));
+    if (p->reo_dst) CHECK(cpu_dnnl_memory(&m->dst_user, p->md_dst_user));
+    if (p->reo_add) CHECK(cpu_dnnl_memory(&m->add_user, p->md_add_user));
     for (int i = 0; i < PAD_COUNT; i++)
-        if (p->pad_size[i]) CHECK(cpu_dnnl_memory(&m->pad[i], &p->md_pad[i]));
+        if (p->pad_size[i]) CHECK(cpu_dnnl_memory(&m->pad[i], p->md_pad[i]));
 done:
     if (st != ONYX_OK) mems_release(m);
     return st;
@@ -157,12 +164,12 @@ done:
 
 /* Runs `prim` on `n` args plus its scratchpad (when it has one) at `pad`. */
 static onyx_status execute(dnnl_primitive_t prim, dnnl_exec_arg_t *args, int n, dnnl_memory_t pm,
-                           void *pad, int threads) {
+                           void *pad) {
     if (pm) {
         TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding the scratchpad"));
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
     }
-    return cpu_dnnl_execute(prim, n, args, threads);
+    return cpu_dnnl_execute(prim, n, args);
 }
 
 void cpu_conv_release(void *state) {
@@ -206,9 +213,10 @@ onyx_status cpu_conv_fork(const void *state, void **out) {
 /* ------------------------------------------------------------------ building a primitive */
 
 /* Descriptors of the weights: the logical [G,] O, I, k... dims oneDNN wants, with the strides
- * ONNX stores them in (Conv: [M, C/G, k...]; ConvTranspose: [C, M/G, k...]). */
-static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_memory_desc_t *user,
-                              dnnl_memory_desc_t *any) {
+ * ONNX stores them in (Conv: [M, C/G, k...]; ConvTranspose: [C, M/G, k...]) as float, and in
+ * format "any" of type any_dt for the primitive. Caller destroys both (neither made on failure). */
+static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_data_type_t any_dt,
+                              dnnl_memory_desc_t *user, dnnl_memory_desc_t *any) {
     dnnl_dims_t dims, strides;
     int nd = 0;
     int64_t kp = 1;
@@ -233,10 +241,16 @@ static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_memo
         strides[in] = og * kp;
     }
     if (grouped) strides[0] = og * ig * kp;
-    TRY(cpu_dnnl_check(dnnl_memory_desc_init_by_strides(user, nd, dims, dnnl_f32, strides),
+    TRY(cpu_dnnl_check(dnnl_memory_desc_create_with_strides(user, nd, dims, dnnl_f32, strides),
                        "describing the weights"));
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(any, nd, dims, dnnl_f32, dnnl_format_tag_any),
-                          "describing the weights");
+    onyx_status r = cpu_dnnl_check(dnnl_memory_desc_create_with_tag(any, nd, dims, any_dt,
+                                                                     dnnl_format_tag_any),
+                                   "describing the weights");
+    if (r != ONYX_OK) {
+        dnnl_memory_desc_destroy(*user);
+        *user = NULL;
+    }
+    return r;
 }
 
 /* W as float in ONNX layout with BatchNormalization folded in (caller frees). */
@@ -257,7 +271,7 @@ static onyx_status folded_weights(const conv_state *s, const conv_prim *p, const
 /* Puts float weights `f` (ONNX layout) into `to` in the primitive's layout (the reorder's
  * scratchpad at pad). */
 static onyx_status place_weights(const conv_prim *p, const conv_mems *m, const float *f, void *to,
-                                 void *pad, int threads) {
+                                 void *pad) {
     if (!p->wreorder) {
         memcpy(to, f, (size_t)p->wn * sizeof *f);
         return ONYX_OK;
@@ -265,7 +279,7 @@ static onyx_status place_weights(const conv_prim *p, const conv_mems *m, const f
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->wuser, (void *)f), "binding weights"));
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->wei, to), "binding weights"));
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m->wuser}, {DNNL_ARG_TO, m->wei}};
-    return execute(p->wreorder, args, 2, m->pad[PAD_WREORDER], pad, threads);
+    return execute(p->wreorder, args, 2, m->pad[PAD_WREORDER], pad);
 }
 
 /* The bias as float with BatchNormalization folded in, into out[m]. */
@@ -290,7 +304,7 @@ static onyx_status md_any_of(dnnl_memory_desc_t *md, int rank, const int64_t *di
                              dnnl_data_type_t dt) {
     dnnl_dims_t d;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_tag(md, rank, d, dt, dnnl_format_tag_any),
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, rank, d, dt, dnnl_format_tag_any),
                           "describing a tensor");
 }
 
@@ -299,7 +313,7 @@ static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
 }
 
 /* The descriptor of a tensor as stored: blocked when opaque and blockable, channels last when
- * `last`, else plain. */
+ * `last`, else plain. Caller destroys *md. */
 static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, bool last, onyx_dtype dt,
                              int rank, const int64_t *dims) {
     if (opaque && blockable(dt, rank, dims[1])) return md_blocked(md, rank, dims);
@@ -313,7 +327,7 @@ static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, bool last, ony
     strides[1] = 1;
     strides[0] = st;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, strides),
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_strides(md, rank, d, dnnl_f32, strides),
                           "describing a channels-last tensor");
 }
 
@@ -328,12 +342,11 @@ static void conv_x_dims(bool last, int rank, const int64_t *dims, int64_t *out) 
 }
 
 static onyx_status run_reorder(dnnl_primitive_t r, dnnl_memory_t from, const void *from_ptr,
-                               dnnl_memory_t to, void *to_ptr, dnnl_memory_t pm, void *pad,
-                               int threads) {
+                               dnnl_memory_t to, void *to_ptr, dnnl_memory_t pm, void *pad) {
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)from_ptr), "binding a reorder"));
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(to, to_ptr), "binding a reorder"));
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return execute(r, args, 2, pm, pad, threads);
+    return execute(r, args, 2, pm, pad);
 }
 
 /* Adds a region of `bytes` to a scratch layout; false on overflow. */
@@ -351,19 +364,65 @@ static bool region(size_t *total, size_t *off, size_t bytes) {
  * lives), their type, the ONNX and the primitive's layouts, and the folded per-channel
  * multipliers themselves (so two fusion chains share only when they fold to the same values). */
 
+/* A layout as key bytes. oneDNN 3 descriptors are handles to an opaque struct: this is what its
+ * queries give of a blocked one, all there is to a float or bfloat16 layout (what they do not
+ * give, the extra flags, only marks int8 weights; the size would show the data those add).
+ * Filled in place in a zeroed key; no padding. */
+typedef struct md_print {
+    int32_t ndims, data_type, format_kind, inner_nblks;
+    int64_t offset0, size;
+    dnnl_dims_t dims, padded_dims, padded_offsets, strides, inner_blks, inner_idxs;
+} md_print;
+
+/* *out (zeroed) from md; false when md is not a blocked layout (the details of others are not
+ * queryable). */
+static bool md_print_of(const_dnnl_memory_desc_t md, md_print *out) {
+    dnnl_format_kind_t fk;
+    dnnl_data_type_t dt;
+    int32_t nd, nb;
+    const dnnl_dims_t *dims, *pdims, *poffs, *strides, *blks, *idxs;
+    if (dnnl_memory_desc_query(md, dnnl_query_format_kind, &fk) != dnnl_success ||
+        fk != dnnl_blocked ||
+        dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &nd) != dnnl_success ||
+        nd < 0 || nd > DNNL_MAX_NDIMS ||
+        dnnl_memory_desc_query(md, dnnl_query_data_type, &dt) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_submemory_offset_s64, &out->offset0) !=
+            dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_dims, &dims) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_padded_dims, &pdims) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_padded_offsets, &poffs) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_strides, &strides) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nb) != dnnl_success ||
+        nb < 0 || nb > DNNL_MAX_NDIMS ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs) != dnnl_success)
+        return false;
+    out->ndims = nd;
+    out->data_type = (int32_t)dt;
+    out->format_kind = (int32_t)fk;
+    out->inner_nblks = nb;
+    out->size = (int64_t)dnnl_memory_desc_get_size(md);
+    memcpy(out->dims, *dims, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->padded_dims, *pdims, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->padded_offsets, *poffs, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->strides, *strides, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->inner_blks, *blks, sizeof(dnnl_dim_t) * (size_t)nb);
+    memcpy(out->inner_idxs, *idxs, sizeof(dnnl_dim_t) * (size_t)nb);
+    return true;
+}
+
 typedef struct wkey_head {
     char tag[8];                     /* the rep's cache is shared with other kernels */
     const void *data;
     int32_t dtype, transpose;
     int64_t wn, folded;              /* elements of W; multipliers that follow the header (0: none) */
-    dnnl_memory_desc_t user, wei;
+    md_print user, wei;
 } wkey_head;
 
 typedef struct wpack_ctx {
     const conv_state *s;
     const conv_prim *p;
     const tensor *w;
-    int threads;
 } wpack_ctx;
 
 static onyx_status wpack_make(void *ctx, void **obj) {
@@ -373,24 +432,24 @@ static onyx_status wpack_make(void *ctx, void **obj) {
     float *wtmp = NULL;
     void *wpad = NULL, *buf = NULL;
     conv_mems wm = {0};
-    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&p->md_wei)))) {
+    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(p->md_wei)))) {
         st = onyx_oom("convolution weights");
         goto done;
     }
     CHECK(folded_weights(x->s, p, x->w, &wtmp));
     if (p->wreorder) {
         /* the reorder's memories and scratchpad for this one call */
-        CHECK(cpu_dnnl_memory(&wm.wuser, &p->md_wuser));
-        CHECK(cpu_dnnl_memory(&wm.wei, &p->md_wei));
+        CHECK(cpu_dnnl_memory(&wm.wuser, p->md_wuser));
+        CHECK(cpu_dnnl_memory(&wm.wei, p->md_wei));
         if (p->pad_size[PAD_WREORDER]) {
-            CHECK(cpu_dnnl_memory(&wm.pad[PAD_WREORDER], &p->md_pad[PAD_WREORDER]));
+            CHECK(cpu_dnnl_memory(&wm.pad[PAD_WREORDER], p->md_pad[PAD_WREORDER]));
             if (!(wpad = cpu_dnnl_alloc(p->pad_size[PAD_WREORDER]))) {
                 st = onyx_oom("convolution weights reorder");
                 goto done;
             }
         }
     }
-    CHECK(place_weights(p, &wm, wtmp, buf, wpad, x->threads));
+    CHECK(place_weights(p, &wm, wtmp, buf, wpad));
     *obj = buf;
     buf = NULL;
 done:
@@ -403,9 +462,9 @@ done:
 
 static void wpack_release(void *obj) { free(obj); }
 
-/* p's constant weights w, from the rep's cache (made on first use). */
+/* p's constant weights w (ONNX layout wuser), from the rep's cache (made on first use). */
 static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
-                                  const dnnl_memory_desc_t *wuser, const tensor *w, int threads) {
+                                  const_dnnl_memory_desc_t wuser, const tensor *w) {
     int64_t folded = s->bn_mul ? p->g.m : 0;
     size_t size = sizeof(wkey_head) + (size_t)folded * sizeof(float);
     wkey_head *key = calloc(1, size); /* zeroed: padding bytes are part of the key */
@@ -416,15 +475,15 @@ static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, co
     key->transpose = s->transpose;
     key->wn = p->wn;
     key->folded = folded;
-    memcpy(&key->user, wuser, sizeof *wuser);
-    memcpy(&key->wei, &p->md_wei, sizeof p->md_wei);
+    /* a layout the key cannot name (not blocked) is never shared */
+    bool named = md_print_of(wuser, &key->user) && md_print_of(p->md_wei, &key->wei);
     if (folded) memcpy(key + 1, s->bn_mul, (size_t)folded * sizeof(float));
-    wpack_ctx ctx = {s, p, w, threads};
+    wpack_ctx ctx = {s, p, w};
     void *obj = NULL;
     onyx_status st;
-    if (kp->env && kp->env->shared) {
+    if (named && kp->env && kp->env->shared) {
         st = kernel_shared(kp, key, size, wpack_make, wpack_release, &ctx, &obj);
-    } else { /* a prepare outside a rep: weights of its own */
+    } else { /* a prepare outside a rep, or an unnamed layout: weights of its own */
         st = wpack_make(&ctx, &obj);
         p->wbuf_own = st == ONYX_OK;
     }
@@ -433,17 +492,46 @@ static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, co
     return st;
 }
 
+/* Destroys *md (when there is one) and clears it. */
+static void md_drop(dnnl_memory_desc_t *md) {
+    if (*md) dnnl_memory_desc_destroy(*md);
+    *md = NULL;
+}
+
+/* Hands *md over to its new owner, clearing it. */
+static dnnl_memory_desc_t md_take(dnnl_memory_desc_t *md) {
+    dnnl_memory_desc_t r = *md;
+    *md = NULL;
+    return r;
+}
+
+/* A copy of pd's descriptor `what` (the pd's own lives only as long as the pd); caller destroys. */
+static onyx_status md_of(dnnl_memory_desc_t *out, const_dnnl_primitive_desc_t pd,
+                         dnnl_query_t what) {
+    *out = NULL;
+    const_dnnl_memory_desc_t q = dnnl_primitive_desc_query_md(pd, what, 0);
+    if (!q) return onyx_error(ONYX_ERR_RUNTIME, "oneDNN: the convolution has no descriptor %d",
+                              (int)what);
+    return cpu_dnnl_check(dnnl_memory_desc_clone(out, q), "copying a descriptor");
+}
+
 /* kp: the prepare asking (constant weights go through its rep's cache), NULL at run. */
 #define CONV_MAX_PAD 65536
 
 static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const graph_node *node,
                               conv_prim *p, int rank, const int64_t *xdims, const int64_t *wdims,
-                              const tensor *w_const, const tensor *b, bool b_const, int threads) {
+                              const tensor *w_const, const tensor *b, bool b_const) {
     onyx_status st = ONYX_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_engine_t eng;
+    /* the descriptors of one attempt (dropped before a retry and at the end; the ones p keeps
+     * are taken from here) */
+    dnnl_memory_desc_t src_md = NULL, dst_md = NULL, wuser_md = NULL, wany_md = NULL,
+                       bias_md = NULL, src_st = NULL, dst_st = NULL, add_st = NULL;
+    dnnl_memory_desc_t *const attempt[] = {&src_md, &dst_md, &wuser_md, &wany_md,
+                                           &bias_md, &src_st, &dst_st, &add_st};
     memset(p, 0, sizeof *p);
     CHECK(cpu_dnnl_engine(&eng));
     p->rank = rank;
@@ -458,8 +546,8 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
         st = onyx_error(ONYX_ERR_SHAPE, "convolution sizes overflow");
         goto done;
     }
-    /* oneDNN 2.6 miscomputes (and corrupts its heap on) dims and pads of 2^31 and more: found by
-     * fuzzing, a pad of INT32_MAX. No real convolution comes near. */
+    /* oneDNN 2.6 miscomputed (and corrupted its heap on) dims and pads of 2^31 and more: found by
+     * fuzzing, a pad of INT32_MAX; not known fixed since. No real convolution comes near. */
     for (int i = 0; i < rank; i++)
         if (xdims[i] > INT32_MAX || wdims[i] > INT32_MAX || ydims[i] > INT32_MAX) {
             st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution dim %d of %" PRId64 " (input), %" PRId64
@@ -467,8 +555,9 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
                             xdims[i], wdims[i], ydims[i]);
             goto done;
         }
-    /* oneDNN 2.6 also takes seconds per million padded positions to plan a convolution (16 s
-     * for a pad of 2^20, found by fuzzing): pads are bounded well above any real model's. */
+    /* oneDNN 2.6 also took seconds per million padded positions to plan a convolution (16 s for
+     * a pad of 2^20, found by fuzzing), and a reference kernel runs over every padded position:
+     * pads are bounded well above any real model's. */
     for (int i = 0; i < g->nsp; i++)
         if (llabs(g->pad_b[i]) > CONV_MAX_PAD || llabs(g->pad_e[i]) > CONV_MAX_PAD) {
             st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pads %" PRId64 " / %" PRId64
@@ -483,7 +572,6 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
                         "takes 1 to 3)", g->nsp);
         goto done;
     }
-    dnnl_memory_desc_t src_md, dst_md, wuser_md, wany_md, bias_md, src_st, dst_st, add_st;
     bool force_plain = false, no_bf16 = false, no_wino = false, last_io = false, last_tried = false;
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
@@ -504,11 +592,12 @@ retry:;
     bool bf16 = s->bf16 && !no_bf16 && !last_io && s->dtype == ONYX_FLOAT && !s->pre_mul &&
                 (blk_x || any);
     dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
-    /* Winograd (oneDNN's F(2,3) and F(4,3)) for blocked 3x3, stride 1, undilated, ungrouped
-     * convs of 64 channels and more in and out: about twice as fast as the direct kernels on
-     * ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same order as theirs
-     * (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). Smaller convs stay direct, where
-     * integer-valued data still sums exactly. */
+    /* Winograd for blocked 3x3, stride 1, undilated, ungrouped convs of 64 channels and more in
+     * and out: with oneDNN 2.6's x64 kernels (F(2,3) and F(4,3)) about twice as fast as the
+     * direct ones on ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same
+     * order as theirs (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). oneDNN 3's x64 builds
+     * have no Winograd kernel: it is refused and the conv goes direct (the retry below). Smaller
+     * convs stay direct, where integer-valued data still sums exactly. */
     bool wino = s->wino && !no_wino && !bf16 && !s->chain.x_scale && blk_x && g->nsp == 2 &&
                 g->group == 1 && g->c >= 64 && g->m >= 64;
     for (int i = 0; i < g->nsp && wino; i++)
@@ -540,8 +629,8 @@ retry:;
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
     CHECK(md_stored(&dst_st, fc->opaque_out0, fc->y_channels_last, s->dtype, rank, ydims));
     CHECK(md_stored(&add_st, s->chain.opaque_addend, false, s->dtype, rank, ydims));
-    CHECK(weights_md(s, g, &wuser_md, &wany_md));
-    if (bf16) wany_md.data_type = dnnl_bf16; /* a format "any" descriptor: no layout to redo */
+    /* the primitive's weights in bfloat16 with X (converted once, by the weights' reorder) */
+    CHECK(weights_md(s, g, bf16 ? dnnl_bf16 : dnnl_f32, &wuser_md, &wany_md));
     bool has_bias = s->has_bias || s->bn_mul;
     if (has_bias) CHECK(cpu_dnnl_md_plain(&bias_md, 1, &g->m, dnnl_f32));
     dnnl_dims_t strides, dil, pl, pr;
@@ -559,24 +648,24 @@ retry:;
         CHECK(cpu_dnnl_post_ops_n(&s->chain, p->tail >= 0 ? p->tail : s->chain.n, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
+    /* oneDNN 3 checks the description as it creates the primitive descriptor: invalid
+     * arguments are the description's fault, reported as such and not retried */
     if (!s->transpose) {
-        dnnl_convolution_desc_t d;
-        CHECK(cpu_dnnl_check(dnnl_dilated_convolution_forward_desc_init(
-                                 &d, dnnl_forward_inference,
-                                 wino ? dnnl_convolution_winograd : dnnl_convolution_direct, &src_md,
-                                 &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
-                             "describing the convolution"));
-        dnnl_status_t made = dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL);
+        dnnl_status_t made = dnnl_guard_convolution_pd(
+            &pd, eng, dnnl_forward_inference,
+            wino ? dnnl_convolution_winograd : dnnl_convolution_direct, src_md, wany_md,
+            has_bias ? bias_md : NULL, dst_md, strides, dil, pl, pr, attr);
+        if (made == dnnl_invalid_arguments)
+            CHECK(cpu_dnnl_check(made, "describing the convolution"));
         if (made != dnnl_success && (bf16 || wino || last_io)) pd = NULL; /* retried below */
         else CHECK(cpu_dnnl_check(made, "creating the convolution"));
     } else {
-        dnnl_deconvolution_desc_t d;
-        CHECK(cpu_dnnl_check(dnnl_dilated_deconvolution_forward_desc_init(
-                                 &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md,
-                                 &wany_md, has_bias ? &bias_md : NULL, &dst_md, strides, dil, pl, pr),
-                             "describing the transposed convolution"));
-        CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
-                             "creating the transposed convolution"));
+        dnnl_status_t made = dnnl_guard_deconvolution_pd(
+            &pd, eng, dnnl_forward_inference, dnnl_deconvolution_direct, src_md, wany_md,
+            has_bias ? bias_md : NULL, dst_md, strides, dil, pl, pr, attr);
+        CHECK(cpu_dnnl_check(made, made == dnnl_invalid_arguments
+                                       ? "describing the transposed convolution"
+                                       : "creating the transposed convolution"));
     }
     /* some channel splits have no blocked kernel and land on the reference one, which is orders
      * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
@@ -601,16 +690,19 @@ retry:;
         po = NULL;
         dnnl_primitive_attr_destroy(attr);
         attr = NULL;
+        for (size_t i = 0; i < sizeof attempt / sizeof attempt[0]; i++) md_drop(attempt[i]);
         goto retry;
     }
-    if (any) {
-        src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-        dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (any) { /* the layouts oneDNN chose */
+        md_drop(&src_md);
+        md_drop(&dst_md);
+        CHECK(md_of(&src_md, pd, dnnl_query_src_md));
+        CHECK(md_of(&dst_md, pd, dnnl_query_dst_md));
     }
-    if (!dnnl_memory_desc_equal(&src_st, &src_md)) {
-        CHECK(cpu_dnnl_reorder(&src_st, &src_md, &p->reo_src, &p->md_pad[PAD_SRC],
+    if (!dnnl_memory_desc_equal(src_st, src_md)) {
+        CHECK(cpu_dnnl_reorder(src_st, src_md, &p->reo_src, &p->md_pad[PAD_SRC],
                                &p->pad_size[PAD_SRC]));
-        p->md_src_user = src_st;
+        p->md_src_user = md_take(&src_st);
         p->src_copy = true;
     }
     if (s->pre_mul) {
@@ -624,31 +716,38 @@ retry:;
         p->src_copy |= p->pre_direct;
         p->pre_copy = !p->pre_direct;
     }
-    if (!p->staged && !dnnl_memory_desc_equal(&dst_st, &dst_md)) {
-        CHECK(cpu_dnnl_reorder(&dst_md, &dst_st, &p->reo_dst, &p->md_pad[PAD_DST],
+    if (!p->staged && !dnnl_memory_desc_equal(dst_st, dst_md)) {
+        CHECK(cpu_dnnl_reorder(dst_md, dst_st, &p->reo_dst, &p->md_pad[PAD_DST],
                                &p->pad_size[PAD_DST]));
-        p->md_dst_user = dst_st;
+        p->md_dst_user = md_take(&dst_st);
         p->dst_copy = true;
     }
-    if (s->sum_input >= 0 && !dnnl_memory_desc_equal(&add_st, &dst_md)) {
-        CHECK(cpu_dnnl_reorder(&add_st, &dst_md, &p->reo_add, &p->md_pad[PAD_ADD],
+    if (s->sum_input >= 0 && !dnnl_memory_desc_equal(add_st, dst_md)) {
+        CHECK(cpu_dnnl_reorder(add_st, dst_md, &p->reo_add, &p->md_pad[PAD_ADD],
                                &p->pad_size[PAD_ADD]));
-        p->md_add_user = add_st;
+        p->md_add_user = md_take(&add_st);
     }
     CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&p->prim, pd), "creating the primitive"));
-    p->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    p->pad_size[PAD_PRIM] = cpu_dnnl_scratchpad(pd, &p->md_pad[PAD_PRIM]);
-    p->md_src = src_md;
-    p->md_dst = dst_md;
-    p->has_bias = has_bias;
-    if (has_bias) p->md_bias = bias_md;
-    bool same_layout = dnnl_memory_desc_equal(&p->md_wei, &wuser_md);
-    if (!same_layout) {
-        CHECK(cpu_dnnl_reorder(&wuser_md, &p->md_wei, &p->wreorder, &p->md_pad[PAD_WREORDER],
-                               &p->pad_size[PAD_WREORDER]));
-        p->md_wuser = wuser_md;
+    CHECK(md_of(&p->md_wei, pd, dnnl_query_weights_md));
+    size_t prim_pad = cpu_dnnl_scratchpad(pd, &p->md_pad[PAD_PRIM]);
+    if (prim_pad == SIZE_MAX) {
+        st = onyx_oom("convolution scratchpad descriptor");
+        goto done;
     }
-    size_t wbytes = dnnl_memory_desc_get_size(&p->md_wei);
+    p->pad_size[PAD_PRIM] = prim_pad;
+    p->md_src = md_take(&src_md);
+    p->md_dst = md_take(&dst_md);
+    p->has_bias = has_bias;
+    if (has_bias) p->md_bias = md_take(&bias_md);
+    bool same_layout = dnnl_memory_desc_equal(p->md_wei, wuser_md);
+    if (!same_layout) {
+        CHECK(cpu_dnnl_reorder(wuser_md, p->md_wei, &p->wreorder, &p->md_pad[PAD_WREORDER],
+                               &p->pad_size[PAD_WREORDER]));
+        p->md_wuser = md_take(&wuser_md);
+    }
+    /* W as ONNX stores it: p's when reordered, else still the attempt's (the same layout) */
+    const_dnnl_memory_desc_t wuser = p->md_wuser ? p->md_wuser : wuser_md;
+    size_t wbytes = dnnl_memory_desc_get_size(p->md_wei);
     /* the constant weights are reordered once per rep (shared_weights below), read by every run;
      * other weights are reordered per run into scratch when the primitive wants another layout */
     if (w_const && !kp) {
@@ -672,8 +771,8 @@ retry:;
     for (int i = 0; i < PAD_COUNT; i++)
         if (p->pad_size[i] > pad) pad = p->pad_size[i];
     bool half = is_half(s->dtype), ok = true;
-    ok &= region(&t, &p->off_src, p->src_copy ? dnnl_memory_desc_get_size(&src_md) : 0);
-    ok &= region(&t, &p->off_dst, p->dst_copy ? dnnl_memory_desc_get_size(&dst_md) : 0);
+    ok &= region(&t, &p->off_src, p->src_copy ? dnnl_memory_desc_get_size(p->md_src) : 0);
+    ok &= region(&t, &p->off_dst, p->dst_copy ? dnnl_memory_desc_get_size(p->md_dst) : 0);
     ok &= region(&t, &p->off_pre, p->pre_copy ? (size_t)p->xn * sizeof(float) : 0);
     ok &= region(&t, &p->off_pad, pad);
     ok &= region(&t, &p->off_hx, half ? (size_t)p->xn * sizeof(float) : 0);
@@ -691,10 +790,11 @@ retry:;
     }
     p->scratch_bytes = t;
     if (w_const) {
-        CHECK(shared_weights(kp, s, p, &wuser_md, w_const, threads));
+        CHECK(shared_weights(kp, s, p, wuser, w_const));
         p->wready = true;
     }
 done:
+    for (size_t i = 0; i < sizeof attempt / sizeof attempt[0]; i++) md_drop(attempt[i]);
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (pd) dnnl_primitive_desc_destroy(pd);
@@ -831,11 +931,8 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     CHECK(take_chain(s, p->fused, m, xc));
     if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
-        int threads = p->env && p->env->threads > 0 ? p->env->threads : parallel_threads();
-        int saved = cpu_dnnl_threads_set(threads);
         st = build_prim(p, s, p->node, &s->prepared, x->rank, xd, w->dims,
-                        x_scale ? NULL : p->in_value[1], b, b != NULL, threads);
-        cpu_dnnl_threads_restore(saved);
+                        x_scale ? NULL : p->in_value[1], b, b != NULL);
         if (st != ONYX_OK) goto done;
     }
     *state = s;
@@ -990,10 +1087,7 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
      * here has no constant to fold */
     if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
     conv_prim *p = &f->cache[k];
-    int saved = cpu_dnnl_threads_set(c->threads);
-    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, xd, w->dims, NULL, NULL, false,
-                                c->threads);
-    cpu_dnnl_threads_restore(saved);
+    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, xd, w->dims, NULL, NULL, false);
     if (st == ONYX_OK && p->prim) st = mems_create(p, &f->cache_mems[k]);
     if (st != ONYX_OK) {
         prim_release(p);
@@ -1128,16 +1222,14 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
             src = pre;
         }
         if (p->reo_src) {
-            TRY(run_reorder(p->reo_src, m->src_user, src, m->src, src_buf, m->pad[PAD_SRC], pad,
-                            c->threads));
+            TRY(run_reorder(p->reo_src, m->src_user, src, m->src, src_buf, m->pad[PAD_SRC], pad));
             src = src_buf;
         }
     }
     if (p->reo_add)
-        TRY(run_reorder(p->reo_add, m->add_user, addend->data, m->dst, dst, m->pad[PAD_ADD], pad,
-                        c->threads));
+        TRY(run_reorder(p->reo_add, m->add_user, addend->data, m->dst, dst, m->pad[PAD_ADD], pad));
     else if (addend && addend->data != dst) /* in the layout of Y as computed: maybe padded */
-        memcpy(dst, addend->data, dnnl_memory_desc_get_size(&p->md_dst));
+        memcpy(dst, addend->data, dnnl_memory_desc_get_size(p->md_dst));
     /* weights */
     void *wei = (void *)p->wbuf;
     if (!p->wready) {
@@ -1152,7 +1244,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
         }
         if (p->wei_own) {
             wei = sb + p->off_wei;
-            TRY(place_weights(p, m, wf, wei, pad, c->threads));
+            TRY(place_weights(p, m, wf, wei, pad));
         } else {
             wei = (void *)wf;
         }
@@ -1176,14 +1268,13 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
         TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->bias, (void *)bias), "binding B"));
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m->bias};
     }
-    TRY(execute(p->prim, args, nargs, m->pad[PAD_PRIM], pad, c->threads));
+    TRY(execute(p->prim, args, nargs, m->pad[PAD_PRIM], pad));
     if (p->tail >= 0)
         cpu_post_vmath_apply(&s->chain.ops[p->tail], dst,
-                             (int64_t)(dnnl_memory_desc_get_size(&p->md_dst) / sizeof(float)));
+                             (int64_t)(dnnl_memory_desc_get_size(p->md_dst) / sizeof(float)));
     if (p->staged) unstage(p, stage, bias, out);
     if (p->reo_dst)
-        TRY(run_reorder(p->reo_dst, m->dst, dst_buf, m->dst_user, out, m->pad[PAD_DST], pad,
-                        c->threads));
+        TRY(run_reorder(p->reo_dst, m->dst, dst_buf, m->dst_user, out, m->pad[PAD_DST], pad));
     if (half) from_float(s->dtype, hy, y->data, p->yn);
     return ONYX_OK;
 }

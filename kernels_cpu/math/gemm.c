@@ -530,6 +530,7 @@ typedef struct mm_prim {
     /* the chain's last op, applied by vmath to the dense Y after the primitive (post_vmath.h) */
     bool tail;
     fuse_op tail_op;
+    /* owned descriptors (NULL when unused), destroyed with the primitive (drop_prim) */
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_pad;
     size_t pad_size;
     /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
@@ -570,20 +571,73 @@ static bool region(size_t *total, size_t *off, size_t bytes) {
     return true;
 }
 
+/* A blocked memory descriptor's layout as plain bytes, for a cache key: descriptors are handles
+ * (pointers), which two plans asking for the same layout do not share. Entries past ndims and
+ * inner_nblks are zero. */
+typedef struct md_layout {
+    int32_t ndims, inner_nblks, dtype, pad0;
+    int64_t offset0, size;
+    dnnl_dims_t dims, padded_dims, padded_offsets, strides, inner_blks, inner_idxs;
+} md_layout;
+
+/* Fills *l (zeroed first: its bytes are compared) from md; ONYX_ERR_UNSUPPORTED for a layout
+ * other than a blocked one, which oneDNN's CPU matmul does not pick. */
+static onyx_status md_layout_of(const_dnnl_memory_desc_t md, md_layout *l) {
+    memset(l, 0, sizeof *l);
+    dnnl_format_kind_t kind = dnnl_format_kind_undef;
+    dnnl_data_type_t dt = dnnl_data_type_undef;
+    int32_t nd = 0, nb = 0;
+    const dnnl_dims_t *dims = NULL, *pdims = NULL, *poffs = NULL, *strides = NULL, *blks = NULL,
+                      *idxs = NULL;
+    dnnl_dim_t off0 = 0;
+    if (dnnl_memory_desc_query(md, dnnl_query_format_kind, &kind) != dnnl_success ||
+        kind != dnnl_blocked)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
+    dnnl_status_t r = dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &nd);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nb);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_data_type, &dt);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_submemory_offset_s64, &off0);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_dims, &dims);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_padded_dims, &pdims);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_padded_offsets, &poffs);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_strides, &strides);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks);
+    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs);
+    TRY(cpu_dnnl_check(r, "querying matrix B's layout"));
+    if (nd < 0 || nd > DNNL_MAX_NDIMS || nb < 0 || nb > DNNL_MAX_NDIMS)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
+    l->ndims = nd;
+    l->inner_nblks = nb;
+    l->dtype = (int32_t)dt;
+    l->offset0 = off0;
+    l->size = (int64_t)dnnl_memory_desc_get_size(md); /* covers any extra data past the elements */
+    for (int i = 0; i < nd; i++) {
+        l->dims[i] = (*dims)[i];
+        l->padded_dims[i] = (*pdims)[i];
+        l->padded_offsets[i] = (*poffs)[i];
+        l->strides[i] = (*strides)[i];
+    }
+    for (int i = 0; i < nb; i++) {
+        l->inner_blks[i] = (*blks)[i];
+        l->inner_idxs[i] = (*idxs)[i];
+    }
+    return ONYX_OK;
+}
+
 /* What packs a constant B: everything the packed bytes depend on is in the key. */
 typedef struct pack_key {
     char tag[8];                     /* the rep's cache is shared with other kernels */
     const void *data;                /* the constant's buffer (stable while the rep lives) */
     int32_t dtype;
     float alpha;
-    dnnl_memory_desc_t user, wei;    /* B as stored ([K, N], or [N, K] read transposed) and the
+    md_layout user, wei;             /* B as stored ([K, N], or [N, K] read transposed) and the
                                         primitive's layout */
 } pack_key;
 
 typedef struct pack_ctx {
     const tensor *b;
     const pack_key *key;
-    int threads;
+    const_dnnl_memory_desc_t user, wei; /* the descriptors the key's layouts came from */
 } pack_ctx;
 
 static onyx_status pack_make(void *ctx, void **obj) {
@@ -594,7 +648,7 @@ static onyx_status pack_make(void *ctx, void **obj) {
     void *buf = NULL, *pad = NULL;
     dnnl_primitive_t r = NULL;
     dnnl_memory_t from = NULL, to = NULL, pm = NULL;
-    dnnl_memory_desc_t pad_md;
+    dnnl_memory_desc_t pad_md = NULL;
     size_t pad_size = 0;
     const void *src = b->data;
     if (b->dtype != ONYX_FLOAT || x->key->alpha != 1.0f) {
@@ -607,13 +661,13 @@ static onyx_status pack_make(void *ctx, void **obj) {
         for (int64_t i = 0; i < b->numel; i++) tmp[i] *= x->key->alpha;
         src = tmp;
     }
-    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(&x->key->wei)))) {
+    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(x->wei)))) {
         st = onyx_oom("packed matrix B");
         goto done;
     }
-    CHECK(cpu_dnnl_reorder(&x->key->user, &x->key->wei, &r, &pad_md, &pad_size));
-    CHECK(cpu_dnnl_memory(&from, &x->key->user));
-    CHECK(cpu_dnnl_memory(&to, &x->key->wei));
+    CHECK(cpu_dnnl_reorder(x->user, x->wei, &r, &pad_md, &pad_size));
+    CHECK(cpu_dnnl_memory(&from, x->user));
+    CHECK(cpu_dnnl_memory(&to, x->wei));
     CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)src), "binding B"));
     CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(to, buf), "binding packed B"));
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
@@ -623,15 +677,16 @@ static onyx_status pack_make(void *ctx, void **obj) {
             st = onyx_oom("packing matrix B");
             goto done;
         }
-        CHECK(cpu_dnnl_memory(&pm, &pad_md));
+        CHECK(cpu_dnnl_memory(&pm, pad_md));
         CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding a scratchpad"));
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
     }
-    CHECK(cpu_dnnl_execute(r, nargs, args, x->threads));
+    CHECK(cpu_dnnl_execute(r, nargs, args));
     *obj = buf;
     buf = NULL;
 done:
     if (pm) dnnl_memory_destroy(pm);
+    if (pad_md) dnnl_memory_desc_destroy(pad_md);
     if (to) dnnl_memory_destroy(to);
     if (from) dnnl_memory_destroy(from);
     if (r) dnnl_primitive_destroy(r);
@@ -644,31 +699,44 @@ done:
 static void pack_release(void *obj) { free(obj); }
 
 static onyx_status md_strided(dnnl_memory_desc_t *md, int nd, const dnnl_dim_t *dims,
-                              const dnnl_dim_t *strides) {
-    return cpu_dnnl_check(dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides),
+                              const dnnl_dim_t *strides, dnnl_data_type_t dt) {
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_strides(md, nd, dims, dt, strides),
                           "describing a matrix");
 }
 
+/* Destroys m's primitive and descriptors, leaving m without a primitive. */
+static void drop_prim(mm_prim *m) {
+    if (m->prim) dnnl_primitive_destroy(m->prim);
+    dnnl_memory_desc_t *all[] = {&m->md_src, &m->md_wei, &m->md_bias, &m->md_dst, &m->md_pad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (*all[i]) dnnl_memory_desc_destroy(*all[i]);
+        *all[i] = NULL;
+    }
+    m->prim = NULL;
+    m->pad_size = 0;
+}
+
 /* Makes m's primitive for g (and packs B). ONYX_ERR_UNSUPPORTED and other refusals leave the node
- * to the generic path (the caller decides); m is left empty on failure. */
-static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads, mm_prim *m) {
+ * to the generic path (the caller decides); m is left without a primitive on failure. */
+static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
     onyx_status st = ONYX_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_engine_t eng;
-    dnnl_memory_desc_t a_md, b_md, b_user, y_md, bias_md;
+    dnnl_memory_desc_t a_md = NULL, b_md = NULL, b_user = NULL, y_md = NULL, bias_md = NULL;
     CHECK(cpu_dnnl_engine(&eng));
-    CHECK(md_strided(&a_md, g->nd, g->a, g->as));
-    if (g->bf16) a_md.data_type = dnnl_bf16; /* dense strides: the same layout in half the bytes */
-    CHECK(md_strided(&b_user, g->nd, g->b, g->bs));
+    /* bfloat16 A: dense strides, so the same layout in half the bytes */
+    CHECK(md_strided(&a_md, g->nd, g->a, g->as, g->bf16 ? dnnl_bf16 : dnnl_f32));
+    CHECK(md_strided(&b_user, g->nd, g->b, g->bs, dnnl_f32));
     if (g->b_const)
-        CHECK(cpu_dnnl_check(dnnl_memory_desc_init_by_tag(&b_md, g->nd, g->b,
-                                                          g->bf16 ? dnnl_bf16 : dnnl_f32,
-                                                          dnnl_format_tag_any),
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&b_md, g->nd, g->b,
+                                                              g->bf16 ? dnnl_bf16 : dnnl_f32,
+                                                              dnnl_format_tag_any),
                              "describing matrix B"));
-    else b_md = b_user;
-    CHECK(md_strided(&y_md, g->nd, g->y, g->ys));
+    /* B bound per run is read as stored */
+    const_dnnl_memory_desc_t b_prim = g->b_const ? b_md : b_user;
+    CHECK(md_strided(&y_md, g->nd, g->y, g->ys, dnnl_f32));
     /* an exp-based activation last, Y dense: vmath applies it after the primitive */
     dnnl_dim_t dense[DNNL_MAX_NDIMS];
     dense_strides(g->nd, g->y, dense);
@@ -684,18 +752,17 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
     if (g->sum || g->chain) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
         if (g->sum)
-            CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f), "adding a post-op"));
+            CHECK(cpu_dnnl_check(dnnl_post_ops_append_sum(po, 1.f, 0, dnnl_data_type_undef),
+                                 "adding a post-op"));
         if (g->chain && g->chain->has_in_scale) /* the operands' factors, before the rest */
-            CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear,
+            CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear,
                                                                g->chain->in_scale, 0.f),
                                  "adding a post-op"));
         if (g->chain) CHECK(cpu_dnnl_post_ops_n(g->chain, tail >= 0 ? tail : g->chain->n, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
-    dnnl_matmul_desc_t d;
-    CHECK(cpu_dnnl_check(dnnl_matmul_desc_init(&d, &a_md, &b_md, g->bias ? &bias_md : NULL, &y_md),
-                         "describing the product"));
-    CHECK(cpu_dnnl_check(dnnl_guard_primitive_desc_create(&pd, &d, attr, eng, NULL),
+    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, a_md, b_prim, g->bias ? bias_md : NULL,
+                                              y_md, attr),
                          "creating the product"));
     /* oneDNN's reference matmul is far slower than dnnl_sgemm: leave such products to it */
     const char *impl = NULL;
@@ -704,14 +771,30 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "no optimized matmul for this product");
         goto done;
     }
+    /* the weights' layout outlives pd: m keeps a copy */
+    const_dnnl_memory_desc_t wei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (!wei) {
+        st = onyx_error(ONYX_ERR_RUNTIME, "oneDNN: the product has no weights descriptor");
+        goto done;
+    }
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&m->md_wei, wei), "copying matrix B's layout"));
+    m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
+    if (m->pad_size == SIZE_MAX) {
+        m->pad_size = 0;
+        st = onyx_oom("matmul scratchpad descriptor");
+        goto done;
+    }
     CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&m->prim, pd), "creating the product"));
     m->md_src = a_md;
-    m->md_wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    a_md = NULL;
     m->md_dst = y_md;
+    y_md = NULL;
     m->tail = tail >= 0;
     if (m->tail) m->tail_op = g->chain->ops[tail];
-    if (g->bias) m->md_bias = bias_md;
-    m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
+    if (g->bias) {
+        m->md_bias = bias_md;
+        bias_md = NULL;
+    }
     m->bias = g->bias;
     m->sum = g->sum;
     m->a_bf16 = g->bf16;
@@ -722,9 +805,9 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, int threads
         key.data = g->b_const->data;
         key.dtype = (int32_t)g->b_const->dtype;
         key.alpha = g->alpha;
-        memcpy(&key.user, &b_user, sizeof b_user);
-        memcpy(&key.wei, &m->md_wei, sizeof m->md_wei);
-        pack_ctx ctx = {g->b_const, &key, threads};
+        CHECK(md_layout_of(b_user, &key.user));
+        CHECK(md_layout_of(m->md_wei, &key.wei));
+        pack_ctx ctx = {g->b_const, &key, b_user, m->md_wei};
         void *obj = NULL;
         CHECK(kernel_shared(kp, &key, sizeof key, pack_make, pack_release, &ctx, &obj));
         m->packed = obj;
@@ -753,10 +836,10 @@ done:
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (pd) dnnl_primitive_desc_destroy(pd);
-    if (st != ONYX_OK && m->prim) {
-        dnnl_primitive_destroy(m->prim);
-        m->prim = NULL;
-    }
+    dnnl_memory_desc_t mds[] = {a_md, b_md, b_user, y_md, bias_md};
+    for (size_t i = 0; i < sizeof mds / sizeof mds[0]; i++)
+        if (mds[i]) dnnl_memory_desc_destroy(mds[i]);
+    if (st != ONYX_OK) drop_prim(m);
     return st;
 }
 
@@ -934,14 +1017,13 @@ static bool known(const kernel_prep *p, int i) {
     return t && t->kind == ONYX_VALUE_TENSOR && type_is_static(t);
 }
 
-/* Builds m for g when oneDNN takes it; a refusal (or a failed pack) leaves m empty and the node
- * to the generic path, which says what is wrong at run if anything is. */
+/* Builds m for g when oneDNN takes it; a refusal (or a failed pack) leaves m without a
+ * primitive and the node to the generic path, which says what is wrong at run if anything is.
+ * oneDNN sizes its work at creation for the threads of the caller's TBB arena: prepare runs in
+ * the rep's, as the runs do. */
 static onyx_status mm_try(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
     if (g->nd > DNNL_MAX_NDIMS) return ONYX_OK;
-    int threads = kp->env && kp->env->threads > 0 ? kp->env->threads : parallel_threads();
-    int saved = cpu_dnnl_threads_set(threads); /* oneDNN sizes its work at creation */
-    onyx_status st = mm_build(kp, g, threads, m);
-    cpu_dnnl_threads_restore(saved);
+    onyx_status st = mm_build(kp, g, m);
     if (st == ONYX_ERR_NO_MEMORY) return st;
     if (st != ONYX_OK) onyx_error_clear();
     return ONYX_OK;
@@ -1126,7 +1208,7 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul's post-ops need its oneDNN primitive");
     if (st != ONYX_OK) {
         free(m->chain_bias);
-        if (m->prim) dnnl_primitive_destroy(m->prim);
+        drop_prim(m);
         free(m);
         return st;
     }
@@ -1145,7 +1227,7 @@ onyx_status cpu_gemm_prepare(const kernel_prep *p, void **state) {
 void cpu_matmul_release(void *state) {
     mm_prim *m = state;
     if (!m) return;
-    if (m->prim) dnnl_primitive_destroy(m->prim);
+    drop_prim(m);
     free(m->chain_bias);
     free(m); /* m->packed belongs to the rep's shared cache */
 }
@@ -1166,11 +1248,11 @@ onyx_status cpu_matmul_fork(const void *state, void **out) {
     onyx_status st = ONYX_OK;
     f->p = m;
     if (m && m->prim) {
-        CHECK(cpu_dnnl_memory(&f->src, &m->md_src));
-        CHECK(cpu_dnnl_memory(&f->wei, &m->md_wei));
-        CHECK(cpu_dnnl_memory(&f->dst, &m->md_dst));
-        if (m->bias) CHECK(cpu_dnnl_memory(&f->bias, &m->md_bias));
-        if (m->pad_size) CHECK(cpu_dnnl_memory(&f->pad, &m->md_pad));
+        CHECK(cpu_dnnl_memory(&f->src, m->md_src));
+        CHECK(cpu_dnnl_memory(&f->wei, m->md_wei));
+        CHECK(cpu_dnnl_memory(&f->dst, m->md_dst));
+        if (m->bias) CHECK(cpu_dnnl_memory(&f->bias, m->md_bias));
+        if (m->pad_size) CHECK(cpu_dnnl_memory(&f->pad, m->md_pad));
     }
     *out = f;
     f = NULL;
@@ -1256,7 +1338,7 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
         TRY(bind(f->pad, sb + m->off_pad));
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
     }
-    TRY(cpu_dnnl_execute(m->prim, nargs, args, c->threads));
+    TRY(cpu_dnnl_execute(m->prim, nargs, args));
     if (m->tail) cpu_post_vmath_apply(&m->tail_op, y, m->yn);
     if (half) float_to_half(m->dtype, y, Y->data, m->yn);
     return ONYX_OK;

@@ -359,13 +359,12 @@ onyx_status cpu_pool_run(const kernel_call *c) {
             TRY(kernel_scratch(c, xb + yb + bytes, (void **)&base));
             float *fx = (float *)(void *)base, *fy = (float *)(void *)(base + xb);
             cpu_fp16_to_float_n(x->data, fx, x->numel);
-            TRY(cpu_pool_dnnl_run(s->dnnl, f->mem, fx, fy, bytes ? base + xb + yb : NULL,
-                                  c->threads));
+            TRY(cpu_pool_dnnl_run(s->dnnl, f->mem, fx, fy, bytes ? base + xb + yb : NULL));
             cpu_float_to_fp16_n(fy, y->data, y->numel);
             return ONYX_OK;
         }
         if (bytes) TRY(kernel_scratch(c, bytes, &pad));
-        return cpu_pool_dnnl_run(s->dnnl, f->mem, x->data, y->data, pad, c->threads);
+        return cpu_pool_dnnl_run(s->dnnl, f->mem, x->data, y->data, pad);
     }
     if (s->blocked)
         return onyx_error(ONYX_ERR_RUNTIME, "blocked-layout pooling got a new input shape");

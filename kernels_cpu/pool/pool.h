@@ -27,10 +27,10 @@ onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *
 void cpu_pool_dnnl_mem_free(cpu_pool_dnnl_mem *m);
 /* Bytes of scratchpad a run passes to cpu_pool_dnnl_run (0: none). */
 size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d);
-/* Runs it on x into y with `threads` OpenMP threads (the rep's count), through the run
- * context's memories m and `scratch` (cpu_pool_dnnl_scratch bytes, from kernel_scratch). */
+/* Runs it on x into y (on the caller's threads: the rep's), through the run context's memories
+ * m and `scratch` (cpu_pool_dnnl_scratch bytes, from kernel_scratch). */
 onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, const void *x,
-                              void *y, void *scratch, int threads);
+                              void *y, void *scratch);
 void cpu_pool_dnnl_free(cpu_pool_dnnl *d);
 
 #endif

@@ -22,6 +22,9 @@ struct cpu_pool_dnnl_mem {
 void cpu_pool_dnnl_free(cpu_pool_dnnl *d) {
     if (!d) return;
     if (d->prim) dnnl_primitive_destroy(d->prim);
+    if (d->src_md) dnnl_memory_desc_destroy(d->src_md);
+    if (d->dst_md) dnnl_memory_desc_destroy(d->dst_md);
+    if (d->pad_md) dnnl_memory_desc_destroy(d->pad_md);
     free(d);
 }
 
@@ -36,9 +39,9 @@ void cpu_pool_dnnl_mem_free(cpu_pool_dnnl_mem *m) {
 onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem **out) {
     cpu_pool_dnnl_mem *m = calloc(1, sizeof *m);
     if (!m) return onyx_oom("oneDNN pooling memories");
-    onyx_status st = cpu_dnnl_memory(&m->src, &d->src_md);
-    if (st == ONYX_OK) st = cpu_dnnl_memory(&m->dst, &d->dst_md);
-    if (st == ONYX_OK && d->pad_size) st = cpu_dnnl_memory(&m->pad, &d->pad_md);
+    onyx_status st = cpu_dnnl_memory(&m->src, d->src_md);
+    if (st == ONYX_OK) st = cpu_dnnl_memory(&m->dst, d->dst_md);
+    if (st == ONYX_OK && d->pad_size) st = cpu_dnnl_memory(&m->pad, d->pad_md);
     if (st != ONYX_OK) {
         cpu_pool_dnnl_mem_free(m);
         return st;
@@ -81,47 +84,41 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
             pr[i] >= (p->kernel[i] - 1) * p->dilation[i] + 1)
             return ONYX_OK;
     }
-    dnnl_memory_desc_t src_md, dst_md;
+    cpu_pool_dnnl *d = calloc(1, sizeof *d);
+    if (!d) return onyx_oom("oneDNN pooling");
     onyx_status (*md)(dnnl_memory_desc_t *, int, const int64_t *, dnnl_data_type_t) =
         blocked ? cpu_dnnl_md_blocked : cpu_dnnl_md_plain;
-    if (md(&src_md, rank, in, ddt) != ONYX_OK || md(&dst_md, rank, out, ddt) != ONYX_OK) {
-        onyx_error_clear();
-        return ONYX_OK;
-    }
     dnnl_alg_kind_t alg = max ? dnnl_pooling_max
                           : include_pad ? dnnl_pooling_avg_include_padding
                                         : dnnl_pooling_avg_exclude_padding;
-    dnnl_pooling_v2_desc_t desc;
-    if (dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
-                                          strides, kernel, dil, pl, pr) != dnnl_success)
-        return ONYX_OK;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
-    TRY(cpu_dnnl_attr(&attr));
-    dnnl_status_t r = dnnl_guard_primitive_desc_create(&pd, &desc, attr, engine, NULL);
-    dnnl_primitive_attr_destroy(attr);
-    if (r != dnnl_success) return ONYX_OK;
-    cpu_pool_dnnl *d = calloc(1, sizeof *d);
-    if (!d) {
-        dnnl_primitive_desc_destroy(pd);
-        return onyx_oom("oneDNN pooling");
+    onyx_status st = ONYX_OK;
+    /* Anything oneDNN does not take leaves the work to the loops: no error. */
+    bool ok = md(&d->src_md, rank, in, ddt) == ONYX_OK && md(&d->dst_md, rank, out, ddt) == ONYX_OK;
+    if (ok && (st = cpu_dnnl_attr(&attr)) != ONYX_OK) goto done;
+    ok = ok && dnnl_guard_pooling_pd(&pd, engine, dnnl_forward_inference, alg, d->src_md,
+                                     d->dst_md, strides, kernel, dil, pl, pr, attr) == dnnl_success;
+    if (ok && (d->pad_size = cpu_dnnl_scratchpad(pd, &d->pad_md)) == SIZE_MAX) {
+        st = onyx_oom("oneDNN pooling scratchpad descriptor");
+        goto done;
     }
-    d->src_md = src_md;
-    d->dst_md = dst_md;
-    d->pad_size = cpu_dnnl_scratchpad(pd, &d->pad_md);
-    bool ok = dnnl_guard_primitive_create(&d->prim, pd) == dnnl_success;
-    dnnl_primitive_desc_destroy(pd);
-    if (!ok) {
+    ok = ok && dnnl_guard_primitive_create(&d->prim, pd) == dnnl_success;
+    if (ok) {
+        *res = d;
+        d = NULL;
+    } else {
         onyx_error_clear();
-        cpu_pool_dnnl_free(d);
-        return ONYX_OK;
     }
-    *res = d;
-    return ONYX_OK;
+done:
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    cpu_pool_dnnl_free(d);
+    return st;
 }
 
 onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, const void *x,
-                              void *y, void *scratch, int threads) {
+                              void *y, void *scratch) {
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, m->src}, {DNNL_ARG_DST, m->dst}};
     int n = 2;
     TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->src, (void *)x), "binding pooling input"));
@@ -130,5 +127,5 @@ onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, cons
         TRY(cpu_dnnl_check(dnnl_memory_set_data_handle(m->pad, scratch), "binding the scratchpad"));
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m->pad};
     }
-    return cpu_dnnl_execute(d->prim, n, args, threads);
+    return cpu_dnnl_execute(d->prim, n, args);
 }

@@ -5,13 +5,13 @@ CLANG ?= clang
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # clang warns about a few things gcc (the main build's -Werror) does not: warnings only here,
 # except for the fuzz targets themselves.
-CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp -I. -Iinclude \
-          -I$(FUZZ_BUILD)/gen $(SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libopenjp2) \
+CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp-simd -I. -Iinclude \
+          -I$(FUZZ_BUILD)/gen -isystem .deps/onednn/include $(SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libopenjp2) \
           -DONYX_WITH_CODECS=1 -DONYX_WITH_RE2=1
-LDLIBS := -lprotobuf-c -lopenblas -ldnnl -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb -lstdc++ -lm -lpthread
+LDLIBS := -L$(CURDIR)/.deps/onednn/lib -Wl,-rpath,$(CURDIR)/.deps/onednn/lib -lprotobuf-c -lopenblas -ldnnl -ltbb -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb -lstdc++ -lm -lpthread
 
 LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
-LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o $(patsubst %.cc,$(FUZZ_BUILD)/obj/%.cc.o,$(wildcard kernels_cpu/*/*.cc))
+LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o $(patsubst %.cc,$(FUZZ_BUILD)/obj/%.cc.o,$(wildcard core/*.cc kernels_cpu/*/*.cc))
 TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 all: $(TARGETS)
@@ -35,7 +35,7 @@ $(FUZZ_BUILD)/libonyx-fuzz.a: $(LIB_OBJS)
 $(FUZZ_BUILD)/obj/tests/fuzz/%.o: CFLAGS += -Werror
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libonyx-fuzz.a
-	$(CLANG) $(SAN) -fsanitize=fuzzer -fopenmp -o $@ $^ $(LDLIBS)
+	$(CLANG) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 .PHONY: all
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
@@ -43,4 +43,4 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libony
 
 $(FUZZ_BUILD)/obj/%.cc.o: %.cc $(FUZZ_BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	clang++ -std=c++17 -O1 -g -I. -Iinclude -I$(FUZZ_BUILD)/gen -fsanitize=address -fsanitize=fuzzer-no-link -c $< -o $@
+	clang++ -std=c++17 -O1 -g -I. -Iinclude -I$(FUZZ_BUILD)/gen -isystem .deps/onednn/include -fsanitize=address -fsanitize=fuzzer-no-link -c $< -o $@

@@ -37,6 +37,9 @@ soname=$(objdump -p "$lib/libonyx.so.0.1.0" | awk '$1 == "SONAME" { print $2 }')
 if [[ -f $build/libonyx_cuda.so ]]; then
     [[ -f $lib/libonyx_cuda.so ]] || die "libonyx_cuda.so was built but not installed beside libonyx"
 fi
+# oneDNN from the private folder beside the library, not from the build tree (also in its rpath)
+ldd "$lib/libonyx.so.0" | grep "$lib/onyx-deps/libdnnl.so.3" >/dev/null ||
+    die "the installed libonyx does not load oneDNN from $lib/onyx-deps: $(ldd "$lib/libonyx.so.0")"
 step "install"
 
 export PKG_CONFIG_PATH=$lib/pkgconfig
@@ -53,10 +56,12 @@ grep -q '^probs: float\[1,10\]' out_shared.txt || die "unexpected output: $(cat 
 LD_LIBRARY_PATH=$lib ldd ./example_shared | grep "$lib/libonyx.so.0" >/dev/null || die "example_shared does not use the installed library"
 step "example.c, pkg-config --cflags --libs (shared)"
 
-# Static: only the archive (a folder with libonyx.a and no .so), and pkg-config --static.
+# Static: only the archive (a folder with libonyx.a and no libonyx.so, and oneDNN's private
+# folder, which a static link uses too), and pkg-config --static.
 mkdir -p static/pkgconfig
 sed "s|^libdir=.*|libdir=$tmp/static|" "$lib/pkgconfig/onyx.pc" >static/pkgconfig/onyx.pc
 cp "$lib/libonyx.a" static/
+cp -a "$lib/onyx-deps" static/
 # shellcheck disable=SC2046
 cc example.c $(PKG_CONFIG_PATH=$tmp/static/pkgconfig pkg-config --static --cflags --libs onyx) \
     -o example_static || die "static build of the example failed"
@@ -98,6 +103,7 @@ ONYX_BUILD_DIR=$build "${pip[@]}" wheel -q --no-deps -w "$tmp/wheels" "$root" >"
 wheel=$(ls "$tmp"/wheels/onyx-*.whl)
 python3 -m zipfile -l "$wheel" >"$tmp/wheel.txt"
 grep -q 'onyx/_native/libonyx.so.0' "$tmp/wheel.txt" || die "the wheel does not bundle libonyx: $(cat "$tmp/wheel.txt")"
+grep -q 'onyx/_native/onyx-deps/libdnnl.so.3' "$tmp/wheel.txt" || die "the wheel does not bundle oneDNN: $(cat "$tmp/wheel.txt")"
 "${pip[@]}" install -q --no-deps --no-index "$wheel" >"$tmp/pip.log" 2>&1 ||
     { cat "$tmp/pip.log"; die "pip install of the wheel failed"; }
 step "pip wheel + pip install"

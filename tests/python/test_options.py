@@ -119,3 +119,33 @@ def test_bad_devices_are_refused(device):
     with pytest.raises(onyx.EPFail):
         onyx.Session(_matmul().SerializeToString(), device=device)
     assert not onyx.supports_device(device)
+
+
+@pytest.mark.parametrize('entries', [
+    {'session.intra_op.allow_spinning': '0'},
+    {'session.intra_op.allow_spinning': '1', 'onyx.intra_op.spin_us': '0',
+     'onyx.intra_op.doze_us': '0'},
+    {'onyx.intra_op.spin_us': '100000', 'onyx.intra_op.doze_us': '10000000'},
+])
+def test_wait_policy_entries_run(entries):
+    so = onyx.SessionOptions()
+    so.intra_op_num_threads = 2
+    for key, value in entries.items():
+        so.add_session_config_entry(key, value)
+    sess = onyx.InferenceSession(_matmul().SerializeToString(), so)
+    for _ in range(3):
+        (y,) = sess.run(None, {'x': X})
+        np.testing.assert_allclose(y, X @ W, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('key, value', [
+    ('session.intra_op.allow_spinning', '2'),
+    ('onyx.intra_op.spin_us', '-1'),
+    ('onyx.intra_op.spin_us', '20ms'),
+    ('onyx.intra_op.doze_us', '10000001'),
+])
+def test_bad_wait_policy_entries_are_refused(key, value):
+    so = onyx.SessionOptions()
+    so.add_session_config_entry(key, value)
+    with pytest.raises(onyx.InvalidArgument, match=key.replace('.', r'\.')):
+        onyx.InferenceSession(_matmul().SerializeToString(), so)

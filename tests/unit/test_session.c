@@ -176,7 +176,7 @@ static void test_absurd_settings(void **state) {
     /* unknown keys in onyx's own namespaces, onnxruntime's too: the C API knows only its own */
     const char *bad_keys[] = {"optimization.blocked_layout",
                               "optimization.enable_gelu_approximation", "device.graph",
-                              "session.intra_op.allow_spinning", ""};
+                              "session.use_env_allocators", ""};
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
         if (onyx_session_options_set_config(o, bad_keys[i], "1") != ONYX_ERR_INVALID_ARGUMENT)
             fail_msg("config key '%s' accepted", bad_keys[i]);
@@ -188,6 +188,23 @@ static void test_absurd_settings(void **state) {
     assert_int_equal(onyx_session_options_set_config(o, "optimization.bfloat16", "01"),
                      ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_set_config(o, NULL, "1"), ONYX_ERR_INVALID_ARGUMENT);
+    /* the threads' wait policy: onnxruntime's switch, and onyx's spin and doze in microseconds */
+    assert_int_equal(onyx_session_options_set_config(o, "session.intra_op.allow_spinning", "0"),
+                     ONYX_OK);
+    assert_int_equal(onyx_session_options_set_config(o, "session.intra_op.allow_spinning", "2"),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    const char *spin_keys[] = {"onyx.intra_op.spin_us", "onyx.intra_op.doze_us"};
+    const char *bad_us[] = {"", "-1", "10000001", "1e3", "20ms", " 5", "99999999999999999999"};
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(onyx_session_options_set_config(o, spin_keys[k], "0"), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_config(o, spin_keys[k], "10000000"), ONYX_OK);
+        for (size_t i = 0; i < sizeof bad_us / sizeof *bad_us; i++) {
+            if (onyx_session_options_set_config(o, spin_keys[k], bad_us[i]) !=
+                ONYX_ERR_INVALID_ARGUMENT)
+                fail_msg("%s='%s' accepted", spin_keys[k], bad_us[i]);
+            assert_error_names(spin_keys[k]);
+        }
+    }
 
     /* CUDA:999 parses, and is refused at prepare naming it; a trace that cannot be written is
      * refused at prepare, not lost when the rep is freed */

@@ -27,6 +27,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 PACKAGE_DIR = os.path.join(ROOT, 'backend', 'python', 'onyx')
 NATIVE = ('libonyx.so', 'shared/onyx', 'libonyx_cuda.so')  # in the build folder
 BUNDLED = {'libonyx.so': 'libonyx.so.0', 'shared/onyx': 'onyx', 'libonyx_cuda.so': 'libonyx_cuda.so'}
+# oneDNN (TBB runtime, from PyPI wheels: tools/deps.sh) and the Intel runtime it needs, in
+# onyx/_native/onyx-deps/, where libonyx's rpath ($ORIGIN/onyx-deps) finds them.
+PRIVATE = ('libdnnl.so.3', 'libimf.so', 'libintlc.so.5')  # in .deps/onednn/lib
 
 
 # ---------------------------------------------------------------- metadata (pyproject.toml)
@@ -138,6 +141,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         with open(path, 'rb') as f:
             wheel.add(f'onyx/_native/{BUNDLED[src]}', f.read(), 0o755)
         found.append(src)
+    for name in PRIVATE:
+        with open(os.path.join(ROOT, '.deps', 'onednn', 'lib', name), 'rb') as f:
+            wheel.add(f'onyx/_native/onyx-deps/{name}', f.read(), 0o755)
+        found.append(name)
     dist_info = _dist_info(wheel, project, metadata, tag)
     wheel.close(dist_info)
     print(f'onyx_build: {filename} bundles {", ".join(found)}', file=sys.stderr)

@@ -112,7 +112,9 @@ def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the
 
 # The session config entries onyx itself reads (backend/api_options.c).
 ONYX_SESSION_CONFIG = ('optimization.blocked_layouts', 'optimization.float16_as_float32',
-                       'optimization.bfloat16', 'device.graphs', 'onyx.allow_newer_opsets')
+                       'optimization.bfloat16', 'device.graphs', 'onyx.allow_newer_opsets',
+                       'session.intra_op.allow_spinning', 'onyx.intra_op.spin_us',
+                       'onyx.intra_op.doze_us')
 # Key prefixes that are onyx's: a key there that onyx does not know is refused (a misspelt one
 # would otherwise be dropped unseen), except onnxruntime's own keys in them (ORT_IGNORED_CONFIG).
 ONYX_CONFIG_NAMESPACES = ('optimization.', 'device.', 'onyx.')

@@ -1,0 +1,28 @@
+/* The C interface of core/parallel.cc, the TBB shim behind core/parallel.h (TBB has no C API).
+ * Only core/parallel.c calls it. */
+#ifndef ONYX_CORE_PARALLEL_TBB_H
+#define ONYX_CORE_PARALLEL_TBB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads of the caller's arena. */
+int tbb_shim_concurrency(void);
+/* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`, on the caller's arena. */
+void tbb_shim_parallel_for(int64_t n, int64_t grain,
+                           void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+/* fn(ctx) in the calling thread's arena of `threads` threads; then its workers spin for spin_us
+ * and doze for doze_us in naps of nap_us (or until a run starts anywhere). False when the arena
+ * could not be made (fn did not run). */
+bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, int64_t nap_us,
+                      void (*fn)(void *ctx), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

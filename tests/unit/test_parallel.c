@@ -1,0 +1,176 @@
+/* Unit tests for core/parallel.c and parallel.cc: parallel_for covers its range once in chunks of
+ * at least the grain, arenas set the thread count that loops see, errors come back with their
+ * message, and the workers' spin after a run is bounded, off when asked and ended by a new run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/parallel.h"
+
+typedef struct {
+    int64_t grain, n;
+    atomic_int *hits;
+    atomic_int short_chunks, chunks;
+} cover_job;
+
+static void cover(void *ctx, int64_t begin, int64_t end) {
+    cover_job *j = ctx;
+    if (end - begin < j->grain && end != j->n) atomic_fetch_add(&j->short_chunks, 1);
+    atomic_fetch_add(&j->chunks, 1);
+    for (int64_t i = begin; i < end; i++) atomic_fetch_add(&j->hits[i], 1);
+}
+
+typedef struct {
+    int64_t n, grain;
+    int chunks; /* out */
+} cover_args;
+
+static onyx_status cover_in_arena(void *arg) {
+    cover_args *a = arg;
+    cover_job j = {.grain = a->grain, .n = a->n, .hits = calloc((size_t)a->n + 1, sizeof(atomic_int))};
+    assert_non_null(j.hits);
+    parallel_for(a->n, a->grain, cover, &j);
+    for (int64_t i = 0; i < a->n; i++) assert_int_equal(atomic_load(&j.hits[i]), 1);
+    assert_int_equal(atomic_load(&j.short_chunks), 0);
+    a->chunks = atomic_load(&j.chunks);
+    free(j.hits);
+    return ONYX_OK;
+}
+
+static void test_for_covers_once(void **state) {
+    (void)state;
+    const int64_t sizes[] = {1, 2, 7, 64, 1000, 100003};
+    const int64_t grains[] = {1, 3, 64, 5000};
+    for (int threads = 1; threads <= 4; threads++)
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+            for (size_t g = 0; g < sizeof grains / sizeof *grains; g++) {
+                cover_args a = {sizes[s], grains[g], 0};
+                assert_int_equal(parallel_within(threads, NULL, cover_in_arena, &a), ONYX_OK);
+                if (sizes[s] < 2 * grains[g] || threads == 1) assert_int_equal(a.chunks, 1);
+            }
+}
+
+static onyx_status report_threads(void *arg) {
+    *(int *)arg = parallel_threads();
+    return ONYX_OK;
+}
+
+static onyx_status nested_threads(void *arg) {
+    /* threads <= 0 stays in the caller's arena */
+    return parallel_within(0, NULL, report_threads, arg);
+}
+
+static void test_arena_sets_threads(void **state) {
+    (void)state;
+    for (int threads = 1; threads <= 3; threads++) {
+        int seen = 0, nested = 0;
+        assert_int_equal(parallel_within(threads, NULL, report_threads, &seen), ONYX_OK);
+        assert_int_equal(seen, threads);
+        assert_int_equal(parallel_within(threads, NULL, nested_threads, &nested), ONYX_OK);
+        assert_int_equal(nested, threads);
+    }
+}
+
+static onyx_status fail_in_arena(void *arg) {
+    return onyx_error(ONYX_ERR_SHAPE, "failed in the arena (%s)", (const char *)arg);
+}
+
+static void test_error_reaches_caller(void **state) {
+    (void)state;
+    assert_int_equal(parallel_within(2, NULL, fail_in_arena, "x"), ONYX_ERR_SHAPE);
+    assert_string_equal(onyx_last_error(), "failed in the arena (x)");
+}
+
+/* Concurrent callers of one-thread arenas do not queue behind each other: each runs its own. */
+static onyx_status hold(void *arg) {
+    atomic_int *inside = arg;
+    atomic_fetch_add(inside, 1);
+    /* wait (bounded) until every caller is inside at once */
+    for (int i = 0; i < 2000 && atomic_load(inside) < 4; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(inside) >= 4 ? ONYX_OK : ONYX_ERR_RUNTIME;
+}
+
+static void *caller(void *arg) {
+    return (void *)(intptr_t)parallel_within(1, NULL, hold, arg);
+}
+
+static void test_callers_run_concurrently(void **state) {
+    (void)state;
+    atomic_int inside = 0;
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&t[i], NULL, caller, &inside), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_int_equal((int)(intptr_t)r, ONYX_OK);
+    }
+}
+
+static double cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static onyx_status nothing(void *arg) {
+    (void)arg;
+    return ONYX_OK;
+}
+
+/* Process CPU seconds spent over a 200 ms sleep right after a run with the given spin. */
+static double idle_cpu_after(int64_t spin_us) {
+    parallel_policy policy = {spin_us, 0};
+    /* a run that wakes the worker, so that its spin is what follows */
+    cover_args a = {1 << 16, 1, 0};
+    assert_int_equal(parallel_within(2, &policy, cover_in_arena, &a), ONYX_OK);
+    double t0 = cpu_seconds();
+    struct timespec pause = {0, 200000000};
+    nanosleep(&pause, NULL);
+    return cpu_seconds() - t0;
+}
+
+/* Spinning burns a core for about spin_us, no spin burns nothing, and a new run anywhere ends a
+ * spin. Bounds are loose (CPU time under a loaded CI machine): the spinning case must show at
+ * least a quarter of its 150 ms, the others under a fifth of that. */
+static void test_spin_is_bounded(void **state) {
+    (void)state;
+    if (parallel_cores() < 2) skip(); /* one core: the worker spins only when the caller sleeps */
+    double spun = idle_cpu_after(150000);
+    double still = idle_cpu_after(0);
+    assert_true(spun > 0.0375);
+    assert_true(still < 0.0075 + 0.0375 / 5);
+    /* a long spin, then a run elsewhere (another thread's arena) without spin */
+    parallel_policy forever = {10000000, 0};
+    cover_args a = {1 << 16, 1, 0};
+    assert_int_equal(parallel_within(2, &forever, cover_in_arena, &a), ONYX_OK);
+    int seen;
+    assert_int_equal(parallel_within(3, NULL, report_threads, &seen), ONYX_OK);
+    double t0 = cpu_seconds();
+    struct timespec pause = {0, 200000000};
+    nanosleep(&pause, NULL);
+    assert_true(cpu_seconds() - t0 < 0.0375);
+    assert_int_equal(parallel_within(2, NULL, nothing, NULL), ONYX_OK);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_for_covers_once),
+        cmocka_unit_test(test_arena_sets_threads),
+        cmocka_unit_test(test_error_reaches_caller),
+        cmocka_unit_test(test_callers_run_concurrently),
+        cmocka_unit_test(test_spin_is_bounded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
