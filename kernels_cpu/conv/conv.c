@@ -91,7 +91,6 @@ typedef struct conv_state {
     bool pre_act;
     float pre_alpha;
     bool bf16;                       /* the session lets float convs compute in bfloat16 */
-    bool wino;                       /* and by Winograd's algorithm (optimization level ALL) */
     conv_prim prepared;              /* built in prepare when shapes are static (used: valid) */
 } conv_state;
 
@@ -572,7 +571,7 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
                         "takes 1 to 3)", g->nsp);
         goto done;
     }
-    bool force_plain = false, no_bf16 = false, no_wino = false, last_io = false, last_tried = false;
+    bool force_plain = false, no_bf16 = false, last_io = false, last_tried = false;
 retry:;
     /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
      * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
@@ -592,16 +591,6 @@ retry:;
     bool bf16 = s->bf16 && !no_bf16 && !last_io && s->dtype == ONYX_FLOAT && !s->pre_mul &&
                 (blk_x || any);
     dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
-    /* Winograd for blocked 3x3, stride 1, undilated, ungrouped convs of 64 channels and more in
-     * and out: with oneDNN 2.6's x64 kernels (F(2,3) and F(4,3)) about twice as fast as the
-     * direct ones on ResNet's 3x3 layers (64 to 512 channels), its rounding error of the same
-     * order as theirs (ResNet-50: 4.2e-5 from onnxruntime against 4.3e-5). oneDNN 3's x64 builds
-     * have no Winograd kernel: it is refused and the conv goes direct (the retry below). Smaller
-     * convs stay direct, where integer-valued data still sums exactly. */
-    bool wino = s->wino && !no_wino && !bf16 && !s->chain.x_scale && blk_x && g->nsp == 2 &&
-                g->group == 1 && g->c >= 64 && g->m >= 64;
-    for (int i = 0; i < g->nsp && wino; i++)
-        wino = g->k[i] == 3 && g->stride[i] == 1 && g->dil[i] == 1;
     const fuse_chain *fc = &s->chain;
     CHECK(md_stored(&src_st, fc->opaque_in0, fc->x_channels_last, s->dtype, rank, xdims));
     if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
@@ -653,11 +642,11 @@ retry:;
     if (!s->transpose) {
         dnnl_status_t made = dnnl_guard_convolution_pd(
             &pd, eng, dnnl_forward_inference,
-            wino ? dnnl_convolution_winograd : dnnl_convolution_direct, src_md, wany_md,
+            dnnl_convolution_direct, src_md, wany_md,
             has_bias ? bias_md : NULL, dst_md, strides, dil, pl, pr, attr);
         if (made == dnnl_invalid_arguments)
             CHECK(cpu_dnnl_check(made, "describing the convolution"));
-        if (made != dnnl_success && (bf16 || wino || last_io)) pd = NULL; /* retried below */
+        if (made != dnnl_success && (bf16 || last_io)) pd = NULL; /* retried below */
         else CHECK(cpu_dnnl_check(made, "creating the convolution"));
     } else {
         dnnl_status_t made = dnnl_guard_deconvolution_pd(
@@ -669,7 +658,7 @@ retry:;
     }
     /* some channel splits have no blocked kernel and land on the reference one, which is orders
      * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
-     * (or a slow one): then in float; Winograd without a kernel: then directly. A grouped conv
+     * (or a slow one): then in float. A grouped conv
      * whose layouts oneDNN chose lands on im2col + GEMM where its groups are narrow (ShuffleNet's
      * first, 6 channels a group in: 215 us): channels last has direct kernels for it (51 us),
      * tried once, kept unless they are no better. */
@@ -684,7 +673,6 @@ retry:;
         if (try_last) last_io = last_tried = true;
         else if (drop_last) last_io = false;
         else if (bf16) no_bf16 = true;
-        else if (wino) no_wino = true;
         else force_plain = true;
         if (po) dnnl_post_ops_destroy(po);
         po = NULL;
@@ -899,7 +887,6 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     const type_info *x = p->in_type[0], *w = p->in_type[1];
     s->dtype = x->dtype;
     s->bf16 = p->env && p->env->bf16;
-    s->wino = p->env && p->env->optimization >= ONYX_OPT_ALL;
     s->has_bias = p->n_in > 2 && p->in_type[2];
     int64_t m = -1;
     if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];
