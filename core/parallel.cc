@@ -30,8 +30,10 @@ extern "C" void __tsan_release(void *addr);
 
 namespace {
 
-// Bumped whenever a run enters an arena: spinning workers stop at once and go where the work is.
-std::atomic<uint64_t> run_epoch{0};
+// Bumped whenever parallel work is handed out: spinning and dozing workers stop at once and go
+// where the work is. Not when a run starts: a worker that stopped before the run's first parallel
+// step had work for it would find none, fall asleep, and be slow to wake for the step.
+std::atomic<uint64_t> work_epoch{0};
 
 // Arenas per calling thread: TBB lets an arena hold as many callers as it has slots and queues
 // the rest, so one shared arena would serialise concurrent runs of one-thread reps. All arenas
@@ -48,17 +50,17 @@ tbb::task_arena &arena_for(int threads) {
     return *slot;
 }
 
-// Keeps up to `workers` of the arena's workers spinning, then dozing (core/parallel.h), until a
-// run starts anywhere.
+// Keeps up to `workers` of the arena's workers spinning, then dozing (core/parallel.h), until
+// parallel work is handed out anywhere.
 void keep_warm(tbb::task_arena &arena, int workers, int64_t spin_us, int64_t doze_us,
                int64_t nap_us) {
     using clock = std::chrono::steady_clock;
-    const uint64_t epoch = run_epoch.load(std::memory_order_relaxed);
+    const uint64_t epoch = work_epoch.load(std::memory_order_relaxed);
     const auto spin_until = clock::now() + std::chrono::microseconds(spin_us);
     const auto doze_until = spin_until + std::chrono::microseconds(doze_us);
     for (int i = 0; i < workers; i++)
         arena.enqueue([epoch, spin_until, doze_until, nap_us] {
-            auto idle = [epoch] { return run_epoch.load(std::memory_order_relaxed) == epoch; };
+            auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
             while (idle() && clock::now() < spin_until)
                 for (int k = 0; k < 16; k++) _mm_pause();
             const struct timespec nap = {0, (long)nap_us * 1000};
@@ -70,9 +72,12 @@ void keep_warm(tbb::task_arena &arena, int workers, int64_t spin_us, int64_t doz
 
 extern "C" int tbb_shim_concurrency(void) { return tbb::this_task_arena::max_concurrency(); }
 
+extern "C" void tbb_shim_work_coming(void) { work_epoch.fetch_add(1, std::memory_order_relaxed); }
+
 extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
                                       void (*fn)(void *ctx, int64_t begin, int64_t end),
                                       void *ctx) {
+    tbb_shim_work_coming();
     int start = 0, done = 0;
     TSAN_RELEASE(&start);
     // A range splits while larger than its grainsize, into halves: 2 * grain - 1 keeps every
@@ -97,7 +102,6 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
     } catch (...) {
         return false;
     }
-    run_epoch.fetch_add(1, std::memory_order_relaxed);
     TSAN_RELEASE(ctx);
     // execute() runs fn on this thread when it can join the arena, else on one of its threads
     arena->execute([&] {

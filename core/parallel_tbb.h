@@ -12,11 +12,13 @@ extern "C" {
 
 /* Threads of the caller's arena. */
 int tbb_shim_concurrency(void);
+/* Parallel work is about to be handed out: ends every spin and doze (tbb_shim_execute). */
+void tbb_shim_work_coming(void);
 /* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`, on the caller's arena. */
 void tbb_shim_parallel_for(int64_t n, int64_t grain,
                            void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 /* fn(ctx) in the calling thread's arena of `threads` threads; then its workers spin for spin_us
- * and doze for doze_us in naps of nap_us (or until a run starts anywhere). False when the arena
+ * and doze for doze_us in naps of nap_us (or until parallel work is handed out anywhere). False when the arena
  * could not be made (fn did not run). */
 bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, int64_t nap_us,
                       void (*fn)(void *ctx), void *ctx);

@@ -392,7 +392,7 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  * 0 to 10000000 (defaults 20000 and 1000000): after a run, a rep's threads spin that long, then
  * doze that long (sleep in 0.5 ms naps, looking for work after each), then sleep until work
  * comes; a request within the spin starts on running threads, one within the doze waits at most
- * a nap for them. A run starting anywhere ends the spin and the doze.
+ * a nap for them. Parallel work starting anywhere (another rep's too) ends the spin and the doze.
  * "onyx.allow_newer_opsets" takes domains, comma-separated ("ai.onnx" for the default one, ""
  * none, the default): a model importing such a domain at an opset past the newest onyx
  * implements is prepared anyway, its nodes run as the newest versions onyx implements, and the log

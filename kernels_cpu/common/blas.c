@@ -35,6 +35,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_guard.h"
 
@@ -135,6 +136,7 @@ void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
                  alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
         return;
     }
+    parallel_work_coming();
     if (dnnl_guard_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) !=
         dnnl_success)
         naive_s(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -209,6 +211,7 @@ bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, 
         ao < (a_signed ? -128 : 0) || ao > (a_signed ? 127 : 255))
         return false;
     const int32_t co = 0;
+    parallel_work_coming();
     dnnl_status_t st = a_signed
         ? dnnl_gemm_s8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, lda, (int8_t)ao, b, ldb, (int8_t)bo,
                             0.0f, c, ldc, &co)

@@ -3,6 +3,7 @@
 #include "kernels_cpu/common/dnnl_util.h"
 
 #include "core/fuse.h"
+#include "core/parallel.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -153,6 +154,7 @@ onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const_dnnl_memory_desc_t md) {
 onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args) {
     dnnl_stream_t s = NULL;
     TRY(thread_stream(&s));
+    parallel_work_coming();
     return cpu_dnnl_check(dnnl_guard_execute_wait(prim, s, nargs, args), "executing a primitive");
 }
 
