@@ -631,8 +631,8 @@ static int inplace_root(const plan *p, const graph_node *node, const plan_value 
         const plan_value *r = &p->vals[root];
         if (in->where == ST_ARENA && r->where == ST_ARENA && in->last == s && r->last == s &&
             in->size == v->size && r->size == v->size && in->type.dtype == v->type.dtype &&
-            in->blocked == v->blocked && in->device == v->device && r->device == v->device &&
-            !(addend_only && read_elsewhere(p, node, i, root)))
+            in->channels_last == v->channels_last && in->device == v->device &&
+            r->device == v->device && !(addend_only && read_elsewhere(p, node, i, root)))
             return root;
     }
     return -1;
@@ -640,8 +640,8 @@ static int inplace_root(const plan *p, const graph_node *node, const plan_value 
 
 /* The arena value whose bytes the Concat output v of step s may start with: input 0's root,
  * when nothing reads it after this step, no other input is it, and input 0 is v's first bytes
- * (every dim before the axis 1, same type, layout and device; the root grows to v's size); -1
- * if none. */
+ * (every dim before the axis 1, and every other dim too for a channels-last v; same type, layout
+ * and device; the root grows to v's size); -1 if none. */
 static int prefix_root(const plan *p, const graph_node *node, const plan_value *v, int s) {
     if (node->n_inputs < 1 || node->inputs[0] < 0) return -1;
     const plan_value *in = &p->vals[node->inputs[0]];
@@ -653,11 +653,12 @@ static int prefix_root(const plan *p, const graph_node *node, const plan_value *
     if (axis < 0 || axis >= rank || in->type.rank != rank || in->where != ST_ARENA ||
         r->where != ST_ARENA || in->alias_at != 0 || in->last != s || r->last != s ||
         in->type.dtype != v->type.dtype ||
-        in->blocked != v->blocked || in->device != v->device || r->device != v->device ||
-        in->size > v->size || read_elsewhere(p, node, 0, root))
+        in->channels_last != v->channels_last || in->device != v->device ||
+        r->device != v->device || in->size > v->size || read_elsewhere(p, node, 0, root))
         return -1;
-    for (int k = 0; k < axis; k++)
-        if (v->type.dims[k] != 1) return -1;
+    /* channels last, the pixels are the outer rows too: one pixel alone, then */
+    for (int k = 0; k < (v->channels_last ? rank : axis); k++)
+        if (k != axis && v->type.dims[k] != 1) return -1;
     return root;
 }
 
@@ -697,7 +698,6 @@ static onyx_status lay_out(subgraph *sg, plan *p) {
             size_t size;
             int64_t numel, dims[ONYX_MAX_RANK];
             memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
-            if (v->blocked && v->type.rank >= 2) dims[1] = (dims[1] + 15) / 16 * 16;
             if (!shape_numel(v->type.rank, dims, &numel) ||
                 !dtype_storage_size(v->type.dtype, numel, &size))
                 return onyx_error(ONYX_ERR_NO_MEMORY, "value '%s': size overflows",

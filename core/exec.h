@@ -34,7 +34,7 @@ typedef struct exec_env {
     parallel_policy threads_policy; /* how the threads wait between runs */
     kernel_selector select;
     onyx_optimization_level optimization;
-    bool blocked_layouts;       /* the fusion pass may keep oneDNN's blocked layouts */
+    bool blocked_layouts;       /* the fusion pass may keep tensors opaque (channels last) */
     bool half_as_float;         /* float16 computes in float where the CPU alone runs it */
     bool bf16;                  /* float Conv / MatMul / Gemm may compute in bfloat16 (opt-in) */
     bool device_graphs;         /* runs replay device graphs of their device steps */

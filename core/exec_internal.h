@@ -30,8 +30,8 @@ typedef struct plan_value {
     int alias_of;     /* ST_ARENA value sharing the buffer of this value index (reshape-like), or -1 */
     size_t alias_at;  /* where in that buffer this value starts, in bytes (a view: exec_view.c) */
     int first, last;  /* producing step and last reading step; -1 when none */
-    bool blocked;     /* stored channel-blocked by 16, channels padded to the block (core/fuse.h):
-                         its buffer is sized so */
+    bool channels_last; /* opaque (core/fuse.h): stored channels last, [N, spatial..., C] for
+                           the logical [N, C, spatial...] (the plain size, no padding) */
     size_t offset, size;
 } plan_value;
 

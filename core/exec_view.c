@@ -97,8 +97,8 @@ bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offs
     const plan_value *in = &p->vals[node->inputs[0]], *out = &p->vals[node->outputs[o]];
     size_t esize;
     if (!type_is_static(&in->type) || !type_is_static(&out->type) ||
-        in->type.dtype != out->type.dtype || in->type.dtype == ONYX_STRING || in->blocked ||
-        out->blocked || in->device != out->device ||
+        in->type.dtype != out->type.dtype || in->type.dtype == ONYX_STRING || in->channels_last ||
+        out->channels_last || in->device != out->device ||
         dtype_packed_bits(in->type.dtype) || /* whole bytes (2 float6s take 2 bytes, not 1.5) */
         !dtype_storage_size(in->type.dtype, 1, &esize))
         return false;

@@ -258,11 +258,10 @@ static bool matmul_step(const graph *g, const plan_step *ps) {
 }
 
 /* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
- * kinds (KF_BLOCKED_LAYOUT kernels) on all their tensors at once: a Concat along channels (channels
- * a multiple of 16, where the blocked concat is the same per-batch copy as the plain one), a
- * MaxPool/AveragePool, a global pooling, and a Mul of a tensor by a per-channel factor of the same
- * rank ([N or 1, C, 1, ...]: a squeeze-and-excitation block's scale) or by one of its own shape.
- * Opaque tensors are channel-blocked by 16, their channels padded to the block (core/fuse.h). */
+ * kinds (KF_OPAQUE_LAYOUT kernels) on all their tensors at once: a Concat along channels (joined
+ * pixel by pixel), a MaxPool/AveragePool, a global pooling, and a Mul of a tensor by a
+ * per-channel factor of the same rank ([N or 1, C, 1, ...]: a squeeze-and-excitation block's
+ * scale) or by one of its own shape. Opaque tensors are stored channels last (core/fuse.h). */
 enum { LAY_NONE, LAY_CONV, LAY_ALL };
 
 static int producer(const graph *g, const plan *p, int n, int v) {
@@ -509,7 +508,7 @@ static bool add_op(fuse_chain *c, const fuse_op *op) {
     return true;
 }
 
-static bool blockable_value(const plan *p, int v) {
+static bool opaque_value(const plan *p, int v) {
     const type_info *t = &p->vals[v].type;
     return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && type_is_static(t) &&
            t->rank >= 3 && t->rank <= 5 && t->dims[1] > 0;
@@ -528,19 +527,17 @@ static bool channel_factor(const type_info *f, const type_info *t) {
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
     if (conv_step(g, ps)) return LAY_CONV;
     const graph_node *nd = step_node(g, ps);
-    if (!all_kinds || !(ps->k->flags & KF_BLOCKED_LAYOUT) || !fuse_only_output0(nd) ||
-        nd->n_inputs < 1 || !blockable_value(p, nd->outputs[0]))
+    if (!all_kinds || !(ps->k->flags & KF_OPAQUE_LAYOUT) || !fuse_only_output0(nd) ||
+        nd->n_inputs < 1 || !opaque_value(p, nd->outputs[0]))
         return LAY_NONE;
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
     for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] < 0 || !blockable_value(p, nd->inputs[i]) ||
+        if (nd->inputs[i] < 0 || !opaque_value(p, nd->inputs[i]) ||
             p->vals[nd->inputs[i]].type.rank != rank)
             return LAY_NONE;
     if (fuse_is_op(nd, "Concat")) {
         int64_t axis = attr_int(nd, "axis", 1);
-        for (int i = 0; i < nd->n_inputs; i++)
-            if (p->vals[nd->inputs[i]].type.dims[1] % 16) return LAY_NONE;
         return axis == 1 || axis == 1 - rank ? LAY_ALL : LAY_NONE;
     }
     if (nd->n_inputs == 1 &&
@@ -556,10 +553,9 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     return LAY_NONE;
 }
 
-bool fuse_blocked_is_plain(const graph_node *n, const type_info *y) {
+bool fuse_opaque_is_plain(const graph_node *n, const type_info *y) {
     if (!fuse_is_op(n, "GlobalAveragePool") && !fuse_is_op(n, "GlobalMaxPool")) return false;
-    if (!y || y->kind != ONYX_VALUE_TENSOR || y->rank < 3 || y->dims[1] <= 0 || y->dims[1] % 16)
-        return false;
+    if (!y || y->kind != ONYX_VALUE_TENSOR || y->rank < 3 || y->dims[1] <= 0) return false;
     for (int i = 2; i < y->rank; i++)
         if (y->dims[i] != 1) return false;
     return true;
@@ -607,7 +603,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         cand[v] = ok && reads > 0 && reads == uses[v];
     }
     /* a Concat or pooling step whose tensors are not all opaque keeps all of them plain, but
-     * for a blocked X and a Y that is the same blocked or plain (a network's last pooling, read
+     * for an opaque X and a Y that is the same opaque or plain (a network's last pooling, read
      * by its classifier) */
     for (bool changed = true; changed;) {
         changed = false;
@@ -620,7 +616,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
                 any |= cand[nd->inputs[i]];
             }
             if (all || !any) continue;
-            if (cand[nd->inputs[0]] && fuse_blocked_is_plain(nd, &p->vals[nd->outputs[0]].type))
+            if (cand[nd->inputs[0]] && fuse_opaque_is_plain(nd, &p->vals[nd->outputs[0]].type))
                 continue;
             cand[nd->outputs[0]] = false;
             for (int i = 0; i < nd->n_inputs; i++) cand[nd->inputs[i]] = false;
@@ -1282,10 +1278,11 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         if (prepare_all(sg, p, placed) == ONYX_OK) break;
         onyx_error_clear();
     }
-    /* opaque tensors are stored with their channels padded to the block: the memory plan sizes
-     * them so */
+    /* opaque tensors are stored channels last: the memory plan keeps them apart from plain ones
+     * (no view into them, in place only over one of the same layout) */
     for (int s = 0; s < k; s++)
-        if (placed[s].opaque_out0) p->vals[step_node(g, &p->steps[s])->outputs[0]].blocked = true;
+        if (placed[s].opaque_out0)
+            p->vals[step_node(g, &p->steps[s])->outputs[0]].channels_last = true;
 done:
     free(uses);
     free(consumer);

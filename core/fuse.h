@@ -34,12 +34,12 @@ typedef struct fuse_op {
 /* The post-ops of one fused step, in order (BatchNormalization, FUSE_SCALE and FUSE_SHIFT, which
  * fold into constant weights, only before any other kind), and which of its tensors are opaque:
  * read and written only by conv steps of this same kernel (X as input 0, an addend, or its
- * output) and by CPU steps of KF_BLOCKED_LAYOUT kernels (channel Concat, pooling, global
+ * output) and by CPU steps of KF_OPAQUE_LAYOUT kernels (channel Concat, pooling, global
  * pooling, a squeeze-and-excitation Mul: they get opaque_in0 and opaque_out0 together, all their
- * tensors opaque). Opaque float tensors of rank 3 to 5 are stored channel-blocked by 16
- * ([N, ceil(C/16), spatial..., 16]), the channels padded with zeros to the block; the memory plan
- * sizes them so (plan_value.blocked). Only tensors whose channels are a multiple of 16 reach a
- * Concat opaque, where the blocked concat is the plain per-batch copy. */
+ * tensors opaque). Opaque float tensors of rank 3 to 5 are stored channels last
+ * ([N, spatial..., C] for the logical [N, C, spatial...]: oneDNN's nwc / nhwc / ndhwc, the
+ * layout its brgemm convolution kernels take), no padding (plan_value.channels_last); a Concat
+ * of them along channels joins them pixel by pixel. */
 typedef struct fuse_chain {
     int n;
     fuse_op ops[FUSE_MAX_OPS];
@@ -88,17 +88,18 @@ struct graph_node;
 struct subgraph;
 struct plan;
 
-/* Whether a node's output, channel-blocked, is stored as the plain tensor is: a global pooling
- * ([N, C, 1, ...]) of a multiple of 16 channels, which has neither spatial extent nor padding.
- * Such a step may read a blocked X and still hand a plain Y to any reader. */
-bool fuse_blocked_is_plain(const struct graph_node *n, const type_info *y);
+/* Whether a node's output, opaque (channels last), is stored as the plain tensor is: a global
+ * pooling ([N, C, 1, ...]), which has no spatial extent. Such a step may read an opaque X and
+ * still hand a plain Y to any reader. */
+bool fuse_opaque_is_plain(const struct graph_node *n, const type_info *y);
 
 /* The pass: runs on a plan whose steps are specialized and folded, before its memory plan. It
  * merges each eligible chain into its convolution's step (a plan-owned node with the chain's
  * final output and any addend as an extra input), drops the absorbed steps, marks the tensors
  * passed only between such steps opaque, and prepares those kernels again with what applies.
- * Runs at optimization level ALL; the session config entry optimization.blocked_layouts=0 keeps
- * the fusion and leaves the layouts plain (for comparing). */
+ * Runs at optimization level ALL; the session config entry optimization.blocked_layouts=0 (a
+ * name from when the opaque layout was oneDNN's channel-blocked one) keeps the fusion and leaves
+ * the layouts plain (for comparing). */
 onyx_status fuse_plan(struct subgraph *sg, struct plan *p);
 
 /* Helpers of both passes: n is op `op` of the default domain; n makes output 0 alone; a and b

@@ -21,10 +21,10 @@ enum {
     /* The kernel takes post-ops (core/fuse.h) in kernel_prep.fused: the planner may fuse the
      * nodes that follow it into its step. */
     KF_POST_OPS = 1u << 2,
-    /* The kernel runs on tensors in the convolutions' channel-blocked layout when all of its
-     * tensors are (a Concat along channels, Max/AveragePool): the fusion pass may keep them
-     * blocked around it. */
-    KF_BLOCKED_LAYOUT = 1u << 3,
+    /* The kernel runs on tensors in the convolutions' opaque layout (channels last, core/fuse.h)
+     * when all of its tensors are (a Concat along channels, Max/AveragePool, global pooling, a
+     * per-channel Mul): the fusion pass may keep them opaque around it. */
+    KF_OPAQUE_LAYOUT = 1u << 3,
     /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
     KF_DEVICE_COPY = 1u << 4,
     /* Output 0 may take the bytes of an input of its size, type and layout that no later step

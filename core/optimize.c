@@ -32,7 +32,7 @@
  *   global average pooling (torch.onnx's dynamo exporter: aten.mean over H, W):
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
- *                                       stays in the convolutions' blocked layout, core/fuse.c)
+ *                                       stays in the convolutions' opaque layout, core/fuse.c)
  * A pattern is replaced only when its inner values are read by the pattern alone (or by Shapes,
  * which fold) and are no graph outputs; the replacement takes the place of the pattern's nodes,
  * so the order stays topological. A second pass then makes each node that repeats an earlier

@@ -1,6 +1,6 @@
 /* float16 computed in float32 (optimization level ALL, sessions on the CPU alone). x86 has no
  * float16 arithmetic: a float16 kernel converts its operands to float, computes, and converts
- * back, op by op, and the float kernels' fusions and blocked layouts never apply. onnxruntime's
+ * back, op by op, and the float kernels' fusions and opaque layouts never apply. onnxruntime's
  * CPU provider runs such models as their float twins, with Casts where float16 enters and
  * leaves; so does this pass:
  *   - dtypes are inferred once over the graph (declared input types, initializers, schemas);

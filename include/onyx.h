@@ -324,8 +324,9 @@ typedef struct onyx_session_options onyx_session_options;
 typedef enum onyx_optimization_level {
     ONYX_OPT_NONE = 0,  /* run the graph as written */
     ONYX_OPT_BASIC = 1, /* fold constant subgraphs (shape computations, weight transposes) */
-    ONYX_OPT_ALL = 2,   /* also fuse (conv + batch norm / activations / add) and keep oneDNN's
-                           blocked layouts between convolutions (the default) */
+    ONYX_OPT_ALL = 2,   /* also fuse (conv + batch norm / activations / add) and keep tensors
+                           between convolutions channels last, as oneDNN computes them (the
+                           default) */
 } onyx_optimization_level;
 
 /* Log severities, as onnxruntime's (0 verbose … 4 fatal). */
@@ -383,7 +384,8 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
                                                       const onyx_value *example);
 /* Named settings for what is not worth a function of its own, as onnxruntime's session config
  * entries. Known keys, each "0" or "1": "optimization.blocked_layouts" ("1" default, "0": plain
- * layouts between convolutions); "optimization.float16_as_float32" ("1" default, "0": float16
+ * layouts between convolutions instead of channels last; the name is from when that layout was
+ * oneDNN's channel-blocked one); "optimization.float16_as_float32" ("1" default, "0": float16
  * ops are not run as float32); "optimization.bfloat16" ("0" default, "1": float convolutions and
  * products may run in bfloat16); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a
  * CUDA plan launches its kernels one by one instead of replaying the graph captured on its second

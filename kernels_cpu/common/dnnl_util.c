@@ -1,5 +1,5 @@
 /* oneDNN glue: one engine per process, one stream per thread (streams are not shared between
- * threads), status translation, plain and channel-blocked descriptors and execution. */
+ * threads), status translation, plain and channels-last descriptors and execution. */
 #include "kernels_cpu/common/dnnl_util.h"
 
 #include "core/fuse.h"
@@ -83,16 +83,16 @@ onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *d
                           "describing a tensor");
 }
 
-onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
-                                dnnl_data_type_t dt) {
+onyx_status cpu_dnnl_md_channels_last(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                                      dnnl_data_type_t dt) {
     if (rank < 3 || rank > 5)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: no blocked layout of rank %d", rank);
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: no channels-last layout of rank %d", rank);
     TRY(dims_fit(rank, dims));
     dnnl_dims_t d;
     for (int i = 0; i < rank; i++) d[i] = dims[i];
-    dnnl_format_tag_t tag = rank == 3 ? dnnl_nCw16c : rank == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
+    dnnl_format_tag_t tag = rank == 3 ? dnnl_nwc : rank == 4 ? dnnl_nhwc : dnnl_ndhwc;
     return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, rank, d, dt, tag),
-                          "describing a blocked tensor");
+                          "describing a channels-last tensor");
 }
 
 onyx_status cpu_dnnl_attr(dnnl_primitive_attr_t *out) {

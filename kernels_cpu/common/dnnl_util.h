@@ -22,11 +22,11 @@ onyx_status cpu_dnnl_check(dnnl_status_t s, const char *what);
 onyx_status cpu_dnnl_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                               dnnl_data_type_t dt);
 
-/* The channel-blocked descriptor (nCw16c, nChw16c, nCdhw16c) of `dims`, rank 3 to 5: the layout
- * of tensors the fusion pass marks opaque (core/fuse.h) when their channels are a multiple of 16.
- * Caller destroys *md. */
-onyx_status cpu_dnnl_md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
-                                dnnl_data_type_t dt);
+/* The channels-last descriptor (nwc, nhwc, ndhwc: [N, spatial..., C] in memory) of the logical
+ * dims `dims` ([N, C, spatial...]), rank 3 to 5: the layout of tensors the fusion pass marks
+ * opaque (core/fuse.h), the one oneDNN's brgemm convolution kernels take. Caller destroys *md. */
+onyx_status cpu_dnnl_md_channels_last(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                                      dnnl_data_type_t dt);
 
 /* Appends the fusion pass's post-ops (core/fuse.h) to po, in order: activations as eltwise
  * post-ops, an addend as a sum post-op. BatchNormalization and per-channel Mul / Add are skipped:

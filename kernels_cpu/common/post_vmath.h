@@ -10,8 +10,7 @@
 
 #include "core/fuse.h"
 
-/* The index of the chain's last op when vmath takes it (SiLU/Swish, GELU, Tanh: each 0 at 0, so
- * the zero padding of a channel-blocked output stays zero), else -1. */
+/* The index of the chain's last op when vmath takes it (SiLU/Swish, GELU, Tanh), else -1. */
 int cpu_post_vmath_tail(const fuse_chain *chain);
 
 /* y[0, n) = op(y) in place, split over the rep's threads. */

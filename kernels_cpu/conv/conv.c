@@ -1,10 +1,10 @@
 /* CPU kernels of Conv and ConvTranspose. float runs on oneDNN primitives built once per input
  * shape (in prepare when shapes are static), with constant weights reordered once into the
- * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Convs compute in
- * oneDNN's channel-blocked layout (nC..16c) whenever it has a blocked kernel for them; tensors the
- * fusion pass marks opaque (passed only between these kernels) are also stored that way when
- * their channels are a multiple of 16, so chains of convs reorder only at their edges. Per-channel
- * steps and a Relu before a conv (pre-ops) are applied on the way into its blocked input.
+ * primitive's layout and the fusion pass's post-ops (core/fuse.h) applied. Convs compute in the
+ * channels-last layout (n..c: oneDNN 3's brgemm kernels take only that one) whenever oneDNN has a
+ * kernel for them there; tensors the fusion pass marks opaque (passed only between these
+ * kernels) are stored that way, so chains of convs reorder only at their edges. Per-channel steps
+ * and a Relu before a conv (pre-ops) are applied on the way into its channels-last input.
  * float16/bfloat16 run the same primitives on float copies; double runs im2col/col2im around
  * BLAS. */
 #include <inttypes.h>
@@ -57,7 +57,7 @@ typedef struct conv_prim {
     int64_t stage_dims[ONYX_MAX_RANK], shift[CONV_MAX_SPATIAL];
     /* layout changes between the tensors as stored and as the primitive computes them */
     dnnl_primitive_t reo_src, reo_dst, reo_add;
-    /* pre-ops: applied on the way into the src copy when that is X channel-blocked (pre_direct),
+    /* pre-ops: applied on the way into the src copy when that is X channels last (pre_direct),
      * else into a plain pre-op copy ahead of the usual path */
     bool pre_direct, pre_copy, src_copy, dst_copy;
     /* the chain's op vmath applies to the primitive's output (post_vmath.h), or -1 */
@@ -290,13 +290,14 @@ static void fold_bias(const conv_state *s, const conv_prim *p, const tensor *b, 
     }
 }
 
-/* The layout opaque tensors are kept in: channel-blocked by 16, channels padded to the block. */
-static bool blockable(onyx_dtype dt, int rank, int64_t channels) {
+/* Whether a tensor may be kept in the layout opaque tensors are: channels last (core/fuse.h). */
+static bool opaque_fits(onyx_dtype dt, int rank, int64_t channels) {
     return dt == ONYX_FLOAT && rank >= 3 && rank <= 5 && channels > 0;
 }
 
-static onyx_status md_blocked(dnnl_memory_desc_t *md, int rank, const int64_t *dims) {
-    return cpu_dnnl_md_blocked(md, rank, dims, dnnl_f32);
+static onyx_status md_last(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                           dnnl_data_type_t dt) {
+    return cpu_dnnl_md_channels_last(md, rank, dims, dt);
 }
 
 static onyx_status md_any_of(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
@@ -311,23 +312,14 @@ static onyx_status md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
     return md_any_of(md, rank, dims, dnnl_f32);
 }
 
-/* The descriptor of a tensor as stored: blocked when opaque and blockable, channels last when
- * `last`, else plain. Caller destroys *md. */
+/* The descriptor of a tensor as stored: channels last when opaque (and it fits) or when `last`
+ * (read or written through a Transpose from or to channels last: the same memory), else plain.
+ * Caller destroys *md. */
 static onyx_status md_stored(dnnl_memory_desc_t *md, bool opaque, bool last, onyx_dtype dt,
                              int rank, const int64_t *dims) {
-    if (opaque && blockable(dt, rank, dims[1])) return md_blocked(md, rank, dims);
-    if (!last) return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
-    dnnl_dims_t d, strides;
-    int64_t st = dims[1];
-    for (int i = rank - 1; i >= 2; i--) {
-        strides[i] = st;
-        st *= dims[i];
-    }
-    strides[1] = 1;
-    strides[0] = st;
-    for (int i = 0; i < rank; i++) d[i] = dims[i];
-    return cpu_dnnl_check(dnnl_memory_desc_create_with_strides(md, rank, d, dnnl_f32, strides),
-                          "describing a channels-last tensor");
+    if ((opaque && opaque_fits(dt, rank, dims[1])) || last)
+        return md_last(md, rank, dims, dnnl_f32);
+    return cpu_dnnl_md_plain(md, rank, dims, dnnl_f32);
 }
 
 /* X's dims as the convolution sees them: [N, C, spatial...] also when X is stored channels
@@ -573,30 +565,32 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
     }
     bool force_plain = false, no_bf16 = false, last_io = false, last_tried = false;
 retry:;
-    /* Compute in the blocked layout whenever the output channels allow it: oneDNN's blocked
-     * kernels run about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder
-     * at the edges of a chain. Channel counts off the 16 grid are padded (not worth a copy below
-     * 64 output channels, but then worth it when Y is stored so anyway); a plain X with fewer
-     * than 16 channels goes in as it is (oneDNN has blocked kernels for first layers). */
+    /* Compute channels last whenever the output channels allow it: oneDNN 3's brgemm kernels
+     * (the fast ones for every regular conv, 1x1 or wider) take only that layout, and they run
+     * about twice as fast as its plain (im2col + gemm) ones, which is worth a reorder at the
+     * edges of a chain. Below 64 output channels off the 16 grid a conv stored plain stays plain
+     * (not worth the copies); one stored opaque computes so anyway. X goes in channels last too,
+     * also a plain one of few channels (a first layer: oneDNN 3 has no kernel from a plain X to
+     * a channels-last Y but the reference one; the reorder of 3 channels is cheap). */
     int64_t cg = g->c / g->group, mg = g->m / g->group;
-    bool blk = !force_plain && !s->transpose && s->dtype == ONYX_FLOAT &&
-               (g->m % 16 == 0 || g->m >= 64 || s->chain.opaque_out0) &&
-               (g->group == 1 || (cg % 16 == 0 && mg % 16 == 0) || (cg == 1 && mg == 1));
-    bool blk_x = blk && g->c >= 16;
-    /* no blocked kernel: a float conv lets oneDNN choose the layouts (channels-last kernels take
-     * channel splits the blocked ones do not) and reorders to them */
-    bool any = !blk && !s->transpose && s->dtype == ONYX_FLOAT;
-    /* bfloat16 where the session allows it: X and W converted on their way in (W once), Y and
-     * the post-ops in float; a conv oneDNN has no fast bfloat16 kernel for stays float */
-    bool bf16 = s->bf16 && !no_bf16 && !last_io && s->dtype == ONYX_FLOAT && !s->pre_mul &&
-                (blk_x || any);
-    dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
     const fuse_chain *fc = &s->chain;
+    bool nxc = !force_plain && !s->transpose && s->dtype == ONYX_FLOAT &&
+               (g->m % 16 == 0 || g->m >= 64 || fc->opaque_out0) &&
+               (g->group == 1 || (cg % 16 == 0 && mg % 16 == 0) || (cg == 1 && mg == 1));
+    /* not channels last: a float conv lets oneDNN choose the layouts (its channels-last kernels
+     * take channel splits others do not) and reorders to them */
+    bool any = !nxc && !s->transpose && s->dtype == ONYX_FLOAT;
+    /* bfloat16 where the session allows it: X and W converted on their way in (W once), Y and
+     * the post-ops in float; a conv oneDNN has no fast bfloat16 kernel for stays float, and so
+     * does a first layer (fewer than 16 input channels) */
+    bool bf16 = s->bf16 && !no_bf16 && !last_io && s->dtype == ONYX_FLOAT && !s->pre_mul &&
+                ((nxc && g->c >= 16) || any);
+    dnnl_data_type_t xdt = bf16 ? dnnl_bf16 : dnnl_f32;
     CHECK(md_stored(&src_st, fc->opaque_in0, fc->x_channels_last, s->dtype, rank, xdims));
-    if (blk_x) CHECK(cpu_dnnl_md_blocked(&src_md, rank, xdims, xdt));
-    if (any && last_io) CHECK(md_stored(&src_md, false, true, s->dtype, rank, xdims));
+    if (nxc) CHECK(md_last(&src_md, rank, xdims, xdt));
+    else if (any && last_io) CHECK(md_stored(&src_md, false, true, s->dtype, rank, xdims));
     else if (any) CHECK(md_any_of(&src_md, rank, xdims, xdt));
-    else if (!blk_x) CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
+    else CHECK(cpu_dnnl_md_plain(&src_md, rank, xdims, dnnl_f32));
     bool staged = false;
     for (int i = 0; i < g->nsp; i++) {
         p->shift[i] = g->pad_b[i] < 0 ? -g->pad_b[i] : 0;
@@ -612,7 +606,7 @@ retry:;
         }
     }
     p->staged = staged;
-    if (blk) CHECK(md_blocked(&dst_md, rank, ydims));
+    if (nxc) CHECK(md_last(&dst_md, rank, ydims, dnnl_f32));
     else if (any && last_io) CHECK(md_stored(&dst_md, false, true, s->dtype, rank, ydims));
     else if (any) CHECK(md_any(&dst_md, rank, ydims));
     else CHECK(cpu_dnnl_md_plain(&dst_md, rank, p->stage_dims, dnnl_f32));
@@ -656,9 +650,9 @@ retry:;
                                        ? "describing the transposed convolution"
                                        : "creating the transposed convolution"));
     }
-    /* some channel splits have no blocked kernel and land on the reference one, which is orders
-     * of magnitude slower: then compute in the plain layout; likewise bfloat16 without a kernel
-     * (or a slow one): then in float. A grouped conv
+    /* some channel splits have no channels-last kernel and land on the reference one, which is
+     * orders of magnitude slower: then compute in the plain layout; likewise bfloat16 without a
+     * kernel (or a slow one): then in float. A grouped conv
      * whose layouts oneDNN chose lands on im2col + GEMM where its groups are narrow (ShuffleNet's
      * first, 6 channels a group in: 215 us): channels last has direct kernels for it (51 us),
      * tried once, kept unless they are no better. */
@@ -667,7 +661,7 @@ retry:;
     bool im2col = impl && strstr(impl, "gemm");
     bool try_last = any && !last_tried && g->group > 1 && im2col;
     bool drop_last = last_io && (!pd || !impl || im2col || !strncmp(impl, "ref", 3));
-    if (!pd || ((blk || bf16) && impl && !strncmp(impl, "ref", 3)) || try_last || drop_last) {
+    if (!pd || ((nxc || bf16) && impl && !strncmp(impl, "ref", 3)) || try_last || drop_last) {
         if (pd) dnnl_primitive_desc_destroy(pd);
         pd = NULL;
         if (try_last) last_io = last_tried = true;
@@ -699,8 +693,8 @@ retry:;
                             "channels, X has %lld", (long long)s->pre_c, (long long)g->c);
             goto done;
         }
-        /* X blocked by 16 channels: the pre-ops write it there directly, as the reorder would */
-        p->pre_direct = blk_x;
+        /* X channels last: the pre-ops write it there directly, as the reorder would */
+        p->pre_direct = nxc;
         p->src_copy |= p->pre_direct;
         p->pre_copy = !p->pre_direct;
     }
@@ -938,14 +932,13 @@ onyx_status cpu_convtranspose_prepare(const kernel_prep *p, void **state) {
 
 /* ------------------------------------------------------------------ float run */
 
-/* The pre-ops over (batch, channel block) planes: x plain [N, C, S] into y, either plain or
- * channel-blocked [N, ceil(C/16), S, 16] with the padding channels zero. */
+/* The pre-ops on x plain [N, C, S] into y, either plain (over (batch, channel) planes) or
+ * channels last [N, S, C] (over (batch, 16 pixels) tiles). */
 typedef struct pre_job {
     const conv_state *s;
     const float *x;
     float *y;
-    int64_t c, cb, sp;  /* channels, channel blocks (blocked) or channels (plain), spatial size */
-    bool blocked;
+    int64_t c, sp, tiles; /* channels, spatial size, tiles of 16 pixels per image */
 } pre_job;
 
 /* y = act(x * mul + add) over n values; written as selects GCC vectorizes at -O2 (NaN stays
@@ -998,45 +991,53 @@ static inline void transpose4(const float *src, int64_t ss, float *dst, int64_t 
 static void pre_planes(void *ctx, int64_t b, int64_t e) {
     const pre_job *j = ctx;
     const conv_state *s = j->s;
+    for (int64_t pl = b; pl < e; pl++) {
+        int64_t ch = pl % j->c;
+        pre_row(j->x + pl * j->sp, j->y + pl * j->sp, j->sp, s->pre_mul[ch], s->pre_add[ch],
+                s->pre_act, s->pre_alpha);
+    }
+}
+
+static void pre_tiles(void *ctx, int64_t b, int64_t e) {
+    const pre_job *j = ctx;
+    const conv_state *s = j->s;
     const float *pm = s->pre_mul, *pa = s->pre_add;
     bool act = s->pre_act;
     float slope = s->pre_alpha;
-    for (int64_t pl = b; pl < e; pl++) {
-        int64_t n = pl / j->cb, blk = pl % j->cb;
-        if (!j->blocked) {
-            pre_row(j->x + pl * j->sp, j->y + pl * j->sp, j->sp, pm[blk], pa[blk], act, slope);
-            continue;
-        }
-        /* 16 x 16 tiles: rows read and transformed contiguously, transposed in L1 */
-        float *y = j->y + pl * j->sp * 16, tile[16][16];
-        int64_t kn = j->c - blk * 16 < 16 ? j->c - blk * 16 : 16;
-        for (int64_t i0 = 0; i0 < j->sp; i0 += 16) {
-            int64_t w = j->sp - i0 < 16 ? j->sp - i0 : 16;
-            for (int64_t k = 0; k < 16; k++) {
-                int64_t ch = blk * 16 + k;
-                if (k >= kn) memset(tile[k], 0, sizeof tile[k]);
-                else pre_row(j->x + (n * j->c + ch) * j->sp + i0, tile[k], w, pm[ch], pa[ch], act,
-                             slope);
-            }
-            float *yt = y + i0 * 16;
-            if (w == 16) {
+    int64_t c = j->c, sp = j->sp;
+    for (int64_t t = b; t < e; t++) {
+        int64_t n = t / j->tiles, i0 = t % j->tiles * 16;
+        int64_t w = sp - i0 < 16 ? sp - i0 : 16;
+        float *y = j->y + (n * sp + i0) * c, tile[16][16];
+        /* 16 x 16 tiles: rows (channels) read and transformed contiguously, transposed in L1
+         * into 16 pixels' rows of channels */
+        for (int64_t c0 = 0; c0 < c; c0 += 16) {
+            int64_t kn = c - c0 < 16 ? c - c0 : 16;
+            for (int64_t k = 0; k < kn; k++)
+                pre_row(j->x + (n * c + c0 + k) * sp + i0, tile[k], w, pm[c0 + k], pa[c0 + k],
+                        act, slope);
+            if (w == 16 && kn == 16) {
                 for (int kb = 0; kb < 16; kb += 4)
                     for (int ib = 0; ib < 16; ib += 4)
-                        transpose4(&tile[kb][ib], 16, yt + ib * 16 + kb, 16);
+                        transpose4(&tile[kb][ib], 16, y + ib * c + c0 + kb, c);
                 continue;
             }
             for (int64_t i = 0; i < w; i++)
-                for (int64_t k = 0; k < 16; k++) yt[i * 16 + k] = tile[k][i];
+                for (int64_t k = 0; k < kn; k++) y[i * c + c0 + k] = tile[k][i];
         }
     }
 }
 
 static void run_pre(const conv_state *s, const conv_prim *p, const float *x, float *y) {
-    pre_job j = {s, x, y, p->g.c, p->g.c, p->xn / (p->g.n * p->g.c), p->pre_direct};
-    if (j.blocked) j.cb = (p->g.c + 15) / 16;
-    int64_t planes = p->g.n * j.cb, per = j.sp * (j.blocked ? 16 : 1);
-    int64_t grain = 16384 / (per > 0 ? per : 1);
-    parallel_for(planes, grain < 1 ? 1 : grain, pre_planes, &j);
+    pre_job j = {s, x, y, p->g.c, p->xn / (p->g.n * p->g.c), 0};
+    if (!p->pre_direct) {
+        int64_t grain = 16384 / (j.sp > 0 ? j.sp : 1);
+        parallel_for(p->g.n * j.c, grain < 1 ? 1 : grain, pre_planes, &j);
+        return;
+    }
+    j.tiles = (j.sp + 15) / 16;
+    int64_t grain = 16384 / (16 * j.c);
+    parallel_for(p->g.n * j.tiles, grain < 1 ? 1 : grain, pre_tiles, &j);
 }
 
 static bool prim_fits(const conv_prim *p, const tensor *x, const int64_t *xdims, const tensor *w) {
@@ -1085,21 +1086,30 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
     return ONYX_OK;
 }
 
-/* Y of a convolution over no input elements (C = 0, yn > 0): the bias alone. */
-static void fill_bias(const conv_state *s, const conv_prim *p, const tensor *b, tensor *y) {
-    int64_t per = p->yn / (p->g.n * p->g.m);
+/* Where element (n, m, i) of a tensor of n * M * per elements is: plain, or channels last. */
+static int64_t at_nmi(bool last, int64_t n, int64_t m, int64_t i, int64_t M, int64_t per) {
+    return last ? (n * per + i) * M + m : (n * M + m) * per + i;
+}
+
+/* Y of a convolution over no input elements (C = 0, yn > 0): the bias alone, plus the addend af
+ * (float, or NULL; channels last where a_last) where there is one. Y is channels last where
+ * y_last. */
+static void fill_bias(const conv_state *s, const conv_prim *p, const tensor *b, tensor *y,
+                      bool y_last, const float *af, bool a_last) {
+    int64_t M = p->g.m, per = p->yn / (p->g.n * M);
     size_t es = dtype_size(y->dtype);
     memset(y->data, 0, y->nbytes);
-    if (!b && !s->bn_mul) return;
+    if (!b && !s->bn_mul && !af) return;
     for (int64_t n = 0; n < p->g.n; n++)
-        for (int64_t m = 0; m < p->g.m; m++) {
+        for (int64_t m = 0; m < M; m++) {
             float v = 0.f;
             if (b) to_float(s->dtype, (const char *)b->data + (size_t)m * es, &v, 1);
             if (s->bn_mul) v = v * s->bn_mul[m] + s->bn_add[m];
             for (int64_t i = 0; i < per; i++) {
-                char *dst = (char *)y->data + (size_t)((n * p->g.m + m) * per + i) * es;
-                if (s->dtype == ONYX_FLOAT) memcpy(dst, &v, sizeof v);
-                else from_float(s->dtype, &v, dst, 1);
+                float e = af ? v + af[at_nmi(a_last, n, m, i, M, per)] : v;
+                char *dst = (char *)y->data + (size_t)at_nmi(y_last, n, m, i, M, per) * es;
+                if (s->dtype == ONYX_FLOAT) memcpy(dst, &e, sizeof e);
+                else from_float(s->dtype, &e, dst, 1);
             }
         }
 }
@@ -1177,11 +1187,11 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
             memcpy(copy, af, (size_t)y->numel * sizeof(float));
             af = copy;
         }
-        fill_bias(s, p, b, y); /* no input elements: the sum is empty */
-        if (af) {
-            float *yf = y->data;
-            for (int64_t i = 0; i < y->numel; i++) yf[i] += af[i];
-        }
+        /* no input elements: the sum is empty; Y and the addend in their layouts as stored */
+        bool y_last = (s->chain.opaque_out0 && opaque_fits(s->dtype, y->rank, p->g.m)) ||
+                      s->chain.y_channels_last;
+        bool a_last = s->chain.opaque_addend && opaque_fits(s->dtype, y->rank, p->g.m);
+        fill_bias(s, p, b, y, y_last, af, a_last);
         return ONYX_OK;
     }
     /* this run's buffers: its scratch, at the offsets build_prim laid out */
@@ -1215,7 +1225,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     }
     if (p->reo_add)
         TRY(run_reorder(p->reo_add, m->add_user, addend->data, m->dst, dst, m->pad[PAD_ADD], pad));
-    else if (addend && addend->data != dst) /* in the layout of Y as computed: maybe padded */
+    else if (addend && addend->data != dst) /* in the layout of Y as computed */
         memcpy(dst, addend->data, dnnl_memory_desc_get_size(p->md_dst));
     /* weights */
     void *wei = (void *)p->wbuf;

@@ -1,7 +1,7 @@
 /* Two-input broadcasting kernels: arithmetic, Pow, Mod, PRelu, comparisons, logic and bit ops.
  * Integer arithmetic wraps (computed unsigned); integer division or remainder by zero gives 0. */
 #include "kernels_cpu/elementwise/elementwise.h"
-#include "kernels_cpu/common/blocked.h"
+#include "kernels_cpu/common/opaque.h"
 #include "kernels_cpu/common/half.h"
 
 #include <string.h>
@@ -63,8 +63,8 @@ static const cpu_ew_table div_table = HALF_TABLE(div);
 onyx_status cpu_add(const kernel_call *c) { return cpu_ew_run(c, add_table, 0, 2, NULL); }
 onyx_status cpu_sub(const kernel_call *c) { return cpu_ew_run(c, sub_table, 0, 2, NULL); }
 onyx_status cpu_mul(const kernel_call *c) {
-    if (c->state) /* cpu_blocked_prepare */
-        return cpu_blocked_mul(kernel_input(c, 0), kernel_input(c, 1), kernel_output(c, 0));
+    if (c->state) /* cpu_opaque_prepare */
+        return cpu_opaque_mul(kernel_input(c, 0), kernel_input(c, 1), kernel_output(c, 0));
     return cpu_ew_run(c, mul_table, 0, 2, NULL);
 }
 onyx_status cpu_div(const kernel_call *c) { return cpu_ew_run(c, div_table, 0, 2, NULL); }

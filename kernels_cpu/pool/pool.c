@@ -9,7 +9,7 @@
 #include "core/fuse.h"
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
-#include "kernels_cpu/common/blocked.h"
+#include "kernels_cpu/common/opaque.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/half.h"
 #include "kernels_cpu/pool/pool.h"
@@ -33,7 +33,7 @@ typedef struct pool_state {
     bool include_pad, col_major;
     double p;
     cpu_pool_dnnl *dnnl;       /* NULL: own loops */
-    bool blocked;              /* X and Y opaque (core/fuse.h): channel-blocked, oneDNN only */
+    bool opaque;               /* X and Y opaque (core/fuse.h): channels last, oneDNN only */
     onyx_dtype dnnl_dtype;
     bool dnnl_half;            /* float16 X and Y, converted to and from the float primitive */
     int rank;
@@ -244,16 +244,16 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     /* oneDNN for float32 max/average and int8/uint8 max without Indices, when the shapes are
      * known now */
     bool want_idx = p->n_out > 1 && n->outputs[1] >= 0;
-    /* the fusion pass keeps X and Y in the convolutions' blocked layout only together */
-    s->blocked = p->fused && p->fused->opaque_in0;
-    if (s->blocked && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !xt ||
+    /* the fusion pass keeps X and Y in the convolutions' opaque layout only together */
+    s->opaque = p->fused && p->fused->opaque_in0;
+    if (s->opaque && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !xt ||
                        xt->dtype != ONYX_FLOAT || !type_is_static(xt))) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a blocked-layout pooling needs float X and Y both "
-                        "blocked, static shapes and no Indices");
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout pooling needs float X and Y both "
+                        "opaque, static shapes and no Indices");
         goto done;
     }
     if (kind != POOL_LP && !want_idx && xt && xt->kind == ONYX_VALUE_TENSOR &&
-        (xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !s->blocked) ||
+        (xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !s->opaque) ||
          (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8))) &&
         xt->rank == s->rank && type_is_static(xt)) {
         spatial_params sp = s->sp;
@@ -263,17 +263,17 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
         CHECK(spatial_resolve(&sp, xt->dims + 2, out + 2));
         int64_t numel;
         if (shape_numel(s->rank, out, &numel) && numel > 0 &&
-            (s->blocked || !window_dwarfs_input(&sp, xt->dims + 2))) {
+            (s->opaque || !window_dwarfs_input(&sp, xt->dims + 2))) {
             s->dnnl_half = xt->dtype == ONYX_FLOAT16;
             CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, &sp,
-                                       kind == POOL_MAX, s->include_pad, s->blocked, xt->dims,
+                                       kind == POOL_MAX, s->include_pad, s->opaque, xt->dims,
                                        out, &s->dnnl));
             s->dnnl_dtype = xt->dtype;
             memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
         }
     }
-    if (s->blocked && !s->dnnl) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has no blocked-layout pooling for this case");
+    if (s->opaque && !s->dnnl) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has no channels-last pooling for this case");
         goto done;
     }
 done:
@@ -366,8 +366,8 @@ onyx_status cpu_pool_run(const kernel_call *c) {
         if (bytes) TRY(kernel_scratch(c, bytes, &pad));
         return cpu_pool_dnnl_run(s->dnnl, f->mem, x->data, y->data, pad);
     }
-    if (s->blocked)
-        return onyx_error(ONYX_ERR_RUNTIME, "blocked-layout pooling got a new input shape");
+    if (s->opaque)
+        return onyx_error(ONYX_ERR_RUNTIME, "opaque-layout pooling got a new input shape");
     plane_fn fn = pool_fn(x->dtype, s->kind);
     if (!fn)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, not supported here",
@@ -455,13 +455,13 @@ static onyx_status global_run(const kernel_call *c, int kind) {
     return ONYX_OK;
 }
 
-/* a non-NULL state: X and Y blocked (cpu_blocked_prepare) */
+/* a non-NULL state: X opaque, Y opaque or plain alike (cpu_opaque_prepare) */
 onyx_status cpu_globalmaxpool_run(const kernel_call *c) {
-    if (c->state) return cpu_blocked_global_pool(kernel_input(c, 0), kernel_output(c, 0), true);
+    if (c->state) return cpu_opaque_global_pool(c, true);
     return global_run(c, POOL_MAX);
 }
 onyx_status cpu_globalaveragepool_run(const kernel_call *c) {
-    if (c->state) return cpu_blocked_global_pool(kernel_input(c, 0), kernel_output(c, 0), false);
+    if (c->state) return cpu_opaque_global_pool(c, false);
     return global_run(c, POOL_AVG);
 }
 onyx_status cpu_globallppool_run(const kernel_call *c) { return global_run(c, POOL_LP); }

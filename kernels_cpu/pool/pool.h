@@ -12,13 +12,13 @@
 typedef struct cpu_pool_dnnl cpu_pool_dnnl;
 
 /* A oneDNN forward-inference pooling of element type dt (float32; int8/uint8 for max) over
- * plain N,C,spatial memory of rank 2 + p->nd (blocked: channel-blocked by 16 as
- * cpu_dnnl_md_blocked describes it) with input dims in[] and output dims out[] (p already
+ * plain N,C,spatial memory of rank 2 + p->nd (channels_last: N,spatial,C as
+ * cpu_dnnl_md_channels_last describes it) with input dims in[] and output dims out[] (p already
  * resolved for in). max: max pooling, else average including (include_pad) or excluding
  * padding. Sets *out NULL without an error when oneDNN cannot do this case the ONNX way (the
  * caller then runs its own loops); fails only on allocation failure. */
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
-                                 bool include_pad, bool blocked, const int64_t *in,
+                                 bool include_pad, bool channels_last, const int64_t *in,
                                  const int64_t *out, cpu_pool_dnnl **res);
 /* The memory objects one run context binds to its buffers (concurrent runs each have their own;
  * the primitive itself is shared). */

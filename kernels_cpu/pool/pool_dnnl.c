@@ -1,5 +1,5 @@
 /* oneDNN pooling for float32 MaxPool/AveragePool and int8/uint8 MaxPool over plain NC(D)(H)W
- * memory (or channel-blocked, for tensors kept in the convolutions' layout): the light CNNs
+ * memory (or channels last, for tensors kept in the convolutions' opaque layout): the light CNNs
  * spend their pooling time here, and oneDNN's kernels beat scalar loops. */
 #include <stdlib.h>
 
@@ -53,7 +53,7 @@ onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *
 size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d) { return d->pad_size; }
 
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
-                                 bool include_pad, bool blocked, const int64_t *in,
+                                 bool include_pad, bool channels_last, const int64_t *in,
                                  const int64_t *out, cpu_pool_dnnl **res) {
     *res = NULL;
     dnnl_data_type_t ddt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
@@ -87,7 +87,7 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
     cpu_pool_dnnl *d = calloc(1, sizeof *d);
     if (!d) return onyx_oom("oneDNN pooling");
     onyx_status (*md)(dnnl_memory_desc_t *, int, const int64_t *, dnnl_data_type_t) =
-        blocked ? cpu_dnnl_md_blocked : cpu_dnnl_md_plain;
+        channels_last ? cpu_dnnl_md_channels_last : cpu_dnnl_md_plain;
     dnnl_alg_kind_t alg = max ? dnnl_pooling_max
                           : include_pad ? dnnl_pooling_avg_include_padding
                                         : dnnl_pooling_avg_exclude_padding;

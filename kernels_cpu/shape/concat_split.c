@@ -1,5 +1,7 @@
 /* CPU kernels of Concat and Split: each input (output) is a block of every outer row of the
- * joined tensor, copied by the strided engine. */
+ * joined tensor, copied by the strided engine. A Concat along channels of tensors the fusion
+ * pass keeps opaque (channels last, core/fuse.h; its state then non-NULL, cpu_opaque_prepare)
+ * joins them pixel by pixel: its rows are the pixels. */
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
@@ -38,6 +40,13 @@ onyx_status cpu_concat_run(const kernel_call *c) {
                           (long long)at, axis, (long long)y->dims[axis]);
     int64_t outer, inner;
     split_shape(y, axis, &outer, &inner);
+    if (c->state) { /* channels last: [N, spatial..., C] */
+        if (axis != 1 || y->rank < 3)
+            return onyx_error(ONYX_ERR_RUNTIME, "a channels-last Concat joins channels (axis 1) "
+                              "of tensors of rank 3+");
+        outer *= inner;
+        inner = 1;
+    }
     int64_t row = y->dims[axis] * inner, off = 0;
     size_t es = cpu_move_esize(y);
     cpu_move_begin(y);
@@ -46,7 +55,8 @@ onyx_status cpu_concat_run(const kernel_call *c) {
         int64_t len = x->dims[axis] * inner;
         int64_t dims[2] = {outer, len}, ds[2] = {row, 1}, ss[2] = {len, 1};
         char *to = (char *)y->data + off * (int64_t)es;
-        if (to != x->data) /* else the plan put Y over input 0 (KF_INPLACE_PREFIX) */
+        /* else the plan put Y over input 0 (KF_INPLACE_PREFIX: a single outer row) */
+        if (to != x->data)
             cpu_copy_strided(to, x->data, es, 2, dims, ds, ss);
         off += len;
     }

@@ -10,8 +10,9 @@ KERNEL("", "Unsqueeze", 1, 25, 0, KF_ALIAS_INPUT0, cpu_reshape_run)
  * (bit 0) admits before the tensor entry: they get a copy sized at run time, tensors alias. */
 KERNEL("", "Identity", 1, 25, 0, KF_ALIAS_INPUT0, cpu_identity_run)
 KERNEL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_transpose_run)
-KERNEL("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_BLOCKED_LAYOUT | KF_INPLACE_PREFIX,
-       cpu_concat_run)
+KERNEL_STATEFUL("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE),
+                KF_OPAQUE_LAYOUT | KF_INPLACE_PREFIX, cpu_opaque_prepare, cpu_concat_run,
+                cpu_opaque_release)
 KERNEL("", "Split", 1, 18, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_split_run)
 KERNEL("", "Slice", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_slice_run)
 KERNEL("", "Gather", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_gather_run)

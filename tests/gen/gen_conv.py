@@ -237,7 +237,7 @@ def generate(s):
                [h.make_node('Conv', ['x', 'w'], ['c']), h.make_node('Relu', ['c'], ['r']),
                 h.make_node('Add', ['c', 'r'], ['y'])],
                [('x', x)], [('w', w)], ['y'])
-    # chains of convs with channels in sixteens: the tensors between them stay channel-blocked
+    # chains of convs with channels in sixteens: the tensors between them stay opaque (channels last)
     # (small integers: every sum is exact in float, whatever order oneDNN adds in)
     def fw(*shape):
         return rng.integers(-1, 2, shape).astype(np.float32)

@@ -1,5 +1,5 @@
 # Fusion-pass layout cases: channel Concat and MaxPool/AveragePool between convs kept in the
-# convs' channel-blocked layout, per-channel constant Mul/Add folded into conv weights, and the
+# convs' opaque (channels-last) layout, per-channel constant Mul/Add folded into conv weights, and the
 # per-channel steps (BatchNormalization, Mul/Add, Relu) before a conv applied as its pre-ops.
 import numpy as np
 from onnx import TensorProto as TP
@@ -54,13 +54,14 @@ def generate(s):
                 N('Relu', ['b'], ['br']), N('Conv', ['mp', 'wc'], ['y'])],
                [('x', x16)], [('wa', fw(16, 16, 1, 1)), ('wb', fw(32, 16, 1, 1)), ('wc', fw(16, 32, 1, 1))],
                ['cat', 'y', 'br'])
-    # a channel Concat of 300 blocked conv outputs (more inputs than the executor's old limit of 127)
+    # a channel Concat of 300 opaque conv outputs (more inputs than the executor's old limit of 127)
     graph_case('test_fl_concat_300_convs',
                [N('Conv', ['x', f'w{i}'], [f'c{i}']) for i in range(300)] +
                [N('Concat', [f'c{i}' for i in range(300)], ['cat'], axis=1), N('Conv', ['cat', 'wy'], ['y'])],
                [('x', fw(1, 16, 3, 3))], [(f'w{i}', fw(16, 16, 1, 1)) for i in range(300)] +
                [('wy', fw(16, 4800, 1, 1))], ['y'])
-    # 1-D convs and a channel Concat whose channels are off the 16 grid
+    # 1-D convs and a channel Concat whose channels are off the 16 grid (opaque all the same:
+    # channels last joins them pixel by pixel)
     graph_case('test_fl_concat_1d_odd',
                [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['x', 'wb'], ['b'], pads=[1, 1]),
                 N('Concat', ['a', 'b'], ['cat'], axis=1), N('Conv', ['cat', 'wc'], ['y'])],
@@ -78,8 +79,8 @@ def generate(s):
                [('wa', f(c, 16, 3, 3)), ('ba', f(c)), ('k', f(c, 1, 1)), ('sh', f(1, c, 1, 1)),
                 ('wb', f(16, c, 1, 1)), ('kk', np.array(0.5, np.float32))] + bn, ['y'])
     # pre-activation (as DenseNet's): BatchNormalization, Mul, Add, Relu applied by the conv on
-    # its way into the blocked layout, with spatial sizes off the 16-wide tiles, channels off the
-    # 16 grid (padding) and few channels (plain path), LeakyRelu and affine-only chains; values on a
+    # its way into the channels-last layout, with spatial sizes off the 16-wide tiles, channels
+    # off the 16 grid (partial tiles) and few channels, LeakyRelu and affine-only chains; values on a
     # grid of eighths (epsilon 0, variances 1 or 4) so that the sums are exact
     def fq(*shape):
         return rng.choice(np.array([-2, -1, -0.5, 0.5, 1, 2], np.float32), shape)
@@ -107,7 +108,7 @@ def generate(s):
                [('x', fq(1, 16, 18, 18)), ('x2', fq(1, 16, 18, 18))], [('w', fw(32, 32, 3, 3))], ['y'])
     # activations a conv applies as oneDNN post-ops: Swish (and the spelled-out SiLU that the graph
     # rewrite turns into it), HardSwish, Gelu in both forms (and spelled out), then a second conv
-    # reading the result in the blocked layout
+    # reading the result in the opaque layout
     x = f(1, 16, 9, 9)
     conv_w = [('w', f(32, 16, 3, 3) / 8), ('b', f(32)), ('w2', f(16, 32, 1, 1) / 8)]
     for name, acts, opset in (
@@ -126,8 +127,9 @@ def generate(s):
                    [N('Conv', ['r', 'w2'], ['y'])],
                    [('x', x)], conv_w + consts, ['y'], opset=opset)
 
-    # channels off the 16 grid stay blocked too, padded to the block: a residual whose addend is
-    # padded, a stride-2 depthwise conv, a MaxPool between them
+    # channels off the 16 grid stay opaque too (once padded to oneDNN's 16-channel blocks, now
+    # channels last): a residual whose addend is opaque, a stride-2 depthwise conv, a MaxPool
+    # between them
     x24 = fw(2, 24, 10, 10)
     graph_case('test_fl_opaque_padded_residual',
                [h.make_node('Conv', ['x', 'wa'], ['r']),
@@ -155,7 +157,7 @@ def generate(s):
                  ('bc', fw(24)), ('wd', fw(ch, 24, 1, 1)), ('bd', fw(ch)), ('we', fw(24, ch, 1, 1))]
         return nodes + tail, inits
 
-    # batch 2: the factors differ per image, the pooling and the Mul run blocked between the convs
+    # batch 2: the factors differ per image, the pooling and the Mul run opaque between the convs
     x8 = fw(2, 24, 8, 8)
     for ch in (72, 32):
         nodes, inits = se_block(ch, ['br', 'f'], [h.make_node('Conv', ['m', 'we'], ['e']),
@@ -163,7 +165,7 @@ def generate(s):
         graph_case(f'test_fl_opaque_se_block_{ch}', nodes, [('x', x8)], inits, ['y'])
     # batch 1: the scale goes into the next conv's weights per run (core/fuse.c se_scale), with
     # the conv's bias, a BatchNormalization folded in, and the residual Add on the fused conv;
-    # 40 channels: X blocked with padding channels
+    # 40 channels: X opaque with channels off the 16 grid
     x1 = fw(1, 24, 8, 8)
     for ch in (72, 40):
         nodes, inits = se_block(ch, ['f', 'br'], [
@@ -230,8 +232,8 @@ def generate(s):
                 N('Conv', ['xc', 'wa'], ['a']),
                 N('Transpose', ['a'], ['y'], perm=[0, 3, 2, 1])],
                [('x', f(1, 6, 5, 16))], [('wa', f(32, 16, 1, 1))], ['y'])
-    # a classifier's head: the last conv's blocked output pooled straight into a plain [N, C, 1, 1]
-    # where C is a multiple of 16 (the two layouts are one), else reordered first; batch 2
+    # a classifier's head: the last conv's opaque output pooled straight into a plain [N, C, 1, 1]
+    # (the two layouts are one), channels on the 16 grid or off it; batch 2
     xh = fw(2, 24, 7, 7)
     for ch, pool in ((32, 'GlobalAveragePool'), (48, 'GlobalMaxPool'), (40, 'GlobalAveragePool')):
         graph_case(f'test_fl_head_{pool.lower()}_{ch}',
@@ -241,6 +243,35 @@ def generate(s):
                     N('Gemm', ['fl', 'wg', 'bg'], ['y'], transB=1)],
                    [('x', xh)], [('wa', fw(ch, 24, 1, 1)), ('wb', fw(ch, 1, 3, 3)),
                                  ('wg', fw(10, ch)), ('bg', fw(10))], ['y'])
+    # (the cases below draw from a generator of their own, so the cases after them keep theirs)
+    rng_cl = np.random.default_rng(12)
+
+    def f_cl(*shape):
+        return rng_cl.standard_normal(shape).astype(np.float32)
+
+    def fw_cl(*shape):
+        return rng_cl.integers(-1, 2, shape).astype(np.float32)
+
+    # global pooling of an opaque tensor over many pixels: reduced in runs of pixels, then the
+    # runs combined (kernels_cpu/common/opaque.c), 2-D and 3-D (onnx's reference GlobalMaxPool
+    # fails on 3-D)
+    for pool, name, xs, ws in (('GlobalAveragePool', '2d', (2, 24, 40, 40), (40, 24, 3, 3)),
+                               ('GlobalMaxPool', '2d', (2, 24, 40, 40), (40, 24, 3, 3)),
+                               ('GlobalAveragePool', '3d', (1, 24, 6, 20, 20), (40, 24, 1, 3, 3))):
+        graph_case(f'test_fl_opaque_{pool.lower()}_runs_{name}',
+                   [N('Conv', ['x', 'wa'], ['a']), N('Relu', ['a'], ['ar']), N(pool, ['ar'], ['g']),
+                    N('Conv', ['g', 'wb'], ['y'])],
+                   [('x', f_cl(*xs))],
+                   [('wa', f_cl(*ws)), ('wb', f_cl(16, 40, *([1] * (len(xs) - 2))))], ['y'])
+    # channels-last Concats whose input 0 dies there: at one pixel (N 1, 1x1) the Concat starts in
+    # its bytes (KF_INPLACE_PREFIX), at more it copies pixel by pixel
+    for name, hw in (('1x1', 1), ('3x3', 3)):
+        graph_case(f'test_fl_concat_opaque_prefix_{name}',
+                   [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['x', 'wb'], ['b']),
+                    N('Concat', ['a', 'b'], ['cat'], axis=1), N('Conv', ['cat', 'wc'], ['y'])],
+                   [('x', fw_cl(1, 16, hw, hw))],
+                   [('wa', fw_cl(24, 16, 1, 1)), ('wb', fw_cl(40, 16, 1, 1)),
+                    ('wc', fw_cl(8, 64, 1, 1))], ['y'])
     # the factors first, a GlobalMaxPool, and a Mul of two tensors of one shape
     graph_case('test_fl_opaque_mul_forms',
                [h.make_node('Conv', ['x', 'wa'], ['a']),
@@ -310,7 +341,7 @@ def generate(s):
                     ('hi', np.array(0.7, np.float32)), ('half', np.array(0.5, np.float32))], ['y'],
                    opset=20)
     # the fused step's addend dies there: its output takes the addend's bytes (KF_INPLACE_ADDEND)
-    # and adds onto it in place; a conv (blocked and plain, 16 and 24 channels), a conv over no
+    # and adds onto it in place; a conv (channels last and plain, 16 and 24 channels), a conv over no
     # input channels (the bias alone, plus the addend), a MatMul, and a single-row MatMul
     for ch in (16, 24):
         graph_case(f'test_fl_inplace_addend_conv_{ch}',
@@ -332,6 +363,23 @@ def generate(s):
     s.write('test_fl_inplace_addend_empty_conv', h.make_model(ge, opset_imports=[h.make_opsetid('', 17)]),
             [('x', xe), ('e', np.zeros((1, 0, 3, 3), np.float32))],
             [('y', -(np.maximum(xe, 0) + be.reshape(1, 4, 1, 1)))])
+    # the same between convs: its Y and its addend opaque (channels last), the bias and the
+    # addend written in that layout (a generator of its own: the cases after keep their data)
+    rng_e = np.random.default_rng(13)
+    xo, wa, bo, wd = (rng_e.integers(-1, 2, sh).astype(np.float32)
+                      for sh in ((1, 16, 3, 2), (16, 16, 1, 1), (16,), (8, 16, 1, 1)))
+    go = h.make_graph([N('Conv', ['x', 'wa'], ['a']), N('Conv', ['e', 'w', 'b'], ['c']),
+                       N('Add', ['c', 'a'], ['s']), N('Conv', ['s', 'wd'], ['y'])],
+                      'g', [h.make_tensor_value_info('x', TP.FLOAT, [1, 16, 3, 2]),
+                            h.make_tensor_value_info('e', TP.FLOAT, [1, 0, 3, 2])],
+                      [h.make_tensor_value_info('y', TP.FLOAT, [1, 8, 3, 2])],
+                      initializer=[nh.from_array(np.zeros((16, 0, 1, 1), np.float32), 'w'),
+                                   nh.from_array(bo, 'b'), nh.from_array(wa, 'wa'), nh.from_array(wd, 'wd')])
+    so = np.einsum('mc,nchw->nmhw', wa[:, :, 0, 0], xo) + bo.reshape(1, 16, 1, 1)
+    s.write('test_fl_inplace_addend_empty_conv_opaque',
+            h.make_model(go, opset_imports=[h.make_opsetid('', 17)]),
+            [('x', xo), ('e', np.zeros((1, 0, 3, 2), np.float32))],
+            [('y', np.einsum('mc,nchw->nmhw', wd[:, :, 0, 0], so).astype(np.float32))])
     for name, shape in (('rows', (2, 6, 32)), ('single_row', (1, 1, 96))):
         k = shape[-1]
         graph_case(f'test_fl_inplace_addend_matmul_{name}',
@@ -340,7 +388,7 @@ def generate(s):
                    [('x', f(*shape[:-1], 16))], [('w1', f(16, k)), ('w2', f(k, k)), ('bias', f(k))], ['y'])
     # DenseNet's dense block: each Concat appends a layer's features to the previous Concat, which
     # dies there, so the Concats grow one buffer (KF_INPLACE_PREFIX); the convs read it through
-    # pre-ops (plain) or directly (blocked, 16 and 32 channels); at batch 2 the rows interleave
+    # pre-ops (plain) or directly (channels last, 16 and 32 channels); at batch 2 the rows interleave
     # and every Concat copies. Small integers and halves: every sum is exact.
     for name, batch, pre in (('plain', 1, True), ('blocked', 1, False), ('batch2', 2, True)):
         nodes, inits, cur, ch = [], [], 'x', 16
@@ -707,7 +755,7 @@ def generate(s):
                [('x', fw(1, 16, 7, 7))], [('w', fw(16, 16, 3, 3)), ('c3', np.array(4.0, np.float32))], ['y'])
 
     # ReduceMean over every axis after 1, kept (the dynamo exporter's adaptive average pooling)
-    # becomes a GlobalAveragePool, which stays blocked between the convs; other means stay
+    # becomes a GlobalAveragePool, which stays opaque between the convs; other means stay
     for opset, axes_kind in ((13, 'attr'), (18, 'input')):
         def mean(x, y, axes, keepdims=1):
             if axes_kind == 'attr':
@@ -724,8 +772,9 @@ def generate(s):
                    [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)), ('wc', fw(8, 40, 1, 1))]
                    + se_axes + other_axes, ['y', 'o'], opset=opset)
 
-    # 3x3 stride-1 convs between blocked tensors run by Winograd's algorithm (F(2,3) or F(4,3),
-    # as oneDNN picks); positive data, so every output is far from 0 and rtol alone judges it
+    # 3x3 stride-1 convs between opaque tensors (run by Winograd's algorithm, F(2,3) or F(4,3),
+    # under oneDNN 2.6; by its brgemm kernels, channels last, under oneDNN 3); positive data, so
+    # every output is far from 0 and rtol alone judges it
     def fpos(*shape):
         return rng.uniform(0.5, 1.5, shape).astype(np.float32)
 
@@ -736,8 +785,8 @@ def generate(s):
                    [('x', fpos(1, 16, hw, hw))],
                    [('wa', fpos(ch, 16, 3, 3)), ('ba', fpos(ch)), ('wb', fpos(ch, ch, 3, 3))], ['y'])
 
-    # grouped convs whose groups are off the blocked kernels' 16-channel grid, in the layouts
-    # oneDNN picks (ShuffleNet's 1x1 convs with 6 input channels per group, RegNet's 8)
+    # grouped convs whose groups are off the 16-channel grid, computed in the layouts oneDNN picks
+    # (ShuffleNet's 1x1 convs with 6 input channels per group, RegNet's 8)
     graph_case('test_fl_grouped_off_grid',
                [N('Conv', ['x', 'wa', 'ba'], ['a'], group=4), N('Relu', ['a'], ['ar']),
                 N('Conv', ['ar', 'wb'], ['b'], group=14, pads=[1, 1, 1, 1]),

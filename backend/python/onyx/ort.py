@@ -46,7 +46,7 @@ def _check(code):
 
 class GraphOptimizationLevel(enum.IntEnum):
     """As onnxruntime's: DISABLE_ALL is onyx's "none", BASIC its "basic" (constant folding),
-    EXTENDED, LAYOUT and ALL its "all" (also fusion and blocked layouts)."""
+    EXTENDED, LAYOUT and ALL its "all" (also fusion and opaque layouts)."""
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
     ORT_ENABLE_EXTENDED = 2
