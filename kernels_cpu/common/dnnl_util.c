@@ -158,6 +158,44 @@ onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_a
     return cpu_dnnl_check(dnnl_guard_execute_wait(prim, s, nargs, args), "executing a primitive");
 }
 
+bool cpu_dnnl_layout_of(const_dnnl_memory_desc_t md, cpu_dnnl_layout *out) {
+    memset(out, 0, sizeof *out);
+    dnnl_format_kind_t fk;
+    dnnl_data_type_t dt;
+    int32_t nd, nb;
+    const dnnl_dims_t *dims, *pdims, *poffs, *strides, *blks, *idxs;
+    if (dnnl_memory_desc_query(md, dnnl_query_format_kind, &fk) != dnnl_success ||
+        fk != dnnl_blocked ||
+        dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &nd) != dnnl_success ||
+        nd < 0 || nd > DNNL_MAX_NDIMS ||
+        dnnl_memory_desc_query(md, dnnl_query_data_type, &dt) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_submemory_offset_s64, &out->offset0) !=
+            dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_dims, &dims) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_padded_dims, &pdims) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_padded_offsets, &poffs) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_strides, &strides) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nb) != dnnl_success ||
+        nb < 0 || nb > DNNL_MAX_NDIMS ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks) != dnnl_success ||
+        dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs) != dnnl_success) {
+        memset(out, 0, sizeof *out);
+        return false;
+    }
+    out->ndims = nd;
+    out->data_type = (int32_t)dt;
+    out->format_kind = (int32_t)fk;
+    out->inner_nblks = nb;
+    out->size = (int64_t)dnnl_memory_desc_get_size(md);
+    memcpy(out->dims, *dims, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->padded_dims, *pdims, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->padded_offsets, *poffs, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->strides, *strides, sizeof(dnnl_dim_t) * (size_t)nd);
+    memcpy(out->inner_blks, *blks, sizeof(dnnl_dim_t) * (size_t)nb);
+    memcpy(out->inner_idxs, *idxs, sizeof(dnnl_dim_t) * (size_t)nb);
+    return true;
+}
+
 void *cpu_dnnl_alloc(size_t size) {
     size = (size + 63) / 64 * 64;
     return aligned_alloc(64, size ? size : 64);

@@ -6,6 +6,9 @@
 #ifndef ONYX_KERNELS_CPU_DNNL_UTIL_H
 #define ONYX_KERNELS_CPU_DNNL_UTIL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include "core/status.h"
@@ -62,6 +65,21 @@ onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const_dnnl_memory_desc_t md);
  * for it. oneDNN sizes its parallel work when a primitive is created: primitives are created
  * and run under the same count (the rep's: prepare and run are both inside parallel_within). */
 onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args);
+
+/* A memory descriptor's layout as plain bytes, for cache keys: descriptors are handles, which two
+ * plans asking for the same layout do not share. What oneDNN's queries give of a blocked layout,
+ * all there is to a float or bfloat16 one (the extra flags they do not give only mark int8
+ * weights, and the size shows the data those add). Entries past ndims and inner_nblks are zero;
+ * no padding bytes. */
+typedef struct cpu_dnnl_layout {
+    int32_t ndims, inner_nblks, data_type, format_kind;
+    int64_t offset0, size;
+    dnnl_dims_t dims, padded_dims, padded_offsets, strides, inner_blks, inner_idxs;
+} cpu_dnnl_layout;
+
+/* *out (zeroed first) from md; false when md is not a blocked layout (the details of others are
+ * not queryable). */
+bool cpu_dnnl_layout_of(const_dnnl_memory_desc_t md, cpu_dnnl_layout *out);
 
 /* Buffer aligned for oneDNN (64 bytes), size rounded up; NULL on failure. Free with free(). */
 void *cpu_dnnl_alloc(size_t size);

@@ -355,59 +355,12 @@ static bool region(size_t *total, size_t *off, size_t bytes) {
  * lives), their type, the ONNX and the primitive's layouts, and the folded per-channel
  * multipliers themselves (so two fusion chains share only when they fold to the same values). */
 
-/* A layout as key bytes. oneDNN 3 descriptors are handles to an opaque struct: this is what its
- * queries give of a blocked one, all there is to a float or bfloat16 layout (what they do not
- * give, the extra flags, only marks int8 weights; the size would show the data those add).
- * Filled in place in a zeroed key; no padding. */
-typedef struct md_print {
-    int32_t ndims, data_type, format_kind, inner_nblks;
-    int64_t offset0, size;
-    dnnl_dims_t dims, padded_dims, padded_offsets, strides, inner_blks, inner_idxs;
-} md_print;
-
-/* *out (zeroed) from md; false when md is not a blocked layout (the details of others are not
- * queryable). */
-static bool md_print_of(const_dnnl_memory_desc_t md, md_print *out) {
-    dnnl_format_kind_t fk;
-    dnnl_data_type_t dt;
-    int32_t nd, nb;
-    const dnnl_dims_t *dims, *pdims, *poffs, *strides, *blks, *idxs;
-    if (dnnl_memory_desc_query(md, dnnl_query_format_kind, &fk) != dnnl_success ||
-        fk != dnnl_blocked ||
-        dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &nd) != dnnl_success ||
-        nd < 0 || nd > DNNL_MAX_NDIMS ||
-        dnnl_memory_desc_query(md, dnnl_query_data_type, &dt) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_submemory_offset_s64, &out->offset0) !=
-            dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_dims, &dims) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_padded_dims, &pdims) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_padded_offsets, &poffs) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_strides, &strides) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nb) != dnnl_success ||
-        nb < 0 || nb > DNNL_MAX_NDIMS ||
-        dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks) != dnnl_success ||
-        dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs) != dnnl_success)
-        return false;
-    out->ndims = nd;
-    out->data_type = (int32_t)dt;
-    out->format_kind = (int32_t)fk;
-    out->inner_nblks = nb;
-    out->size = (int64_t)dnnl_memory_desc_get_size(md);
-    memcpy(out->dims, *dims, sizeof(dnnl_dim_t) * (size_t)nd);
-    memcpy(out->padded_dims, *pdims, sizeof(dnnl_dim_t) * (size_t)nd);
-    memcpy(out->padded_offsets, *poffs, sizeof(dnnl_dim_t) * (size_t)nd);
-    memcpy(out->strides, *strides, sizeof(dnnl_dim_t) * (size_t)nd);
-    memcpy(out->inner_blks, *blks, sizeof(dnnl_dim_t) * (size_t)nb);
-    memcpy(out->inner_idxs, *idxs, sizeof(dnnl_dim_t) * (size_t)nb);
-    return true;
-}
-
 typedef struct wkey_head {
     char tag[8];                     /* the rep's cache is shared with other kernels */
     const void *data;
     int32_t dtype, transpose;
     int64_t wn, folded;              /* elements of W; multipliers that follow the header (0: none) */
-    md_print user, wei;
+    cpu_dnnl_layout user, wei;
 } wkey_head;
 
 typedef struct wpack_ctx {
@@ -467,7 +420,7 @@ static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, co
     key->wn = p->wn;
     key->folded = folded;
     /* a layout the key cannot name (not blocked) is never shared */
-    bool named = md_print_of(wuser, &key->user) && md_print_of(p->md_wei, &key->wei);
+    bool named = cpu_dnnl_layout_of(wuser, &key->user) && cpu_dnnl_layout_of(p->md_wei, &key->wei);
     if (folded) memcpy(key + 1, s->bn_mul, (size_t)folded * sizeof(float));
     wpack_ctx ctx = {s, p, w};
     void *obj = NULL;

@@ -571,56 +571,11 @@ static bool region(size_t *total, size_t *off, size_t bytes) {
     return true;
 }
 
-/* A blocked memory descriptor's layout as plain bytes, for a cache key: descriptors are handles
- * (pointers), which two plans asking for the same layout do not share. Entries past ndims and
- * inner_nblks are zero. */
-typedef struct md_layout {
-    int32_t ndims, inner_nblks, dtype, pad0;
-    int64_t offset0, size;
-    dnnl_dims_t dims, padded_dims, padded_offsets, strides, inner_blks, inner_idxs;
-} md_layout;
-
-/* Fills *l (zeroed first: its bytes are compared) from md; ONYX_ERR_UNSUPPORTED for a layout
- * other than a blocked one, which oneDNN's CPU matmul does not pick. */
-static onyx_status md_layout_of(const_dnnl_memory_desc_t md, md_layout *l) {
-    memset(l, 0, sizeof *l);
-    dnnl_format_kind_t kind = dnnl_format_kind_undef;
-    dnnl_data_type_t dt = dnnl_data_type_undef;
-    int32_t nd = 0, nb = 0;
-    const dnnl_dims_t *dims = NULL, *pdims = NULL, *poffs = NULL, *strides = NULL, *blks = NULL,
-                      *idxs = NULL;
-    dnnl_dim_t off0 = 0;
-    if (dnnl_memory_desc_query(md, dnnl_query_format_kind, &kind) != dnnl_success ||
-        kind != dnnl_blocked)
+/* B's layout as key bytes; ONYX_ERR_UNSUPPORTED for a layout other than a blocked one, which
+ * oneDNN's CPU matmul does not pick. */
+static onyx_status md_layout_of(const_dnnl_memory_desc_t md, cpu_dnnl_layout *l) {
+    if (!cpu_dnnl_layout_of(md, l))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
-    dnnl_status_t r = dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &nd);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nb);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_data_type, &dt);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_submemory_offset_s64, &off0);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_dims, &dims);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_padded_dims, &pdims);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_padded_offsets, &poffs);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_strides, &strides);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks);
-    if (r == dnnl_success) r = dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs);
-    TRY(cpu_dnnl_check(r, "querying matrix B's layout"));
-    if (nd < 0 || nd > DNNL_MAX_NDIMS || nb < 0 || nb > DNNL_MAX_NDIMS)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
-    l->ndims = nd;
-    l->inner_nblks = nb;
-    l->dtype = (int32_t)dt;
-    l->offset0 = off0;
-    l->size = (int64_t)dnnl_memory_desc_get_size(md); /* covers any extra data past the elements */
-    for (int i = 0; i < nd; i++) {
-        l->dims[i] = (*dims)[i];
-        l->padded_dims[i] = (*pdims)[i];
-        l->padded_offsets[i] = (*poffs)[i];
-        l->strides[i] = (*strides)[i];
-    }
-    for (int i = 0; i < nb; i++) {
-        l->inner_blks[i] = (*blks)[i];
-        l->inner_idxs[i] = (*idxs)[i];
-    }
     return ONYX_OK;
 }
 
@@ -630,7 +585,7 @@ typedef struct pack_key {
     const void *data;                /* the constant's buffer (stable while the rep lives) */
     int32_t dtype;
     float alpha;
-    md_layout user, wei;             /* B as stored ([K, N], or [N, K] read transposed) and the
+    cpu_dnnl_layout user, wei;             /* B as stored ([K, N], or [N, K] read transposed) and the
                                         primitive's layout */
 } pack_key;
 
