@@ -28,6 +28,8 @@ int parallel_threads(void) { return tbb_shim_concurrency(); }
 
 void parallel_work_coming(void) { tbb_shim_work_coming(); }
 
+void parallel_work_done(void) { tbb_shim_work_done(); }
+
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                   void *ctx) {
     if (n <= 0) return;

@@ -35,37 +35,63 @@ namespace {
 // step had work for it would find none, fall asleep, and be slow to wake for the step.
 std::atomic<uint64_t> work_epoch{0};
 
+// An arena and its workers' spinners (keep_warm).
+struct warm_arena {
+    tbb::task_arena arena;
+    std::atomic<int> spinners{0};
+    explicit warm_arena(int threads) : arena(threads, 1) {}
+};
+
 // Arenas per calling thread: TBB lets an arena hold as many callers as it has slots and queues
 // the rest, so one shared arena would serialise concurrent runs of one-thread reps. All arenas
 // draw on TBB's one set of workers, so the process never runs more threads than cores.
-thread_local std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+thread_local std::map<int, std::unique_ptr<warm_arena>> arenas;
 
-tbb::task_arena &arena_for(int threads) {
+warm_arena &arena_for(int threads) {
     auto &slot = arenas[threads];
     if (!slot) {
         // One slot is the caller's; the others are for workers.
-        slot = std::make_unique<tbb::task_arena>(threads, 1);
-        slot->initialize();
+        slot = std::make_unique<warm_arena>(threads);
+        slot->arena.initialize();
     }
     return *slot;
 }
 
-// Keeps up to `workers` of the arena's workers spinning, then dozing (core/parallel.h), until
-// parallel work is handed out anywhere.
-void keep_warm(tbb::task_arena &arena, int workers, int64_t spin_us, int64_t doze_us,
-               int64_t nap_us) {
+// What tbb_shim_execute is running on this thread: the arena and how its workers wait.
+struct run_policy {
+    warm_arena *warm;
+    int workers;
+    int64_t spin_us, doze_us, nap_us;
+};
+thread_local const run_policy *current_run = nullptr;
+
+// Keeps the arena's workers spinning, then dozing (core/parallel.h), until parallel work is
+// handed out anywhere: one spinner per worker that has none.
+void keep_warm(const run_policy &p) {
     using clock = std::chrono::steady_clock;
+    if (p.workers <= 0 || (p.spin_us <= 0 && p.doze_us <= 0)) return;
     const uint64_t epoch = work_epoch.load(std::memory_order_relaxed);
-    const auto spin_until = clock::now() + std::chrono::microseconds(spin_us);
-    const auto doze_until = spin_until + std::chrono::microseconds(doze_us);
-    for (int i = 0; i < workers; i++)
-        arena.enqueue([epoch, spin_until, doze_until, nap_us] {
-            auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
-            while (idle() && clock::now() < spin_until)
-                for (int k = 0; k < 16; k++) _mm_pause();
-            const struct timespec nap = {0, (long)nap_us * 1000};
-            while (idle() && clock::now() < doze_until) nanosleep(&nap, nullptr);
-        });
+    const auto spin_until = clock::now() + std::chrono::microseconds(p.spin_us);
+    const auto doze_until = spin_until + std::chrono::microseconds(p.doze_us);
+    const int64_t nap_us = p.nap_us;
+    warm_arena *warm = p.warm;
+    for (int have = warm->spinners.load(std::memory_order_relaxed); have < p.workers; have++) {
+        warm->spinners.fetch_add(1, std::memory_order_relaxed);
+        try {
+            warm->arena.enqueue([warm, epoch, spin_until, doze_until, nap_us] {
+                auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
+                while (idle() && clock::now() < spin_until)
+                    for (int k = 0; k < 16; k++) _mm_pause();
+                const struct timespec nap = {0, (long)nap_us * 1000};
+                while (idle() && clock::now() < doze_until) nanosleep(&nap, nullptr);
+                warm->spinners.fetch_sub(1, std::memory_order_relaxed);
+            });
+        } catch (...) {
+            // no spinner: that worker sleeps, which only costs a wake-up
+            warm->spinners.fetch_sub(1, std::memory_order_relaxed);
+            return;
+        }
+    }
 }
 
 } // namespace
@@ -73,6 +99,13 @@ void keep_warm(tbb::task_arena &arena, int workers, int64_t spin_us, int64_t doz
 extern "C" int tbb_shim_concurrency(void) { return tbb::this_task_arena::max_concurrency(); }
 
 extern "C" void tbb_shim_work_coming(void) { work_epoch.fetch_add(1, std::memory_order_relaxed); }
+
+// Between a run's parallel steps too, or the workers fall asleep in TBB after each one and every
+// step waits for a wake-up; after a pause those cost several times their back-to-back time on
+// these virtual machines (a halted vCPU is slow to run again).
+extern "C" void tbb_shim_work_done(void) {
+    if (current_run) keep_warm(*current_run);
+}
 
 extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
                                       void (*fn)(void *ctx, int64_t begin, int64_t end),
@@ -92,30 +125,29 @@ extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
         },
         tbb::auto_partitioner());
     TSAN_ACQUIRE(&done);
+    tbb_shim_work_done();
 }
 
 extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, int64_t nap_us,
                                  void (*fn)(void *ctx), void *ctx) {
-    tbb::task_arena *arena;
+    warm_arena *warm;
     try {
-        arena = &arena_for(threads);
+        warm = &arena_for(threads);
     } catch (...) {
         return false;
     }
+    const run_policy policy = {warm, threads - 1, spin_us, doze_us, nap_us};
     TSAN_RELEASE(ctx);
     // execute() runs fn on this thread when it can join the arena, else on one of its threads
-    arena->execute([&] {
+    warm->arena.execute([&] {
         TSAN_ACQUIRE(ctx);
+        const run_policy *outer = current_run;
+        current_run = &policy;
         fn(ctx);
+        current_run = outer;
         TSAN_RELEASE(ctx);
     });
     TSAN_ACQUIRE(ctx);
-    if ((spin_us > 0 || doze_us > 0) && threads > 1) {
-        try {
-            keep_warm(*arena, threads - 1, spin_us, doze_us, nap_us);
-        } catch (...) {
-            // no spinning: the workers sleep, which only costs the next run's wake-up
-        }
-    }
+    keep_warm(policy);
     return true;
 }

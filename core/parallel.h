@@ -24,18 +24,20 @@ void parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin,
 /* The thread count of the caller's arena: what parallel_for and oneDNN run on. */
 int parallel_threads(void);
 
-/* Says that parallel work is about to start on the caller's arena outside parallel_for (a oneDNN
- * primitive or product): workers spinning or dozing after a run (parallel_policy) stop and take
- * it. parallel_for says so itself. */
+/* Say that parallel work is about to start on the caller's arena outside parallel_for (a oneDNN
+ * primitive or product), and that it has ended: workers spinning or dozing (parallel_policy) stop
+ * and take it, and spin again after it, between a run's steps as after the run. parallel_for
+ * says both itself. */
 void parallel_work_coming(void);
+void parallel_work_done(void);
 
-/* How a rep's workers wait after a run, before they sleep until TBB wakes them: they spin for
- * spin_us microseconds, then doze for doze_us (sleep in naps of PARALLEL_NAP_US, looking for work
- * after each); 0 leaves a phase out. Why: a request
- * within the spin starts on running threads; within the doze it waits at most a nap for them,
- * where waking a sleeping thread costs more, and lands it on the caller's CPU more often than not
- * on these virtual machines (DESIGN.md, Threads). Dozing costs a short wake-up per nap. Parallel
- * work handed out anywhere (parallel_for, parallel_work_coming) ends both at once. */
+/* How a rep's workers wait after each parallel step of a run and after the run, before they
+ * sleep until TBB wakes them: they spin for spin_us microseconds, then doze for doze_us (sleep in
+ * naps of PARALLEL_NAP_US, looking for work after each); 0 leaves a phase out. Why: a step or
+ * request within the spin starts on running threads; within the doze it waits at most a nap for
+ * them, where waking a sleeping thread costs more, and lands it on the caller's CPU more often
+ * than not on these virtual machines (DESIGN.md, Threads). Dozing costs a short wake-up per nap.
+ * Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends both at once. */
 typedef struct {
     int64_t spin_us, doze_us;
 } parallel_policy;

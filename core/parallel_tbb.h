@@ -14,6 +14,8 @@ extern "C" {
 int tbb_shim_concurrency(void);
 /* Parallel work is about to be handed out: ends every spin and doze (tbb_shim_execute). */
 void tbb_shim_work_coming(void);
+/* Parallel work handed out by this thread has ended: its arena's workers spin and doze again. */
+void tbb_shim_work_done(void);
 /* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`, on the caller's arena. */
 void tbb_shim_parallel_for(int64_t n, int64_t grain,
                            void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);

@@ -137,9 +137,10 @@ void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
         return;
     }
     parallel_work_coming();
-    if (dnnl_guard_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) !=
-        dnnl_success)
-        naive_s(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    dnnl_status_t st =
+        dnnl_guard_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    parallel_work_done();
+    if (st != dnnl_success) naive_s(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void cpu_sgemv(bool ta, int64_t rows, int64_t cols, float alpha, const float *a, int64_t lda,
@@ -217,5 +218,6 @@ bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, 
                             0.0f, c, ldc, &co)
         : dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, lda, (uint8_t)ao, b, ldb, (int8_t)bo,
                             0.0f, c, ldc, &co);
+    parallel_work_done();
     return st == dnnl_success;
 }

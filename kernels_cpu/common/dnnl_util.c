@@ -155,7 +155,9 @@ onyx_status cpu_dnnl_execute(dnnl_primitive_t prim, int nargs, const dnnl_exec_a
     dnnl_stream_t s = NULL;
     TRY(thread_stream(&s));
     parallel_work_coming();
-    return cpu_dnnl_check(dnnl_guard_execute_wait(prim, s, nargs, args), "executing a primitive");
+    dnnl_status_t st = dnnl_guard_execute_wait(prim, s, nargs, args);
+    parallel_work_done();
+    return cpu_dnnl_check(st, "executing a primitive");
 }
 
 bool cpu_dnnl_layout_of(const_dnnl_memory_desc_t md, cpu_dnnl_layout *out) {
