@@ -12,7 +12,8 @@
 typedef struct cpu_pool_dnnl cpu_pool_dnnl;
 
 /* A oneDNN forward-inference pooling of element type dt (float32; int8/uint8 for max) over
- * plain N,C,spatial memory of rank 2 + p->nd (channels_last: N,spatial,C as
+ * plain N,C,spatial memory of rank 2 + p->nd (8-bit ones pooled channels last between two
+ * reorders, where oneDNN has no other kernel; channels_last: N,spatial,C as
  * cpu_dnnl_md_channels_last describes it) with input dims in[] and output dims out[] (p already
  * resolved for in). max: max pooling, else average including (include_pad) or excluding
  * padding. Sets *out NULL without an error when oneDNN cannot do this case the ONNX way (the
@@ -25,7 +26,7 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
 typedef struct cpu_pool_dnnl_mem cpu_pool_dnnl_mem;
 onyx_status cpu_pool_dnnl_mem_create(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem **out);
 void cpu_pool_dnnl_mem_free(cpu_pool_dnnl_mem *m);
-/* Bytes of scratchpad a run passes to cpu_pool_dnnl_run (0: none). */
+/* Bytes of scratch a run passes to cpu_pool_dnnl_run (0: none). */
 size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d);
 /* Runs it on x into y (on the caller's threads: the rep's), through the run context's memories
  * m and `scratch` (cpu_pool_dnnl_scratch bytes, from kernel_scratch). */
