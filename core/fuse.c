@@ -21,6 +21,7 @@
 #include "core/strided_view.h"
 #include "ops/shape_common.h"
 #include "core/exec_internal.h"
+#include "core/log.h"
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
  * other dim of the product a strided view is worth it for (see fuse_plan). */
@@ -508,10 +509,38 @@ static bool add_op(fuse_chain *c, const fuse_op *op) {
     return true;
 }
 
-static bool opaque_value(const plan *p, int v) {
+/* Whether value v may be opaque: a static tensor of rank 3 to 5, float, or 8-bit where eight_bit
+ * (the quantized convolutions' tensors). */
+static bool opaque_value(const plan *p, int v, bool eight_bit) {
     const type_info *t = &p->vals[v].type;
-    return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && type_is_static(t) &&
-           t->rank >= 3 && t->rank <= 5 && t->dims[1] > 0;
+    bool dtype_ok = t->dtype == ONYX_FLOAT ||
+                    (eight_bit && (t->dtype == ONYX_UINT8 || t->dtype == ONYX_INT8));
+    return t->kind == ONYX_VALUE_TENSOR && dtype_ok && type_is_static(t) && t->rank >= 3 &&
+           t->rank <= 5 && t->dims[1] > 0;
+}
+
+/* A QLinearConv whose kernel keeps 8-bit tensors opaque (its oneDNN path). */
+static bool qconv_step(const graph *g, const plan_step *ps) {
+    return (ps->k->flags & KF_OPAQUE_LAYOUT) && fuse_is_op(step_node(g, ps), "QLinearConv");
+}
+
+/* Whether n is the com.microsoft contrib op `op`. */
+static bool ms_op(const graph_node *n, const char *op) {
+    return !strcmp(n->domain, "com.microsoft") && !strcmp(n->op_type, op);
+}
+
+/* The elementwise quantized ops (com.microsoft QLinearAdd, QLinearMul): data inputs 0 and 3, the
+ * others scales and zero points. */
+static bool qbinary_op(const graph_node *n) {
+    return ms_op(n, "QLinearAdd") || ms_op(n, "QLinearMul");
+}
+
+/* Whether input i of node n carries its layout (is a tensor of the step's pixels) rather than
+ * a scale or zero point. */
+static bool layout_input(const graph_node *n, int i) {
+    if (qbinary_op(n)) return i == 0 || i == 3;
+    if (ms_op(n, "QLinearGlobalAveragePool")) return i == 0;
+    return true;
 }
 
 /* Whether `f` scales `t` channel by channel: same rank, [t->dims[0] or 1, C, 1, ...]. */
@@ -525,15 +554,35 @@ static bool channel_factor(const type_info *f, const type_info *t) {
 }
 
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
-    if (conv_step(g, ps)) return LAY_CONV;
     const graph_node *nd = step_node(g, ps);
+    if (conv_step(g, ps)) return LAY_CONV;
+    if (qconv_step(g, ps))
+        return nd->n_inputs >= 8 && nd->inputs[0] >= 0 && opaque_value(p, nd->inputs[0], true) &&
+                       fuse_only_output0(nd) && opaque_value(p, nd->outputs[0], true)
+                   ? LAY_CONV
+                   : LAY_NONE;
     if (!all_kinds || !(ps->k->flags & KF_OPAQUE_LAYOUT) || !fuse_only_output0(nd) ||
-        nd->n_inputs < 1 || !opaque_value(p, nd->outputs[0]))
+        nd->n_inputs < 1 || !opaque_value(p, nd->outputs[0], true))
         return LAY_NONE;
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
+    bool eight_bit = out->dtype != ONYX_FLOAT;
+    /* 8-bit tensors: pooling and the elementwise ops of one shape, the kinds 8-bit kernels take */
+    if (qbinary_op(nd))
+        return nd->n_inputs >= 8 && nd->inputs[0] >= 0 && nd->inputs[3] >= 0 &&
+                       fuse_same_type(&p->vals[nd->inputs[0]].type, out) &&
+                       fuse_same_type(&p->vals[nd->inputs[3]].type, out)
+                   ? LAY_ALL
+                   : LAY_NONE;
+    if (ms_op(nd, "QLinearGlobalAveragePool"))
+        return attr_int(nd, "channels_last", 0) == 0 && nd->inputs[0] >= 0 &&
+                       opaque_value(p, nd->inputs[0], true) &&
+                       fuse_opaque_is_plain(nd, out)
+                   ? LAY_ALL
+                   : LAY_NONE;
+    if (eight_bit && !fuse_is_op(nd, "MaxPool")) return LAY_NONE;
     for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] < 0 || !opaque_value(p, nd->inputs[i]) ||
+        if (nd->inputs[i] < 0 || !opaque_value(p, nd->inputs[i], eight_bit) ||
             p->vals[nd->inputs[i]].type.rank != rank)
             return LAY_NONE;
     if (fuse_is_op(nd, "Concat")) {
@@ -554,7 +603,9 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
 }
 
 bool fuse_opaque_is_plain(const graph_node *n, const type_info *y) {
-    if (!fuse_is_op(n, "GlobalAveragePool") && !fuse_is_op(n, "GlobalMaxPool")) return false;
+    if (!fuse_is_op(n, "GlobalAveragePool") && !fuse_is_op(n, "GlobalMaxPool") &&
+        !ms_op(n, "QLinearGlobalAveragePool"))
+        return false;
     if (!y || y->kind != ONYX_VALUE_TENSOR || y->rank < 3 || y->dims[1] <= 0) return false;
     for (int i = 2; i < y->rank; i++)
         if (y->dims[i] != 1) return false;
@@ -563,7 +614,7 @@ bool fuse_opaque_is_plain(const graph_node *n, const type_info *y) {
 
 /* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
-    return kind == LAY_ALL ||
+    return (kind == LAY_ALL && layout_input(nd, i)) ||
            (kind == LAY_CONV &&
             ((i == 0 && c->n_pre == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
 }
@@ -584,9 +635,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         if (kind[s] == LAY_NONE) continue;
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
-        const type_info *t = &p->vals[v].type;
-        if (plan_value_is_output(g, v) || t->dtype != ONYX_FLOAT || !type_is_static(t) ||
-            chains[s].y_channels_last)
+        if (plan_value_is_output(g, v) || !opaque_value(p, v, true) || chains[s].y_channels_last)
             continue;
         int reads = 0;
         bool ok = true;
@@ -612,6 +661,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
             const graph_node *nd = step_node(g, &p->steps[s]);
             bool all = cand[nd->outputs[0]], any = all;
             for (int i = 0; i < nd->n_inputs; i++) {
+                if (!layout_input(nd, i)) continue;
                 all &= cand[nd->inputs[i]];
                 any |= cand[nd->inputs[i]];
             }
@@ -619,7 +669,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
             if (cand[nd->inputs[0]] && fuse_opaque_is_plain(nd, &p->vals[nd->outputs[0]].type))
                 continue;
             cand[nd->outputs[0]] = false;
-            for (int i = 0; i < nd->n_inputs; i++) cand[nd->inputs[i]] = false;
+            for (int i = 0; i < nd->n_inputs; i++)
+                if (layout_input(nd, i)) cand[nd->inputs[i]] = false;
             changed = true;
         }
     }
@@ -1280,9 +1331,15 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     }
     /* opaque tensors are stored channels last: the memory plan keeps them apart from plain ones
      * (no view into them, in place only over one of the same layout) */
+    int opaque_values = 0;
     for (int s = 0; s < k; s++)
-        if (placed[s].opaque_out0)
+        if (placed[s].opaque_out0) {
             p->vals[step_node(g, &p->steps[s])->outputs[0]].channels_last = true;
+            opaque_values++;
+        }
+    if (opaque_values)
+        log_write(&sg->env.log, ONYX_LOG_VERBOSE, "fusion: %d tensors kept opaque (channels last)",
+                  opaque_values);
 done:
     free(uses);
     free(consumer);

@@ -191,9 +191,7 @@ void cpu_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, 
              alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
-/* VNNI (avx512_core_vnni and up, avx2_vnni) multiplies u8 x s8 into int32 without the int16
- * saturation of the older pmaddubsw path, which would make results inexact. */
-static bool has_vnni(void) {
+bool cpu_int8_exact(void) {
     static int known; /* 0 unknown, 1 yes, 2 no; a benign race: every thread finds the same */
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (!k) {
@@ -208,7 +206,7 @@ static bool has_vnni(void) {
 
 bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                  int32_t ao, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc) {
-    if (m <= 0 || n <= 0 || k <= 0 || !has_vnni() || bo < -128 || bo > 127 ||
+    if (m <= 0 || n <= 0 || k <= 0 || !cpu_int8_exact() || bo < -128 || bo > 127 ||
         ao < (a_signed ? -128 : 0) || ao > (a_signed ? 127 : 255))
         return false;
     const int32_t co = 0;

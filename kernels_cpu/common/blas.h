@@ -27,6 +27,11 @@ void cpu_dgemv(bool ta, int64_t rows, int64_t cols, double alpha, const double *
 bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                  int32_t ao, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc);
 
+/* Whether oneDNN's int8 products (GEMM, convolution) are exact on this CPU: VNNI (avx512_core_vnni
+ * and up, avx2_vnni) multiplies u8 x s8 into int32 without the int16 saturation of the older
+ * pmaddubsw path. */
+bool cpu_int8_exact(void);
+
 /* Whether every dim fits BLAS's int. */
 bool cpu_blas_dims_ok(int64_t m, int64_t n, int64_t k);
 

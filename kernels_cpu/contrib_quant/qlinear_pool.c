@@ -86,9 +86,11 @@ onyx_status cpu_qlinearglobalaveragepool_run(const kernel_call *c) {
     cq_param px, py;
     TRY(params(c, &t, &px, &py));
     const tensor *x = kernel_input(c, 0);
-    bool cl = attr_int(c->node, "channels_last", 0) != 0;
-    int64_t ch = cl ? x->dims[x->rank - 1] : x->dims[1], image = 1;
-    for (int d = cl ? 1 : 2; d < (cl ? x->rank - 1 : x->rank); d++) image *= x->dims[d];
+    /* an opaque X (cpu_opaque_prepare's marker): [N, C, spatial...] stored channels last */
+    bool opaque = c->state != NULL, cl = attr_int(c->node, "channels_last", 0) != 0 || opaque;
+    int64_t ch = cl && !opaque ? x->dims[x->rank - 1] : x->dims[1], image = 1;
+    for (int d = cl && !opaque ? 1 : 2; d < (cl && !opaque ? x->rank - 1 : x->rank); d++)
+        image *= x->dims[d];
     if (kernel_output(c, 0)->numel == 0) return ONYX_OK;
     global_pool(t, x, kernel_output(c, 0)->data, x->dims[0], ch, image, cl, px, py);
     return ONYX_OK;

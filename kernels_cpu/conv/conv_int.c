@@ -1,7 +1,8 @@
 /* CPU kernels of ConvInteger and QLinearConv: an exact int32 convolution of zero-point-shifted
  * 8-bit operands (im2col, then a row-parallel integer product), requantized for QLinearConv.
- * oneDNN 2.6 has no weight zero points for convolutions, and shifted 8-bit weights no longer fit
- * 8 bits, so this stays a plain C path. */
+ * The reference for what oneDNN cannot take: its convolutions have no weight zero points, and
+ * shifted 8-bit weights no longer fit 8 bits. QLinearConv takes the oneDNN path
+ * (kernels_cpu/conv/qconv_dnnl.c) wherever that applies. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "ops/conv/conv.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "core/fuse.h"
+#include "kernels_cpu/conv/qconv_dnnl.h"
 
 /* One run's working buffers, carved from its scratch (kernel_scratch): nothing is kept in a state
  * that concurrent runs would share. */
@@ -46,7 +49,7 @@ static onyx_status take_buffers(const kernel_call *c, const conv_geom *g, bool n
     return ONYX_OK;
 }
 
-void cpu_qconv_release(void *state) { (void)state; }
+void cpu_qconv_release(void *state) { qconv_fast_release(state); }
 
 /* Prepare checks the geometry when shapes are static; there is no state. */
 static onyx_status qconv_prepare(const kernel_prep *p, void **state, int w_index) {
@@ -63,7 +66,12 @@ onyx_status cpu_convinteger_prepare(const kernel_prep *p, void **state) {
     return qconv_prepare(p, state, 1);
 }
 onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
-    return qconv_prepare(p, state, 3);
+    TRY(qconv_prepare(p, state, 3));
+    TRY(qconv_fast_prepare(p, state));
+    if (!*state && p->fused && (p->fused->opaque_in0 || p->fused->opaque_out0))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout QLinearConv needs the oneDNN "
+                          "path (int8 weights with zero point 0, VNNI, static shapes)");
+    return ONYX_OK;
 }
 
 /* A zero point: absent = 0; one value; or per output channel m. */
@@ -186,6 +194,14 @@ static onyx_status scalar_float(const tensor *t, const char *what, float *out) {
 onyx_status cpu_qlinearconv_run(const kernel_call *c) {
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
+    if (c->state) {
+        bool done;
+        TRY(qconv_fast_run(c, c->state, &done));
+        if (done) return ONYX_OK;
+        if (qconv_fast_opaque(c->state)) /* the reference reads and writes NCHW only */
+            return onyx_error(ONYX_ERR_RUNTIME, "an opaque-layout QLinearConv got scales it "
+                              "cannot requantize with (a multiplier that is not finite)");
+    }
     const tensor *ws = kernel_input(c, 4), *yz = kernel_input(c, 7);
     float xs = 0.f, ys = 0.f;
     TRY(scalar_float(kernel_input(c, 1), "x_scale", &xs));

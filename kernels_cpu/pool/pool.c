@@ -246,10 +246,12 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     bool want_idx = p->n_out > 1 && n->outputs[1] >= 0;
     /* the fusion pass keeps X and Y in the convolutions' opaque layout only together */
     s->opaque = p->fused && p->fused->opaque_in0;
-    if (s->opaque && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !xt ||
-                       xt->dtype != ONYX_FLOAT || !type_is_static(xt))) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout pooling needs float X and Y both "
-                        "opaque, static shapes and no Indices");
+    bool opaque_type = xt && (xt->dtype == ONYX_FLOAT ||
+                              (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8)));
+    if (s->opaque && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !opaque_type ||
+                      !type_is_static(xt))) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout pooling needs float X (8-bit for "
+                        "max) and Y both opaque, static shapes and no Indices");
         goto done;
     }
     if (kind != POOL_LP && !want_idx && xt && xt->kind == ONYX_VALUE_TENSOR &&

@@ -1,0 +1,26 @@
+/* QLinearConv (ai.onnx) on oneDNN's int8 convolution: the fast path of kernels_cpu/conv/conv_int.c
+ * wherever it applies, the exact reference loops elsewhere. */
+#ifndef ONYX_KERNELS_CPU_QCONV_DNNL_H
+#define ONYX_KERNELS_CPU_QCONV_DNNL_H
+
+#include <stdbool.h>
+
+#include "core/kernel.h"
+#include "core/status.h"
+
+/* The prepared fast path of a QLinearConv node in *state, or NULL where it does not apply (shapes
+ * not static, weights not a constant, a weight zero point that is not 0 for int8 or 128 for
+ * uint8, no VNNI, a geometry oneDNN has no int8 kernel for): the caller then runs the
+ * reference. Fails only on an error that would fail the reference too (no memory). */
+onyx_status qconv_fast_prepare(const kernel_prep *p, void **state);
+void qconv_fast_release(void *state);
+
+/* Runs the call through the prepared fast path; *done false (nothing written) where this call's
+ * scales do not allow it (a requantization multiplier that is not finite), for the reference to
+ * take. */
+onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done);
+
+/* Whether the prepared path reads or writes an opaque tensor (then no reference can stand in). */
+bool qconv_fast_opaque(const void *state);
+
+#endif

@@ -1,0 +1,201 @@
+"""ONNX QLinearConv on oneDNN's int8 convolution (kernels_cpu/conv/qconv_dnnl.c) and the 8-bit
+tensors the fusion pass keeps channels last between quantized convolutions, pooling and
+elementwise ops (core/fuse.c).
+
+The fast path requantizes as onnxruntime does, so its outputs must equal onnxruntime's exactly;
+the reference loops (taken where the weights are not a constant, or their zero point is not 0 for
+int8 / 128 for uint8) round in double as ONNX's reference does and may differ by one step now and
+then. A quantized network's outputs must not change with the optimization level (opaque chains
+at `all`, the graph as written at `disable`). Which path ran shows in onnxruntime-exactness only
+on CPUs with VNNI; elsewhere every case runs the reference and the exactness tests are skipped."""
+import numpy as np
+import pytest
+
+import onyx
+
+onnx = pytest.importorskip('onnx')
+ort = pytest.importorskip('onnxruntime')
+
+from onnx import TensorProto as TP  # noqa: E402
+from onnx import helper as oh  # noqa: E402
+from onnx import numpy_helper as nh  # noqa: E402
+
+NP2TP = {np.uint8: TP.UINT8, np.int8: TP.INT8, np.float32: TP.FLOAT, np.int32: TP.INT32}
+
+
+def vnni():
+    flags = open('/proc/cpuinfo').read()
+    return ' avx512_vnni' in flags or ' avx_vnni' in flags
+
+
+needs_vnni = pytest.mark.skipif(not vnni(), reason='oneDNN int8 convolutions are exact only with '
+                                'VNNI: without it every QLinearConv runs the reference loops')
+
+
+def model_bytes(nodes, inputs, inits, outputs):
+    g = oh.make_graph(nodes, 'q', inputs, outputs, inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13), oh.make_opsetid('com.microsoft', 1)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def onyx_run(b, feed, level=None, verbose=False):
+    so = onyx.SessionOptions()
+    if level is not None:
+        so.graph_optimization_level = level
+    if verbose:
+        so.log_severity_level = 0
+    return onyx.InferenceSession(b, so).run(None, feed)
+
+
+# what the verbose log says when the oneDNN path packs a QLinearConv's weights (kernel_shared)
+PACKED = '(QLinearConv-10) made data from its constants'
+
+
+
+def ort_run(b, feed):
+    return ort.InferenceSession(b, providers=['CPUExecutionProvider']).run(None, feed)
+
+
+def steps(a, b):
+    return int(np.abs(a.astype(np.int32) - b.astype(np.int32)).max()) if a.size else 0
+
+
+# ---------------------------------------------------------------- one QLinearConv
+
+CONVS = [  # X shape, W shape, attributes
+    ((1, 16, 12, 12), (32, 16, 3, 3), {'pads': [1, 1, 1, 1]}),
+    ((2, 8, 9, 11), (16, 8, 3, 3), {'strides': [2, 2], 'pads': [1, 0, 1, 2]}),
+    ((1, 3, 20, 20), (8, 3, 7, 7), {'strides': [2, 2], 'pads': [3, 3, 3, 3]}),
+    ((1, 24, 10, 10), (24, 1, 3, 3), {'group': 24, 'pads': [1, 1, 1, 1]}),
+    ((1, 16, 10, 10), (32, 4, 3, 3), {'group': 4, 'dilations': [2, 2], 'pads': [2, 2, 2, 2]}),
+    ((1, 64, 7, 7), (48, 64, 1, 1), {}),
+    ((2, 12, 30), (20, 12, 5), {'pads': [2, 2]}),
+]
+
+
+def conv_case(xs, ws, xt, wt, yt, per_channel, bias, seed=3):
+    r = np.random.default_rng(seed)
+    m = ws[0]
+
+    def q(shape, t):
+        lo, hi = (-128, 127) if t == np.int8 else (0, 255)
+        return r.integers(lo, hi + 1, size=shape).astype(t)
+    w_zp = np.full(m if per_channel else (), 0 if wt == np.int8 else 128, wt)
+    w_scale = np.array(r.uniform(0.001, 0.01, size=m if per_channel else ()), np.float32)
+    k = int(np.prod(ws[1:]))
+    params = {
+        'xs': np.array(r.uniform(0.01, 0.05), np.float32),
+        'xz': np.array(r.integers(-10, 10) if xt == np.int8 else r.integers(100, 150), xt),
+        'w': q(ws, wt), 'ws': w_scale, 'wz': w_zp,
+        # y's scale near the accumulators' spread, so that outputs use the whole range
+        'ys': np.array(0.02 * 0.005 * 60 * np.sqrt(k) / 40, np.float32),
+        'yz': np.array(r.integers(-5, 5) if yt == np.int8 else r.integers(120, 135), yt),
+    }
+    if bias:
+        params['b'] = r.integers(-5000, 5000, size=m).astype(np.int32)
+    return q(xs, xt), params
+
+
+def conv_bytes(x, params, attrs, yt, const=True):
+    names = ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'] + (['b'] if 'b' in params else [])
+    node = oh.make_node('QLinearConv', names, ['y'], **attrs)
+    inits = [nh.from_array(a, n) for n, a in params.items() if const or n != 'w']
+    inputs = [oh.make_tensor_value_info('x', NP2TP[x.dtype.type], x.shape)]
+    if not const:
+        inputs.append(oh.make_tensor_value_info('w', NP2TP[params['w'].dtype.type], params['w'].shape))
+    return model_bytes([node], inputs, inits, [oh.make_tensor_value_info('y', NP2TP[yt], None)])
+
+
+@needs_vnni
+@pytest.mark.parametrize('xs,ws,attrs', CONVS)
+@pytest.mark.parametrize('xt,wt,yt,per_channel,bias', [
+    (np.uint8, np.int8, np.uint8, False, True), (np.uint8, np.int8, np.uint8, True, True),
+    (np.int8, np.int8, np.int8, True, False), (np.int8, np.int8, np.int8, False, True),
+    (np.uint8, np.uint8, np.uint8, True, True)])  # the type triples onnxruntime has kernels for
+def test_fast_path_equals_onnxruntime(xs, ws, attrs, xt, wt, yt, per_channel, bias, capfd):
+    x, params = conv_case(xs, ws, xt, wt, yt, per_channel, bias)
+    b = conv_bytes(x, params, attrs, yt)
+    got, = onyx_run(b, {'x': x}, verbose=True)
+    assert PACKED in capfd.readouterr().err  # the oneDNN path ran
+    ref, = ort_run(b, {'x': x})
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    assert len(np.unique(got)) > 8 and steps(got, ref) == 0
+    # the reference loops (weights given at run time) agree within one step
+    ref_loops, = onyx_run(conv_bytes(x, params, attrs, yt, const=False), {'x': x, 'w': params['w']},
+                          verbose=True)
+    assert PACKED not in capfd.readouterr().err
+    assert steps(got, ref_loops) <= 1
+
+
+def test_other_weight_zero_points_take_the_reference(capfd):
+    """A weight zero point oneDNN cannot take (int8 W, zero point 3) still gives the right answer."""
+    x, params = conv_case((1, 8, 6, 6), (8, 8, 3, 3), np.uint8, np.int8, np.uint8, False, True)
+    params['wz'] = np.array(3, np.int8)
+    b = conv_bytes(x, params, {'pads': [1, 1, 1, 1]}, np.uint8)
+    got, = onyx_run(b, {'x': x}, verbose=True)
+    assert PACKED not in capfd.readouterr().err
+    ref, = ort_run(b, {'x': x})
+    assert steps(got, ref) <= 1
+
+
+# ---------------------------------------------------------------- 8-bit chains kept channels last
+
+def chain_bytes(xt, per_channel, seed=7):
+    """QuantizeLinear -> QLinearConv -> MaxPool -> [QLinearConv -> QLinearConv] + residual
+    (QLinearAdd) -> QLinearConv (stride 2) -> QLinearGlobalAveragePool -> DequantizeLinear: a
+    quantized ResNet block as onnxruntime's QOperator quantizer writes it."""
+    r = np.random.default_rng(seed)
+    tp = NP2TP[xt]
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(nh.from_array(a, name))
+        return name
+
+    def zp(name):
+        return const(name, np.array(0 if xt == np.int8 else 128, xt))
+
+    def qconv(x, x_sc, x_zp, name, cin, cout, k, stride=1):
+        ws = (cout, cin, k, k)
+        w_scale = np.array(r.uniform(0.5, 1.5, size=cout if per_channel else ()) / np.sqrt(cin * k * k) / 40)
+        nodes.append(oh.make_node('QLinearConv', [
+            x, x_sc, x_zp, const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
+            const(name + '_ws', w_scale.astype(np.float32)),
+            const(name + '_wz', np.zeros(cout if per_channel else (), np.int8)),
+            const(name + '_ys', np.array(0.05, np.float32)), zp(name + '_yz'),
+            const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
+            [name], pads=[k // 2] * 4, strides=[stride, stride]))
+        return name
+
+    s = const('s', np.array(0.05, np.float32))
+    nodes.append(oh.make_node('QuantizeLinear', ['x', s, zp('xz')], ['xq']))
+    c1 = qconv('xq', s, 'xz', 'c1', 3, 16, 3)
+    nodes.append(oh.make_node('MaxPool', [c1], ['p'], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+    c2 = qconv('p', s, 'c1_yz', 'c2', 16, 16, 3)
+    c3 = qconv(c2, s, 'c2_yz', 'c3', 16, 16, 3)
+    nodes.append(oh.make_node('QLinearAdd', [c3, s, 'c3_yz', 'p', s, 'c1_yz', s, zp('az')], ['a'],
+                              domain='com.microsoft'))
+    c4 = qconv('a', s, 'az', 'c4', 16, 32, 3, stride=2)
+    nodes.append(oh.make_node('QLinearGlobalAveragePool', [c4, s, 'c4_yz', s, zp('gz')], ['g'],
+                              domain='com.microsoft'))
+    nodes.append(oh.make_node('DequantizeLinear', ['g', s, 'gz'], ['y']))
+    return model_bytes(nodes, [oh.make_tensor_value_info('x', TP.FLOAT, (2, 3, 24, 24))], inits,
+                       [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+
+
+@pytest.mark.parametrize('xt', [np.uint8, np.int8])
+@pytest.mark.parametrize('per_channel', [False, True])
+def test_chain_same_at_every_level(xt, per_channel, capfd):
+    b = chain_bytes(xt, per_channel)
+    x = np.random.default_rng(1).uniform(-3, 3, (2, 3, 24, 24)).astype(np.float32)
+    fused, = onyx_run(b, {'x': x}, verbose=True)
+    if vnni():  # every 8-bit tensor from c1's output to c4's (c1, p, c2, c3, a, c4)
+        assert 'fusion: 6 tensors kept opaque' in capfd.readouterr().err
+    plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL, verbose=True)
+    assert 'tensors kept opaque' not in capfd.readouterr().err
+    assert np.abs(fused).max() > 0
+    np.testing.assert_array_equal(fused, plain)
+    if vnni():
+        ref, = ort_run(b, {'x': x})
+        np.testing.assert_array_equal(fused, ref)
