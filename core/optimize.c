@@ -33,6 +33,8 @@
  *                                       ReduceMean(x, all axes after 1, keepdims) -> GlobalAveragePool
  *                                       (x float, of a rank inference knows; the pooling then
  *                                       stays in the convolutions' opaque layout, core/fuse.c)
+ *   the units of a QDQ graph (DequantizeLinear -> op -> QuantizeLinear): the 8-bit op
+ *                          (core/optimize_qdq.c)
  * A pattern is replaced only when its inner values are read by the pattern alone (or by Shapes,
  * which fold) and are no graph outputs; the replacement takes the place of the pattern's nodes,
  * so the order stays topological. A second pass then makes each node that repeats an earlier
@@ -47,35 +49,19 @@
 
 #include "core/graph_cse.h"
 #include "core/op_schema.h"
+#include "core/rewriter.h"
 
-typedef struct rewriter {
-    const graph *g;
-    const op_registry *ops;
-    int *uses;        /* readers per value (inputs and subgraph captures, graph outputs count) */
-    int *producer;    /* node index per value, -1 */
-    bool *gone;       /* per node: replaced */
-    type_info *types; /* per value, inferred once (graph_infer_types), or NULL */
-    graph_node *made; /* per node n: made[2n] the replacement placed at its index, made[2n + 1]
-                         a node placed after that; op_type NULL where none */
-    int n_made;
-    bool *retyped;    /* per value: now made by another node, its declared type dropped */
-    graph_value *added; /* values the rewrites made, appended to the graph's */
-    int n_added;
-    void **blocks;    /* what the rewrites allocated besides their nodes: names, constants, perms */
-    int n_blocks;
-} rewriter;
 
 static bool is_op(const graph_node *n, const char *op) {
     return n && !*n->domain && !strcmp(n->op_type, op);
 }
 
-static const graph_node *producer_of(const rewriter *r, int v) {
+const graph_node *rw_producer(const rewriter *r, int v) {
     if (v < 0 || r->producer[v] < 0 || r->gone[r->producer[v]]) return NULL;
     return &r->g->nodes[r->producer[v]];
 }
 
-/* The one node reading v (and nothing else reads it), or NULL. */
-static const graph_node *sole_reader(const rewriter *r, int v) {
+const graph_node *rw_sole_reader(const rewriter *r, int v) {
     if (v < 0 || r->uses[v] != 1) return NULL;
     for (int n = 0; n < r->g->n_nodes; n++) {
         const graph_node *nd = &r->g->nodes[n];
@@ -92,7 +78,7 @@ static double scalar_of(const rewriter *r, int v) {
     const tensor *t = NULL;
     const graph_value *gv = &r->g->values[v];
     if (gv->flags & GV_INITIALIZER) t = gv->init;
-    const graph_node *p = producer_of(r, v);
+    const graph_node *p = rw_producer(r, v);
     if (!t && is_op(p, "Constant")) t = attr_tensor(p, "value");
     if (!t || t->numel != 1 || !dtype_is_float(t->dtype)) return NAN;
     return tensor_get_f64(t, 0);
@@ -108,18 +94,18 @@ static int other_input(const graph_node *n, int v) {
     return -1;
 }
 
-static int index_of(const rewriter *r, const graph_node *n) { return (int)(n - r->g->nodes); }
+int rw_index(const rewriter *r, const graph_node *n) { return (int)(n - r->g->nodes); }
 
 /* After `a` = 1 + activation: the product with x and 0.5 (in any association). On a match,
  * *last is the node writing the result and members[] gets the product's nodes. */
 static bool match_half_product(const rewriter *r, int a, int x, const graph_node **last,
                                const graph_node **members, int *n_members) {
-    const graph_node *m1 = sole_reader(r, a);
+    const graph_node *m1 = rw_sole_reader(r, a);
     if (!is_op(m1, "Mul")) return false;
     int other = other_input(m1, a);
     members[(*n_members)++] = m1;
     if (other == x) { /* (x * a) * 0.5 */
-        const graph_node *m2 = sole_reader(r, m1->outputs[0]);
+        const graph_node *m2 = rw_sole_reader(r, m1->outputs[0]);
         if (!is_op(m2, "Mul") || !near(scalar_of(r, other_input(m2, m1->outputs[0])), 0.5))
             return false;
         members[(*n_members)++] = m2;
@@ -127,13 +113,13 @@ static bool match_half_product(const rewriter *r, int a, int x, const graph_node
         return true;
     }
     if (near(scalar_of(r, other), 0.5)) { /* (a * 0.5) * x */
-        const graph_node *m2 = sole_reader(r, m1->outputs[0]);
+        const graph_node *m2 = rw_sole_reader(r, m1->outputs[0]);
         if (!is_op(m2, "Mul") || other_input(m2, m1->outputs[0]) != x) return false;
         members[(*n_members)++] = m2;
         *last = m2;
         return true;
     }
-    const graph_node *h = producer_of(r, other); /* (x * 0.5) * a */
+    const graph_node *h = rw_producer(r, other); /* (x * 0.5) * a */
     if (!is_op(h, "Mul") || r->uses[other] != 1 || other_input(h, x) < 0 ||
         !near(scalar_of(r, other_input(h, x)), 0.5))
         return false;
@@ -144,7 +130,7 @@ static bool match_half_product(const rewriter *r, int a, int x, const graph_node
 
 /* 1 + act: the Add reading act's output with a constant 1. */
 static const graph_node *plus_one(const rewriter *r, const graph_node *act) {
-    const graph_node *add = sole_reader(r, act->outputs[0]);
+    const graph_node *add = rw_sole_reader(r, act->outputs[0]);
     if (!is_op(add, "Add") || !near(scalar_of(r, other_input(add, act->outputs[0])), 1.0))
         return NULL;
     return add;
@@ -152,7 +138,7 @@ static const graph_node *plus_one(const rewriter *r, const graph_node *act) {
 
 /* Erf(x / sqrt 2) or Erf(x * (1/sqrt 2)): x, or -1. */
 static int erf_argument(const rewriter *r, const graph_node *erf) {
-    const graph_node *d = producer_of(r, erf->inputs[0]);
+    const graph_node *d = rw_producer(r, erf->inputs[0]);
     if (!d || r->uses[erf->inputs[0]] != 1 || d->n_inputs != 2) return -1;
     if (is_op(d, "Div") && near(scalar_of(r, d->inputs[1]), sqrt(2.0))) return d->inputs[0];
     if (is_op(d, "Mul")) {
@@ -165,21 +151,21 @@ static int erf_argument(const rewriter *r, const graph_node *erf) {
 /* Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)): x, or -1; members get the inner nodes. */
 static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const graph_node **members,
                          int *n_members) {
-    const graph_node *scale = producer_of(r, tanh_node->inputs[0]);
+    const graph_node *scale = rw_producer(r, tanh_node->inputs[0]);
     if (!is_op(scale, "Mul") || r->uses[tanh_node->inputs[0]] != 1) return -1;
     int sum = -1;
     for (int k = 0; k < 2; k++)
         if (near(scalar_of(r, scale->inputs[k]), sqrt(2.0 / M_PI))) sum = scale->inputs[1 - k];
-    const graph_node *add = producer_of(r, sum);
+    const graph_node *add = rw_producer(r, sum);
     if (!is_op(add, "Add") || r->uses[sum] != 1) return -1;
     for (int k = 0; k < 2; k++) {
         int x = add->inputs[k], cubic = add->inputs[1 - k];
-        const graph_node *mul = producer_of(r, cubic);
+        const graph_node *mul = rw_producer(r, cubic);
         if (!is_op(mul, "Mul") || r->uses[cubic] != 1) continue;
         for (int j = 0; j < 2; j++) {
             if (!near(scalar_of(r, mul->inputs[j]), 0.044715)) continue;
             int cube = mul->inputs[1 - j];
-            const graph_node *pow = producer_of(r, cube);
+            const graph_node *pow = rw_producer(r, cube);
             if (!is_op(pow, "Pow") || r->uses[cube] != 1 || pow->inputs[0] != x ||
                 !near(scalar_of(r, pow->inputs[1]), 3.0))
                 continue;
@@ -193,14 +179,12 @@ static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const g
     return -1;
 }
 
-/* Puts the replacement `op_type`(ins) -> y named `name`, with a copy of attrs, at the index of
- * `last` (after: right after what is placed there) and marks the members gone. */
-static onyx_status place_at(rewriter *r, const graph_node *last, bool after, const char *name,
-                            const graph_node **members, int n_members, const char *op_type,
-                            int64_t version, const int *ins, int n_in, int y,
-                            const graph_attr *attrs, int n_attrs) {
+onyx_status rw_place_at(rewriter *r, const graph_node *last, bool after, const char *name,
+                        const graph_node **members, int n_members, const char *domain,
+                        const char *op_type, int64_t version, const int *ins, int n_in, int y,
+                        const graph_attr *attrs, int n_attrs) {
     const op_schema *schema = NULL;
-    if (r->ops->resolve("", op_type, version, &schema) != ONYX_OK) {
+    if (r->ops->resolve(domain, op_type, version, &schema) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
     }
@@ -211,12 +195,12 @@ static onyx_status place_at(rewriter *r, const graph_node *last, bool after, con
         free(attr);
         return onyx_oom("graph rewrite");
     }
-    for (int k = 0; k < n_members; k++) r->gone[index_of(r, members[k])] = true;
+    for (int k = 0; k < n_members; k++) r->gone[rw_index(r, members[k])] = true;
     memcpy(io, ins, (size_t)n_in * sizeof *io);
     io[n_in] = y;
     if (n_attrs) memcpy(attr, attrs, (size_t)n_attrs * sizeof *attr);
-    graph_node *n = &r->made[2 * index_of(r, last) + after];
-    *n = (graph_node){.name = name, .op_type = op_type, .domain = "",
+    graph_node *n = &r->made[2 * rw_index(r, last) + after];
+    *n = (graph_node){.name = name, .op_type = op_type, .domain = domain,
                       .version = schema->since_version, .schema = schema, .n_inputs = n_in,
                       .n_outputs = 1, .inputs = io, .outputs = io + n_in, .attrs = attr,
                       .n_attrs = n_attrs};
@@ -227,12 +211,11 @@ static onyx_status place_at(rewriter *r, const graph_node *last, bool after, con
 static onyx_status place(rewriter *r, const graph_node *last, const graph_node **members,
                          int n_members, const char *op_type, int64_t version, const int *ins,
                          int n_in, int y, const graph_attr *attrs, int n_attrs) {
-    return place_at(r, last, false, last->name, members, n_members, op_type, version, ins, n_in,
+    return rw_place_at(r, last, false, last->name, members, n_members, "", op_type, version, ins, n_in,
                     y, attrs, n_attrs);
 }
 
-/* Keeps p (malloc'd; NULL: out of memory) with the rewritten graph; false without memory. */
-static bool keep_block(rewriter *r, void *p) {
+bool rw_keep(rewriter *r, void *p) {
     void **grown = p ? realloc(r->blocks, ((size_t)r->n_blocks + 1) * sizeof *grown) : NULL;
     if (!grown) {
         free(p);
@@ -243,13 +226,11 @@ static bool keep_block(rewriter *r, void *p) {
     return true;
 }
 
-/* A new value named after value `like` with `suffix`: of no known type, or (init given, kept
- * with the graph) that constant. Its index (after the graph's values), or -1 without memory. */
-static int add_value(rewriter *r, int like, const char *suffix, tensor *init) {
+int rw_add_value(rewriter *r, int like, const char *suffix, tensor *init) {
     const char *base = r->g->values[like].name ? r->g->values[like].name : "";
     size_t len = strlen(base) + strlen(suffix) + 1;
     char *name = malloc(len);
-    if (!keep_block(r, name)) return -1;
+    if (!rw_keep(r, name)) return -1;
     graph_value *grown = realloc(r->added, ((size_t)r->n_added + 1) * sizeof *grown);
     if (!grown) return -1;
     r->added = grown;
@@ -265,11 +246,11 @@ static int add_value(rewriter *r, int like, const char *suffix, tensor *init) {
 /* add_value of an int64 vector (a shape), kept with the graph; -1 without memory. */
 static int add_shape(rewriter *r, int like, const int64_t *dims, int n) {
     tensor *t = malloc(sizeof *t + (size_t)n * sizeof *dims);
-    if (!keep_block(r, t)) return -1;
+    if (!rw_keep(r, t)) return -1;
     *t = (tensor){.dtype = ONYX_INT64, .rank = 1, .dims = {n}, .numel = n, .data = t + 1,
                   .nbytes = (size_t)n * sizeof *dims, .device = DEVICE_CPU};
     memcpy(t->data, dims, t->nbytes);
-    return add_value(r, like, "/shape", t);
+    return rw_add_value(r, like, "/shape", t);
 }
 
 /* The one-input form of place(), with an optional `approximate` attribute. */
@@ -309,12 +290,10 @@ static bool last_axis_mean(const rewriter *r, const graph_node *n, int x, int64_
     return true;
 }
 
-/* The constant tensor of value v (initializer or Constant node, also through Identity nodes: the
- * TorchScript exporter shares equal initializers so), or NULL. */
-static const tensor *any_constant_of(const rewriter *r, int v) {
+const tensor *rw_constant(const rewriter *r, int v) {
     for (int hops = 0; v >= 0 && hops < 8; hops++) {
         const graph_value *gv = &r->g->values[v];
-        const graph_node *p = producer_of(r, v);
+        const graph_node *p = rw_producer(r, v);
         if (is_op(p, "Identity") && p->n_inputs == 1) {
             v = p->inputs[0];
             continue;
@@ -328,7 +307,7 @@ static const tensor *any_constant_of(const rewriter *r, int v) {
 
 /* any_constant_of, of a float type. */
 static const tensor *constant_of(const rewriter *r, int v) {
-    const tensor *t = any_constant_of(r, v);
+    const tensor *t = rw_constant(r, v);
     return t && dtype_is_float(t->dtype) ? t : NULL;
 }
 
@@ -350,7 +329,7 @@ static bool selects_only(const rewriter *r, int v, int depth) {
         readers++;
         if (is_op(nd, "Shape")) continue; /* the exporter's dims, folded once shapes are known */
         if (is_op(nd, "Gather")) {
-            const tensor *index = nd->n_inputs == 2 ? any_constant_of(r, nd->inputs[1]) : NULL;
+            const tensor *index = nd->n_inputs == 2 ? rw_constant(r, nd->inputs[1]) : NULL;
             if (!index || index->numel != 1) return false;
             continue;
         }
@@ -401,7 +380,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
                           ? constant_of(r, mm->inputs[1])
                           : NULL;
     if (!w || w->rank != 2) return ONYX_OK;
-    const graph_node *add = sole_reader(r, mm->outputs[0]), *last = mm;
+    const graph_node *add = rw_sole_reader(r, mm->outputs[0]), *last = mm;
     int bias = other_input(is_op(add, "Add") ? add : NULL, mm->outputs[0]);
     const tensor *b = constant_of(r, bias);
     if (b) {
@@ -414,13 +393,13 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     /* MatMul(x, W) -> t's value (a new one where t stays); [Add -> the product's value];
      * Transpose -> last's value, placed right after the last */
     int x = t->inputs[0], product[2] = {x, mm->inputs[1]};
-    int moved = keep_t ? add_value(r, t->outputs[0], "/sunk", NULL) : t->outputs[0];
+    int moved = keep_t ? rw_add_value(r, t->outputs[0], "/sunk", NULL) : t->outputs[0];
     if (moved < 0) return onyx_oom("graph rewrite");
     const graph_node *only_mm[] = {mm}, *only_add[] = {add};
     TRY(place(r, mm, only_mm, 1, "MatMul", mm->version, product, 2, moved, NULL, 0));
-    if (!r->made[2 * index_of(r, mm)].op_type) return ONYX_OK;
+    if (!r->made[2 * rw_index(r, mm)].op_type) return ONYX_OK;
     if (!keep_t) {
-        r->gone[index_of(r, t)] = true;
+        r->gone[rw_index(r, t)] = true;
         r->retyped[moved] = true;
     }
     if (b) {
@@ -430,7 +409,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
         moved = mm->outputs[0];
         r->retyped[moved] = true;
     }
-    return place_at(r, last, true, t->name, NULL, 0, "Transpose", t->version, &moved, 1,
+    return rw_place_at(r, last, true, t->name, NULL, 0, "", "Transpose", t->version, &moved, 1,
                     last->outputs[0], t->attrs, t->n_attrs);
 }
 
@@ -483,7 +462,7 @@ static onyx_status rows_as_matmul(rewriter *r, const graph_node *r1, const graph
     bool trans_b = attr_int(gemm, "transB", 0) != 0;
     bool has_c = gemm->n_inputs > 2 && gemm->inputs[2] >= 0;
     int s_rows = add_shape(r, r1->outputs[0], rows, a + 1);
-    int wt = trans_b ? add_value(r, gemm->inputs[1], "/transposed", NULL) : gemm->inputs[1];
+    int wt = trans_b ? rw_add_value(r, gemm->inputs[1], "/transposed", NULL) : gemm->inputs[1];
     if (s_rows < 0 || wt < 0) return onyx_oom("graph rewrite");
     const graph_node *only_r1[] = {r1}, *only_gemm[] = {gemm}, *tail[] = {r2, t2};
     int in_rows[] = {r1->inputs[0], s_rows}, w = gemm->inputs[1];
@@ -495,14 +474,14 @@ static onyx_status rows_as_matmul(rewriter *r, const graph_node *r1, const graph
     r->retyped[r1->outputs[0]] = true;
     if (trans_b)
         TRY(place(r, gemm, only_gemm, 1, "Transpose", 13, &w, 1, wt, &swap_attr, 1));
-    TRY(place_at(r, gemm, trans_b, gemm->name, only_gemm, 1, "MatMul", 13, in_mm, 2, product,
+    TRY(rw_place_at(r, gemm, trans_b, gemm->name, only_gemm, 1, "", "MatMul", 13, in_mm, 2, product,
                  NULL, 0));
     if (!has_c) {
-        r->gone[index_of(r, r2)] = r->gone[index_of(r, t2)] = true;
+        r->gone[rw_index(r, r2)] = r->gone[rw_index(r, t2)] = true;
         return ONYX_OK;
     }
     r->retyped[product] = true;
-    return place_at(r, t2, false, gemm->name, tail, 2, "Add", 14, in_add, 2, t2->outputs[0],
+    return rw_place_at(r, t2, false, gemm->name, tail, 2, "", "Add", 14, in_add, 2, t2->outputs[0],
                     NULL, 0);
 }
 
@@ -519,15 +498,15 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
         if (q[i] < 0 || q[i] >= a || seen[q[i]]) return ONYX_OK;
         seen[q[i]] = true;
     }
-    const graph_node *r2 = producer_of(r, t2->inputs[0]);
+    const graph_node *r2 = rw_producer(r, t2->inputs[0]);
     const graph_node *prod = r2 && is_op(r2, "Reshape") && r2->n_inputs == 2 &&
                                      r->uses[t2->inputs[0]] == 1
-                                 ? producer_of(r, r2->inputs[0])
+                                 ? rw_producer(r, r2->inputs[0])
                                  : NULL;
     if (!prod || r->uses[r2->inputs[0]] != 1 || !row_wise_product(r, prod)) return ONYX_OK;
-    const graph_node *r1 = producer_of(r, prod->inputs[0]);
+    const graph_node *r1 = rw_producer(r, prod->inputs[0]);
     const graph_node *t1 = r1 && is_op(r1, "Reshape") && r->uses[prod->inputs[0]] == 1
-                               ? producer_of(r, r1->inputs[0])
+                               ? rw_producer(r, r1->inputs[0])
                                : NULL;
     size_t np = t1 && is_op(t1, "Transpose") && r->uses[r1->inputs[0]] == 1
                     ? attr_ints(t1, "perm", &p)
@@ -546,7 +525,7 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
     if (d2[a] < 1) return ONYX_OK;
     if (rows != m[0]) return ONYX_OK;
     int64_t *perm = malloc(np * sizeof *perm), shape[ONYX_MAX_RANK];
-    if (!keep_block(r, perm)) return onyx_oom("graph rewrite");
+    if (!rw_keep(r, perm)) return onyx_oom("graph rewrite");
     for (size_t i = 0; i < np; i++) perm[i] = (int)i < a ? p[q[i]] : p[i];
     for (int i = 0; i <= a; i++) shape[i] = d2[q[i]];
     graph_attr perm_attr = {.name = "perm", .type = ATTR_INTS, .n = np, .ints = perm};
@@ -587,9 +566,9 @@ static bool patch_conv(const rewriter *r, const graph_node *n, const tensor **w)
 static onyx_status patch_embedding(rewriter *r, const graph_node *conv) {
     const tensor *w;
     if (conv->n_outputs != 1 || !patch_conv(r, conv, &w)) return ONYX_OK;
-    const graph_node *flat = sole_reader(r, conv->outputs[0]);
+    const graph_node *flat = rw_sole_reader(r, conv->outputs[0]);
     const graph_node *t = flat && is_op(flat, "Reshape") && flat->inputs[0] == conv->outputs[0]
-                              ? sole_reader(r, flat->outputs[0])
+                              ? rw_sole_reader(r, flat->outputs[0])
                               : NULL;
     const int64_t *perm, *xd, *fd;
     if (!t || !is_op(t, "Transpose") || attr_ints(t, "perm", &perm) != 3 || perm[0] != 0 ||
@@ -607,12 +586,12 @@ static onyx_status patch_embedding(rewriter *r, const graph_node *conv) {
     int like = t->outputs[0];
     int s_patches = add_shape(r, like, patches, 6), s_rows = add_shape(r, like, rows, 2);
     int s_w = add_shape(r, like, wm, 2), s_out = add_shape(r, like, out, 3);
-    int v_grid = add_value(r, like, "/patches", NULL), v_moved = add_value(r, like, "/moved", NULL);
-    int v_rows = add_value(r, like, "/rows", NULL), v_w = add_value(r, like, "/weight", NULL);
-    int v_prod = add_value(r, like, "/product", NULL);
+    int v_grid = rw_add_value(r, like, "/patches", NULL), v_moved = rw_add_value(r, like, "/moved", NULL);
+    int v_rows = rw_add_value(r, like, "/rows", NULL), v_w = rw_add_value(r, like, "/weight", NULL);
+    int v_prod = rw_add_value(r, like, "/product", NULL);
     int64_t *order = malloc(6 * sizeof *order);
     if (s_patches < 0 || s_rows < 0 || s_w < 0 || s_out < 0 || v_grid < 0 || v_moved < 0 ||
-        v_rows < 0 || v_w < 0 || v_prod < 0 || !keep_block(r, order))
+        v_rows < 0 || v_w < 0 || v_prod < 0 || !rw_keep(r, order))
         return onyx_oom("graph rewrite");
     const int64_t o6[] = {0, 2, 4, 1, 3, 5}; /* [N, gh, gw, C, kh, kw] */
     memcpy(order, o6, sizeof o6);
@@ -624,14 +603,14 @@ static onyx_status patch_embedding(rewriter *r, const graph_node *conv) {
     int in_gemm[] = {v_rows, v_w, conv->n_inputs > 2 ? conv->inputs[2] : -1};
     int n_gemm = in_gemm[2] >= 0 ? 3 : 2;
     const char *name = conv->name; /* the profile's name for all six */
-    TRY(place_at(r, conv, false, name, only_conv, 1, "Reshape", 14, in_grid, 2, v_grid, NULL, 0));
-    if (!r->made[2 * index_of(r, conv)].op_type) return ONYX_OK;
-    TRY(place_at(r, conv, true, name, NULL, 0, "Transpose", 13, &v_grid, 1, v_moved, &order_attr,
+    TRY(rw_place_at(r, conv, false, name, only_conv, 1, "", "Reshape", 14, in_grid, 2, v_grid, NULL, 0));
+    if (!r->made[2 * rw_index(r, conv)].op_type) return ONYX_OK;
+    TRY(rw_place_at(r, conv, true, name, NULL, 0, "", "Transpose", 13, &v_grid, 1, v_moved, &order_attr,
                  1));
-    TRY(place_at(r, flat, false, name, only_flat, 1, "Reshape", 14, in_rows, 2, v_rows, NULL, 0));
-    TRY(place_at(r, flat, true, name, NULL, 0, "Reshape", 14, in_w, 2, v_w, NULL, 0));
-    TRY(place_at(r, t, false, name, only_t, 1, "Gemm", 13, in_gemm, n_gemm, v_prod, &trans_b, 1));
-    return place_at(r, t, true, name, NULL, 0, "Reshape", 14, in_out, 2, t->outputs[0], NULL, 0);
+    TRY(rw_place_at(r, flat, false, name, only_flat, 1, "", "Reshape", 14, in_rows, 2, v_rows, NULL, 0));
+    TRY(rw_place_at(r, flat, true, name, NULL, 0, "", "Reshape", 14, in_w, 2, v_w, NULL, 0));
+    TRY(rw_place_at(r, t, false, name, only_t, 1, "", "Gemm", 13, in_gemm, n_gemm, v_prod, &trans_b, 1));
+    return rw_place_at(r, t, true, name, NULL, 0, "", "Reshape", 14, in_out, 2, t->outputs[0], NULL, 0);
 }
 
 /* LayerNormalization spelled out (the exporters' form before opset 17), from its first mean:
@@ -645,7 +624,7 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
     if (!last_axis_mean(r, mean1, -1, &c)) return ONYX_OK;
     int x = mean1->inputs[0];
     m[nm++] = mean1;
-    const graph_node *sub = sole_reader(r, mean1->outputs[0]);
+    const graph_node *sub = rw_sole_reader(r, mean1->outputs[0]);
     if (!is_op(sub, "Sub") || sub->n_inputs != 2 || sub->inputs[0] != x ||
         sub->inputs[1] != mean1->outputs[0])
         return ONYX_OK;
@@ -668,20 +647,20 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
     if (!sq || !div || r->uses[d] != (is_op(sq, "Mul") ? 3 : 2)) return ONYX_OK;
     m[nm++] = sq;
     int64_t c2;
-    const graph_node *mean2 = sole_reader(r, sq->outputs[0]);
+    const graph_node *mean2 = rw_sole_reader(r, sq->outputs[0]);
     if (!mean2 || !last_axis_mean(r, mean2, sq->outputs[0], &c2)) return ONYX_OK;
     m[nm++] = mean2;
-    const graph_node *add = sole_reader(r, mean2->outputs[0]);
+    const graph_node *add = rw_sole_reader(r, mean2->outputs[0]);
     double eps = scalar_of(r, other_input(add, mean2->outputs[0]));
     if (!is_op(add, "Add") || !(eps >= 0) || !isfinite(eps)) return ONYX_OK;
     m[nm++] = add;
-    const graph_node *root = sole_reader(r, add->outputs[0]);
-    if (!is_op(root, "Sqrt") || sole_reader(r, root->outputs[0]) != div ||
+    const graph_node *root = rw_sole_reader(r, add->outputs[0]);
+    if (!is_op(root, "Sqrt") || rw_sole_reader(r, root->outputs[0]) != div ||
         div->inputs[1] != root->outputs[0])
         return ONYX_OK;
     m[nm++] = root;
     m[nm++] = div;
-    const graph_node *scale = sole_reader(r, div->outputs[0]);
+    const graph_node *scale = rw_sole_reader(r, div->outputs[0]);
     int g_in = other_input(scale, div->outputs[0]);
     const tensor *gamma = constant_of(r, g_in);
     /* gamma spans the axis (where inference lost its length, the Mul says it: only an axis
@@ -690,7 +669,7 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
         gamma->numel < (c >= 0 ? 1 : 2))
         return ONYX_OK;
     m[nm++] = scale;
-    const graph_node *last = scale, *shift = sole_reader(r, scale->outputs[0]);
+    const graph_node *last = scale, *shift = rw_sole_reader(r, scale->outputs[0]);
     int b_in = other_input(shift, scale->outputs[0]);
     const tensor *beta = is_op(shift, "Add") ? constant_of(r, b_in) : NULL;
     if (beta && beta->rank == 1 && beta->numel == gamma->numel && beta->dtype == gamma->dtype) {
@@ -763,7 +742,7 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
         bool erf = is_op(n, "Erf");
         int x = erf ? erf_argument(r, n) : tanh_argument(r, n, members, &n_members);
         if (x < 0) return ONYX_OK;
-        if (erf) members[n_members++] = producer_of(r, n->inputs[0]);
+        if (erf) members[n_members++] = rw_producer(r, n->inputs[0]);
         members[n_members++] = n;
         const graph_node *add = plus_one(r, n);
         if (!add) return ONYX_OK;
@@ -773,13 +752,14 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
                        erf ? NULL : "tanh");
     }
     if (is_op(n, "Conv")) return patch_embedding(r, n);
+    if (is_op(n, "QuantizeLinear")) return qdq_rewrite(r, n);
     if (is_op(n, "Transpose")) {
         TRY(sink_transpose(r, n));
         return r->gone[idx] ? ONYX_OK : rows_before_product(r, n);
     }
     if (is_op(n, "Sigmoid") && n->n_outputs == 1) {
         int x = n->inputs[0];
-        const graph_node *mul = sole_reader(r, n->outputs[0]);
+        const graph_node *mul = rw_sole_reader(r, n->outputs[0]);
         if (!is_op(mul, "Mul") || other_input(mul, n->outputs[0]) != x) return ONYX_OK;
         members[n_members++] = n;
         members[n_members++] = mul;

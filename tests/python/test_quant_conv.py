@@ -1,6 +1,6 @@
-"""ONNX QLinearConv on oneDNN's int8 convolution (kernels_cpu/conv/qconv_dnnl.c) and the 8-bit
+"""ONNX QLinearConv on oneDNN's int8 convolution (kernels_cpu/conv/qconv_dnnl.c), the 8-bit
 tensors the fusion pass keeps channels last between quantized convolutions, pooling and
-elementwise ops (core/fuse.c).
+elementwise ops (core/fuse.c), and QDQ units rewritten into 8-bit ops (core/optimize_qdq.c).
 
 The fast path requantizes as onnxruntime does, so its outputs must equal onnxruntime's exactly;
 the reference loops (taken where the weights are not a constant, or their zero point is not 0 for
@@ -199,3 +199,129 @@ def test_chain_same_at_every_level(xt, per_channel, capfd):
     if vnni():
         ref, = ort_run(b, {'x': x})
         np.testing.assert_array_equal(fused, ref)
+
+
+# ---------------------------------------------------------------- QDQ units in 8 bits
+
+quant = pytest.importorskip('onnxruntime.quantization')
+
+
+def float_block():
+    """Conv -> MaxPool -> Conv -> Conv + residual Add -> Conv (stride 2) -> GlobalAveragePool ->
+    Flatten -> Gemm, float, random weights: what quantize_static turns into QDQ units."""
+    r = np.random.default_rng(2)
+    inits, nodes = [], []
+
+    def w(name, shape, s):
+        inits.append(nh.from_array((r.standard_normal(shape) * s).astype(np.float32), name))
+        return name
+
+    def conv(x, name, cin, cout, stride=1):
+        nodes.append(oh.make_node('Conv', [x, w(name + '_w', (cout, cin, 3, 3), 1 / np.sqrt(9 * cin)),
+                                           w(name + '_b', (cout,), 0.1)], [name + '_c'],
+                                  pads=[1, 1, 1, 1], strides=[stride, stride]))
+        nodes.append(oh.make_node('Relu', [name + '_c'], [name]))
+        return name
+    conv('x', 'c1', 3, 16)
+    nodes.append(oh.make_node('MaxPool', ['c1'], ['p'], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+    conv(conv('p', 'c2', 16, 16), 'c3', 16, 16)
+    nodes.append(oh.make_node('Add', ['c3', 'p'], ['a']))
+    conv('a', 'c4', 16, 32, stride=2)
+    nodes.append(oh.make_node('GlobalAveragePool', ['c4'], ['g']))
+    nodes.append(oh.make_node('Flatten', ['g'], ['f']))
+    nodes.append(oh.make_node('Gemm', ['f', w('fc_w', (10, 32), 0.2), w('fc_b', (10,), 0.1)], ['y'],
+                              transB=1))
+    g = oh.make_graph(nodes, 'block', [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 32, 32))],
+                      [oh.make_tensor_value_info('y', TP.FLOAT, (1, 10))], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17)])
+    m.ir_version = 8
+    return m
+
+
+class Calibration(quant.CalibrationDataReader):
+    def __init__(self):
+        r = np.random.default_rng(4)
+        self.data = iter([{'x': r.uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)} for _ in range(4)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+@pytest.fixture(scope='module')
+def qdq_models(tmp_path_factory):
+    d = tmp_path_factory.mktemp('qdq')
+    src = str(d / 'block.onnx')
+    onnx.save(float_block(), src)
+    out = {}
+    for act in ('u8', 's8'):
+        for pc in (False, True):
+            path = str(d / f'block_{act}_{pc}.onnx')
+            quant.quantize_static(src, path, Calibration(), quant_format=quant.QuantFormat.QDQ,
+                                  activation_type=quant.QuantType.QUInt8 if act == 'u8'
+                                  else quant.QuantType.QInt8,
+                                  weight_type=quant.QuantType.QInt8, per_channel=pc)
+            out[act, pc] = path
+    return out
+
+
+def profiled_ops(path, feed, level):
+    """The outputs and the op type of every step that ran."""
+    import json
+    so = onyx.SessionOptions()
+    so.enable_profiling = True
+    so.graph_optimization_level = level
+    s = onyx.InferenceSession(path, so)
+    y = s.run(None, feed)
+    events = json.load(open(s.end_profiling()))
+    return y, [e['args']['op_name'] for e in events if e.get('cat') == 'Node']
+
+
+def qdq_yardstick(path, x):
+    """onnxruntime's outputs with its QDQ fusions and without, and how far apart 8-bit units and
+    the graph as written may be: one rounding where the units round twice, so within
+    onnxruntime's own spread between the two, and at least a step of the largest output scale."""
+    ref_all, = ort.InferenceSession(path, providers=['CPUExecutionProvider']).run(None, {'x': x})
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    ref_plain, = ort.InferenceSession(path, so, providers=['CPUExecutionProvider']).run(None, {'x': x})
+    model = onnx.load(path)
+    inits = {i.name: nh.to_array(i) for i in model.graph.initializer}
+    out_scale = max(float(inits[n.input[1]].max()) for n in model.graph.node
+                    if n.op_type == 'QuantizeLinear')
+    return ref_all, ref_plain, max(float(np.abs(ref_all - ref_plain).max()), out_scale) * 1.001
+
+
+@pytest.mark.parametrize('act', ['u8', 's8'])
+@pytest.mark.parametrize('per_channel', [False, True])
+def test_qdq_units_run_in_8_bits(qdq_models, act, per_channel):
+    path = qdq_models[act, per_channel]
+    x = np.random.default_rng(9).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (plain,), plain_ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    # every Conv unit, the residual Add, MaxPool and the pooling in 8 bits; the float Gemm stays
+    assert ops.count('QLinearConv') == 4 and 'Conv' not in ops
+    assert ops.count('QLinearAdd') == 1 and ops.count('QLinearGlobalAveragePool') == 1
+    assert 'DequantizeLinear' in ops and 'Gemm' in ops
+    assert plain_ops.count('Conv') == 4 and 'QLinearConv' not in plain_ops
+    ref_all, ref_plain, tol = qdq_yardstick(path, x)
+    assert float(np.abs(fused - plain).max()) <= tol
+    np.testing.assert_allclose(plain, ref_plain, rtol=1e-5, atol=1e-5)
+    if act == 'u8' and vnni():  # onnxruntime's QDQ fusions compute what onyx's do
+        np.testing.assert_array_equal(fused, ref_all)
+
+
+def test_qdq_bias_of_another_scale_stays_float(qdq_models, tmp_path):
+    """A bias whose scale is not x_scale * w_scale cannot join the int32 sums: the unit stays."""
+    model = onnx.load(qdq_models['u8', False])
+    inits = {i.name: i for i in model.graph.initializer}
+    conv = next(n for n in model.graph.node if n.op_type == 'Conv')
+    bias_dq = next(n for n in model.graph.node if n.output[0] == conv.input[2])
+    scale = inits[bias_dq.input[1]]
+    scale.CopyFrom(nh.from_array(nh.to_array(scale) * np.float32(1.5), scale.name))
+    path = str(tmp_path / 'bias.onnx')
+    onnx.save(model, path)
+    x = np.random.default_rng(9).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (plain,), _ = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert ops.count('Conv') == 1 and ops.count('QLinearConv') == 3
+    assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
