@@ -6,7 +6,8 @@
  *   Q(Conv(DQ(x), DQ(W) [, DQ(B)]))            -> QLinearConv(x, W [, B])
  *        W a constant; B a constant int32 whose scale is x_scale * w_scale, its zero point 0
  *        (what the quantizer writes), so that it adds to the int32 sums as it is
- *   Q(Add(DQ(a), DQ(b)))                       -> com.microsoft QLinearAdd(a, b)
+ *   Q(Add(DQ(a), DQ(b))), Q(Mul(DQ(a), DQ(b))) -> com.microsoft QLinearAdd(a, b), QLinearMul(a, b)
+ *   Q(Sigmoid(DQ(x)))                          -> com.microsoft QLinearSigmoid(x)
  *   Q(MaxPool(DQ(x))), Q's scale and zero point DQ's -> MaxPool(x) on the 8-bit x
  *   Q(GlobalAveragePool(DQ(x)))                -> com.microsoft QLinearGlobalAveragePool(x)
  * The 8-bit op rounds once where the unit rounds twice (its float op, then Q): a result may move
@@ -138,15 +139,28 @@ static onyx_status conv_unit(rewriter *r, const graph_node *q, const qparams *y,
                       conv->n_attrs);
 }
 
-static onyx_status add_unit(rewriter *r, const graph_node *q, const qparams *y,
-                            const graph_node *add) {
+/* Add or Mul (broadcasting, from version 7) of two 8-bit tensors of y's type. */
+static onyx_status binary_unit(rewriter *r, const graph_node *q, const qparams *y,
+                               const graph_node *op, const char *qop) {
     qparams a, b;
-    if (add->version < 7 || add->n_inputs != 2 || add->n_outputs != 1 ||
-        !activation_dq(r, add->inputs[0], &a) || !activation_dq(r, add->inputs[1], &b) ||
+    if (op->version < 7 || op->n_inputs != 2 || op->n_outputs != 1 ||
+        !activation_dq(r, op->inputs[0], &a) || !activation_dq(r, op->inputs[1], &b) ||
         a.z->dtype != y->z->dtype || b.z->dtype != y->z->dtype)
         return ONYX_OK;
     int ins[8] = {a.x, a.scale, a.zero, b.x, b.scale, b.zero, y->scale, y->zero};
-    return place_unit(r, q, add, "com.microsoft", "QLinearAdd", 1, ins, 8, NULL, 0);
+    return place_unit(r, q, op, "com.microsoft", qop, 1, ins, 8, NULL, 0);
+}
+
+/* An elementwise function of one 8-bit tensor of y's type (its com.microsoft op takes no
+ * attributes: only ops that have none). */
+static onyx_status unary_unit(rewriter *r, const graph_node *q, const qparams *y,
+                              const graph_node *op, const char *qop) {
+    qparams x;
+    if (op->n_inputs != 1 || op->n_outputs != 1 || op->n_attrs != 0 ||
+        !activation_dq(r, op->inputs[0], &x) || x.z->dtype != y->z->dtype)
+        return ONYX_OK;
+    int ins[5] = {x.x, x.scale, x.zero, y->scale, y->zero};
+    return place_unit(r, q, op, "com.microsoft", qop, 1, ins, 5, NULL, 0);
 }
 
 /* Max pooling commutes with a monotonic requantization only when it is the identity: the same
@@ -179,7 +193,9 @@ onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     const graph_node *op = rw_producer(r, y.x);
     if (!op || r->uses[y.x] != 1) return ONYX_OK; /* the float result is read elsewhere too */
     if (is_op(op, "Conv")) return conv_unit(r, q, &y, op);
-    if (is_op(op, "Add")) return add_unit(r, q, &y, op);
+    if (is_op(op, "Add")) return binary_unit(r, q, &y, op, "QLinearAdd");
+    if (is_op(op, "Mul")) return binary_unit(r, q, &y, op, "QLinearMul");
+    if (is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");
     if (is_op(op, "MaxPool")) return maxpool_unit(r, q, &y, op);
     if (is_op(op, "GlobalAveragePool")) return global_average_unit(r, q, &y, op);
     return ONYX_OK;

@@ -207,8 +207,9 @@ quant = pytest.importorskip('onnxruntime.quantization')
 
 
 def float_block():
-    """Conv -> MaxPool -> Conv -> Conv + residual Add -> Conv (stride 2) -> GlobalAveragePool ->
-    Flatten -> Gemm, float, random weights: what quantize_static turns into QDQ units."""
+    """Conv -> MaxPool -> Conv -> Conv + residual Add -> Conv (stride 2, SiLU) ->
+    GlobalAveragePool -> Flatten -> Gemm, float, random weights, Relu after the other convs: what
+    quantize_static turns into QDQ units."""
     r = np.random.default_rng(2)
     inits, nodes = [], []
 
@@ -216,17 +217,21 @@ def float_block():
         inits.append(nh.from_array((r.standard_normal(shape) * s).astype(np.float32), name))
         return name
 
-    def conv(x, name, cin, cout, stride=1):
+    def conv(x, name, cin, cout, stride=1, silu=False):
         nodes.append(oh.make_node('Conv', [x, w(name + '_w', (cout, cin, 3, 3), 1 / np.sqrt(9 * cin)),
                                            w(name + '_b', (cout,), 0.1)], [name + '_c'],
                                   pads=[1, 1, 1, 1], strides=[stride, stride]))
-        nodes.append(oh.make_node('Relu', [name + '_c'], [name]))
+        if silu:
+            nodes.append(oh.make_node('Sigmoid', [name + '_c'], [name + '_s']))
+            nodes.append(oh.make_node('Mul', [name + '_c', name + '_s'], [name]))
+        else:
+            nodes.append(oh.make_node('Relu', [name + '_c'], [name]))
         return name
     conv('x', 'c1', 3, 16)
     nodes.append(oh.make_node('MaxPool', ['c1'], ['p'], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
     conv(conv('p', 'c2', 16, 16), 'c3', 16, 16)
     nodes.append(oh.make_node('Add', ['c3', 'p'], ['a']))
-    conv('a', 'c4', 16, 32, stride=2)
+    conv('a', 'c4', 16, 32, stride=2, silu=True)
     nodes.append(oh.make_node('GlobalAveragePool', ['c4'], ['g']))
     nodes.append(oh.make_node('Flatten', ['g'], ['f']))
     nodes.append(oh.make_node('Gemm', ['f', w('fc_w', (10, 32), 0.2), w('fc_b', (10,), 0.1)], ['y'],
@@ -301,6 +306,7 @@ def test_qdq_units_run_in_8_bits(qdq_models, act, per_channel):
     # every Conv unit, the residual Add, MaxPool and the pooling in 8 bits; the float Gemm stays
     assert ops.count('QLinearConv') == 4 and 'Conv' not in ops
     assert ops.count('QLinearAdd') == 1 and ops.count('QLinearGlobalAveragePool') == 1
+    assert ops.count('QLinearSigmoid') == 1 and ops.count('QLinearMul') == 1
     assert 'DequantizeLinear' in ops and 'Gemm' in ops
     assert plain_ops.count('Conv') == 4 and 'QLinearConv' not in plain_ops
     ref_all, ref_plain, tol = qdq_yardstick(path, x)
