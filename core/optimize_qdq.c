@@ -8,6 +8,8 @@
  *        (what the quantizer writes), so that it adds to the int32 sums as it is
  *   Q(Add(DQ(a), DQ(b))), Q(Mul(DQ(a), DQ(b))) -> com.microsoft QLinearAdd(a, b), QLinearMul(a, b)
  *   Q(Sigmoid(DQ(x)))                          -> com.microsoft QLinearSigmoid(x)
+ *   Q(MatMul(DQ(a), DQ(B)))                    -> QLinearMatMul(a, B)
+ *        B a constant 2-D, per tensor or per column
  *   Q(MaxPool(DQ(x))), Q's scale and zero point DQ's -> MaxPool(x) on the 8-bit x
  *   Q(GlobalAveragePool(DQ(x)))                -> com.microsoft QLinearGlobalAveragePool(x)
  * The 8-bit op rounds once where the unit rounds twice (its float op, then Q): a result may move
@@ -33,10 +35,10 @@ typedef struct qparams {
 } qparams;
 
 /* Whether n is a DQ (dq) or Q node of constant float32 scales and 8-bit zero points, count
- * values of them (0: any count, along axis 0 of a rank-`rank` input when more than one), without
- * block quantization or another output type. */
+ * values of them (0: any count, along axis `axis` of a rank-`rank` input when more than one),
+ * without block quantization or another output type. */
 static bool qdq_params(const rewriter *r, const graph_node *n, bool dq, int64_t count, int rank,
-                       qparams *out) {
+                       int axis_want, qparams *out) {
     if (!is_op(n, dq ? "DequantizeLinear" : "QuantizeLinear") || n->n_inputs < 3 ||
         n->n_outputs != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->inputs[2] < 0 ||
         attr_int(n, "block_size", 0) != 0)
@@ -47,10 +49,10 @@ static bool qdq_params(const rewriter *r, const graph_node *n, bool dq, int64_t 
     if (!s || !z || s->dtype != ONYX_FLOAT || !eight_bit(z->dtype) || s->numel != z->numel ||
         (count && s->numel != count))
         return false;
-    if (s->numel > 1) { /* per channel: along axis 0 of the quantized tensor */
+    if (s->numel > 1) { /* per channel: along axis_want of the quantized tensor */
         int64_t axis = attr_int(n, "axis", 1);
         if (axis < 0) axis += rank;
-        if (axis != 0 || s->rank != 1) return false;
+        if (axis != axis_want || s->rank != 1) return false;
     }
     *out = (qparams){.x = n->inputs[0], .scale = n->inputs[1], .zero = n->inputs[2], .s = s, .z = z};
     return true;
@@ -58,7 +60,7 @@ static bool qdq_params(const rewriter *r, const graph_node *n, bool dq, int64_t 
 
 /* The DQ of an activation feeding v: per tensor. */
 static bool activation_dq(const rewriter *r, int v, qparams *out) {
-    return qdq_params(r, rw_producer(r, v), true, 1, 0, out);
+    return qdq_params(r, rw_producer(r, v), true, 1, 0, 0, out);
 }
 
 /* One reader of v fewer; a DQ left unread goes, releasing its own inputs. */
@@ -126,7 +128,7 @@ static onyx_status conv_unit(rewriter *r, const graph_node *q, const qparams *y,
     const graph_node *wdq = rw_producer(r, conv->inputs[1]);
     const tensor *wt = wdq ? rw_constant(r, wdq->inputs[0]) : NULL;
     if (!wt || !eight_bit(wt->dtype) || wt->rank < 3 ||
-        !qdq_params(r, wdq, true, 0, wt->rank, &w) || (w.s->numel != 1 && w.s->numel != wt->dims[0]))
+        !qdq_params(r, wdq, true, 0, wt->rank, 0, &w) || (w.s->numel != 1 && w.s->numel != wt->dims[0]))
         return ONYX_OK;
     int bias = conv->n_inputs > 2 ? conv->inputs[2] : -1, b_q = -1;
     if (bias >= 0) {
@@ -163,6 +165,20 @@ static onyx_status unary_unit(rewriter *r, const graph_node *q, const qparams *y
     return place_unit(r, q, op, "com.microsoft", qop, 1, ins, 5, NULL, 0);
 }
 
+static onyx_status matmul_unit(rewriter *r, const graph_node *q, const qparams *y,
+                               const graph_node *mm) {
+    qparams a, b;
+    if (mm->n_inputs != 2 || mm->n_outputs != 1 || !activation_dq(r, mm->inputs[0], &a))
+        return ONYX_OK;
+    const graph_node *bdq = rw_producer(r, mm->inputs[1]);
+    const tensor *bt = bdq ? rw_constant(r, bdq->inputs[0]) : NULL;
+    if (!bt || !eight_bit(bt->dtype) || bt->rank != 2 ||
+        !qdq_params(r, bdq, true, 0, 2, 1, &b) || (b.s->numel != 1 && b.s->numel != bt->dims[1]))
+        return ONYX_OK;
+    int ins[8] = {a.x, a.scale, a.zero, b.x, b.scale, b.zero, y->scale, y->zero};
+    return place_unit(r, q, mm, "", "QLinearMatMul", 10, ins, 8, NULL, 0);
+}
+
 /* Max pooling commutes with a monotonic requantization only when it is the identity: the same
  * scale and zero point on both sides. */
 static onyx_status maxpool_unit(rewriter *r, const graph_node *q, const qparams *y,
@@ -189,10 +205,11 @@ static onyx_status global_average_unit(rewriter *r, const graph_node *q, const q
 
 onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     qparams y;
-    if (!qdq_params(r, q, false, 1, 0, &y)) return ONYX_OK;
+    if (!qdq_params(r, q, false, 1, 0, 0, &y)) return ONYX_OK;
     const graph_node *op = rw_producer(r, y.x);
     if (!op || r->uses[y.x] != 1) return ONYX_OK; /* the float result is read elsewhere too */
     if (is_op(op, "Conv")) return conv_unit(r, q, &y, op);
+    if (is_op(op, "MatMul")) return matmul_unit(r, q, &y, op);
     if (is_op(op, "Add")) return binary_unit(r, q, &y, op, "QLinearAdd");
     if (is_op(op, "Mul")) return binary_unit(r, q, &y, op, "QLinearMul");
     if (is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");

@@ -1,6 +1,7 @@
 /* CPU kernel of QLinearMatMul: exact int32 products of (a - a_zero_point) and (b - b_zero_point)
  * (wrapping as 32-bit accumulation may), requantized with a_scale * b_scale / y_scale in the
- * scales' precision, as onnx's reference. With one zero point per operand the products go to
+ * scales' precision, as onnx's reference. With one zero point per operand (one value, or the
+ * same for every row or column) the products go to
  * oneDNN's exact int8 GEMM (VNNI/AMX) where the CPU has it, else to a plain loop; float8 operands
  * go through 256-entry decode tables. */
 #include <math.h>
@@ -149,7 +150,10 @@ static void qrows_lut(void *ctx, int64_t b, int64_t e) {
 typedef struct qmm_rq {
     const qmm_job *j;
     const int32_t *c;
-    int64_t t, ma, mb; /* batch index, a's and b's matrix */
+    int64_t t, ma, mb;  /* batch index, a's and b's matrix */
+    int64_t m;          /* rows of the batch (all batches' rows when they were one product) */
+    const double *mult; /* with one a scale: the multiplier of each column (of column 0 when b
+                           has one scale too) */
 } qmm_rq;
 
 #define DEFINE_RQ(NY, TY)                                                                          \
@@ -158,13 +162,16 @@ typedef struct qmm_rq {
         const qmm_job *j = q->j;                                                                   \
         const int64_t n = j->sh.n;                                                                 \
         for (int64_t i = b; i < e; i++) {                                                          \
-            double as = tensor_get_f64(j->as, qp_index(j->ak, q->ma, j->sh.m, i));                 \
-            TY *y = (TY *)j->y->data + (q->t * j->sh.m + i) * n;                                   \
+            TY *y = (TY *)j->y->data + (q->t * q->m + i) * n;                                      \
             const int32_t *c = q->c + i * n;                                                       \
-            if (j->ak == QP_ONE && j->bk == QP_ONE) {                                              \
-                double mult = multiplier(j, as, q->mb, 0);                                         \
+            if (q->mult && j->bk == QP_ONE) {                                                      \
+                double mult = q->mult[0];                                                          \
                 for (int64_t jj = 0; jj < n; jj++) y[jj] = (TY)requant(j, (double)c[jj] * mult);   \
+            } else if (q->mult) {                                                                  \
+                for (int64_t jj = 0; jj < n; jj++)                                                 \
+                    y[jj] = (TY)requant(j, (double)c[jj] * q->mult[jj]);                           \
             } else {                                                                               \
+                double as = tensor_get_f64(j->as, qp_index(j->ak, q->ma, j->sh.m, i));             \
                 for (int64_t jj = 0; jj < n; jj++)                                                 \
                     y[jj] = (TY)requant(j, (double)c[jj] * multiplier(j, as, q->mb, jj));          \
             }                                                                                      \
@@ -173,21 +180,37 @@ typedef struct qmm_rq {
 DEFINE_RQ(u8, uint8_t)
 DEFINE_RQ(s8, int8_t)
 
+/* Whether every batch of a multiplies the one b, a's batches stored one after another: then
+ * they are one product of all their rows (a transformer's [B, S, K] activations by a weight). */
+static bool b_shared(const cpu_mm_shape *sh) {
+    int64_t stride = sh->m * sh->k;
+    for (int i = sh->nb - 1; i >= 0; i--) {
+        if (sh->bstr[i] != 0 || (sh->bdim[i] > 1 && sh->astr[i] != stride)) return false;
+        stride *= sh->bdim[i];
+    }
+    return true;
+}
+
 /* Every batch through cpu_gemm_i8; false (nothing written) where it is not available. Its
- * working memory (one batch's int32 products, b as int8) is the run context's scratch. */
+ * working memory (one batch's int32 products, b as int8, the columns' multipliers) is the run
+ * context's scratch. */
 static onyx_status gemm_path(const kernel_call *call, qmm_job *j, bool *done) {
     *done = false;
     bool a_signed = j->a->dtype == ONYX_INT8, b_signed = j->b->dtype == ONYX_INT8;
-    size_t cbytes = (size_t)(j->sh.m * j->sh.n) * sizeof(int32_t);
+    bool fold = j->ak == QP_ONE && j->bk != QP_EACH_MATRIX && b_shared(&j->sh);
+    int64_t rows = fold ? j->sh.nbatch * j->sh.m : j->sh.m, batches = fold ? 1 : j->sh.nbatch;
+    size_t cbytes = (size_t)(rows * j->sh.n) * sizeof(int32_t);
     size_t bbytes = b_signed ? 0 : (size_t)(j->sh.k * j->sh.n);
+    size_t mbytes = (size_t)j->sh.n * sizeof(double);
     void *buf;
-    TRY(kernel_scratch(call, cbytes + bbytes ? cbytes + bbytes : 1, &buf));
+    TRY(kernel_scratch(call, cbytes + bbytes + mbytes, &buf));
     int32_t *c = buf;
     int8_t *bconv = (int8_t *)((char *)buf + cbytes);
+    double *mult = (double *)((char *)buf + cbytes + bbytes);
     int32_t za = (int32_t)tensor_get_i64(j->az, 0), zb = (int32_t)tensor_get_i64(j->bz, 0);
     /* uint8 b as int8: b - 128 with its zero point moved alike */
     if (!b_signed) zb -= 128;
-    for (int64_t t = 0; t < j->sh.nbatch; t++) {
+    for (int64_t t = 0; t < batches; t++) {
         int64_t ao, bo;
         cpu_mm_batch_offsets(&j->sh, t, &ao, &bo);
         const int8_t *bm = (const int8_t *)j->b->data + bo;
@@ -196,17 +219,32 @@ static onyx_status gemm_path(const kernel_call *call, qmm_job *j, bool *done) {
             for (int64_t i = 0; i < j->sh.k * j->sh.n; i++) bconv[i] = (int8_t)(src[i] ^ 0x80u);
             bm = bconv;
         }
-        if (!cpu_gemm_i8(a_signed, j->sh.m, j->sh.n, j->sh.k, (const uint8_t *)j->a->data + ao, j->sh.k, za,
+        if (!cpu_gemm_i8(a_signed, rows, j->sh.n, j->sh.k, (const uint8_t *)j->a->data + ao, j->sh.k, za,
                          bm, j->sh.n, zb, c, j->sh.n)) {
             if (t == 0) return ONYX_OK; /* no exact int8 GEMM here: the loop computes it all */
             return onyx_error(ONYX_ERR_RUNTIME, "oneDNN's int8 GEMM failed midway");
         }
-        qmm_rq q = {j, c, t, mat_index(ao, j->sh.m * j->sh.k), mat_index(bo, j->sh.k * j->sh.n)};
-        parallel_for(j->sh.m, MAC_GRAIN / (j->sh.n * 16 + 1) + 1,
+        qmm_rq q = {j, c, t, mat_index(ao, j->sh.m * j->sh.k), mat_index(bo, j->sh.k * j->sh.n),
+                    rows, NULL};
+        if (j->ak == QP_ONE) {
+            double as = tensor_get_f64(j->as, 0);
+            for (int64_t jj = 0; jj < (j->bk == QP_ONE ? 1 : j->sh.n); jj++)
+                mult[jj] = multiplier(j, as, q.mb, jj);
+            q.mult = mult;
+        }
+        parallel_for(rows, MAC_GRAIN / (j->sh.n * 16 + 1) + 1,
                      j->y->dtype == ONYX_INT8 ? rq_s8 : rq_u8, &q);
     }
     *done = true;
     return ONYX_OK;
+}
+
+/* Whether every value of zero point z is its first: per-column scales with one zero point (what
+ * quantizers write for symmetric per-channel weights) still take the int8 GEMM. */
+static bool uniform_zero_point(const tensor *z) {
+    for (int64_t i = 1; i < z->numel; i++)
+        if (tensor_get_i64(z, i) != tensor_get_i64(z, 0)) return false;
+    return true;
 }
 
 /* Layout of a scale/zero-point pair of operand x (input i), `per` rows or columns per matrix. */
@@ -260,7 +298,7 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
         parallel_for(j.sh.nbatch * j.sh.m, grain, qrows_lut, &j);
         return ONYX_OK;
     }
-    if (j.az->numel == 1 && j.bz->numel == 1 && j.sh.k > 0) {
+    if (uniform_zero_point(j.az) && uniform_zero_point(j.bz) && j.sh.k > 0) {
         bool done;
         TRY(gemm_path(c, &j, &done));
         if (done) return ONYX_OK;

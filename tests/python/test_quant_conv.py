@@ -331,3 +331,66 @@ def test_qdq_bias_of_another_scale_stays_float(qdq_models, tmp_path):
     (plain,), _ = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
     assert ops.count('Conv') == 1 and ops.count('QLinearConv') == 3
     assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
+
+
+def float_mlp():
+    """MatMul -> Relu -> MatMul over [2, 5, 16] rows: a transformer's projections."""
+    r = np.random.default_rng(6)
+    inits = [nh.from_array((r.standard_normal((16, 24)) / 4).astype(np.float32), 'w1'),
+             nh.from_array((r.standard_normal((24, 8)) / 5).astype(np.float32), 'w2')]
+    nodes = [oh.make_node('MatMul', ['x', 'w1'], ['h']), oh.make_node('Relu', ['h'], ['r']),
+             oh.make_node('MatMul', ['r', 'w2'], ['y'])]
+    g = oh.make_graph(nodes, 'mlp', [oh.make_tensor_value_info('x', TP.FLOAT, (2, 5, 16))],
+                      [oh.make_tensor_value_info('y', TP.FLOAT, (2, 5, 8))], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17)])
+    m.ir_version = 8
+    return m
+
+
+class RowCalibration(quant.CalibrationDataReader):
+    def __init__(self):
+        r = np.random.default_rng(8)
+        self.data = iter([{'x': r.standard_normal((2, 5, 16)).astype(np.float32)} for _ in range(4)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+@pytest.mark.parametrize('per_channel', [False, True])
+def test_qdq_matmul_runs_in_8_bits(tmp_path, per_channel):
+    """Q(MatMul(DQ a, DQ W)) -> QLinearMatMul, its batches one product of all rows, its
+    per-column scales with one zero point through the int8 GEMM."""
+    src, path = str(tmp_path / 'mlp.onnx'), str(tmp_path / 'mlp_q.onnx')
+    onnx.save(float_mlp(), src)
+    quant.quantize_static(src, path, RowCalibration(), quant_format=quant.QuantFormat.QDQ,
+                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8,
+                          per_channel=per_channel)
+    x = np.random.default_rng(3).standard_normal((2, 5, 16)).astype(np.float32)
+    (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (plain,), plain_ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert ops.count('QLinearMatMul') == 2 and 'MatMul' not in ops
+    assert plain_ops.count('MatMul') == 2
+    assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
+
+
+@pytest.mark.parametrize('a_shape', [(5, 16), (2, 5, 16), (2, 3, 5, 16)])
+@pytest.mark.parametrize('per_column', [False, True])
+def test_qlinear_matmul_gemm_path(a_shape, per_column):
+    """QLinearMatMul through the int8 GEMM (a's batches folded into one product against a 2-D b,
+    multipliers per column) against onnxruntime, within a step (onyx rounds as onnx's reference)."""
+    r = np.random.default_rng(12)
+    n = 7
+    params = {
+        'a_s': np.array(0.02, np.float32), 'a_z': np.array(131, np.uint8),
+        'b': r.integers(-127, 128, size=(16, n)).astype(np.int8),
+        'b_s': np.array(r.uniform(0.005, 0.02, size=n if per_column else ()), np.float32),
+        'b_z': np.zeros(n if per_column else (), np.int8),
+        'y_s': np.array(0.03, np.float32), 'y_z': np.array(128, np.uint8)}
+    node = oh.make_node('QLinearMatMul', ['a', 'a_s', 'a_z', 'b', 'b_s', 'b_z', 'y_s', 'y_z'], ['y'])
+    b = model_bytes([node], [oh.make_tensor_value_info('a', TP.UINT8, a_shape)],
+                    [nh.from_array(v, k) for k, v in params.items()],
+                    [oh.make_tensor_value_info('y', TP.UINT8, None)])
+    a = r.integers(0, 256, size=a_shape).astype(np.uint8)
+    got, = onyx_run(b, {'a': a})
+    ref, = ort_run(b, {'a': a})
+    assert got.shape == ref.shape and len(np.unique(ref)) > 8 and steps(got, ref) <= 1
