@@ -417,7 +417,7 @@ bench-core: $(CORE_BENCH)
 	$(CORE_BENCH) $(CORE_BENCH_FLAGS)
 
 # ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
-.PHONY: zoo bench-zoo bench-traffic
+.PHONY: zoo zoo-quant bench-zoo bench-traffic
 ZOO_PYTHON := .venv-zoo/bin/python
 $(ZOO_PYTHON):
 	python3 -m venv .venv-zoo
@@ -426,8 +426,15 @@ $(ZOO_PYTHON):
 zoo: $(ZOO_PYTHON)
 	$(ZOO_PYTHON) tools/zoo/export.py --check $(ZOO_FLAGS)
 
+# the quantized zoo (issue 32): onnxruntime.quantization's static (QOperator, QDQ) and dynamic int8
+# variants of float zoo models, zoo/<model>.<variant>.onnx; needs those float models (make zoo
+# ZOO_FLAGS="--models resnet50,bert_base --exporters ts"). ZOO_QUANT_FLAGS="--models resnet50 --variants qop,qdq".
+zoo-quant: $(ZOO_PYTHON)
+	$(ZOO_PYTHON) tools/zoo/quantize.py $(ZOO_QUANT_FLAGS)
+
 # onyx against onnxruntime (the zoo venv's, latest on PyPI) on the zoo, side by side:
-# BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8".
+# BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8"; quantized models
+# (make zoo-quant) get the accuracy yardstick: --models resnet50.qop,resnet50.qdq,bert_base.dyn.s12.
 bench-zoo: $(LIB_SO) $(ZOO_PYTHON)
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/zoo_bench.py $(BENCH_ZOO_FLAGS)
 

@@ -13,6 +13,14 @@ latency and its own peak resident memory (VmHWM). A benchmark, not a test.
                            [--onyx-config KEY=VALUE ...]
 --onyx-config sets onyx session config entries, e.g. optimization.bfloat16=1 (the bfloat16
 opt-in, against onnxruntime in float32).
+
+Quantized models (tools/zoo/quantize.py: <model>.qop, .qdq, .dyn, ...; their .json has a
+"quantized" entry) get the accuracy yardstick, output by output: an integer output's largest
+difference from onnxruntime in quantization steps (within: at most 1); a float output's max|diff|
+from onnxruntime (ORT_ENABLE_ALL, as timed) next to onnxruntime's own spread, max|diff| between its
+ORT_DISABLE_ALL and ORT_ENABLE_ALL outputs (within: onyx's difference is no larger). A float output
+made by a DequantizeLinear with one scale is a quantized output in float form: it also shows onyx's
+difference in steps of that scale, and one step is within too (the issue's "within one step").
 """
 import argparse
 import glob
@@ -31,14 +39,15 @@ DTYPES = {'float32': np.float32, 'float': np.float32, 'float16': np.float16, 'in
           'int32': np.int32, 'bool': np.bool_}
 
 
-def make_feeds(spec, batch):
-    """Inputs from the zoo's description: a fixed seed per input, batch dim overridden."""
+def make_feeds(spec, batch, seed=1000):
+    """Inputs from the zoo's description: a fixed seed per input (seed + its index), batch dim
+    overridden."""
     feeds = {}
     for k, inp in enumerate(spec['inputs']):
         shape = list(inp['shape'])
         if batch and shape and '0' in inp.get('dynamic', {}):
             shape[0] = batch
-        rng = np.random.default_rng(1000 + k)
+        rng = np.random.default_rng(seed + k)
         dtype = DTYPES[inp['dtype']]
         fill = inp.get('fill', 'uniform')
         if fill == 'tokens':
@@ -62,8 +71,20 @@ def peak_rss_mib():
     return float('nan')
 
 
-def worker(engine, model_path, spec_path, batch, threads, seconds, out_path, config=''):
-    """In a child process: creates the session, times back-to-back runs, writes JSON."""
+def save_outputs(path, outputs):
+    """All outputs, each in its own dtype (the yardstick counts steps of integer outputs)."""
+    np.savez(path, *[np.asarray(o) for o in outputs])
+
+
+def load_outputs(path):
+    with np.load(path) as z:
+        return [z[f'arr_{i}'] for i in range(len(z.files))]
+
+
+def worker(engine, model_path, spec_path, batch, threads, seconds, out_path, config='', spread=False):
+    """In a child process: creates the session, times back-to-back runs, writes JSON. spread
+    (onnxruntime only): afterwards, once peak memory is taken, also runs the model with every graph
+    optimization off, for the yardstick."""
     with open(spec_path) as f:
         spec = json.load(f)
     feeds = make_feeds(spec, batch)
@@ -98,27 +119,83 @@ def worker(engine, model_path, spec_path, batch, threads, seconds, out_path, con
         t0 = time.perf_counter()
         sess.run(None, feeds)
         times.append(time.perf_counter() - t0)
-    np.save(out_path + '.npy', np.asarray(outputs[0]).astype(np.float32))
+    peak = peak_rss_mib()
+    save_outputs(out_path + '.npz', outputs)
+    names = [o.name for o in sess.get_outputs()] if engine == 'ort' else []
+    if spread and engine == 'ort':
+        del sess
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        plain = ort.InferenceSession(model_path, so, providers=['CPUExecutionProvider'])
+        save_outputs(out_path + '.noopt.npz', plain.run(None, feeds))
     with open(out_path, 'w') as f:
         json.dump({'times_ms': [t * 1e3 for t in times], 'create_ms': create_ms,
-                   'first_ms': first_ms, 'peak_mib': peak_rss_mib()}, f)
+                   'first_ms': first_ms, 'peak_mib': peak, 'output_names': names}, f)
 
 
-def measure(engine, model_path, spec_path, batch, threads, seconds, tmp, config=''):
+def measure(engine, model_path, spec_path, batch, threads, seconds, tmp, config='', spread=False):
     out = os.path.join(tmp, f'{engine}.json')
-    if os.path.exists(out):
-        os.remove(out)
+    for stale in (out, out + '.npz', out + '.noopt.npz'):
+        if os.path.exists(stale):
+            os.remove(stale)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     proc = subprocess.run([sys.executable, __file__, '--worker', engine, model_path, spec_path,
-                           str(batch), str(threads), str(seconds), out, config or '-'], env=env,
+                           str(batch), str(threads), str(seconds), out, config or '-',
+                           '1' if spread else '0'], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0 or not os.path.exists(out):
         last = (proc.stderr.strip().splitlines() or ['?'])[-1]
-        return {'error': last[:120]}
+        return {'error': last[:300]}
     with open(out) as f:
         result = json.load(f)
-    result['output'] = np.load(out + '.npy')
+    result['outputs'] = load_outputs(out + '.npz')
+    if spread and engine == 'ort':
+        result['noopt'] = load_outputs(out + '.noopt.npz')
     return result
+
+
+def output_steps(model_path):
+    """Graph output name -> the scale of the DequantizeLinear that makes it, where that scale is
+    one constant (per-tensor)."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(model_path, load_external_data=False).graph
+    inits = {t.name: t for t in graph.initializer}
+    consts = {n.output[0]: n.attribute[0].t for n in graph.node
+              if n.op_type == 'Constant' and n.attribute and n.attribute[0].name == 'value'}
+    steps = {}
+    outputs = {o.name for o in graph.output}
+    for n in graph.node:
+        if n.op_type == 'DequantizeLinear' and n.output[0] in outputs and len(n.input) > 1:
+            t = inits.get(n.input[1], consts.get(n.input[1]))
+            if t is not None:
+                scale = numpy_helper.to_array(t)
+                if scale.size == 1:
+                    steps[n.output[0]] = float(scale.reshape(-1)[0])
+    return steps
+
+
+def yardstick(names, mine, ort_all, ort_none, steps):
+    """One entry per output: onyx against onnxruntime, as the module docstring says. Returns
+    (text, every output within)."""
+    parts, ok = [], True
+    for name, a, b, c in zip(names, mine, ort_all, ort_none):
+        if a.shape != b.shape:
+            parts.append(f'{name}: shape {a.shape} vs {b.shape}')
+            ok = False
+            continue
+        if b.dtype.kind in 'iub':
+            n = int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if b.size else 0
+            within = n <= 1
+            parts.append(f'{name}: {n} step{"" if n == 1 else "s"}{"" if within else " OUT"}')
+        else:
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            diff = float(np.max(np.abs(a64 - b64))) if b.size else 0.0
+            spread = float(np.max(np.abs(c.astype(np.float64) - b64))) if b.size else 0.0
+            within = diff <= spread or (name in steps and diff <= steps[name] * (1 + 1e-3))
+            step = f' ={diff / steps[name]:.1f} st' if name in steps else ''
+            parts.append(f'{name}: {diff:.1e}{step} / {spread:.1e}{"" if within else " OUT"}')
+        ok = ok and within
+    return '; '.join(parts), ok
 
 
 def models(zoo, wanted, exporters):
@@ -144,12 +221,12 @@ def main():
     ap.add_argument('--exporters', default='ts,dynamo')
     ap.add_argument('--zoo', default=os.path.join(ROOT, 'zoo'))
     ap.add_argument('--onyx-config', action='append', default=[], metavar='KEY=VALUE')
-    ap.add_argument('--worker', nargs=8, help=argparse.SUPPRESS)
+    ap.add_argument('--worker', nargs=9, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        engine, path, spec, batch, threads, seconds, out, config = args.worker
+        engine, path, spec, batch, threads, seconds, out, config, spread = args.worker
         worker(engine, path, spec, int(batch), int(threads), float(seconds), out,
-               '' if config == '-' else config)
+               '' if config == '-' else config, spread == '1')
         return 0
     config = ','.join(args.onyx_config)
     wanted = {m for m in args.models.split(',') if m}
@@ -158,17 +235,21 @@ def main():
           f'{args.rounds} round(s) of ~{args.seconds:g} s per engine; medians'
           + (f'; onyx config {config}' if config else ''))
     header = (f'{"model":<28}{"onyx ms":>9}{"ort ms":>9}{"ratio":>7}{"prep ms":>9}{"ort ms":>8}'
-              f'{"onyx MiB":>9}{"ort MiB":>8}{"max|diff|":>10}')
+              f'{"onyx MiB":>9}{"ort MiB":>8}{"max|diff|":>10}'
+              '  quantized: per output, onyx max|diff| (=steps) / ort spread, or integer steps')
     print(header)
     print('-' * len(header))
-    ratios = []
+    ratios, outside = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, path, spec in models(args.zoo, wanted, exporters):
+            with open(spec) as f:
+                quantized = 'quantized' in json.load(f)
             results = {'onyx': [], 'ort': []}
             for r in range(args.rounds):  # ABBA: neither engine always runs first
                 for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                     results[engine].append(measure(engine, path, spec, args.batch, args.threads,
-                                                   args.seconds, tmp, config))
+                                                   args.seconds, tmp, config,
+                                                   spread=quantized and r == 0))
             failed = [e for e in results if any('error' in r for r in results[e])]
             if failed:
                 msgs = '; '.join(f'{e}: {next(r["error"] for r in results[e] if "error" in r)}' for e in failed)
@@ -178,15 +259,25 @@ def main():
             med = {e: float(np.median([t for r in results[e] for t in r['times_ms']])) for e in results}
             ratio = med['onyx'] / med['ort']
             ratios.append(ratio)
-            out_a, out_b = a[-1]['output'], b[-1]['output']
+            out_a, out_b = (x[-1]['outputs'][0].astype(np.float32) for x in (a, b))
             diff = float(np.max(np.abs(out_a - out_b))) if out_a.shape == out_b.shape else float('nan')
+            accuracy = ''
+            if quantized:
+                accuracy, ok = yardstick(b[0]['output_names'], a[0]['outputs'], b[0]['outputs'], b[0]['noopt'],
+                                         output_steps(path))
+                accuracy = '  ' + accuracy
+                if not ok:
+                    outside.append(name)
             print(f'{name:<28}{med["onyx"]:>9.2f}{med["ort"]:>9.2f}{ratio:>7.2f}'
                   f'{np.median([r["create_ms"] for r in a]):>9.0f}{np.median([r["create_ms"] for r in b]):>8.0f}'
-                  f'{max(r["peak_mib"] for r in a):>9.0f}{max(r["peak_mib"] for r in b):>8.0f}{diff:>10.1e}')
+                  f'{max(r["peak_mib"] for r in a):>9.0f}{max(r["peak_mib"] for r in b):>8.0f}{diff:>10.1e}'
+                  f'{accuracy}')
             sys.stdout.flush()
     if ratios:
         print(f'geometric mean ratio onyx/onnxruntime over {len(ratios)} models: '
               f'{float(np.exp(np.mean(np.log(ratios)))):.2f}')
+    if outside:
+        print(f'outside the accuracy yardstick: {", ".join(outside)}')
     return 0
 
 
