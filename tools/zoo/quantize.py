@@ -72,16 +72,25 @@ def preprocess(src, dst):
     """quant_pre_process. Its symbolic shape inference gives up on the transformers exports
     ("Incomplete symbolic shape inference"); merging symbolic dims (auto_merge) gets through, and
     failing that the step is skipped. Returns what was given up, or ''."""
+    import tempfile
     from onnxruntime.quantization import quant_pre_process
     tries = [({}, ''), ({'auto_merge': True}, 'symbolic dims merged (auto_merge)'),
              ({'skip_symbolic_shape': True}, 'no symbolic shape inference')]
-    for k, (kw, note) in enumerate(tries):
+    src, dst, cwd = os.path.abspath(src), os.path.abspath(dst), os.getcwd()
+    # A failed symbolic shape inference dumps its model (sym_shape_infer_temp.onnx and a weights
+    # file as large as the model's) into the current folder: let that be a temporary one.
+    with tempfile.TemporaryDirectory(prefix='quantize.') as tmp:
+        os.chdir(tmp)
         try:
-            quant_pre_process(src, dst, **kw)
-            return note
-        except Exception:  # noqa: BLE001
-            if k == len(tries) - 1:
-                raise
+            for k, (kw, note) in enumerate(tries):
+                try:
+                    quant_pre_process(src, dst, **kw)
+                    return note
+                except Exception:  # noqa: BLE001
+                    if k == len(tries) - 1:
+                        raise
+        finally:
+            os.chdir(cwd)
     return ''
 
 
