@@ -270,10 +270,12 @@ def qdq_models(tmp_path_factory):
 
 
 def profiled_ops(path, feed, level):
-    """The outputs and the op type of every step that ran."""
+    """The outputs and the op type of every step that ran (the trace written beside the model)."""
     import json
+    import os
     so = onyx.SessionOptions()
     so.enable_profiling = True
+    so.profile_file_prefix = os.path.join(os.path.dirname(path), 'profile')
     so.graph_optimization_level = level
     s = onyx.InferenceSession(path, so)
     y = s.run(None, feed)
