@@ -1,7 +1,7 @@
 /* CPU kernels of com.microsoft QLinearAdd and QLinearMul over numpy broadcasting.
  *
  * They compute in float step by step as onnxruntime's MLAS kernels do, so that the roundings
- * match: Add as fma(a, sA/sC, fma(b, sB/sC, zC - (sA/sC zA + sB/sC zB))) (its AVX2 kernel, a
+ * match: Add as fma(a, sA/sC, fma(b, sB/sC, zC - fma(sA/sC, zA, sB/sC zB))) (its AVX2 kernel, a
  * broadcast operand folded into the constant first), Mul as (a - zA)(b - zB) * (sA sB / sC) +
  * zC; then rounded half to even and saturated. */
 #include <math.h>
@@ -110,7 +110,8 @@ static onyx_status qbin_run(const kernel_call *c, bool add) {
     if (add) {
         q.ra = pa.scale / pc.scale;
         q.rb = pb.scale / pc.scale;
-        q.fixed = (float)pc.zp - (q.ra * (float)pa.zp + q.rb * (float)pb.zp);
+        /* onnxruntime's build contracts its ra * zA + rb * zB into fma(ra, zA, rb * zB) */
+        q.fixed = (float)pc.zp - fmaf(q.ra, (float)pa.zp, q.rb * (float)pb.zp);
         fn = s8 ? add_s8 : add_u8;
 #ifdef HAVE_FMA_PATH
         if (__builtin_cpu_supports("fma")) fn = s8 ? add_s8_fma : add_u8_fma;

@@ -1,12 +1,14 @@
-/* QLinearConv (ai.onnx) on oneDNN's int8 convolution: X reordered channels last, the convolution
- * of (X - x_zero_point) by W into int32 (X's zero point a runtime argument, so one primitive
- * serves every zero point), then requantized as onnxruntime does, float(acc + B[m]) *
- * (x_scale * w_scale[m] / y_scale) rounded half to even and saturated around y_zero_point, on
- * the way back to NCHW. X and Y the fusion pass keeps opaque (core/fuse.h: channels last, between
- * the quantized convolutions, pooling and elementwise ops) are read and written as they are.
- * The requantization is ours rather than oneDNN's output scales: oneDNN
- * adds the bias after scaling and the zero point before rounding, two float roundings
- * onnxruntime does not make, which move an output by one step now and then.
+/* QLinearConv (ai.onnx) on oneDNN's int8 convolution, requantized inside it as onnxruntime
+ * requantizes: X channels last (opaque, or reordered so), the convolution of (X - x_zero_point)
+ * by W with X's zero point a runtime argument, then in float float(acc) + B[m] (the bias as a
+ * float), times x_scale * w_scale[m] / y_scale (a binary post-op of runtime multipliers,
+ * computed in onnxruntime's order), rounded half to even (an eltwise round post-op), plus
+ * y_zero_point (a runtime argument) and saturated into 8 bits, channels last (opaque Y) or
+ * reordered back to NCHW. Step for step onnxruntime's float(acc + B[m]) * multiplier, rounded,
+ * shifted and saturated: the same bits while the sums stay below 2^24, where float holds them
+ * exactly (oneDNN's output scales would add the bias after scaling and the zero point before
+ * rounding, two roundings onnxruntime does not make). One primitive serves every scale and zero
+ * point; the result never leaves the kernel as int32.
  *
  * oneDNN's convolutions take no weight zero point: int8 W with zero point 0 (what onnxruntime's
  * quantizer writes) runs as it is, uint8 W with zero point 128 as int8 shifted once at prepare;
@@ -14,34 +16,34 @@
  * oneDNN's u8 x s8 products saturate in int16. */
 #include "kernels_cpu/conv/qconv_dnnl.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/exec.h"
 #include "core/fuse.h"
-#include "core/parallel.h"
 #include "ops/conv/conv.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"
-
-/* Pixels requantized and transposed together: their int32 rows stay in cache between the two. */
-#define PIX_BLOCK 64
 
 typedef struct qconv_fast {
     conv_geom g;
     int rank;
     int64_t xdims[ONYX_MAX_RANK], ydims[ONYX_MAX_RANK];
-    int64_t pixels;                    /* output pixels per image */
     onyx_dtype xt, yt;
     bool x_opaque, y_opaque;           /* stored channels last (core/fuse.h) */
-    dnnl_primitive_t conv, reo_x;      /* reo_x: X to channels last, NULL where they are one */
-    dnnl_memory_desc_t md_xu, md_x, md_w, md_acc, md_zp, md_pad_conv, md_pad_reo;
-    size_t pad_conv, pad_reo;
+    bool has_bias;
+    /* reo_x: X to channels last, reo_y: Y back to NCHW; NULL where not needed (opaque, or one
+     * channel or pixel, where the two layouts are one) */
+    dnnl_primitive_t conv, reo_x, reo_y;
+    dnnl_memory_desc_t md_xu, md_x, md_w, md_b, md_y, md_yu, md_mult, md_zp, md_pad_conv,
+        md_pad_reo_x, md_pad_reo_y;
+    size_t pad_conv, pad_reo_x, pad_reo_y;
     const void *wbuf;                  /* W in the primitive's layout, with its compensations */
     bool wbuf_own;                     /* not the rep's (kernel_shared) */
-    size_t off_x, off_acc, off_tile, off_pad, off_mult, off_zp, scratch;
+    /* a run's scratch: X and Y channels last (where reordered), the largest scratchpad, the
+     * bias as float, the multipliers, the two zero points */
+    size_t off_x, off_y, off_pad, off_b, off_mult, off_zp, scratch;
 } qconv_fast;
 
 static void md_drop(dnnl_memory_desc_t *md) {
@@ -52,20 +54,16 @@ static void md_drop(dnnl_memory_desc_t *md) {
 void qconv_fast_release(void *state) {
     qconv_fast *q = state;
     if (!q) return;
-    if (q->conv) dnnl_primitive_destroy(q->conv);
-    if (q->reo_x) dnnl_primitive_destroy(q->reo_x);
-    md_drop(&q->md_xu);
-    md_drop(&q->md_x);
-    md_drop(&q->md_w);
-    md_drop(&q->md_acc);
-    md_drop(&q->md_zp);
-    md_drop(&q->md_pad_conv);
-    md_drop(&q->md_pad_reo);
+    dnnl_primitive_t prims[] = {q->conv, q->reo_x, q->reo_y};
+    for (size_t i = 0; i < sizeof prims / sizeof *prims; i++)
+        if (prims[i]) dnnl_primitive_destroy(prims[i]);
+    dnnl_memory_desc_t *mds[] = {&q->md_xu, &q->md_x, &q->md_w, &q->md_b, &q->md_y, &q->md_yu,
+                                 &q->md_mult, &q->md_zp, &q->md_pad_conv, &q->md_pad_reo_x,
+                                 &q->md_pad_reo_y};
+    for (size_t i = 0; i < sizeof mds / sizeof *mds; i++) md_drop(mds[i]);
     if (q->wbuf_own) free((void *)q->wbuf);
     free(q);
 }
-
-static int64_t count_of(const tensor *t) { return t ? t->numel : 0; }
 
 static int32_t load8(onyx_dtype d, const void *p, int64_t i) {
     return d == ONYX_INT8 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
@@ -194,6 +192,38 @@ static onyx_status md_of(dnnl_memory_desc_t *out, const_dnnl_primitive_desc_t pd
     return cpu_dnnl_check(dnnl_memory_desc_clone(out, q), "copying a descriptor");
 }
 
+/* The attributes: runtime zero points of X and Y, and the post-ops that requantize: times the
+ * per-channel multipliers (a runtime [1, M, 1...] operand), rounded half to even. */
+static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    onyx_status st = ONYX_OK;
+    CHECK(cpu_dnnl_attr(&attr));
+    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
+                         "setting the input zero point"));
+    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_DST, 0),
+                         "setting the output zero point"));
+    dnnl_dims_t d;
+    for (int i = 0; i < q->rank; i++) d[i] = i == 1 ? q->g.m : 1;
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_mult, q->rank, d, dnnl_f32,
+                                                          q->rank == 3   ? dnnl_abc
+                                                          : q->rank == 4 ? dnnl_abcd
+                                                                         : dnnl_abcde),
+                         "describing the multipliers"));
+    CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
+    CHECK(cpu_dnnl_check(dnnl_post_ops_append_binary(po, dnnl_binary_mul, q->md_mult),
+                         "appending the multipliers"));
+    CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_round, 0.f, 0.f),
+                         "appending the rounding"));
+    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
+    *out = attr;
+    attr = NULL;
+done:
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
 /* The convolution primitive; ONYX_ERR_UNSUPPORTED where oneDNN has only its reference kernel
  * (no faster than ours, and not what this path is for). */
 static onyx_status make_primitive(qconv_fast *q) {
@@ -219,13 +249,16 @@ static onyx_status make_primitive(qconv_fast *q) {
     CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&md_wany, wr, d, dnnl_s8, dnnl_format_tag_any),
                          "describing int8 weights"));
     CHECK(cpu_dnnl_md_channels_last(&q->md_x, q->rank, q->xdims, dnnl_type(q->xt)));
-    CHECK(cpu_dnnl_md_channels_last(&q->md_acc, q->rank, q->ydims, dnnl_s32));
-    CHECK(cpu_dnnl_attr(&attr));
-    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
-                         "setting the input zero point"));
+    CHECK(cpu_dnnl_md_channels_last(&q->md_y, q->rank, q->ydims, dnnl_type(q->yt)));
+    if (q->has_bias) {
+        dnnl_dims_t m = {q->g.m};
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_b, 1, m, dnnl_f32, dnnl_a),
+                             "describing the bias"));
+    }
+    CHECK(make_attr(q, &attr));
     CHECK(cpu_dnnl_check(dnnl_guard_convolution_pd(&pd, eng, dnnl_forward_inference,
-                                                   dnnl_convolution_direct, q->md_x, md_wany, NULL,
-                                                   q->md_acc, strides, dil, pl, pr, attr),
+                                                   dnnl_convolution_direct, q->md_x, md_wany,
+                                                   q->md_b, q->md_y, strides, dil, pl, pr, attr),
                          "creating an int8 convolution"));
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
@@ -234,13 +267,11 @@ static onyx_status make_primitive(qconv_fast *q) {
         goto done;
     }
     CHECK(md_of(&q->md_w, pd, dnnl_query_weights_md));
-    dnnl_memory_desc_t pad_md = NULL;
-    size_t pad = cpu_dnnl_scratchpad(pd, &pad_md);
+    size_t pad = cpu_dnnl_scratchpad(pd, &q->md_pad_conv);
     if (pad == SIZE_MAX) {
         st = onyx_oom("int8 convolution scratchpad");
         goto done;
     }
-    q->md_pad_conv = pad_md;
     q->pad_conv = pad;
     CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&q->conv, pd), "creating an int8 convolution"));
     dnnl_dims_t one = {1};
@@ -251,6 +282,14 @@ done:
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (md_wany) dnnl_memory_desc_destroy(md_wany);
     return st;
+}
+
+/* Whether a tensor of these dims is stored the same channels last and plain: one channel or
+ * one pixel. */
+static bool layouts_agree(int rank, const int64_t *dims) {
+    int64_t pixels = 1;
+    for (int i = 2; i < rank; i++) pixels *= dims[i];
+    return dims[1] == 1 || pixels == 1;
 }
 
 onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
@@ -281,31 +320,38 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
     q->yt = p->out_type->dtype;
     q->x_opaque = p->fused && p->fused->opaque_in0;
     q->y_opaque = p->fused && p->fused->opaque_out0;
-    q->pixels = 1;
-    for (int i = 0; i < q->g.nsp; i++) q->pixels *= q->g.out[i];
-    int64_t xn = 1, yn = q->g.n * q->g.m * q->pixels;
-    for (int i = 0; i < q->rank; i++) xn *= q->xdims[i];
-    if (xn <= 0 || yn <= 0 || (uint64_t)yn > SIZE_MAX / 16) {
+    q->has_bias = p->n_in > 8 && p->in_type[8];
+    int64_t xn = 1, yn = 1;
+    for (int i = 0; i < q->rank; i++) {
+        xn *= q->xdims[i];
+        yn *= q->ydims[i];
+    }
+    if (xn <= 0 || yn <= 0) {
         free(q);
         return ONYX_OK;
     }
     st = make_primitive(q);
-    /* X as stored is already channels last where it has one channel or one pixel */
-    if (st == ONYX_OK && !q->x_opaque && q->g.c > 1 && xn / (q->g.n * q->g.c) > 1) {
+    if (st == ONYX_OK && !q->x_opaque && !layouts_agree(q->rank, q->xdims)) {
         CHECK(cpu_dnnl_md_plain(&q->md_xu, q->rank, q->xdims, dnnl_type(q->xt)));
-        CHECK(cpu_dnnl_reorder(q->md_xu, q->md_x, &q->reo_x, &q->md_pad_reo, &q->pad_reo));
+        CHECK(cpu_dnnl_reorder(q->md_xu, q->md_x, &q->reo_x, &q->md_pad_reo_x, &q->pad_reo_x));
+    }
+    if (st == ONYX_OK && !q->y_opaque && !layouts_agree(q->rank, q->ydims)) {
+        CHECK(cpu_dnnl_md_plain(&q->md_yu, q->rank, q->ydims, dnnl_type(q->yt)));
+        CHECK(cpu_dnnl_reorder(q->md_y, q->md_yu, &q->reo_y, &q->md_pad_reo_y, &q->pad_reo_y));
     }
     if (st == ONYX_OK) CHECK(pack_weights(p, q, w));
     if (st == ONYX_OK) {
-        size_t off = 0;
+        size_t off = 0, pad = q->pad_conv;
+        if (q->pad_reo_x > pad) pad = q->pad_reo_x;
+        if (q->pad_reo_y > pad) pad = q->pad_reo_y;
         q->off_x = off;
         off += q->reo_x ? round64((size_t)xn) : 0;
-        q->off_acc = off;
-        off += round64((size_t)yn * sizeof(int32_t));
-        q->off_tile = off;
-        off += q->y_opaque ? 0 : round64((size_t)yn);
+        q->off_y = off;
+        off += q->reo_y ? round64((size_t)yn) : 0;
         q->off_pad = off;
-        off += round64(q->pad_conv > q->pad_reo ? q->pad_conv : q->pad_reo);
+        off += round64(pad);
+        q->off_b = off;
+        off += round64((size_t)q->g.m * sizeof(float));
         q->off_mult = off;
         off += round64((size_t)q->g.m * sizeof(float));
         q->off_zp = off;
@@ -328,60 +374,6 @@ bool qconv_fast_opaque(const void *state) {
 
 /* ---- run */
 
-typedef struct requant_job {
-    const int32_t *acc, *bias;
-    const float *mult;
-    bool per_channel, y_signed, y_opaque;
-    uint8_t *tile;
-    void *y;
-    int64_t m, pixels, blocks;
-    int32_t zp, lo, hi;
-} requant_job;
-
-/* One pixel's m accumulators, requantized into out (8 lanes at a time). */
-__attribute__((target("avx2"))) static void requant_row(const requant_job *j, const int32_t *a,
-                                                        uint8_t *out) {
-    const float lo = (float)(j->lo - j->zp), hi = (float)(j->hi - j->zp);
-    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), m0 = _mm256_set1_ps(j->mult[0]);
-    const __m256i vzp = _mm256_set1_epi32(j->zp);
-    int64_t i = 0;
-    for (; i + 8 <= j->m; i += 8) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(a + i));
-        if (j->bias) v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(j->bias + i)));
-        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v),
-                                 j->per_channel ? _mm256_loadu_ps(j->mult + i) : m0);
-        f = _mm256_min_ps(_mm256_max_ps(f, vlo), vhi);
-        __m256i r = _mm256_add_epi32(_mm256_cvtps_epi32(f), vzp); /* half to even */
-        __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-        __m128i b8 = j->y_signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16);
-        _mm_storel_epi64((__m128i *)(out + i), b8);
-    }
-    for (; i < j->m; i++) {
-        int32_t v = j->bias ? (int32_t)((uint32_t)a[i] + (uint32_t)j->bias[i]) : a[i];
-        float f = (float)v * j->mult[j->per_channel ? i : 0];
-        f = fminf(fmaxf(f, lo), hi);
-        int32_t r = (int32_t)nearbyintf(f) + j->zp;
-        out[i] = j->y_signed ? (uint8_t)(int8_t)r : (uint8_t)r;
-    }
-}
-
-/* Blocks [b, e) of PIX_BLOCK pixels: requantized channels last into an opaque Y, or into the
- * tile and then written to Y channel by channel. */
-static void requant_blocks(void *ctx, int64_t b, int64_t e) {
-    const requant_job *j = ctx;
-    for (int64_t t = b; t < e; t++) {
-        int64_t n = t / j->blocks, p0 = (t % j->blocks) * PIX_BLOCK;
-        int64_t np = j->pixels - p0 < PIX_BLOCK ? j->pixels - p0 : PIX_BLOCK;
-        const int32_t *a = j->acc + (n * j->pixels + p0) * j->m;
-        uint8_t *tile = (j->y_opaque ? (uint8_t *)j->y : j->tile) + (n * j->pixels + p0) * j->m;
-        for (int64_t p = 0; p < np; p++) requant_row(j, a + p * j->m, tile + p * j->m);
-        if (j->y_opaque) continue;
-        uint8_t *y = (uint8_t *)j->y + n * j->m * j->pixels + p0;
-        for (int64_t m = 0; m < j->m; m++, y += j->pixels)
-            for (int64_t p = 0; p < np; p++) y[p] = tile[p * j->m + m];
-    }
-}
-
 static bool scalar_float(const tensor *t, float *out) {
     if (!t || t->dtype != ONYX_FLOAT || t->numel != 1) return false;
     *out = ((const float *)t->data)[0];
@@ -393,6 +385,28 @@ static onyx_status bind(dnnl_memory_t *m, const_dnnl_memory_desc_t md, void *ptr
     dnnl_engine_t eng;
     TRY(cpu_dnnl_engine(&eng));
     return cpu_dnnl_check(dnnl_guard_memory_create(m, md, eng, ptr), "binding a tensor");
+}
+
+/* Runs a reorder from `from` (at src) to `to` (at dst) with its scratchpad at pad. */
+static onyx_status reorder(dnnl_primitive_t prim, const_dnnl_memory_desc_t from, const void *src,
+                           const_dnnl_memory_desc_t to, void *dst, const_dnnl_memory_desc_t pad_md,
+                           void *pad) {
+    onyx_status st = ONYX_OK;
+    dnnl_memory_t mf = NULL, mt = NULL, mp = NULL;
+    CHECK(bind(&mf, from, (void *)src));
+    CHECK(bind(&mt, to, dst));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+    int n = 2;
+    if (pad_md) {
+        CHECK(bind(&mp, pad_md, pad));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mp};
+    }
+    CHECK(cpu_dnnl_execute(prim, n, args));
+done:
+    if (mf) dnnl_memory_destroy(mf);
+    if (mt) dnnl_memory_destroy(mt);
+    if (mp) dnnl_memory_destroy(mp);
+    return st;
 }
 
 onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done) {
@@ -408,74 +422,57 @@ onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done) 
         !scalar_float(kernel_input(c, 1), &xs) || !scalar_float(kernel_input(c, 6), &ys) ||
         !ws || ws->dtype != ONYX_FLOAT || (ws->numel != 1 && ws->numel != q->g.m) ||
         (xz && (xz->numel != 1 || xz->dtype != q->xt)) || !yz || yz->numel != 1 ||
-        yz->dtype != q->yt || (b && (b->dtype != ONYX_INT32 || b->numel != q->g.m)) ||
-        count_of(y) != q->g.n * q->g.m * q->pixels)
+        yz->dtype != q->yt || (b != NULL) != q->has_bias ||
+        (b && (b->dtype != ONYX_INT32 || b->numel != q->g.m)) || y->rank != q->rank ||
+        memcmp(y->dims, q->ydims, (size_t)q->rank * sizeof *q->ydims) != 0)
         return ONYX_OK;
     void *mem;
     TRY(kernel_scratch(c, q->scratch, &mem));
     char *base = mem;
-    float *mult = (float *)(base + q->off_mult);
-    for (int64_t i = 0; i < ws->numel; i++) {
-        mult[i] = xs * ((const float *)ws->data)[i] / ys; /* onnxruntime's order */
-        if (!isfinite(mult[i])) return ONYX_OK;
+    float *mult = (float *)(base + q->off_mult), *bias = (float *)(base + q->off_b);
+    for (int64_t m = 0; m < q->g.m; m++) {
+        mult[m] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : m] / ys; /* onnxruntime's order */
+        if (!isfinite(mult[m])) return ONYX_OK;
+        if (b) bias[m] = (float)((const int32_t *)b->data)[m];
     }
     int32_t *zp = (int32_t *)(base + q->off_zp);
-    *zp = xz ? load8(xz->dtype, xz->data, 0) : 0;
+    zp[0] = xz ? load8(xz->dtype, xz->data, 0) : 0;
+    zp[1] = load8(yz->dtype, yz->data, 0);
 
     onyx_status st = ONYX_OK;
-    dnnl_memory_t mxu = NULL, mx = NULL, mw = NULL, macc = NULL, mzp = NULL, mpad = NULL;
-    /* X as the convolution reads it: channels last (opaque, or one channel or pixel) or copied so */
-    void *xcl = q->reo_x ? base + q->off_x : x->data, *pad = base + q->off_pad;
+    dnnl_memory_t mx = NULL, mw = NULL, mb = NULL, my = NULL, mm = NULL, mzx = NULL, mzy = NULL,
+                  mpad = NULL;
+    void *pad = base + q->off_pad;
+    /* X and Y as the convolution reads and writes them: channels last */
+    void *xcl = q->reo_x ? base + q->off_x : x->data, *ycl = q->reo_y ? base + q->off_y : y->data;
+    if (q->reo_x) CHECK(reorder(q->reo_x, q->md_xu, x->data, q->md_x, xcl, q->md_pad_reo_x, pad));
     CHECK(bind(&mx, q->md_x, xcl));
-    if (q->reo_x) {
-        CHECK(bind(&mxu, q->md_xu, x->data));
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mxu}, {DNNL_ARG_TO, mx}};
-        int n = 2;
-        if (q->pad_reo) {
-            CHECK(bind(&mpad, q->md_pad_reo, pad));
-            args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mpad};
-        }
-        CHECK(cpu_dnnl_execute(q->reo_x, n, args));
-        dnnl_memory_destroy(mpad);
-        mpad = NULL;
-    }
     CHECK(bind(&mw, q->md_w, (void *)q->wbuf));
-    CHECK(bind(&macc, q->md_acc, base + q->off_acc));
-    CHECK(bind(&mzp, q->md_zp, zp));
-    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, mx},
+    CHECK(bind(&my, q->md_y, ycl));
+    CHECK(bind(&mm, q->md_mult, mult));
+    CHECK(bind(&mzx, q->md_zp, zp));
+    CHECK(bind(&mzy, q->md_zp, zp + 1));
+    dnnl_exec_arg_t args[8] = {{DNNL_ARG_SRC, mx},
                                {DNNL_ARG_WEIGHTS, mw},
-                               {DNNL_ARG_DST, macc},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, mzp}};
-    int n = 4;
+                               {DNNL_ARG_DST, my},
+                               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mm},
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, mzx},
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, mzy}};
+    int n = 6;
+    if (q->has_bias) {
+        CHECK(bind(&mb, q->md_b, bias));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+    }
     if (q->pad_conv) {
         CHECK(bind(&mpad, q->md_pad_conv, pad));
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mpad};
     }
     CHECK(cpu_dnnl_execute(q->conv, n, args));
-
-    bool y_signed = q->yt == ONYX_INT8;
-    requant_job j = {.acc = (const int32_t *)(base + q->off_acc),
-                     .bias = b ? b->data : NULL,
-                     .mult = mult,
-                     .per_channel = ws->numel > 1,
-                     .y_signed = y_signed,
-                     .y_opaque = q->y_opaque,
-                     .tile = (uint8_t *)(base + q->off_tile),
-                     .y = y->data,
-                     .m = q->g.m,
-                     .pixels = q->pixels,
-                     .blocks = (q->pixels + PIX_BLOCK - 1) / PIX_BLOCK,
-                     .zp = load8(yz->dtype, yz->data, 0),
-                     .lo = y_signed ? -128 : 0,
-                     .hi = y_signed ? 127 : 255};
-    parallel_for(q->g.n * j.blocks, 1, requant_blocks, &j);
+    if (q->reo_y) CHECK(reorder(q->reo_y, q->md_y, ycl, q->md_yu, y->data, q->md_pad_reo_y, pad));
     *done = true;
 done:
-    if (mxu) dnnl_memory_destroy(mxu);
-    if (mx) dnnl_memory_destroy(mx);
-    if (mw) dnnl_memory_destroy(mw);
-    if (macc) dnnl_memory_destroy(macc);
-    if (mzp) dnnl_memory_destroy(mzp);
-    if (mpad) dnnl_memory_destroy(mpad);
+    dnnl_memory_t all[] = {mx, mw, mb, my, mm, mzx, mzy, mpad};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i]) dnnl_memory_destroy(all[i]);
     return st;
 }

@@ -396,3 +396,39 @@ def test_qlinear_matmul_gemm_path(a_shape, per_column):
     got, = onyx_run(b, {'a': a})
     ref, = ort_run(b, {'a': a})
     assert got.shape == ref.shape and len(np.unique(ref)) > 8 and steps(got, ref) <= 1
+
+
+def contracted_params(t, seed):
+    """Scales and zero points for which onnxruntime's constant part, fma(ra, zA, rb * zB), is not
+    ra * zA + rb * zB in float: where the two orders of rounding show."""
+    f = np.float32
+    r = np.random.default_rng(seed)
+    lo, hi = (-128, 127) if t == np.int8 else (0, 255)
+    while True:
+        s = {k: f(r.uniform(0.01, 0.2)) for k in ('as', 'bs', 'cs')}
+        z = {k: int(r.integers(lo, hi + 1)) for k in ('az', 'bz', 'cz')}
+        ra, rb = f(s['as'] / s['cs']), f(s['bs'] / s['cs'])
+        fused = f(np.float64(ra) * z['az'] + np.float64(f(rb * f(z['bz']))))
+        if fused != f(f(ra * f(z['az'])) + f(rb * f(z['bz']))):
+            return {**{k: np.array(v, np.float32) for k, v in s.items()},
+                    **{k: np.array(v, t) for k, v in z.items()}}
+
+
+@pytest.mark.parametrize('t', [np.uint8, np.int8])
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_qlinear_add_equals_onnxruntime(t, seed):
+    """QLinearAdd rounds as onnxruntime's AVX2 kernel does, its constant part fused as its build
+    fuses it: equal bits over every pair of 8-bit values."""
+    lo, hi = (-128, 127) if t == np.int8 else (0, 255)
+    params = contracted_params(t, seed)
+    node = oh.make_node('QLinearAdd', ['a', 'as', 'az', 'b', 'bs', 'bz', 'cs', 'cz'], ['y'],
+                        domain='com.microsoft')
+    tp = NP2TP[t]
+    shape = (256, 256)
+    b = model_bytes([node], [oh.make_tensor_value_info('a', tp, shape), oh.make_tensor_value_info('b', tp, shape)],
+                    [nh.from_array(v, k) for k, v in params.items()], [oh.make_tensor_value_info('y', tp, None)])
+    values = np.arange(lo, hi + 1).astype(t)
+    feed = {'a': np.repeat(values[:, None], 256, 1), 'b': np.repeat(values[None, :], 256, 0)}
+    got, = onyx_run(b, feed)
+    ref, = ort_run(b, feed)
+    np.testing.assert_array_equal(got, ref)
