@@ -535,11 +535,16 @@ static bool qbinary_op(const graph_node *n) {
     return ms_op(n, "QLinearAdd") || ms_op(n, "QLinearMul");
 }
 
+/* The quantized activations (com.microsoft QLinearSigmoid, QLinearLeakyRelu): data input 0. */
+static bool qunary_op(const graph_node *n) {
+    return ms_op(n, "QLinearSigmoid") || ms_op(n, "QLinearLeakyRelu");
+}
+
 /* Whether input i of node n carries its layout (is a tensor of the step's pixels) rather than
  * a scale or zero point. */
 static bool layout_input(const graph_node *n, int i) {
     if (qbinary_op(n)) return i == 0 || i == 3;
-    if (ms_op(n, "QLinearGlobalAveragePool")) return i == 0;
+    if (ms_op(n, "QLinearGlobalAveragePool") || qunary_op(n)) return i == 0;
     return true;
 }
 
@@ -567,11 +572,19 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
     bool eight_bit = out->dtype != ONYX_FLOAT;
-    /* 8-bit tensors: pooling and the elementwise ops of one shape, the kinds 8-bit kernels take */
-    if (qbinary_op(nd))
-        return nd->n_inputs >= 8 && nd->inputs[0] >= 0 && nd->inputs[3] >= 0 &&
-                       fuse_same_type(&p->vals[nd->inputs[0]].type, out) &&
-                       fuse_same_type(&p->vals[nd->inputs[3]].type, out)
+    /* 8-bit tensors: pooling, activations, and the elementwise ops of one shape or by a
+     * per-channel factor (a squeeze-and-excitation scale), the kinds 8-bit kernels take */
+    if (qbinary_op(nd)) {
+        if (nd->n_inputs < 8 || nd->inputs[0] < 0 || nd->inputs[3] < 0) return LAY_NONE;
+        const type_info *a = &p->vals[nd->inputs[0]].type, *b = &p->vals[nd->inputs[3]].type;
+        bool a_full = fuse_same_type(a, out), b_full = fuse_same_type(b, out);
+        return (a_full && (b_full || channel_factor(b, out))) || (b_full && channel_factor(a, out))
+                   ? LAY_ALL
+                   : LAY_NONE;
+    }
+    if (qunary_op(nd))
+        return nd->n_inputs >= 5 && nd->inputs[0] >= 0 &&
+                       fuse_same_type(&p->vals[nd->inputs[0]].type, out)
                    ? LAY_ALL
                    : LAY_NONE;
     if (ms_op(nd, "QLinearGlobalAveragePool"))

@@ -3,7 +3,9 @@
  * They compute in float step by step as onnxruntime's MLAS kernels do, so that the roundings
  * match: Add as fma(a, sA/sC, fma(b, sB/sC, zC - fma(sA/sC, zA, sB/sC zB))) (its AVX2 kernel, a
  * broadcast operand folded into the constant first), Mul as (a - zA)(b - zB) * (sA sB / sC) +
- * zC; then rounded half to even and saturated. */
+ * zC; then rounded half to even and saturated. Tensors the fusion pass keeps opaque (channels
+ * last, core/fuse.h; cpu_opaque_prepare's marker as the state) broadcast as they are stored: a
+ * per-channel factor [N, C, 1, ...] against [N, spatial..., C]. */
 #include <math.h>
 
 #include "kernels_cpu/common/broadcast.h"
@@ -125,6 +127,18 @@ static onyx_status qbin_run(const kernel_call *c, bool add) {
     }
     cpu_bcast_iter it;
     const tensor *ins[2] = {a, b};
+    tensor stored[3];
+    if (c->state) { /* opaque: broadcast over the dims as stored, channels last */
+        const tensor *all[3] = {a, b, y};
+        for (int k = 0; k < 3; k++) {
+            stored[k] = *all[k];
+            for (int d = 1; d < all[k]->rank; d++)
+                stored[k].dims[d] = all[k]->dims[d == all[k]->rank - 1 ? 1 : d + 1];
+        }
+        ins[0] = &stored[0];
+        ins[1] = &stored[1];
+        y = &stored[2];
+    }
     TRY(cpu_bcast_init_tensors(&it, y, 2, ins));
     const void *ptr[2] = {a->data, b->data};
     cpu_bcast_run(&it, y->data, ptr, fn, &q, false);

@@ -224,8 +224,14 @@ done:
     return st;
 }
 
+/* Multiply-adds below which oneDNN's reference kernel will do: a squeeze-and-excitation block's
+ * convolutions of one pixel, which oneDNN 3.2 has no other int8 kernel for (and which must
+ * stay on this path for the opaque tensors around them). */
+#define REF_MACS_MAX ((int64_t)1 << 20)
+
 /* The convolution primitive; ONYX_ERR_UNSUPPORTED where oneDNN has only its reference kernel
- * (no faster than ours, and not what this path is for). */
+ * and the convolution is larger than REF_MACS_MAX (no faster than ours, and not what this path
+ * is for). */
 static onyx_status make_primitive(qconv_fast *q) {
     dnnl_engine_t eng;
     TRY(cpu_dnnl_engine(&eng));
@@ -261,8 +267,10 @@ static onyx_status make_primitive(qconv_fast *q) {
                                                    q->md_b, q->md_y, strides, dil, pl, pr, attr),
                          "creating an int8 convolution"));
     const char *impl = NULL;
+    int64_t macs = q->g.n * q->g.m * (q->g.c / q->g.group);
+    for (int i = 0; i < q->g.nsp; i++) macs *= q->g.k[i] * q->g.out[i];
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-        strncmp(impl, "ref", 3) == 0) {
+        (strncmp(impl, "ref", 3) == 0 && macs > REF_MACS_MAX)) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has only a reference int8 convolution here");
         goto done;
     }

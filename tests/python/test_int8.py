@@ -201,6 +201,63 @@ def test_chain_same_at_every_level(xt, per_channel, capfd):
         np.testing.assert_array_equal(fused, ref)
 
 
+def se_bytes(seed=5):
+    """EfficientNet's block as onnxruntime's QOperator quantizer writes it: QLinearConv -> SiLU
+    (QLinearSigmoid, QLinearMul) -> squeeze and excitation (QLinearGlobalAveragePool, QLinearConv
+    of one pixel, QLinearSigmoid, QLinearMul by the per-channel factor) -> QLinearConv ->
+    QLinearGlobalAveragePool -> DequantizeLinear."""
+    r = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(nh.from_array(a, name))
+        return name
+    s = const('s', np.array(0.05, np.float32))
+    z = const('z', np.array(128, np.uint8))
+
+    def qconv(x, name, cin, cout, k):
+        ws = (cout, cin, k, k)
+        nodes.append(oh.make_node('QLinearConv', [
+            x, s, z, const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
+            const(name + '_ws', np.array(1 / np.sqrt(cin * k * k) / 40, np.float32)),
+            const(name + '_wz', np.array(0, np.int8)), s, z,
+            const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
+            [name], pads=[k // 2] * 4))
+        return name
+
+    def silu(x, name):
+        nodes.append(oh.make_node('QLinearSigmoid', [x, s, z, s, z], [name + '_sig'], domain='com.microsoft'))
+        nodes.append(oh.make_node('QLinearMul', [x, s, z, name + '_sig', s, z, s, z], [name],
+                                  domain='com.microsoft'))
+        return name
+    nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
+    a = silu(qconv('xq', 'c1', 3, 16, 3), 'a')
+    nodes.append(oh.make_node('QLinearGlobalAveragePool', [a, s, z, s, z], ['g'], domain='com.microsoft'))
+    nodes.append(oh.make_node('QLinearSigmoid', [qconv('g', 'fc', 16, 16, 1), s, z, s, z], ['f'],
+                              domain='com.microsoft'))
+    nodes.append(oh.make_node('QLinearMul', [a, s, z, 'f', s, z, s, z], ['e'], domain='com.microsoft'))
+    nodes.append(oh.make_node('QLinearGlobalAveragePool', [qconv('e', 'c2', 16, 24, 3), s, z, s, z],
+                              ['h'], domain='com.microsoft'))
+    nodes.append(oh.make_node('DequantizeLinear', ['h', s, z], ['y']))
+    return model_bytes(nodes, [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 20, 20))], inits,
+                       [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+
+
+def test_squeeze_excitation_stays_opaque(capfd):
+    """The SiLU and the per-channel scale of a squeeze-and-excitation block take 8-bit tensors
+    channels last as they are: no reorder between the block's convolutions, same bits."""
+    b = se_bytes()
+    x = np.random.default_rng(2).uniform(-3, 3, (1, 3, 20, 20)).astype(np.float32)
+    fused, = onyx_run(b, {'x': x}, verbose=True)
+    if vnni():  # c1, its sigmoid, a, g, fc, f, e, c2: all but the plain x
+        assert 'fusion: 8 tensors kept opaque' in capfd.readouterr().err
+    plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert np.abs(fused).max() > 0
+    np.testing.assert_array_equal(fused, plain)
+    if vnni():
+        np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
+
+
 # ---------------------------------------------------------------- QDQ units in 8 bits
 
 quant = pytest.importorskip('onnxruntime.quantization')
