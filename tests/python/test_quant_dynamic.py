@@ -9,6 +9,8 @@ take), float outputs equal to the generic path's bit for bit. Every zero-point f
 a single row, and sums past 2^24 where a float round trip would show. Which path ran shows in the
 verbose log ('made data from its constants': B packed once), on CPUs with VNNI only; elsewhere
 both runs take the reference and the path assertions are skipped."""
+import collections
+import json
 import threading
 
 import numpy as np
@@ -246,3 +248,59 @@ def test_dynamic_quantize_linear(shape, kind):
     np.testing.assert_array_equal(y, wy)
     if kind == 'ties':
         assert (np.abs(x / ws - np.floor(x / ws) - 0.5) < 1e-6).sum() > 100  # ties were there
+
+
+# ---------------------------------------------------------------- the fusion (core/optimize.c)
+
+FUSED = '(com.microsoft.MatMulIntegerToFloat-1) made data from its constants'
+
+
+def projections_model(r):
+    """x -> LayerNorm-free block: Q, K, V projections of one input (one DynamicQuantizeLinear
+    feeding three products after quantization), one with no bias, an output projection."""
+    def w(name, shape, s=0.2):
+        return nh.from_array((r.standard_normal(shape) * s).astype(np.float32), name)
+    inits = [w('wq', (32, 24)), w('bq', (24,)), w('wk', (32, 24)), w('bk', (24,)), w('wv', (32, 24)),
+             w('wo', (24, 40)), w('bo', (40,))]
+    nodes = [oh.make_node('MatMul', ['x', 'wq'], ['q0']), oh.make_node('Add', ['q0', 'bq'], ['q']),
+             oh.make_node('MatMul', ['x', 'wk'], ['k0']), oh.make_node('Add', ['bk', 'k0'], ['k']),
+             oh.make_node('MatMul', ['x', 'wv'], ['v']),
+             oh.make_node('Mul', ['q', 'k'], ['qk']), oh.make_node('Add', ['qk', 'v'], ['h']),
+             oh.make_node('Tanh', ['h'], ['t']),
+             oh.make_node('MatMul', ['t', 'wo'], ['o0']), oh.make_node('Add', ['o0', 'bo'], ['y'])]
+    g = oh.make_graph(nodes, 'p', [oh.make_tensor_value_info('x', TP.FLOAT, [2, 7, 32])],
+                      [oh.make_tensor_value_info('y', TP.FLOAT, None)], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize('weight_type,per_channel', [('QInt8', False), ('QUInt8', False),
+                                                     ('QInt8', True), ('QUInt8', True)])
+def test_fusion_same_bits_at_every_level(tmp_path, weight_type, per_channel, capfd):
+    quant = pytest.importorskip('onnxruntime.quantization')
+    r = np.random.default_rng(7)
+    src, dst = tmp_path / 'm.onnx', tmp_path / 'm_dyn.onnx'
+    onnx.save(projections_model(r), str(src))
+    quant.quantize_dynamic(str(src), str(dst), per_channel=per_channel,
+                           weight_type=getattr(quant.QuantType, weight_type))
+    assert {n.op_type for n in onnx.load(str(dst)).graph.node} >= {'MatMulInteger',
+                                                                    'DynamicQuantizeLinear'}
+    x = (r.standard_normal((2, 7, 32)) * 2).astype(np.float32)
+    capfd.readouterr()
+    out = {}
+    for level in ('ORT_ENABLE_ALL', 'ORT_DISABLE_ALL'):
+        so = onyx.SessionOptions()
+        so.graph_optimization_level = getattr(onyx.GraphOptimizationLevel, level)
+        so.log_severity_level = 0
+        so.enable_profiling = True
+        so.profile_file_prefix = str(tmp_path / level)
+        sess = onyx.InferenceSession(str(dst), so)
+        out[level] = sess.run(None, {'x': x})[0]
+        ops = collections.Counter(e.get('args', {}).get('op_name')
+                                  for e in json.load(open(sess.end_profiling())))
+        fused = level == 'ORT_ENABLE_ALL'
+        assert ops['MatMulIntegerToFloat'] == (4 if fused else 0), ops
+        assert ops['MatMulInteger'] == (0 if fused else 4) and ops['Cast'] == (0 if fused else 4)
+        assert capfd.readouterr().err.count(FUSED) == (4 if fused and vnni() else 0)
+    np.testing.assert_array_equal(out['ORT_ENABLE_ALL'], out['ORT_DISABLE_ALL'])
