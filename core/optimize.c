@@ -35,6 +35,9 @@
  *                                       stays in the convolutions' opaque layout, core/fuse.c)
  *   the units of a QDQ graph (DequantizeLinear -> op -> QuantizeLinear): the 8-bit op
  *                          (core/optimize_qdq.c)
+ *   a dynamically quantized product (onnxruntime's quantize_dynamic):
+ *                          Cast(MatMulInteger(q, W, z, wz)) * Mul(s, ws) [+ bias]
+ *                          -> com.microsoft MatMulIntegerToFloat (core/optimize_dynq.c)
  * A pattern is replaced only when its inner values are read by the pattern alone (or by Shapes,
  * which fold) and are no graph outputs; the replacement takes the place of the pattern's nodes,
  * so the order stays topological. A second pass then makes each node that repeats an earlier
@@ -753,6 +756,7 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
     }
     if (is_op(n, "Conv")) return patch_embedding(r, n);
     if (is_op(n, "QuantizeLinear")) return qdq_rewrite(r, n);
+    if (is_op(n, "MatMulInteger")) return dynq_rewrite(r, n);
     if (is_op(n, "Transpose")) {
         TRY(sink_transpose(r, n));
         return r->gone[idx] ? ONYX_OK : rows_before_product(r, n);

@@ -52,5 +52,7 @@ int rw_add_value(rewriter *r, int like, const char *suffix, tensor *init);
 
 /* The QDQ rules (core/optimize_qdq.c), tried at each QuantizeLinear q. */
 onyx_status qdq_rewrite(rewriter *r, const graph_node *q);
+/* The dynamically quantized product (core/optimize_dynq.c), tried at each MatMulInteger. */
+onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi);
 
 #endif

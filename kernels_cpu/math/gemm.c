@@ -1,7 +1,7 @@
 /* CPU kernels of MatMul and Gemm. Float products whose shapes prepare knows run on a oneDNN
  * matmul primitive made at prepare (constant B packed once into its layout); the rest goes
  * through blas.h: float and double (float16/bfloat16 through float copies either way), integers
- * through a plain loop that wraps as ONNX does. */
+ * through a plain loop that wraps as ONNX does. MatMulInteger is in matmul_integer.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,109 +262,6 @@ static onyx_status matmul_generic(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, which MatMul does not take",
                           onyx_dtype_name(A->dtype));
     }
-}
-
-/* ---- MatMulInteger: (A - a_zero_point) @ (B - b_zero_point) in int32, computed as
- * sum_k a'[i,k] b[k,j] - zb[j] * sum_k a'[i,k] so that B is read as stored. Zero points are one
- * value, one per row of A / column of B, or that for each of A's / B's matrices ([D1, D2, M, 1]
- * and [D1, D2, 1, N]). Wraps on overflow (uint32 arithmetic). */
-
-typedef enum zp_kind { ZP_ONE, ZP_EACH, ZP_EACH_MATRIX } zp_kind;
-
-typedef struct mmi_job {
-    mm_job j;
-    const void *za, *zb;
-    zp_kind za_kind, zb_kind;
-} mmi_job;
-
-static inline int64_t zp_index(zp_kind k, int64_t matrix, int64_t per, int64_t i) {
-    return k == ZP_ONE ? 0 : k == ZP_EACH ? i : matrix * per + i;
-}
-
-#define DEFINE_MMI(NA, TA, NB, TB)                                                                 \
-    static void mmi_##NA##_##NB(void *ctx, int64_t b, int64_t e) {                                 \
-        const mmi_job *q = ctx;                                                                    \
-        const mm_job *j = &q->j;                                                                   \
-        for (int64_t t = b; t < e; t++) {                                                          \
-            int64_t bt = t / j->sh.m, i = t % j->sh.m, ao, bo;                                     \
-            cpu_mm_batch_offsets(&j->sh, bt, &ao, &bo);                                            \
-            const TA *a = (const TA *)j->a + ao + i * j->sh.k;                                     \
-            const TB *bm = (const TB *)j->b + bo;                                                  \
-            uint32_t *c = (uint32_t *)j->c + t * j->sh.n;                                          \
-            int64_t ma = ao / (j->sh.m * j->sh.k), mb = bo / (j->sh.k * j->sh.n);                  \
-            int32_t za = q->za ? ((const TA *)q->za)[zp_index(q->za_kind, ma, j->sh.m, i)] : 0;    \
-            uint32_t rs = 0;                                                                       \
-            for (int64_t n = 0; n < j->sh.n; n++) c[n] = 0;                                        \
-            for (int64_t p = 0; p < j->sh.k; p++) {                                                \
-                uint32_t av = (uint32_t)((int32_t)a[p] - za);                                      \
-                const TB *bp = bm + p * j->sh.n;                                                   \
-                rs += av;                                                                          \
-                for (int64_t n = 0; n < j->sh.n; n++) c[n] += av * (uint32_t)(int32_t)bp[n];       \
-            }                                                                                      \
-            if (!q->zb) continue;                                                                  \
-            const TB *zb = q->zb;                                                                  \
-            for (int64_t n = 0; n < j->sh.n; n++)                                                  \
-                c[n] -= rs * (uint32_t)(int32_t)zb[zp_index(q->zb_kind, mb, j->sh.n, n)];          \
-        }                                                                                          \
-    }
-DEFINE_MMI(u8, uint8_t, u8, uint8_t)
-DEFINE_MMI(u8, uint8_t, s8, int8_t)
-DEFINE_MMI(s8, int8_t, u8, uint8_t)
-DEFINE_MMI(s8, int8_t, s8, int8_t)
-
-/* How zero point input i (of operand x, `per` rows or columns per matrix) is laid out. */
-static onyx_status zero_point_kind(const tensor *z, int i, const tensor *x, int64_t per,
-                                   zp_kind *kind) {
-    int64_t matrices = 1;
-    for (int d = 0; d < x->rank - 2; d++) matrices *= x->dims[d];
-    if (z->numel == 1) *kind = ZP_ONE;
-    else if (z->rank == 1 && z->numel == per) *kind = ZP_EACH;
-    else if (z->numel == matrices * per) *kind = ZP_EACH_MATRIX;
-    else
-        return onyx_error(ONYX_ERR_SHAPE, "input %d (zero point) has %lld elements, expected 1, "
-                          "%lld or %lld", i, (long long)z->numel, (long long)per,
-                          (long long)(matrices * per));
-    return ONYX_OK;
-}
-
-onyx_status cpu_matmul_integer_run(const kernel_call *c) {
-    const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *za = kernel_input(c, 2), *zb = kernel_input(c, 3);
-    tensor *Y = kernel_output(c, 0);
-    mmi_job q = {.j = {.dtype = ONYX_INT32}};
-    TRY(cpu_mm_shape_init(A, B, Y, &q.j.sh));
-    bool sa = A->dtype == ONYX_INT8, sb = B->dtype == ONYX_INT8;
-    if ((!sa && A->dtype != ONYX_UINT8) || (!sb && B->dtype != ONYX_UINT8) ||
-        Y->dtype != ONYX_INT32)
-        return onyx_error(ONYX_ERR_SHAPE, "types %s x %s -> %s, expected (u)int8 x (u)int8 -> "
-                          "int32", onyx_dtype_name(A->dtype), onyx_dtype_name(B->dtype),
-                          onyx_dtype_name(Y->dtype));
-    if (za) {
-        if (za->dtype != A->dtype)
-            return onyx_error(ONYX_ERR_SHAPE, "input 2 (a_zero_point) has type %s, expected %s",
-                              onyx_dtype_name(za->dtype), onyx_dtype_name(A->dtype));
-        TRY(zero_point_kind(za, 2, A, q.j.sh.m, &q.za_kind));
-        q.za = za->data;
-    }
-    if (zb) {
-        if (zb->dtype != B->dtype)
-            return onyx_error(ONYX_ERR_SHAPE, "input 3 (b_zero_point) has type %s, expected %s",
-                              onyx_dtype_name(zb->dtype), onyx_dtype_name(B->dtype));
-        TRY(zero_point_kind(zb, 3, B, q.j.sh.n, &q.zb_kind));
-        q.zb = zb->data;
-    }
-    if (Y->numel == 0) return ONYX_OK;
-    if (q.j.sh.k == 0) {
-        /* empty sums; the rows' matrix index (offset / (m * k)) would divide by zero */
-        memset(Y->data, 0, Y->nbytes);
-        return ONYX_OK;
-    }
-    q.j.a = A->data;
-    q.j.b = B->data;
-    q.j.c = Y->data;
-    void (*fn)(void *, int64_t, int64_t) = sa ? (sb ? mmi_s8_s8 : mmi_s8_u8)
-                                              : (sb ? mmi_u8_s8 : mmi_u8_u8);
-    parallel_for(q.j.sh.nbatch * q.j.sh.m, INT_GRAIN / (q.j.sh.n * q.j.sh.k + 1) + 1, fn, &q);
-    return ONYX_OK;
 }
 
 /* ---- Gemm */

@@ -29,5 +29,7 @@ KERNEL("", "TopK", 1, 24, DT_NUMERIC, 0, cpu_topk)
 KERNEL("", "LpNormalization", 1, 22, DT_FLOATS, 0, cpu_lpnormalization)
 KERNEL("", "MeanVarianceNormalization", 9, 13, DT_FLOATS, 0, cpu_meanvariancenormalization)
 KERNEL("", "Einsum", 12, 28, DT_NUMERIC, 0, cpu_einsum)
-KERNEL("", "MatMulInteger", 10, 10, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmul_integer_run)
+KERNEL_FORKED("", "MatMulInteger", 10, 10, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmul_integer_prepare,
+              cpu_matmul_integer_run, cpu_matmul_integer_release, cpu_matmul_integer_fork,
+              cpu_matmul_integer_unfork)
 KERNEL("", "Det", 11, 22, DT_FLOATS, 0, cpu_det_run)

@@ -355,7 +355,9 @@ onyx_status cpu_dequantizelinear_run(const kernel_call *c) {
 }
 
 /* ---- DynamicQuantizeLinear: uint8 with scale (max(0, max x) - min(0, min x)) / 255, in float
- * arithmetic step by step as onnx's reference. */
+ * arithmetic step by step as onnx's reference. Both passes vectorize (CPU_CLONES): a BERT-base
+ * at sequence 128 quantizes 49 activations a run, 31 ms of 89 with the scalar loops (nearbyintf
+ * is a libm call in the x86-64 baseline). NaN is left out of the range and quantizes to 0. */
 
 typedef struct dq_range {
     const float *x;
@@ -367,25 +369,36 @@ typedef struct dq_range {
 
 #define RANGE_PARTS 64
 
-static void range_task(void *ctx, int64_t b, int64_t e) {
+CPU_CLONES static void range_task(void *ctx, int64_t b, int64_t e) {
     dq_range *r = ctx;
     for (int64_t p = b; p < e; p++) {
         int64_t lo = r->n * p / RANGE_PARTS, hi = r->n * (p + 1) / RANGE_PARTS;
+        const float *x = r->x;
         float mn = 0, mx = 0;
+        _Pragma("omp simd reduction(min:mn) reduction(max:mx)")
         for (int64_t i = lo; i < hi; i++) {
-            mn = r->x[i] < mn ? r->x[i] : mn;
-            mx = r->x[i] > mx ? r->x[i] : mx;
+            mn = x[i] < mn ? x[i] : mn;
+            mx = x[i] > mx ? x[i] : mx;
         }
         r->mn[p] = mn;
         r->mx[p] = mx;
     }
 }
 
-static void dyn_task(void *ctx, int64_t b, int64_t e) {
+/* round(clamp(x / scale, -zp, 255 - zp)) + zp, which is clamp(round(x / scale) + zp, 0, 255)
+ * for an integer zp in [0, 255] as rounding is monotonic and keeps integers; clamped first, the
+ * value is small enough for the 1.5 * 2^23 trick to round it half to even in any vector width. */
+CPU_CLONES static void dyn_task(void *ctx, int64_t b, int64_t e) {
     const dq_range *r = ctx;
-    for (int64_t i = b; i < e; i++) {
-        float v = nearbyintf(r->x[i] / r->scale) + r->zp;
-        r->y[i] = (uint8_t)(v != v ? 0.0f : v < 0 ? 0.0f : v > 255 ? 255.0f : v);
+    const float *x = r->x;
+    uint8_t *y = r->y;
+    const float scale = r->scale, zp = r->zp, lo = -zp, hi = 255.0f - zp, magic = 12582912.0f;
+    CPU_SIMD for (int64_t i = b; i < e; i++) {
+        float v = x[i] / scale;
+        v = v < lo ? lo : v; /* NaN stays NaN */
+        v = v > hi ? hi : v;
+        v = (v + magic) - magic + zp;
+        y[i] = (uint8_t)(int32_t)(v != v ? 0.0f : v);
     }
 }
 

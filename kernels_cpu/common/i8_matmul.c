@@ -1,0 +1,347 @@
+/* The exact 8-bit product with a constant B on oneDNN's int8 matmul primitive (i8_matmul.h).
+ *
+ * The primitive computes P = U B8 with U uint8 [m, k] and B8 int8 [k, n], dst int32, and nothing
+ * else: with a source zero point, or an int8 source (whose compensation oneDNN applies), oneDNN
+ * 3.2's brgemm matmul finishes the sums in float, which is inexact past 2^24 (measured here:
+ * off by a few units at K = 3071 with large values). Without either it stays in int32 and
+ * wraps, as the reference does. So U is A (uint8) or A + 128 (int8 A, moved in scratch), B8 is B
+ * or B - 128 (uint8 B, moved once at prepare), and our pass over the result adds the rest, per
+ * element in 32-bit wrapping arithmetic:
+ *   (A - za)(B - zb) = (U - zu)(B8 - zb8) = P - zu colsum(B8)[j] - zb8[j] rowsum(U - zu)[i]
+ * with zu = za (+ 128) and zb8 = zb (- 128). The same pass scales the sums to float for the
+ * ops that want that. Against dnnl_gemm_u8s8s32, which packs B on every call (2 threads, this
+ * Xeon with AVX-512 VNNI, BERT-base's K x N; ranges over runs on a shared machine): M 12:
+ * 768x768 0.03-0.04 ms vs 0.08-0.21, 768x3072 0.14-0.18 vs 0.29-0.40; M 128: 768x768 0.32-0.35
+ * vs 0.40-0.58, 3072x768 0.68-1.75 vs 0.82-2.26. */
+#include "kernels_cpu/common/i8_matmul.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/dnnl_util.h"
+
+static size_t align64(size_t b) { return (b + 63) / 64 * 64; }
+
+/* ---- B packed once: everything the packed bytes depend on is in the key */
+
+typedef struct pack_key {
+    char tag[8];                 /* the rep's cache is shared with other kernels */
+    const void *data;            /* the constant's buffer (stable while the rep lives) */
+    int32_t dtype;
+    cpu_dnnl_layout user, wei;   /* B as stored and the primitive's layout */
+} pack_key;
+
+typedef struct pack_ctx {
+    const tensor *b;
+    const_dnnl_memory_desc_t user, wei;
+    int64_t k, n;
+} pack_ctx;
+
+/* The object: B8 in the primitive's layout, then colsum(B8) at align64(layout size). */
+static onyx_status pack_make(void *ctx, void **obj) {
+    const pack_ctx *x = ctx;
+    onyx_status st = ONYX_OK;
+    int8_t *tmp = NULL;
+    void *pad = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_t from = NULL, to = NULL, pm = NULL;
+    dnnl_memory_desc_t pad_md = NULL;
+    size_t pad_size = 0, bytes = align64(dnnl_memory_desc_get_size(x->wei));
+    char *buf = cpu_dnnl_alloc(bytes + (size_t)x->n * sizeof(int32_t));
+    if (!buf) return onyx_oom("packed matrix B");
+    const int8_t *b8 = x->b->data;
+    if (x->b->dtype == ONYX_UINT8) {
+        if (!(tmp = malloc((size_t)(x->k * x->n)))) {
+            st = onyx_oom("packed matrix B");
+            goto done;
+        }
+        const uint8_t *src = x->b->data;
+        for (int64_t i = 0; i < x->k * x->n; i++) tmp[i] = (int8_t)(src[i] ^ 0x80);
+        b8 = tmp;
+    }
+    uint32_t *colsum = (uint32_t *)(buf + bytes); /* wrapping, as every sum here */
+    for (int64_t j = 0; j < x->n; j++) colsum[j] = 0;
+    for (int64_t p = 0; p < x->k; p++)
+        for (int64_t j = 0; j < x->n; j++) colsum[j] += (uint32_t)(int32_t)b8[p * x->n + j];
+    CHECK(cpu_dnnl_reorder(x->user, x->wei, &r, &pad_md, &pad_size));
+    CHECK(cpu_dnnl_memory(&from, x->user));
+    CHECK(cpu_dnnl_memory(&to, x->wei));
+    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)b8), "binding B"));
+    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(to, buf), "binding packed B"));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    int nargs = 2;
+    if (pad_size) {
+        if (!(pad = cpu_dnnl_alloc(pad_size))) {
+            st = onyx_oom("packing matrix B");
+            goto done;
+        }
+        CHECK(cpu_dnnl_memory(&pm, pad_md));
+        CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding a scratchpad"));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
+    }
+    CHECK(cpu_dnnl_execute(r, nargs, args));
+    *obj = buf;
+    buf = NULL;
+done:
+    if (pm) dnnl_memory_destroy(pm);
+    if (pad_md) dnnl_memory_desc_destroy(pad_md);
+    if (to) dnnl_memory_destroy(to);
+    if (from) dnnl_memory_destroy(from);
+    if (r) dnnl_primitive_destroy(r);
+    free(pad);
+    free(tmp);
+    free(buf);
+    return st;
+}
+
+static void pack_release(void *obj) { free(obj); }
+
+/* ---- prepare */
+
+void cpu_i8mm_release(cpu_i8mm *p) {
+    if (!p) return;
+    if (p->prim) dnnl_primitive_destroy(p->prim);
+    dnnl_memory_desc_t all[] = {p->md_src, p->md_wei, p->md_dst, p->md_pad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) dnnl_memory_desc_destroy(all[i]);
+    free(p); /* packed and colsum belong to the rep's shared cache */
+}
+
+static onyx_status md_2d(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, dnnl_data_type_t dt,
+                         bool any) {
+    dnnl_dims_t d = {rows, cols};
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, 2, d, dt,
+                                                           any ? dnnl_format_tag_any : dnnl_ab),
+                          "describing a matrix");
+}
+
+/* ONYX_ERR_UNSUPPORTED (message set) for what oneDNN does not take: the caller clears it. */
+static onyx_status build(const kernel_prep *kp, int64_t m, const tensor *b, cpu_i8mm *p) {
+    onyx_status st = ONYX_OK;
+    dnnl_engine_t eng;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_memory_desc_t b_user = NULL, b_any = NULL;
+    const int64_t k = b->dims[0], n = b->dims[1];
+    CHECK(cpu_dnnl_engine(&eng));
+    CHECK(md_2d(&p->md_src, m, k, dnnl_u8, false));
+    CHECK(md_2d(&b_user, k, n, dnnl_s8, false));
+    CHECK(md_2d(&b_any, k, n, dnnl_s8, true));
+    CHECK(md_2d(&p->md_dst, m, n, dnnl_s32, false));
+    CHECK(cpu_dnnl_attr(&attr));
+    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, p->md_src, b_any, NULL, p->md_dst, attr),
+                         "creating the int8 product"));
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl && !strncmp(impl, "ref", 3)) { /* slower than the plain loop's fallback */
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "no optimized int8 matmul for this product");
+        goto done;
+    }
+    const_dnnl_memory_desc_t wei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (!wei) {
+        st = onyx_error(ONYX_ERR_RUNTIME, "oneDNN: the int8 product has no weights descriptor");
+        goto done;
+    }
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&p->md_wei, wei), "copying matrix B's layout"));
+    p->pad_size = cpu_dnnl_scratchpad(pd, &p->md_pad);
+    if (p->pad_size == SIZE_MAX) {
+        p->pad_size = 0;
+        st = onyx_oom("int8 matmul scratchpad descriptor");
+        goto done;
+    }
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&p->prim, pd), "creating the int8 product"));
+    pack_key key;
+    memset(&key, 0, sizeof key); /* padding bytes are part of the key */
+    memcpy(key.tag, "i8mmB", 6);
+    key.data = b->data;
+    key.dtype = (int32_t)b->dtype;
+    if (!cpu_dnnl_layout_of(b_user, &key.user) || !cpu_dnnl_layout_of(p->md_wei, &key.wei)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
+        goto done;
+    }
+    pack_ctx ctx = {b, b_user, p->md_wei, k, n};
+    void *obj = NULL;
+    CHECK(kernel_shared(kp, &key, sizeof key, pack_make, pack_release, &ctx, &obj));
+    p->packed = obj;
+    p->colsum =
+        (const int32_t *)((const char *)obj + align64(dnnl_memory_desc_get_size(p->md_wei)));
+done:
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (b_user) dnnl_memory_desc_destroy(b_user);
+    if (b_any) dnnl_memory_desc_destroy(b_any);
+    return st;
+}
+
+onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, const tensor *b,
+                             cpu_i8mm **out) {
+    *out = NULL;
+    if (!b || b->rank != 2 || (b->dtype != ONYX_INT8 && b->dtype != ONYX_UINT8) || !b->data)
+        return ONYX_OK;
+    const int64_t k = b->dims[0], n = b->dims[1];
+    /* oneDNN takes dims below 2^31 (dnnl_util.c); the products stay within int64 */
+    if (m <= 0 || k <= 0 || n <= 0 || m > INT32_MAX || k > INT32_MAX || n > INT32_MAX ||
+        !cpu_int8_exact())
+        return ONYX_OK;
+    cpu_i8mm *p = calloc(1, sizeof *p);
+    if (!p) return onyx_oom("int8 matmul state");
+    p->m = m;
+    p->k = k;
+    p->n = n;
+    p->a_signed = a_signed;
+    p->b_shift = b->dtype == ONYX_UINT8 ? 128 : 0;
+    onyx_status st = build(kp, m, b, p);
+    size_t t = 0;
+    if (st == ONYX_OK) {
+        size_t u = a_signed ? (size_t)(m * k) : 0, zb = (size_t)n * sizeof(int32_t);
+        if (u > SIZE_MAX / 4 || p->pad_size > SIZE_MAX / 4) {
+            st = onyx_oom("int8 matmul scratch");
+        } else {
+            p->off_u = t;
+            t += align64(u);
+            p->off_zb = t;
+            t += align64(zb);
+            p->off_pad = t;
+            t += align64(p->pad_size);
+            p->scratch_bytes = t + 64;
+        }
+    }
+    if (st != ONYX_OK) {
+        cpu_i8mm_release(p);
+        if (st == ONYX_ERR_NO_MEMORY) return st;
+        onyx_error_clear(); /* what oneDNN refuses goes to the caller's own loop */
+        return ONYX_OK;
+    }
+    *out = p;
+    return ONYX_OK;
+}
+
+void cpu_i8mm_unfork(cpu_i8mm_mem *f) {
+    if (!f) return;
+    dnnl_memory_t all[] = {f->src, f->wei, f->dst, f->pad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) dnnl_memory_destroy(all[i]);
+    free(f);
+}
+
+onyx_status cpu_i8mm_fork(const cpu_i8mm *p, cpu_i8mm_mem **out) {
+    cpu_i8mm_mem *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("int8 matmul working state");
+    onyx_status st = ONYX_OK;
+    f->p = p;
+    CHECK(cpu_dnnl_memory(&f->src, p->md_src));
+    CHECK(cpu_dnnl_memory(&f->wei, p->md_wei));
+    CHECK(cpu_dnnl_memory(&f->dst, p->md_dst));
+    if (p->pad_size) CHECK(cpu_dnnl_memory(&f->pad, p->md_pad));
+    *out = f;
+    f = NULL;
+done:
+    cpu_i8mm_unfork(f);
+    return st;
+}
+
+/* ---- run */
+
+typedef struct fix_job {
+    const cpu_i8mm *p;
+    const cpu_i8mm_call *x;
+    const int32_t *zb8;          /* [n], or NULL when B's zero point (moved) is 0 everywhere */
+} fix_job;
+
+/* sum_p a[p] in A's type, wrapping */
+static uint32_t row_sum(const void *a, int64_t k, bool s8) {
+    uint32_t s = 0;
+    if (s8) {
+        const int8_t *v = a;
+        CPU_SIMD for (int64_t p = 0; p < k; p++) s += (uint32_t)(int32_t)v[p];
+    } else {
+        const uint8_t *v = a;
+        CPU_SIMD for (int64_t p = 0; p < k; p++) s += (uint32_t)v[p];
+    }
+    return s;
+}
+
+/* Rows [b, e) of the result: the zero-point terms, then float scaling where asked. */
+CPU_CLONES static void fix_rows(void *ctx, int64_t b, int64_t e) {
+    const fix_job *j = ctx;
+    const cpu_i8mm *p = j->p;
+    const cpu_i8mm_call *x = j->x;
+    const int64_t n = p->n, k = p->k;
+    const uint32_t *cs = (const uint32_t *)p->colsum, *zb8 = (const uint32_t *)j->zb8;
+    for (int64_t i = b; i < e; i++) {
+        uint32_t za = (uint32_t)x->za[x->za_rows ? i : 0];
+        uint32_t zu = za + (p->a_signed ? 128u : 0u);
+        /* rowsum(A - za) = rowsum(U - zu) */
+        uint32_t rs = zb8 ? row_sum((const char *)x->a + i * k, k, p->a_signed) - za * (uint32_t)k
+                          : 0;
+        uint32_t *acc = (uint32_t *)x->y + i * n;
+        if (zb8) {
+            CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] = acc[c] - zu * cs[c] - rs * zb8[c];
+        } else {
+            CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] = acc[c] - zu * cs[c];
+        }
+        if (!x->mult) continue;
+        /* in place: each int32 is read before its float is written */
+        float *y = (float *)x->y + i * n;
+        const int32_t *s = (const int32_t *)acc;
+        if (x->mult_cols && x->bias) {
+            CPU_SIMD for (int64_t c = 0; c < n; c++) {
+                float v = (float)s[c] * x->mult[c];
+                y[c] = v + x->bias[c];
+            }
+        } else if (x->mult_cols) {
+            CPU_SIMD for (int64_t c = 0; c < n; c++) y[c] = (float)s[c] * x->mult[c];
+        } else if (x->bias) {
+            const float mu = x->mult[0];
+            CPU_SIMD for (int64_t c = 0; c < n; c++) {
+                float v = (float)s[c] * mu;
+                y[c] = v + x->bias[c];
+            }
+        } else {
+            const float mu = x->mult[0];
+            CPU_SIMD for (int64_t c = 0; c < n; c++) y[c] = (float)s[c] * mu;
+        }
+    }
+}
+
+static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
+    return cpu_dnnl_check(dnnl_memory_set_data_handle(mem, (void *)ptr), "binding a matrix");
+}
+
+onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
+    const cpu_i8mm *p = f->p;
+    char *sb = (char *)(((uintptr_t)x->scratch + 63) & ~(uintptr_t)63);
+    const void *u = x->a;
+    if (p->a_signed) { /* int8 A as uint8 A + 128: the only source oneDNN keeps exact */
+        uint8_t *dst = (uint8_t *)(sb + p->off_u);
+        const uint8_t *src = x->a;
+        const int64_t cnt = p->m * p->k;
+        CPU_SIMD for (int64_t i = 0; i < cnt; i++) dst[i] = src[i] ^ 0x80;
+        u = dst;
+    }
+    /* B's zero point as moved with B; NULL where it is 0 for every column */
+    int32_t *zb8 = (int32_t *)(sb + p->off_zb);
+    bool any = false;
+    for (int64_t j = 0; j < p->n; j++) {
+        int32_t z = x->zb ? x->zb[x->zb_cols ? j : 0] : 0;
+        zb8[j] = z - p->b_shift;
+        any |= zb8[j] != 0;
+    }
+    TRY(bind(f->src, u));
+    TRY(bind(f->wei, p->packed));
+    TRY(bind(f->dst, x->y));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, f->src}, {DNNL_ARG_WEIGHTS, f->wei},
+                               {DNNL_ARG_DST, f->dst}};
+    int nargs = 3;
+    if (p->pad_size) {
+        TRY(bind(f->pad, sb + p->off_pad));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
+    }
+    TRY(cpu_dnnl_execute(p->prim, nargs, args));
+    fix_job j = {p, x, any ? zb8 : NULL};
+    parallel_for(p->m, 32768 / (p->n + (any ? p->k : 0) + 1) + 1, fix_rows, &j);
+    return ONYX_OK;
+}

@@ -1,0 +1,63 @@
+/* The exact 8-bit product with a constant B, behind MatMulInteger, MatMulIntegerToFloat and
+ * DynamicQuantizeMatMul: oneDNN's int8 matmul primitive made at prepare, B packed once into its
+ * layout and shared by every plan of the rep, the zero points applied by our own pass over the
+ * int32 result (which also scales it to float where the op wants that). */
+#ifndef ONYX_KERNELS_CPU_I8_MATMUL_H
+#define ONYX_KERNELS_CPU_I8_MATMUL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "core/kernel.h"
+
+/* Prepared once per plan, read-only afterwards. */
+typedef struct cpu_i8mm {
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t md_src, md_wei, md_dst, md_pad; /* owned */
+    size_t pad_size;
+    const void *packed;      /* B (moved to int8) in the primitive's layout (rep's shared cache) */
+    const int32_t *colsum;   /* [n] column sums of that int8 B, beside it in the same object */
+    int64_t m, k, n;
+    bool a_signed;           /* A is int8: moved up by 128 into scratch per run */
+    int32_t b_shift;         /* 128 for uint8 B (stored as B - 128), 0 for int8 */
+    size_t off_u, off_zb, off_pad, scratch_bytes; /* the run's scratch, 64-byte aligned */
+} cpu_i8mm;
+
+/* A run context's memory objects (handles set per run). */
+typedef struct cpu_i8mm_mem {
+    const cpu_i8mm *p;
+    dnnl_memory_t src, wei, dst, pad;
+} cpu_i8mm_mem;
+
+/* Prepares (A - za)(B - zb) for A [m, k] (int8 when a_signed, else uint8) and the constant 2-D
+ * int8/uint8 B [k, n]. *out is NULL, with ONYX_OK, where the fast path does not apply: no exact
+ * int8 product on this CPU (cpu_int8_exact), dims oneDNN does not take, or only its reference
+ * implementation; the caller then computes the product itself. Fails only for memory. */
+onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, const tensor *b,
+                             cpu_i8mm **out);
+void cpu_i8mm_release(cpu_i8mm *p);
+onyx_status cpu_i8mm_fork(const cpu_i8mm *p, cpu_i8mm_mem **out);
+void cpu_i8mm_unfork(cpu_i8mm_mem *f);
+
+/* One product. Zero points as numbers in A's and B's own types. */
+typedef struct cpu_i8mm_call {
+    const void *a;           /* [m, k], dense */
+    const int32_t *za;       /* za[0], or za[i] for row i when za_rows */
+    bool za_rows;
+    const int32_t *zb;       /* zb[0], or zb[j] for column j when zb_cols; NULL: 0 */
+    bool zb_cols;
+    /* [m, n], dense: the int32 products (mult NULL), or float(acc) * mult[j] (+ bias[j]), as
+     * onnxruntime's scale-bias output processor rounds (the int32 sums land here first) */
+    void *y;
+    const float *mult;       /* mult[0], or mult[j] when mult_cols */
+    bool mult_cols;
+    const float *bias;       /* [n] or NULL */
+    void *scratch;           /* p->scratch_bytes, 64-byte aligned (kernel_scratch) */
+} cpu_i8mm_call;
+
+/* Runs the product: exact, 32-bit wrapping sums as the reference loops. */
+onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x);
+
+#endif
