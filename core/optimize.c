@@ -55,7 +55,7 @@
 #include "core/rewriter.h"
 
 
-static bool is_op(const graph_node *n, const char *op) {
+bool rw_is_op(const graph_node *n, const char *op) {
     return n && !*n->domain && !strcmp(n->op_type, op);
 }
 
@@ -82,15 +82,14 @@ static double scalar_of(const rewriter *r, int v) {
     const graph_value *gv = &r->g->values[v];
     if (gv->flags & GV_INITIALIZER) t = gv->init;
     const graph_node *p = rw_producer(r, v);
-    if (!t && is_op(p, "Constant")) t = attr_tensor(p, "value");
+    if (!t && rw_is_op(p, "Constant")) t = attr_tensor(p, "value");
     if (!t || t->numel != 1 || !dtype_is_float(t->dtype)) return NAN;
     return tensor_get_f64(t, 0);
 }
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-3 * fabs(b); }
 
-/* The operand of a binary node other than `v`, or -1 when v is not one of its two inputs. */
-static int other_input(const graph_node *n, int v) {
+int rw_other_input(const graph_node *n, int v) {
     if (!n || n->n_inputs != 2) return -1;
     if (n->inputs[0] == v) return n->inputs[1];
     if (n->inputs[1] == v) return n->inputs[0];
@@ -104,12 +103,12 @@ int rw_index(const rewriter *r, const graph_node *n) { return (int)(n - r->g->no
 static bool match_half_product(const rewriter *r, int a, int x, const graph_node **last,
                                const graph_node **members, int *n_members) {
     const graph_node *m1 = rw_sole_reader(r, a);
-    if (!is_op(m1, "Mul")) return false;
-    int other = other_input(m1, a);
+    if (!rw_is_op(m1, "Mul")) return false;
+    int other = rw_other_input(m1, a);
     members[(*n_members)++] = m1;
     if (other == x) { /* (x * a) * 0.5 */
         const graph_node *m2 = rw_sole_reader(r, m1->outputs[0]);
-        if (!is_op(m2, "Mul") || !near(scalar_of(r, other_input(m2, m1->outputs[0])), 0.5))
+        if (!rw_is_op(m2, "Mul") || !near(scalar_of(r, rw_other_input(m2, m1->outputs[0])), 0.5))
             return false;
         members[(*n_members)++] = m2;
         *last = m2;
@@ -117,14 +116,14 @@ static bool match_half_product(const rewriter *r, int a, int x, const graph_node
     }
     if (near(scalar_of(r, other), 0.5)) { /* (a * 0.5) * x */
         const graph_node *m2 = rw_sole_reader(r, m1->outputs[0]);
-        if (!is_op(m2, "Mul") || other_input(m2, m1->outputs[0]) != x) return false;
+        if (!rw_is_op(m2, "Mul") || rw_other_input(m2, m1->outputs[0]) != x) return false;
         members[(*n_members)++] = m2;
         *last = m2;
         return true;
     }
     const graph_node *h = rw_producer(r, other); /* (x * 0.5) * a */
-    if (!is_op(h, "Mul") || r->uses[other] != 1 || other_input(h, x) < 0 ||
-        !near(scalar_of(r, other_input(h, x)), 0.5))
+    if (!rw_is_op(h, "Mul") || r->uses[other] != 1 || rw_other_input(h, x) < 0 ||
+        !near(scalar_of(r, rw_other_input(h, x)), 0.5))
         return false;
     members[(*n_members)++] = h;
     *last = m1;
@@ -134,7 +133,7 @@ static bool match_half_product(const rewriter *r, int a, int x, const graph_node
 /* 1 + act: the Add reading act's output with a constant 1. */
 static const graph_node *plus_one(const rewriter *r, const graph_node *act) {
     const graph_node *add = rw_sole_reader(r, act->outputs[0]);
-    if (!is_op(add, "Add") || !near(scalar_of(r, other_input(add, act->outputs[0])), 1.0))
+    if (!rw_is_op(add, "Add") || !near(scalar_of(r, rw_other_input(add, act->outputs[0])), 1.0))
         return NULL;
     return add;
 }
@@ -143,8 +142,8 @@ static const graph_node *plus_one(const rewriter *r, const graph_node *act) {
 static int erf_argument(const rewriter *r, const graph_node *erf) {
     const graph_node *d = rw_producer(r, erf->inputs[0]);
     if (!d || r->uses[erf->inputs[0]] != 1 || d->n_inputs != 2) return -1;
-    if (is_op(d, "Div") && near(scalar_of(r, d->inputs[1]), sqrt(2.0))) return d->inputs[0];
-    if (is_op(d, "Mul")) {
+    if (rw_is_op(d, "Div") && near(scalar_of(r, d->inputs[1]), sqrt(2.0))) return d->inputs[0];
+    if (rw_is_op(d, "Mul")) {
         for (int k = 0; k < 2; k++)
             if (near(scalar_of(r, d->inputs[k]), sqrt(0.5))) return d->inputs[1 - k];
     }
@@ -155,21 +154,21 @@ static int erf_argument(const rewriter *r, const graph_node *erf) {
 static int tanh_argument(const rewriter *r, const graph_node *tanh_node, const graph_node **members,
                          int *n_members) {
     const graph_node *scale = rw_producer(r, tanh_node->inputs[0]);
-    if (!is_op(scale, "Mul") || r->uses[tanh_node->inputs[0]] != 1) return -1;
+    if (!rw_is_op(scale, "Mul") || r->uses[tanh_node->inputs[0]] != 1) return -1;
     int sum = -1;
     for (int k = 0; k < 2; k++)
         if (near(scalar_of(r, scale->inputs[k]), sqrt(2.0 / M_PI))) sum = scale->inputs[1 - k];
     const graph_node *add = rw_producer(r, sum);
-    if (!is_op(add, "Add") || r->uses[sum] != 1) return -1;
+    if (!rw_is_op(add, "Add") || r->uses[sum] != 1) return -1;
     for (int k = 0; k < 2; k++) {
         int x = add->inputs[k], cubic = add->inputs[1 - k];
         const graph_node *mul = rw_producer(r, cubic);
-        if (!is_op(mul, "Mul") || r->uses[cubic] != 1) continue;
+        if (!rw_is_op(mul, "Mul") || r->uses[cubic] != 1) continue;
         for (int j = 0; j < 2; j++) {
             if (!near(scalar_of(r, mul->inputs[j]), 0.044715)) continue;
             int cube = mul->inputs[1 - j];
             const graph_node *pow = rw_producer(r, cube);
-            if (!is_op(pow, "Pow") || r->uses[cube] != 1 || pow->inputs[0] != x ||
+            if (!rw_is_op(pow, "Pow") || r->uses[cube] != 1 || pow->inputs[0] != x ||
                 !near(scalar_of(r, pow->inputs[1]), 3.0))
                 continue;
             members[(*n_members)++] = scale;
@@ -281,7 +280,7 @@ static int64_t mean_axes(const rewriter *r, const graph_node *n, const int64_t *
 /* Whether n is a ReduceMean of `x` (when x >= 0) over its last axis alone, keeping it; *c gets
  * the length of that axis where inference knows it (else -1). */
 static bool last_axis_mean(const rewriter *r, const graph_node *n, int x, int64_t *c) {
-    if (!is_op(n, "ReduceMean") || n->n_outputs != 1 || n->n_inputs < 1 || n->inputs[0] < 0 ||
+    if (!rw_is_op(n, "ReduceMean") || n->n_outputs != 1 || n->n_inputs < 1 || n->inputs[0] < 0 ||
         (x >= 0 && n->inputs[0] != x) || attr_int(n, "keepdims", 1) != 1)
         return false;
     const type_info *t = r->types ? &r->types[n->inputs[0]] : NULL;
@@ -297,12 +296,12 @@ const tensor *rw_constant(const rewriter *r, int v) {
     for (int hops = 0; v >= 0 && hops < 8; hops++) {
         const graph_value *gv = &r->g->values[v];
         const graph_node *p = rw_producer(r, v);
-        if (is_op(p, "Identity") && p->n_inputs == 1) {
+        if (rw_is_op(p, "Identity") && p->n_inputs == 1) {
             v = p->inputs[0];
             continue;
         }
         return (gv->flags & GV_INITIALIZER) ? gv->init
-               : is_op(p, "Constant")      ? attr_tensor(p, "value")
+               : rw_is_op(p, "Constant")      ? attr_tensor(p, "value")
                                            : NULL;
     }
     return NULL;
@@ -330,14 +329,14 @@ static bool selects_only(const rewriter *r, int v, int depth) {
         if (!reads) continue;
         if (r->gone[n] || nd->n_outputs != 1 || nd->inputs[0] != v) return false;
         readers++;
-        if (is_op(nd, "Shape")) continue; /* the exporter's dims, folded once shapes are known */
-        if (is_op(nd, "Gather")) {
+        if (rw_is_op(nd, "Shape")) continue; /* the exporter's dims, folded once shapes are known */
+        if (rw_is_op(nd, "Gather")) {
             const tensor *index = nd->n_inputs == 2 ? rw_constant(r, nd->inputs[1]) : NULL;
             if (!index || index->numel != 1) return false;
             continue;
         }
         bool move = false;
-        for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) move |= is_op(nd, moves[k]);
+        for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) move |= rw_is_op(nd, moves[k]);
         if (!move || !selects_only(r, nd->outputs[0], depth + 1)) return false;
     }
     return readers == r->uses[v]; /* a graph output counts more */
@@ -354,7 +353,7 @@ static bool read_for_shape(const rewriter *r, int v, const graph_node *node, boo
             if (nd->inputs[i] != v) continue;
             readers++;
             if (nd == node) continue;
-            if (r->gone[n] || !is_op(nd, "Shape")) return false;
+            if (r->gone[n] || !rw_is_op(nd, "Shape")) return false;
             *shapes = true;
         }
     }
@@ -375,7 +374,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
     const graph_node *mm = NULL;
     for (int n = 0; n < r->g->n_nodes && !mm; n++) {
         const graph_node *nd = &r->g->nodes[n];
-        if (!r->gone[n] && is_op(nd, "MatMul") && nd->inputs[0] == t->outputs[0]) mm = nd;
+        if (!r->gone[n] && rw_is_op(nd, "MatMul") && nd->inputs[0] == t->outputs[0]) mm = nd;
     }
     bool keep_t;
     const tensor *w = mm && mm->inputs[1] != t->outputs[0] &&
@@ -384,7 +383,7 @@ static onyx_status sink_transpose(rewriter *r, const graph_node *t) {
                           : NULL;
     if (!w || w->rank != 2) return ONYX_OK;
     const graph_node *add = rw_sole_reader(r, mm->outputs[0]), *last = mm;
-    int bias = other_input(is_op(add, "Add") ? add : NULL, mm->outputs[0]);
+    int bias = rw_other_input(rw_is_op(add, "Add") ? add : NULL, mm->outputs[0]);
     const tensor *b = constant_of(r, bias);
     if (b) {
         if ((size_t)b->rank > rank) return ONYX_OK; /* it would add dims before the Transpose's */
@@ -441,11 +440,11 @@ static int static_dims(rewriter *r, int v, const int64_t **dims) {
 /* Gemm(a, B [, C]) or MatMul(a, B) of a constant matrix B, without transposing a, and a C (if
  * any) constant per column: each row of the result depends on that row of a alone. */
 static bool row_wise_product(const rewriter *r, const graph_node *n) {
-    if (is_op(n, "MatMul")) {
+    if (rw_is_op(n, "MatMul")) {
         const tensor *b = constant_of(r, n->inputs[1]);
         return b && b->rank == 2;
     }
-    if (!is_op(n, "Gemm") || attr_int(n, "transA", 0) || !constant_of(r, n->inputs[1]))
+    if (!rw_is_op(n, "Gemm") || attr_int(n, "transA", 0) || !constant_of(r, n->inputs[1]))
         return false;
     if (n->n_inputs < 3 || n->inputs[2] < 0) return true;
     const tensor *c = constant_of(r, n->inputs[2]);
@@ -502,16 +501,16 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
         seen[q[i]] = true;
     }
     const graph_node *r2 = rw_producer(r, t2->inputs[0]);
-    const graph_node *prod = r2 && is_op(r2, "Reshape") && r2->n_inputs == 2 &&
+    const graph_node *prod = r2 && rw_is_op(r2, "Reshape") && r2->n_inputs == 2 &&
                                      r->uses[t2->inputs[0]] == 1
                                  ? rw_producer(r, r2->inputs[0])
                                  : NULL;
     if (!prod || r->uses[r2->inputs[0]] != 1 || !row_wise_product(r, prod)) return ONYX_OK;
     const graph_node *r1 = rw_producer(r, prod->inputs[0]);
-    const graph_node *t1 = r1 && is_op(r1, "Reshape") && r->uses[prod->inputs[0]] == 1
+    const graph_node *t1 = r1 && rw_is_op(r1, "Reshape") && r->uses[prod->inputs[0]] == 1
                                ? rw_producer(r, r1->inputs[0])
                                : NULL;
-    size_t np = t1 && is_op(t1, "Transpose") && r->uses[r1->inputs[0]] == 1
+    size_t np = t1 && rw_is_op(t1, "Transpose") && r->uses[r1->inputs[0]] == 1
                     ? attr_ints(t1, "perm", &p)
                     : 0;
     if (np < (size_t)a + 1 || np > ONYX_MAX_RANK || t1->n_outputs != 1) return ONYX_OK;
@@ -536,7 +535,7 @@ static onyx_status rows_before_product(rewriter *r, const graph_node *t2) {
     int x = t1->inputs[0];
     TRY(place(r, t1, only_t1, 1, "Transpose", t1->version, &x, 1, t1->outputs[0], &perm_attr, 1));
     r->retyped[t1->outputs[0]] = true;
-    if (is_op(prod, "Gemm") && attr_float(prod, "alpha", 1.0f) == 1.0f &&
+    if (rw_is_op(prod, "Gemm") && attr_float(prod, "alpha", 1.0f) == 1.0f &&
         (prod->n_inputs < 3 || prod->inputs[2] < 0 || attr_float(prod, "beta", 1.0f) == 1.0f))
         return rows_as_matmul(r, r1, prod, r2, t2, shape, a, m[1]);
     int c = add_shape(r, t2->outputs[0], shape, a + 1), reshape[2] = {r2->inputs[0], c};
@@ -570,11 +569,11 @@ static onyx_status patch_embedding(rewriter *r, const graph_node *conv) {
     const tensor *w;
     if (conv->n_outputs != 1 || !patch_conv(r, conv, &w)) return ONYX_OK;
     const graph_node *flat = rw_sole_reader(r, conv->outputs[0]);
-    const graph_node *t = flat && is_op(flat, "Reshape") && flat->inputs[0] == conv->outputs[0]
+    const graph_node *t = flat && rw_is_op(flat, "Reshape") && flat->inputs[0] == conv->outputs[0]
                               ? rw_sole_reader(r, flat->outputs[0])
                               : NULL;
     const int64_t *perm, *xd, *fd;
-    if (!t || !is_op(t, "Transpose") || attr_ints(t, "perm", &perm) != 3 || perm[0] != 0 ||
+    if (!t || !rw_is_op(t, "Transpose") || attr_ints(t, "perm", &perm) != 3 || perm[0] != 0 ||
         perm[1] != 2 || perm[2] != 1)
         return ONYX_OK;
     /* x [N, C, H, W] with H and W multiples of the patch; flat [N, M, P] */
@@ -628,7 +627,7 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
     int x = mean1->inputs[0];
     m[nm++] = mean1;
     const graph_node *sub = rw_sole_reader(r, mean1->outputs[0]);
-    if (!is_op(sub, "Sub") || sub->n_inputs != 2 || sub->inputs[0] != x ||
+    if (!rw_is_op(sub, "Sub") || sub->n_inputs != 2 || sub->inputs[0] != x ||
         sub->inputs[1] != mean1->outputs[0])
         return ONYX_OK;
     m[nm++] = sub;
@@ -641,40 +640,40 @@ static onyx_status layer_norm(rewriter *r, const graph_node *mean1) {
         for (int i = 0; i < nd->n_inputs; i++) reads |= nd->inputs[i] == d;
         if (!reads || r->gone[n]) continue;
         if (nd->n_inputs != 2) return ONYX_OK;
-        if (is_op(nd, "Div") && nd->inputs[0] == d && !div) div = nd;
-        else if (!sq && ((is_op(nd, "Pow") && nd->inputs[0] == d && scalar_of(r, nd->inputs[1]) == 2.0) ||
-                          (is_op(nd, "Mul") && nd->inputs[0] == d && nd->inputs[1] == d)))
+        if (rw_is_op(nd, "Div") && nd->inputs[0] == d && !div) div = nd;
+        else if (!sq && ((rw_is_op(nd, "Pow") && nd->inputs[0] == d && scalar_of(r, nd->inputs[1]) == 2.0) ||
+                          (rw_is_op(nd, "Mul") && nd->inputs[0] == d && nd->inputs[1] == d)))
             sq = nd;
         else return ONYX_OK;
     }
-    if (!sq || !div || r->uses[d] != (is_op(sq, "Mul") ? 3 : 2)) return ONYX_OK;
+    if (!sq || !div || r->uses[d] != (rw_is_op(sq, "Mul") ? 3 : 2)) return ONYX_OK;
     m[nm++] = sq;
     int64_t c2;
     const graph_node *mean2 = rw_sole_reader(r, sq->outputs[0]);
     if (!mean2 || !last_axis_mean(r, mean2, sq->outputs[0], &c2)) return ONYX_OK;
     m[nm++] = mean2;
     const graph_node *add = rw_sole_reader(r, mean2->outputs[0]);
-    double eps = scalar_of(r, other_input(add, mean2->outputs[0]));
-    if (!is_op(add, "Add") || !(eps >= 0) || !isfinite(eps)) return ONYX_OK;
+    double eps = scalar_of(r, rw_other_input(add, mean2->outputs[0]));
+    if (!rw_is_op(add, "Add") || !(eps >= 0) || !isfinite(eps)) return ONYX_OK;
     m[nm++] = add;
     const graph_node *root = rw_sole_reader(r, add->outputs[0]);
-    if (!is_op(root, "Sqrt") || rw_sole_reader(r, root->outputs[0]) != div ||
+    if (!rw_is_op(root, "Sqrt") || rw_sole_reader(r, root->outputs[0]) != div ||
         div->inputs[1] != root->outputs[0])
         return ONYX_OK;
     m[nm++] = root;
     m[nm++] = div;
     const graph_node *scale = rw_sole_reader(r, div->outputs[0]);
-    int g_in = other_input(scale, div->outputs[0]);
+    int g_in = rw_other_input(scale, div->outputs[0]);
     const tensor *gamma = constant_of(r, g_in);
     /* gamma spans the axis (where inference lost its length, the Mul says it: only an axis
      * of one element, where the pattern normalizes nothing, could broadcast to gamma) */
-    if (!is_op(scale, "Mul") || !gamma || gamma->rank != 1 || gamma->numel != (c >= 0 ? c : gamma->numel) ||
+    if (!rw_is_op(scale, "Mul") || !gamma || gamma->rank != 1 || gamma->numel != (c >= 0 ? c : gamma->numel) ||
         gamma->numel < (c >= 0 ? 1 : 2))
         return ONYX_OK;
     m[nm++] = scale;
     const graph_node *last = scale, *shift = rw_sole_reader(r, scale->outputs[0]);
-    int b_in = other_input(shift, scale->outputs[0]);
-    const tensor *beta = is_op(shift, "Add") ? constant_of(r, b_in) : NULL;
+    int b_in = rw_other_input(shift, scale->outputs[0]);
+    const tensor *beta = rw_is_op(shift, "Add") ? constant_of(r, b_in) : NULL;
     if (beta && beta->rank == 1 && beta->numel == gamma->numel && beta->dtype == gamma->dtype) {
         m[nm++] = shift;
         last = shift;
@@ -734,15 +733,15 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
     const graph_node *n = &r->g->nodes[idx];
     const graph_node *members[12], *last = NULL;
     int n_members = 0;
-    if (is_op(n, "ReduceMean")) {
+    if (rw_is_op(n, "ReduceMean")) {
         TRY(layer_norm(r, n));
         if (r->gone[idx] || !spatial_mean(r, n)) return ONYX_OK;
         members[n_members++] = n;
         return replace(r, n, members, n_members, "GlobalAveragePool", 1, n->inputs[0],
                        n->outputs[0], NULL);
     }
-    if (is_op(n, "Erf") || is_op(n, "Tanh")) {
-        bool erf = is_op(n, "Erf");
+    if (rw_is_op(n, "Erf") || rw_is_op(n, "Tanh")) {
+        bool erf = rw_is_op(n, "Erf");
         int x = erf ? erf_argument(r, n) : tanh_argument(r, n, members, &n_members);
         if (x < 0) return ONYX_OK;
         if (erf) members[n_members++] = rw_producer(r, n->inputs[0]);
@@ -754,17 +753,17 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
         return replace(r, last, members, n_members, "Gelu", 20, x, last->outputs[0],
                        erf ? NULL : "tanh");
     }
-    if (is_op(n, "Conv")) return patch_embedding(r, n);
-    if (is_op(n, "QuantizeLinear")) return qdq_rewrite(r, n);
-    if (is_op(n, "MatMulInteger")) return dynq_rewrite(r, n);
-    if (is_op(n, "Transpose")) {
+    if (rw_is_op(n, "Conv")) return patch_embedding(r, n);
+    if (rw_is_op(n, "QuantizeLinear")) return qdq_rewrite(r, n);
+    if (rw_is_op(n, "MatMulInteger")) return dynq_rewrite(r, n);
+    if (rw_is_op(n, "Transpose")) {
         TRY(sink_transpose(r, n));
         return r->gone[idx] ? ONYX_OK : rows_before_product(r, n);
     }
-    if (is_op(n, "Sigmoid") && n->n_outputs == 1) {
+    if (rw_is_op(n, "Sigmoid") && n->n_outputs == 1) {
         int x = n->inputs[0];
         const graph_node *mul = rw_sole_reader(r, n->outputs[0]);
-        if (!is_op(mul, "Mul") || other_input(mul, n->outputs[0]) != x) return ONYX_OK;
+        if (!rw_is_op(mul, "Mul") || rw_other_input(mul, n->outputs[0]) != x) return ONYX_OK;
         members[n_members++] = n;
         members[n_members++] = mul;
         return replace(r, mul, members, n_members, "Swish", 24, x, mul->outputs[0], NULL);
@@ -842,7 +841,7 @@ typedef onyx_status (*rewrite_fn)(rewriter *r);
 static onyx_status patterns(rewriter *r) {
     const graph *g = r->g;
     for (int n = 0; n < g->n_nodes && !r->types; n++)
-        if (is_op(&g->nodes[n], "ReduceMean")) TRY(graph_infer_types(g, &r->types));
+        if (rw_is_op(&g->nodes[n], "ReduceMean")) TRY(graph_infer_types(g, &r->types));
     for (int n = 0; n < g->n_nodes; n++)
         if (!r->gone[n]) TRY(rewrite_node(r, n));
     return ONYX_OK;

@@ -13,18 +13,6 @@
 
 #include "core/rewriter.h"
 
-static bool is_op(const graph_node *n, const char *op) {
-    return n && !*n->domain && !strcmp(n->op_type, op);
-}
-
-/* The operand of a binary node other than `v`, or -1 when v is not one of its two inputs. */
-static int other_input(const graph_node *n, int v) {
-    if (!n || n->n_inputs != 2) return -1;
-    if (n->inputs[0] == v) return n->inputs[1];
-    if (n->inputs[1] == v) return n->inputs[0];
-    return -1;
-}
-
 /* Whether constant t holds one value, or one per column of a [K, N] B ([N] or [1, N]), as
  * MatMulIntegerToFloat reads b's scale and zero point. */
 static bool per_column_or_one(const tensor *t, int64_t n) {
@@ -37,7 +25,7 @@ onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi) {
     int a = mmi->inputs[0], b = mmi->inputs[1];
     int za = mmi->n_inputs > 2 ? mmi->inputs[2] : -1, zb = mmi->n_inputs > 3 ? mmi->inputs[3] : -1;
     const graph_node *dql = rw_producer(r, a);
-    if (!is_op(dql, "DynamicQuantizeLinear") || dql->n_outputs < 2 || dql->outputs[0] != a ||
+    if (!rw_is_op(dql, "DynamicQuantizeLinear") || dql->n_outputs < 2 || dql->outputs[0] != a ||
         dql->outputs[1] < 0 || (za >= 0 && (dql->n_outputs < 3 || za != dql->outputs[2])))
         return ONYX_OK;
     int a_scale = dql->outputs[1];
@@ -49,21 +37,21 @@ onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi) {
     const graph_node *m[5] = {mmi};
     int nm = 1;
     const graph_node *cast = rw_sole_reader(r, mmi->outputs[0]);
-    if (!is_op(cast, "Cast") || cast->n_outputs != 1 || attr_int(cast, "to", 0) != ONYX_FLOAT)
+    if (!rw_is_op(cast, "Cast") || cast->n_outputs != 1 || attr_int(cast, "to", 0) != ONYX_FLOAT)
         return ONYX_OK;
     m[nm++] = cast;
     const graph_node *mul = rw_sole_reader(r, cast->outputs[0]);
-    int s = other_input(mul, cast->outputs[0]);
+    int s = rw_other_input(mul, cast->outputs[0]);
     const graph_node *scales = rw_producer(r, s);
-    int b_scale = other_input(scales, a_scale);
-    if (!is_op(mul, "Mul") || mul->n_outputs != 1 || !is_op(scales, "Mul") || b_scale < 0)
+    int b_scale = rw_other_input(scales, a_scale);
+    if (!rw_is_op(mul, "Mul") || mul->n_outputs != 1 || !rw_is_op(scales, "Mul") || b_scale < 0)
         return ONYX_OK;
     const tensor *ws = rw_constant(r, b_scale);
     if (!ws || ws->dtype != ONYX_FLOAT || !per_column_or_one(ws, n)) return ONYX_OK;
     m[nm++] = mul;
     if (rw_sole_reader(r, s) == mul) m[nm++] = scales;
     const graph_node *last = mul, *add = rw_sole_reader(r, mul->outputs[0]);
-    int bias = is_op(add, "Add") && add->n_outputs == 1 ? other_input(add, mul->outputs[0]) : -1;
+    int bias = rw_is_op(add, "Add") && add->n_outputs == 1 ? rw_other_input(add, mul->outputs[0]) : -1;
     const tensor *bt = rw_constant(r, bias);
     if (bt && bt->dtype == ONYX_FLOAT && bt->rank == 1 && bt->dims[0] == n) {
         m[nm++] = add;

@@ -21,10 +21,6 @@
 
 #include "core/rewriter.h"
 
-static bool is_op(const graph_node *n, const char *op) {
-    return n && !*n->domain && !strcmp(n->op_type, op);
-}
-
 static bool eight_bit(onyx_dtype t) { return t == ONYX_UINT8 || t == ONYX_INT8; }
 
 /* The parameters of a DQ or Q node the rules take. */
@@ -39,7 +35,7 @@ typedef struct qparams {
  * without block quantization or another output type. */
 static bool qdq_params(const rewriter *r, const graph_node *n, bool dq, int64_t count, int rank,
                        int axis_want, qparams *out) {
-    if (!is_op(n, dq ? "DequantizeLinear" : "QuantizeLinear") || n->n_inputs < 3 ||
+    if (!rw_is_op(n, dq ? "DequantizeLinear" : "QuantizeLinear") || n->n_inputs < 3 ||
         n->n_outputs != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->inputs[2] < 0 ||
         attr_int(n, "block_size", 0) != 0)
         return false;
@@ -67,7 +63,7 @@ static bool activation_dq(const rewriter *r, int v, qparams *out) {
 static void release(rewriter *r, int v) {
     if (v < 0 || --r->uses[v] > 0) return;
     const graph_node *p = rw_producer(r, v);
-    if (!is_op(p, "DequantizeLinear")) return;
+    if (!rw_is_op(p, "DequantizeLinear")) return;
     r->gone[rw_index(r, p)] = true;
     for (int i = 0; i < p->n_inputs; i++) release(r, p->inputs[i]);
 }
@@ -97,7 +93,7 @@ static bool same_scalar(const tensor *a, const tensor *b) {
  * is: bs[m] == x_scale * w_scale[m] exactly, in float as the quantizer computes it, bz all 0. */
 static bool bias_fits(const rewriter *r, const graph_node *dq, const qparams *x,
                       const qparams *w, int64_t m) {
-    if (!is_op(dq, "DequantizeLinear") || dq->n_inputs < 2 || dq->n_outputs != 1 ||
+    if (!rw_is_op(dq, "DequantizeLinear") || dq->n_inputs < 2 || dq->n_outputs != 1 ||
         attr_int(dq, "block_size", 0) != 0)
         return false;
     const tensor *b = rw_constant(r, dq->inputs[0]), *bs = rw_constant(r, dq->inputs[1]);
@@ -208,12 +204,12 @@ onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     if (!qdq_params(r, q, false, 1, 0, 0, &y)) return ONYX_OK;
     const graph_node *op = rw_producer(r, y.x);
     if (!op || r->uses[y.x] != 1) return ONYX_OK; /* the float result is read elsewhere too */
-    if (is_op(op, "Conv")) return conv_unit(r, q, &y, op);
-    if (is_op(op, "MatMul")) return matmul_unit(r, q, &y, op);
-    if (is_op(op, "Add")) return binary_unit(r, q, &y, op, "QLinearAdd");
-    if (is_op(op, "Mul")) return binary_unit(r, q, &y, op, "QLinearMul");
-    if (is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");
-    if (is_op(op, "MaxPool")) return maxpool_unit(r, q, &y, op);
-    if (is_op(op, "GlobalAveragePool")) return global_average_unit(r, q, &y, op);
+    if (rw_is_op(op, "Conv")) return conv_unit(r, q, &y, op);
+    if (rw_is_op(op, "MatMul")) return matmul_unit(r, q, &y, op);
+    if (rw_is_op(op, "Add")) return binary_unit(r, q, &y, op, "QLinearAdd");
+    if (rw_is_op(op, "Mul")) return binary_unit(r, q, &y, op, "QLinearMul");
+    if (rw_is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");
+    if (rw_is_op(op, "MaxPool")) return maxpool_unit(r, q, &y, op);
+    if (rw_is_op(op, "GlobalAveragePool")) return global_average_unit(r, q, &y, op);
     return ONYX_OK;
 }

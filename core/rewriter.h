@@ -33,6 +33,10 @@ const graph_node *rw_sole_reader(const rewriter *r, int v);
 /* The constant tensor of value v (initializer or Constant node, also through Identity nodes: the
  * TorchScript exporter shares equal initializers so), or NULL. */
 const tensor *rw_constant(const rewriter *r, int v);
+/* Whether n is the ai.onnx op `op` (NULL: no). */
+bool rw_is_op(const graph_node *n, const char *op);
+/* The operand of a binary node other than `v`, or -1 when v is not one of its two inputs. */
+int rw_other_input(const graph_node *n, int v);
 /* n's index in the graph. */
 int rw_index(const rewriter *r, const graph_node *n);
 
