@@ -3,6 +3,10 @@
 
 #include "core/parallel.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 onyx_status cq_need_q8(const kernel_call *c, int i, onyx_dtype t, const char *what) {
     const tensor *x = kernel_input(c, i);
     if (!x) return onyx_error(ONYX_ERR_SHAPE, "input %d (%s) is required", i, what);
@@ -55,7 +59,31 @@ static void lut_range(void *ctx, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; i++) y[i] = lut[x[i]];
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same with AVX-512 VBMI: the table in four registers, 64 lookups in two two-table byte
+ * permutes (the low seven bits of each index) and a blend on its top bit. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void lut_range_vbmi(void *ctx,
+                                                                                 int64_t b,
+                                                                                 int64_t e) {
+    const lut_job *j = ctx;
+    const __m512i t0 = _mm512_loadu_si512(j->lut), t1 = _mm512_loadu_si512(j->lut + 64),
+                  t2 = _mm512_loadu_si512(j->lut + 128), t3 = _mm512_loadu_si512(j->lut + 192);
+    int64_t i = b;
+    for (; i + 64 <= e; i += 64) {
+        __m512i x = _mm512_loadu_si512(j->x + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+        _mm512_storeu_si512(j->y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+    }
+    for (; i < e; i++) j->y[i] = j->lut[j->x[i]];
+}
+#define HAVE_VBMI_PATH 1
+#endif
+
 void cq_lut_apply(const uint8_t lut[256], const uint8_t *x, uint8_t *y, int64_t n) {
     lut_job j = {lut, x, y};
-    parallel_for(n, 1 << 16, lut_range, &j);
+    void (*fn)(void *, int64_t, int64_t) = lut_range;
+#ifdef HAVE_VBMI_PATH
+    if (__builtin_cpu_supports("avx512vbmi")) fn = lut_range_vbmi;
+#endif
+    parallel_for(n, 1 << 16, fn, &j);
 }

@@ -67,7 +67,7 @@ DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
 
 /* (a - zA)(b - zB) is exact in int32; one product rounding to float, then the scale. */
 #define DEFINE_MUL(NAME, T)                                                                        \
-    static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) {                     \
+    CPU_CLONES static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) {          \
         const qbin_ctx *q = ctx;                                                                   \
         T *y = (T *)p[0];                                                                          \
         const T *a = (const T *)p[1], *b = (const T *)p[2];                                        \

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "kernels_cpu/common/cpu_types.h"
 #include "ops/spatial.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
@@ -37,25 +38,37 @@ static void gap_planes(void *ctx, int64_t b, int64_t e) {
     }
 }
 
-/* NHWC: items are images, channels summed side by side. */
+/* NHWC: items are blocks of GAP_BLOCK channels of one image, summed side by side (a
+ * contiguous run of each pixel: vector adds), so that one image spreads over the threads. */
+#define GAP_BLOCK 64
+
+#define DEFINE_SUM_PIXELS(NAME, T)                                                                 \
+    static void NAME(const T *x, int64_t image, int64_t stride, int64_t cn, int32_t *acc) {       \
+        if (cn == GAP_BLOCK) { /* a trip count the compiler knows: one unrolled vector loop */     \
+            for (int64_t i = 0; i < image; i++, x += stride)                                       \
+                CPU_SIMD for (int k = 0; k < GAP_BLOCK; k++) acc[k] += x[k];                       \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < image; i++, x += stride)                                           \
+            CPU_SIMD for (int64_t k = 0; k < cn; k++) acc[k] += x[k];                              \
+    }
+DEFINE_SUM_PIXELS(sum_pixels_u8, uint8_t)
+DEFINE_SUM_PIXELS(sum_pixels_s8, int8_t)
+
 static void gap_images(void *ctx, int64_t b, int64_t e) {
     const gap_job *j = ctx;
-    int32_t acc[256];
-    for (int64_t n = b; n < e; n++) {
-        for (int64_t c0 = 0; c0 < j->c; c0 += 256) {
-            int64_t cn = j->c - c0 < 256 ? j->c - c0 : 256;
-            for (int64_t k = 0; k < cn; k++) acc[k] = j->bias;
-            for (int64_t i = 0; i < j->image; i++) {
-                int64_t off = (n * j->image + i) * j->c + c0;
-                if (j->t == ONYX_INT8)
-                    for (int64_t k = 0; k < cn; k++) acc[k] += ((const int8_t *)j->x)[off + k];
-                else
-                    for (int64_t k = 0; k < cn; k++) acc[k] += j->x[off + k];
-            }
-            for (int64_t k = 0; k < cn; k++)
-                j->y[n * j->c + c0 + k] =
-                    (uint8_t)cq_saturate((float)acc[k] * j->scale, j->zp, j->lo, j->hi);
-        }
+    int32_t acc[GAP_BLOCK];
+    int64_t blocks = (j->c + GAP_BLOCK - 1) / GAP_BLOCK;
+    for (int64_t t = b; t < e; t++) {
+        int64_t n = t / blocks, c0 = (t % blocks) * GAP_BLOCK;
+        int64_t cn = j->c - c0 < GAP_BLOCK ? j->c - c0 : GAP_BLOCK;
+        for (int64_t k = 0; k < cn; k++) acc[k] = j->bias;
+        int64_t off = n * j->image * j->c + c0;
+        if (j->t == ONYX_INT8) sum_pixels_s8((const int8_t *)j->x + off, j->image, j->c, cn, acc);
+        else sum_pixels_u8(j->x + off, j->image, j->c, cn, acc);
+        for (int64_t k = 0; k < cn; k++)
+            j->y[n * j->c + c0 + k] =
+                (uint8_t)cq_saturate((float)acc[k] * j->scale, j->zp, j->lo, j->hi);
     }
 }
 
@@ -66,7 +79,8 @@ static void global_pool(onyx_dtype t, const tensor *x, uint8_t *y, int64_t batch
                  .bias = (int32_t)(-(int64_t)px.zp * image), .zp = py.zp, .lo = cq_lo(t),
                  .hi = cq_hi(t)};
     j.scale = px.scale / (py.scale * (float)image);
-    if (cl && c > 1) parallel_for(batch, 65536 / (c * image + 1) + 1, gap_images, &j);
+    int64_t blocks = (c + GAP_BLOCK - 1) / GAP_BLOCK, block_sum = (c < GAP_BLOCK ? c : GAP_BLOCK) * image;
+    if (cl && c > 1) parallel_for(batch * blocks, 65536 / (block_sum + 1) + 1, gap_images, &j);
     else parallel_for(batch * c, 65536 / (image + 1) + 1, gap_planes, &j);
 }
 

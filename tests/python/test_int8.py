@@ -489,3 +489,21 @@ def test_qlinear_add_equals_onnxruntime(t, seed):
     got, = onyx_run(b, feed)
     ref, = ort_run(b, feed)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize('t', [np.uint8, np.int8])
+@pytest.mark.parametrize('n', [1, 63, 64, 1000, 200003])
+def test_qlinear_sigmoid_table_lookup(t, n):
+    """QLinearSigmoid's table applied 64 bytes at a time where the CPU can (AVX-512 VBMI), bytes
+    one by one around them: every length and value as onnxruntime."""
+    r = np.random.default_rng(n)
+    lo, hi = (-128, 127) if t == np.int8 else (0, 255)
+    params = {'xs': np.array(0.05, np.float32), 'xz': np.array(3 if t == np.int8 else 131, t),
+              'ys': np.array(1 / 256, np.float32), 'yz': np.array(-128 if t == np.int8 else 0, t)}
+    node = oh.make_node('QLinearSigmoid', ['x', 'xs', 'xz', 'ys', 'yz'], ['y'], domain='com.microsoft')
+    b = model_bytes([node], [oh.make_tensor_value_info('x', NP2TP[t], (n,))],
+                    [nh.from_array(v, k) for k, v in params.items()],
+                    [oh.make_tensor_value_info('y', NP2TP[t], None)])
+    x = r.integers(lo, hi + 1, size=n).astype(t)
+    got, = onyx_run(b, {'x': x})
+    np.testing.assert_array_equal(got, ort_run(b, {'x': x})[0])
