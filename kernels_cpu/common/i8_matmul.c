@@ -38,6 +38,7 @@ typedef struct pack_ctx {
     const tensor *b;
     const_dnnl_memory_desc_t user, wei;
     int64_t k, n;
+    bool transposed; /* B stored [n, k] */
 } pack_ctx;
 
 /* The object: B8 in the primitive's layout, then colsum(B8) at align64(layout size). */
@@ -65,7 +66,8 @@ static onyx_status pack_make(void *ctx, void **obj) {
     uint32_t *colsum = (uint32_t *)(buf + bytes); /* wrapping, as every sum here */
     for (int64_t j = 0; j < x->n; j++) colsum[j] = 0;
     for (int64_t p = 0; p < x->k; p++)
-        for (int64_t j = 0; j < x->n; j++) colsum[j] += (uint32_t)(int32_t)b8[p * x->n + j];
+        for (int64_t j = 0; j < x->n; j++)
+            colsum[j] += (uint32_t)(int32_t)b8[x->transposed ? j * x->k + p : p * x->n + j];
     CHECK(cpu_dnnl_reorder(x->user, x->wei, &r, &pad_md, &pad_size));
     CHECK(cpu_dnnl_memory(&from, x->user));
     CHECK(cpu_dnnl_memory(&to, x->wei));
@@ -110,27 +112,27 @@ void cpu_i8mm_release(cpu_i8mm *p) {
     free(p); /* packed and colsum belong to the rep's shared cache */
 }
 
+/* A [rows, cols] matrix: dense row-major (dnnl_ab), stored transposed (dnnl_ba), or any layout. */
 static onyx_status md_2d(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, dnnl_data_type_t dt,
-                         bool any) {
+                         dnnl_format_tag_t tag) {
     dnnl_dims_t d = {rows, cols};
-    return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, 2, d, dt,
-                                                           any ? dnnl_format_tag_any : dnnl_ab),
-                          "describing a matrix");
+    return cpu_dnnl_check(dnnl_memory_desc_create_with_tag(md, 2, d, dt, tag), "describing a matrix");
 }
 
 /* ONYX_ERR_UNSUPPORTED (message set) for what oneDNN does not take: the caller clears it. */
-static onyx_status build(const kernel_prep *kp, int64_t m, const tensor *b, cpu_i8mm *p) {
+static onyx_status build(const kernel_prep *kp, int64_t m, const tensor *b, bool transposed,
+                         cpu_i8mm *p) {
     onyx_status st = ONYX_OK;
     dnnl_engine_t eng;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_memory_desc_t b_user = NULL, b_any = NULL;
-    const int64_t k = b->dims[0], n = b->dims[1];
+    const int64_t k = p->k, n = p->n;
     CHECK(cpu_dnnl_engine(&eng));
-    CHECK(md_2d(&p->md_src, m, k, dnnl_u8, false));
-    CHECK(md_2d(&b_user, k, n, dnnl_s8, false));
-    CHECK(md_2d(&b_any, k, n, dnnl_s8, true));
-    CHECK(md_2d(&p->md_dst, m, n, dnnl_s32, false));
+    CHECK(md_2d(&p->md_src, m, k, dnnl_u8, dnnl_ab));
+    CHECK(md_2d(&b_user, k, n, dnnl_s8, transposed ? dnnl_ba : dnnl_ab));
+    CHECK(md_2d(&b_any, k, n, dnnl_s8, dnnl_format_tag_any));
+    CHECK(md_2d(&p->md_dst, m, n, dnnl_s32, dnnl_ab));
     CHECK(cpu_dnnl_attr(&attr));
     CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, p->md_src, b_any, NULL, p->md_dst, attr),
                          "creating the int8 product"));
@@ -162,7 +164,7 @@ static onyx_status build(const kernel_prep *kp, int64_t m, const tensor *b, cpu_
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN: matrix B's layout is not a blocked one");
         goto done;
     }
-    pack_ctx ctx = {b, b_user, p->md_wei, k, n};
+    pack_ctx ctx = {b, b_user, p->md_wei, k, n, transposed};
     void *obj = NULL;
     CHECK(kernel_shared(kp, &key, sizeof key, pack_make, pack_release, &ctx, &obj));
     p->packed = obj;
@@ -177,11 +179,11 @@ done:
 }
 
 onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, const tensor *b,
-                             cpu_i8mm **out) {
+                             bool b_transposed, cpu_i8mm **out) {
     *out = NULL;
     if (!b || b->rank != 2 || (b->dtype != ONYX_INT8 && b->dtype != ONYX_UINT8) || !b->data)
         return ONYX_OK;
-    const int64_t k = b->dims[0], n = b->dims[1];
+    const int64_t k = b->dims[b_transposed ? 1 : 0], n = b->dims[b_transposed ? 0 : 1];
     /* oneDNN takes dims below 2^31 (dnnl_util.c); the products stay within int64 */
     if (m <= 0 || k <= 0 || n <= 0 || m > INT32_MAX || k > INT32_MAX || n > INT32_MAX ||
         !cpu_int8_exact())
@@ -193,7 +195,7 @@ onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, co
     p->n = n;
     p->a_signed = a_signed;
     p->b_shift = b->dtype == ONYX_UINT8 ? 128 : 0;
-    onyx_status st = build(kp, m, b, p);
+    onyx_status st = build(kp, m, b, b_transposed, p);
     size_t t = 0;
     if (st == ONYX_OK) {
         size_t u = a_signed ? (size_t)(m * k) : 0, zb = (size_t)n * sizeof(int32_t);

@@ -32,11 +32,11 @@ typedef struct cpu_i8mm_mem {
 } cpu_i8mm_mem;
 
 /* Prepares (A - za)(B - zb) for A [m, k] (int8 when a_signed, else uint8) and the constant 2-D
- * int8/uint8 B [k, n]. *out is NULL, with ONYX_OK, where the fast path does not apply: no exact
+ * int8/uint8 B [k, n] (stored [n, k] when b_transposed). *out is NULL, with ONYX_OK, where the fast path does not apply: no exact
  * int8 product on this CPU (cpu_int8_exact), dims oneDNN does not take, or only its reference
  * implementation; the caller then computes the product itself. Fails only for memory. */
 onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, const tensor *b,
-                             cpu_i8mm **out);
+                             bool b_transposed, cpu_i8mm **out);
 void cpu_i8mm_release(cpu_i8mm *p);
 onyx_status cpu_i8mm_fork(const cpu_i8mm *p, cpu_i8mm_mem **out);
 void cpu_i8mm_unfork(cpu_i8mm_mem *f);

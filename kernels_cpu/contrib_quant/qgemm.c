@@ -1,12 +1,16 @@
 /* CPU kernel of com.microsoft QGemm.
  *
- * The exact int32 GEMM (cq_gemm_s32) plus C, then as onnxruntime's MLAS output processors, so
- * that the roundings match: float(acc) * (alpha * a_scale * b_scale[j] / y_scale), rounded half
- * to even and saturated with y_zero_point, or that float itself without y_zero_point. */
+ * The exact int32 GEMM plus C, then as onnxruntime's MLAS output processors, so that the roundings
+ * match: float(acc) * (alpha * a_scale * b_scale[j] / y_scale), rounded half to even and
+ * saturated with y_zero_point, or that float itself without y_zero_point. With A's shape known at
+ * prepare, A not transposed and B a constant, the product runs on the shared int8 matmul
+ * primitive with B packed once (kernels_cpu/common/i8_matmul.h); else on cq_gemm_s32 with B laid
+ * out once. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
+#include "kernels_cpu/common/i8_matmul.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
 typedef struct out_job {
@@ -53,36 +57,76 @@ static onyx_status add_bias(const tensor *cb, int64_t m, int64_t n, int32_t *acc
     return ONYX_OK;
 }
 
-/* A constant B laid out once for the GEMM, so that runs skip its transposition. */
+/* A constant B: packed for the int8 matmul primitive (mm, for A of m rows), or laid out once
+ * for cq_gemm_s32 (b), so that runs skip its transposition. */
 typedef struct qgemm_state {
+    cpu_i8mm *mm;
+    int64_t m;
+    onyx_dtype a_dtype;
+    const void *b_data;
     int8_t *b;
     int64_t k, n;
 } qgemm_state;
 
+/* A run context's part: the primitive's memory objects. */
+typedef struct qgemm_fork {
+    const qgemm_state *s;
+    cpu_i8mm_mem *f;
+} qgemm_fork;
+
 onyx_status cpu_qgemm_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
     const tensor *b = p->n_in > 3 ? p->in_value[3] : NULL;
-    if (!b || b->rank != 2 || (b->dtype != ONYX_INT8 && b->dtype != ONYX_UINT8)) return ONYX_OK;
-    bool tb = attr_int(p->node, "transB", 0) != 0;
     qgemm_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("QGemm weights");
+    *state = s;
+    if (!b || b->rank != 2 || (b->dtype != ONYX_INT8 && b->dtype != ONYX_UINT8)) return ONYX_OK;
+    bool ta = attr_int(p->node, "transA", 0) != 0, tb = attr_int(p->node, "transB", 0) != 0;
+    const type_info *a = p->in_type[0];
     s->k = b->dims[tb ? 1 : 0];
     s->n = b->dims[tb ? 0 : 1];
-    s->b = malloc((size_t)(s->k * s->n) + 1);
-    if (!s->b) {
-        free(s);
-        return onyx_oom("QGemm weights");
+    s->b_data = b->data;
+    if (!ta && a && a->kind == ONYX_VALUE_TENSOR && type_is_static(a) && a->rank == 2 &&
+        a->dims[1] == s->k && (a->dtype == ONYX_INT8 || a->dtype == ONYX_UINT8)) {
+        s->m = a->dims[0];
+        s->a_dtype = a->dtype;
+        TRY(cpu_i8mm_prepare(p, s->m, a->dtype == ONYX_INT8, b, tb, &s->mm));
+        if (s->mm) return ONYX_OK;
     }
+    s->b = malloc((size_t)(s->k * s->n) + 1);
+    if (!s->b) return onyx_oom("QGemm weights");
     cq_gemm_layout_b(b->dtype, tb, b->data, s->k, s->n, s->b);
-    *state = s;
     return ONYX_OK;
 }
 
 void cpu_qgemm_release(void *state) {
     qgemm_state *s = state;
     if (!s) return;
+    cpu_i8mm_release(s->mm);
     free(s->b);
     free(s);
+}
+
+onyx_status cpu_qgemm_fork(const void *state, void **out) {
+    qgemm_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("QGemm working state");
+    f->s = state;
+    if (f->s && f->s->mm) {
+        onyx_status st = cpu_i8mm_fork(f->s->mm, &f->f);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+void cpu_qgemm_unfork(void *fork) {
+    qgemm_fork *f = fork;
+    if (!f) return;
+    cpu_i8mm_unfork(f->f);
+    free(f);
 }
 
 onyx_status cpu_qgemm_run(const kernel_call *c) {
@@ -125,19 +169,31 @@ onyx_status cpu_qgemm_run(const kernel_call *c) {
     if (m == 0 || n == 0) return ONYX_OK;
 
     int64_t nb = bs->numel;
+    const qgemm_fork *f = c->state;
+    const qgemm_state *st = f ? f->s : NULL;
+    /* the packed product where this call's operands are the ones it was made for */
+    bool fast = st && f->f && !ta && st->m == m && st->k == k && st->n == n &&
+                st->a_dtype == a->dtype && st->b_data == b->data;
     size_t acc_bytes = ((size_t)(m * n) * 4 + 63) & ~(size_t)63;
-    size_t extra = (size_t)nb * (sizeof(float) + sizeof(int32_t));
+    size_t extra = ((size_t)nb * (sizeof(float) + sizeof(int32_t)) + 63) & ~(size_t)63;
+    size_t work_bytes = fast ? st->mm->scratch_bytes : cq_gemm_work_bytes(m, n, k);
     void *buf;
-    TRY(kernel_scratch(c, acc_bytes + extra + cq_gemm_work_bytes(m, n, k), &buf));
+    TRY(kernel_scratch(c, acc_bytes + extra + work_bytes, &buf));
     int32_t *acc = buf;
     float *scales = (float *)((char *)buf + acc_bytes);
     int32_t *zb = (int32_t *)(scales + nb);
-    void *work = zb + nb;
+    void *work = (char *)buf + acc_bytes + extra;
     for (int64_t i = 0; i < nb; i++) zb[i] = cq_get(b->dtype, bz->data, i);
-    const qgemm_state *st = c->state;
-    cq_gemm g = {m, n, k, a->dtype, b->dtype, a->data, b->data, ta, tb, pa.zp, zb, nb,
-                 st && st->k == k && st->n == n ? st->b : NULL};
-    cq_gemm_s32(&g, work, acc);
+    if (fast) {
+        int32_t za = pa.zp;
+        cpu_i8mm_call x = {.a = a->data, .za = &za, .zb = zb, .zb_cols = nb > 1, .y = acc,
+                           .scratch = work};
+        TRY(cpu_i8mm_run(f->f, &x));
+    } else {
+        cq_gemm g = {m, n, k, a->dtype, b->dtype, a->data, b->data, ta, tb, pa.zp, zb, nb,
+                     st && st->b && st->k == k && st->n == n ? st->b : NULL};
+        cq_gemm_s32(&g, work, acc);
+    }
     if (cb) TRY(add_bias(cb, m, n, acc));
     /* the multipliers in onnxruntime's order: alpha * a_scale * b_scale[j], then / y_scale */
     float alpha = attr_float(c->node, "alpha", 1.0f);

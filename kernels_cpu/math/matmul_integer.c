@@ -111,7 +111,7 @@ onyx_status cpu_matmul_integer_prepare(const kernel_prep *p, void **state) {
         B && B->rank == 2 && q8(B->dtype) && A->dims[A->rank - 1] == B->dims[0]) {
         int64_t m = 1;
         for (int i = 0; i < A->rank - 1; i++) m *= A->dims[i];
-        onyx_status st = cpu_i8mm_prepare(p, m, A->dtype == ONYX_INT8, B, &s->mm);
+        onyx_status st = cpu_i8mm_prepare(p, m, A->dtype == ONYX_INT8, B, false, &s->mm);
         if (st != ONYX_OK) {
             free(s);
             return st;

@@ -507,3 +507,30 @@ def test_qlinear_sigmoid_table_lookup(t, n):
     x = r.integers(lo, hi + 1, size=n).astype(t)
     got, = onyx_run(b, {'x': x})
     np.testing.assert_array_equal(got, ort_run(b, {'x': x})[0])
+
+
+@pytest.mark.parametrize('tb', [0, 1])
+@pytest.mark.parametrize('bt', [np.int8, np.uint8])
+def test_qgemm_packed_b(tb, bt, capfd):
+    """QGemm with a constant B and A's shape known runs on the int8 matmul primitive, B packed
+    once (as stored or transposed): the same bits as onnxruntime (its sums are exact too)."""
+    r = np.random.default_rng(4)
+    m, k, n = 3, 70, 40
+    lo, hi = (-128, 127) if bt == np.int8 else (0, 255)
+    params = {'as': np.array(0.02, np.float32), 'az': np.array(120, np.uint8),
+              'b': r.integers(lo, hi + 1, size=(n, k) if tb else (k, n)).astype(bt),
+              'bs': np.array(r.uniform(0.001, 0.01, size=n), np.float32),
+              'bz': np.array(r.integers(lo, hi + 1, size=n), bt),
+              'c': r.integers(-3000, 3000, size=n).astype(np.int32),
+              'ys': np.array(0.05, np.float32), 'yz': np.array(128, np.uint8)}
+    node = oh.make_node('QGemm', ['a', 'as', 'az', 'b', 'bs', 'bz', 'c', 'ys', 'yz'], ['y'],
+                        domain='com.microsoft', transB=tb)
+    b = model_bytes([node], [oh.make_tensor_value_info('a', TP.UINT8, (m, k))],
+                    [nh.from_array(v, key) for key, v in params.items()],
+                    [oh.make_tensor_value_info('y', TP.UINT8, None)])
+    a = r.integers(0, 256, size=(m, k)).astype(np.uint8)
+    got, = onyx_run(b, {'a': a}, verbose=True)
+    assert '(com.microsoft.QGemm-1) made data from its constants' in capfd.readouterr().err
+    ref, = ort_run(b, {'a': a})
+    assert len(np.unique(ref)) > 8
+    np.testing.assert_array_equal(got, ref)
