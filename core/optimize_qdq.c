@@ -11,6 +11,8 @@
  *   Q(MatMul(DQ(a), DQ(B)))                    -> QLinearMatMul(a, B)
  *        B a constant 2-D, per tensor or per column
  *   Q(MaxPool(DQ(x))), Q's scale and zero point DQ's -> MaxPool(x) on the 8-bit x
+ *   Q(Transpose | Reshape | Flatten | Squeeze | Unsqueeze(DQ(x), ...)), the same parameters
+ *                                              -> that op on the 8-bit x (it moves values only)
  *   Q(GlobalAveragePool(DQ(x)))                -> com.microsoft QLinearGlobalAveragePool(x)
  * The 8-bit op rounds once where the unit rounds twice (its float op, then Q): a result may move
  * by one quantization step, as with onnxruntime's rewrites. Only 8-bit types, float scales and
@@ -189,6 +191,23 @@ static onyx_status maxpool_unit(rewriter *r, const graph_node *q, const qparams 
                       pool->attrs, pool->n_attrs);
 }
 
+/* An op that only moves values (its other inputs shapes or axes) commutes with a quantization
+ * of the same parameters on both sides. */
+static onyx_status moving_unit(rewriter *r, const graph_node *q, const qparams *y,
+                               const graph_node *op) {
+    qparams x;
+    if (op->n_inputs < 1 || op->n_outputs != 1 || !activation_dq(r, op->inputs[0], &x) ||
+        !same_scalar(x.s, y->s) || !same_scalar(x.z, y->z))
+        return ONYX_OK;
+    int ins[4];
+    if (op->n_inputs > 4) return ONYX_OK;
+    for (int i = 0; i < op->n_inputs; i++) ins[i] = i == 0 ? x.x : op->inputs[i];
+    /* Flatten takes 8-bit tensors from version 9 on, with the same attribute */
+    int version = rw_is_op(op, "Flatten") && op->version < 9 ? 9 : op->version;
+    return place_unit(r, q, op, "", op->op_type, version, ins, op->n_inputs, op->attrs,
+                      op->n_attrs);
+}
+
 static onyx_status global_average_unit(rewriter *r, const graph_node *q, const qparams *y,
                                        const graph_node *pool) {
     qparams x;
@@ -211,5 +230,8 @@ onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     if (rw_is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");
     if (rw_is_op(op, "MaxPool")) return maxpool_unit(r, q, &y, op);
     if (rw_is_op(op, "GlobalAveragePool")) return global_average_unit(r, q, &y, op);
+    if (rw_is_op(op, "Transpose") || rw_is_op(op, "Reshape") || rw_is_op(op, "Flatten") ||
+        rw_is_op(op, "Squeeze") || rw_is_op(op, "Unsqueeze"))
+        return moving_unit(r, q, &y, op);
     return ONYX_OK;
 }

@@ -149,15 +149,21 @@ done:
 
 static void wpack_release(void *obj) { free(obj); }
 
-static onyx_status pack_weights(const kernel_prep *p, qconv_fast *q, const tensor *w) {
-    onyx_status st = ONYX_OK;
-    wpack_ctx ctx = {q, w, NULL};
-    dnnl_dims_t d;
+/* W's dims as oneDNN takes them ([group,] M / group, C / group, k...), in d; their count. */
+static int weight_dims(const qconv_fast *q, dnnl_dims_t d) {
     int wr = 0;
     if (q->g.group > 1) d[wr++] = q->g.group;
     d[wr++] = q->g.m / q->g.group;
     d[wr++] = q->g.c / q->g.group;
     for (int i = 0; i < q->g.nsp; i++) d[wr++] = q->g.k[i];
+    return wr;
+}
+
+static onyx_status pack_weights(const kernel_prep *p, qconv_fast *q, const tensor *w) {
+    onyx_status st = ONYX_OK;
+    wpack_ctx ctx = {q, w, NULL};
+    dnnl_dims_t d;
+    int wr = weight_dims(q, d);
     static const dnnl_format_tag_t plain[] = {dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
     TRY(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&ctx.md_wu, wr, d, dnnl_s8, plain[wr - 3]),
                        "describing int8 weights"));
@@ -247,11 +253,7 @@ static onyx_status make_primitive(qconv_fast *q) {
     dnnl_primitive_desc_t pd = NULL;
     onyx_status st = ONYX_OK;
     dnnl_dims_t d;
-    int wr = 0;
-    if (q->g.group > 1) d[wr++] = q->g.group;
-    d[wr++] = q->g.m / q->g.group;
-    d[wr++] = q->g.c / q->g.group;
-    for (int i = 0; i < q->g.nsp; i++) d[wr++] = q->g.k[i];
+    int wr = weight_dims(q, d);
     CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&md_wany, wr, d, dnnl_s8, dnnl_format_tag_any),
                          "describing int8 weights"));
     CHECK(cpu_dnnl_md_channels_last(&q->md_x, q->rank, q->xdims, dnnl_type(q->xt)));

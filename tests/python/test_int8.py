@@ -534,3 +534,34 @@ def test_qgemm_packed_b(tb, bt, capfd):
     ref, = ort_run(b, {'a': a})
     assert len(np.unique(ref)) > 8
     np.testing.assert_array_equal(got, ref)
+
+
+def float_conv_transpose_mm():
+    """Conv -> Relu -> Transpose to channels last -> Reshape to rows -> MatMul: the data movement a
+    QDQ unit passes through on 8 bits."""
+    r = np.random.default_rng(7)
+    inits = [nh.from_array((r.standard_normal((8, 3, 3, 3)) / 5).astype(np.float32), 'w'),
+             nh.from_array((r.standard_normal((8, 6)) / 3).astype(np.float32), 'm'),
+             nh.from_array(np.array([-1, 8], np.int64), 'rows')]
+    nodes = [oh.make_node('Conv', ['x', 'w'], ['c'], pads=[1, 1, 1, 1]), oh.make_node('Relu', ['c'], ['r']),
+             oh.make_node('Transpose', ['r'], ['t'], perm=[0, 2, 3, 1]),
+             oh.make_node('Reshape', ['t', 'rows'], ['f']), oh.make_node('MatMul', ['f', 'm'], ['y'])]
+    g = oh.make_graph(nodes, 'ctm', [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 32, 32))],
+                      [oh.make_tensor_value_info('y', TP.FLOAT, (1024, 6))], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_qdq_data_movement_on_8_bits(tmp_path):
+    """Q(Transpose(DQ x)) and Q(Reshape(DQ x)) of one scale and zero point move the 8-bit x."""
+    src, path = str(tmp_path / 'ctm.onnx'), str(tmp_path / 'ctm_q.onnx')
+    onnx.save(float_conv_transpose_mm(), src)
+    quant.quantize_static(src, path, Calibration(), quant_format=quant.QuantFormat.QDQ,
+                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8)
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (plain,), _ = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert {'QLinearConv', 'QLinearMatMul', 'Transpose', 'Reshape'} <= set(ops)
+    assert ops.count('DequantizeLinear') <= 1 and ops.count('QuantizeLinear') == 1
+    assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
