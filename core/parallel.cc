@@ -35,12 +35,14 @@ namespace {
 // step had work for it would find none, fall asleep, and be slow to wake for the step.
 std::atomic<uint64_t> work_epoch{0};
 
-// An arena and the count of its workers' spinners (keep_warm). The count is shared with the
-// spinners themselves: one may still be queued or dozing when the calling thread ends and its
-// arena goes (TBB keeps enqueued tasks past the task_arena object).
+// Spinners queued or running, in all arenas (keep_warm). Process-wide and never freed: a spinner
+// may still be queued or dozing when the thread that made it ends and its arena goes (TBB keeps
+// enqueued tasks past the task_arena object), or when the process exits. All arenas draw on one
+// set of workers, so one count bounds them all.
+std::atomic<int> spinners{0};
+
 struct warm_arena {
     tbb::task_arena arena;
-    std::shared_ptr<std::atomic<int>> spinners = std::make_shared<std::atomic<int>>(0);
     explicit warm_arena(int threads) : arena(threads, 1) {}
 };
 
@@ -76,21 +78,20 @@ void keep_warm(const run_policy &p) {
     const auto spin_until = clock::now() + std::chrono::microseconds(p.spin_us);
     const auto doze_until = spin_until + std::chrono::microseconds(p.doze_us);
     const int64_t nap_us = p.nap_us;
-    std::shared_ptr<std::atomic<int>> spinners = p.warm->spinners;
-    for (int have = spinners->load(std::memory_order_relaxed); have < p.workers; have++) {
-        spinners->fetch_add(1, std::memory_order_relaxed);
+    for (int have = spinners.load(std::memory_order_relaxed); have < p.workers; have++) {
+        spinners.fetch_add(1, std::memory_order_relaxed);
         try {
-            p.warm->arena.enqueue([spinners, epoch, spin_until, doze_until, nap_us] {
+            p.warm->arena.enqueue([epoch, spin_until, doze_until, nap_us] {
                 auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
                 while (idle() && clock::now() < spin_until)
                     for (int k = 0; k < 16; k++) _mm_pause();
                 const struct timespec nap = {0, (long)nap_us * 1000};
                 while (idle() && clock::now() < doze_until) nanosleep(&nap, nullptr);
-                spinners->fetch_sub(1, std::memory_order_relaxed);
+                spinners.fetch_sub(1, std::memory_order_relaxed);
             });
         } catch (...) {
             // no spinner: that worker sleeps, which only costs a wake-up
-            spinners->fetch_sub(1, std::memory_order_relaxed);
+            spinners.fetch_sub(1, std::memory_order_relaxed);
             return;
         }
     }

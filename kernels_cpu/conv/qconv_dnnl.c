@@ -332,11 +332,12 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
     q->y_opaque = p->fused && p->fused->opaque_out0;
     q->has_bias = p->n_in > 8 && p->in_type[8];
     int64_t xn = 1, yn = 1;
-    for (int i = 0; i < q->rank; i++) {
-        xn *= q->xdims[i];
-        yn *= q->ydims[i];
-    }
-    if (xn <= 0 || yn <= 0) {
+    bool sizes_fit = true;
+    for (int i = 0; i < q->rank; i++)
+        sizes_fit &= !__builtin_mul_overflow(xn, q->xdims[i], &xn) &&
+                     !__builtin_mul_overflow(yn, q->ydims[i], &yn);
+    if (!sizes_fit || xn <= 0 || yn <= 0 || (uint64_t)xn > SIZE_MAX / 4 ||
+        (uint64_t)yn > SIZE_MAX / 4) {
         free(q);
         return ONYX_OK;
     }

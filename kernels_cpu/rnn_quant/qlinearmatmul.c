@@ -199,8 +199,9 @@ static onyx_status gemm_path(const kernel_call *call, qmm_job *j, bool *done) {
     bool a_signed = j->a->dtype == ONYX_INT8, b_signed = j->b->dtype == ONYX_INT8;
     bool fold = j->ak == QP_ONE && j->bk != QP_EACH_MATRIX && b_shared(&j->sh);
     int64_t rows = fold ? j->sh.nbatch * j->sh.m : j->sh.m, batches = fold ? 1 : j->sh.nbatch;
-    size_t cbytes = (size_t)(rows * j->sh.n) * sizeof(int32_t);
-    size_t bbytes = b_signed ? 0 : (size_t)(j->sh.k * j->sh.n);
+    /* each region 64-byte aligned: the multipliers are doubles */
+    size_t cbytes = ((size_t)(rows * j->sh.n) * sizeof(int32_t) + 63) & ~(size_t)63;
+    size_t bbytes = b_signed ? 0 : ((size_t)(j->sh.k * j->sh.n) + 63) & ~(size_t)63;
     size_t mbytes = (size_t)j->sh.n * sizeof(double);
     void *buf;
     TRY(kernel_scratch(call, cbytes + bbytes + mbytes, &buf));
