@@ -755,6 +755,7 @@ static onyx_status rewrite_node(rewriter *r, int idx) {
     }
     if (rw_is_op(n, "Conv")) return patch_embedding(r, n);
     if (rw_is_op(n, "QuantizeLinear")) return qdq_rewrite(r, n);
+    if (rw_is_op(n, "Gemm")) return qdq_rewrite_float_gemm(r, n);
     if (rw_is_op(n, "MatMulInteger")) return dynq_rewrite(r, n);
     if (rw_is_op(n, "Transpose")) {
         TRY(sink_transpose(r, n));

@@ -10,6 +10,8 @@
  *   Q(Sigmoid(DQ(x)))                          -> com.microsoft QLinearSigmoid(x)
  *   Q(MatMul(DQ(a), DQ(B)))                    -> QLinearMatMul(a, B)
  *        B a constant 2-D, per tensor or per column
+ *   [Q](Gemm(DQ(a), DQ(B) [, DQ(C)]))          -> com.microsoft QGemm(a, B [, C]), 8-bit or float
+ *        result (a classifier's), alpha and beta 1, C a constant int32 as B above
  *   Q(MaxPool(DQ(x))), Q's scale and zero point DQ's -> MaxPool(x) on the 8-bit x
  *   Q(Transpose | Reshape | Flatten | Squeeze | Unsqueeze(DQ(x), ...)), the same parameters
  *                                              -> that op on the 8-bit x (it moves values only)
@@ -71,18 +73,20 @@ static void release(rewriter *r, int v) {
 }
 
 /* Puts domain:op_type(ins) -> q's output at q in place of the unit's float op and q. */
+/* Puts domain:op_type(ins) -> q's output at q in place of the unit's float op and q (q NULL: a
+ * unit with a float result, op's output at op). */
 static onyx_status place_unit(rewriter *r, const graph_node *q, const graph_node *op,
                               const char *domain, const char *op_type, int version, const int *ins,
                               int n_in, const graph_attr *attrs, int n_attrs) {
-    const graph_node *members[2] = {op, q};
+    const graph_node *members[2] = {op, q}, *last = q ? q : op;
     int made = r->n_made;
-    TRY(rw_place_at(r, q, false, op->name, members, 2, domain, op_type, version, ins, n_in,
-                    q->outputs[0], attrs, n_attrs));
+    TRY(rw_place_at(r, last, false, op->name, members, q ? 2 : 1, domain, op_type, version, ins,
+                    n_in, last->outputs[0], attrs, n_attrs));
     if (r->n_made == made) return ONYX_OK; /* the registry lacks the op: kept as written */
     for (int i = 0; i < n_in; i++)
         if (ins[i] >= 0) r->uses[ins[i]]++;
     for (int i = 0; i < op->n_inputs; i++) release(r, op->inputs[i]);
-    for (int i = 0; i < q->n_inputs; i++) release(r, q->inputs[i]);
+    for (int i = 0; q && i < q->n_inputs; i++) release(r, q->inputs[i]);
     return ONYX_OK;
 }
 
@@ -191,6 +195,46 @@ static onyx_status maxpool_unit(rewriter *r, const graph_node *q, const qparams 
                       pool->attrs, pool->n_attrs);
 }
 
+/* Gemm(DQ(a), DQ(B) [, DQ(C)]) with alpha and beta 1: B a constant 2-D, per tensor or per output
+ * column, C a constant int32 of scale a_scale * b_scale[j] and zero point 0; q the Q that reads
+ * its result (an 8-bit QGemm), or NULL (a float result: a network's classifier). */
+static onyx_status gemm_unit(rewriter *r, const graph_node *q, const qparams *y,
+                             const graph_node *gemm) {
+    qparams a, b;
+    if (gemm->n_inputs < 2 || gemm->n_inputs > 3 || gemm->n_outputs != 1 ||
+        attr_float(gemm, "alpha", 1.0f) != 1.0f || attr_float(gemm, "beta", 1.0f) != 1.0f ||
+        !activation_dq(r, gemm->inputs[0], &a))
+        return ONYX_OK;
+    bool tb = attr_int(gemm, "transB", 0) != 0;
+    const graph_node *bdq = rw_producer(r, gemm->inputs[1]);
+    const tensor *bt = bdq ? rw_constant(r, bdq->inputs[0]) : NULL;
+    if (!bt || !eight_bit(bt->dtype) || bt->rank != 2 ||
+        !qdq_params(r, bdq, true, 0, 2, tb ? 0 : 1, &b) ||
+        (b.s->numel != 1 && b.s->numel != bt->dims[tb ? 0 : 1]))
+        return ONYX_OK;
+    int c = gemm->n_inputs > 2 ? gemm->inputs[2] : -1, c_q = -1;
+    if (c >= 0) {
+        const graph_node *cdq = rw_producer(r, c);
+        if (!bias_fits(r, cdq, &a, &b, bt->dims[tb ? 0 : 1])) return ONYX_OK;
+        c_q = cdq->inputs[0];
+    }
+    /* QGemm's attributes are Gemm's but beta (1 here) */
+    graph_attr attrs[4];
+    int n_attrs = 0;
+    for (int i = 0; i < gemm->n_attrs && n_attrs < 4; i++)
+        if (strcmp(gemm->attrs[i].name, "beta") != 0) attrs[n_attrs++] = gemm->attrs[i];
+    int ins[9] = {a.x, a.scale, a.zero, b.x, b.scale, b.zero, c_q,
+                  q ? y->scale : -1, q ? y->zero : -1};
+    return place_unit(r, q, gemm, "com.microsoft", "QGemm", 1, ins, q ? 9 : 7, attrs, n_attrs);
+}
+
+onyx_status qdq_rewrite_float_gemm(rewriter *r, const graph_node *gemm) {
+    /* a Gemm whose result a Q reads is that Q's unit (qdq_rewrite) */
+    const graph_node *reader = gemm->n_outputs == 1 ? rw_sole_reader(r, gemm->outputs[0]) : NULL;
+    if (rw_is_op(reader, "QuantizeLinear")) return ONYX_OK;
+    return gemm_unit(r, NULL, NULL, gemm);
+}
+
 /* An op that only moves values (its other inputs shapes or axes) commutes with a quantization
  * of the same parameters on both sides. */
 static onyx_status moving_unit(rewriter *r, const graph_node *q, const qparams *y,
@@ -225,6 +269,7 @@ onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     if (!op || r->uses[y.x] != 1) return ONYX_OK; /* the float result is read elsewhere too */
     if (rw_is_op(op, "Conv")) return conv_unit(r, q, &y, op);
     if (rw_is_op(op, "MatMul")) return matmul_unit(r, q, &y, op);
+    if (rw_is_op(op, "Gemm")) return gemm_unit(r, q, &y, op);
     if (rw_is_op(op, "Add")) return binary_unit(r, q, &y, op, "QLinearAdd");
     if (rw_is_op(op, "Mul")) return binary_unit(r, q, &y, op, "QLinearMul");
     if (rw_is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");

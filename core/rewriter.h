@@ -54,8 +54,10 @@ bool rw_keep(rewriter *r, void *p);
  * with the graph) that constant. Its index (after the graph's values), or -1 without memory. */
 int rw_add_value(rewriter *r, int like, const char *suffix, tensor *init);
 
-/* The QDQ rules (core/optimize_qdq.c), tried at each QuantizeLinear q. */
+/* The QDQ rules (core/optimize_qdq.c), tried at each QuantizeLinear q, and at each Gemm (whose
+ * float result may end a QDQ graph). */
 onyx_status qdq_rewrite(rewriter *r, const graph_node *q);
+onyx_status qdq_rewrite_float_gemm(rewriter *r, const graph_node *gemm);
 /* The dynamically quantized product (core/optimize_dynq.c), tried at each MatMulInteger. */
 onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi);
 

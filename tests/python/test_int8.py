@@ -362,11 +362,12 @@ def test_qdq_units_run_in_8_bits(qdq_models, act, per_channel):
     x = np.random.default_rng(9).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
     (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
     (plain,), plain_ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    # every Conv unit, the residual Add, MaxPool and the pooling in 8 bits; the float Gemm stays
+    # every Conv unit, the residual Add, MaxPool, the pooling and the classifier (float result)
+    # in 8 bits
     assert ops.count('QLinearConv') == 4 and 'Conv' not in ops
     assert ops.count('QLinearAdd') == 1 and ops.count('QLinearGlobalAveragePool') == 1
     assert ops.count('QLinearSigmoid') == 1 and ops.count('QLinearMul') == 1
-    assert 'DequantizeLinear' in ops and 'Gemm' in ops
+    assert ops.count('QGemm') == 1 and 'Gemm' not in ops
     assert plain_ops.count('Conv') == 4 and 'QLinearConv' not in plain_ops
     ref_all, ref_plain, tol = qdq_yardstick(path, x)
     assert float(np.abs(fused - plain).max()) <= tol
@@ -564,4 +565,36 @@ def test_qdq_data_movement_on_8_bits(tmp_path):
     (plain,), _ = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
     assert {'QLinearConv', 'QLinearMatMul', 'Transpose', 'Reshape'} <= set(ops)
     assert ops.count('DequantizeLinear') <= 1 and ops.count('QuantizeLinear') == 1
+    assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
+
+
+def test_qdq_gemm_units(tmp_path):
+    """Gemm units become QGemm: one with an 8-bit result (a Q reads it), one with a float result
+    (the graph's output), each with its int32 bias."""
+    r = np.random.default_rng(11)
+    inits = [nh.from_array((r.standard_normal((24, 16)) / 4).astype(np.float32), 'w1'),
+             nh.from_array((r.standard_normal(24) / 4).astype(np.float32), 'b1'),
+             nh.from_array((r.standard_normal((5, 24)) / 5).astype(np.float32), 'w2'),
+             nh.from_array((r.standard_normal(5) / 5).astype(np.float32), 'b2')]
+    nodes = [oh.make_node('Gemm', ['x', 'w1', 'b1'], ['h'], transB=1), oh.make_node('Relu', ['h'], ['r']),
+             oh.make_node('Gemm', ['r', 'w2', 'b2'], ['y'], transB=1)]
+    g = oh.make_graph(nodes, 'mlp', [oh.make_tensor_value_info('x', TP.FLOAT, (4, 16))],
+                      [oh.make_tensor_value_info('y', TP.FLOAT, (4, 5))], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17)])
+    m.ir_version = 8
+    src, path = str(tmp_path / 'g.onnx'), str(tmp_path / 'g_q.onnx')
+    onnx.save(m, src)
+
+    class Rows(quant.CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{'x': r.standard_normal((4, 16)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.data, None)
+    quant.quantize_static(src, path, Rows(), quant_format=quant.QuantFormat.QDQ,
+                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8)
+    x = r.standard_normal((4, 16)).astype(np.float32)
+    (fused,), ops = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (plain,), _ = profiled_ops(path, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert ops.count('QGemm') == 2 and 'Gemm' not in ops
     assert float(np.abs(fused - plain).max()) <= qdq_yardstick(path, x)[2]
