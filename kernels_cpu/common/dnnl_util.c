@@ -145,6 +145,40 @@ onyx_status cpu_dnnl_reorder(const_dnnl_memory_desc_t from, const_dnnl_memory_de
     return ONYX_OK;
 }
 
+onyx_status cpu_dnnl_reorder_once(const_dnnl_memory_desc_t from, const void *src,
+                                  const_dnnl_memory_desc_t to, void *dst) {
+    onyx_status st = ONYX_OK;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_desc_t pad_md = NULL;
+    dnnl_memory_t mf = NULL, mt = NULL, mp = NULL;
+    size_t pad_size = 0;
+    void *pad = NULL;
+    dnnl_engine_t eng;
+    CHECK(cpu_dnnl_engine(&eng));
+    CHECK(cpu_dnnl_reorder(from, to, &r, &pad_md, &pad_size));
+    CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mf, from, eng, (void *)src), "binding a reorder"));
+    CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mt, to, eng, dst), "binding a reorder"));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+    int n = 2;
+    if (pad_size) {
+        if (!(pad = cpu_dnnl_alloc(pad_size))) {
+            st = onyx_oom("reorder scratchpad");
+            goto done;
+        }
+        CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mp, pad_md, eng, pad), "binding a scratchpad"));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mp};
+    }
+    CHECK(cpu_dnnl_execute(r, n, args));
+done:
+    if (mp) dnnl_memory_destroy(mp);
+    if (mt) dnnl_memory_destroy(mt);
+    if (mf) dnnl_memory_destroy(mf);
+    if (pad_md) dnnl_memory_desc_destroy(pad_md);
+    if (r) dnnl_primitive_destroy(r);
+    free(pad);
+    return st;
+}
+
 onyx_status cpu_dnnl_memory(dnnl_memory_t *out, const_dnnl_memory_desc_t md) {
     dnnl_engine_t e;
     TRY(cpu_dnnl_engine(&e));

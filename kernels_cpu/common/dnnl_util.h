@@ -56,6 +56,11 @@ size_t cpu_dnnl_scratchpad(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *m
 onyx_status cpu_dnnl_reorder(const_dnnl_memory_desc_t from, const_dnnl_memory_desc_t to,
                              dnnl_primitive_t *prim, dnnl_memory_desc_t *pad, size_t *pad_size);
 
+/* Reorders `src` (laid out as `from`) into `dst` (as `to`) once: a reorder primitive, its
+ * scratchpad and memories made for this call and freed after it (packing constant weights). */
+onyx_status cpu_dnnl_reorder_once(const_dnnl_memory_desc_t from, const void *src,
+                                  const_dnnl_memory_desc_t to, void *dst);
+
 /* A memory object for `md` without a buffer (handles are set per run). Memory objects are bound
  * to buffers per call, so concurrent runs must not share them: each run context (kernel fork)
  * has its own. */

@@ -46,11 +46,7 @@ static onyx_status pack_make(void *ctx, void **obj) {
     const pack_ctx *x = ctx;
     onyx_status st = ONYX_OK;
     int8_t *tmp = NULL;
-    void *pad = NULL;
-    dnnl_primitive_t r = NULL;
-    dnnl_memory_t from = NULL, to = NULL, pm = NULL;
-    dnnl_memory_desc_t pad_md = NULL;
-    size_t pad_size = 0, bytes = align64(dnnl_memory_desc_get_size(x->wei));
+    size_t bytes = align64(dnnl_memory_desc_get_size(x->wei));
     char *buf = cpu_dnnl_alloc(bytes + (size_t)x->n * sizeof(int32_t));
     if (!buf) return onyx_oom("packed matrix B");
     const int8_t *b8 = x->b->data;
@@ -68,32 +64,10 @@ static onyx_status pack_make(void *ctx, void **obj) {
     for (int64_t p = 0; p < x->k; p++)
         for (int64_t j = 0; j < x->n; j++)
             colsum[j] += (uint32_t)(int32_t)b8[x->transposed ? j * x->k + p : p * x->n + j];
-    CHECK(cpu_dnnl_reorder(x->user, x->wei, &r, &pad_md, &pad_size));
-    CHECK(cpu_dnnl_memory(&from, x->user));
-    CHECK(cpu_dnnl_memory(&to, x->wei));
-    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)b8), "binding B"));
-    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(to, buf), "binding packed B"));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    int nargs = 2;
-    if (pad_size) {
-        if (!(pad = cpu_dnnl_alloc(pad_size))) {
-            st = onyx_oom("packing matrix B");
-            goto done;
-        }
-        CHECK(cpu_dnnl_memory(&pm, pad_md));
-        CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding a scratchpad"));
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
-    }
-    CHECK(cpu_dnnl_execute(r, nargs, args));
+    CHECK(cpu_dnnl_reorder_once(x->user, b8, x->wei, buf));
     *obj = buf;
     buf = NULL;
 done:
-    if (pm) dnnl_memory_destroy(pm);
-    if (pad_md) dnnl_memory_desc_destroy(pad_md);
-    if (to) dnnl_memory_destroy(to);
-    if (from) dnnl_memory_destroy(from);
-    if (r) dnnl_primitive_destroy(r);
-    free(pad);
     free(tmp);
     free(buf);
     return st;

@@ -100,12 +100,8 @@ typedef struct wpack_ctx {
 static onyx_status wpack_make(void *ctx, void **obj) {
     const wpack_ctx *x = ctx;
     onyx_status st = ONYX_OK;
-    dnnl_primitive_t reo = NULL;
-    dnnl_memory_desc_t pad_md = NULL;
-    dnnl_memory_t mu = NULL, mw = NULL, mp = NULL;
-    size_t pad_size = 0;
     int8_t *shifted = NULL;
-    void *pad = NULL, *buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(x->q->md_w));
+    void *buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(x->q->md_w));
     if (!buf) return onyx_oom("int8 convolution weights");
     const void *src = x->w->data;
     if (x->w->dtype == ONYX_UINT8) { /* w - 128 as int8: the zero point 128 becomes 0 */
@@ -117,31 +113,10 @@ static onyx_status wpack_make(void *ctx, void **obj) {
             shifted[i] = (int8_t)(((const uint8_t *)x->w->data)[i] ^ 0x80);
         src = shifted;
     }
-    dnnl_engine_t eng;
-    CHECK(cpu_dnnl_engine(&eng));
-    CHECK(cpu_dnnl_reorder(x->md_wu, x->q->md_w, &reo, &pad_md, &pad_size));
-    if (pad_size && !(pad = cpu_dnnl_alloc(pad_size))) {
-        st = onyx_oom("int8 convolution weights");
-        goto done;
-    }
-    CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mu, x->md_wu, eng, (void *)src), "binding weights"));
-    CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mw, x->q->md_w, eng, buf), "binding weights"));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mu}, {DNNL_ARG_TO, mw}};
-    int n = 2;
-    if (pad_size) {
-        CHECK(cpu_dnnl_check(dnnl_guard_memory_create(&mp, pad_md, eng, pad), "binding a scratchpad"));
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mp};
-    }
-    CHECK(cpu_dnnl_execute(reo, n, args));
+    CHECK(cpu_dnnl_reorder_once(x->md_wu, src, x->q->md_w, buf));
     *obj = buf;
     buf = NULL;
 done:
-    if (reo) dnnl_primitive_destroy(reo);
-    if (pad_md) dnnl_memory_desc_destroy(pad_md);
-    if (mu) dnnl_memory_destroy(mu);
-    if (mw) dnnl_memory_destroy(mw);
-    if (mp) dnnl_memory_destroy(mp);
-    free(pad);
     free(shifted);
     free(buf);
     return st;

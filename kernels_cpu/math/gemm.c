@@ -497,11 +497,7 @@ static onyx_status pack_make(void *ctx, void **obj) {
     const tensor *b = x->b;
     onyx_status st = ONYX_OK;
     float *tmp = NULL;
-    void *buf = NULL, *pad = NULL;
-    dnnl_primitive_t r = NULL;
-    dnnl_memory_t from = NULL, to = NULL, pm = NULL;
-    dnnl_memory_desc_t pad_md = NULL;
-    size_t pad_size = 0;
+    void *buf = NULL;
     const void *src = b->data;
     if (b->dtype != ONYX_FLOAT || x->key->alpha != 1.0f) {
         if (!(tmp = malloc((size_t)(b->numel > 0 ? b->numel : 1) * sizeof *tmp))) {
@@ -517,32 +513,10 @@ static onyx_status pack_make(void *ctx, void **obj) {
         st = onyx_oom("packed matrix B");
         goto done;
     }
-    CHECK(cpu_dnnl_reorder(x->user, x->wei, &r, &pad_md, &pad_size));
-    CHECK(cpu_dnnl_memory(&from, x->user));
-    CHECK(cpu_dnnl_memory(&to, x->wei));
-    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(from, (void *)src), "binding B"));
-    CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(to, buf), "binding packed B"));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    int nargs = 2;
-    if (pad_size) {
-        if (!(pad = cpu_dnnl_alloc(pad_size))) {
-            st = onyx_oom("packing matrix B");
-            goto done;
-        }
-        CHECK(cpu_dnnl_memory(&pm, pad_md));
-        CHECK(cpu_dnnl_check(dnnl_memory_set_data_handle(pm, pad), "binding a scratchpad"));
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pm};
-    }
-    CHECK(cpu_dnnl_execute(r, nargs, args));
+    CHECK(cpu_dnnl_reorder_once(x->user, src, x->wei, buf));
     *obj = buf;
     buf = NULL;
 done:
-    if (pm) dnnl_memory_destroy(pm);
-    if (pad_md) dnnl_memory_desc_destroy(pad_md);
-    if (to) dnnl_memory_destroy(to);
-    if (from) dnnl_memory_destroy(from);
-    if (r) dnnl_primitive_destroy(r);
-    free(pad);
     free(buf);
     free(tmp);
     return st;
