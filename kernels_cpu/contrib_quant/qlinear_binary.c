@@ -30,7 +30,7 @@ typedef struct qbin_ctx {
     const int32_t lo = q->lo, hi = q->hi;                                                          \
     if (s[1] == 0 && s[2] == 0) {                                                                  \
         float v = fmaf((float)a[0], ra, fmaf((float)b[0], rb, fixed));                             \
-        T r = (T)cq_saturate(v, 0, lo, hi);                                                        \
+        T r = (T)q8_saturate(v, 0, lo, hi);                                                        \
         for (int64_t i = 0; i < n; i++) y[i] = r;                                                  \
     } else if (s[1] == 0 || s[2] == 0) {                                                           \
         /* the broadcast operand joins the constant first, as onnxruntime's scalar path */        \
@@ -40,18 +40,18 @@ typedef struct qbin_ctx {
         int64_t sv = s[1] == 0 ? s[2] : s[1];                                                      \
         if (sv == 1) {                                                                             \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate(fmaf((float)v[i], r, f), 0, lo, hi);                         \
+                y[i] = (T)q8_saturate(fmaf((float)v[i], r, f), 0, lo, hi);                         \
         } else {                                                                                   \
             for (int64_t i = 0; i < n; i++)                                                        \
-                y[i] = (T)cq_saturate(fmaf((float)v[i * sv], r, f), 0, lo, hi);                    \
+                y[i] = (T)q8_saturate(fmaf((float)v[i * sv], r, f), 0, lo, hi);                    \
         }                                                                                          \
     } else if (s[1] == 1 && s[2] == 1) {                                                           \
         CPU_SIMD for (int64_t i = 0; i < n; i++)                                                   \
-            y[i] = (T)cq_saturate(fmaf((float)a[i], ra, fmaf((float)b[i], rb, fixed)), 0, lo, hi); \
+            y[i] = (T)q8_saturate(fmaf((float)a[i], ra, fmaf((float)b[i], rb, fixed)), 0, lo, hi); \
     } else {                                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                          \
             float v = fmaf((float)a[i * s[1]], ra, fmaf((float)b[i * s[2]], rb, fixed));           \
-            y[i] = (T)cq_saturate(v, 0, lo, hi);                                                   \
+            y[i] = (T)q8_saturate(v, 0, lo, hi);                                                   \
         }                                                                                          \
     }
 
@@ -76,20 +76,20 @@ DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
         if (s[1] == 1 && s[2] == 1) {                                                              \
             CPU_SIMD for (int64_t i = 0; i < n; i++) {                                             \
                 int32_t prod = ((int32_t)a[i] - za) * ((int32_t)b[i] - zb);                        \
-                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+                y[i] = (T)q8_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
             }                                                                                      \
         } else if (s[1] == 1 && s[2] == 0) {                                                       \
             int32_t bv = (int32_t)b[0] - zb;                                                       \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate((float)(((int32_t)a[i] - za) * bv) * ratio + zc, 0, lo, hi); \
+                y[i] = (T)q8_saturate((float)(((int32_t)a[i] - za) * bv) * ratio + zc, 0, lo, hi); \
         } else if (s[1] == 0 && s[2] == 1) {                                                       \
             int32_t av = (int32_t)a[0] - za;                                                       \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate((float)(av * ((int32_t)b[i] - zb)) * ratio + zc, 0, lo, hi); \
+                y[i] = (T)q8_saturate((float)(av * ((int32_t)b[i] - zb)) * ratio + zc, 0, lo, hi); \
         } else {                                                                                   \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 int32_t prod = ((int32_t)a[i * s[1]] - za) * ((int32_t)b[i * s[2]] - zb);          \
-                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+                y[i] = (T)q8_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
             }                                                                                      \
         }                                                                                          \
     }
