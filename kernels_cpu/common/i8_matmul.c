@@ -242,7 +242,7 @@ static uint32_t row_sum(const void *a, int64_t k, bool s8) {
 }
 
 /* Row sums s, the row starting at element `at` of the 8-bit result. */
-static inline void requant_row(const cpu_i8mm_call *x, const int32_t *s, int64_t at, int64_t n) {
+CPU_CLONES static void requant_row(const cpu_i8mm_call *x, const int32_t *s, int64_t at, int64_t n) {
     const int32_t zp = x->qz, lo = x->q_signed ? -128 : 0, hi = x->q_signed ? 127 : 255;
     const float mu = x->mult[0];
     if (x->q_signed) {

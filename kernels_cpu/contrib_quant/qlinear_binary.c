@@ -19,9 +19,9 @@ typedef struct qbin_ctx {
     int32_t lo, hi;
 } qbin_ctx;
 
-/* The Add loops, once with hardware FMA and once portable: fmaf rounds once either way, so the
- * two give the same bits; the first only avoids a libm call per element. Contiguous runs get
- * their own simple loops so that they vectorize. */
+/* The Add loops. fmaf rounds once on every build, so the clones with hardware FMA give the
+ * portable build's bits; they only avoid a libm call per element. Contiguous runs get their own
+ * simple loops so that they vectorize. */
 #define ADD_BODY(T)                                                                                \
     const qbin_ctx *q = ctx;                                                                       \
     T *y = (T *)p[0];                                                                              \
@@ -55,15 +55,10 @@ typedef struct qbin_ctx {
         }                                                                                          \
     }
 
-#define DEFINE_ADD(NAME, T, ATTR)                                                                  \
-    ATTR static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
-DEFINE_ADD(add_u8, uint8_t, )
-DEFINE_ADD(add_s8, int8_t, )
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_FMA_PATH 1
-DEFINE_ADD(add_u8_fma, uint8_t, __attribute__((target("avx2,fma"))))
-DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
-#endif
+#define DEFINE_ADD(NAME, T)                                                                        \
+    CPU_CLONES static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
+DEFINE_ADD(add_u8, uint8_t)
+DEFINE_ADD(add_s8, int8_t)
 
 /* (a - zA)(b - zB) is exact in int32; one product rounding to float, then the scale. */
 #define DEFINE_MUL(NAME, T)                                                                        \
@@ -115,9 +110,6 @@ static onyx_status qbin_run(const kernel_call *c, bool add) {
         /* onnxruntime's build contracts its ra * zA + rb * zB into fma(ra, zA, rb * zB) */
         q.fixed = (float)pc.zp - fmaf(q.ra, (float)pa.zp, q.rb * (float)pb.zp);
         fn = s8 ? add_s8 : add_u8;
-#ifdef HAVE_FMA_PATH
-        if (__builtin_cpu_supports("fma")) fn = s8 ? add_s8_fma : add_u8_fma;
-#endif
     } else {
         q.za = pa.zp;
         q.zb = pb.zp;
