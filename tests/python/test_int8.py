@@ -201,6 +201,63 @@ def test_chain_same_at_every_level(xt, per_channel, capfd):
         np.testing.assert_array_equal(fused, ref)
 
 
+def convnext_block_bytes(seed=6):
+    """ConvNeXt's block as onnxruntime's QOperator quantizer writes it: a depthwise QLinearConv,
+    a Transpose putting channels last, the channel MLP (two QLinearMatMul), a Transpose putting
+    them first again, the residual QLinearAdd; between convolutions."""
+    r = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(nh.from_array(a, name))
+        return name
+    s = const('s', np.array(0.05, np.float32))
+    z = const('z', np.array(128, np.uint8))
+
+    def qconv(x, name, cin, cout, k, group=1):
+        ws = (cout, cin // group, k, k)
+        nodes.append(oh.make_node('QLinearConv', [
+            x, s, z, const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
+            const(name + '_ws', np.array(1 / np.sqrt(ws[1] * k * k) / 40, np.float32)),
+            const(name + '_wz', np.array(0, np.int8)), s, z,
+            const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
+            [name], pads=[k // 2] * 4, group=group))
+        return name
+
+    def qmatmul(x, name, k, n):
+        nodes.append(oh.make_node('QLinearMatMul', [
+            x, s, z, const(name + '_w', r.integers(-127, 128, size=(k, n)).astype(np.int8)),
+            const(name + '_ws', np.array(1 / np.sqrt(k) / 40, np.float32)),
+            const(name + '_wz', np.array(0, np.int8)), s, z], [name]))
+        return name
+    nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
+    c1 = qconv('xq', 'c1', 3, 16, 3)
+    nodes.append(oh.make_node('Transpose', [qconv(c1, 'dw', 16, 16, 7, group=16)], ['t1'],
+                              perm=[0, 2, 3, 1]))
+    nodes.append(oh.make_node('Transpose', [qmatmul(qmatmul('t1', 'm1', 16, 64), 'm2', 64, 16)],
+                              ['t2'], perm=[0, 3, 1, 2]))
+    nodes.append(oh.make_node('QLinearAdd', ['t2', s, z, c1, s, z, s, z], ['a'],
+                              domain='com.microsoft'))
+    nodes.append(oh.make_node('DequantizeLinear', [qconv('a', 'c2', 16, 8, 1), s, z], ['y']))
+    return model_bytes(nodes, [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 12, 12))], inits,
+                       [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+
+
+def test_channels_transposes_move_nothing(capfd):
+    """The Transposes around ConvNeXt's channel MLP read and write 8-bit tensors kept channels
+    last as the plain tensors of the same bytes: c1, dw, t2 and a stay opaque, same bits."""
+    b = convnext_block_bytes()
+    x = np.random.default_rng(3).uniform(-3, 3, (1, 3, 12, 12)).astype(np.float32)
+    fused, = onyx_run(b, {'x': x}, verbose=True)
+    if vnni():
+        assert 'fusion: 4 tensors kept opaque' in capfd.readouterr().err
+    plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert len(np.unique(fused)) > 20
+    np.testing.assert_array_equal(fused, plain)
+    if vnni():
+        np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
+
+
 def se_bytes(seed=5):
     """EfficientNet's block as onnxruntime's QOperator quantizer writes it: QLinearConv -> SiLU
     (QLinearSigmoid, QLinearMul) -> squeeze and excitation (QLinearGlobalAveragePool, QLinearConv
