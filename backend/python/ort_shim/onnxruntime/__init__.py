@@ -5,6 +5,7 @@ from onyx import ort as _ort
 from onyx.ort import *  # noqa: F403
 from onyx.ort import __all__ as _names
 
-import onyx as _onyx
-__version__ = _onyx.__version__
+from onyx.ort_capi import *  # noqa: F403 (onnxruntime exports its error classes too)
+
+__version__ = _ort.get_version_string()
 __all__ = list(_names)
