@@ -288,3 +288,12 @@ def test_shim_package_is_onyx(monkeypatch):
     assert state.Fail is onyx.Fail and C.OrtValue is onyx.OrtValue and hasattr(C.OrtValue, 'from_dlpack')
     coll = importlib.import_module('onnxruntime.capi.onnxruntime_inference_collection')
     assert coll.check_and_normalize_provider_args is onyx.ort.check_and_normalize_provider_args
+
+
+def test_provider_graph_assignment_info():
+    with pytest.raises(ort_capi.Fail, match='session.record_ep_graph_assignment_info'):
+        session().get_provider_graph_assignment_info()
+    so = ort.SessionOptions()
+    so.add_session_config_entry('session.record_ep_graph_assignment_info', '1')
+    parts = session(so=so).get_provider_graph_assignment_info()
+    assert [(p.ep_name, [n.op_type for n in p.get_nodes()]) for p in parts] == [('CPUExecutionProvider', ['Mul'])]

@@ -1212,6 +1212,21 @@ class InferenceSession:
                                  int(self._provider_options[CUDA].get('device_id', 0)), OrtMemType.DEFAULT)
         return OrtMemoryInfo('Cpu', OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, OrtMemType.DEFAULT)
 
+    def get_provider_graph_assignment_info(self):
+        """onnxruntime's record of which provider runs which nodes, with the session config entry
+        "session.record_ep_graph_assignment_info" = "1": for a CPU-only session every node, each in
+        its own subgraph, on CPUExecutionProvider (the node list read with the onnx package); onyx
+        does not report per-node placement across devices."""
+        if self._sess_options._config.get('session.record_ep_graph_assignment_info') != '1':
+            _raise(_lib.Fail, 'ONYX_ERR_INVALID_ARGUMENT',
+                   "Session configuration entry 'session.record_ep_graph_assignment_info' must be set to "
+                   '"1" to get the provider graph assignment info')
+        if self._providers != [CPU]:
+            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                   'get_provider_graph_assignment_info: onyx reports node placement for CPU-only sessions')
+        proto = _onnx_model(self._model_path, self._model_bytes, 'record_ep_graph_assignment_info')
+        return [_EpSubgraph(CPU, [_AssignedNode(n.domain, n.op_type, n.name)]) for n in proto.graph.node]
+
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
         """Runs on a thread of a shared pool and returns at once; then calls
         callback(outputs, user_data, error) with error '' on success, or (None, user_data, message)."""
@@ -1373,6 +1388,20 @@ def _async_pool():
             _POOL.append(concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2),
                                                                thread_name_prefix='onyx-run-async'))
         return _POOL[0]
+
+
+class _AssignedNode:
+    def __init__(self, domain, op_type, name):
+        self.domain, self.op_type, self.name = domain, op_type, name
+
+
+class _EpSubgraph:
+    def __init__(self, ep_name, nodes):
+        self.ep_name = ep_name
+        self._nodes = nodes
+
+    def get_nodes(self):
+        return list(self._nodes)
 
 
 class OrtValueVector(list):
