@@ -297,3 +297,14 @@ def test_provider_graph_assignment_info():
     so.add_session_config_entry('session.record_ep_graph_assignment_info', '1')
     parts = session(so=so).get_provider_graph_assignment_info()
     assert [(p.ep_name, [n.op_type for n in p.get_nodes()]) for p in parts] == [('CPUExecutionProvider', ['Mul'])]
+
+
+def test_map_inputs_type_and_python_floats():
+    mt = helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(F, None))
+    node = helper.make_node('DictVectorizer', ['x'], ['y'], domain='ai.onnx.ml', int64_vocabulary=[1, 2, 3])
+    g = helper.make_graph([node], 'dv', [helper.make_value_info('x', mt)], [helper.make_tensor_value_info('y', F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13), helper.make_opsetid('ai.onnx.ml', 1)])
+    s = ort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])
+    assert s.get_inputs()[0].type == 'map(int64,tensor(float))'
+    # values only: onyx's DictVectorizer gives [3] (ONNX's 1-D), onnxruntime [1, 3]
+    np.testing.assert_array_equal(s.run(None, {'x': {1: 2.0, 3: 4.0}})[0].ravel(), [2, 0, 4])

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from . import _lib
-from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
+from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
                       values_array)
 from .session import NodeArg
@@ -1101,9 +1101,46 @@ class InferenceSession:
             if arg.name in pinned:
                 arg.shape = list(pinned[arg.name])
         self._outputs = _io(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
+        self._map_values = self._map_types()
         self._input_index = {a.name: a for a in self._inputs}
         self._c_names = {}   # tuple of input names -> their C array, per order given
         self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
+
+    def _map_types(self):
+        """For a model with map inputs or outputs (ai.onnx.ml DictVectorizer, ZipMap): their
+        NodeArg.type as onnxruntime writes it ("map(int64,tensor(float))") and {input: numpy dtype of
+        its values}, read from the model with the onnx package (without it, "map")."""
+        if not any(a.kind_code == KIND_MAP or a.type == 'seq(tensor(undefined))'
+                   for a in self._inputs + self._outputs):
+            return {}
+        try:
+            proto = _onnx_model(self._model_path, self._model_bytes, 'map inputs')
+        except _lib.NotImplemented:
+            return {}
+
+        def name(t):
+            kind = t.WhichOneof('value')
+            if kind == 'tensor_type':
+                return f'tensor({lib.onyx_dtype_name(t.tensor_type.elem_type).decode()})'
+            if kind == 'sequence_type':
+                return f'seq({name(t.sequence_type.elem_type)})'
+            if kind == 'map_type':
+                return (f'map({lib.onyx_dtype_name(t.map_type.key_type).decode()},'
+                        f'{name(t.map_type.value_type)})')
+            return None
+        types = {vi.name: vi.type for vi in list(proto.graph.input) + list(proto.graph.output)}
+        values = {}
+        for arg in self._inputs + self._outputs:
+            t = types.get(arg.name)
+            if t is None or 'map' not in (name(t) or ''):
+                continue
+            arg.type = name(t)
+            if t.WhichOneof('value') == 'map_type' and t.map_type.value_type.WhichOneof('value') == 'tensor_type':
+                try:
+                    values[arg.name] = numpy_dtype(t.map_type.value_type.tensor_type.elem_type)
+                except TypeError:
+                    pass
+        return values
 
     def _log(self, level, text):
         """A log line of the Python layer, through the session's logger when its level lets it."""
@@ -1295,6 +1332,9 @@ class InferenceSession:
                         x = x._value
                     elif arg.kind_code == KIND_TENSOR and not isinstance(x, _DeviceTensor):
                         x = _as_input_array(x, arg)
+                    elif isinstance(x, dict) and arg.name in self._map_values and x:
+                        # Python numbers as the map's value type, as onnxruntime takes them
+                        x = dict(zip(x, np.asarray(list(x.values()), dtype=self._map_values[arg.name])))
                 values.append(x.handle if isinstance(x, _DeviceTensor) else to_value(x, arena, arg.kind_code))
             names = tuple(input_feed)
             c_names = self._c_names.get(names)
