@@ -278,6 +278,13 @@ python-tests: $(LIB_SO)
 	    ONYX_LIB=$(CURDIR)/$(LIB_SO) PYTHONPATH=$(CURDIR)/backend/python $(PYTHON) -m pytest -q tests/python; \
 	else echo "== python tests: none yet (tests/python)"; fi
 
+# onnxruntime's own Python API tests under onnxruntime and under onyx (backend/python/ort_shim as
+# `onnxruntime`): both counts and the failing tests. The test files are onnxruntime's, fetched by hand
+# into .ort-compat/python/ (ignored); without them this says so and passes. Not part of make test.
+.PHONY: test-ort-compat
+test-ort-compat: $(LIB_SO)
+	@$(PYTHON) tools/ort_compat/run.py --lib $(CURDIR)/$(LIB_SO)
+
 # Each step in its own make, in order, so that a sub-make sees what the previous step made. After
 # the build, every step runs even when an earlier one fails; the last line names the failures.
 # make test, sanitize and tsan build with -Werror and every optional feature (a missing library
