@@ -464,7 +464,7 @@ define serve_venv
 	ONYX_BUILD_DIR=$(BUILD) $(SERVE_PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check -w $(BUILD)/serve-wheel .
 	$(SERVE_PYTHON) -m pip install -q --no-deps --force-reinstall --disable-pip-version-check $(BUILD)/serve-wheel/onyx-*.whl
 endef
-.PHONY: test-serving bench-serving
+.PHONY: test-serving bench-serving bench-traffic-serve
 test-serving:
 	$(serve_venv)
 	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 900 $(CURDIR)/$(SERVE_PYTHON) -m pytest -q \
@@ -474,3 +474,10 @@ bench-serving:
 	$(serve_venv)
 	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 1800 $(CURDIR)/$(SERVE_PYTHON) \
 	    $(CURDIR)/tools/bench/serve_bench.py $(BENCH_SERVING_FLAGS)
+
+# bench-traffic's loads through onyx.serve (one replica, batch 1) beside the engines themselves,
+# all in .venv-serve (its onnxruntime): BENCH_TRAFFIC_SERVE_FLAGS="--models mobilenet_v3_small".
+bench-traffic-serve: $(LIB_SO) $(ZOO_PYTHON)
+	$(serve_venv)
+	env -u PYTHONPATH ONYX_LIB=$(CURDIR)/$(LIB_SO) $(SERVE_PYTHON) tools/bench/traffic_bench.py \
+	    --engines onyx,ort,onyx.serve,ort.serve $(BENCH_TRAFFIC_SERVE_FLAGS)
