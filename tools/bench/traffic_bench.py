@@ -98,7 +98,8 @@ class ServeSession:
                                     engine={'onyx': 'onyx', 'ort': 'onnxruntime'}[engine])
         serve.run(app, name='traffic', route_prefix='/traffic')
         self.conn = http.client.HTTPConnection('127.0.0.1', port, timeout=120)
-        self.replica_ms = []  # each request's time inside the replica (its x-onyx-latency-ms)
+        # each request's time inside the replica, receiving its body, running it (onyx.serve's headers)
+        self.replica_ms, self.receive_ms, self.run_ms = [], [], []
 
     def run(self, _names, feeds):
         buf = io.BytesIO()
@@ -110,6 +111,8 @@ class ServeSession:
         if r.status != 200:
             raise RuntimeError(f'serve answered {r.status}: {body[:200]!r}')
         self.replica_ms.append(float(r.getheader('x-onyx-latency-ms', 'nan')))
+        self.receive_ms.append(float(r.getheader('x-onyx-receive-ms', 'nan')))
+        self.run_ms.append(float(r.getheader('x-onyx-run-ms', 'nan')))
         with np.load(io.BytesIO(body), allow_pickle=False) as z:
             return [z[k] for k in z.files]
 
@@ -210,7 +213,7 @@ def worker(plan_path, out_path):
     result['idle'] = idle
     result['peak_mib'] = peak_rss_mib()
     if isinstance(sess, ServeSession):
-        result['replica_ms'] = sess.replica_ms
+        result.update(replica_ms=sess.replica_ms, receive_ms=sess.receive_ms, run_ms=sess.run_ms)
     with open(out_path, 'w') as f:
         json.dump(result, f)
 
@@ -391,9 +394,11 @@ def report(entry, plan, engines, results):
         + '; peak MiB: ' + ', '.join(f'{e} {max(r["peak_mib"] for r in results[e]):.0f}' for e in cols))
     for e in cols:
         if 'replica_ms' in results[e][0]:
-            inside = [x for r in results[e] for x in r['replica_ms']]
-            print(f'{e}: p50 {pct(inside, 50):.2f} ms of a request inside the replica (decode, '
-                  f'run, encode: onyx.serve\'s part), the rest in Ray\'s proxy, router and HTTP')
+            p50 = {k: pct([x for r in results[e] for x in r[k]], 50)
+                   for k in ('replica_ms', 'receive_ms', 'run_ms')}
+            print(f'{e}: p50 {p50["replica_ms"]:.2f} ms of a request inside the replica, of which '
+                  f'{p50["receive_ms"]:.2f} receiving its body and {p50["run_ms"]:.2f} in the '
+                  f'engine\'s run; the rest in Ray\'s proxy, router and HTTP')
     sys.stdout.flush()
 
 
