@@ -10,6 +10,12 @@
  * rounding, two roundings onnxruntime does not make). One primitive serves every scale and zero
  * point; the result never leaves the kernel as int32.
  *
+ * X's zero point costs oneDNN a compensation per output (a fifth of MobileNetV2's 1x1
+ * convolutions, whose sums are short): where the convolution has no padding, or the zero point
+ * is 0, it goes into the bias instead, B[m] - x_zero_point * sum(W[m]) in int32, exact while
+ * sum(X W) stays below 2^24 (checked from W's magnitudes at prepare) and the folded bias too
+ * (checked per run; else that run takes the reference). Padding would read 0, not the zero point.
+ *
  * oneDNN's convolutions take no weight zero point: int8 W with zero point 0 (what onnxruntime's
  * quantizer writes) runs as it is, uint8 W with zero point 128 as int8 shifted once at prepare;
  * any other stays on the reference loops (conv_int.c). So does every CPU without VNNI, where
@@ -32,7 +38,9 @@ typedef struct qconv_fast {
     int64_t xdims[ONYX_MAX_RANK], ydims[ONYX_MAX_RANK];
     onyx_dtype xt, yt;
     bool x_opaque, y_opaque;           /* stored channels last (core/fuse.h) */
-    bool has_bias;
+    bool has_bias;                     /* the node's B */
+    bool fold_xz;                      /* X's zero point folded into the bias: none in oneDNN */
+    int32_t *wsum;                     /* [M] sums of W (as int8) where folding a nonzero one */
     /* reo_x: X to channels last, reo_y: Y back to NCHW; NULL where not needed (opaque, or one
      * channel or pixel, where the two layouts are one) */
     dnnl_primitive_t conv, reo_x, reo_y;
@@ -62,6 +70,7 @@ void qconv_fast_release(void *state) {
                                  &q->md_pad_reo_y};
     for (size_t i = 0; i < sizeof mds / sizeof *mds; i++) md_drop(mds[i]);
     if (q->wbuf_own) free((void *)q->wbuf);
+    free(q->wsum);
     free(q);
 }
 
@@ -180,8 +189,9 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
     dnnl_post_ops_t po = NULL;
     onyx_status st = ONYX_OK;
     CHECK(cpu_dnnl_attr(&attr));
-    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
-                         "setting the input zero point"));
+    if (!q->fold_xz)
+        CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
+                             "setting the input zero point"));
     CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_DST, 0),
                          "setting the output zero point"));
     dnnl_dims_t d;
@@ -233,7 +243,7 @@ static onyx_status make_primitive(qconv_fast *q) {
                          "describing int8 weights"));
     CHECK(cpu_dnnl_md_channels_last(&q->md_x, q->rank, q->xdims, dnnl_type(q->xt)));
     CHECK(cpu_dnnl_md_channels_last(&q->md_y, q->rank, q->ydims, dnnl_type(q->yt)));
-    if (q->has_bias) {
+    if (q->has_bias || q->wsum) {
         dnnl_dims_t m = {q->g.m};
         CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_b, 1, m, dnnl_f32, dnnl_a),
                              "describing the bias"));
@@ -267,6 +277,48 @@ done:
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (md_wany) dnnl_memory_desc_destroy(md_wany);
     return st;
+}
+
+/* Whether X's zero point can go into the bias (qconv_fast above): absent or a constant 0, or
+ * no padding, every sum of X W below 2^24 whatever X holds, and the constant zero point and bias
+ * folding into a bias below 2^24; then the sums of W for the fold. */
+static onyx_status fold_zero_point(const kernel_prep *p, qconv_fast *q, const tensor *w) {
+    bool given = p->n_in > 2 && p->in_type[2];
+    const tensor *xz = given ? p->in_value[2] : NULL;
+    if (!given || (xz && xz->numel == 1 && xz->dtype == q->xt && load8(xz->dtype, xz->data, 0) == 0)) {
+        q->fold_xz = true;
+        return ONYX_OK;
+    }
+    const tensor *b = p->n_in > 8 ? p->in_value[8] : NULL;
+    if (!xz || xz->numel != 1 || xz->dtype != q->xt || (q->has_bias && !b) ||
+        (b && (b->dtype != ONYX_INT32 || b->numel != q->g.m)))
+        return ONYX_OK;
+    for (int i = 0; i < q->g.nsp; i++)
+        if (q->g.pad_b[i] || q->g.pad_e[i]) return ONYX_OK;
+    const int64_t zx = load8(xz->dtype, xz->data, 0);
+    const int64_t per = w->numel / q->g.m;     /* C / group * kernel: one output channel's W */
+    const int64_t xmax = q->xt == ONYX_UINT8 ? 255 : 128;
+    const int32_t shift = w->dtype == ONYX_UINT8 ? 128 : 0;
+    int32_t *sums = malloc((size_t)q->g.m * sizeof *sums);
+    if (!sums) return onyx_oom("int8 convolution weight sums");
+    for (int64_t m = 0; m < q->g.m; m++) {
+        int64_t sum = 0, reach = 0;
+        for (int64_t k = 0; k < per; k++) {
+            int32_t v = load8(w->dtype, w->data, m * per + k) - shift;
+            sum += v;
+            reach += xmax * (v < 0 ? -v : v);
+        }
+        int64_t folded = (b ? ((const int32_t *)b->data)[m] : 0) - zx * sum;
+        if (reach >= (int64_t)1 << 24 || folded <= -((int64_t)1 << 24) ||
+            folded >= (int64_t)1 << 24) { /* float would round: keep oneDNN's zero point */
+            free(sums);
+            return ONYX_OK;
+        }
+        sums[m] = (int32_t)sum;
+    }
+    q->fold_xz = true;
+    q->wsum = sums;
+    return ONYX_OK;
 }
 
 /* Whether a tensor of these dims is stored the same channels last and plain: one channel or
@@ -316,7 +368,8 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         free(q);
         return ONYX_OK;
     }
-    st = make_primitive(q);
+    st = fold_zero_point(p, q, w);
+    if (st == ONYX_OK) st = make_primitive(q);
     if (st == ONYX_OK && !q->x_opaque && !layouts_agree(q->rank, q->xdims)) {
         CHECK(cpu_dnnl_md_plain(&q->md_xu, q->rank, q->xdims, dnnl_type(q->xt)));
         CHECK(cpu_dnnl_reorder(q->md_xu, q->md_x, &q->reo_x, &q->md_pad_reo_x, &q->pad_reo_x));
@@ -416,14 +469,17 @@ onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done) 
     TRY(kernel_scratch(c, q->scratch, &mem));
     char *base = mem;
     float *mult = (float *)(base + q->off_mult), *bias = (float *)(base + q->off_b);
-    for (int64_t m = 0; m < q->g.m; m++) {
-        mult[m] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : m] / ys; /* onnxruntime's order */
-        if (!isfinite(mult[m])) return ONYX_OK;
-        if (b) bias[m] = (float)((const int32_t *)b->data)[m];
-    }
     int32_t *zp = (int32_t *)(base + q->off_zp);
     zp[0] = xz ? load8(xz->dtype, xz->data, 0) : 0;
     zp[1] = load8(yz->dtype, yz->data, 0);
+    for (int64_t m = 0; m < q->g.m; m++) {
+        mult[m] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : m] / ys; /* onnxruntime's order */
+        if (!isfinite(mult[m])) return ONYX_OK;
+        int64_t bm = b ? ((const int32_t *)b->data)[m] : 0;
+        if (q->wsum) bm -= (int64_t)zp[0] * q->wsum[m];
+        if (bm <= -((int64_t)1 << 24) || bm >= (int64_t)1 << 24) return ONYX_OK; /* not exact */
+        bias[m] = (float)bm;
+    }
 
     onyx_status st = ONYX_OK;
     dnnl_memory_t mx = NULL, mw = NULL, mb = NULL, my = NULL, mm = NULL, mzx = NULL, mzy = NULL,
@@ -442,10 +498,10 @@ onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done) 
                                {DNNL_ARG_WEIGHTS, mw},
                                {DNNL_ARG_DST, my},
                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mm},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, mzx},
                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, mzy}};
-    int n = 6;
-    if (q->has_bias) {
+    int n = 5;
+    if (!q->fold_xz) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, mzx};
+    if (q->has_bias || q->wsum) {
         CHECK(bind(&mb, q->md_b, bias));
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
     }

@@ -71,6 +71,8 @@ CONVS = [  # X shape, W shape, attributes
     ((1, 16, 10, 10), (32, 4, 3, 3), {'group': 4, 'dilations': [2, 2], 'pads': [2, 2, 2, 2]}),
     ((1, 64, 7, 7), (48, 64, 1, 1), {}),
     ((2, 12, 30), (20, 12, 5), {'pads': [2, 2]}),
+    # no padding: X's zero point goes into the bias, while sums of X W stay below 2^24
+    ((1, 32, 9, 9), (16, 32, 3, 3), {'strides': [2, 2]}),
 ]
 
 
@@ -126,6 +128,24 @@ def test_fast_path_equals_onnxruntime(xs, ws, attrs, xt, wt, yt, per_channel, bi
                           verbose=True)
     assert PACKED not in capfd.readouterr().err
     assert steps(got, ref_loops) <= 1
+
+
+@needs_vnni
+@pytest.mark.parametrize('cin', [64, 600])
+def test_unpadded_zero_point_equals_onnxruntime(cin, capfd):
+    """A 1x1 convolution: X's zero point folded into the bias (64 channels), or left to oneDNN
+    where sums of X W could pass 2^24 (600 channels); both onnxruntime's bits."""
+    x, params = conv_case((1, cin, 6, 6), (16, cin, 1, 1), np.uint8, np.int8, np.uint8, True, True)
+    acc = np.einsum('nchw,mc->nmhw', x.astype(np.int64) - int(params['xz']),
+                    params['w'][:, :, 0, 0].astype(np.int64))
+    params['ys'] = np.array(float(params['xs']) * float(params['ws'].mean()) * acc.std() / 40,
+                            np.float32)  # outputs over about 160 steps
+    b = conv_bytes(x, params, {}, np.uint8)
+    got, = onyx_run(b, {'x': x}, verbose=True)
+    assert PACKED in capfd.readouterr().err
+    ref, = ort_run(b, {'x': x})
+    assert len(np.unique(ref)) > 50
+    np.testing.assert_array_equal(got, ref)
 
 
 def test_other_weight_zero_points_take_the_reference(capfd):
