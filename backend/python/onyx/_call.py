@@ -159,24 +159,20 @@ class CallPlan:
         else:
             records = b''.join([_RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes)
                                 for x, code in arrays])
-        buffers = _BUFFERS
-        if buffers.busy:   # a run from inside a run on this thread (a callback): room of its own
-            buffers = _Buffers.__new__(_Buffers)
-            _Buffers.__init__(buffers)
-        buffers.busy = True
+        free = _BUFFERS.free   # this thread's rooms not in use (a run inside a run, from a callback,
+        room_set = free.pop() if free else _room_set()   # takes a new one)
         try:
-            room, result = buffers.room, buffers.result
+            words, data, room, result, room_address, result_address = room_set
             names = self.names.get(tuple(feed))
             status = _run_export(self.rep, options, n,
                                  names[0] if names is not None else self.c_names(tuple(feed)), records,
-                                 buffers.room_address, buffers.result_address, buffers.result_address + 8)
+                                 room_address, result_address, result_address + 8)
             if status:
                 raise _lib.error(status)
             count, outs = result
             count = count or 0
             try:
                 nwords, nbytes = room[5:7]
-                words, data = buffers.words, buffers.data
                 if nwords > _WORDS or nbytes > _BYTES:   # more than the room: again, with enough
                     words, data = (_i64 * nwords)(), bytearray(nbytes)
                     sizes = _Sizes()
@@ -188,7 +184,7 @@ class CallPlan:
                 if outs:
                     _values_free(outs, count)
         finally:
-            buffers.busy = False
+            free.append(room_set)
 
 
 # A call's first try at reading its outputs: room for this many words and bytes (more when needed).
@@ -198,22 +194,24 @@ _Chars = ctypes.c_char * _BYTES
 _Sizes = _sz * 2
 
 
+def _room_set():
+    """Room for a run's exported outputs (onyx_export_room) and its results, with their addresses:
+    (words, bytes, room, result, room address, result address). A run copies what it reads out of
+    them, so the next run on the same thread may reuse them."""
+    words, data = _Words(), bytearray(_BYTES)
+    chars = _Chars.from_buffer(data)   # pins `data` (never resized) for the address
+    # onyx_export_room: words, word_capacity, bytes, byte_capacity, copy_limit, words_used, bytes_used
+    room = (_sz * 7)(_addressof(words), _WORDS, _addressof(chars), _BYTES, ADOPT_MIN_BYTES - 1, 0, 0)
+    room._keep = (words, chars)
+    result = (_vp * 2)()   # output count, outputs
+    return words, data, room, result, _addressof(room), _addressof(result)
+
+
 class _Buffers(threading.local):
-    """Each thread's room for a run's exported outputs (onyx_export_room) and its results, with
-    their addresses, made once per thread: a run copies what it reads out of them, so the next run
-    on the thread may reuse them."""
+    """Each thread's room sets not in use."""
 
     def __init__(self):
-        self.words = _Words()
-        self.data = bytearray(_BYTES)
-        self.chars = _Chars.from_buffer(self.data)
-        # onyx_export_room: words, word_capacity, bytes, byte_capacity, copy_limit, words_used, bytes_used
-        self.room = (_sz * 7)(_addressof(self.words), _WORDS, _addressof(self.chars), _BYTES,
-                              ADOPT_MIN_BYTES - 1, 0, 0)
-        self.room_address = _addressof(self.room)
-        self.result = (_vp * 2)()   # output count, outputs
-        self.result_address = _addressof(self.result)
-        self.busy = False
+        self.free = [_room_set()]
 
 
 _BUFFERS = _Buffers()
