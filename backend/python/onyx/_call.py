@@ -108,8 +108,8 @@ class CallPlan:
         self.inputs = {a.name: (_DTYPES[a.dtype_code], a.dtype_code) for a in inputs
                        if a.kind_code == KIND_TENSOR and a.dtype_code in _DTYPES
                        and a.dtype_code not in _SUB_BYTE_BITS}
-        self.input_count = len(inputs)
-        self.all_inputs_fast = len(self.inputs) == len(inputs)
+        # the number of inputs a fast call gives: all of them, every one a numeric tensor (-1: none)
+        self.fast_count = len(inputs) if len(self.inputs) == len(inputs) and len(inputs) <= 64 else -1
         self.output_kinds = [a.kind_code for a in outputs]
         self.output_index = {a.name: i for i, a in enumerate(outputs)}
         self.names = {}   # tuple of input names -> their C array (bytes kept alive with it)
@@ -129,7 +129,7 @@ class CallPlan:
         """The outputs' Python values, or NOT_HANDLED (nothing done) when the call is off the fast
         path. `options`: the address of the run options, or None."""
         n = len(feed)
-        if n != self.input_count or not self.all_inputs_fast or n > 16:
+        if n != self.fast_count:
             return NOT_HANDLED
         if output_names:
             key = tuple(output_names)
@@ -147,8 +147,10 @@ class CallPlan:
         arrays = []
         for name, x in feed.items():
             spec = specs.get(name)
-            if spec is None or type(x) is not _ndarray or x.dtype != spec[0] or not x.flags.c_contiguous \
-                    or not x.flags.aligned or x.ndim > 8:
+            if spec is None or type(x) is not _ndarray or x.dtype != spec[0] or x.ndim > 8:
+                return NOT_HANDLED
+            flags = x.flags
+            if not (flags.c_contiguous and flags.aligned):
                 return NOT_HANDLED
             arrays.append((x, spec[1]))
         # one record of words per input (include/onyx.h, onyx_rep_run_export); the arrays are lent
