@@ -75,6 +75,10 @@ def test_zipmap_rows_and_string_keys():
         assert [rows] == sess._run(None, {'p': p}, None)
         assert list(rows[0]) == keys
         assert rows[1][keys[0]] == pytest.approx(0.5)
+        batch = np.random.default_rng(0).random((50, 3), np.float32)   # many rows: read in bulk
+        many, = sess.run(None, {'p': batch})
+        assert [many] == sess._run(None, {'p': batch}, None)
+        assert many[49][keys[2]] == float(batch[49, 2])
 
 
 def test_string_output_falls_back():

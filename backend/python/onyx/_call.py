@@ -273,6 +273,10 @@ def _numbers(code, n, data, offset):
 def _rows(w, at, count, data):
     """ZipMap's output, a sequence of `count` maps of 1-D tensors of numbers described at w[at:],
     as a list of dicts, and where its words end; None when it is something else."""
+    if count >= 8:
+        bulk = _rows_bulk(w, at, count, data)
+        if bulk is not None:
+            return bulk
     rows = []
     for _ in range(count):
         # map: 4, keys tensor (1, dtype, 1, n, offset, nbytes), values tensor (the same)
@@ -404,6 +408,30 @@ def _tensor(v):
         return raw.view(dtype).reshape(shape), True
     # one copy into a bytearray: the array over it is writable, as onnxruntime's outputs are
     return _frombuffer(bytearray(_string_at(data, nbytes)), dtype).reshape(shape), False
+
+
+def _rows_bulk(w, at, count, data):
+    """_rows for many maps of one key set and types (ZipMap's over a batch): keys read once, all
+    values gathered with one numpy index and converted at once; None when the maps differ."""
+    table = np.array(w[at:at + 13 * count], np.int64)
+    if len(table) != 13 * count:
+        return None
+    table = table.reshape(count, 13)
+    first = table[0]
+    n, kcode, vcode = int(first[4]), int(first[2]), int(first[8])
+    kdtype, vdtype = _COPIED.get(kcode), _COPIED.get(vcode)
+    if kdtype is None or vdtype is None or not (table == first)[:, [0, 1, 2, 3, 4, 7, 8, 9, 10]].all() \
+            or first[0] != _MAP or first[1] != _TENSOR or first[3] != 1 or first[7] != _TENSOR \
+            or first[9] != 1 or first[10] != n or (table[:, [5, 11]] < 0).any():
+        return None
+    raw = np.frombuffer(data, np.uint8)
+    kbytes, vbytes = np.arange(n * kdtype.itemsize), np.arange(n * vdtype.itemsize)
+    keys = raw[table[:, 5:6] + kbytes]
+    if not (keys == keys[0]).all():
+        return None
+    key_list = keys[0].view(kdtype).tolist()
+    values = np.ascontiguousarray(raw[table[:, 11:12] + vbytes]).view(vdtype).tolist()
+    return [dict(zip(key_list, row)) for row in values], at + 13 * count
 
 
 __all__ = ['CallPlan', 'NOT_HANDLED']
