@@ -1,14 +1,16 @@
 """The fast path of one run from Python: numpy arrays of the inputs' own types in, tensors and
 sequences of maps (ZipMap's) out. On small models (scikit-learn, LightGBM) the Python around the
-run is most of a call's time, so everything that does not change between calls is worked out once
-per session (a CallPlan), and a call makes only the library calls it needs, through function
-pointers typed with plain addresses (ctypes converts those fastest; the small accessors keep the
-GIL, which is cheaper than letting it go for a few nanoseconds of work; the run lets it go).
+run was most of a call's time, so what does not change between calls is worked out once per session
+(a CallPlan), and a call is one library call, onyx_rep_run_export (include/onyx.h): the inputs go in
+as records of words (the arrays lent, not copied), the outputs come back described in words with
+their data copied into this thread's room, and are read from there (big tensors are adopted, not
+copied). The run lets the GIL go; the few small accessors keep it (cheaper than letting it go).
 
-A CallPlan is read-only once made: concurrent runs share it; what a call writes (the value slots,
-the tensor infos) it allocates for itself. Anything off the fast path (other input types, missing or
-unknown names, device outputs, strings, optional values) returns NOT_HANDLED before any library call,
-and the general path in ort.py deals with it, with its checks and messages.
+Concurrent runs share only read-only things (the plan, its caches of name arrays); each thread has
+rooms of its own, and a run inside a run takes another. Anything off the fast path (other input
+types, missing or unknown names, device outputs, non-contiguous arrays) returns NOT_HANDLED before any
+library call, and the general path in ort.py deals with it, with its checks and messages; outputs the
+words cannot carry (strings, device tensors, big ones) are read from the values as before.
 """
 import ctypes
 import struct
@@ -35,11 +37,6 @@ _wrap = _fn(_KEEP_GIL, 'onyx_value_wrap_tensor', _i32, _i32, _sz, _vp, _vp, _sz,
 _value_free = _fn(_KEEP_GIL, 'onyx_value_free', None, _vp)
 _values_free = _fn(_KEEP_GIL, 'onyx_values_free', None, _vp, _sz)
 _get_info = _fn(_KEEP_GIL, 'onyx_tensor_get_info', _i32, _vp, _vp)
-_seq_length = _fn(_KEEP_GIL, 'onyx_sequence_length', _sz, _vp)
-_seq_at = _fn(_KEEP_GIL, 'onyx_sequence_at', _vp, _vp, _sz)
-_map_keys = _fn(_KEEP_GIL, 'onyx_map_keys', _vp, _vp)
-_map_values = _fn(_KEEP_GIL, 'onyx_map_values', _vp, _vp)
-_kind_of = _fn(_KEEP_GIL, 'onyx_value_kind_of', _i32, _vp)
 _export = _fn(_KEEP_GIL, 'onyx_values_export', _i32, _vp, _sz, _vp, _sz, _vp, _vp, _sz, _sz, _vp)
 _run_export = _fn(_FREE_GIL, 'onyx_rep_run_export', _i32, _vp, _vp, _sz, _vp, _vp, _vp, _vp, _vp)
 
@@ -56,7 +53,6 @@ _Info = _i64 * _INFO_WORDS
 _DIMS = [struct.Struct(f'={r}q') for r in range(9)]   # a shape as the C int64 array it is
 _RECORD = [struct.Struct(f'={4 + r}q') for r in range(9)]   # an input of rank r for onyx_rep_run_export
 _DIMS_AT = [_i64 * r for r in range(9)]
-_ADDRS = [_vp * n for n in range(17)]
 
 
 def _cpu_device_name():
