@@ -11,6 +11,7 @@
 #   make run-example   deps + build + `onyx run` on the bundled example model
 #   make example       regenerate tests/models/example.onnx (needs .venv)
 #   make bench         onyx vs onnxruntime on the light models (tools/bench/bench.py)
+#   make bench-call    the Python call's cost, onyx vs onnxruntime, on scikit-learn / LightGBM models
 #   make test-serving  onyx.serve on a local Ray cluster (Ray Serve + Ray Data, own venv .venv-serve
 #                      with the wheel; never in make test / CI: minutes on 2 cores)
 #   make bench-serving requests/s, p50/p99 by replicas and batch size, onyx vs onnxruntime, on Ray Serve
@@ -402,6 +403,13 @@ bench: $(LIB_SO)
 	@tools/deps.sh $(DEB_PACKAGES)
 	@$(PYTHON) -c 'import onnxruntime' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check -r tools/bench/requirements.txt
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(PYTHON) tools/bench/bench.py $(BENCH_FLAGS)
+
+# The cost of one InferenceSession.run on small scikit-learn / LightGBM models (ZipMap included),
+# onyx against onnxruntime: BENCH_CALL_FLAGS="--rounds 20 --calls 200 --batch 1 --models rf,lightgbm".
+.PHONY: bench-call
+bench-call: $(LIB_SO)
+	@$(PYTHON) -c 'import onnxruntime, skl2onnx, onnxmltools, lightgbm' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check -r tools/bench/call_requirements.txt
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(PYTHON) tools/bench/call_bench.py $(BENCH_CALL_FLAGS)
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -193,6 +193,20 @@ typedef struct onyx_tensor_info {
 /* ONYX_ERR_INVALID_ARGUMENT, *info untouched, when value is no tensor. */
 ONYX_API onyx_status onyx_tensor_get_info(const onyx_value *value, onyx_tensor_info *info);
 
+/* `count` values (a run's outputs) in one call, for bindings: described in 64-bit words, and the
+ * data of each host tensor of at most copy_limit bytes (strings excepted) copied into `bytes`.
+ * Per value, depth first:
+ *   tensor:   1, dtype, rank, dims[rank], offset, nbytes  (offset: where in `bytes` its data
+ *             starts, a multiple of 8; -1 when not copied: read that tensor with the accessors)
+ *   sequence: 2, length, each item      optional: 3, 0 | 1, the item if 1
+ *   map:      4, keys, values           anything else: 0
+ * *words_used / *bytes_used are the sizes the description needs; when one is past its capacity
+ * the output is incomplete (nothing is written past a capacity): call again with that room. */
+ONYX_API onyx_status onyx_values_export(const onyx_value *const *values, size_t count,
+                                        int64_t *words, size_t word_capacity, size_t *words_used,
+                                        void *bytes, size_t byte_capacity, size_t copy_limit,
+                                        size_t *bytes_used);
+
 /* Sequence accessors. Items are borrowed, valid while the sequence lives. */
 ONYX_API size_t onyx_sequence_length(const onyx_value *value);
 ONYX_API const onyx_value *onyx_sequence_at(const onyx_value *value, size_t index);
@@ -488,6 +502,27 @@ ONYX_API onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_opt
                                                const char *const *input_names,
                                                const onyx_value *const *inputs,
                                                size_t *output_count, onyx_value ***outputs);
+
+/* Room for onyx_values_export's description, as onyx_rep_run_export takes it. */
+typedef struct onyx_export_room {
+    int64_t *words;
+    size_t word_capacity;
+    void *bytes;
+    size_t byte_capacity;
+    size_t copy_limit;
+    size_t words_used, bytes_used; /* set by the call */
+} onyx_export_room;
+
+/* A run in one foreign call, for bindings: host tensors given as records of 64-bit words (per
+ * input: dtype, rank, dims[rank], data address, nbytes; the data lent for the call, as
+ * onyx_value_wrap_tensor), run under `options` (NULL: none), outputs exported into `room` as
+ * onyx_values_export does. When the description fits and holds every output's data, the outputs
+ * are freed here and *outputs is NULL (*output_count still their number); else the caller reads
+ * them (onyx_values_export again with more room, the accessors) and frees them. At most 64 inputs. */
+ONYX_API onyx_status onyx_rep_run_export(onyx_rep *rep, const onyx_run_options *options,
+                                         size_t input_count, const char *const *input_names,
+                                         const int64_t *inputs, onyx_export_room *room,
+                                         size_t *output_count, onyx_value ***outputs);
 
 /* Load + prepare + run in one call on a serialized ModelProto. Ownership as onyx_rep_run. */
 ONYX_API onyx_status onyx_run_model(const void *model_bytes, size_t size,

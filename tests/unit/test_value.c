@@ -717,6 +717,55 @@ static void test_large_storage_reuse(void **state) {
     }
 }
 
+/* onyx_values_export: words and copied bytes for a tensor, a sequence of a map, an optional and a
+ * string tensor (described, not copied); too little room counts the sizes and writes nothing past. */
+static void test_values_export(void **state) {
+    (void)state;
+    float f[3] = {1.5f, 2.5f, 3.5f};
+    int64_t k[2] = {7, 9};
+    float kv[2] = {0.25f, 0.75f};
+    onyx_value *t = NULL, *keys = NULL, *vals = NULL, *map = NULL, *seq = NULL, *opt = NULL, *str = NULL;
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, (int64_t[]){3}, f, sizeof f, &t), ONYX_OK);
+    assert_int_equal(onyx_value_new_tensor(ONYX_INT64, 1, (int64_t[]){2}, k, sizeof k, &keys), ONYX_OK);
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, (int64_t[]){2}, kv, sizeof kv, &vals), ONYX_OK);
+    assert_int_equal(onyx_value_new_map(keys, vals, &map), ONYX_OK);
+    assert_int_equal(onyx_value_new_sequence(ONYX_UNDEFINED, 1, (onyx_value *[]){map}, &seq), ONYX_OK);
+    assert_int_equal(onyx_value_new_optional(NULL, &opt), ONYX_OK);
+    assert_int_equal(onyx_value_new_string_tensor(1, (int64_t[]){1}, (const char *[]){"ab"}, &str), ONYX_OK);
+    const onyx_value *values[] = {t, seq, opt, str};
+    int64_t words[64];
+    unsigned char bytes[256];
+    size_t nw = 0, nb = 0;
+    assert_int_equal(onyx_values_export(values, 4, words, 64, &nw, bytes, sizeof bytes, 1024, &nb), ONYX_OK);
+    int64_t expect[] = {1, ONYX_FLOAT, 1, 3, 0, 12,                                  /* tensor */
+                        2, 1, 4, 1, ONYX_INT64, 1, 2, 16, 16, 1, ONYX_FLOAT, 1, 2, 32, 8, /* seq(map) */
+                        3, 0,                                                           /* empty optional */
+                        1, ONYX_STRING, 1, 1, -1, 8};                                   /* strings: not copied */
+    assert_int_equal(nw, sizeof expect / sizeof *expect);
+    assert_memory_equal(words, expect, sizeof expect);
+    assert_int_equal(nb, 40);
+    assert_memory_equal(bytes, f, sizeof f);
+    assert_memory_equal(bytes + 16, k, sizeof k);
+    assert_memory_equal(bytes + 32, kv, sizeof kv);
+    /* too little room: the sizes, nothing written past the capacities */
+    int64_t few[4] = {0};
+    unsigned char little[8] = {0};
+    assert_int_equal(onyx_values_export(values, 4, few, 3, &nw, little, 4, 1024, &nb), ONYX_OK);
+    assert_int_equal(nw, sizeof expect / sizeof *expect);
+    assert_int_equal(nb, 40);
+    assert_int_equal(few[3], 0);
+    assert_int_equal(little[4], 0);
+    /* copy_limit: a tensor past it is described with offset -1 */
+    assert_int_equal(onyx_values_export(values, 1, words, 64, &nw, bytes, sizeof bytes, 8, &nb), ONYX_OK);
+    assert_int_equal(words[4], -1);
+    assert_int_equal(nb, 0);
+    assert_int_equal(onyx_values_export(values, 1, NULL, 0, &nw, NULL, 0, 8, NULL), ONYX_ERR_INVALID_ARGUMENT);
+    onyx_value_free(t);
+    onyx_value_free(seq);
+    onyx_value_free(opt);
+    onyx_value_free(str);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_large_storage_reuse),
@@ -734,6 +783,7 @@ int main(void) {
         cmocka_unit_test(test_element_reads),
         cmocka_unit_test(test_accessors_on_wrong_kind),
         cmocka_unit_test(test_sequence_sharing),
+        cmocka_unit_test(test_values_export),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,8 @@ from . import _lib
 from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
                       values_array)
+from ._call import NOT_HANDLED, CallPlan
+from ._sparse import SparseTensor
 from .session import NodeArg
 
 CPU = 'CPUExecutionProvider'
@@ -805,8 +807,10 @@ class OrtValue:
         return OrtValue(np.ascontiguousarray(data, dtype=numpy_dtype(int(onnx_element_type))))
 
     @staticmethod
-    def ort_value_from_sparse_tensor(sparse_tensor):  # noqa: ARG004
-        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'sparse tensors are not supported by onyx')
+    def ort_value_from_sparse_tensor(sparse_tensor):
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise TypeError(f'ort_value_from_sparse_tensor takes a SparseTensor, not {type(sparse_tensor).__name__}')
+        return OrtValue(sparse_tensor)
 
     def numpy(self):
         if not self.is_tensor():
@@ -825,6 +829,8 @@ class OrtValue:
         return list(self._value.shape) if self.is_tensor() else []
 
     def data_type(self):
+        if self.is_sparse_tensor():
+            return self._value.data_type()
         if isinstance(self._value, _DeviceTensor):
             return f'tensor({lib.onyx_dtype_name(lib.onyx_tensor_dtype(self._value.handle)).decode()})'
         return _type_string(self._value)
@@ -844,7 +850,7 @@ class OrtValue:
         return isinstance(self._value, list)
 
     def is_sparse_tensor(self):
-        return False
+        return isinstance(self._value, SparseTensor)
 
     def has_value(self):
         return self._value is not None
@@ -856,7 +862,9 @@ class OrtValue:
         np.copyto(self._value, np.asarray(np_arr).reshape(self._value.shape), casting='no')
 
     def as_sparse_tensor(self):
-        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'sparse tensors are not supported by onyx')
+        if not self.is_sparse_tensor():
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'as_sparse_tensor() of a value that is no sparse tensor')
+        return self._value
 
     def __repr__(self):
         return f'OrtValue({self.data_type()}, shape={self.shape()}, device={self._device[0]!r})'
@@ -1105,6 +1113,7 @@ class InferenceSession:
         self._input_index = {a.name: a for a in self._inputs}
         self._c_names = {}   # tuple of input names -> their C array, per order given
         self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
+        self._plan = CallPlan(self._rep, self._inputs, self._outputs)
 
     def _map_types(self):
         """For a model with map inputs or outputs (ai.onnx.ml DictVectorizer, ZipMap): their
@@ -1328,8 +1337,11 @@ class InferenceSession:
                     _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                            f'Invalid input name: {name} (the model has {list(self._input_index)})')
                 if type(x) is not np.ndarray:
-                    if isinstance(x, OrtValue):
-                        x = x._value
+                    if isinstance(x, (OrtValue, SparseTensor)):
+                        x = x._value if isinstance(x, OrtValue) else x
+                        if isinstance(x, SparseTensor):
+                            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                                   f'input {name}: onyx runs no graph on sparse tensor inputs')
                     elif arg.kind_code == KIND_TENSOR and not isinstance(x, _DeviceTensor):
                         x = _as_input_array(x, arg)
                     elif isinstance(x, dict) and arg.name in self._map_values and x:
@@ -1377,6 +1389,11 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
         None for empty optionals)."""
+        if self._rep is not None and type(input_feed) is dict:   # the fast path (_call.py)
+            results = self._plan.run(output_names, input_feed,
+                                     run_options._handle.value if run_options is not None else None)
+            if results is not NOT_HANDLED:
+                return results
         return self._run(output_names, input_feed, run_options)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
@@ -1561,4 +1578,4 @@ __all__ = ['InferenceSession', 'SessionOptions', 'RunOptions', 'OrtValue', 'IOBi
            'set_default_logger_callback', 'OrtDevice', 'OrtMemoryInfo', 'OrtMemType', 'OrtAllocatorType',
            'OrtDeviceMemoryType', 'OrtMemoryInfoDeviceType', 'OrtDeviceVendorId', 'OrtSparseFormat',
            'OrtArenaCfg', 'create_and_register_allocator', 'create_and_register_allocator_v2',
-           'OrtValueVector', 'is_dlpack_uint8_tensor']
+           'OrtValueVector', 'is_dlpack_uint8_tensor', 'SparseTensor']

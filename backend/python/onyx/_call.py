@@ -1,0 +1,433 @@
+"""The fast path of one run from Python: numpy arrays of the inputs' own types in, tensors and
+sequences of maps (ZipMap's) out. On small models (scikit-learn, LightGBM) the Python around the
+run was most of a call's time, so what does not change between calls is worked out once per session
+(a CallPlan), and a call is one library call, onyx_rep_run_export (include/onyx.h): the inputs go in
+as records of words (the arrays lent, not copied), the outputs come back described in words with
+their data copied into this thread's room, and are read from there (big tensors are adopted, not
+copied). The run lets the GIL go; the few small accessors keep it (cheaper than letting it go).
+
+Concurrent runs share only read-only things (the plan, its caches of name arrays); each thread has
+rooms of its own, and a run inside a run takes another. Anything off the fast path (other input
+types, missing or unknown names, device outputs, non-contiguous arrays) returns NOT_HANDLED before any
+library call, and the general path in ort.py deals with it, with its checks and messages; outputs the
+words cannot carry (strings, device tensors, big ones) are read from the values as before.
+"""
+import ctypes
+import struct
+import threading
+
+import numpy as np
+
+from . import _lib
+from ._lib import KIND_MAP, KIND_SEQUENCE, KIND_TENSOR, Value_p, lib
+from ._values import _NUMPY, _SUB_BYTE_BITS, ADOPT_MIN_BYTES, STRING, _Adopted, from_value, numpy_dtype
+
+NOT_HANDLED = object()
+
+_vp, _sz, _i32, _i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int64
+_KEEP_GIL = ctypes.PYFUNCTYPE      # short calls: no GIL release and reacquire around them
+_FREE_GIL = ctypes.CFUNCTYPE       # the run: other Python threads go on meanwhile
+
+
+def _fn(kind, name, restype, *argtypes):
+    return kind(restype, *argtypes)((name, lib))
+
+
+_wrap = _fn(_KEEP_GIL, 'onyx_value_wrap_tensor', _i32, _i32, _sz, _vp, _vp, _sz, _vp)
+_value_free = _fn(_KEEP_GIL, 'onyx_value_free', None, _vp)
+_values_free = _fn(_KEEP_GIL, 'onyx_values_free', None, _vp, _sz)
+_get_info = _fn(_KEEP_GIL, 'onyx_tensor_get_info', _i32, _vp, _vp)
+_export = _fn(_KEEP_GIL, 'onyx_values_export', _i32, _vp, _sz, _vp, _sz, _vp, _vp, _sz, _sz, _vp)
+_run_export = _fn(_FREE_GIL, 'onyx_rep_run_export', _i32, _vp, _vp, _sz, _vp, _vp, _vp, _vp, _vp)
+
+_string_at = ctypes.string_at
+_addressof = ctypes.addressof
+_ndarray = np.ndarray
+_frombuffer = np.frombuffer
+
+# onyx_tensor_info read as seven 64-bit words (include/onyx.h): dtype (an int, then padding), rank,
+# dims, numel, data, nbytes, device. One slice of the array reads them all.
+_INFO_WORDS = 7
+assert ctypes.sizeof(_lib.TensorInfo) == 8 * _INFO_WORDS
+_Info = _i64 * _INFO_WORDS
+_DIMS = [struct.Struct(f'={r}q') for r in range(9)]   # a shape as the C int64 array it is
+_RECORD = [struct.Struct(f'={4 + r}q') for r in range(9)]   # an input of rank r for onyx_rep_run_export
+_DIMS_AT = [_i64 * r for r in range(9)]
+
+
+def _cpu_device_name():
+    """The address of the library's "CPU" device name, which onyx_tensor_get_info gives every host
+    tensor: comparing it is cheaper than reading the string (another address: the general path)."""
+    x = np.zeros(1, np.float32)
+    out, info = _vp(), _Info()
+    _lib.check(_wrap(1, 1, _DIMS[1].pack(1), x.ctypes.data, 4, _addressof(out)))
+    try:
+        _lib.check(_get_info(out.value, _addressof(info)))
+        return info[6]
+    finally:
+        _value_free(out.value)
+
+
+_CPU = _cpu_device_name()
+
+
+def _array_interface_address(x):
+    return x.__array_interface__['data'][0]
+
+
+def _data_address_reader():
+    """How to read an array's data address: from the array object itself (numpy's C struct keeps it
+    right after the object header, a layout its ABI has fixed for years; one ctypes read instead of
+    building __array_interface__'s dict), when this interpreter and numpy agree; else the interface."""
+    read = ctypes.c_void_p.from_address
+    offset = object.__basicsize__   # PyObject_HEAD: the struct's `data` member follows
+    try:
+        base = np.arange(12, dtype=np.float32).reshape(3, 4)
+        samples = [base, base[1:], np.zeros(0, np.int64), np.ones((2, 2), np.float64), base.T.copy()]
+        if all(read(id(a) + offset).value == a.__array_interface__['data'][0] for a in samples):
+            return lambda x: read(id(x) + offset).value
+    except Exception:   # noqa: BLE001 (any surprise: the documented way)
+        pass
+    return _array_interface_address
+
+
+_data_address = _data_address_reader()
+_DTYPES = {code: np.dtype(name) for code, name in _NUMPY.items() if code != STRING}
+
+
+class CallPlan:
+    """What a session's runs need that does not change between them."""
+
+    def __init__(self, rep, inputs, outputs):
+        self.rep = ctypes.cast(rep, _vp).value
+        # name -> (numpy dtype, onyx dtype code) of each numeric tensor input
+        self.inputs = {a.name: (_DTYPES[a.dtype_code], a.dtype_code) for a in inputs
+                       if a.kind_code == KIND_TENSOR and a.dtype_code in _DTYPES
+                       and a.dtype_code not in _SUB_BYTE_BITS}
+        # the number of inputs a fast call gives: all of them, every one a numeric tensor (-1: none)
+        self.fast_count = len(inputs) if len(self.inputs) == len(inputs) and len(inputs) <= 64 else -1
+        self.output_kinds = [a.kind_code for a in outputs]
+        self.output_index = {a.name: i for i, a in enumerate(outputs)}
+        self.names = {}   # tuple of input names -> their C array (bytes kept alive with it)
+        self.wanted = {}  # tuple of output names -> their indices
+
+    def c_names(self, names):
+        found = self.names.get(names)
+        if found is None:
+            encoded = [n.encode() for n in names]
+            array = (ctypes.c_char_p * len(names))(*encoded)
+            found = (_addressof(array), array, encoded)
+            if len(self.names) < 64:
+                self.names[names] = found
+        return found[0]
+
+    def run(self, output_names, feed, options):
+        """The outputs' Python values, or NOT_HANDLED (nothing done) when the call is off the fast
+        path. `options`: the address of the run options, or None."""
+        n = len(feed)
+        if n != self.fast_count:
+            return NOT_HANDLED
+        if output_names:
+            key = tuple(output_names)
+            wanted = self.wanted.get(key)
+            if wanted is None:
+                index = self.output_index
+                if not all(isinstance(o, str) and o in index for o in key):
+                    return NOT_HANDLED
+                wanted = [index[o] for o in key]
+                if len(self.wanted) < 64:
+                    self.wanted[key] = wanted
+        else:
+            wanted = _ALL
+        specs = self.inputs
+        arrays = []
+        for name, x in feed.items():
+            spec = specs.get(name)
+            if spec is None or type(x) is not _ndarray or x.dtype != spec[0] or x.ndim > 8:
+                return NOT_HANDLED
+            flags = x.flags
+            if not (flags.c_contiguous and flags.aligned):
+                return NOT_HANDLED
+            arrays.append((x, spec[1]))
+        # one record of words per input (include/onyx.h, onyx_rep_run_export); the arrays are lent
+        # without a copy, and `arrays` keeps them alive through the run
+        if n == 1:
+            x, code = arrays[0]
+            records = _RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes)
+        else:
+            records = b''.join([_RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes)
+                                for x, code in arrays])
+        free = _BUFFERS.free   # this thread's rooms not in use (a run inside a run, from a callback,
+        room_set = free.pop() if free else _room_set()   # takes a new one)
+        try:
+            words, data, room, result, room_address, result_address = room_set
+            names = self.names.get(tuple(feed))
+            status = _run_export(self.rep, options, n,
+                                 names[0] if names is not None else self.c_names(tuple(feed)), records,
+                                 room_address, result_address, result_address + 8)
+            if status:
+                raise _lib.error(status)
+            count, outs = result
+            count = count or 0
+            try:
+                nwords, nbytes = room[5:7]
+                if nwords > _WORDS or nbytes > _BYTES:   # more than the room: again, with enough
+                    words, data = (_i64 * nwords)(), bytearray(nbytes)
+                    sizes = _Sizes()
+                    _lib.check(_export(outs, count, _addressof(words), nwords, _addressof(sizes),
+                                       _addressof((ctypes.c_char * nbytes).from_buffer(data)) if nbytes
+                                       else None, nbytes, ADOPT_MIN_BYTES - 1, _addressof(sizes) + 8))
+                return _read_outputs(words[:nwords], data, outs, count, wanted)
+            finally:
+                if outs:
+                    _values_free(outs, count)
+        finally:
+            free.append(room_set)
+
+
+# A call's first try at reading its outputs: room for this many words and bytes (more when needed).
+_WORDS, _BYTES = 128, 1024
+_Words = _i64 * _WORDS
+_Chars = ctypes.c_char * _BYTES
+_Sizes = _sz * 2
+
+
+def _room_set():
+    """Room for a run's exported outputs (onyx_export_room) and its results, with their addresses:
+    (words, bytes, room, result, room address, result address). A run copies what it reads out of
+    them, so the next run on the same thread may reuse them."""
+    words, data = _Words(), bytearray(_BYTES)
+    chars = _Chars.from_buffer(data)   # pins `data` (never resized) for the address
+    # onyx_export_room: words, word_capacity, bytes, byte_capacity, copy_limit, words_used, bytes_used
+    room = (_sz * 7)(_addressof(words), _WORDS, _addressof(chars), _BYTES, ADOPT_MIN_BYTES - 1, 0, 0)
+    room._keep = (words, chars)
+    result = (_vp * 2)()   # output count, outputs
+    return words, data, room, result, _addressof(room), _addressof(result)
+
+
+class _Buffers(threading.local):
+    """Each thread's room sets not in use."""
+
+    def __init__(self):
+        self.free = [_room_set()]
+
+
+_BUFFERS = _Buffers()
+
+
+def _read_outputs(w, data, outs, count, wanted):
+    """The values exported in words w and bytes data (data is only sliced: copies leave it)."""
+    if count == 1 or wanted is _ALL:   # most calls: read in order, tensors and ZipMap rows inline
+        results, at = [], 0
+        for index in range(count):
+            kind = w[at]
+            if kind == _TENSOR:
+                code, rank = w[at + 1], w[at + 2]
+                offset = w[at + 3 + rank]
+                dtype = _COPIED.get(code)
+                if offset >= 0 and dtype is not None:
+                    array = _frombuffer(data[offset:offset + w[at + 4 + rank]], dtype)
+                    results.append(array if rank == 1 else array.reshape(w[at + 3:at + 3 + rank]))
+                    at += 5 + rank
+                    continue
+            elif kind == _SEQ and w[at + 1] and w[at + 2] == _MAP:
+                rows = _rows(w, at + 2, w[at + 1], data)
+                if rows is not None:
+                    results.append(rows[0])
+                    at = rows[1]
+                    continue
+            reader = _Reader(w, data, outs)   # the rest, one by one
+            reader.at = at
+            results.extend(reader.value(i) for i in range(index, count))
+            break
+        return results if wanted is _ALL else [results[i] for i in wanted]
+    reader = _Reader(w, data, outs)
+    values = [reader.value(i) for i in range(count)]
+    return [values[i] for i in wanted]
+
+
+_ALL = object()   # all outputs, in order
+_COPIED = {code: dtype for code, dtype in _DTYPES.items() if code not in _SUB_BYTE_BITS}
+_UNPACK = {}   # (dtype code, count) -> its struct: small lists of numbers read in one step
+_FORMATS = {1: 'f', 2: 'B', 3: 'b', 4: 'H', 5: 'h', 6: 'i', 7: 'q', 9: '?', 11: 'd', 12: 'I', 13: 'Q'}
+
+
+def _numbers(code, n, data, offset):
+    """n numbers of dtype `code` at data[offset:] as Python numbers (as ndarray.tolist() gives
+    them); None for a dtype without a struct format (float16, complex, ...)."""
+    unpack = _UNPACK.get((code, n))
+    if unpack is None:
+        fmt = _FORMATS.get(code)
+        if fmt is None:
+            return None
+        unpack = struct.Struct(f'={n}{fmt}').unpack_from
+        if len(_UNPACK) < 256:
+            _UNPACK[code, n] = unpack
+    return unpack(data, offset)
+
+
+def _rows(w, at, count, data):
+    """ZipMap's output, a sequence of `count` maps of 1-D tensors of numbers described at w[at:],
+    as a list of dicts, and where its words end; None when it is something else."""
+    if count >= 8:
+        bulk = _rows_bulk(w, at, count, data)
+        if bulk is not None:
+            return bulk
+    rows = []
+    for _ in range(count):
+        # map: 4, keys tensor (1, dtype, 1, n, offset, nbytes), values tensor (the same)
+        if w[at] != _MAP or w[at + 1] != _TENSOR or w[at + 3] != 1 or w[at + 7] != _TENSOR or w[at + 9] != 1:
+            return None
+        n, key_offset, value_offset = w[at + 4], w[at + 5], w[at + 11]
+        if key_offset < 0 or value_offset < 0:
+            return None
+        keys = _numbers(w[at + 2], n, data, key_offset)
+        values = _numbers(w[at + 8], n, data, value_offset)
+        if keys is None or values is None:
+            return None
+        rows.append(dict(zip(keys, values)))
+        at += 13
+    return rows, at
+
+
+_TENSOR, _SEQ, _OPT, _MAP = KIND_TENSOR, KIND_SEQUENCE, 3, KIND_MAP
+
+
+class _Reader:
+    """Reads onyx_values_export's words back into Python values: arrays over copies of their bytes
+    (writable, as onnxruntime's outputs are), lists, dicts, None. A tensor it did not copy (large,
+    strings, device memory) is read from the value itself: large host ones are adopted (the array
+    owns the value, whose slot in `outs` is cleared so that the caller's free skips it)."""
+
+    __slots__ = ('words', 'data', 'outs', 'at')
+
+    def __init__(self, words, data, outs):
+        self.words, self.data, self.outs, self.at = words, data, outs, 0
+
+    def value(self, index):
+        start = self.at
+        try:
+            return self._read(index)
+        except _Nested:
+            self.at = start
+            self._skip()
+            return from_value(ctypes.cast(ctypes.c_void_p.from_address(self.outs + 8 * index).value, Value_p))
+
+    def _skip(self):
+        w, at = self.words, self.at
+        kind = w[at]
+        if kind == _TENSOR:
+            self.at = at + 5 + w[at + 2]
+        elif kind == _SEQ:
+            self.at = at + 2
+            for _ in range(w[at + 1]):
+                self._skip()
+        elif kind == _MAP:
+            self.at = at + 1
+            self._skip()
+            self._skip()
+        elif kind == _OPT:
+            self.at = at + 2
+            if w[at + 1]:
+                self._skip()
+        else:
+            self.at = at + 1
+
+    def _read(self, index=None):
+        w, at = self.words, self.at
+        kind = w[at]
+        if kind == _TENSOR:
+            code, rank = w[at + 1], w[at + 2]
+            shape = tuple(w[at + 3:at + 3 + rank])
+            offset, nbytes = w[at + 3 + rank], w[at + 4 + rank]
+            self.at = at + 5 + rank
+            dtype = _DTYPES.get(code)
+            if offset >= 0 and dtype is not None and code not in _SUB_BYTE_BITS:
+                return _frombuffer(self.data[offset:offset + nbytes], dtype).reshape(shape)
+            return self._uncopied(index, at)
+        if kind == _SEQ:
+            count = w[at + 1]
+            self.at = at + 2
+            if count and w[at + 2] == _MAP:
+                return self._maps(count)
+            return [self._read() for _ in range(count)]
+        if kind == _MAP:
+            self.at = at + 1
+            keys, values = self._read(), self._read()
+            return dict(zip(keys.tolist(), values.tolist()))
+        if kind == _OPT:
+            self.at = at + 2
+            return self._read() if w[at + 1] else None
+        raise _Nested(at)   # no Python equivalent: the general reader says so
+
+    def _maps(self, count):
+        """A sequence of maps (ZipMap's rows) as a list of dicts."""
+        rows = []
+        for _ in range(count):
+            self.at += 1   # the map's kind
+            keys, values = self._read(), self._read()
+            rows.append(dict(zip(keys.tolist(), values.tolist())))
+        return rows
+
+    def _uncopied(self, index, at):
+        """A tensor whose data was not copied; index: the output's, when it is one (else nested)."""
+        if index is not None:
+            ptr = ctypes.c_void_p.from_address(self.outs + 8 * index).value
+            value, adopted = _tensor(ptr)
+            if adopted:
+                ctypes.c_void_p.from_address(self.outs + 8 * index).value = None
+            return value
+        raise _Nested(at)
+
+
+class _Nested(Exception):
+    """A nested tensor that was not copied (a string map key, a large item of a sequence): the
+    whole output is read by the general reader instead."""
+
+
+def _tensor(v):
+    """(array, adopted) for a tensor output: copied when small, else adopted (its storage becomes
+    the array's, and the caller must not free the value)."""
+    info = _Info()
+    if _get_info(v, _addressof(info)):
+        return from_value(ctypes.cast(v, Value_p)), False
+    code, rank, dims, _numel, data, nbytes, device = info[:]
+    code &= 0xffffffff
+    dtype = _DTYPES.get(code)
+    if device != _CPU or dtype is None or code in _SUB_BYTE_BITS or rank > 8:
+        return from_value(ctypes.cast(v, Value_p)), False
+    shape = tuple(_DIMS_AT[rank].from_address(dims)) if rank else ()
+    if not nbytes:
+        return np.zeros(shape, dtype), False
+    if nbytes >= ADOPT_MIN_BYTES:
+        raw = np.asarray(_Adopted(ctypes.cast(v, Value_p), data, nbytes))
+        return raw.view(dtype).reshape(shape), True
+    # one copy into a bytearray: the array over it is writable, as onnxruntime's outputs are
+    return _frombuffer(bytearray(_string_at(data, nbytes)), dtype).reshape(shape), False
+
+
+def _rows_bulk(w, at, count, data):
+    """_rows for many maps of one key set and types (ZipMap's over a batch): keys read once, all
+    values gathered with one numpy index and converted at once; None when the maps differ."""
+    table = np.array(w[at:at + 13 * count], np.int64)
+    if len(table) != 13 * count:
+        return None
+    table = table.reshape(count, 13)
+    first = table[0]
+    n, kcode, vcode = int(first[4]), int(first[2]), int(first[8])
+    kdtype, vdtype = _COPIED.get(kcode), _COPIED.get(vcode)
+    if kdtype is None or vdtype is None or not (table == first)[:, [0, 1, 2, 3, 4, 7, 8, 9, 10]].all() \
+            or first[0] != _MAP or first[1] != _TENSOR or first[3] != 1 or first[7] != _TENSOR \
+            or first[9] != 1 or first[10] != n or (table[:, [5, 11]] < 0).any():
+        return None
+    raw = np.frombuffer(data, np.uint8)
+    kbytes, vbytes = np.arange(n * kdtype.itemsize), np.arange(n * vdtype.itemsize)
+    keys = raw[table[:, 5:6] + kbytes]
+    if not (keys == keys[0]).all():
+        return None
+    key_list = keys[0].view(kdtype).tolist()
+    values = np.ascontiguousarray(raw[table[:, 11:12] + vbytes]).view(vdtype).tolist()
+    return [dict(zip(key_list, row)) for row in values], at + 13 * count
+
+
+__all__ = ['CallPlan', 'NOT_HANDLED']

@@ -1,0 +1,113 @@
+"""The fast path of InferenceSession.run (backend/python/onyx/_call.py, onyx_rep_run_export):
+the same results as the general path, writable outputs, large outputs adopted, ZipMap rows, and
+what falls back (other dtypes, strings, unknown names) keeps the general path's behaviour."""
+import threading
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import onyx
+import onyx.ort as ort
+
+
+def _session(nodes, inputs, outputs, opsets=(('', 17),)):
+    graph = helper.make_graph(nodes, 'g', inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    model.ir_version = 8
+    return ort.InferenceSession(model.SerializeToString())
+
+
+def _add_session():
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['n', 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, ['n', 4])
+    z = helper.make_tensor_value_info('z', TensorProto.FLOAT, ['n', 4])
+    return _session([helper.make_node('Add', ['x', 'y'], ['z']),
+                     helper.make_node('Mul', ['x', 'y'], ['w'])], [x, y],
+                    [z, helper.make_tensor_value_info('w', TensorProto.FLOAT, ['n', 4])])
+
+
+def test_fast_path_matches_general_path():
+    sess = _add_session()
+    rng = np.random.default_rng(0)
+    for rows in (1, 3, 5000):   # 5000 x 4 floats: past the copy limit, the output is adopted
+        x, y = rng.random((rows, 4), np.float32), rng.random((rows, 4), np.float32)
+        fast = sess.run(None, {'x': x, 'y': y})
+        general = sess._run(None, {'x': x, 'y': y}, None)
+        for a, b in zip(fast, general):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == np.float32 and a.shape == (rows, 4)
+            assert a.flags.writeable
+        np.testing.assert_allclose(fast[0], x + y, rtol=1e-6)
+        fast[0][0, 0] = 42.0   # writable and its own: the next run is unaffected
+        assert sess.run(['z'], {'x': x, 'y': y})[0][0, 0] != 42.0
+
+
+def test_output_names_order_and_errors():
+    sess = _add_session()
+    x = np.ones((2, 4), np.float32)
+    w, z = sess.run(['w', 'z'], {'x': x, 'y': x})
+    np.testing.assert_array_equal(w, x * x)
+    np.testing.assert_array_equal(z, x + x)
+    with pytest.raises(onyx.InvalidArgument, match='Invalid output name'):
+        sess.run(['nope'], {'x': x, 'y': x})
+    with pytest.raises(ValueError, match='Required inputs'):
+        sess.run(None, {'x': x})
+    with pytest.raises(onyx.InvalidArgument):   # float64 is no float input: refused, never cast
+        sess.run(None, {'x': x.astype(np.float64), 'y': x})
+    with pytest.raises(onyx.OnyxError):   # a shape the graph cannot take: the library's error
+        sess.run(None, {'x': np.ones((2, 3), np.float32), 'y': x})
+    # non-contiguous arrays take the general path and give the same result
+    big = np.ones((2, 8), np.float32)
+    np.testing.assert_array_equal(sess.run(['z'], {'x': big[:, ::2], 'y': x})[0], x + x)
+
+
+def test_zipmap_rows_and_string_keys():
+    for keys, attr in (([0, 1, 2], 'classlabels_int64s'), (['a', 'b', 'c'], 'classlabels_strings')):
+        kind = TensorProto.INT64 if isinstance(keys[0], int) else TensorProto.STRING
+        x = helper.make_tensor_value_info('p', TensorProto.FLOAT, ['n', 3])
+        out = helper.make_value_info('z', helper.make_sequence_type_proto(
+            helper.make_map_type_proto(kind, helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+        sess = _session([helper.make_node('ZipMap', ['p'], ['z'], domain='ai.onnx.ml', **{attr: keys})],
+                        [x], [out], opsets=(('', 17), ('ai.onnx.ml', 3)))
+        p = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32)
+        rows, = sess.run(None, {'p': p})
+        assert [rows] == sess._run(None, {'p': p}, None)
+        assert list(rows[0]) == keys
+        assert rows[1][keys[0]] == pytest.approx(0.5)
+        batch = np.random.default_rng(0).random((50, 3), np.float32)   # many rows: read in bulk
+        many, = sess.run(None, {'p': batch})
+        assert [many] == sess._run(None, {'p': batch}, None)
+        assert many[49][keys[2]] == float(batch[49, 2])
+
+
+def test_string_output_falls_back():
+    x = helper.make_tensor_value_info('x', TensorProto.STRING, ['n'])
+    y = helper.make_tensor_value_info('y', TensorProto.STRING, ['n'])
+    sess = _session([helper.make_node('Identity', ['x'], ['y'])], [x], [y])
+    out, = sess.run(None, {'x': np.array(['ab', 'c'], dtype=object)})
+    assert out.tolist() == ['ab', 'c']
+
+
+def test_concurrent_runs_share_nothing():
+    sess = _add_session()
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                rows = int(rng.integers(1, 50))
+                x, y = rng.random((rows, 4), np.float32), rng.random((rows, 4), np.float32)
+                z, w = sess.run(None, {'x': x, 'y': y})
+                np.testing.assert_allclose(z, x + y, rtol=1e-6)
+                np.testing.assert_allclose(w, x * y, rtol=1e-6)
+        except Exception as e:   # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
