@@ -16,6 +16,11 @@
  *   Q(Transpose | Reshape | Flatten | Squeeze | Unsqueeze(DQ(x), ...)), the same parameters
  *                                              -> that op on the 8-bit x (it moves values only)
  *   Q(GlobalAveragePool(DQ(x)))                -> com.microsoft QLinearGlobalAveragePool(x)
+ *   Q(AveragePool(DQ(x)))                      -> com.microsoft QLinearAveragePool(x)
+ *   Q(Softmax(DQ(x)))                          -> com.microsoft QLinearSoftmax(x)
+ *   Q(Concat(DQ(x1), DQ(x2), ...))             -> Concat(x1, x2, ...) on 8 bits where all have
+ *        Q's scale and zero point, else com.microsoft QLinearConcat
+ *   Q(Gather(DQ(x), i)), Q(Resize(DQ(x), ...)), Q's parameters DQ's -> that op on the 8-bit x
  *   Q(f(DQ(x))), f elementwise float ops of x and one-element constants, inner Q -> DQ pairs
  *   included (GELU spelled out, x * Sigmoid(x), an Add of a quantized constant)
  *                                              -> ai.onyx LookupTable(x, f's 256 results), the
@@ -268,6 +273,72 @@ static onyx_status global_average_unit(rewriter *r, const graph_node *q, const q
     return place_unit(r, q, pool, "com.microsoft", "QLinearGlobalAveragePool", 1, ins, 5, NULL, 0);
 }
 
+/* Concat of 8-bit tensors of y's type: of y's scale and zero point all, the values move only
+ * (Concat on the 8-bit tensors); else each is requantized to y's (com.microsoft QLinearConcat,
+ * onnxruntime's). */
+static onyx_status concat_unit(rewriter *r, const graph_node *q, const qparams *y,
+                               const graph_node *cat) {
+    enum { MAX_PARTS = 32 };
+    if (cat->n_inputs < 1 || cat->n_inputs > MAX_PARTS || cat->n_outputs != 1) return ONYX_OK;
+    int ins[2 + 3 * MAX_PARTS], moved[MAX_PARTS];
+    bool same = true;
+    ins[0] = y->scale;
+    ins[1] = y->zero;
+    for (int i = 0; i < cat->n_inputs; i++) {
+        qparams x;
+        if (!activation_dq(r, cat->inputs[i], &x) || x.z->dtype != y->z->dtype) return ONYX_OK;
+        same = same && same_scalar(x.s, y->s) && same_scalar(x.z, y->z);
+        moved[i] = x.x;
+        ins[2 + 3 * i] = x.x;
+        ins[3 + 3 * i] = x.scale;
+        ins[4 + 3 * i] = x.zero;
+    }
+    if (same)
+        return place_unit(r, q, cat, "", "Concat", cat->version, moved, cat->n_inputs, cat->attrs,
+                          cat->n_attrs);
+    if (!node_attr(cat, "axis")) return ONYX_OK; /* Concat-1's default axis: QLinearConcat has none */
+    return place_unit(r, q, cat, "com.microsoft", "QLinearConcat", 1, ins, 2 + 3 * cat->n_inputs,
+                      cat->attrs, cat->n_attrs);
+}
+
+/* AveragePool of an 8-bit tensor of y's type -> com.microsoft QLinearAveragePool, which has
+ * AveragePool's attributes but dilations (all 1, or the unit stays). */
+static onyx_status average_unit(rewriter *r, const graph_node *q, const qparams *y,
+                                const graph_node *pool) {
+    qparams x;
+    if (pool->n_inputs != 1 || pool->n_outputs != 1 || !activation_dq(r, pool->inputs[0], &x) ||
+        x.z->dtype != y->z->dtype || pool->n_attrs > 8)
+        return ONYX_OK;
+    graph_attr attrs[8];
+    int n_attrs = 0;
+    for (int i = 0; i < pool->n_attrs; i++) {
+        const graph_attr *a = &pool->attrs[i];
+        if (strcmp(a->name, "dilations") != 0) {
+            attrs[n_attrs++] = *a;
+            continue;
+        }
+        for (size_t k = 0; k < a->n; k++)
+            if (a->ints[k] != 1) return ONYX_OK;
+    }
+    int ins[5] = {x.x, x.scale, x.zero, y->scale, y->zero};
+    return place_unit(r, q, pool, "com.microsoft", "QLinearAveragePool", 1, ins, 5, attrs, n_attrs);
+}
+
+/* Softmax of an 8-bit tensor of y's type -> com.microsoft QLinearSoftmax (onnxruntime's table
+ * scheme), told the Softmax version whose axis semantics it keeps. */
+static onyx_status softmax_unit(rewriter *r, const graph_node *q, const qparams *y,
+                                const graph_node *sm) {
+    qparams x;
+    if (sm->n_inputs != 1 || sm->n_outputs != 1 || !activation_dq(r, sm->inputs[0], &x) ||
+        x.z->dtype != y->z->dtype || sm->n_attrs > 1)
+        return ONYX_OK;
+    graph_attr attrs[2] = {{.name = "opset", .type = ATTR_INT, .i = sm->version}};
+    int n_attrs = 1;
+    if (sm->n_attrs) attrs[n_attrs++] = sm->attrs[0]; /* axis */
+    int ins[5] = {x.x, x.scale, x.zero, y->scale, y->zero};
+    return place_unit(r, q, sm, "com.microsoft", "QLinearSoftmax", 1, ins, 5, attrs, n_attrs);
+}
+
 onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     qparams y;
     if (!qdq_params(r, q, false, 1, 0, 0, &y)) return ONYX_OK;
@@ -281,9 +352,16 @@ onyx_status qdq_rewrite(rewriter *r, const graph_node *q) {
     if (rw_is_op(op, "Sigmoid")) return unary_unit(r, q, &y, op, "QLinearSigmoid");
     if (rw_is_op(op, "MaxPool")) return maxpool_unit(r, q, &y, op);
     if (rw_is_op(op, "GlobalAveragePool")) return global_average_unit(r, q, &y, op);
+    if (rw_is_op(op, "Concat")) return concat_unit(r, q, &y, op);
+    if (rw_is_op(op, "AveragePool")) return average_unit(r, q, &y, op);
+    if (rw_is_op(op, "Softmax")) return softmax_unit(r, q, &y, op);
     if (rw_is_op(op, "Transpose") || rw_is_op(op, "Reshape") || rw_is_op(op, "Flatten") ||
-        rw_is_op(op, "Squeeze") || rw_is_op(op, "Unsqueeze"))
+        rw_is_op(op, "Squeeze") || rw_is_op(op, "Unsqueeze") || rw_is_op(op, "Gather"))
         return moving_unit(r, q, &y, op);
+    /* Resize interpolates, but of an affine map: with y's parameters, resizing the 8-bit x
+     * (in double, rounded half to even) is the unit within a rounding, as onnxruntime drops
+     * its DQ and Q */
+    if (rw_is_op(op, "Resize")) return moving_unit(r, q, &y, op);
     return ONYX_OK;
 }
 
