@@ -278,6 +278,13 @@ python-tests: $(LIB_SO)
 	    ONYX_LIB=$(CURDIR)/$(LIB_SO) PYTHONPATH=$(CURDIR)/backend/python $(PYTHON) -m pytest -q tests/python; \
 	else echo "== python tests: none yet (tests/python)"; fi
 
+# onnxruntime's own Python API tests under onnxruntime and under onyx (backend/python/ort_shim as
+# `onnxruntime`): both counts and the failing tests. The test files are onnxruntime's, fetched by hand
+# into .ort-compat/python/ (ignored); without them this says so and passes. Not part of make test.
+.PHONY: test-ort-compat
+test-ort-compat: $(LIB_SO)
+	@$(PYTHON) tools/ort_compat/run.py --lib $(CURDIR)/$(LIB_SO)
+
 # Each step in its own make, in order, so that a sub-make sees what the previous step made. After
 # the build, every step runs even when an earlier one fails; the last line names the failures.
 # make test, sanitize and tsan build with -Werror and every optional feature (a missing library
@@ -457,7 +464,7 @@ define serve_venv
 	ONYX_BUILD_DIR=$(BUILD) $(SERVE_PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check -w $(BUILD)/serve-wheel .
 	$(SERVE_PYTHON) -m pip install -q --no-deps --force-reinstall --disable-pip-version-check $(BUILD)/serve-wheel/onyx-*.whl
 endef
-.PHONY: test-serving bench-serving
+.PHONY: test-serving bench-serving bench-traffic-serve
 test-serving:
 	$(serve_venv)
 	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 900 $(CURDIR)/$(SERVE_PYTHON) -m pytest -q \
@@ -467,3 +474,10 @@ bench-serving:
 	$(serve_venv)
 	cd "$$(mktemp -d)" && env -u PYTHONPATH -u ONYX_LIB timeout 1800 $(CURDIR)/$(SERVE_PYTHON) \
 	    $(CURDIR)/tools/bench/serve_bench.py $(BENCH_SERVING_FLAGS)
+
+# bench-traffic's loads through onyx.serve (one replica, batch 1) beside the engines themselves,
+# all in .venv-serve (its onnxruntime): BENCH_TRAFFIC_SERVE_FLAGS="--models mobilenet_v3_small".
+bench-traffic-serve: $(LIB_SO) $(ZOO_PYTHON)
+	$(serve_venv)
+	env -u PYTHONPATH ONYX_LIB=$(CURDIR)/$(LIB_SO) $(SERVE_PYTHON) tools/bench/traffic_bench.py \
+	    --engines onyx,ort,onyx.serve,ort.serve $(BENCH_TRAFFIC_SERVE_FLAGS)

@@ -92,10 +92,33 @@ static bool split_part(const plan *p, const graph_node *node, int o, const type_
     return true;
 }
 
+/* A Transpose between an opaque tensor (channels last) and the plain one of the same bytes, as
+ * the fusion pass makes them (core/fuse.c, LAY_TO_LAST / LAY_FROM_LAST). */
+static bool transpose_relabels(const graph_node *node, const plan_value *in,
+                               const plan_value *out) {
+    int64_t perm[ONYX_MAX_RANK];
+    int r = in->type.rank;
+    if (in->channels_last == out->channels_last || !is_op(node, "Transpose") || r < 3)
+        return false;
+    if (ops_transpose_perm(node, r, perm) != ONYX_OK) {
+        onyx_error_clear();
+        return false;
+    }
+    for (int i = 1; i < r; i++)
+        if (perm[i] != (in->channels_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
+            return false;
+    return perm[0] == 0;
+}
+
 bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset) {
     if (node->n_inputs < 1 || node->inputs[0] < 0 || node->outputs[o] < 0) return false;
     const plan_value *in = &p->vals[node->inputs[0]], *out = &p->vals[node->outputs[o]];
     size_t esize;
+    if (o == 0 && type_is_static(&in->type) && in->device == out->device &&
+        transpose_relabels(node, in, out)) {
+        *offset = 0;
+        return true;
+    }
     if (!type_is_static(&in->type) || !type_is_static(&out->type) ||
         in->type.dtype != out->type.dtype || in->type.dtype == ONYX_STRING || in->channels_last ||
         out->channels_last || in->device != out->device ||

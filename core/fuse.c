@@ -262,8 +262,12 @@ static bool matmul_step(const graph *g, const plan_step *ps) {
  * kinds (KF_OPAQUE_LAYOUT kernels) on all their tensors at once: a Concat along channels (joined
  * pixel by pixel), a MaxPool/AveragePool, a global pooling, and a Mul of a tensor by a
  * per-channel factor of the same rank ([N or 1, C, 1, ...]: a squeeze-and-excitation block's
- * scale) or by one of its own shape. Opaque tensors are stored channels last (core/fuse.h). */
-enum { LAY_NONE, LAY_CONV, LAY_ALL };
+ * scale) or by one of its own shape. Opaque tensors are stored channels last (core/fuse.h), so
+ * a Transpose that puts the channels last reads an opaque X as the plain Y of the same bytes
+ * (LAY_TO_LAST), and one that puts them first again makes an opaque Y of its plain X's bytes
+ * (LAY_FROM_LAST): it moves nothing (ConvNeXt's blocks, between their depthwise conv and their
+ * channel MLP). */
+enum { LAY_NONE, LAY_CONV, LAY_ALL, LAY_TO_LAST, LAY_FROM_LAST };
 
 static int producer(const graph *g, const plan *p, int n, int v) {
     for (int r = 0; r < n; r++) {
@@ -550,6 +554,25 @@ static bool layout_input(const graph_node *n, int i) {
     return true;
 }
 
+/* Whether node n is a Transpose of a tensor of rank 3 to 5 that puts its channels last
+ * (to_last: perm [0, 2, ..., r-1, 1]) or first again ([0, r-1, 1, ..., r-2]). */
+static bool channels_perm(const plan *p, const graph_node *n, bool to_last) {
+    if (!fuse_is_op(n, "Transpose") || n->n_inputs != 1 || n->inputs[0] < 0 ||
+        !fuse_only_output0(n))
+        return false;
+    int r = p->vals[n->inputs[0]].type.rank;
+    int64_t perm[ONYX_MAX_RANK];
+    if (r < 3 || r > 5) return false;
+    if (ops_transpose_perm(n, r, perm) != ONYX_OK) {
+        onyx_error_clear();
+        return false;
+    }
+    for (int i = 1; i < r; i++)
+        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
+            return false;
+    return perm[0] == 0;
+}
+
 /* Whether `f` scales `t` channel by channel: same rank, [t->dims[0] or 1, C, 1, ...]. */
 static bool channel_factor(const type_info *f, const type_info *t) {
     if (f->rank != t->rank || f->dims[1] != t->dims[1] ||
@@ -595,6 +618,11 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
                        fuse_opaque_is_plain(nd, out)
                    ? LAY_ALL
                    : LAY_NONE;
+    if (fuse_is_op(nd, "Transpose"))
+        return !opaque_value(p, nd->inputs[0], true) ? LAY_NONE
+               : channels_perm(p, nd, true)          ? LAY_TO_LAST
+               : channels_perm(p, nd, false)         ? LAY_FROM_LAST
+                                                     : LAY_NONE;
     if (eight_bit && !fuse_is_op(nd, "MaxPool")) return LAY_NONE;
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 || !opaque_value(p, nd->inputs[i], eight_bit) ||
@@ -629,7 +657,7 @@ bool fuse_opaque_is_plain(const graph_node *n, const type_info *y) {
 
 /* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
-    return (kind == LAY_ALL && layout_input(nd, i)) ||
+    return (kind == LAY_ALL && layout_input(nd, i)) || (kind == LAY_TO_LAST && i == 0) ||
            (kind == LAY_CONV &&
             ((i == 0 && c->n_pre == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
 }
@@ -647,7 +675,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
     }
     for (int s = 0; s < p->n_steps; s++) kind[s] = layout_kind(g, p, &p->steps[s], all_kinds);
     for (int s = 0; s < p->n_steps; s++) {
-        if (kind[s] == LAY_NONE) continue;
+        if (kind[s] == LAY_NONE || kind[s] == LAY_TO_LAST) continue; /* its Y is plain */
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
         if (plan_value_is_output(g, v) || !opaque_value(p, v, true) || chains[s].y_channels_last)
@@ -1024,20 +1052,12 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     return st;
 }
 
-/* Whether step t is a Transpose of a float tensor of rank 3 to 5 that puts its channels last
- * (to_last: perm [0, 2, ..., r-1, 1]) or first again ([0, r-1, 1, ..., r-2]). */
+/* Whether step t is a Transpose of a float tensor that puts its channels last or first again
+ * (channels_perm). */
 static bool channels_transpose(const graph *g, const plan *p, int t, bool to_last) {
     const graph_node *n = step_node(g, &p->steps[t]);
-    if (!fuse_is_op(n, "Transpose") || n->n_inputs != 1 || n->inputs[0] < 0 ||
-        !fuse_only_output0(n) || !float_value(p, n->inputs[0]) || !float_value(p, n->outputs[0]))
-        return false;
-    int r = p->vals[n->inputs[0]].type.rank;
-    int64_t perm[ONYX_MAX_RANK];
-    if (r < 3 || r > 5 || !link_transpose(g, p, t, r, perm)) return false;
-    for (int i = 1; i < r; i++)
-        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
-            return false;
-    return perm[0] == 0;
+    return channels_perm(p, n, to_last) && float_value(p, n->inputs[0]) &&
+           float_value(p, n->outputs[0]);
 }
 
 /* The Transpose (step) a conv of step s may read X through: X made only for it from a

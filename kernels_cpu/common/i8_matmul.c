@@ -22,6 +22,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/requant.h"
 
 static size_t align64(size_t b) { return (b + 63) / 64 * 64; }
 
@@ -240,7 +241,33 @@ static uint32_t row_sum(const void *a, int64_t k, bool s8) {
     return s;
 }
 
-/* Rows [b, e) of the result: the zero-point terms, then float scaling where asked. */
+/* Row sums s, the row starting at element `at` of the 8-bit result. */
+CPU_CLONES static void requant_row(const cpu_i8mm_call *x, const int32_t *s, int64_t at, int64_t n) {
+    const int32_t zp = x->qz, lo = x->q_signed ? -128 : 0, hi = x->q_signed ? 127 : 255;
+    const float mu = x->mult[0];
+    if (x->q_signed) {
+        int8_t *q = (int8_t *)x->q + at;
+        if (x->mult_cols) {
+            CPU_SIMD for (int64_t c = 0; c < n; c++)
+                q[c] = (int8_t)q8_saturate((float)s[c] * x->mult[c], zp, lo, hi);
+        } else {
+            CPU_SIMD for (int64_t c = 0; c < n; c++)
+                q[c] = (int8_t)q8_saturate((float)s[c] * mu, zp, lo, hi);
+        }
+    } else {
+        uint8_t *q = (uint8_t *)x->q + at;
+        if (x->mult_cols) {
+            CPU_SIMD for (int64_t c = 0; c < n; c++)
+                q[c] = (uint8_t)q8_saturate((float)s[c] * x->mult[c], zp, lo, hi);
+        } else {
+            CPU_SIMD for (int64_t c = 0; c < n; c++)
+                q[c] = (uint8_t)q8_saturate((float)s[c] * mu, zp, lo, hi);
+        }
+    }
+}
+
+/* Rows [b, e) of the result: the zero-point terms, then float scaling or requantization where
+ * asked. */
 CPU_CLONES static void fix_rows(void *ctx, int64_t b, int64_t e) {
     const fix_job *j = ctx;
     const cpu_i8mm *p = j->p;
@@ -260,6 +287,10 @@ CPU_CLONES static void fix_rows(void *ctx, int64_t b, int64_t e) {
             CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] = acc[c] - zu * cs[c];
         }
         if (!x->mult) continue;
+        if (x->q) {
+            requant_row(x, (const int32_t *)acc, i * n, n);
+            continue;
+        }
         /* in place: each int32 is read before its float is written */
         float *y = (float *)x->y + i * n;
         const int32_t *s = (const int32_t *)acc;
@@ -320,4 +351,85 @@ onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
     fix_job j = {p, x, any ? zb8 : NULL};
     parallel_for(p->m, 32768 / (p->n + (any ? p->k : 0) + 1) + 1, fix_rows, &j);
     return ONYX_OK;
+}
+
+/* ---- a forked kernel's state: A's rows times a constant B */
+
+typedef struct rows_state {
+    cpu_i8mm *mm;                    /* NULL: no fast path, the kernel's own loops */
+    onyx_dtype a_dtype;
+    int a_rank;
+    int64_t a_dims[ONYX_MAX_RANK];
+    const void *b_data;              /* the constant it packed */
+} rows_state;
+
+typedef struct rows_fork {
+    const rows_state *s;
+    cpu_i8mm_mem *f;
+} rows_fork;
+
+static bool q8(onyx_dtype d) { return d == ONYX_INT8 || d == ONYX_UINT8; }
+
+onyx_status cpu_i8mm_rows_prepare(const kernel_prep *p, int a_in, int b_in, bool a_float,
+                                  void **state) {
+    rows_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("int8 matmul state");
+    const type_info *A = p->n_in > a_in ? p->in_type[a_in] : NULL;
+    const tensor *B = p->n_in > b_in ? p->in_value[b_in] : NULL;
+    if (A && A->kind == ONYX_VALUE_TENSOR && type_is_static(A) && A->rank >= 1 &&
+        (a_float ? A->dtype == ONYX_FLOAT : q8(A->dtype)) && B && B->rank == 2 &&
+        q8(B->dtype) && A->dims[A->rank - 1] == B->dims[0]) {
+        int64_t m = 1;
+        for (int i = 0; i < A->rank - 1; i++) m *= A->dims[i];
+        onyx_status st = cpu_i8mm_prepare(p, m, A->dtype == ONYX_INT8, B, false, &s->mm);
+        if (st != ONYX_OK) {
+            free(s);
+            return st;
+        }
+        s->a_dtype = A->dtype;
+        s->a_rank = A->rank;
+        memcpy(s->a_dims, A->dims, sizeof(int64_t) * (size_t)A->rank);
+        s->b_data = B->data;
+    }
+    *state = s;
+    return ONYX_OK;
+}
+
+void cpu_i8mm_rows_release(void *state) {
+    rows_state *s = state;
+    if (!s) return;
+    cpu_i8mm_release(s->mm);
+    free(s);
+}
+
+onyx_status cpu_i8mm_rows_fork(const void *state, void **out) {
+    const rows_state *s = state;
+    rows_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("int8 matmul working state");
+    f->s = s;
+    if (s && s->mm) {
+        onyx_status st = cpu_i8mm_fork(s->mm, &f->f);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+void cpu_i8mm_rows_unfork(void *fork) {
+    rows_fork *f = fork;
+    if (!f) return;
+    cpu_i8mm_unfork(f->f);
+    free(f);
+}
+
+const cpu_i8mm_mem *cpu_i8mm_rows_for(const kernel_call *c, const tensor *a, const tensor *b) {
+    const rows_fork *f = c->state;
+    const rows_state *s = f ? f->s : NULL;
+    if (!s || !f->f || a->dtype != s->a_dtype || a->rank != s->a_rank ||
+        memcmp(a->dims, s->a_dims, sizeof(int64_t) * (size_t)a->rank) || b->data != s->b_data)
+        return NULL;
+    return f->f;
 }

@@ -54,10 +54,28 @@ typedef struct cpu_i8mm_call {
     const float *mult;       /* mult[0], or mult[j] when mult_cols */
     bool mult_cols;
     const float *bias;       /* [n] or NULL */
+    /* [m, n], dense, or NULL: float(acc) * mult[j] requantized to 8 bits (q8_saturate) with
+     * zero point qz, as onnxruntime's requantizing output processor; y then holds the int32 sums
+     * as scratch */
+    void *q;
+    bool q_signed;
+    int32_t qz;
     void *scratch;           /* p->scratch_bytes, 64-byte aligned (kernel_scratch) */
 } cpu_i8mm_call;
 
 /* Runs the product: exact, 32-bit wrapping sums as the reference loops. */
 onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x);
+
+/* ---- The state of a kernel (KERNEL_FORKED) whose input a_in, of static type, times its constant
+ * 2-D input b_in is one product of A's rows (batch dims folded in) and B: MatMulInteger,
+ * QLinearMatMul, MatMulIntegerToFloat, DynamicQuantizeMatMul (a_float: A is float there, made
+ * uint8 per run). The fork holds the primitive's memory objects. */
+onyx_status cpu_i8mm_rows_prepare(const kernel_prep *p, int a_in, int b_in, bool a_float,
+                                  void **state);
+void cpu_i8mm_rows_release(void *state);
+onyx_status cpu_i8mm_rows_fork(const void *state, void **fork);
+void cpu_i8mm_rows_unfork(void *fork);
+/* The prepared product where this call's A and B are the ones it was made for, else NULL. */
+const cpu_i8mm_mem *cpu_i8mm_rows_for(const kernel_call *c, const tensor *a, const tensor *b);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "kernels_cpu/common/requant.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 typedef struct cq_param {
@@ -28,25 +29,9 @@ static inline int32_t cq_get(onyx_dtype t, const void *p, int64_t i) {
     return t == ONYX_INT8 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
 }
 
-/* Rounds half to even; |v| must stay below 2^22 (callers clamp first), where adding and
- * subtracting 1.5 * 2^23 leaves exactly the rounded integer. NaN gives NaN. */
-static inline float cq_round(float v) {
-    const float magic = 12582912.0f;
-    return (v + magic) - magic;
-}
-
-/* v already in output units: clamped to [lo - zp, hi - zp] first (NaN to the low end), rounded,
- * then shifted by the zero point, as MLAS's requantization does. */
-static inline int32_t cq_saturate(float v, int32_t zp, int32_t lo, int32_t hi) {
-    float flo = (float)(lo - zp), fhi = (float)(hi - zp);
-    v = v > flo ? v : flo;
-    v = v < fhi ? v : fhi;
-    return (int32_t)cq_round(v) + zp;
-}
-
-/* onnxruntime's QuantizeLinear of one float: v / scale in float, then cq_saturate. */
+/* onnxruntime's QuantizeLinear of one float: v / scale in float, then q8_saturate. */
 static inline int32_t cq_quantize(float v, cq_param y, int32_t lo, int32_t hi) {
-    return cq_saturate(v / y.scale, y.zp, lo, hi);
+    return q8_saturate(v / y.scale, y.zp, lo, hi);
 }
 
 /* A function applied to the 256 dequantized values of a table (in place). */

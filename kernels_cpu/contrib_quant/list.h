@@ -10,6 +10,6 @@ KERNEL("com.microsoft", "QLinearAveragePool", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(O
 KERNEL_FORKED("com.microsoft", "QGemm", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_qgemm_prepare, cpu_qgemm_run, cpu_qgemm_release, cpu_qgemm_fork, cpu_qgemm_unfork)
 KERNEL("com.microsoft", "QLinearConcat", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_qlinearconcat_run)
 KERNEL("com.microsoft", "QLinearWhere", 1, 1, DT_BIT(ONYX_BOOL), 0, cpu_qlinearwhere_run)
-KERNEL_FORKED("com.microsoft", "MatMulIntegerToFloat", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmulintegertofloat_prepare, cpu_matmulintegertofloat_run, cpu_quant_matmul_release, cpu_quant_matmul_fork, cpu_quant_matmul_unfork)
-KERNEL_FORKED("com.microsoft", "DynamicQuantizeMatMul", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_dynamicquantizematmul_prepare, cpu_dynamicquantizematmul_run, cpu_quant_matmul_release, cpu_quant_matmul_fork, cpu_quant_matmul_unfork)
+KERNEL_FORKED("com.microsoft", "MatMulIntegerToFloat", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmulintegertofloat_prepare, cpu_matmulintegertofloat_run, cpu_i8mm_rows_release, cpu_i8mm_rows_fork, cpu_i8mm_rows_unfork)
+KERNEL_FORKED("com.microsoft", "DynamicQuantizeMatMul", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_dynamicquantizematmul_prepare, cpu_dynamicquantizematmul_run, cpu_i8mm_rows_release, cpu_i8mm_rows_fork, cpu_i8mm_rows_unfork)
 KERNEL_STATEFUL("com.microsoft", "QLinearConv", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_msqlinearconv_prepare, cpu_msqlinearconv_run, cpu_msqlinearconv_release)

@@ -46,100 +46,19 @@ static inline int64_t bp_index(bp_kind k, int64_t matrix, int64_t n, int64_t j) 
     return k == BP_ONE ? 0 : k == BP_COLUMN ? j : matrix * n + j;
 }
 
-/* ---- the fast path's state: made at prepare where B is a constant matrix */
-
-typedef struct mmf_state {
-    cpu_i8mm *mm;
-    onyx_dtype a_dtype;              /* float for DynamicQuantizeMatMul */
-    int a_rank;
-    int64_t a_dims[ONYX_MAX_RANK];
-    const void *b_data;              /* the constant it packed */
-} mmf_state;
-
-typedef struct mmf_fork {
-    const mmf_state *s;
-    cpu_i8mm_mem *f;                 /* NULL: the generic path */
-} mmf_fork;
-
-static bool q8(onyx_dtype d) { return d == ONYX_INT8 || d == ONYX_UINT8; }
-
-/* `quantize`: DynamicQuantizeMatMul, whose float A becomes uint8 A per run. */
-static onyx_status mmf_prepare(const kernel_prep *p, void **state, bool quantize) {
-    mmf_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("quantized matmul state");
-    const type_info *A = p->n_in > 0 ? p->in_type[0] : NULL;
-    const tensor *B = p->n_in > 1 ? p->in_value[1] : NULL;
-    if (A && A->kind == ONYX_VALUE_TENSOR && type_is_static(A) && A->rank >= 1 &&
-        (quantize ? A->dtype == ONYX_FLOAT : q8(A->dtype)) && B && B->rank == 2 &&
-        q8(B->dtype) && A->dims[A->rank - 1] == B->dims[0]) {
-        int64_t m = 1;
-        for (int i = 0; i < A->rank - 1; i++) m *= A->dims[i];
-        onyx_status st = cpu_i8mm_prepare(p, m, A->dtype == ONYX_INT8, B, false, &s->mm);
-        if (st != ONYX_OK) {
-            free(s);
-            return st;
-        }
-        s->a_dtype = A->dtype;
-        s->a_rank = A->rank;
-        memcpy(s->a_dims, A->dims, sizeof(int64_t) * (size_t)A->rank);
-        s->b_data = B->data;
-    }
-    *state = s;
-    return ONYX_OK;
-}
+/* ---- the fast path: A's rows times the constant B (i8_matmul.h) */
 
 onyx_status cpu_matmulintegertofloat_prepare(const kernel_prep *p, void **state) {
-    return mmf_prepare(p, state, false);
+    return cpu_i8mm_rows_prepare(p, 0, 1, false, state);
 }
 
+/* DynamicQuantizeMatMul's float A becomes uint8 A per run. */
 onyx_status cpu_dynamicquantizematmul_prepare(const kernel_prep *p, void **state) {
-    return mmf_prepare(p, state, true);
-}
-
-void cpu_quant_matmul_release(void *state) {
-    mmf_state *s = state;
-    if (!s) return;
-    cpu_i8mm_release(s->mm);
-    free(s);
-}
-
-onyx_status cpu_quant_matmul_fork(const void *state, void **out) {
-    const mmf_state *s = state;
-    mmf_fork *f = calloc(1, sizeof *f);
-    if (!f) return onyx_oom("quantized matmul working state");
-    f->s = s;
-    if (s && s->mm) {
-        onyx_status st = cpu_i8mm_fork(s->mm, &f->f);
-        if (st != ONYX_OK) {
-            free(f);
-            return st;
-        }
-    }
-    *out = f;
-    return ONYX_OK;
-}
-
-void cpu_quant_matmul_unfork(void *fork) {
-    mmf_fork *f = fork;
-    if (!f) return;
-    cpu_i8mm_unfork(f->f);
-    free(f);
-}
-
-/* The fast path's prepared product where this call's operands are the ones it was made for. */
-static const mmf_fork *fast_of(const kernel_call *c, const tensor *a, const tensor *b) {
-    const mmf_fork *f = c->state;
-    const mmf_state *s = f ? f->s : NULL;
-    if (!s || !f->f || a->dtype != s->a_dtype || a->rank != s->a_rank ||
-        memcmp(a->dims, s->a_dims, sizeof(int64_t) * (size_t)a->rank) || b->data != s->b_data)
-        return NULL;
-    return f;
+    return cpu_i8mm_rows_prepare(p, 0, 1, true, state);
 }
 
 /* The fast path's scratch: the product's, then zb and mult (n values each). */
-static size_t fast_scratch(const mmf_fork *f) {
-    return f->s->mm->scratch_bytes + (size_t)f->s->mm->n * 8;
-}
+static size_t fast_scratch(const cpu_i8mm_mem *f) { return f->p->scratch_bytes + (size_t)f->p->n * 8; }
 
 /* ---- the generic path */
 
@@ -162,7 +81,7 @@ static void out_rows(void *ctx, int64_t b, int64_t e) {
 /* The shared body: a (already 8-bit, type at) with scale a_scale and zero point za. */
 static onyx_status mm_to_float(const kernel_call *c, const tensor *a, const void *adata,
                                onyx_dtype at, float a_scale, int32_t za, int bi, int bsi,
-                               int bzi, int biasi, const mmf_fork *fast, void *scratch) {
+                               int bzi, int biasi, const cpu_i8mm_mem *fast, void *scratch) {
     const tensor *b = kernel_input(c, bi), *bs = kernel_input(c, bsi),
                  *bz = kernel_input(c, bzi), *bias = kernel_input(c, biasi);
     tensor *y = kernel_output(c, 0);
@@ -184,7 +103,7 @@ static onyx_status mm_to_float(const kernel_call *c, const tensor *a, const void
                           "values", biasi, (long long)n);
     if (y->numel == 0) return ONYX_OK;
     if (fast) { /* B has one matrix: every parameter kind indexes column j alike */
-        int32_t *zb = (int32_t *)((char *)scratch + fast->s->mm->scratch_bytes);
+        int32_t *zb = (int32_t *)((char *)scratch + fast->p->scratch_bytes);
         float *mult = (float *)(zb + n);
         for (int64_t jj = 0; jj < n; jj++) {
             zb[jj] = bz ? cq_get(b->dtype, bz->data, bp_index(zk, 0, n, jj)) : 0;
@@ -193,7 +112,7 @@ static onyx_status mm_to_float(const kernel_call *c, const tensor *a, const void
         cpu_i8mm_call x = {.a = adata, .za = &za, .zb = zb, .zb_cols = true, .y = y->data,
                            .mult = mult, .mult_cols = true, .bias = bias ? bias->data : NULL,
                            .scratch = scratch};
-        return cpu_i8mm_run(fast->f, &x);
+        return cpu_i8mm_run(fast, &x);
     }
     int32_t *acc = scratch;
     int32_t *zb = acc + m * n;
@@ -230,7 +149,7 @@ onyx_status cpu_matmulintegertofloat_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "A and B must have rank >= 1");
     cq_param pa;
     TRY(cq_param_get(c, 2, 4, a->dtype, "A", &pa));
-    const mmf_fork *fast = fast_of(c, a, b);
+    const cpu_i8mm_mem *fast = cpu_i8mm_rows_for(c, a, b);
     void *scratch;
     TRY(kernel_scratch(c, fast ? fast_scratch(fast) : mm_scratch(a, b), &scratch));
     return mm_to_float(c, a, a->data, a->dtype, pa.scale, pa.zp, 1, 3, 5, 6, fast, scratch);
@@ -251,7 +170,7 @@ CPU_CLONES static void dq_range(void *ctx, int64_t b, int64_t e) {
         float v = x[i] / scale;
         v = v > lo ? v : lo;
         v = v < hi ? v : hi;
-        q[i] = (uint8_t)(int32_t)(cq_round(v) + zp);
+        q[i] = (uint8_t)(int32_t)(q8_round(v) + zp);
     }
 }
 
@@ -274,7 +193,7 @@ onyx_status cpu_dynamicquantizematmul_run(const kernel_call *c) {
     TRY(cq_need_q8(c, 1, ONYX_UNDEFINED, "B"));
     if (a->rank < 1 || b->rank < 1)
         return onyx_error(ONYX_ERR_SHAPE, "A and B must have rank >= 1");
-    const mmf_fork *fast = fast_of(c, a, b);
+    const cpu_i8mm_mem *fast = cpu_i8mm_rows_for(c, a, b);
     size_t mm = ((fast ? fast_scratch(fast) : mm_scratch(a, b)) + 63) & ~(size_t)63;
     void *scratch;
     TRY(kernel_scratch(c, mm + (size_t)a->numel + 1, &scratch));
@@ -286,7 +205,7 @@ onyx_status cpu_dynamicquantizematmul_run(const kernel_call *c) {
     float z = 0.0f - lo / scale;
     z = z > 0 ? z : 0;
     z = z < 255 ? z : 255;
-    z = cq_round(z);
+    z = q8_round(z);
     dq_job dj = {x, qa, scale, z};
     parallel_for(a->numel, 1 << 16, dq_range, &dj);
     return mm_to_float(c, a, qa, ONYX_UINT8, scale, (int32_t)z, 1, 2, 3, 4, fast, scratch);

@@ -31,7 +31,7 @@ static void out_rows(void *ctx, int64_t b, int64_t e) {
             float v = (float)acc[c] * j->scales[j->n_scales > 1 ? c : 0];
             int64_t o = i * j->n + c;
             if (j->yt == ONYX_FLOAT) ((float *)j->y)[o] = v;
-            else ((uint8_t *)j->y)[o] = (uint8_t)cq_saturate(v, j->zp, j->lo, j->hi);
+            else ((uint8_t *)j->y)[o] = (uint8_t)q8_saturate(v, j->zp, j->lo, j->hi);
         }
     }
 }

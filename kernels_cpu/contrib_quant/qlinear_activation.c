@@ -83,7 +83,7 @@ static void qsm_rows(void *ctx, int64_t b, int64_t e) {
         for (int64_t k = 0; k < d; k++) {
             float v = ex[cq_get(j->t, j->x, base + k * inner)] * j->yscale / sum;
             v = v < 1e6f ? v : 1e6f; /* NaN and overflow go to the clamp's ends below */
-            int32_t q = (int32_t)cq_round(v > 0 ? v : 0) + j->zp;
+            int32_t q = (int32_t)q8_round(v > 0 ? v : 0) + j->zp;
             q = q < j->lo ? j->lo : q > j->hi ? j->hi : q;
             j->y[base + k * inner] = (uint8_t)q;
         }

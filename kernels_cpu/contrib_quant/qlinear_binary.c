@@ -19,9 +19,9 @@ typedef struct qbin_ctx {
     int32_t lo, hi;
 } qbin_ctx;
 
-/* The Add loops, once with hardware FMA and once portable: fmaf rounds once either way, so the
- * two give the same bits; the first only avoids a libm call per element. Contiguous runs get
- * their own simple loops so that they vectorize. */
+/* The Add loops. fmaf rounds once on every build, so the clones with hardware FMA give the
+ * portable build's bits; they only avoid a libm call per element. Contiguous runs get their own
+ * simple loops so that they vectorize. */
 #define ADD_BODY(T)                                                                                \
     const qbin_ctx *q = ctx;                                                                       \
     T *y = (T *)p[0];                                                                              \
@@ -30,7 +30,7 @@ typedef struct qbin_ctx {
     const int32_t lo = q->lo, hi = q->hi;                                                          \
     if (s[1] == 0 && s[2] == 0) {                                                                  \
         float v = fmaf((float)a[0], ra, fmaf((float)b[0], rb, fixed));                             \
-        T r = (T)cq_saturate(v, 0, lo, hi);                                                        \
+        T r = (T)q8_saturate(v, 0, lo, hi);                                                        \
         for (int64_t i = 0; i < n; i++) y[i] = r;                                                  \
     } else if (s[1] == 0 || s[2] == 0) {                                                           \
         /* the broadcast operand joins the constant first, as onnxruntime's scalar path */        \
@@ -40,30 +40,25 @@ typedef struct qbin_ctx {
         int64_t sv = s[1] == 0 ? s[2] : s[1];                                                      \
         if (sv == 1) {                                                                             \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate(fmaf((float)v[i], r, f), 0, lo, hi);                         \
+                y[i] = (T)q8_saturate(fmaf((float)v[i], r, f), 0, lo, hi);                         \
         } else {                                                                                   \
             for (int64_t i = 0; i < n; i++)                                                        \
-                y[i] = (T)cq_saturate(fmaf((float)v[i * sv], r, f), 0, lo, hi);                    \
+                y[i] = (T)q8_saturate(fmaf((float)v[i * sv], r, f), 0, lo, hi);                    \
         }                                                                                          \
     } else if (s[1] == 1 && s[2] == 1) {                                                           \
         CPU_SIMD for (int64_t i = 0; i < n; i++)                                                   \
-            y[i] = (T)cq_saturate(fmaf((float)a[i], ra, fmaf((float)b[i], rb, fixed)), 0, lo, hi); \
+            y[i] = (T)q8_saturate(fmaf((float)a[i], ra, fmaf((float)b[i], rb, fixed)), 0, lo, hi); \
     } else {                                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                          \
             float v = fmaf((float)a[i * s[1]], ra, fmaf((float)b[i * s[2]], rb, fixed));           \
-            y[i] = (T)cq_saturate(v, 0, lo, hi);                                                   \
+            y[i] = (T)q8_saturate(v, 0, lo, hi);                                                   \
         }                                                                                          \
     }
 
-#define DEFINE_ADD(NAME, T, ATTR)                                                                  \
-    ATTR static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
-DEFINE_ADD(add_u8, uint8_t, )
-DEFINE_ADD(add_s8, int8_t, )
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_FMA_PATH 1
-DEFINE_ADD(add_u8_fma, uint8_t, __attribute__((target("avx2,fma"))))
-DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
-#endif
+#define DEFINE_ADD(NAME, T)                                                                        \
+    CPU_CLONES static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
+DEFINE_ADD(add_u8, uint8_t)
+DEFINE_ADD(add_s8, int8_t)
 
 /* (a - zA)(b - zB) is exact in int32; one product rounding to float, then the scale. */
 #define DEFINE_MUL(NAME, T)                                                                        \
@@ -76,20 +71,20 @@ DEFINE_ADD(add_s8_fma, int8_t, __attribute__((target("avx2,fma"))))
         if (s[1] == 1 && s[2] == 1) {                                                              \
             CPU_SIMD for (int64_t i = 0; i < n; i++) {                                             \
                 int32_t prod = ((int32_t)a[i] - za) * ((int32_t)b[i] - zb);                        \
-                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+                y[i] = (T)q8_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
             }                                                                                      \
         } else if (s[1] == 1 && s[2] == 0) {                                                       \
             int32_t bv = (int32_t)b[0] - zb;                                                       \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate((float)(((int32_t)a[i] - za) * bv) * ratio + zc, 0, lo, hi); \
+                y[i] = (T)q8_saturate((float)(((int32_t)a[i] - za) * bv) * ratio + zc, 0, lo, hi); \
         } else if (s[1] == 0 && s[2] == 1) {                                                       \
             int32_t av = (int32_t)a[0] - za;                                                       \
             CPU_SIMD for (int64_t i = 0; i < n; i++)                                               \
-                y[i] = (T)cq_saturate((float)(av * ((int32_t)b[i] - zb)) * ratio + zc, 0, lo, hi); \
+                y[i] = (T)q8_saturate((float)(av * ((int32_t)b[i] - zb)) * ratio + zc, 0, lo, hi); \
         } else {                                                                                   \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 int32_t prod = ((int32_t)a[i * s[1]] - za) * ((int32_t)b[i * s[2]] - zb);          \
-                y[i] = (T)cq_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
+                y[i] = (T)q8_saturate((float)prod * ratio + zc, 0, lo, hi);                        \
             }                                                                                      \
         }                                                                                          \
     }
@@ -115,9 +110,6 @@ static onyx_status qbin_run(const kernel_call *c, bool add) {
         /* onnxruntime's build contracts its ra * zA + rb * zB into fma(ra, zA, rb * zB) */
         q.fixed = (float)pc.zp - fmaf(q.ra, (float)pa.zp, q.rb * (float)pb.zp);
         fn = s8 ? add_s8 : add_u8;
-#ifdef HAVE_FMA_PATH
-        if (__builtin_cpu_supports("fma")) fn = s8 ? add_s8_fma : add_u8_fma;
-#endif
     } else {
         q.za = pa.zp;
         q.zb = pb.zp;

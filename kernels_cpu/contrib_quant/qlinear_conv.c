@@ -142,12 +142,12 @@ static void out_rows(void *ctx, int64_t b, int64_t e) {
         if (j->ystep_m == 1) {
             CPU_SIMD for (int64_t m = 0; m < j->mg; m++) {
                 int32_t v = (int32_t)((uint32_t)acc[m] + (uint32_t)j->bias[m]);
-                y[m] = (uint8_t)cq_saturate((float)v * j->scale[m], zp, lo, hi);
+                y[m] = (uint8_t)q8_saturate((float)v * j->scale[m], zp, lo, hi);
             }
         } else {
             for (int64_t m = 0; m < j->mg; m++) {
                 int32_t v = (int32_t)((uint32_t)acc[m] + (uint32_t)j->bias[m]);
-                y[m * j->ystep_m] = (uint8_t)cq_saturate((float)v * j->scale[m], zp, lo, hi);
+                y[m * j->ystep_m] = (uint8_t)q8_saturate((float)v * j->scale[m], zp, lo, hi);
             }
         }
     }

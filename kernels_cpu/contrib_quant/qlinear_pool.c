@@ -34,7 +34,7 @@ static void gap_planes(void *ctx, int64_t b, int64_t e) {
             const uint8_t *p = j->x + r * j->image;
             for (int64_t i = 0; i < j->image; i++) acc += p[i];
         }
-        j->y[r] = (uint8_t)cq_saturate((float)acc * j->scale, j->zp, j->lo, j->hi);
+        j->y[r] = (uint8_t)q8_saturate((float)acc * j->scale, j->zp, j->lo, j->hi);
     }
 }
 
@@ -68,7 +68,7 @@ static void gap_images(void *ctx, int64_t b, int64_t e) {
         else sum_pixels_u8(j->x + off, j->image, j->c, cn, acc);
         for (int64_t k = 0; k < cn; k++)
             j->y[n * j->c + c0 + k] =
-                (uint8_t)cq_saturate((float)acc[k] * j->scale, j->zp, j->lo, j->hi);
+                (uint8_t)q8_saturate((float)acc[k] * j->scale, j->zp, j->lo, j->hi);
     }
 }
 
@@ -138,7 +138,7 @@ static inline uint8_t avg_quantize(const avg_job *j, float sum, int64_t count) {
     float flo = (float)j->lo, fhi = (float)j->hi;
     v = v > flo ? v : flo;
     v = v < fhi ? v : fhi;
-    return (uint8_t)(int32_t)cq_round(v);
+    return (uint8_t)(int32_t)q8_round(v);
 }
 
 /* Output positions [b, e) of every channel: items are NCHW planes or NHWC positions. */

@@ -30,6 +30,6 @@ KERNEL("", "LpNormalization", 1, 22, DT_FLOATS, 0, cpu_lpnormalization)
 KERNEL("", "MeanVarianceNormalization", 9, 13, DT_FLOATS, 0, cpu_meanvariancenormalization)
 KERNEL("", "Einsum", 12, 28, DT_NUMERIC, 0, cpu_einsum)
 KERNEL_FORKED("", "MatMulInteger", 10, 10, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmul_integer_prepare,
-              cpu_matmul_integer_run, cpu_matmul_integer_release, cpu_matmul_integer_fork,
-              cpu_matmul_integer_unfork)
+              cpu_matmul_integer_run, cpu_i8mm_rows_release, cpu_i8mm_rows_fork,
+              cpu_i8mm_rows_unfork)
 KERNEL("", "Det", 11, 22, DT_FLOATS, 0, cpu_det_run)

@@ -85,85 +85,14 @@ static onyx_status zero_point_kind(const tensor *z, int i, const tensor *x, int6
     return ONYX_OK;
 }
 
-/* ---- the fast path: A's rows (batch dims folded in) times the constant B */
-
-typedef struct mmi_state {
-    cpu_i8mm *mm;
-    onyx_dtype a_dtype;
-    int a_rank;
-    int64_t a_dims[ONYX_MAX_RANK];
-    const void *b_data;              /* the constant it packed */
-} mmi_state;
-
-typedef struct mmi_fork {
-    const mmi_state *s;
-    cpu_i8mm_mem *f;                 /* NULL: the reference loop */
-} mmi_fork;
-
-static bool q8(onyx_dtype d) { return d == ONYX_INT8 || d == ONYX_UINT8; }
+/* ---- the fast path: A's rows (batch dims folded in) times the constant B (i8_matmul.h) */
 
 onyx_status cpu_matmul_integer_prepare(const kernel_prep *p, void **state) {
-    mmi_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("MatMulInteger state");
-    const type_info *A = p->n_in > 0 ? p->in_type[0] : NULL;
-    const tensor *B = p->n_in > 1 ? p->in_value[1] : NULL;
-    if (A && A->kind == ONYX_VALUE_TENSOR && type_is_static(A) && q8(A->dtype) && A->rank >= 1 &&
-        B && B->rank == 2 && q8(B->dtype) && A->dims[A->rank - 1] == B->dims[0]) {
-        int64_t m = 1;
-        for (int i = 0; i < A->rank - 1; i++) m *= A->dims[i];
-        onyx_status st = cpu_i8mm_prepare(p, m, A->dtype == ONYX_INT8, B, false, &s->mm);
-        if (st != ONYX_OK) {
-            free(s);
-            return st;
-        }
-        s->a_dtype = A->dtype;
-        s->a_rank = A->rank;
-        memcpy(s->a_dims, A->dims, sizeof(int64_t) * (size_t)A->rank);
-        s->b_data = B->data;
-    }
-    *state = s;
-    return ONYX_OK;
+    return cpu_i8mm_rows_prepare(p, 0, 1, false, state);
 }
 
-void cpu_matmul_integer_release(void *state) {
-    mmi_state *s = state;
-    if (!s) return;
-    cpu_i8mm_release(s->mm);
-    free(s);
-}
-
-onyx_status cpu_matmul_integer_fork(const void *state, void **out) {
-    const mmi_state *s = state;
-    mmi_fork *f = calloc(1, sizeof *f);
-    if (!f) return onyx_oom("MatMulInteger working state");
-    f->s = s;
-    if (s && s->mm) {
-        onyx_status st = cpu_i8mm_fork(s->mm, &f->f);
-        if (st != ONYX_OK) {
-            free(f);
-            return st;
-        }
-    }
-    *out = f;
-    return ONYX_OK;
-}
-
-void cpu_matmul_integer_unfork(void *fork) {
-    mmi_fork *f = fork;
-    if (!f) return;
-    cpu_i8mm_unfork(f->f);
-    free(f);
-}
-
-/* Whether this call's operands are the ones the primitive was made for. */
-static bool fast_fits(const mmi_fork *f, const tensor *A, const tensor *B) {
-    const mmi_state *s = f ? f->s : NULL;
-    return s && f->f && A->dtype == s->a_dtype && A->rank == s->a_rank &&
-           !memcmp(A->dims, s->a_dims, sizeof(int64_t) * (size_t)A->rank) && B->data == s->b_data;
-}
-
-static onyx_status fast_run(const kernel_call *c, const mmi_fork *f, const mmi_job *q) {
-    const cpu_i8mm *mm = f->s->mm;
+static onyx_status fast_run(const kernel_call *c, const cpu_i8mm_mem *f, const mmi_job *q) {
+    const cpu_i8mm *mm = f->p;
     const int64_t m = mm->m, n = mm->n, per = q->j.sh.m;
     void *buf;
     TRY(kernel_scratch(c, mm->scratch_bytes + (size_t)(m + n) * sizeof(int32_t), &buf));
@@ -189,7 +118,7 @@ static onyx_status fast_run(const kernel_call *c, const mmi_fork *f, const mmi_j
         x.zb = zb;
         x.zb_cols = true;
     }
-    return cpu_i8mm_run(f->f, &x);
+    return cpu_i8mm_run(f, &x);
 }
 
 onyx_status cpu_matmul_integer_run(const kernel_call *c) {
@@ -227,8 +156,8 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
     q.j.a = A->data;
     q.j.b = B->data;
     q.j.c = Y->data;
-    const mmi_fork *f = c->state;
-    if (fast_fits(f, A, B)) return fast_run(c, f, &q);
+    const cpu_i8mm_mem *f = cpu_i8mm_rows_for(c, A, B);
+    if (f) return fast_run(c, f, &q);
     void (*fn)(void *, int64_t, int64_t) = sa ? (sb ? mmi_s8_s8 : mmi_s8_u8)
                                               : (sb ? mmi_u8_s8 : mmi_u8_u8);
     parallel_for(q.j.sh.nbatch * q.j.sh.m, INT_GRAIN / (q.j.sh.n * q.j.sh.k + 1) + 1, fn, &q);

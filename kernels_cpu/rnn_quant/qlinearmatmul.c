@@ -1,9 +1,11 @@
 /* CPU kernel of QLinearMatMul: exact int32 products of (a - a_zero_point) and (b - b_zero_point)
- * (wrapping as 32-bit accumulation may), requantized with a_scale * b_scale / y_scale in the
- * scales' precision, as onnx's reference. With one zero point per operand (one value, or the
- * same for every row or column) the products go to
- * oneDNN's exact int8 GEMM (VNNI/AMX) where the CPU has it, else to a plain loop; float8 operands
- * go through 256-entry decode tables. */
+ * (wrapping as 32-bit accumulation may), requantized as onnxruntime does: the multiplier
+ * a_scale * b_scale / y_scale rounded to the scales' type step by step, float(acc) times it in
+ * float, rounded half to even, saturated (kernels_cpu/common/requant.h). With a constant 2-D b
+ * and one a scale the product runs on oneDNN's int8 matmul (b packed once, a's batch dims folded
+ * into rows, the requantization in the same pass: kernels_cpu/common/i8_matmul.h); with one
+ * zero point per operand, on oneDNN's int8 GEMM; else on a plain loop. float8 operands go
+ * through 256-entry decode tables and sums in double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #include "core/floatconv.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
+#include "kernels_cpu/common/i8_matmul.h"
+#include "kernels_cpu/common/requant.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/matmul_shape.h"
@@ -64,7 +68,13 @@ static inline double multiplier(const qmm_job *j, double as, int64_t mb, int64_t
     return round_to(j->sd, round_to(j->sd, as * bs) / j->ys);
 }
 
-static inline double requant(const qmm_job *j, double v) {
+/* An 8-bit result from its int32 sum (requant.h). */
+static inline int32_t requant(const qmm_job *j, int32_t acc, double mult) {
+    return q8_saturate((float)acc * (float)mult, (int32_t)j->yz, (int32_t)j->lo, (int32_t)j->hi);
+}
+
+/* A float8 path's result from its value in output units. */
+static inline double requant_value(const qmm_job *j, double v) {
     v = nearbyint(v) + j->yz;
     return v != v ? j->lo : v < j->lo ? j->lo : v > j->hi ? j->hi : v;
 }
@@ -102,7 +112,7 @@ static inline double requant(const qmm_job *j, double v) {
                     int64_t jj = n0 + c;                                                           \
                     uint32_t zbj = (uint32_t)(int32_t)zb[qp_index(j->bk, mb, n, jj)];              \
                     int32_t cv = (int32_t)(acc[c] - rs * zbj);                                     \
-                    y[jj] = (TY)requant(j, (double)cv * multiplier(j, as, mb, jj));                \
+                    y[jj] = (TY)requant(j, cv, multiplier(j, as, mb, jj));                         \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
@@ -137,7 +147,7 @@ static void qrows_lut(void *ctx, int64_t b, int64_t e) {
             double v = s * multiplier(j, as, mb, jj);
             uint8_t *y = (uint8_t *)j->y->data + t * n + jj;
             if (yd == ONYX_INT8 || yd == ONYX_UINT8) {
-                double q = requant(j, v);
+                double q = requant_value(j, v);
                 *y = yd == ONYX_INT8 ? (uint8_t)(int8_t)q : (uint8_t)q;
             } else {
                 *y = floatconv_encode(yd, v + j->yz, true);
@@ -166,14 +176,13 @@ typedef struct qmm_rq {
             const int32_t *c = q->c + i * n;                                                       \
             if (q->mult && j->bk == QP_ONE) {                                                      \
                 double mult = q->mult[0];                                                          \
-                for (int64_t jj = 0; jj < n; jj++) y[jj] = (TY)requant(j, (double)c[jj] * mult);   \
+                for (int64_t jj = 0; jj < n; jj++) y[jj] = (TY)requant(j, c[jj], mult);            \
             } else if (q->mult) {                                                                  \
-                for (int64_t jj = 0; jj < n; jj++)                                                 \
-                    y[jj] = (TY)requant(j, (double)c[jj] * q->mult[jj]);                           \
+                for (int64_t jj = 0; jj < n; jj++) y[jj] = (TY)requant(j, c[jj], q->mult[jj]);     \
             } else {                                                                               \
                 double as = tensor_get_f64(j->as, qp_index(j->ak, q->ma, j->sh.m, i));             \
                 for (int64_t jj = 0; jj < n; jj++)                                                 \
-                    y[jj] = (TY)requant(j, (double)c[jj] * multiplier(j, as, q->mb, jj));          \
+                    y[jj] = (TY)requant(j, c[jj], multiplier(j, as, q->mb, jj));                   \
             }                                                                                      \
         }                                                                                          \
     }
@@ -240,6 +249,32 @@ static onyx_status gemm_path(const kernel_call *call, qmm_job *j, bool *done) {
     return ONYX_OK;
 }
 
+/* A's rows times the constant b on the prepared int8 matmul, requantized in its pass. */
+static onyx_status fast_run(const kernel_call *c, const cpu_i8mm_mem *f, const qmm_job *j) {
+    const cpu_i8mm *mm = f->p;
+    const int64_t n = mm->n, cols = j->bk == QP_ONE ? 1 : n;
+    size_t head = (mm->scratch_bytes + 63) & ~(size_t)63;
+    void *buf;
+    TRY(kernel_scratch(c, head + (size_t)(mm->m * n + 2 * cols) * 4, &buf));
+    int32_t *acc = (int32_t *)((char *)buf + head), *zb = acc + mm->m * n;
+    float *mult = (float *)(zb + cols);
+    const double as = tensor_get_f64(j->as, 0);
+    for (int64_t jj = 0; jj < cols; jj++) {
+        zb[jj] = (int32_t)tensor_get_i64(j->bz, jj);
+        mult[jj] = (float)multiplier(j, as, 0, jj);
+    }
+    const int32_t za = (int32_t)tensor_get_i64(j->az, 0);
+    cpu_i8mm_call x = {.a = j->a->data, .za = &za, .zb = zb, .zb_cols = cols > 1, .y = acc,
+                       .mult = mult, .mult_cols = cols > 1, .q = j->y->data,
+                       .q_signed = j->y->dtype == ONYX_INT8, .qz = (int32_t)j->yz,
+                       .scratch = buf};
+    return cpu_i8mm_run(f, &x);
+}
+
+onyx_status cpu_qlinearmatmul_prepare(const kernel_prep *p, void **state) {
+    return cpu_i8mm_rows_prepare(p, 0, 3, false, state);
+}
+
 /* Whether every value of zero point z is its first: per-column scales with one zero point (what
  * quantizers write for symmetric per-channel weights) still take the int8 GEMM. */
 static bool uniform_zero_point(const tensor *z) {
@@ -299,6 +334,8 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
         parallel_for(j.sh.nbatch * j.sh.m, grain, qrows_lut, &j);
         return ONYX_OK;
     }
+    const cpu_i8mm_mem *fast = j.ak == QP_ONE ? cpu_i8mm_rows_for(c, j.a, j.b) : NULL;
+    if (fast) return fast_run(c, fast, &j);
     if (uniform_zero_point(j.az) && uniform_zero_point(j.bz) && j.sh.k > 0) {
         bool done;
         TRY(gemm_path(c, &j, &done));

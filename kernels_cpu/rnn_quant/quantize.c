@@ -121,7 +121,7 @@ static void load_param(const tensor *t, int64_t si, bool step, int64_t n, double
  * Values are clamped to a small range first, so that adding and subtracting 1.5 * 2^23 rounds
  * them to the nearest even integer (NaN lands on the low end, as in the double path). */
 #define DEFINE_Q_FAST(NAME, T)                                                                     \
-    static void NAME(const float *x, float s, float z, float lo, float hi, T *y, int64_t n) {     \
+    CPU_CLONES static void NAME(const float *x, float s, float z, float lo, float hi, T *y, int64_t n) {     \
         const float vlo = lo - z - 1, vhi = hi - z + 1, magic = 12582912.0f;                      \
         CPU_SIMD for (int64_t i = 0; i < n; i++) {                                                 \
             float v = x[i] / s;                                                                    \
@@ -260,7 +260,7 @@ onyx_status cpu_quantizelinear_run(const kernel_call *c) {
 
 /* The common case: 8/16/32-bit integers with one float scale per piece into float. */
 #define DEFINE_DQ_FAST(NAME, T)                                                                    \
-    static void NAME(const T *x, float z, float s, float *y, int64_t n) {                         \
+    CPU_CLONES static void NAME(const T *x, float z, float s, float *y, int64_t n) {                         \
         CPU_SIMD for (int64_t i = 0; i < n; i++) y[i] = ((float)x[i] - z) * s;                    \
     }
 DEFINE_DQ_FAST(dq_fast_s8, int8_t)

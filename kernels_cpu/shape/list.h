@@ -9,7 +9,8 @@ KERNEL("", "Unsqueeze", 1, 25, 0, KF_ALIAS_INPUT0, cpu_reshape_run)
 /* Sequences and optionals select with dtype UNDEFINED, which only the first entry's mask
  * (bit 0) admits before the tensor entry: they get a copy sized at run time, tensors alias. */
 KERNEL("", "Identity", 1, 25, 0, KF_ALIAS_INPUT0, cpu_identity_run)
-KERNEL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_transpose_run)
+KERNEL_STATEFUL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW | KF_OPAQUE_LAYOUT,
+                cpu_transpose_prepare, cpu_transpose_run, cpu_transpose_release)
 KERNEL_STATEFUL("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE),
                 KF_OPAQUE_LAYOUT | KF_INPLACE_PREFIX, cpu_opaque_prepare, cpu_concat_run,
                 cpu_opaque_release)

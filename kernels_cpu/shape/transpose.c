@@ -1,12 +1,50 @@
 /* CPU kernels of Transpose and of DepthToSpace / SpaceToDepth, which are transposes of a 6-D
- * view; all go through the strided copy engine (tiled when the innermost axes swap). */
+ * view; all go through the strided copy engine (tiled when the innermost axes swap). A Transpose
+ * between an opaque tensor (channels last, core/fuse.h) and the plain one of the same bytes
+ * moves nothing. */
+#include <string.h>
+
+#include "core/fuse.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
 
+static const char relabel_marker = 0;
+
+/* Whether perm puts the channels of a rank-r tensor last ([0, 2, ..., r-1, 1]), or first again
+ * ([0, r-1, 1, ..., r-2]). */
+static bool channels_perm(const int64_t *perm, int r, bool to_last) {
+    for (int i = 1; i < r; i++)
+        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
+            return false;
+    return r >= 3 && perm[0] == 0;
+}
+
+/* A non-NULL state where the fusion pass made X opaque and the perm puts its channels last, or
+ * Y opaque and the perm puts them first: Y's bytes are then X's. */
+onyx_status cpu_transpose_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    const fuse_chain *f = p->fused;
+    if (!f || (!f->opaque_in0 && !f->opaque_out0)) return ONYX_OK;
+    int64_t perm[ONYX_MAX_RANK];
+    int r = p->in_type[0]->rank;
+    TRY(ops_transpose_perm(p->node, r, perm));
+    if (f->opaque_in0 == f->opaque_out0 || !channels_perm(perm, r, f->opaque_in0))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout Transpose must put the "
+                          "channels of an opaque input last, or of a plain input first");
+    *state = (void *)&relabel_marker;
+    return ONYX_OK;
+}
+
+void cpu_transpose_release(void *state) { (void)state; /* the marker owns nothing */ }
+
 onyx_status cpu_transpose_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
+    if (c->state) { /* the same bytes: a view, or one copy */
+        if (y->data != x->data) memcpy(y->data, x->data, x->nbytes);
+        return ONYX_OK;
+    }
     int64_t perm[ONYX_MAX_RANK];
     TRY(ops_transpose_perm(c->node, x->rank, perm));
     if (y->data == x->data && x->numel > 0) /* a view (KF_VIEW): the perm moves only dims of 1 */

@@ -66,7 +66,7 @@ def main(argv=None):
     bodies = [encode(inputs, args.format) for inputs, _ in cases]
     lock = threading.Lock()
     next_i = [0]
-    latency, server_ms, batch, failures = [], [], [], []
+    latency, server_ms, run_ms, batch, failures = [], [], [], [], []
 
     def worker():
         conn = http.client.HTTPConnection(url.hostname, url.port, timeout=args.timeout)
@@ -92,9 +92,17 @@ def main(argv=None):
                             not np.allclose(got[name], want, rtol=args.rtol, atol=args.atol):
                         raise RuntimeError(f'output {name} of case {k} differs: '
                                            f'{got.get(name, np.empty(0)).ravel()[:4]} vs {want.ravel()[:4]}')
+                in_replica = float(r.getheader('x-onyx-latency-ms'))
+                receive = float(r.getheader('x-onyx-receive-ms'))
+                run = float(r.getheader('x-onyx-run-ms'))
+                # the parts the replica reports lie within its time (the batch ran after it came)
+                if not (0 <= receive <= in_replica and 0 < run <= in_replica):
+                    raise RuntimeError(f'replica times do not add up: receive {receive}, run '
+                                       f'{run}, in all {in_replica} ms')
                 with lock:
                     latency.append(ms)
-                    server_ms.append(float(r.getheader('x-onyx-latency-ms')))
+                    server_ms.append(in_replica)
+                    run_ms.append(run)
                     batch.append(int(r.getheader('x-onyx-batch-size')))
             except Exception as e:  # recorded, reported, and the run goes on
                 with lock:
@@ -115,6 +123,7 @@ def main(argv=None):
                       'first_failures': failures[:5], 'seconds': wall, 'rps': ok / wall,
                       'p50_ms': pct(latency, 50), 'p99_ms': pct(latency, 99),
                       'server_p50_ms': pct(server_ms, 50), 'server_p99_ms': pct(server_ms, 99),
+                      'run_p50_ms': pct(run_ms, 50),
                       'batch_mean': float(np.mean(batch)) if batch else None,
                       'batch_max': max(batch) if batch else None}))
     return 0 if ok == args.requests and not failures else 1

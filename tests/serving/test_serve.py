@@ -60,6 +60,8 @@ def test_serve_concurrent_requests(cluster, which, tmp_path):
         # 16 requests in flight against 1-2 replicas: serve.batch must have merged some.
         assert summary['batch_max'] > 1, summary
         assert summary['server_p50_ms'] > 0
+        # the engine's part of a request, reported by the replica, within its time there
+        assert 0 < summary['run_p50_ms'] <= summary['server_p50_ms'], summary
     finally:
         serve.delete(which)
 

@@ -18,6 +18,11 @@ the engines' order swapped from one model (and round) to the next. Each process:
   - reports p50/p99 latency and its own CPU time (user + system, all threads) per second of wall
     time while the load runs, and then while idle for --idle seconds after a burst of runs
     (spinning workers show there as CPU time with nothing to do).
+Engines onyx.serve and ort.serve put the same session behind onyx.serve (Ray Serve: a local
+cluster, one replica of --threads threads, batch 1) and send each request over HTTP (npz) from
+the worker process, so that the serving layer's cost shows beside the engine's own; their CPU
+time is the whole machine's (Ray's processes included), so run them on a quiet machine. They
+need Ray and the onyx wheel (make bench-traffic-serve uses .venv-serve).
 The table gives onyx / onnxruntime ratios. p99 of a few dozen requests is close to their maximum;
 --requests and --budget raise the counts. A benchmark, not a test.
 
@@ -30,6 +35,8 @@ A model is a zoo name, with ":N" for the sequence length of token models (defaul
 OMP_WAIT_POLICY=active, GOMP_SPINCOUNT=0) for experiments.
 """
 import argparse
+import http.client
+import io
 import json
 import os
 import resource
@@ -45,13 +52,21 @@ from zoo_bench import ROOT, make_feeds, models, peak_rss_mib  # noqa: E402
 
 DEFAULT_MODELS = ('mobilenet_v3_small,efficientnet_b0,all_minilm_l6:12,all_minilm_l6:128,'
                   'resnet18,bert_base')
-ENGINES = ('onyx', 'ort')
+ENGINES = ('onyx', 'ort')  # the engines themselves; NAME.serve: the same behind onyx.serve
 
 
 def cpu_seconds():
     """CPU time of this process, all threads, user + system."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+def machine_cpu_seconds():
+    """CPU time of the whole machine (all processes), user + system, from /proc/stat."""
+    with open('/proc/stat') as f:
+        fields = [int(x) for x in f.readline().split()[1:8]]
+    busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6]  # user nice system irq softirq
+    return busy / os.sysconf('SC_CLK_TCK')
 
 
 def switches():
@@ -68,7 +83,43 @@ def sleep_until(t):
         time.sleep(left)
 
 
+class ServeSession:
+    """One replica of onyx.serve (batch 1) on a local Ray cluster, asked over keep-alive HTTP
+    with npz bodies: run() has InferenceSession.run's form."""
+
+    def __init__(self, engine, model_path, threads):
+        sys.path.insert(0, os.path.join(ROOT, 'tests', 'serving'))
+        import serving_util
+        from ray import serve
+        import onyx.serve
+        port = serving_util.free_port()
+        serving_util.start_cluster(port, num_cpus=threads)
+        app = onyx.serve.deployment(model_path, threads=threads, max_batch_size=1,
+                                    engine={'onyx': 'onyx', 'ort': 'onnxruntime'}[engine])
+        serve.run(app, name='traffic', route_prefix='/traffic')
+        self.conn = http.client.HTTPConnection('127.0.0.1', port, timeout=120)
+        # each request's time inside the replica, receiving its body, running it (onyx.serve's headers)
+        self.replica_ms, self.receive_ms, self.run_ms = [], [], []
+
+    def run(self, _names, feeds):
+        buf = io.BytesIO()
+        np.savez(buf, **feeds)
+        self.conn.request('POST', '/traffic', body=buf.getvalue(),
+                          headers={'Content-Type': 'application/x-npz'})
+        r = self.conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise RuntimeError(f'serve answered {r.status}: {body[:200]!r}')
+        self.replica_ms.append(float(r.getheader('x-onyx-latency-ms', 'nan')))
+        self.receive_ms.append(float(r.getheader('x-onyx-receive-ms', 'nan')))
+        self.run_ms.append(float(r.getheader('x-onyx-run-ms', 'nan')))
+        with np.load(io.BytesIO(body), allow_pickle=False) as z:
+            return [z[k] for k in z.files]
+
+
 def session(engine, model_path, threads, config):
+    if engine.endswith('.serve'):
+        return ServeSession(engine[:-len('.serve')], model_path, threads)
     if engine == 'onyx':
         sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
         import onyx
@@ -111,6 +162,9 @@ def worker(plan_path, out_path):
             if '1' in inp.get('dynamic', {}):
                 inp['shape'][1] = plan['seq']
     feeds = make_feeds(spec, 0)
+    global cpu_seconds
+    if plan['engine'].endswith('.serve'):
+        cpu_seconds = machine_cpu_seconds
     t0 = time.perf_counter()
     sess = session(plan['engine'], plan['model'], plan['threads'], plan['config'])
     result = {'create_ms': (time.perf_counter() - t0) * 1e3}
@@ -158,6 +212,8 @@ def worker(plan_path, out_path):
         idle[f'{mark:g}'] = (cpu_seconds() - c0) / (time.perf_counter() - base)
     result['idle'] = idle
     result['peak_mib'] = peak_rss_mib()
+    if isinstance(sess, ServeSession):
+        result.update(replica_ms=sess.replica_ms, receive_ms=sess.receive_ms, run_ms=sess.run_ms)
     with open(out_path, 'w') as f:
         json.dump(result, f)
 
@@ -228,6 +284,7 @@ def main():
 
     engines = [e for e in args.engines.split(',') if e]
     envs = {'onyx': kv(args.onyx_env), 'ort': kv(args.ort_env)}
+    envs.update({e + '.serve': envs[e] for e in ('onyx', 'ort')})
     points = ([('rate', float(r)) for r in args.rates.split(',') if r] +
               [('gap', float(g)) for g in args.gaps.split(',') if g])
     zoo = {name: (path, spec) for name, path, spec in models(args.zoo, set(), {args.exporter})}
@@ -299,15 +356,18 @@ def report(entry, plan, engines, results):
         rows = [r['b2b'] if key == 'b2b' else r['points'][idx] for r in results[e]]
         return [x for row in rows for x in row['lat_ms']], float(np.mean([row['cpu'] for row in rows]))
 
-    both = len(engines) == 2 and set(engines) == set(ENGINES)
-    cols = ['onyx', 'ort'] if both else engines
+    # onyx / onnxruntime, directly and behind onyx.serve, where both of a pair ran
+    pairs = [(a, b) for a, b in (('onyx', 'ort'), ('onyx.serve', 'ort.serve'))
+             if a in engines and b in engines]
+    cols = [e for e in ENGINES if e in engines] + [e for e in engines if e not in ENGINES]
     print(f'\n{entry}: rates relative to {plan["basis_ms"]:.2f} ms back to back (the slower engine)')
     head = f'{"load":<15}{"n":>4}'
     for what in ('p50 ms', 'p99 ms', 'cpu s/s'):
         for e in cols:
-            head += f'{e + " " + what:>{len(what) + 7}}'
-        if both and what != 'cpu s/s':
-            head += f'{"ratio":>7}'
+            head += f'{e + " " + what:>{len(e) + len(what) + 3}}'
+        if what != 'cpu s/s':
+            for a, _ in pairs:
+                head += f'{"ratio" + a[4:]:>{len(a) + 3}}'
     print(head)
     print('-' * len(head))
     rows = [('b2b', 'b2b', None)] + [(label(p), 'pt', i) for i, p in enumerate(plan['points'])]
@@ -318,11 +378,11 @@ def report(entry, plan, engines, results):
         for what, q in (('p50 ms', 50), ('p99 ms', 99)):
             vals = {e: pct(data[e][0], q) for e in cols}
             for e in cols:
-                line += f'{vals[e]:>{len(what) + 7}.2f}'
-            if both:
-                line += f'{vals["onyx"] / vals["ort"]:>7.2f}'
+                line += f'{vals[e]:>{len(e) + len(what) + 3}.2f}'
+            for a, b in pairs:
+                line += f'{vals[a] / vals[b]:>{len(a) + 3}.2f}'
         for e in cols:
-            line += f'{data[e][1]:>14.2f}'
+            line += f'{data[e][1]:>{len(e) + 10}.2f}'
         print(line)
     idle = '   '.join(f'{e}: ' + ', '.join(
         f'{float(np.mean([r["idle"][k] for r in results[e]])):.3f} (first {k} s)' if k == '0.1'
@@ -332,6 +392,13 @@ def report(entry, plan, engines, results):
     print('session create ms: ' + ', '.join(
         f'{e} {np.median([r["create_ms"] for r in results[e]]):.0f}' for e in cols)
         + '; peak MiB: ' + ', '.join(f'{e} {max(r["peak_mib"] for r in results[e]):.0f}' for e in cols))
+    for e in cols:
+        if 'replica_ms' in results[e][0]:
+            p50 = {k: pct([x for r in results[e] for x in r[k]], 50)
+                   for k in ('replica_ms', 'receive_ms', 'run_ms')}
+            print(f'{e}: p50 {p50["replica_ms"]:.2f} ms of a request inside the replica, of which '
+                  f'{p50["receive_ms"]:.2f} receiving its body and {p50["run_ms"]:.2f} in the '
+                  f'engine\'s run; the rest in Ray\'s proxy, router and HTTP')
     sys.stdout.flush()
 
 

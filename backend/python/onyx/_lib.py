@@ -7,9 +7,11 @@ c_int64_p = ctypes.POINTER(ctypes.c_int64)
 c_char_p_p = ctypes.POINTER(ctypes.c_char_p)
 
 
-class OnyxError(RuntimeError):
+class OnyxError(Exception):
     """A failure reported by libonyx: `status` is the status name (e.g. "ONYX_ERR_SHAPE"), `code`
-    its number, and the message is the library's own (what failed and where)."""
+    its number, and the message is the library's own (what failed and where). An Exception, not a
+    RuntimeError, as onnxruntime's classes are: an `except RuntimeError` catches the same things under
+    both engines."""
 
     def __init__(self, code, status, message):
         super().__init__(f'{status}: {message}' if message else status)
@@ -201,13 +203,13 @@ def library_path():
     return _PATH
 
 
-# onnxruntime's exception names (onnxruntime.capi.onnxruntime_pybind11_state), each an OnyxError, so
-# that code catching either works. InvalidArgument is also a ValueError.
+# onnxruntime's exception names (onnxruntime.capi.onnxruntime_pybind11_state), each an OnyxError and,
+# as onnxruntime's, neither a RuntimeError nor a ValueError nor a subclass of another of them.
 class Fail(OnyxError):
     """The run failed or was stopped (terminated, timed out, past a cap)."""
 
 
-class InvalidArgument(OnyxError, ValueError):
+class InvalidArgument(OnyxError):
     """A wrong argument: input names, types or shapes that do not fit the model."""
 
 
@@ -215,16 +217,28 @@ class NoSuchFile(OnyxError):
     """The model file cannot be read."""
 
 
+class NoModel(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
+class EngineError(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
 class InvalidProtobuf(OnyxError):
     """The bytes are not an ONNX model."""
 
 
-class InvalidGraph(InvalidProtobuf):
+class ModelLoaded(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
+class InvalidGraph(OnyxError):
     """The model is malformed or inconsistent."""
 
 
 class NotImplemented(OnyxError):  # noqa: A001 (onnxruntime's name)
-    """Valid ONNX that onyx does not implement (op, type, device)."""
+    """Valid ONNX that onyx does not implement (op, type, device, option)."""
 
 
 class RuntimeException(OnyxError):
@@ -233,6 +247,23 @@ class RuntimeException(OnyxError):
 
 class EPFail(OnyxError):
     """The device (execution provider) is unknown or not usable."""
+
+
+class ModelLoadCanceled(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
+class ModelRequiresCompilation(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
+class NotFound(OnyxError):
+    """onnxruntime's name; onyx does not raise it."""
+
+
+ORT_ERRORS = ('Fail', 'InvalidArgument', 'NoSuchFile', 'NoModel', 'EngineError', 'RuntimeException',
+              'InvalidProtobuf', 'ModelLoaded', 'NotImplemented', 'InvalidGraph', 'EPFail',
+              'ModelLoadCanceled', 'ModelRequiresCompilation', 'NotFound')
 
 
 _CLASSES = {1: InvalidArgument, 2: InvalidGraph, 3: NotImplemented, 4: RuntimeException,

@@ -46,7 +46,8 @@ def dtype_code(dtype):
 
 
 def _find_code(dtype):
-    if dtype.kind in 'OUS':
+    if dtype.kind in 'OUS' or dtype.type is np.void:   # np.void: raw bytes, taken as strings
+        # (ml_dtypes' types are of kind 'V' too, but not np.void)
         return STRING
     for code, name in _NUMPY.items():
         if dtype == np.dtype(name):
@@ -88,16 +89,20 @@ class Arena:
 
 def _tensor(x, arena):
     out = Value_p()
-    if type(x) is np.ndarray and x.flags.c_contiguous and x.flags.aligned and x.dtype.kind not in 'OUS':
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.flags.aligned and x.dtype.kind not in 'OUS' \
+            and x.dtype.type is not np.void:
         code = dtype_code(x.dtype)
         if code not in _SUB_BYTE_BITS:   # the common case, without the checks below
             arena.keep.append(x)   # lent without a copy: must outlive the call
             check(lib.onyx_value_wrap_tensor(code, x.ndim, _dims(x.shape), x.ctypes.data if x.nbytes else None,
                                              x.nbytes, ctypes.byref(out)))
             return out
-    if isinstance(x, np.ndarray) and x.dtype.kind in 'OUS' or isinstance(x, (str, bytes)):
+    if isinstance(x, np.ndarray) and (x.dtype.kind in 'OUS' or x.dtype.type is np.void) or \
+            isinstance(x, (str, bytes)):
+        # np.void items are raw bytes (as onnxruntime reads them)
         x = np.asarray(x, dtype=object)
-        items = [s if isinstance(s, bytes) else str(s).encode('utf-8') for s in x.reshape(-1)]
+        items = [s if isinstance(s, bytes) else s.tobytes() if isinstance(s, np.void) else
+                 str(s).encode('utf-8') for s in x.reshape(-1)]
         strings = (ctypes.c_char_p * max(len(items), 1))(*items)
         check(lib.onyx_value_new_string_tensor(x.ndim, _dims(x.shape), strings, ctypes.byref(out)))
         return out

@@ -13,18 +13,22 @@ device pointer, bind_output(name, 'cuda'): inputs are read where they are and ou
 device between runs (OrtValue.data_ptr() is the device pointer, numpy() copies to the host).
 A session may be run from many Python threads at once: ctypes releases the GIL during the run.
 """
+import concurrent.futures
+import copy
 import ctypes
 import datetime
 import enum
+import json
 import os
 import sys
+import threading
 import time
 import warnings
 
 import numpy as np
 
 from . import _lib
-from ._lib import KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
+from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
                       values_array)
 from .session import NodeArg
@@ -108,6 +112,227 @@ def set_seed(seed):  # noqa: ARG001 (onyx's random ops take their seeds from the
     pass
 
 
+def get_version_string():
+    """onyx's version (onnxruntime's gives its own)."""
+    return lib.onyx_version().decode()
+
+
+def get_build_info():
+    return (f'onyx Build Info: version={get_version_string()}, library={_lib.library_path()}, '
+            f'cuda={"yes" if lib.onyx_supports_device(b"CUDA") else "no"}')
+
+
+def enable_telemetry_events():
+    pass   # onyx sends no telemetry
+
+
+def disable_telemetry_events():
+    pass
+
+
+# set_default_logger_callback: (severity, category, logid, code_location, message) for every log line
+# of sessions created afterwards, instead of stderr; None restores stderr.
+_default_logger_callback = None
+
+
+def set_default_logger_callback(callback, severity=None):
+    """As onnxruntime's: `callback` (a callable or None) receives (severity, category, logid,
+    code_location, message) of each log line; `severity` (0 verbose .. 4 fatal) also becomes the
+    default logger's severity. A callable that raises is ignored. RuntimeError for a non-callable or a
+    severity out of range, as onnxruntime."""
+    global _default_logger_callback, _default_logger_severity
+    if callback is not None and not callable(callback):
+        raise RuntimeError('set_default_logger_callback: callback must be a callable or None, '
+                           f'got {type(callback).__name__}')
+    if severity is not None:
+        try:
+            level = _lib.int_option('set_default_logger_callback severity', severity, 0, 4)
+        except _lib.InvalidArgument as e:
+            raise RuntimeError(str(e.message)) from None
+        _default_logger_severity = level
+    _default_logger_callback = callback
+
+
+class OrtMemType(enum.IntEnum):
+    CPU_INPUT = -2
+    CPU_OUTPUT = -1
+    CPU = -1
+    DEFAULT = 0
+
+
+class OrtAllocatorType(enum.IntEnum):
+    INVALID = -1
+    ORT_DEVICE_ALLOCATOR = 0
+    ORT_ARENA_ALLOCATOR = 1
+
+
+class OrtDeviceMemoryType(enum.IntEnum):
+    DEFAULT = 0
+    HOST_ACCESSIBLE = 5
+
+
+class OrtMemoryInfoDeviceType(enum.IntEnum):
+    CPU = 0
+    GPU = 1
+    NPU = 2
+    FPGA = 3
+
+
+class OrtDeviceVendorId(enum.IntEnum):
+    NONE = 0
+    AMD = 0x1002
+    NVIDIA = 0x10DE
+    ARM = 0x13B5
+    MICROSOFT = 0x1414
+    HUAWEI = 0x19E5
+    QUALCOMM = 0x5143
+    INTEL = 0x8086
+
+
+class OrtSparseFormat(enum.IntEnum):
+    ORT_SPARSE_UNDEFINED = 0
+    ORT_SPARSE_COO = 1
+    ORT_SPARSE_CSRC = 2
+    ORT_SPARSE_BLOCK_SPARSE = 4
+
+
+class OrtDevice:
+    """Where a value lives, as onnxruntime's: device_type() 0 CPU, 1 GPU (onyx's CUDA)."""
+    CPU, GPU, FPGA, NPU = 0, 1, 2, 3
+
+    def __init__(self, device_type=0, mem_type=0, device_id=0, vendor_id=None):
+        self._type, self._mem, self._id = int(device_type), int(mem_type), int(device_id)
+        self._vendor = int(vendor_id if vendor_id is not None else
+                           OrtDeviceVendorId.NVIDIA if self._type == 1 else OrtDeviceVendorId.NONE)
+
+    @staticmethod
+    def make(device_type, device_id):
+        kind = str(device_type).lower()
+        types = {'cpu': 0, 'cuda': 1, 'gpu': 1}
+        if kind not in types:
+            raise RuntimeError(f'Unsupported device type: {device_type} (onyx knows cpu, cuda)')
+        return OrtDevice(types[kind], 0, int(device_id))
+
+    @staticmethod
+    def cpu():
+        return 0
+
+    @staticmethod
+    def cuda():
+        return 1
+
+    @staticmethod
+    def default_memory():
+        return 0
+
+    def device_id(self):
+        return self._id
+
+    def device_type(self):
+        return self._type
+
+    def device_vendor_id(self):
+        return self._vendor
+
+    def device_mem_type(self):
+        return self._mem
+
+    def __repr__(self):
+        return f'OrtDevice(type={self._type}, id={self._id})'
+
+
+class OrtMemoryInfo:
+    """A memory description, as onnxruntime's (name, allocator_type, device_id, mem_type)."""
+
+    def __init__(self, name, allocator_type, device_id, mem_type):
+        self.name = str(name)
+        self.allocator_type = OrtAllocatorType(allocator_type)
+        self.device_id = int(device_id)
+        self.mem_type = OrtMemType(mem_type)
+        self.device_mem_type = OrtDeviceMemoryType.DEFAULT
+        self.device_vendor_id = int(OrtDeviceVendorId.NVIDIA if self.name.lower().startswith('cuda')
+                                    else OrtDeviceVendorId.NONE)
+
+    @staticmethod
+    def create_v2(name, device_type, vendor_id, device_id, device_mem_type, alignment, allocator_type):  # noqa: ARG004
+        info = OrtMemoryInfo(name, allocator_type, device_id, OrtMemType.DEFAULT)
+        info.device_mem_type = OrtDeviceMemoryType(device_mem_type)
+        info.device_vendor_id = int(vendor_id)
+        return info
+
+    def __repr__(self):
+        return f'OrtMemoryInfo(name={self.name!r}, device_id={self.device_id}, mem_type={self.mem_type.name})'
+
+
+class OrtArenaCfg:
+    """onnxruntime's arena settings: kept, without effect (onyx plans one arena per run context)."""
+    _KEYS = ('max_mem', 'arena_extend_strategy', 'initial_chunk_size_bytes', 'max_dead_bytes_per_chunk',
+             'initial_growth_chunk_size_bytes', 'max_power_of_two_extend_bytes')
+
+    def __init__(self, *args):
+        values = dict.fromkeys(self._KEYS, -1)
+        if len(args) == 1 and isinstance(args[0], dict):
+            for key, value in args[0].items():
+                if key not in self._KEYS:
+                    raise RuntimeError(f'Invalid OrtArenaCfg option: {key}')
+                values[key] = int(value)
+        elif len(args) == 4:
+            values.update(zip(self._KEYS, (int(a) for a in args)))
+        elif args:
+            raise TypeError('OrtArenaCfg(max_mem, arena_extend_strategy, initial_chunk_size_bytes, '
+                            'max_dead_bytes_per_chunk) or OrtArenaCfg({key: value})')
+        self.__dict__.update(values)
+
+
+def create_and_register_allocator(mem_info, arena_cfg):  # noqa: ARG001
+    """Accepted without effect: onyx's memory is planned per session (one arena per run context)."""
+
+
+def create_and_register_allocator_v2(provider_type, mem_info, provider_options, arena_cfg):  # noqa: ARG001
+    """Accepted without effect, as create_and_register_allocator."""
+
+
+def check_and_normalize_provider_args(providers, provider_options, available_provider_names):
+    """onnxruntime's normalisation of (providers, provider_options): ([names], [{str: str}]). A provider
+    given twice is kept once (the first), with a warning; ValueError for what is not of that form."""
+    if providers is None:
+        return [], []
+    provider_name_to_options = {}
+
+    def set_provider_options(name, options):
+        if name not in available_provider_names:
+            warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                          f"Available providers: '{', '.join(available_provider_names)}'", stacklevel=3)
+        if name in provider_name_to_options:
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.", stacklevel=3)
+            return
+        provider_name_to_options[name] = {str(k): str(v) for k, v in options.items()}
+
+    if not isinstance(providers, (list, tuple)):
+        raise ValueError("'providers' should be a sequence.")
+    if provider_options is not None:
+        if not isinstance(provider_options, (list, tuple)):
+            raise ValueError("'provider_options' should be a sequence.")
+        if len(providers) != len(provider_options):
+            raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
+        if not all(isinstance(p, str) for p in providers):
+            raise ValueError("Only string values for 'providers' are supported if 'provider_options' is given.")
+        if not all(isinstance(o, dict) for o in provider_options):
+            raise ValueError("'provider_options' values must be dicts.")
+        for name, options in zip(providers, provider_options):
+            set_provider_options(name, options)
+    else:
+        for provider in providers:
+            if isinstance(provider, str):
+                set_provider_options(provider, {})
+            elif (isinstance(provider, (list, tuple)) and len(provider) == 2 and isinstance(provider[0], str)
+                  and isinstance(provider[1], dict)):
+                set_provider_options(provider[0], provider[1])
+            else:
+                raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
+    return list(provider_name_to_options), list(provider_name_to_options.values())
+
+
 # ---------------------------------------------------------------- options
 
 # The session config entries onyx itself reads (backend/api_options.c).
@@ -159,7 +384,7 @@ class SessionOptions:
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.enable_profiling = False
         self.profile_file_prefix = 'onnxruntime_profile_'
-        self.log_severity_level = _default_logger_severity
+        self.log_severity_level = -1   # the default logger's, as onnxruntime's
         self.log_verbosity_level = 0
         self.logid = ''
         self.optimized_model_filepath = ''
@@ -170,6 +395,9 @@ class SessionOptions:
         self.memory_limit = 0
         self._config = {}
         self._free_dims = {}
+        self._free_denotations = {}
+        self._initializers = {}       # name -> numpy array replacing the model's initializer
+        self._external_files = {}     # external data file name -> its bytes
 
     def add_session_config_entry(self, key, value):
         key = str(key)
@@ -178,22 +406,46 @@ class SessionOptions:
 
     def get_session_config_entry(self, key):
         if key not in self._config:
-            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', f'SessionOptions has no config entry {key!r}')
+            raise RuntimeError(f'SessionOptions does not have configuration with key: {key}')
         return self._config[key]
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
         self._free_dims[str(dim_name)] = _lib.int_option(f'free dimension override {dim_name!r}',
                                                          dim_value, 0, _lib.INT64_MAX)
 
-    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):  # noqa: ARG002
-        pass  # onyx does not read dimension denotations
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        """Dims whose denotation (e.g. "DATA_BATCH") is `dim_denotation` take `dim_value` (reading
+        denotations needs the onnx package)."""
+        self._free_denotations[str(dim_denotation)] = _lib.int_option(
+            f'free dimension override {dim_denotation!r}', dim_value, 0, _lib.INT64_MAX)
 
     def register_custom_ops_library(self, library_path):
         _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
                f'custom op libraries are not supported by onyx ({library_path})')
 
-    def add_initializer(self, name, ortvalue):  # noqa: ARG002
-        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'SessionOptions.add_initializer is not supported by onyx')
+    def add_initializer(self, name, ortvalue):
+        """The model's initializer `name` takes this value (a CPU OrtValue or array; rewriting the model
+        needs the onnx package)."""
+        self._initializers[str(name)] = _host_array(ortvalue, 'SessionOptions.add_initializer')
+
+    def add_external_initializers(self, names, ortvalues):
+        """Initializers whose data the model keeps outside it take these values instead."""
+        if len(names) != len(ortvalues):
+            raise ValueError('add_external_initializers: names and values differ in length')
+        for name, value in zip(names, ortvalues):
+            self._initializers[str(name)] = _host_array(value, 'SessionOptions.add_external_initializers')
+
+    def add_external_initializers_from_files_in_memory(self, file_names, buffers, lengths):
+        """External data files given as bytes: a tensor whose data is in file `file_names[i]` reads it
+        from `buffers[i]` (of `lengths[i]` bytes) instead of the disk."""
+        if not len(file_names) == len(buffers) == len(lengths):
+            raise ValueError('add_external_initializers_from_files_in_memory: the three lists differ in length')
+        for name, buf, n in zip(file_names, buffers, lengths):
+            data = bytes(memoryview(buf).cast('B')[:int(n)])
+            if len(data) != int(n):
+                raise ValueError(f'add_external_initializers_from_files_in_memory: {name!r} has '
+                                 f'{len(data)} bytes, {n} given')
+            self._external_files[os.path.normpath(str(name))] = data
 
     def disable_profiling(self):
         self.enable_profiling = False
@@ -423,13 +675,114 @@ def _type_string(value):
     return 'optional'
 
 
+def _host_array(value, where):
+    """The numpy array of a CPU OrtValue or array-like (for values an option keeps)."""
+    if isinstance(value, OrtValue):
+        value = value._value
+    if isinstance(value, _DeviceTensor):
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', f'{where}: the value must be in CPU memory')
+    return np.asarray(value)
+
+
+# DLPack (https://dmlc.github.io/dlpack/): the capsule's DLManagedTensor, read to answer
+# is_dlpack_uint8_tensor; numpy does the producing and consuming.
+class _DLDataType(ctypes.Structure):
+    _fields_ = [('code', ctypes.c_uint8), ('bits', ctypes.c_uint8), ('lanes', ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [('data', ctypes.c_void_p), ('device_type', ctypes.c_int32), ('device_id', ctypes.c_int32),
+                ('ndim', ctypes.c_int32), ('dtype', _DLDataType), ('shape', ctypes.POINTER(ctypes.c_int64)),
+                ('strides', ctypes.POINTER(ctypes.c_int64)), ('byte_offset', ctypes.c_uint64)]
+
+
+def _dlpack_tensor(capsule):
+    """The DLTensor in an unconsumed "dltensor" capsule."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    valid = ctypes.pythonapi.PyCapsule_IsValid
+    valid.restype, valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    if not valid(capsule, b'dltensor'):
+        raise RuntimeError('not an unconsumed DLPack capsule ("dltensor")')
+    return _DLTensor.from_address(get(capsule, b'dltensor'))
+
+
+def is_dlpack_uint8_tensor(capsule):
+    """Whether a DLPack capsule holds uint8 (onnxruntime's helper: DLPack's bool is often uint8)."""
+    t = _dlpack_tensor(capsule)
+    return t.dtype.code == 1 and t.dtype.bits == 8
+
+
+class _Capsule:
+    """A bare DLPack capsule as an object numpy's from_dlpack takes (CPU memory)."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):  # noqa: ARG002
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 class OrtValue:
     """A value in CPU memory, as onnxruntime's OrtValue: a tensor (a numpy array, shared and not
-    copied when it is C-contiguous), a sequence (a list) or an empty optional (None)."""
+    copied when it is C-contiguous), a sequence (a list) or an empty optional (None). Also
+    onnxruntime's C-level OrtValue (onnxruntime.capi._pybind_state.OrtValue, `_ortvalue`): the
+    same object. np.asarray(v) is the array (no copy); DLPack both ways (__dlpack__ / from_dlpack,
+    shared memory) for CPU tensors."""
 
     def __init__(self, value, device_type='cpu', device_id=0):
         self._value = value
         self._device = (str(device_type).lower(), int(device_id))
+
+    @property
+    def _ortvalue(self):
+        return self
+
+    def _get_c_value(self):
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError(f'OrtValue of {arr.dtype} cannot become {np.dtype(dtype)} without a copy')
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def tensor_size_in_bytes(self):
+        if not self.is_tensor():
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'tensor_size_in_bytes() is for tensors')
+        if isinstance(self._value, _DeviceTensor):
+            return int(lib.onyx_tensor_nbytes(self._value.handle))
+        return int(self._value.nbytes)
+
+    def _host_tensor(self, what):
+        if isinstance(self._value, _DeviceTensor) or not isinstance(self._value, np.ndarray):
+            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', f'{what}: onyx shares CPU tensors only')
+        return self._value
+
+    def __dlpack__(self, stream=None, **kwargs):  # noqa: ARG002
+        return self._host_tensor('__dlpack__').__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        self._host_tensor('__dlpack_device__')
+        return (1, 0)   # kDLCPU, device 0
+
+    def to_dlpack(self):
+        return self.__dlpack__()
+
+    @staticmethod
+    def from_dlpack(data, is_bool_tensor=False):
+        """An OrtValue sharing the memory of a DLPack capsule or of an object with __dlpack__ (a numpy
+        array, a torch CPU tensor, an OrtValue). is_bool_tensor: read uint8 data as bool."""
+        source = _Capsule(data) if type(data).__name__ == 'PyCapsule' else data
+        arr = np.from_dlpack(source)
+        if is_bool_tensor and arr.dtype == np.uint8:
+            arr = arr.view(np.bool_)
+        return OrtValue(arr)
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type='cpu', device_id=0, vendor_id=-1):  # noqa: ARG004
@@ -450,6 +803,10 @@ class OrtValue:
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
         return OrtValue(np.ascontiguousarray(data, dtype=numpy_dtype(int(onnx_element_type))))
+
+    @staticmethod
+    def ort_value_from_sparse_tensor(sparse_tensor):  # noqa: ARG004
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED', 'sparse tensors are not supported by onyx')
 
     def numpy(self):
         if not self.is_tensor():
@@ -473,7 +830,12 @@ class OrtValue:
         return _type_string(self._value)
 
     def element_type(self):
-        return self._value.dtype.type if self.is_tensor() else None
+        """The ONNX element type number (onnx.TensorProto.FLOAT is 1), as onnxruntime's."""
+        if not self.is_tensor():
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'element_type() is for tensors')
+        if isinstance(self._value, _DeviceTensor):
+            return int(lib.onyx_tensor_dtype(self._value.handle))
+        return dtype_code(self._value.dtype)
 
     def is_tensor(self):
         return isinstance(self._value, (np.ndarray, _DeviceTensor))
@@ -644,9 +1006,15 @@ class InferenceSession:
         self._model_path = os.fspath(path_or_bytes) if isinstance(path_or_bytes, (str, os.PathLike)) else None
         self._model_bytes = None if self._model_path is not None else bytes(path_or_bytes)
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
-        self._read_config_file = kwargs.get('read_config_from_model', False)
         self._meta = model_metadata(self._model_path if self._model_path is not None else self._model_bytes)
+        if kwargs.get('read_config_from_model', os.environ.get('ORT_LOAD_CONFIG_FROM_MODEL') == '1'):
+            self._sess_options = _options_from_model(self._sess_options, self._meta)
         self._create(providers, provider_options)
+
+    @property
+    def _sess(self):
+        """onnxruntime's C-level session (onnxruntime.capi._pybind_state.InferenceSession)."""
+        return _CSession(self)
 
     # -- creation
 
@@ -681,16 +1049,20 @@ class InferenceSession:
         self._provider_options = options
         self._close()
         so = self._sess_options
+        if so.optimized_model_filepath:
+            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                   f'SessionOptions.optimized_model_filepath ({so.optimized_model_filepath!r}): onyx does '
+                   'not write its optimized graph; leave the option empty')
         handle = ctypes.c_void_p()
         _check(lib.onyx_session_options_create(ctypes.byref(handle)))
         model = ctypes.POINTER(Model)()
         arena = Arena()
         try:
-            if self._model_path is not None:
+            data, base = _rewritten_model(self._model_path, self._model_bytes, so)
+            if data is None:
                 _check(lib.onyx_model_load_file(os.fsencode(self._model_path), ctypes.byref(model)))
             else:
-                data = self._model_bytes
-                _check(lib.onyx_model_load_buffer(data, len(data), None, ctypes.byref(model)))
+                _check(lib.onyx_model_load_buffer(data, len(data), base, ctypes.byref(model)))
             _check(lib.onyx_session_options_set_devices(handle, ','.join(devices + ['CPU']).encode()))
             threads = _lib.threads_option('SessionOptions.intra_op_num_threads',
                                           so.intra_op_num_threads)
@@ -714,25 +1086,81 @@ class InferenceSession:
                 # onnxruntime's own keys elsewhere: accepted, no effect; onyx's: a bad value refused
                 if code != 0 and (code != 1 or key in ONYX_SESSION_CONFIG):
                     _check(code)
-            self._add_free_dims(handle, model, so._free_dims, arena)
+            pinned = self._add_free_dims(handle, model, so._free_dims, self._denoted_dims(so), arena)
             rep = ctypes.POINTER(Rep)()
             _check(lib.onyx_prepare_session(model, handle, ctypes.byref(rep)))
+            self._log(1, f'session created: {self._model_path or "model bytes"} on '
+                         f'{",".join(devices + ["CPU"])}, providers {used}')
             self._rep = rep
         finally:
             arena.free()
             lib.onyx_model_free(model)
             lib.onyx_session_options_free(handle)
         self._inputs = _io(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
+        for arg in self._inputs:   # inputs pinned by free dimension overrides read as pinned
+            if arg.name in pinned:
+                arg.shape = list(pinned[arg.name])
         self._outputs = _io(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
+        self._map_values = self._map_types()
         self._input_index = {a.name: a for a in self._inputs}
         self._c_names = {}   # tuple of input names -> their C array, per order given
         self._output_index = {a.name: i for i, a in enumerate(self._outputs)}
 
+    def _map_types(self):
+        """For a model with map inputs or outputs (ai.onnx.ml DictVectorizer, ZipMap): their
+        NodeArg.type as onnxruntime writes it ("map(int64,tensor(float))") and {input: numpy dtype of
+        its values}, read from the model with the onnx package (without it, "map")."""
+        if not any(a.kind_code == KIND_MAP or a.type == 'seq(tensor(undefined))'
+                   for a in self._inputs + self._outputs):
+            return {}
+        try:
+            proto = _onnx_model(self._model_path, self._model_bytes, 'map inputs')
+        except _lib.NotImplemented:
+            return {}
+
+        def name(t):
+            kind = t.WhichOneof('value')
+            if kind == 'tensor_type':
+                return f'tensor({lib.onyx_dtype_name(t.tensor_type.elem_type).decode()})'
+            if kind == 'sequence_type':
+                return f'seq({name(t.sequence_type.elem_type)})'
+            if kind == 'map_type':
+                return (f'map({lib.onyx_dtype_name(t.map_type.key_type).decode()},'
+                        f'{name(t.map_type.value_type)})')
+            return None
+        types = {vi.name: vi.type for vi in list(proto.graph.input) + list(proto.graph.output)}
+        values = {}
+        for arg in self._inputs + self._outputs:
+            t = types.get(arg.name)
+            if t is None or 'map' not in (name(t) or ''):
+                continue
+            arg.type = name(t)
+            if t.WhichOneof('value') == 'map_type' and t.map_type.value_type.WhichOneof('value') == 'tensor_type':
+                try:
+                    values[arg.name] = numpy_dtype(t.map_type.value_type.tensor_type.elem_type)
+                except TypeError:
+                    pass
+        return values
+
+    def _log(self, level, text):
+        """A log line of the Python layer, through the session's logger when its level lets it."""
+        if level >= self._log_level and self._log_fn is not None:
+            self._log_fn(None, level, text.encode('utf-8', 'replace'))
+
     def _set_log(self, handle, so):
         level = _log_level('SessionOptions.log_severity_level', so.log_severity_level)
+        self._log_level = level
         logid = so.logid or 'InferenceSession'
 
+        callback = _default_logger_callback
+
         def emit(user, lvl, message):  # noqa: ARG001
+            if callback is not None:
+                try:   # onnxruntime's (severity, category, logid, code_location, message)
+                    callback(int(lvl), 'onyx', logid, '', message.decode('utf-8', 'replace'))
+                except Exception:  # noqa: BLE001 (a callback that raises is ignored, as onnxruntime)
+                    pass
+                return
             try:
                 now = datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]
                 sys.stderr.write(f'{now} [{"VIWEF"[max(0, min(4, lvl))]}:onyx:{logid}] '
@@ -742,16 +1170,28 @@ class InferenceSession:
         self._log_fn = LogFn(emit)
         _check(lib.onyx_session_options_set_log(handle, level, self._log_fn, None))
 
+    def _denoted_dims(self, so):
+        """{input name: [value or None per dim]} of the overrides by denotation (dims are denoted in
+        the model's ValueInfo, read with the onnx package)."""
+        if not so._free_denotations:
+            return {}
+        proto = _onnx_model(self._model_path, self._model_bytes, 'add_free_dimension_override_by_denotation')
+        return {vi.name: [so._free_denotations.get(d.denotation) if d.denotation else None
+                          for d in vi.type.tensor_type.shape.dim] for vi in proto.graph.input}
+
     @staticmethod
-    def _add_free_dims(handle, model, free_dims, arena):
-        """Inputs whose symbolic dims are all overridden get an example of that shape (onyx plans
-        them at prepare)."""
-        if not free_dims:
-            return
+    def _add_free_dims(handle, model, free_dims, denoted, arena):
+        """Inputs whose symbolic dims are all overridden (by name or denotation) get an example of that
+        shape: onyx plans them at prepare, and the input reads as that shape."""
+        pinned = {}
+        if not free_dims and not denoted:
+            return pinned
         for arg in _io(lib.onyx_model_input_count, lib.onyx_model_input, model):
             if arg.kind_code not in (0, KIND_TENSOR) or arg.shape is None:
                 continue
-            dims = [d if isinstance(d, int) else free_dims.get(d) for d in arg.shape]
+            by_position = denoted.get(arg.name) or [None] * len(arg.shape)
+            dims = [d if isinstance(d, int) else by_position[i] if i < len(by_position) and
+                    by_position[i] is not None else free_dims.get(d) for i, d in enumerate(arg.shape)]
             if any(d is None for d in dims) or all(isinstance(d, int) for d in arg.shape):
                 continue
             try:
@@ -759,6 +1199,8 @@ class InferenceSession:
             except TypeError:
                 continue
             _check(lib.onyx_session_options_add_example(handle, arg.name.encode(), to_value(example, arena)))
+            pinned[arg.name] = dims
+        return pinned
 
     # -- description
 
@@ -783,7 +1225,56 @@ class InferenceSession:
         return {k: dict(v) for k, v in self._provider_options.items()}
 
     def set_providers(self, providers=None, provider_options=None):
+        """Re-creates the session for these providers; RuntimeError for a name that is no provider at
+        all, as onnxruntime (a known one that is not usable here is skipped with a warning)."""
+        for name, _ in _provider_list(providers, provider_options):
+            if name not in _ALL_PROVIDERS + [TEST]:
+                raise RuntimeError(f'Unknown Provider Type: {name}')
         self._create(providers, provider_options)
+
+    def get_input_memory_infos(self):
+        """Where each input is read from: CPU memory, or the first device's for a session on one."""
+        return [self._memory_info() for _ in self._inputs]
+
+    def get_output_memory_infos(self):
+        return [self._memory_info() for _ in self._outputs]
+
+    def get_input_epdevices(self):
+        """onnxruntime's OrtEpDevice per input: None (onyx has no plugin execution providers)."""
+        return [None for _ in self._inputs]
+
+    def _memory_info(self):
+        if self._providers and self._providers[0] == CUDA:
+            return OrtMemoryInfo('Cuda', OrtAllocatorType.ORT_ARENA_ALLOCATOR,
+                                 int(self._provider_options[CUDA].get('device_id', 0)), OrtMemType.DEFAULT)
+        return OrtMemoryInfo('Cpu', OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, OrtMemType.DEFAULT)
+
+    def get_provider_graph_assignment_info(self):
+        """onnxruntime's record of which provider runs which nodes, with the session config entry
+        "session.record_ep_graph_assignment_info" = "1": for a CPU-only session every node, each in
+        its own subgraph, on CPUExecutionProvider (the node list read with the onnx package); onyx
+        does not report per-node placement across devices."""
+        if self._sess_options._config.get('session.record_ep_graph_assignment_info') != '1':
+            _raise(_lib.Fail, 'ONYX_ERR_INVALID_ARGUMENT',
+                   "Session configuration entry 'session.record_ep_graph_assignment_info' must be set to "
+                   '"1" to get the provider graph assignment info')
+        if self._providers != [CPU]:
+            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+                   'get_provider_graph_assignment_info: onyx reports node placement for CPU-only sessions')
+        proto = _onnx_model(self._model_path, self._model_bytes, 'record_ep_graph_assignment_info')
+        return [_EpSubgraph(CPU, [_AssignedNode(n.domain, n.op_type, n.name)]) for n in proto.graph.node]
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Runs on a thread of a shared pool and returns at once; then calls
+        callback(outputs, user_data, error) with error '' on success, or (None, user_data, message)."""
+        def work():
+            try:
+                results = self._run(output_names, input_feed, run_options)
+            except Exception as e:  # noqa: BLE001 (handed to the callback, as onnxruntime)
+                callback(None, user_data, str(e) or type(e).__name__)
+                return
+            callback(results, user_data, '')
+        _async_pool().submit(work)
 
     def disable_fallback(self):
         pass
@@ -823,6 +1314,8 @@ class InferenceSession:
             wanted = list(range(len(self._outputs)))
         if not isinstance(input_feed, dict):
             raise TypeError(f'input_feed must be a dict, not {type(input_feed).__name__}')
+        if len(input_feed) < len(self._inputs):
+            self._check_missing(input_feed)
         arena = Arena()
         count = ctypes.c_size_t()
         outs = Value_pp()
@@ -831,10 +1324,17 @@ class InferenceSession:
             for name, x in input_feed.items():
                 arg = self._input_index.get(name)
                 if arg is None:
+                    self._check_missing(input_feed)
                     _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                            f'Invalid input name: {name} (the model has {list(self._input_index)})')
-                if isinstance(x, OrtValue):
-                    x = x._value
+                if type(x) is not np.ndarray:
+                    if isinstance(x, OrtValue):
+                        x = x._value
+                    elif arg.kind_code == KIND_TENSOR and not isinstance(x, _DeviceTensor):
+                        x = _as_input_array(x, arg)
+                    elif isinstance(x, dict) and arg.name in self._map_values and x:
+                        # Python numbers as the map's value type, as onnxruntime takes them
+                        x = dict(zip(x, np.asarray(list(x.values()), dtype=self._map_values[arg.name])))
                 values.append(x.handle if isinstance(x, _DeviceTensor) else to_value(x, arena, arg.kind_code))
             names = tuple(input_feed)
             c_names = self._c_names.get(names)
@@ -869,6 +1369,11 @@ class InferenceSession:
         finally:
             lib.onyx_values_free(outs, count.value)
 
+    def _check_missing(self, input_feed):
+        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        if missing:   # onnxruntime's words (its Python layer's ValueError)
+            raise ValueError(f'Required inputs ({missing}) are missing from input feed ({list(input_feed)}).')
+
     def run(self, output_names, input_feed, run_options=None):
         """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
         None for empty optionals)."""
@@ -899,6 +1404,147 @@ class InferenceSession:
         self._close()
 
 
+def _as_input_array(x, arg):
+    """A list or scalar given for a tensor input, as an array of the input's declared type (as
+    onnxruntime converts them)."""
+    if arg.dtype_code == 8:   # strings
+        return np.asarray(x, dtype=object)
+    try:
+        dtype = numpy_dtype(arg.dtype_code)
+    except TypeError:
+        return np.asarray(x)
+    return np.asarray(x, dtype=dtype)
+
+
+_POOL = []
+_POOL_LOCK = threading.Lock()
+
+
+def _async_pool():
+    """The thread pool of run_async (made on first use; its threads wait in the library's runs with
+    the GIL released)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2),
+                                                               thread_name_prefix='onyx-run-async'))
+        return _POOL[0]
+
+
+class _AssignedNode:
+    def __init__(self, domain, op_type, name):
+        self.domain, self.op_type, self.name = domain, op_type, name
+
+
+class _EpSubgraph:
+    def __init__(self, ep_name, nodes):
+        self.ep_name = ep_name
+        self._nodes = nodes
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+
+class OrtValueVector(list):
+    """onnxruntime's C-level vector of OrtValues."""
+
+
+class _CSession:
+    """onnxruntime's C-level session object (`InferenceSession._sess`), for code that reaches it."""
+
+    def __init__(self, session):
+        self._session = session
+
+    def run_with_ort_values(self, feeds, output_names, run_options=None):
+        return OrtValueVector(OrtValue(v) for v in self._session._run(output_names, feeds, run_options))
+
+    def run(self, output_names, input_feed, run_options=None):
+        return self._session._run(output_names, input_feed, run_options)
+
+    @property
+    def session_options(self):
+        return self._session._sess_options
+
+
+def _options_from_model(so, meta):
+    """A copy of `so` with the session options a model carries in its "ort_config" metadata (JSON
+    {"session_options": {...}}, as onnxruntime reads when ORT_LOAD_CONFIG_FROM_MODEL=1): threads,
+    execution_mode, graph_optimization_level, enable_profiling; other keys are ignored, as there."""
+    text = meta.custom_metadata_map.get('ort_config')
+    if text is None:
+        return so
+    try:
+        config = json.loads(text).get('session_options', {})
+    except (ValueError, AttributeError) as e:
+        _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+               f"Json stored in the `ort_config` key cannot be parsed. Error message: {e}")
+    so = copy.copy(so)
+    fields = {'intra_op_num_threads': None, 'inter_op_num_threads': None,
+              'execution_mode': ExecutionMode, 'graph_optimization_level': GraphOptimizationLevel,
+              'enable_profiling': bool}
+    for key, value in config.items():
+        if key not in fields:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                   f'{key} option in the model file must be an integer')
+        kind = fields[key]
+        try:
+            setattr(so, key, kind(value) if kind is not None else _lib.int_option(key, value))
+        except ValueError:
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                   f'Unsupported {key} value in ORT config: {value}')
+    return so
+
+
+def _onnx_model(path, data, option):
+    """The ModelProto (external data not loaded), for the options that rewrite the model."""
+    try:
+        import onnx
+    except ImportError:
+        _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
+               f'SessionOptions.{option} needs the onnx package (pip install onnx)')
+    if path is not None:
+        return onnx.load_model(path, load_external_data=False)
+    return onnx.load_model_from_string(bytes(data))
+
+
+def _rewritten_model(path, data, so):
+    """(bytes, base folder) of the model with the initializers SessionOptions replaces
+    (add_initializer, add_external_initializers, ..._from_files_in_memory); (None, None) to load the
+    file as it is. Each name or file given must be one the model has."""
+    if not so._initializers and not so._external_files:
+        return (None, None) if path is not None else (data, None)
+    from onnx import TensorProto, numpy_helper
+    proto = _onnx_model(path, data, 'add_initializer')
+    base = os.path.dirname(os.path.abspath(path)) if path is not None else None
+    used = set()
+    for i, t in enumerate(proto.graph.initializer):
+        if t.name in so._initializers:
+            arr = so._initializers[t.name]
+            if int(t.data_type) != dtype_code(arr.dtype) or tuple(t.dims) != arr.shape:
+                _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                       f"initializer '{t.name}' is {lib.onyx_dtype_name(t.data_type).decode()}{list(t.dims)}; "
+                       f'the value given is {arr.dtype}{list(arr.shape)}')
+            proto.graph.initializer[i].CopyFrom(numpy_helper.from_array(arr, t.name))
+            used.add(t.name)
+        elif t.data_location == TensorProto.EXTERNAL:
+            info = {e.key: e.value for e in t.external_data}
+            blob = so._external_files.get(os.path.normpath(info.get('location', '')))
+            if blob is None:
+                continue
+            offset, length = int(info.get('offset', 0)), info.get('length')
+            chunk = blob[offset:offset + int(length)] if length is not None else blob[offset:]
+            t.raw_data = chunk
+            del t.external_data[:]
+            t.data_location = TensorProto.DEFAULT
+            used.add(os.path.normpath(info['location']))
+    unknown = sorted(set(so._initializers) - used) + sorted(set(so._external_files) - used)
+    if unknown:
+        _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+               f'SessionOptions: the model has no initializer or external data file {unknown[0]!r}')
+    return proto.SerializeToString(), (base.encode() if base else None)
+
+
 def _io(count, get, owner):
     out = []
     info = _lib.IoInfo()
@@ -910,4 +1556,9 @@ def _io(count, get, owner):
 
 __all__ = ['InferenceSession', 'SessionOptions', 'RunOptions', 'OrtValue', 'IOBinding', 'ModelMetadata',
            'GraphOptimizationLevel', 'ExecutionMode', 'ExecutionOrder', 'get_available_providers',
-           'get_all_providers', 'get_device', 'set_default_logger_severity', 'set_seed', 'model_metadata']
+           'get_all_providers', 'get_device', 'set_default_logger_severity', 'set_seed', 'model_metadata',
+           'get_version_string', 'get_build_info', 'enable_telemetry_events', 'disable_telemetry_events',
+           'set_default_logger_callback', 'OrtDevice', 'OrtMemoryInfo', 'OrtMemType', 'OrtAllocatorType',
+           'OrtDeviceMemoryType', 'OrtMemoryInfoDeviceType', 'OrtDeviceVendorId', 'OrtSparseFormat',
+           'OrtArenaCfg', 'create_and_register_allocator', 'create_and_register_allocator_v2',
+           'OrtValueVector', 'is_dlpack_uint8_tensor']

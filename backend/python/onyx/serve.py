@@ -111,6 +111,12 @@ def _run_batch(engine, feeds):
     return [engine.run(f) for f in feeds]
 
 
+def _timed_batch(engine, feeds):
+    t = time.perf_counter()
+    outs = _run_batch(engine, feeds)
+    return outs, (time.perf_counter() - t) * 1e3
+
+
 def _percentiles(values):
     if not values:
         return {'p50': None, 'p99': None, 'mean': None}
@@ -150,8 +156,9 @@ def server_class():
         async def _infer(self, feeds):
             # Off the event loop: a run takes milliseconds and ctypes releases the GIL, so the
             # replica keeps accepting (and batching) requests while it runs.
-            outs = await asyncio.get_running_loop().run_in_executor(None, _run_batch, self.engine, feeds)
-            return [(o, len(feeds)) for o in outs]
+            outs, run_ms = await asyncio.get_running_loop().run_in_executor(None, _timed_batch,
+                                                                            self.engine, feeds)
+            return [(o, len(feeds), run_ms) for o in outs]
 
         def info(self):
             import onyx
@@ -171,6 +178,7 @@ def server_class():
             if request.method == 'GET':
                 return JSONResponse(self.info())
             body = await request.body()
+            t_body = time.perf_counter()
             npz = request.headers.get('content-type', '').split(';')[0].strip() == NPZ
             try:
                 if npz:
@@ -184,7 +192,7 @@ def server_class():
                     self._errors += 1
                 return JSONResponse({'error': f'{type(e).__name__}: {e}'}, status_code=400)
             try:
-                out, batch = await self._infer(feed)
+                out, batch, run_ms = await self._infer(feed)
             except Exception as e:
                 with self._lock:
                     self._errors += 1
@@ -194,7 +202,10 @@ def server_class():
                 self._requests += 1
                 self._latency_ms.append(ms)
                 self._batch_sizes.append(batch)
-            headers = {'x-onyx-latency-ms': f'{ms:.3f}', 'x-onyx-batch-size': str(batch)}
+            # where the replica's time went: receiving the body, the engine's run of the batch
+            headers = {'x-onyx-latency-ms': f'{ms:.3f}', 'x-onyx-batch-size': str(batch),
+                       'x-onyx-receive-ms': f'{(t_body - t0) * 1e3:.3f}',
+                       'x-onyx-run-ms': f'{run_ms:.3f}'}
             if npz:
                 buf = io.BytesIO()
                 np.savez(buf, **out)
@@ -214,7 +225,9 @@ def deployment(model, *, num_replicas=1, threads=1, max_batch_size=8, batch_wait
     along the first axis with serve.batch, up to max_batch_size requests or batch_wait_timeout_s.
     Requests: POST a JSON {"inputs": {name: nested list}} or an np.savez body with
     Content-Type application/x-npz; the answer comes in the same form, with the replica's
-    per-request latency in the x-onyx-latency-ms header (and "latency_ms" in JSON)."""
+    per-request latency in the x-onyx-latency-ms header (and "latency_ms" in JSON), of which
+    x-onyx-receive-ms went to receiving the request's body and x-onyx-run-ms to the engine's run
+    of its batch."""
     from ray import serve
     options = {'num_cpus': threads}
     options.update(ray_actor_options or {})

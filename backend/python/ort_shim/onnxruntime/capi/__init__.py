@@ -1,0 +1,1 @@
+"""onnxruntime.capi over onyx (see the package's __init__)."""
