@@ -199,9 +199,11 @@ $(LIB_A): $(LIB_OBJS)
 	@echo "ar rcs $@ ($(words $^) objects)"
 	@ar rcs $@ $^
 
+# with the soname's link beside it, so that a program linked against the build folder starts
 $(LIB_SO): $(LIB_OBJS)
 	@echo "$(CC) -shared -Wl,-soname,$(SONAME) -o $@ ($(words $^) objects) $(LDLIBS)"
 	@$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-rpath,'$$ORIGIN/onyx-deps' $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@ln -sf libonyx.so $(dir $@)$(SONAME)
 
 # The CUDA part: its own objects only; what it needs of the core comes through kernels_cuda/plugin.h.
 $(BUILD)/obj/kernels_cuda/%.o: kernels_cuda/%.c $(BUILD)/gen/onnx.pb-c.h $(FLAGS_STAMP)

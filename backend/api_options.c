@@ -47,9 +47,11 @@ onyx_status onyx_session_options_set_devices(onyx_session_options *o, const char
     NEED_OPTIONS(o);
     device_kind kind;
     int index;
-    TRY(device_parse_list(devices, &kind, &index));
+    bool cpu_first;
+    TRY(device_parse_list(devices, &kind, &index, &cpu_first));
     o->device = kind;
     o->device_index = index;
+    o->cpu_first = cpu_first;
     return ONYX_OK;
 }
 

@@ -87,7 +87,7 @@ static onyx_status check_opsets(const model *m, const char *vouched, const exec_
 
 static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     memset(env, 0, sizeof *env);
-    TRY(backend_devices(env, o->device, o->device_index));
+    TRY(backend_devices(env, o->device, o->device_index, o->cpu_first));
     env->log = o->log;
     /* the one place a session's thread count is decided (every prepare path comes here): a
      * request past the CPUs runs on all of them, and says so */
@@ -121,9 +121,10 @@ onyx_status onyx_is_compatible(const onyx_model *model_, const char *device) {
     if (!m) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "model is NULL");
     device_kind kind;
     int index;
-    TRY(device_parse_list(device, &kind, &index));
+    bool cpu_first;
+    TRY(device_parse_list(device, &kind, &index, &cpu_first));
     exec_env env = {0};
-    TRY(backend_devices(&env, kind, index));
+    TRY(backend_devices(&env, kind, index, cpu_first));
     TRY(check_opsets(m, NULL, NULL));
     TRY(check_graph(m->main, &env));
     onyx_session_options *o = NULL;

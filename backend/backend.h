@@ -26,8 +26,9 @@ extern const device_ops test_device_ops;
 /* The TEST device's kernels: wrappers of a subset of the CPU's. */
 const kernel *test_kernel_table(size_t *count);
 
-/* Fills the environment's device order (`first`, then the CPU) and device tables. */
-onyx_status backend_devices(exec_env *env, device_kind first, int index);
+/* Fills the environment's device order and device tables: `device` then the CPU, or the CPU
+ * first where cpu_first. */
+onyx_status backend_devices(exec_env *env, device_kind device, int index, bool cpu_first);
 
 /* The CUDA part, loaded on first use (backend/cuda_plugin.c): usable GPUs (0 without the plugin,
  * a driver or a device) and its kernel table (empty without the plugin). */
@@ -42,8 +43,9 @@ typedef struct session_example {
 } session_example;
 
 struct onyx_session_options {
-    device_kind device; /* the first device of the priority list other than the CPU, or CPU */
+    device_kind device; /* the device of the priority list other than the CPU, or CPU */
     int device_index;
+    bool cpu_first;     /* the list names the CPU before that device */
     int threads;
     onyx_optimization_level optimization;
     bool blocked_layouts;
@@ -71,8 +73,8 @@ struct onyx_run_options {
     int output_device_index;
 };
 
-/* Parses a comma-separated device priority list into the device to try first (the CPU is the
- * fallback of every device). */
-onyx_status device_parse_list(const char *text, device_kind *kind, int *index);
+/* Parses a comma-separated device priority list: the device other than the CPU it names (CPU if
+ * none), and whether the CPU comes before it. The CPU is the last fallback of every list. */
+onyx_status device_parse_list(const char *text, device_kind *kind, int *index, bool *cpu_first);
 
 #endif

@@ -87,17 +87,19 @@ const device_ops *backend_device_ops(device_kind kind, int index) {
     return device_usable(kind, index) ? device_ops_of(kind) : NULL;
 }
 
-onyx_status backend_devices(exec_env *env, device_kind first, int index) {
-    if (!device_usable(first, index))
+onyx_status backend_devices(exec_env *env, device_kind device, int index, bool cpu_first) {
+    if (!device_usable(device, index))
         return onyx_error(ONYX_ERR_DEVICE, "device %s:%d is not usable on this machine",
-                          device_name(first), index);
+                          device_name(device), index);
     memset(env->devices, 0, sizeof env->devices);
     env->devices[DEVICE_CPU] = backend_device_ops(DEVICE_CPU, 0);
     env->devices[DEVICE_TEST] = backend_device_ops(DEVICE_TEST, 0);
-    if (first == DEVICE_CUDA) env->devices[DEVICE_CUDA] = backend_device_ops(DEVICE_CUDA, index);
+    if (device == DEVICE_CUDA) env->devices[DEVICE_CUDA] = backend_device_ops(DEVICE_CUDA, index);
     env->n_priority = 0;
-    if (first != DEVICE_CPU && env->devices[first]) env->priority[env->n_priority++] = first;
-    env->priority[env->n_priority++] = DEVICE_CPU;
+    bool other = device != DEVICE_CPU && env->devices[device];
+    if (cpu_first || !other) env->priority[env->n_priority++] = DEVICE_CPU;
+    if (other) env->priority[env->n_priority++] = device;
+    if (!cpu_first && other) env->priority[env->n_priority++] = DEVICE_CPU;
     env->device_index = index;
     return ONYX_OK;
 }
@@ -112,9 +114,10 @@ bool onyx_supports_device(const char *device) {
     return device_usable(kind, index);
 }
 
-onyx_status device_parse_list(const char *text, device_kind *kind, int *index) {
+onyx_status device_parse_list(const char *text, device_kind *kind, int *index, bool *cpu_first) {
     *kind = DEVICE_CPU;
     *index = 0;
+    *cpu_first = false;
     if (!text) return ONYX_OK;
     bool chosen = false;
     const char *p = text;
@@ -146,6 +149,7 @@ onyx_status device_parse_list(const char *text, device_kind *kind, int *index) {
             *index = i;
             chosen = true;
         }
+        if (k == DEVICE_CPU && !chosen) *cpu_first = true;
         if (!end) return ONYX_OK;
         p = end + 1;
     }

@@ -104,10 +104,7 @@ static bool transpose_relabels(const graph_node *node, const plan_value *in,
         onyx_error_clear();
         return false;
     }
-    for (int i = 1; i < r; i++)
-        if (perm[i] != (in->channels_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
-            return false;
-    return perm[0] == 0;
+    return ops_perm_moves_channels(perm, r, in->channels_last);
 }
 
 bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset) {

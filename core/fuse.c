@@ -567,10 +567,7 @@ static bool channels_perm(const plan *p, const graph_node *n, bool to_last) {
         onyx_error_clear();
         return false;
     }
-    for (int i = 1; i < r; i++)
-        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
-            return false;
-    return perm[0] == 0;
+    return ops_perm_moves_channels(perm, r, to_last);
 }
 
 /* Whether `f` scales `t` channel by channel: same rank, [t->dims[0] or 1, C, 1, ...]. */

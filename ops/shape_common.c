@@ -292,6 +292,14 @@ onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return ONYX_OK;
 }
 
+bool ops_perm_moves_channels(const int64_t *perm, int rank, bool to_last) {
+    if (rank < 3 || perm[0] != 0) return false;
+    for (int i = 1; i < rank; i++)
+        if (perm[i] != (to_last ? (i == rank - 1 ? 1 : i + 1) : (i == 1 ? rank - 1 : i - 1)))
+            return false;
+    return true;
+}
+
 onyx_status ops_split_sizes(const graph_node *n, int n_out, int64_t dim, const tensor *split,
                             int64_t *sizes) {
     size_t ns = 0;

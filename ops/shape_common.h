@@ -66,6 +66,10 @@ void ops_shape_range(const graph_node *n, int rank, int *start, int *end);
 /* Transpose's permutation for rank (default: reversed), checked to be one. */
 onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm);
 
+/* Whether perm, of rank 3 or more, puts the channels (axis 1) last ([0, 2, ..., r-1, 1]: to_last),
+ * or first again ([0, r-1, 1, ..., r-2]). */
+bool ops_perm_moves_channels(const int64_t *perm, int rank, bool to_last);
+
 /* Split's part sizes along an axis of size dim (-1: unknown, then sizes that depend on it are
  * -1) into sizes[n_out], from the split input (`split`, NULL if absent), the split attribute
  * or num_outputs, else equal parts. */

@@ -11,15 +11,6 @@
 
 static const char relabel_marker = 0;
 
-/* Whether perm puts the channels of a rank-r tensor last ([0, 2, ..., r-1, 1]), or first again
- * ([0, r-1, 1, ..., r-2]). */
-static bool channels_perm(const int64_t *perm, int r, bool to_last) {
-    for (int i = 1; i < r; i++)
-        if (perm[i] != (to_last ? (i == r - 1 ? 1 : i + 1) : (i == 1 ? r - 1 : i - 1)))
-            return false;
-    return r >= 3 && perm[0] == 0;
-}
-
 /* A non-NULL state where the fusion pass made X opaque and the perm puts its channels last, or
  * Y opaque and the perm puts them first: Y's bytes are then X's. */
 onyx_status cpu_transpose_prepare(const kernel_prep *p, void **state) {
@@ -29,7 +20,7 @@ onyx_status cpu_transpose_prepare(const kernel_prep *p, void **state) {
     int64_t perm[ONYX_MAX_RANK];
     int r = p->in_type[0]->rank;
     TRY(ops_transpose_perm(p->node, r, perm));
-    if (f->opaque_in0 == f->opaque_out0 || !channels_perm(perm, r, f->opaque_in0))
+    if (f->opaque_in0 == f->opaque_out0 || !ops_perm_moves_channels(perm, r, f->opaque_in0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout Transpose must put the "
                           "channels of an opaque input last, or of a plain input first");
     *state = (void *)&relabel_marker;

@@ -201,46 +201,62 @@ def test_chain_same_at_every_level(xt, per_channel, capfd):
         np.testing.assert_array_equal(fused, ref)
 
 
+class QOpGraph:
+    """A QOperator graph as onnxruntime's quantizer writes one: every tensor at scale 0.05 and
+    zero point 128, random int8 weights (zero point 0) and int32 biases."""
+
+    def __init__(self, seed):
+        self.r = np.random.default_rng(seed)
+        self.inits, self.nodes = [], []
+        self.s = self.const('s', np.array(0.05, np.float32))
+        self.z = self.const('z', np.array(128, np.uint8))
+
+    def const(self, name, a):
+        self.inits.append(nh.from_array(a, name))
+        return name
+
+    def qconv(self, x, name, cin, cout, k, group=1):
+        r, s, z, ws = self.r, self.s, self.z, (cout, cin // group, k, k)
+        self.nodes.append(oh.make_node('QLinearConv', [
+            x, s, z, self.const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
+            self.const(name + '_ws', np.array(1 / np.sqrt(ws[1] * k * k) / 40, np.float32)),
+            self.const(name + '_wz', np.array(0, np.int8)), s, z,
+            self.const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
+            [name], pads=[k // 2] * 4, group=group))
+        return name
+
+    def qmatmul(self, x, name, k, n):
+        s, z = self.s, self.z
+        self.nodes.append(oh.make_node('QLinearMatMul', [
+            x, s, z, self.const(name + '_w', self.r.integers(-127, 128, size=(k, n)).astype(np.int8)),
+            self.const(name + '_ws', np.array(1 / np.sqrt(k) / 40, np.float32)),
+            self.const(name + '_wz', np.array(0, np.int8)), s, z], [name]))
+        return name
+
+    def ms(self, op, inputs, output):
+        self.nodes.append(oh.make_node(op, inputs, [output], domain='com.microsoft'))
+        return output
+
+    def bytes(self, x_shape):
+        return model_bytes(self.nodes, [oh.make_tensor_value_info('x', TP.FLOAT, x_shape)],
+                           self.inits, [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+
+
 def convnext_block_bytes(seed=6):
     """ConvNeXt's block as onnxruntime's QOperator quantizer writes it: a depthwise QLinearConv,
     a Transpose putting channels last, the channel MLP (two QLinearMatMul), a Transpose putting
     them first again, the residual QLinearAdd; between convolutions."""
-    r = np.random.default_rng(seed)
-    inits, nodes = [], []
-
-    def const(name, a):
-        inits.append(nh.from_array(a, name))
-        return name
-    s = const('s', np.array(0.05, np.float32))
-    z = const('z', np.array(128, np.uint8))
-
-    def qconv(x, name, cin, cout, k, group=1):
-        ws = (cout, cin // group, k, k)
-        nodes.append(oh.make_node('QLinearConv', [
-            x, s, z, const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
-            const(name + '_ws', np.array(1 / np.sqrt(ws[1] * k * k) / 40, np.float32)),
-            const(name + '_wz', np.array(0, np.int8)), s, z,
-            const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
-            [name], pads=[k // 2] * 4, group=group))
-        return name
-
-    def qmatmul(x, name, k, n):
-        nodes.append(oh.make_node('QLinearMatMul', [
-            x, s, z, const(name + '_w', r.integers(-127, 128, size=(k, n)).astype(np.int8)),
-            const(name + '_ws', np.array(1 / np.sqrt(k) / 40, np.float32)),
-            const(name + '_wz', np.array(0, np.int8)), s, z], [name]))
-        return name
-    nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
-    c1 = qconv('xq', 'c1', 3, 16, 3)
-    nodes.append(oh.make_node('Transpose', [qconv(c1, 'dw', 16, 16, 7, group=16)], ['t1'],
-                              perm=[0, 2, 3, 1]))
-    nodes.append(oh.make_node('Transpose', [qmatmul(qmatmul('t1', 'm1', 16, 64), 'm2', 64, 16)],
-                              ['t2'], perm=[0, 3, 1, 2]))
-    nodes.append(oh.make_node('QLinearAdd', ['t2', s, z, c1, s, z, s, z], ['a'],
-                              domain='com.microsoft'))
-    nodes.append(oh.make_node('DequantizeLinear', [qconv('a', 'c2', 16, 8, 1), s, z], ['y']))
-    return model_bytes(nodes, [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 12, 12))], inits,
-                       [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+    q = QOpGraph(seed)
+    s, z = q.s, q.z
+    q.nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
+    c1 = q.qconv('xq', 'c1', 3, 16, 3)
+    q.nodes.append(oh.make_node('Transpose', [q.qconv(c1, 'dw', 16, 16, 7, group=16)], ['t1'],
+                                perm=[0, 2, 3, 1]))
+    q.nodes.append(oh.make_node('Transpose', [q.qmatmul(q.qmatmul('t1', 'm1', 16, 64), 'm2', 64, 16)],
+                                ['t2'], perm=[0, 3, 1, 2]))
+    q.ms('QLinearAdd', ['t2', s, z, c1, s, z, s, z], 'a')
+    q.nodes.append(oh.make_node('DequantizeLinear', [q.qconv('a', 'c2', 16, 8, 1), s, z], ['y']))
+    return q.bytes((1, 3, 12, 12))
 
 
 def test_channels_transposes_move_nothing(capfd):
@@ -263,41 +279,20 @@ def se_bytes(seed=5):
     (QLinearSigmoid, QLinearMul) -> squeeze and excitation (QLinearGlobalAveragePool, QLinearConv
     of one pixel, QLinearSigmoid, QLinearMul by the per-channel factor) -> QLinearConv ->
     QLinearGlobalAveragePool -> DequantizeLinear."""
-    r = np.random.default_rng(seed)
-    inits, nodes = [], []
-
-    def const(name, a):
-        inits.append(nh.from_array(a, name))
-        return name
-    s = const('s', np.array(0.05, np.float32))
-    z = const('z', np.array(128, np.uint8))
-
-    def qconv(x, name, cin, cout, k):
-        ws = (cout, cin, k, k)
-        nodes.append(oh.make_node('QLinearConv', [
-            x, s, z, const(name + '_w', r.integers(-127, 128, size=ws).astype(np.int8)),
-            const(name + '_ws', np.array(1 / np.sqrt(cin * k * k) / 40, np.float32)),
-            const(name + '_wz', np.array(0, np.int8)), s, z,
-            const(name + '_b', r.integers(-2000, 2000, size=cout).astype(np.int32))],
-            [name], pads=[k // 2] * 4))
-        return name
+    q = QOpGraph(seed)
+    s, z = q.s, q.z
 
     def silu(x, name):
-        nodes.append(oh.make_node('QLinearSigmoid', [x, s, z, s, z], [name + '_sig'], domain='com.microsoft'))
-        nodes.append(oh.make_node('QLinearMul', [x, s, z, name + '_sig', s, z, s, z], [name],
-                                  domain='com.microsoft'))
-        return name
-    nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
-    a = silu(qconv('xq', 'c1', 3, 16, 3), 'a')
-    nodes.append(oh.make_node('QLinearGlobalAveragePool', [a, s, z, s, z], ['g'], domain='com.microsoft'))
-    nodes.append(oh.make_node('QLinearSigmoid', [qconv('g', 'fc', 16, 16, 1), s, z, s, z], ['f'],
-                              domain='com.microsoft'))
-    nodes.append(oh.make_node('QLinearMul', [a, s, z, 'f', s, z, s, z], ['e'], domain='com.microsoft'))
-    nodes.append(oh.make_node('QLinearGlobalAveragePool', [qconv('e', 'c2', 16, 24, 3), s, z, s, z],
-                              ['h'], domain='com.microsoft'))
-    nodes.append(oh.make_node('DequantizeLinear', ['h', s, z], ['y']))
-    return model_bytes(nodes, [oh.make_tensor_value_info('x', TP.FLOAT, (1, 3, 20, 20))], inits,
-                       [oh.make_tensor_value_info('y', TP.FLOAT, None)])
+        q.ms('QLinearSigmoid', [x, s, z, s, z], name + '_sig')
+        return q.ms('QLinearMul', [x, s, z, name + '_sig', s, z, s, z], name)
+    q.nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
+    a = silu(q.qconv('xq', 'c1', 3, 16, 3), 'a')
+    q.ms('QLinearGlobalAveragePool', [a, s, z, s, z], 'g')
+    q.ms('QLinearSigmoid', [q.qconv('g', 'fc', 16, 16, 1), s, z, s, z], 'f')
+    q.ms('QLinearMul', [a, s, z, 'f', s, z, s, z], 'e')
+    q.ms('QLinearGlobalAveragePool', [q.qconv('e', 'c2', 16, 24, 3), s, z, s, z], 'h')
+    q.nodes.append(oh.make_node('DequantizeLinear', ['h', s, z], ['y']))
+    return q.bytes((1, 3, 20, 20))
 
 
 def test_squeeze_excitation_stays_opaque(capfd):

@@ -94,6 +94,49 @@ static void test_devices_and_levels_agree(void **state) {
     onyx_model_free(m);
 }
 
+/* Nodes the placement log put on each device (lines "placement: NODE on DEVICE"). */
+typedef struct placements {
+    int cpu, test;
+} placements;
+
+static void count_places(void *user, onyx_log_level level, const char *message) {
+    (void)level;
+    placements *p = user;
+    if (!strstr(message, "placement:")) return;
+    size_t n = strlen(message);
+    if (n >= 7 && !strcmp(message + n - 7, " on CPU")) p->cpu++;
+    if (n >= 8 && !strcmp(message + n - 8, " on TEST")) p->test++;
+}
+
+/* The device list is a priority order: a node goes to the first device that takes it. TEST's
+ * kernels are a subset of the CPU's, so CPU,TEST puts every node on the CPU. */
+static void test_device_list_is_a_priority_order(void **state) {
+    (void)state;
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    float out[10];
+    const char *lists[] = {"CPU,TEST", "TEST,CPU", "TEST"};
+    placements got[3];
+    for (int d = 0; d < 3; d++) {
+        onyx_session_options *o = NULL;
+        got[d] = (placements){0, 0};
+        assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_devices(o, lists[d]), ONYX_OK);
+        assert_int_equal(onyx_session_options_set_log(o, ONYX_LOG_VERBOSE, count_places, &got[d]),
+                         ONYX_OK);
+        assert_int_equal(run_with(m, o, &in, out), ONYX_OK); /* placed when shapes are known */
+        onyx_session_options_free(o);
+    }
+    onyx_value_free(in.v);
+    assert_true(got[0].cpu > 0);
+    assert_int_equal(got[0].test, 0);
+    assert_true(got[1].test > 0);
+    assert_int_equal(got[1].test, got[2].test); /* the CPU is every list's last fallback */
+    assert_int_equal(got[1].cpu + got[1].test, got[0].cpu);
+    onyx_model_free(m);
+}
+
 static void test_bad_settings(void **state) {
     (void)state;
     onyx_session_options *o = NULL;
@@ -597,6 +640,7 @@ static void test_sequence_loop_is_linear(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_and_levels_agree),
+        cmocka_unit_test(test_device_list_is_a_priority_order),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_absurd_settings),
         cmocka_unit_test(test_threads_past_the_cpus),
