@@ -539,9 +539,11 @@ static bool qbinary_op(const graph_node *n) {
     return ms_op(n, "QLinearAdd") || ms_op(n, "QLinearMul");
 }
 
-/* The quantized activations (com.microsoft QLinearSigmoid, QLinearLeakyRelu): data input 0. */
+/* The quantized activations (com.microsoft QLinearSigmoid, QLinearLeakyRelu, and onyx's own
+ * LookupTable of a QDQ unit, core/optimize_qdq.c): data input 0, elementwise. */
 static bool qunary_op(const graph_node *n) {
-    return ms_op(n, "QLinearSigmoid") || ms_op(n, "QLinearLeakyRelu");
+    return ms_op(n, "QLinearSigmoid") || ms_op(n, "QLinearLeakyRelu") ||
+           (!strcmp(n->domain, "ai.onyx") && !strcmp(n->op_type, "LookupTable"));
 }
 
 /* Whether input i of node n carries its layout (is a tensor of the step's pixels) rather than
@@ -603,7 +605,7 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
                    : LAY_NONE;
     }
     if (qunary_op(nd))
-        return nd->n_inputs >= 5 && nd->inputs[0] >= 0 &&
+        return nd->n_inputs >= 2 && nd->inputs[0] >= 0 &&
                        fuse_same_type(&p->vals[nd->inputs[0]].type, out)
                    ? LAY_ALL
                    : LAY_NONE;

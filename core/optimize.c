@@ -838,9 +838,12 @@ static onyx_status half_pass(const graph *g, const op_registry *ops, rewritten *
 
 typedef onyx_status (*rewrite_fn)(rewriter *r);
 
-/* The pattern rewrites, each node once, in order. */
+/* The pattern rewrites, each node once, in order, after the QDQ tables (which take the units of
+ * one 8-bit tensor first, from the graph's end; the nodes they place, copies of a unit's that
+ * compute its table, are no pattern's). */
 static onyx_status patterns(rewriter *r) {
     const graph *g = r->g;
+    TRY(qdq_tables(r));
     for (int n = 0; n < g->n_nodes && !r->types; n++)
         if (rw_is_op(&g->nodes[n], "ReduceMean")) TRY(graph_infer_types(g, &r->types));
     for (int n = 0; n < g->n_nodes; n++)

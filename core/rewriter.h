@@ -58,6 +58,9 @@ int rw_add_value(rewriter *r, int like, const char *suffix, tensor *init);
  * float result may end a QDQ graph). */
 onyx_status qdq_rewrite(rewriter *r, const graph_node *q);
 onyx_status qdq_rewrite_float_gemm(rewriter *r, const graph_node *gemm);
+/* Before the other rules (core/optimize_qdq.c): each QDQ unit that is a function of one 8-bit
+ * tensor becomes a table lookup. */
+onyx_status qdq_tables(rewriter *r);
 /* The dynamically quantized product (core/optimize_dynq.c), tried at each MatMulInteger. */
 onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi);
 

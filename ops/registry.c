@@ -44,8 +44,9 @@ static const spec_op spec_ops[] = {
 #undef ONNX_OP
 };
 
-/* Domains whose ops are onyx's own knowledge (no ONNX history): their newest opset. */
-static const spec_domain other_domains[] = {{"com.microsoft", 1}};
+/* Domains whose ops are onyx's own knowledge (no ONNX history): their newest opset. ai.onyx holds
+ * the ops onyx's graph rewrites make (ops/contrib_quant/lookuptable.c). */
+static const spec_domain other_domains[] = {{"com.microsoft", 1}, {"ai.onyx", 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

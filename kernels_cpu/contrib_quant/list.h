@@ -3,6 +3,7 @@ KERNEL_STATEFUL("com.microsoft", "QLinearAdd", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(
 KERNEL_STATEFUL("com.microsoft", "QLinearMul", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_opaque_prepare, cpu_qlinearmul_run, cpu_opaque_release)
 KERNEL("com.microsoft", "QLinearSigmoid", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_qlinearsigmoid_run)
 KERNEL("com.microsoft", "QLinearLeakyRelu", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_qlinearleakyrelu_run)
+KERNEL("ai.onyx", "LookupTable", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_lookuptable_run)
 KERNEL("com.microsoft", "QLinearSoftmax", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_qlinearsoftmax_run)
 KERNEL_STATEFUL("com.microsoft", "QLinearGlobalAveragePool", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_opaque_prepare, cpu_qlinearglobalaveragepool_run, cpu_opaque_release)
 KERNEL("com.microsoft", "QLinearAveragePool", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_qlinearaveragepool_run)

@@ -1,4 +1,5 @@
-/* CPU kernels of com.microsoft QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax.
+/* CPU kernels of com.microsoft QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax, and of onyx's
+ * own LookupTable (a QDQ unit of one 8-bit tensor, its table computed at prepare).
  *
  * The activations go through a 256-entry table built as onnxruntime builds it (dequantize in
  * float, apply, quantize). Softmax follows onnxruntime's scheme rather than the exact function,
@@ -38,6 +39,18 @@ onyx_status cpu_qlinearsigmoid_run(const kernel_call *c) { return lut_run(c, sig
 onyx_status cpu_qlinearleakyrelu_run(const kernel_call *c) {
     float alpha = attr_float(c->node, "alpha", 0.01f);
     return lut_run(c, leaky_fn, &alpha);
+}
+
+/* The table is a constant folded at prepare (core/optimize_qdq.c): 256 bytes read as they are. */
+onyx_status cpu_lookuptable_run(const kernel_call *c) {
+    TRY(cq_need_q8(c, 0, ONYX_UNDEFINED, "X"));
+    TRY(cq_need_q8(c, 1, ONYX_UNDEFINED, "T"));
+    const tensor *x = kernel_input(c, 0), *t = kernel_input(c, 1);
+    if (t->numel != 256)
+        return onyx_error(ONYX_ERR_SHAPE, "input 1 (T) has %lld elements, expected 256",
+                          (long long)t->numel);
+    cq_lut_apply(t->data, x->data, kernel_output(c, 0)->data, x->numel);
+    return ONYX_OK;
 }
 
 /* ---- QLinearSoftmax */
