@@ -199,8 +199,9 @@ onyx_status cpu_qlinearconv_run(const kernel_call *c) {
         TRY(qconv_fast_run(c, c->state, &done));
         if (done) return ONYX_OK;
         if (qconv_fast_opaque(c->state)) /* the reference reads and writes NCHW only */
-            return onyx_error(ONYX_ERR_RUNTIME, "an opaque-layout QLinearConv got scales it "
-                              "cannot requantize with (a multiplier that is not finite)");
+            return onyx_error(ONYX_ERR_RUNTIME, "an opaque-layout QLinearConv got scales or a "
+                              "bias it cannot requantize exactly (a multiplier that is not "
+                              "finite, or a bias of 2^24 or more in magnitude)");
     }
     const tensor *ws = kernel_input(c, 4), *yz = kernel_input(c, 7);
     float xs = 0.f, ys = 0.f;

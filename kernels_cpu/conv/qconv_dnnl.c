@@ -321,6 +321,18 @@ static onyx_status fold_zero_point(const kernel_prep *p, qconv_fast *q, const te
     return ONYX_OK;
 }
 
+/* Whether a constant bias (folded or not) is below 2^24 everywhere, where float holds it exactly
+ * (the folded one was checked by fold_zero_point); a bias given per run is checked per run. */
+static bool constant_bias_fits(const kernel_prep *p, const qconv_fast *q) {
+    const tensor *b = p->n_in > 8 ? p->in_value[8] : NULL;
+    if (!b || q->wsum || b->dtype != ONYX_INT32) return true;
+    for (int64_t m = 0; m < b->numel; m++) {
+        int32_t v = ((const int32_t *)b->data)[m];
+        if (v <= -(1 << 24) || v >= 1 << 24) return false;
+    }
+    return true;
+}
+
 /* Whether a tensor of these dims is stored the same channels last and plain: one channel or
  * one pixel. */
 static bool layouts_agree(int rank, const int64_t *dims) {
@@ -369,6 +381,10 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         return ONYX_OK;
     }
     st = fold_zero_point(p, q, w);
+    if (st == ONYX_OK && !constant_bias_fits(p, q)) { /* the reference is exact */
+        qconv_fast_release(q);
+        return ONYX_OK;
+    }
     if (st == ONYX_OK) st = make_primitive(q);
     if (st == ONYX_OK && !q->x_opaque && !layouts_agree(q->rank, q->xdims)) {
         CHECK(cpu_dnnl_md_plain(&q->md_xu, q->rank, q->xdims, dnnl_type(q->xt)));

@@ -148,6 +148,17 @@ def test_unpadded_zero_point_equals_onnxruntime(cin, capfd):
     np.testing.assert_array_equal(got, ref)
 
 
+def test_bias_past_float_takes_the_reference(capfd):
+    """A constant bias float cannot hold (2^24 and more) keeps the convolution off oneDNN, whose
+    float bias would round it: the reference loops run, within a step of onnxruntime."""
+    x, params = conv_case((1, 8, 6, 6), (8, 8, 3, 3), np.uint8, np.int8, np.uint8, False, True)
+    params['b'][3] = (1 << 24) + 3
+    b = conv_bytes(x, params, {'pads': [1, 1, 1, 1]}, np.uint8)
+    got, = onyx_run(b, {'x': x}, verbose=True)
+    assert PACKED not in capfd.readouterr().err
+    assert steps(got, ort_run(b, {'x': x})[0]) <= 1
+
+
 def test_other_weight_zero_points_take_the_reference(capfd):
     """A weight zero point oneDNN cannot take (int8 W, zero point 3) still gives the right answer."""
     x, params = conv_case((1, 8, 6, 6), (8, 8, 3, 3), np.uint8, np.int8, np.uint8, False, True)
