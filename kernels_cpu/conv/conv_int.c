@@ -194,7 +194,7 @@ static onyx_status scalar_float(const tensor *t, const char *what, float *out) {
 onyx_status cpu_qlinearconv_run(const kernel_call *c) {
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
-    if (c->state) {
+    if (qconv_fast_prepared(c->state)) {
         bool done;
         TRY(qconv_fast_run(c, c->state, &done));
         if (done) return ONYX_OK;

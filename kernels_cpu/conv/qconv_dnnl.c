@@ -49,6 +49,10 @@ typedef struct qconv_fast {
     size_t pad_conv, pad_reo_x, pad_reo_y;
     const void *wbuf;                  /* W in the primitive's layout, with its compensations */
     bool wbuf_own;                     /* not the rep's (kernel_shared) */
+    /* the bias as float [M], the multipliers [M] and the two zero points, computed once at
+     * prepare where the scales, zero points and bias are constants (else per run, in scratch) */
+    float *fixed;
+    int32_t fixed_zp[2];
     /* a run's scratch: X and Y channels last (where reordered), the largest scratchpad, the
      * bias as float, the multipliers, the two zero points */
     size_t off_x, off_y, off_pad, off_b, off_mult, off_zp, scratch;
@@ -71,6 +75,7 @@ void qconv_fast_release(void *state) {
     for (size_t i = 0; i < sizeof mds / sizeof *mds; i++) md_drop(mds[i]);
     if (q->wbuf_own) free((void *)q->wbuf);
     free(q->wsum);
+    free(q->fixed);
     free(q);
 }
 
@@ -333,6 +338,56 @@ static bool constant_bias_fits(const kernel_prep *p, const qconv_fast *q) {
     return true;
 }
 
+static bool scalar_float(const tensor *t, float *out) {
+    if (!t || t->dtype != ONYX_FLOAT || t->numel != 1) return false;
+    *out = ((const float *)t->data)[0];
+    return true;
+}
+
+/* What the primitive takes besides X and W, from the node's scales (x_scale, w_scale, y_scale),
+ * zero points (x_zero_point may be NULL) and bias (NULL: none): the multipliers [M] in
+ * onnxruntime's order, the bias as float [M] (the folded zero point in it), the two zero points.
+ * False where the inputs are not what this path takes, a multiplier is not finite, or a bias does
+ * not fit float exactly: the reference runs (and checks) such a node. */
+static bool requant_terms(const qconv_fast *q, const tensor *xs_t, const tensor *xz,
+                          const tensor *ws, const tensor *ys_t, const tensor *yz, const tensor *b,
+                          float *mult, float *bias, int32_t zp[2]) {
+    float xs, ys;
+    if (!scalar_float(xs_t, &xs) || !scalar_float(ys_t, &ys) || !ws || ws->dtype != ONYX_FLOAT ||
+        (ws->numel != 1 && ws->numel != q->g.m) || (xz && (xz->numel != 1 || xz->dtype != q->xt)) ||
+        !yz || yz->numel != 1 || yz->dtype != q->yt || (b != NULL) != q->has_bias ||
+        (b && (b->dtype != ONYX_INT32 || b->numel != q->g.m)))
+        return false;
+    zp[0] = xz ? load8(xz->dtype, xz->data, 0) : 0;
+    zp[1] = load8(yz->dtype, yz->data, 0);
+    for (int64_t m = 0; m < q->g.m; m++) {
+        mult[m] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : m] / ys; /* onnxruntime's order */
+        if (!isfinite(mult[m])) return false;
+        int64_t bm = b ? ((const int32_t *)b->data)[m] : 0;
+        if (q->wsum) bm -= (int64_t)zp[0] * q->wsum[m];
+        if (bm <= -((int64_t)1 << 24) || bm >= (int64_t)1 << 24) return false; /* not exact */
+        bias[m] = (float)bm;
+    }
+    return true;
+}
+
+/* The requantization terms once, where every input they come from is a constant. */
+static onyx_status fix_requant_terms(const kernel_prep *p, qconv_fast *q) {
+    const int from[] = {1, 2, 4, 6, 7, 8};
+    for (size_t i = 0; i < sizeof from / sizeof *from; i++)
+        if (p->n_in > from[i] && p->in_type[from[i]] && !p->in_value[from[i]]) return ONYX_OK;
+    const tensor *in[9] = {NULL};
+    for (int i = 0; i < 9 && i < p->n_in; i++) in[i] = p->in_value[i];
+    float *fixed = malloc(2 * (size_t)q->g.m * sizeof *fixed);
+    if (!fixed) return onyx_oom("int8 convolution requantization terms");
+    if (requant_terms(q, in[1], in[2], in[4], in[6], in[7], in[8], fixed + q->g.m, fixed,
+                      q->fixed_zp))
+        q->fixed = fixed;
+    else
+        free(fixed); /* each run computes them, and the reference takes the node */
+    return ONYX_OK;
+}
+
 /* Whether a tensor of these dims is stored the same channels last and plain: one channel or
  * one pixel. */
 static bool layouts_agree(int rank, const int64_t *dims) {
@@ -395,6 +450,7 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         CHECK(cpu_dnnl_reorder(q->md_y, q->md_yu, &q->reo_y, &q->md_pad_reo_y, &q->pad_reo_y));
     }
     if (st == ONYX_OK) CHECK(pack_weights(p, q, w));
+    if (st == ONYX_OK) CHECK(fix_requant_terms(p, q));
     if (st == ONYX_OK) {
         size_t off = 0, pad = q->pad_conv;
         if (q->pad_reo_x > pad) pad = q->pad_reo_x;
@@ -422,115 +478,138 @@ done:
     return ONYX_OK;
 }
 
-bool qconv_fast_opaque(const void *state) {
-    const qconv_fast *q = state;
-    return q->x_opaque || q->y_opaque;
+/* ---- a run context's memory objects (made once per context, their handles set per call) */
+
+typedef struct qconv_mems {
+    const qconv_fast *q; /* NULL where the node has no prepared path */
+    /* the convolution's (x and y also the reorders' destination and source), the reorders'
+     * plain ends, and the scratchpads of the three primitives */
+    dnnl_memory_t x, w, b, y, mult, zx, zy, pad, xu, yu, pad_rx, pad_ry;
+} qconv_mems;
+
+void qconv_fast_unfork(void *fork) {
+    qconv_mems *f = fork;
+    if (!f) return;
+    dnnl_memory_t all[] = {f->x,    f->w,  f->b,  f->y,      f->mult,  f->zx,
+                           f->zy,   f->pad, f->xu, f->yu,     f->pad_rx, f->pad_ry};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i]) dnnl_memory_destroy(all[i]);
+    free(f);
+}
+
+onyx_status qconv_fast_fork(const void *state, void **out) {
+    qconv_mems *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("int8 convolution working state");
+    const qconv_fast *q = f->q = state;
+    onyx_status st = ONYX_OK;
+    if (q) {
+        CHECK(cpu_dnnl_memory(&f->x, q->md_x));
+        CHECK(cpu_dnnl_memory(&f->w, q->md_w));
+        CHECK(cpu_dnnl_memory(&f->y, q->md_y));
+        CHECK(cpu_dnnl_memory(&f->mult, q->md_mult));
+        CHECK(cpu_dnnl_memory(&f->zx, q->md_zp));
+        CHECK(cpu_dnnl_memory(&f->zy, q->md_zp));
+        if (q->has_bias || q->wsum) CHECK(cpu_dnnl_memory(&f->b, q->md_b));
+        if (q->pad_conv) CHECK(cpu_dnnl_memory(&f->pad, q->md_pad_conv));
+        if (q->reo_x) CHECK(cpu_dnnl_memory(&f->xu, q->md_xu));
+        if (q->md_pad_reo_x) CHECK(cpu_dnnl_memory(&f->pad_rx, q->md_pad_reo_x));
+        if (q->reo_y) CHECK(cpu_dnnl_memory(&f->yu, q->md_yu));
+        if (q->md_pad_reo_y) CHECK(cpu_dnnl_memory(&f->pad_ry, q->md_pad_reo_y));
+    }
+    *out = f;
+    return ONYX_OK;
+done:
+    qconv_fast_unfork(f);
+    return st;
+}
+
+bool qconv_fast_prepared(const void *fork) {
+    const qconv_mems *f = fork;
+    return f && f->q;
+}
+
+bool qconv_fast_opaque(const void *fork) {
+    const qconv_mems *f = fork;
+    return f && f->q && (f->q->x_opaque || f->q->y_opaque);
 }
 
 /* ---- run */
 
-static bool scalar_float(const tensor *t, float *out) {
-    if (!t || t->dtype != ONYX_FLOAT || t->numel != 1) return false;
-    *out = ((const float *)t->data)[0];
-    return true;
+/* Points memory object m at ptr. */
+static onyx_status set(dnnl_memory_t m, const void *ptr) {
+    return cpu_dnnl_check(dnnl_memory_set_data_handle(m, (void *)ptr), "binding a tensor");
 }
 
-/* Binds md to ptr as a new memory object. */
-static onyx_status bind(dnnl_memory_t *m, const_dnnl_memory_desc_t md, void *ptr) {
-    dnnl_engine_t eng;
-    TRY(cpu_dnnl_engine(&eng));
-    return cpu_dnnl_check(dnnl_guard_memory_create(m, md, eng, ptr), "binding a tensor");
-}
-
-/* Runs a reorder from `from` (at src) to `to` (at dst) with its scratchpad at pad. */
-static onyx_status reorder(dnnl_primitive_t prim, const_dnnl_memory_desc_t from, const void *src,
-                           const_dnnl_memory_desc_t to, void *dst, const_dnnl_memory_desc_t pad_md,
-                           void *pad) {
-    onyx_status st = ONYX_OK;
-    dnnl_memory_t mf = NULL, mt = NULL, mp = NULL;
-    CHECK(bind(&mf, from, (void *)src));
-    CHECK(bind(&mt, to, dst));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+/* Runs a reorder from `from` to `to` (handles set), with its scratchpad `pad` (NULL: none). */
+static onyx_status reorder(dnnl_primitive_t prim, dnnl_memory_t from, dnnl_memory_t to,
+                           dnnl_memory_t pad) {
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
     int n = 2;
-    if (pad_md) {
-        CHECK(bind(&mp, pad_md, pad));
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mp};
-    }
-    CHECK(cpu_dnnl_execute(prim, n, args));
-done:
-    if (mf) dnnl_memory_destroy(mf);
-    if (mt) dnnl_memory_destroy(mt);
-    if (mp) dnnl_memory_destroy(mp);
-    return st;
+    if (pad) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
+    return cpu_dnnl_execute(prim, n, args);
 }
 
-onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done) {
-    const qconv_fast *q = state;
+onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
+    qconv_mems *f = fork;
+    const qconv_fast *q = f->q;
     *done = false;
-    const tensor *x = kernel_input(c, 0), *xz = kernel_input(c, 2), *ws = kernel_input(c, 4),
-                 *yz = kernel_input(c, 7), *b = kernel_input(c, 8);
+    const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    float xs, ys;
     /* anything unexpected: the reference checks it and says what is wrong */
     if (!x || !y || x->dtype != q->xt || y->dtype != q->yt || x->rank != q->rank ||
-        memcmp(x->dims, q->xdims, (size_t)q->rank * sizeof *q->xdims) != 0 ||
-        !scalar_float(kernel_input(c, 1), &xs) || !scalar_float(kernel_input(c, 6), &ys) ||
-        !ws || ws->dtype != ONYX_FLOAT || (ws->numel != 1 && ws->numel != q->g.m) ||
-        (xz && (xz->numel != 1 || xz->dtype != q->xt)) || !yz || yz->numel != 1 ||
-        yz->dtype != q->yt || (b != NULL) != q->has_bias ||
-        (b && (b->dtype != ONYX_INT32 || b->numel != q->g.m)) || y->rank != q->rank ||
+        memcmp(x->dims, q->xdims, (size_t)q->rank * sizeof *q->xdims) != 0 || y->rank != q->rank ||
         memcmp(y->dims, q->ydims, (size_t)q->rank * sizeof *q->ydims) != 0)
         return ONYX_OK;
     void *mem;
     TRY(kernel_scratch(c, q->scratch, &mem));
     char *base = mem;
-    float *mult = (float *)(base + q->off_mult), *bias = (float *)(base + q->off_b);
-    int32_t *zp = (int32_t *)(base + q->off_zp);
-    zp[0] = xz ? load8(xz->dtype, xz->data, 0) : 0;
-    zp[1] = load8(yz->dtype, yz->data, 0);
-    for (int64_t m = 0; m < q->g.m; m++) {
-        mult[m] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : m] / ys; /* onnxruntime's order */
-        if (!isfinite(mult[m])) return ONYX_OK;
-        int64_t bm = b ? ((const int32_t *)b->data)[m] : 0;
-        if (q->wsum) bm -= (int64_t)zp[0] * q->wsum[m];
-        if (bm <= -((int64_t)1 << 24) || bm >= (int64_t)1 << 24) return ONYX_OK; /* not exact */
-        bias[m] = (float)bm;
+    const float *mult = q->fixed + q->g.m, *bias = q->fixed;
+    const int32_t *zp = q->fixed_zp;
+    if (!q->fixed) {
+        float *m = (float *)(base + q->off_mult), *b = (float *)(base + q->off_b);
+        int32_t *z = (int32_t *)(base + q->off_zp);
+        if (!requant_terms(q, kernel_input(c, 1), kernel_input(c, 2), kernel_input(c, 4),
+                           kernel_input(c, 6), kernel_input(c, 7), kernel_input(c, 8), m, b, z))
+            return ONYX_OK;
+        mult = m;
+        bias = b;
+        zp = z;
     }
-
-    onyx_status st = ONYX_OK;
-    dnnl_memory_t mx = NULL, mw = NULL, mb = NULL, my = NULL, mm = NULL, mzx = NULL, mzy = NULL,
-                  mpad = NULL;
     void *pad = base + q->off_pad;
     /* X and Y as the convolution reads and writes them: channels last */
     void *xcl = q->reo_x ? base + q->off_x : x->data, *ycl = q->reo_y ? base + q->off_y : y->data;
-    if (q->reo_x) CHECK(reorder(q->reo_x, q->md_xu, x->data, q->md_x, xcl, q->md_pad_reo_x, pad));
-    CHECK(bind(&mx, q->md_x, xcl));
-    CHECK(bind(&mw, q->md_w, (void *)q->wbuf));
-    CHECK(bind(&my, q->md_y, ycl));
-    CHECK(bind(&mm, q->md_mult, mult));
-    CHECK(bind(&mzx, q->md_zp, zp));
-    CHECK(bind(&mzy, q->md_zp, zp + 1));
-    dnnl_exec_arg_t args[8] = {{DNNL_ARG_SRC, mx},
-                               {DNNL_ARG_WEIGHTS, mw},
-                               {DNNL_ARG_DST, my},
-                               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mm},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, mzy}};
+    TRY(set(f->x, xcl));
+    TRY(set(f->y, ycl));
+    if (q->reo_x) {
+        TRY(set(f->xu, x->data));
+        if (f->pad_rx) TRY(set(f->pad_rx, pad));
+        TRY(reorder(q->reo_x, f->xu, f->x, f->pad_rx));
+    }
+    TRY(set(f->w, q->wbuf));
+    TRY(set(f->mult, mult));
+    TRY(set(f->zx, zp));
+    TRY(set(f->zy, zp + 1));
+    dnnl_exec_arg_t args[8] = {{DNNL_ARG_SRC, f->x},
+                               {DNNL_ARG_WEIGHTS, f->w},
+                               {DNNL_ARG_DST, f->y},
+                               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, f->mult},
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, f->zy}};
     int n = 5;
-    if (!q->fold_xz) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, mzx};
-    if (q->has_bias || q->wsum) {
-        CHECK(bind(&mb, q->md_b, bias));
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+    if (!q->fold_xz) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, f->zx};
+    if (f->b) {
+        TRY(set(f->b, bias));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, f->b};
     }
-    if (q->pad_conv) {
-        CHECK(bind(&mpad, q->md_pad_conv, pad));
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mpad};
+    if (f->pad) {
+        TRY(set(f->pad, pad));
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
     }
-    CHECK(cpu_dnnl_execute(q->conv, n, args));
-    if (q->reo_y) CHECK(reorder(q->reo_y, q->md_y, ycl, q->md_yu, y->data, q->md_pad_reo_y, pad));
+    TRY(cpu_dnnl_execute(q->conv, n, args));
+    if (q->reo_y) {
+        TRY(set(f->yu, y->data));
+        if (f->pad_ry) TRY(set(f->pad_ry, pad));
+        TRY(reorder(q->reo_y, f->y, f->yu, f->pad_ry));
+    }
     *done = true;
-done:
-    dnnl_memory_t all[] = {mx, mw, mb, my, mm, mzx, mzy, mpad};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (all[i]) dnnl_memory_destroy(all[i]);
-    return st;
+    return ONYX_OK;
 }

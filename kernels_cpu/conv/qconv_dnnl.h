@@ -15,12 +15,18 @@
 onyx_status qconv_fast_prepare(const kernel_prep *p, void **state);
 void qconv_fast_release(void *state);
 
-/* Runs the call through the prepared fast path; *done false (nothing written) where this call's
- * scales do not allow it (a requantization multiplier that is not finite), for the reference to
- * take. */
-onyx_status qconv_fast_run(const kernel_call *c, const void *state, bool *done);
+/* A run context's working state (KERNEL_FORKED): the oneDNN memory objects of the prepared
+ * path (state may be NULL: then there is none, qconv_fast_prepared is false). */
+onyx_status qconv_fast_fork(const void *state, void **out);
+void qconv_fast_unfork(void *fork);
+bool qconv_fast_prepared(const void *fork);
+
+/* Runs the call through the prepared fast path (qconv_fast_prepared(fork)); *done false (nothing
+ * written) where this call's scales do not allow it (a requantization multiplier that is not
+ * finite, a bias float cannot hold), for the reference to take. */
+onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done);
 
 /* Whether the prepared path reads or writes an opaque tensor (then no reference can stand in). */
-bool qconv_fast_opaque(const void *state);
+bool qconv_fast_opaque(const void *fork);
 
 #endif

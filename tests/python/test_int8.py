@@ -8,6 +8,8 @@ int8 / 128 for uint8) round in double as ONNX's reference does and may differ by
 then. A quantized network's outputs must not change with the optimization level (opaque chains
 at `all`, the graph as written at `disable`). Which path ran shows in onnxruntime-exactness only
 on CPUs with VNNI; elsewhere every case runs the reference and the exactness tests are skipped."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -146,6 +148,58 @@ def test_unpadded_zero_point_equals_onnxruntime(cin, capfd):
     ref, = ort_run(b, {'x': x})
     assert len(np.unique(ref)) > 50
     np.testing.assert_array_equal(got, ref)
+
+
+@needs_vnni
+def test_scales_given_per_run_equal_onnxruntime(capfd):
+    """Scales, zero points and bias as graph inputs (weights constant): the oneDNN path computes
+    its requantization terms per run, so one session follows scales that change between runs."""
+    x, params = conv_case((1, 16, 8, 8), (24, 16, 3, 3), np.uint8, np.int8, np.uint8, True, True)
+    runtime = ['xs', 'xz', 'ws', 'ys', 'yz', 'b']
+    node = oh.make_node('QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz', 'b'], ['y'],
+                        pads=[1, 1, 1, 1])
+    inputs = [oh.make_tensor_value_info('x', TP.UINT8, x.shape)] + [
+        oh.make_tensor_value_info(n, NP2TP[params[n].dtype.type], params[n].shape) for n in runtime]
+    b = model_bytes([node], inputs, [nh.from_array(params[n], n) for n in ('w', 'wz')],
+                    [oh.make_tensor_value_info('y', TP.UINT8, None)])
+    so = onyx.SessionOptions()
+    so.log_severity_level = 0
+    sess = onyx.InferenceSession(b, so)
+    assert PACKED in capfd.readouterr().err
+    ref = ort.InferenceSession(b, providers=['CPUExecutionProvider'])
+    for ys_scale in (1.0, 0.5, 2.0):
+        feed = {'x': x, **{n: params[n] for n in runtime}}
+        feed['ys'] = np.array(params['ys'] * ys_scale, np.float32)
+        got, = sess.run(None, feed)
+        want, = ref.run(None, feed)
+        assert len(np.unique(want)) > 8
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_vnni
+def test_concurrent_runs_each_get_their_own(capfd):
+    """One session run from four threads at once with different inputs: each run context binds
+    its own oneDNN memory objects, so every result is its input's."""
+    x, params = conv_case((1, 16, 10, 10), (32, 16, 3, 3), np.uint8, np.int8, np.uint8, True, True)
+    b = conv_bytes(x, params, {'pads': [1, 1, 1, 1]}, np.uint8)
+    r = np.random.default_rng(21)
+    xs = [r.integers(0, 256, size=x.shape).astype(np.uint8) for _ in range(8)]
+    ref = ort.InferenceSession(b, providers=['CPUExecutionProvider'])
+    wants = [ref.run(None, {'x': v})[0] for v in xs]
+    sess = onyx.InferenceSession(b)
+    bad = []
+
+    def worker(t):
+        for i in range(40):
+            j = (t + i) % len(xs)
+            if not np.array_equal(sess.run(None, {'x': xs[j]})[0], wants[j]):
+                bad.append(j)
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
 
 
 def test_bias_past_float_takes_the_reference(capfd):
