@@ -31,6 +31,8 @@
 #include "ops/conv/conv.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/requant.h"
+#include "kernels_cpu/common/cpu_types.h"
 
 typedef struct qconv_fast {
     conv_geom g;
@@ -48,6 +50,10 @@ typedef struct qconv_fast {
         md_pad_reo_x, md_pad_reo_y;
     size_t pad_conv, pad_reo_x, pad_reo_y;
     const void *wbuf;                  /* W in the primitive's layout, with its compensations */
+    /* One pixel in, one out (a squeeze-and-excitation block's 1x1 convolutions): W as int8
+     * [M][C], each output a dot product computed here, no primitive (oneDNN 3.2 has only its
+     * reference kernel for these, at a fifth of EfficientNet-B0's int8 run). */
+    int8_t *w8;
     bool wbuf_own;                     /* not the rep's (kernel_shared) */
     /* the bias as float [M], the multipliers [M] and the two zero points, computed once at
      * prepare where the scales, zero points and bias are constants (else per run, in scratch) */
@@ -76,6 +82,7 @@ void qconv_fast_release(void *state) {
     if (q->wbuf_own) free((void *)q->wbuf);
     free(q->wsum);
     free(q->fixed);
+    free(q->w8);
     free(q);
 }
 
@@ -396,6 +403,26 @@ static bool layouts_agree(int rank, const int64_t *dims) {
     return dims[1] == 1 || pixels == 1;
 }
 
+/* Whether the convolution reads one pixel and writes one, through a 1x1 kernel of one group. */
+static bool one_pixel(const qconv_fast *q) {
+    if (q->g.group != 1) return false;
+    for (int i = 0; i < q->g.nsp; i++)
+        if (q->g.in[i] != 1 || q->g.out[i] != 1 || q->g.k[i] != 1 || q->g.pad_b[i] != 0 ||
+            q->g.pad_e[i] != 0)
+            return false;
+    return true;
+}
+
+/* W as int8 [M][C] for the dot products (uint8 W, zero point 128, shifted). */
+static onyx_status dots_prepare(qconv_fast *q, const tensor *w) {
+    const int64_t n = q->g.m * q->g.c;
+    q->w8 = malloc((size_t)n);
+    if (!q->w8) return onyx_oom("int8 convolution weights");
+    const int32_t shift = w->dtype == ONYX_UINT8 ? 128 : 0;
+    for (int64_t i = 0; i < n; i++) q->w8[i] = (int8_t)(load8(w->dtype, w->data, i) - shift);
+    return ONYX_OK;
+}
+
 onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
     const type_info *xt = p->in_type[0], *wt = p->n_in > 3 ? p->in_type[3] : NULL;
@@ -435,12 +462,16 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         free(q);
         return ONYX_OK;
     }
-    st = fold_zero_point(p, q, w);
+    if (one_pixel(q)) {
+        st = dots_prepare(q, w);
+    } else {
+        st = fold_zero_point(p, q, w);
+    }
     if (st == ONYX_OK && !constant_bias_fits(p, q)) { /* the reference is exact */
         qconv_fast_release(q);
         return ONYX_OK;
     }
-    if (st == ONYX_OK) st = make_primitive(q);
+    if (st == ONYX_OK && !q->w8) st = make_primitive(q);
     if (st == ONYX_OK && !q->x_opaque && !layouts_agree(q->rank, q->xdims)) {
         CHECK(cpu_dnnl_md_plain(&q->md_xu, q->rank, q->xdims, dnnl_type(q->xt)));
         CHECK(cpu_dnnl_reorder(q->md_xu, q->md_x, &q->reo_x, &q->md_pad_reo_x, &q->pad_reo_x));
@@ -449,7 +480,7 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         CHECK(cpu_dnnl_md_plain(&q->md_yu, q->rank, q->ydims, dnnl_type(q->yt)));
         CHECK(cpu_dnnl_reorder(q->md_y, q->md_yu, &q->reo_y, &q->md_pad_reo_y, &q->pad_reo_y));
     }
-    if (st == ONYX_OK) CHECK(pack_weights(p, q, w));
+    if (st == ONYX_OK && !q->w8) CHECK(pack_weights(p, q, w));
     if (st == ONYX_OK) CHECK(fix_requant_terms(p, q));
     if (st == ONYX_OK) {
         size_t off = 0, pad = q->pad_conv;
@@ -502,7 +533,7 @@ onyx_status qconv_fast_fork(const void *state, void **out) {
     if (!f) return onyx_oom("int8 convolution working state");
     const qconv_fast *q = f->q = state;
     onyx_status st = ONYX_OK;
-    if (q) {
+    if (q && !q->w8) {
         CHECK(cpu_dnnl_memory(&f->x, q->md_x));
         CHECK(cpu_dnnl_memory(&f->w, q->md_w));
         CHECK(cpu_dnnl_memory(&f->y, q->md_y));
@@ -549,6 +580,38 @@ static onyx_status reorder(dnnl_primitive_t prim, dnnl_memory_t from, dnnl_memor
     return cpu_dnnl_execute(prim, n, args);
 }
 
+/* Output m of each image: the dot product of X's C values (less X's zero point) with W's row m,
+ * plus the bias in int32, requantized as onnxruntime does. One pixel in and out: channels last
+ * and NCHW are the same bytes. */
+#define DEFINE_DOTS(NAME, TX)                                                                      \
+    CPU_CLONES static void NAME(const qconv_fast *q, const TX *restrict x, uint8_t *restrict y,     \
+                                bool y_signed, const float *restrict mult,                         \
+                                const float *restrict bias, const int32_t *zp) {                   \
+        const int64_t c = q->g.c, m = q->g.m;                                                      \
+        const int32_t zx = zp[0], zy = zp[1];                                                      \
+        const int32_t lo = y_signed ? -128 : 0, hi = y_signed ? 127 : 255;                         \
+        for (int64_t i = 0; i < q->g.n; i++, x += c, y += m)                                       \
+            for (int64_t o = 0; o < m; o++) {                                                      \
+                const int8_t *restrict w = q->w8 + o * c;                                          \
+                int32_t acc = 0;                                                                   \
+                _Pragma("omp simd reduction(+ : acc)") for (int64_t k = 0; k < c; k++)              \
+                    acc += ((int32_t)x[k] - zx) * (int32_t)w[k];                                   \
+                if (q->has_bias || q->wsum) acc += (int32_t)bias[o];                               \
+                int32_t v = q8_saturate((float)acc * mult[o], zy, lo, hi);                         \
+                y[o] = y_signed ? (uint8_t)(int8_t)v : (uint8_t)v;                                 \
+            }                                                                                      \
+    }
+DEFINE_DOTS(dots_u8, uint8_t)
+DEFINE_DOTS(dots_s8, int8_t)
+
+static void dots_run(const qconv_fast *q, const tensor *x, tensor *y, const float *mult,
+                     const float *bias, const int32_t *zp) {
+    if (q->xt == ONYX_INT8)
+        dots_s8(q, x->data, y->data, q->yt == ONYX_INT8, mult, bias, zp);
+    else
+        dots_u8(q, x->data, y->data, q->yt == ONYX_INT8, mult, bias, zp);
+}
+
 onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
     qconv_mems *f = fork;
     const qconv_fast *q = f->q;
@@ -574,6 +637,11 @@ onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
         mult = m;
         bias = b;
         zp = z;
+    }
+    if (q->w8) {
+        dots_run(q, x, y, mult, bias, zp);
+        *done = true;
+        return ONYX_OK;
     }
     void *pad = base + q->off_pad;
     /* X and Y as the convolution reads and writes them: channels last */

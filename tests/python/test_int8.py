@@ -133,6 +133,29 @@ def test_fast_path_equals_onnxruntime(xs, ws, attrs, xt, wt, yt, per_channel, bi
 
 
 @needs_vnni
+@pytest.mark.parametrize('xs,ws', [((1, 96, 1, 1), (24, 96, 1, 1)), ((3, 40, 1, 1), (160, 40, 1, 1)),
+                                   ((2, 33, 1), (7, 33, 1))])
+@pytest.mark.parametrize('xt,wt,yt,per_channel,bias', [
+    (np.uint8, np.int8, np.uint8, False, True), (np.uint8, np.int8, np.uint8, True, False),
+    (np.int8, np.int8, np.int8, True, True), (np.uint8, np.uint8, np.uint8, True, True)])
+def test_one_pixel_equals_onnxruntime(xs, ws, xt, wt, yt, per_channel, bias):
+    """A convolution of one pixel (a squeeze-and-excitation block's): dot products computed
+    without oneDNN, onnxruntime's bits."""
+    x, params = conv_case(xs, ws, xt, wt, yt, per_channel, bias)
+    w = params['w'].astype(np.int64) - (128 if wt == np.uint8 else 0)
+    acc = (x.reshape(xs[0], -1).astype(np.int64) - int(params['xz'])) @ w.reshape(ws[0], -1).T
+    acc = acc + params.get('b', 0)
+    params['ys'] = np.array(float(params['xs']) * float(params['ws'].mean()) * acc.std() / 40,
+                            np.float32)  # outputs over about 160 steps
+    b = conv_bytes(x, params, {}, yt)
+    got, = onyx_run(b, {'x': x})
+    ref, = ort_run(b, {'x': x})
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    assert len(np.unique(ref)) > 4
+    np.testing.assert_array_equal(got, ref)
+
+
+@needs_vnni
 @pytest.mark.parametrize('cin', [64, 600])
 def test_unpadded_zero_point_equals_onnxruntime(cin, capfd):
     """A 1x1 convolution: X's zero point folded into the bias (64 channels), or left to oneDNN
