@@ -42,6 +42,11 @@
  * forces vectorization, which -O2's cheap cost model skips when pointers might alias. */
 #define CPU_SIMD _Pragma("omp simd")
 
+/* A CPU_SIMD loop that sums into the scalar v: the clause says so (without it a loop-carried sum
+ * breaks omp simd's contract, and what the compiler makes of it is its guess). */
+#define CPU_PRAGMA(x) _Pragma(#x)
+#define CPU_SIMD_SUM(v) CPU_PRAGMA(omp simd reduction(+ : v))
+
 /* Row kernels whose loops are all CPU_SIMD: built also for AVX2+FMA and AVX-512, one chosen at
  * load time. The library's baseline is x86-64 (SSE2): LayerNormalization's rows ran 2.1x faster
  * built for AVX-512 (1024 x 768: 213 -> 100 us). GCC only; others build the baseline alone, and

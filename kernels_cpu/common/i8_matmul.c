@@ -233,10 +233,10 @@ static uint32_t row_sum(const void *a, int64_t k, bool s8) {
     uint32_t s = 0;
     if (s8) {
         const int8_t *v = a;
-        CPU_SIMD for (int64_t p = 0; p < k; p++) s += (uint32_t)(int32_t)v[p];
+        CPU_SIMD_SUM(s) for (int64_t p = 0; p < k; p++) s += (uint32_t)(int32_t)v[p];
     } else {
         const uint8_t *v = a;
-        CPU_SIMD for (int64_t p = 0; p < k; p++) s += (uint32_t)v[p];
+        CPU_SIMD_SUM(s) for (int64_t p = 0; p < k; p++) s += (uint32_t)v[p];
     }
     return s;
 }

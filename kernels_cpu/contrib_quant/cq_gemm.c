@@ -34,9 +34,9 @@ static uint32_t row_sum(const uint8_t *a, int64_t k, bool s8, uint32_t za) {
     uint32_t rs = 0;
     if (s8) {
         const int8_t *v = (const int8_t *)a;
-        CPU_SIMD for (int64_t p = 0; p < k; p++) rs += (uint32_t)(int32_t)v[p];
+        CPU_SIMD_SUM(rs) for (int64_t p = 0; p < k; p++) rs += (uint32_t)(int32_t)v[p];
     } else {
-        CPU_SIMD for (int64_t p = 0; p < k; p++) rs += (uint32_t)a[p];
+        CPU_SIMD_SUM(rs) for (int64_t p = 0; p < k; p++) rs += (uint32_t)a[p];
     }
     return rs - za * (uint32_t)k;
 }

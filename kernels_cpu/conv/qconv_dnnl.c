@@ -594,7 +594,7 @@ static onyx_status reorder(dnnl_primitive_t prim, dnnl_memory_t from, dnnl_memor
             for (int64_t o = 0; o < m; o++) {                                                      \
                 const int8_t *restrict w = q->w8 + o * c;                                          \
                 int32_t acc = 0;                                                                   \
-                _Pragma("omp simd reduction(+ : acc)") for (int64_t k = 0; k < c; k++)              \
+                CPU_SIMD_SUM(acc) for (int64_t k = 0; k < c; k++)                                    \
                     acc += ((int32_t)x[k] - zx) * (int32_t)w[k];                                   \
                 if (q->has_bias || q->wsum) acc += (int32_t)bias[o];                               \
                 int32_t v = q8_saturate((float)acc * mult[o], zy, lo, hi);                         \

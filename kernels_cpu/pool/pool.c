@@ -411,7 +411,7 @@ typedef struct global_job {
                 }                                                                                  \
             } else if (j->kind == POOL_AVG) {                                                      \
                 acc = 0;                                                                           \
-                CPU_SIMD for (int64_t i = 0; i < j->size; i++) acc += (A)LD(x[i]);                 \
+                CPU_SIMD_SUM(acc) for (int64_t i = 0; i < j->size; i++) acc += (A)LD(x[i]);          \
                 acc /= (A)j->size;                                                                 \
             } else {                                                                               \
                 acc = 0;                                                                           \
