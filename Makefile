@@ -123,7 +123,7 @@ LIB_A := $(BUILD)/libonyx.a
 LIB_SO := $(BUILD)/libonyx.so
 # The library's version (as onyx_version()) and ABI: installed as libonyx.so.$(VERSION) with the
 # links libonyx.so.$(SOVERSION) (the soname) and libonyx.so.
-VERSION := 0.1.0
+VERSION := 0.2.0
 SOVERSION := 0
 SONAME := libonyx.so.$(SOVERSION)
 RUNNER := $(BUILD)/onyx-test-runner

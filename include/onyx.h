@@ -424,23 +424,6 @@ ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *optio
 ONYX_API onyx_status onyx_prepare_session(const onyx_model *model,
                                           const onyx_session_options *options, onyx_rep **out);
 
-/* ---- the older options struct, kept for callers built against it: onyx_prepare maps it onto
- * session options. New settings exist only in onyx_session_options. */
-typedef struct onyx_prepare_options {
-    const char *device;     /* NULL or "CPU", "CUDA", "CUDA:N"; default CPU */
-    int threads;            /* 0: all cores; clamped as onyx_session_options_set_threads */
-    size_t example_count;   /* input examples: bind symbolic dims and pick kernels up front */
-    const char *const *example_names;     /* NULL: examples are the first graph inputs in order */
-    const onyx_value *const *examples;    /* borrowed for the call only */
-    int verbose;            /* reserved: 0, else ONYX_ERR_INVALID_ARGUMENT (logs: set_log) */
-} onyx_prepare_options;
-
-/* Fills `opts` with the defaults (CPU, all cores, no examples). */
-ONYX_API void onyx_prepare_options_init(onyx_prepare_options *opts);
-
-/* onyx_prepare_session with the settings of `opts` (NULL: the defaults). */
-ONYX_API onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
-                                  onyx_rep **out);
 ONYX_API void onyx_rep_free(onyx_rep *rep);
 
 /* Writes the profile recorded so far (onyx_session_options_set_profiling) to its trace file and
@@ -524,9 +507,11 @@ ONYX_API onyx_status onyx_rep_run_export(onyx_rep *rep, const onyx_run_options *
                                          const int64_t *inputs, onyx_export_room *room,
                                          size_t *output_count, onyx_value ***outputs);
 
-/* Load + prepare + run in one call on a serialized ModelProto. Ownership as onyx_rep_run. */
+/* Load + prepare + run in one call on a serialized ModelProto, prepared under `options` (NULL:
+ * the defaults) as onyx_prepare_session does; external data is refused. Ownership as
+ * onyx_rep_run. */
 ONYX_API onyx_status onyx_run_model(const void *model_bytes, size_t size,
-                                    const onyx_prepare_options *opts, size_t input_count,
+                                    const onyx_session_options *options, size_t input_count,
                                     const onyx_value *const *inputs, size_t *output_count,
                                     onyx_value ***outputs);
 
@@ -558,7 +543,7 @@ ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t 
  * fit. */
 ONYX_API onyx_status onyx_is_compatible(const onyx_model *model, const char *device);
 
-/* The library version ("0.1.0"). */
+/* The library version ("0.2.0"). */
 ONYX_API const char *onyx_version(void);
 
 #ifdef __cplusplus
