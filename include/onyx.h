@@ -369,9 +369,9 @@ ONYX_API onyx_status onyx_session_options_set_devices(onyx_session_options *opti
                                                       const char *devices);
 /* Threads per run (0: all cores, that is the CPUs this process may run on: its affinity mask).
  * A count past those CPUs is clamped to them at prepare, with a warning to the log callback:
- * onyx's threads are OpenMP workers that each take a share of a kernel's loop, so more than the
- * CPUs only time-slice them (and tens of thousands exhaust the process). Negative:
- * ONYX_ERR_INVALID_ARGUMENT. */
+ * onyx's threads are the workers of one thread pool (TBB's), which share a kernel's loops
+ * between them, so more than the CPUs only time-slice them (and tens of thousands exhaust the
+ * process). Negative: ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_session_options_set_threads(onyx_session_options *options, int threads);
 ONYX_API onyx_status onyx_session_options_set_optimization(onyx_session_options *options,
                                                            onyx_optimization_level level);
