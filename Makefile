@@ -53,7 +53,7 @@ ONYX_WITH_CODECS := $(ONYX_WITH_CODECS)
 ONYX_WITH_RE2 := $(ONYX_WITH_RE2)
 
 # oneDNN with the TBB runtime, unpacked from PyPI wheels by tools/deps.sh (Debian's uses OpenMP:
-# DESIGN.md, Threads). libdnnl finds the Intel runtime libraries beside it.
+# docs/DESIGN-NOTES.md, "Threads"). libdnnl finds the Intel runtime libraries beside it.
 ONEDNN_DIR := .deps/onednn
 ONEDNN_LIB := $(CURDIR)/$(ONEDNN_DIR)/lib
 # What libonyx.so takes with it when installed or bundled in the wheel, in onyx-deps/ beside it.
