@@ -53,7 +53,7 @@ ONYX_WITH_CODECS := $(ONYX_WITH_CODECS)
 ONYX_WITH_RE2 := $(ONYX_WITH_RE2)
 
 # oneDNN with the TBB runtime, unpacked from PyPI wheels by tools/deps.sh (Debian's uses OpenMP:
-# DESIGN.md, Threads). libdnnl finds the Intel runtime libraries beside it.
+# docs/DESIGN-NOTES.md, "Threads"). libdnnl finds the Intel runtime libraries beside it.
 ONEDNN_DIR := .deps/onednn
 ONEDNN_LIB := $(CURDIR)/$(ONEDNN_DIR)/lib
 # What libonyx.so takes with it when installed or bundled in the wheel, in onyx-deps/ beside it.
@@ -123,7 +123,7 @@ LIB_A := $(BUILD)/libonyx.a
 LIB_SO := $(BUILD)/libonyx.so
 # The library's version (as onyx_version()) and ABI: installed as libonyx.so.$(VERSION) with the
 # links libonyx.so.$(SOVERSION) (the soname) and libonyx.so.
-VERSION := 0.1.0
+VERSION := 0.2.0
 SOVERSION := 0
 SONAME := libonyx.so.$(SOVERSION)
 RUNNER := $(BUILD)/onyx-test-runner

@@ -122,7 +122,9 @@ onyx_status onyx_session_options_add_example(onyx_session_options *o, const char
     return ONYX_OK;
 }
 
-/* The session config entries onyx reads: each a switch, "0" or "1". */
+/* The session config entries onyx reads: each a switch, "0" or "1". Every key's meaning, values
+ * and default are documented in include/onyx.h (onyx_session_options_set_config): a key added
+ * here is added there too. */
 static const struct {
     const char *key;
     size_t field; /* offset of its bool in onyx_session_options */

@@ -17,12 +17,6 @@ struct onyx_rep {
     subgraph *main;
 };
 
-void onyx_prepare_options_init(onyx_prepare_options *opts) {
-    if (!opts) return;
-    memset(opts, 0, sizeof *opts);
-    opts->device = "CPU";
-}
-
 /* Every node (and every node of every subgraph) has a schema and a kernel somewhere. */
 static onyx_status check_graph(const graph *g, const exec_env *env) {
     char label[256];
@@ -239,41 +233,6 @@ done:
     return st;
 }
 
-onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
-                         onyx_rep **out) {
-    if (!model || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
-    onyx_session_options *o = NULL;
-    onyx_status st;
-    CHECK(onyx_session_options_create(&o));
-    if (opts) {
-        if (opts->verbose) {
-            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
-                            "prepare options: verbose is reserved and must be 0, got %d (log "
-                            "lines: onyx_session_options_set_log)",
-                            opts->verbose);
-            goto done;
-        }
-        if (opts->device) CHECK(onyx_session_options_set_devices(o, opts->device));
-        CHECK(onyx_session_options_set_threads(o, opts->threads));
-        if (opts->example_count > 0 && !opts->examples) {
-            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input examples are NULL");
-            goto done;
-        }
-        for (size_t e = 0; e < opts->example_count; e++) {
-            if (!opts->examples[e]) {
-                st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: input example %zu is NULL", e);
-                goto done;
-            }
-            CHECK(onyx_session_options_add_example(
-                o, opts->example_names ? opts->example_names[e] : NULL, opts->examples[e]));
-        }
-    }
-    st = onyx_prepare_session(model, o, out);
-done:
-    onyx_session_options_free(o);
-    return st;
-}
-
 void onyx_rep_free(onyx_rep *rep) {
     if (!rep) return;
     subgraph_free(rep->main);
@@ -401,14 +360,14 @@ onyx_status onyx_rep_run(onyx_rep *rep, size_t input_count, const char *const *i
                                      outputs);
 }
 
-onyx_status onyx_run_model(const void *model_bytes, size_t size, const onyx_prepare_options *opts,
-                           size_t input_count, const onyx_value *const *inputs,
+onyx_status onyx_run_model(const void *model_bytes, size_t size,
+                           const onyx_session_options *options, size_t input_count, const onyx_value *const *inputs,
                            size_t *output_count, onyx_value ***outputs) {
     onyx_model *m = NULL;
     onyx_rep *rep = NULL;
     onyx_status st;
     CHECK(onyx_model_load_buffer(model_bytes, size, NULL, &m));
-    CHECK(onyx_prepare(m, opts, &rep));
+    CHECK(onyx_prepare_session(m, options, &rep));
     CHECK(onyx_rep_run(rep, input_count, NULL, inputs, output_count, outputs));
 done:
     onyx_rep_free(rep);
@@ -537,6 +496,7 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
     pool p;
     pool_init(&p);
     model *m = NULL;
+    onyx_session_options *so = NULL;
     onyx_rep *rep = NULL;
     Onnx__NodeProto *np = onnx__node_proto__unpack(NULL, size, node_bytes);
     if (!np) return onyx_error(ONYX_ERR_INVALID_MODEL, "run_node: not a valid NodeProto");
@@ -625,15 +585,15 @@ onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t opset_ver
     mp.graph = &gp;
     CHECK(model_from_proto(&ops_registry, &mp, NULL, &m));
 
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.device = device;
-    opts.example_count = n_gin;
-    opts.examples = feed;
-    CHECK(onyx_prepare((onyx_model *)m, &opts, &rep));
+    /* the inputs are the examples: every shape is planned at prepare */
+    CHECK(onyx_session_options_create(&so));
+    if (device) CHECK(onyx_session_options_set_devices(so, device));
+    for (size_t i = 0; i < n_gin; i++) CHECK(onyx_session_options_add_example(so, NULL, feed[i]));
+    CHECK(onyx_prepare_session((onyx_model *)m, so, &rep));
     CHECK(onyx_rep_run(rep, n_gin, NULL, feed, output_count, outputs));
 done:
     onyx_rep_free(rep);
+    onyx_session_options_free(so);
     model_release(m);
     onnx__node_proto__free_unpacked(np, NULL);
     pool_destroy(&p);

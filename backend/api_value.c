@@ -372,4 +372,4 @@ ONYX_API onyx_status onyx_value_clone(const onyx_value *value, onyx_value **out)
     return ONYX_OK;
 }
 
-ONYX_API const char *onyx_version(void) { return "0.1.0"; }
+ONYX_API const char *onyx_version(void) { return "0.2.0"; }

@@ -1,4 +1,6 @@
-/* Backend internals: device strings, kernel selection with CPU fallback. */
+/* Backend internals: device strings and priority lists, whether a device is usable, kernel
+ * selection in one device's table (the executor walks the session's devices, the CPU last), the
+ * TEST device and the CUDA plugin's entry points, and the public options objects' contents. */
 #ifndef ONYX_BACKEND_H
 #define ONYX_BACKEND_H
 

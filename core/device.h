@@ -1,6 +1,6 @@
 /* Devices as the core sees them: a kind, and the memory operations that the planner and the copy
  * steps need. Kernels of a device compute on memory of that device only; where a value is made on
- * one device and read on another, prepare inserts a copy step (core/exec.c). */
+ * one device and read on another, prepare inserts a copy step (core/exec_place.c). */
 #ifndef ONYX_CORE_DEVICE_H
 #define ONYX_CORE_DEVICE_H
 

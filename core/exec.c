@@ -1,5 +1,9 @@
-/* Specializing a graph for one signature of input shapes (inference, constant folding, kernel
- * choice, memory plan) and running the resulting plan. */
+/* Building the plan of a graph for one signature of input shapes: each node specialized
+ * (inference, constant folding, kernel choice; placement and copies in core/exec_place.c), dead
+ * steps dropped, the fusion passes (core/fuse.c, core/fuse_device.c), then lay_out (lifetimes,
+ * views, in-place reuse, arena offsets through core/planner.c) and the device graph segments.
+ * Also the plan helpers the fusion passes call back (plan_prepare_kernel, plan_readers,
+ * plan_absorb_steps, plan_set_fused). Running a plan is core/exec_run.c. */
 #include "core/exec_internal.h"
 
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* Internals of the executor shared by its files: plans, frames and the memory planner. */
+/* Internals of the executor shared by its files (core/exec*.c, fuse*.c, planner.c): plan values
+ * and steps, run contexts, subgraphs and frames, the plan helpers the fusion passes use, the memory
+ * planner's entry, and placement. */
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 

@@ -1,6 +1,10 @@
-/* Fusion of a convolution with the nodes that follow it (BatchNormalization folded into its
- * weights, activations and a residual Add as post-ops): what the planner's pass finds and what a
- * kernel flagged KF_POST_OPS receives in kernel_prep.fused. */
+/* Fusion at plan time: the chain a fused step carries (fuse_chain: post-ops after a Conv or a
+ * MatMul, BatchNormalization folded into weights, pre-ops on a Conv's X, a squeeze-and-excitation
+ * scale, channels-last reads and writes and the opaque layout between convolutions, strided views
+ * of a MatMul's operands, attention spelled out), as a kernel flagged KF_POST_OPS or
+ * KF_DEVICE_EPILOGUE receives it in kernel_prep.fused; and the two passes that build such chains:
+ * the CPU's (fuse_plan, core/fuse.c) and the devices' epilogues (fuse_device_plan,
+ * core/fuse_device.c). */
 #ifndef ONYX_CORE_FUSE_H
 #define ONYX_CORE_FUSE_H
 

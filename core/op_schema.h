@@ -1,6 +1,8 @@
 /* The operator-schema types the core works with: graph nodes point at schemas, prepare runs their
  * inference. The schemas themselves live in ops/ and reach the core through an op_registry that the
- * caller of the loader passes in, so nothing in core/ depends on ops/. */
+ * caller of the loader passes in, so that the core needs no ops/ table. The rule is that core/
+ * includes nothing from ops/; today core/fuse.c and core/exec_view.c still include
+ * ops/shape_common.h for shape helpers (to move into shared geometry, issue 33). */
 #ifndef ONYX_CORE_OP_SCHEMA_H
 #define ONYX_CORE_OP_SCHEMA_H
 

@@ -1,6 +1,10 @@
-/* Graph rewrites made once when a subgraph is created (optimization level ALL): exporters'
- * decompositions of GELU and SiLU become the ops they spell (core/optimize.c), and float16
- * computes in float on the CPU (core/optimize_half.c). */
+/* Graph rewrites made once when a subgraph is created (optimization level ALL, from
+ * subgraph_create): the pattern rules (spelled-out GELU, SiLU and LayerNormalization, Transposes
+ * around projections, ViT's patch convolution, ReduceMean as global pooling: core/optimize.c,
+ * whose opening comment lists them; QDQ units as 8-bit ops: core/optimize_qdq.c; dynamically
+ * quantized products: core/optimize_dynq.c), repeated subexpressions computed once
+ * (core/graph_cse.c), and float16 computed in float on the CPU (core/optimize_half.c). Also the
+ * one-time type inference the rewrites read (core/graph_types.c). */
 #ifndef ONYX_CORE_OPTIMIZE_H
 #define ONYX_CORE_OPTIMIZE_H
 

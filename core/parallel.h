@@ -5,9 +5,9 @@
  * Why TBB and not OpenMP: with OpenMP (libgomp, and oneDNN's OpenMP runtime) a parallel region
  * splits its work into one fixed share per thread, so the caller waits at the region's end for a
  * worker that was asleep and is slow to run again; after a pause that cost ~10 ms a request
- * here (DESIGN.md, Threads). TBB splits work into tasks that any thread of the arena takes: the
- * caller runs what a late worker has not started, and no one waits for a thread that is not
- * running. */
+ * here (docs/DESIGN-NOTES.md, "Threads"). TBB splits work into tasks that any thread of the
+ * arena takes: the caller runs what a late worker has not started, and no one waits for a
+ * thread that is not running. */
 #ifndef ONYX_CORE_PARALLEL_H
 #define ONYX_CORE_PARALLEL_H
 
@@ -36,13 +36,14 @@ void parallel_work_done(void);
  * naps of PARALLEL_NAP_US, looking for work after each); 0 leaves a phase out. Why: a step or
  * request within the spin starts on running threads; within the doze it waits at most a nap for
  * them, where waking a sleeping thread costs more, and lands it on the caller's CPU more often
- * than not on these virtual machines (DESIGN.md, Threads). Dozing costs a short wake-up per nap.
- * Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends both at once. */
+ * than not on these virtual machines (docs/DESIGN-NOTES.md, "Threads"). Dozing costs a short
+ * wake-up per nap. Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends
+ * both at once. */
 typedef struct {
     int64_t spin_us, doze_us;
 } parallel_policy;
 
-/* Defaults for a server (DESIGN.md, Threads, has the measurements). */
+/* Defaults for a server (docs/BENCHMARKS.md, "Traffic after pauses", has the measurements). */
 #define PARALLEL_DEFAULT_SPIN_US 20000
 #define PARALLEL_DEFAULT_DOZE_US 1000000
 #define PARALLEL_NAP_US 500

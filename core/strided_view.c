@@ -1,3 +1,5 @@
+/* Strided views (core/strided_view.h): a dense tensor's view, and the Transposes, Reshapes and
+ * single-index Gathers applied to a view without copying. */
 #include "core/strided_view.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
-/* Tensors, values (tensor / sequence / optional) and type descriptions, as the engine sees them. */
+/* Tensors, values (tensor / sequence / optional / map) and type descriptions, as the engine sees
+ * them. */
 #ifndef ONYX_CORE_VALUE_H
 #define ONYX_CORE_VALUE_H
 

@@ -2,9 +2,10 @@
 
     python examples/serve_ray.py [model.onnx]     (default: tests/models/example.onnx)
 
-Needs `pip install "ray[serve,data]"` and the onyx wheel in the same environment (README: "Serving
-on Ray"). It starts a local Ray cluster in this process; with RAY_ADDRESS=auto (or ray://...) it
-joins a running one instead, e.g. one started across several machines with `ray start`.
+Needs `pip install "ray[serve,data]"` and the onyx wheel in the same environment
+(docs/SERVING.md). It starts a local Ray cluster in this process; with RAY_ADDRESS=auto (or
+ray://...) it joins a running one instead, e.g. one started across several machines with
+`ray start`.
 """
 import io
 import json

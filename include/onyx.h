@@ -369,9 +369,9 @@ ONYX_API onyx_status onyx_session_options_set_devices(onyx_session_options *opti
                                                       const char *devices);
 /* Threads per run (0: all cores, that is the CPUs this process may run on: its affinity mask).
  * A count past those CPUs is clamped to them at prepare, with a warning to the log callback:
- * onyx's threads are OpenMP workers that each take a share of a kernel's loop, so more than the
- * CPUs only time-slice them (and tens of thousands exhaust the process). Negative:
- * ONYX_ERR_INVALID_ARGUMENT. */
+ * onyx's threads are the workers of one thread pool (TBB's), which share a kernel's loops
+ * between them, so more than the CPUs only time-slice them (and tens of thousands exhaust the
+ * process). Negative: ONYX_ERR_INVALID_ARGUMENT. */
 ONYX_API onyx_status onyx_session_options_set_threads(onyx_session_options *options, int threads);
 ONYX_API onyx_status onyx_session_options_set_optimization(onyx_session_options *options,
                                                            onyx_optimization_level level);
@@ -397,24 +397,54 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
                                                       const char *input_name,
                                                       const onyx_value *example);
 /* Named settings for what is not worth a function of its own, as onnxruntime's session config
- * entries. Known keys, each "0" or "1": "optimization.blocked_layouts" ("1" default, "0": plain
- * layouts between convolutions instead of channels last; the name is from when that layout was
- * oneDNN's channel-blocked one); "optimization.float16_as_float32" ("1" default, "0": float16
- * ops are not run as float32); "optimization.bfloat16" ("0" default, "1": float convolutions and
- * products may run in bfloat16); "device.graphs" ("1" default, "0": no CUDA graphs: each run of a
- * CUDA plan launches its kernels one by one instead of replaying the graph captured on its second
- * run); "session.intra_op.allow_spinning" (onnxruntime's; "1" default, "0": a rep's threads sleep
- * as soon as a run ends). "onyx.intra_op.spin_us" and "onyx.intra_op.doze_us" take microseconds,
- * 0 to 10000000 (defaults 20000 and 1000000): after a run, a rep's threads spin that long, then
- * doze that long (sleep in 0.5 ms naps, looking for work after each), then sleep until work
- * comes; a request within the spin starts on running threads, one within the doze waits at most
- * a nap for them. Parallel work starting anywhere (another rep's too) ends the spin and the doze.
- * "onyx.allow_newer_opsets" takes domains, comma-separated ("ai.onnx" for the default one, ""
- * none, the default): a model importing such a domain at an opset past the newest onyx
- * implements is prepared anyway, its nodes run as the newest versions onyx implements, and the log
- * warns; the caller vouches that none of its ops changed meaning. Without it such a model is
- * refused (ONYX_ERR_UNSUPPORTED, naming the domain and both opsets). Other keys (onnxruntime's
- * included) and other values are ONYX_ERR_INVALID_ARGUMENT, naming the key. */
+ * entries. This list is the one place the keys are documented; every key onyx reads is here.
+ *
+ *   key                              values                 default   meaning
+ *   optimization.blocked_layouts     "0" | "1"              "1"       at ONYX_OPT_ALL, tensors
+ *       passed only between convolutions (and the channel Concats, poolings and
+ *       squeeze-and-excitation steps between them) stay channels last, as oneDNN computes them;
+ *       "0": plain layouts between them. The name is from when that layout was oneDNN's
+ *       channel-blocked one.
+ *   optimization.float16_as_float32  "0" | "1"              "1"       at ONYX_OPT_ALL, in a
+ *       session whose devices are the CPU (and TEST) alone, float16 ops run as their float twins
+ *       with Casts where float16 enters and leaves (as onnxruntime's CPU provider does: x86 has no
+ *       float16 arithmetic); "0": op by op in float16.
+ *   optimization.bfloat16            "0" | "1"              "0"       "1": the CPU's float
+ *       convolutions and products with constant weights may compute in bfloat16 (float
+ *       accumulation, outputs, bias and post-ops), where oneDNN has a fast bfloat16 kernel. An
+ *       opt-in: answers differ from float32 by bfloat16's rounding.
+ *   device.graphs                    "0" | "1"              "1"       a plan on a device with
+ *       graphs (CUDA; TEST plans as one) replays its consecutive device steps as one captured
+ *       graph from a run context's second run; "0": each step is launched one by one.
+ *   session.intra_op.allow_spinning  "0" | "1"              "1"       onnxruntime's key; "0": a
+ *       rep's threads sleep as soon as a run ends (the two keys below are then not used).
+ *   onyx.intra_op.spin_us            0 to 10000000 (us)     20000     after a run (and after each
+ *   onyx.intra_op.doze_us            0 to 10000000 (us)     1000000   parallel step of one) a rep's
+ *       threads spin spin_us, then doze doze_us (sleep in 0.5 ms naps, looking for work after
+ *       each), then sleep until work comes. A request within the spin starts on running threads,
+ *       one within the doze waits at most a nap for them. Parallel work starting anywhere
+ *       (another rep's too) ends the spin and the doze. Decimal digits only.
+ *   onyx.allow_newer_opsets          domains, comma-sep.    ""        a model importing one of
+ *       these domains ("ai.onnx" for the default one) at an opset past the newest onyx implements
+ *       is prepared anyway, its nodes run as the newest versions onyx implements, and the log
+ *       warns: the caller vouches that none of its ops changed meaning. Without it such a model
+ *       is refused (ONYX_ERR_UNSUPPORTED, naming the domain and both opsets).
+ *
+ * Any other key (onnxruntime's included), and a value outside the ones above, is
+ * ONYX_ERR_INVALID_ARGUMENT naming the key. Setting a key again replaces its value.
+ *
+ * Not session config, listed here so that every setting has one home:
+ *   - the Python binding (backend/python/onyx) passes SessionOptions.add_session_config_entry
+ *     keys above to this function; onnxruntime's own keys outside onyx's namespaces
+ *     (optimization.*, device.*, onyx.*) and a few inside them are accepted there without
+ *     effect. Its RunOptions.add_run_config_entry takes "onyx.timeout" (seconds, as
+ *     onyx_run_options_set_timeout) and "onyx.max_iterations" (as
+ *     onyx_run_options_set_max_iterations); other onyx.* run keys are refused.
+ *   - environment: ONYX_CUDA_LIB, the path of the CUDA plugin libonyx_cuda.so, tried first
+ *     (then the one beside libonyx or the program holding it, then the loader's search path);
+ *     ONYX_CUDA_ATTENTION (naming "pipe", "p16" or both), variants of the CUDA tensor-core
+ *     attention kernel for a GPU run to choose between (off by default); ONYX_LIB (Python), the
+ *     libonyx to load when the package bundles none. */
 ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *options,
                                                      const char *key, const char *value);
 
@@ -424,23 +454,6 @@ ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *optio
 ONYX_API onyx_status onyx_prepare_session(const onyx_model *model,
                                           const onyx_session_options *options, onyx_rep **out);
 
-/* ---- the older options struct, kept for callers built against it: onyx_prepare maps it onto
- * session options. New settings exist only in onyx_session_options. */
-typedef struct onyx_prepare_options {
-    const char *device;     /* NULL or "CPU", "CUDA", "CUDA:N"; default CPU */
-    int threads;            /* 0: all cores; clamped as onyx_session_options_set_threads */
-    size_t example_count;   /* input examples: bind symbolic dims and pick kernels up front */
-    const char *const *example_names;     /* NULL: examples are the first graph inputs in order */
-    const onyx_value *const *examples;    /* borrowed for the call only */
-    int verbose;            /* reserved: 0, else ONYX_ERR_INVALID_ARGUMENT (logs: set_log) */
-} onyx_prepare_options;
-
-/* Fills `opts` with the defaults (CPU, all cores, no examples). */
-ONYX_API void onyx_prepare_options_init(onyx_prepare_options *opts);
-
-/* onyx_prepare_session with the settings of `opts` (NULL: the defaults). */
-ONYX_API onyx_status onyx_prepare(const onyx_model *model, const onyx_prepare_options *opts,
-                                  onyx_rep **out);
 ONYX_API void onyx_rep_free(onyx_rep *rep);
 
 /* Writes the profile recorded so far (onyx_session_options_set_profiling) to its trace file and
@@ -524,9 +537,11 @@ ONYX_API onyx_status onyx_rep_run_export(onyx_rep *rep, const onyx_run_options *
                                          const int64_t *inputs, onyx_export_room *room,
                                          size_t *output_count, onyx_value ***outputs);
 
-/* Load + prepare + run in one call on a serialized ModelProto. Ownership as onyx_rep_run. */
+/* Load + prepare + run in one call on a serialized ModelProto, prepared under `options` (NULL:
+ * the defaults) as onyx_prepare_session does; external data is refused. Ownership as
+ * onyx_rep_run. */
 ONYX_API onyx_status onyx_run_model(const void *model_bytes, size_t size,
-                                    const onyx_prepare_options *opts, size_t input_count,
+                                    const onyx_session_options *options, size_t input_count,
                                     const onyx_value *const *inputs, size_t *output_count,
                                     onyx_value ***outputs);
 
@@ -558,7 +573,7 @@ ONYX_API onyx_status onyx_run_node(const void *node_bytes, size_t size, int64_t 
  * fit. */
 ONYX_API onyx_status onyx_is_compatible(const onyx_model *model, const char *device);
 
-/* The library version ("0.1.0"). */
+/* The library version ("0.2.0"). */
 ONYX_API const char *onyx_version(void);
 
 #ifdef __cplusplus

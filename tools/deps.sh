@@ -2,7 +2,8 @@
 # Installs what building and testing onyx needs, and only what is missing, so that it takes a
 # fraction of a second when everything is there: Debian packages (apt-get) and the Python test
 # environment .venv (pip, re-run only when tests/requirements.txt changes), and oneDNN built with
-# the TBB runtime (.deps/onednn, from PyPI wheels: Debian's oneDNN uses OpenMP, see DESIGN.md).
+# the TBB runtime (.deps/onednn, from PyPI wheels: Debian's oneDNN uses OpenMP, see
+# docs/DESIGN-NOTES.md, "Threads").
 #   tools/deps.sh [--check] PACKAGE...
 #   --check: install nothing; exit 1 and say what is missing.
 set -euo pipefail

@@ -131,10 +131,12 @@ static int bench_op(const char *op, int n_in, int reduce, int chain, int64_t n, 
     double *t = calloc((size_t)reps, sizeof *t);
     int rc = 1;
     if (!bytes || !t || onyx_model_load_buffer(bytes, size, NULL, &m) != ONYX_OK) goto done;
-    onyx_prepare_options o;
-    onyx_prepare_options_init(&o);
-    o.threads = bench_threads;
-    if (onyx_prepare(m, &o, &rep) != ONYX_OK) goto done;
+    onyx_session_options *o = NULL;
+    if (onyx_session_options_create(&o) != ONYX_OK) goto done;
+    onyx_status st = onyx_session_options_set_threads(o, bench_threads);
+    if (st == ONYX_OK) st = onyx_prepare_session(m, o, &rep);
+    onyx_session_options_free(o);
+    if (st != ONYX_OK) goto done;
     for (int r = -2; r < reps; r++) { /* two warm-up runs */
         size_t n_out;
         onyx_value **outs;

@@ -199,15 +199,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const graph *g = ((const model *)m)->main;
     if (st != ONYX_OK || !make_inputs(&r, flags, g, &in)) goto done;
 
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.threads = 1;
-    if (flags & F_EXAMPLES) {
-        opts.example_count = (size_t)g->n_inputs;
-        opts.examples = (const onyx_value *const *)in;
-    }
+    onyx_session_options *opts = NULL;
+    if (onyx_session_options_create(&opts) != ONYX_OK) goto done;
     onyx_error_clear();
-    st = onyx_prepare(m, &opts, &rep);
+    st = onyx_session_options_set_threads(opts, 1);
+    for (int i = 0; st == ONYX_OK && (flags & F_EXAMPLES) && i < g->n_inputs; i++)
+        st = onyx_session_options_add_example(opts, NULL, in[i]);
+    if (st == ONYX_OK) st = onyx_prepare_session(m, opts, &rep);
+    onyx_session_options_free(opts);
     fuzz_check_message(st);
     if (st != ONYX_OK) goto done;
     /* The rep keeps what it needs: the model goes first, as a caller may do. */

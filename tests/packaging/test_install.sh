@@ -29,10 +29,10 @@ make --no-print-directory -s BUILD="$build" install PREFIX=/opt/onyx DESTDIR="$t
     die "DESTDIR install is not under DESTDIR/PREFIX"
 grep -qx 'prefix=/opt/onyx' "$tmp/stage/opt/onyx/lib/pkgconfig/onyx.pc" || die "DESTDIR leaked into onyx.pc"
 lib=$tmp/prefix/lib
-[[ -f $lib/libonyx.so.0.1.0 && $(readlink "$lib/libonyx.so.0") == libonyx.so.0.1.0 &&
+[[ -f $lib/libonyx.so.0.2.0 && $(readlink "$lib/libonyx.so.0") == libonyx.so.0.2.0 &&
    $(readlink "$lib/libonyx.so") == libonyx.so.0 && -f $lib/libonyx.a ]] ||
     die "library files/links missing: $(ls -l "$lib")"
-soname=$(objdump -p "$lib/libonyx.so.0.1.0" | awk '$1 == "SONAME" { print $2 }')
+soname=$(objdump -p "$lib/libonyx.so.0.2.0" | awk '$1 == "SONAME" { print $2 }')
 [[ $soname == libonyx.so.0 ]] || die "soname is '$soname', expected libonyx.so.0"
 if [[ -f $build/libonyx_cuda.so ]]; then
     [[ -f $lib/libonyx_cuda.so ]] || die "libonyx_cuda.so was built but not installed beside libonyx"

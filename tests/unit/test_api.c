@@ -185,7 +185,7 @@ static void runs_with_changing_batch(void **state) {
     (void)state;
     onyx_model *m = add_relu_model();
     onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, NULL, &rep), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, NULL, &rep), ONYX_OK);
     onyx_model_free(m); /* the rep keeps what it needs */
     run_batch(rep, 2);
     run_batch(rep, 5);
@@ -200,13 +200,15 @@ static void prepare_with_examples(void **state) {
     float x[12] = {0}, y[3] = {0};
     const int64_t xd[2] = {4, 3}, yd[1] = {3};
     onyx_value *ex[2] = {float_tensor(2, xd, x, 12), float_tensor(1, yd, y, 3)};
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.threads = 1;
-    opts.example_count = 2;
-    opts.examples = (const onyx_value *const *)ex;
+    onyx_session_options *opts = NULL;
+    assert_int_equal(onyx_session_options_create(&opts), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_threads(opts, 1), ONYX_OK);
+    /* NULL names: the graph inputs in order */
+    assert_int_equal(onyx_session_options_add_example(opts, NULL, ex[0]), ONYX_OK);
+    assert_int_equal(onyx_session_options_add_example(opts, NULL, ex[1]), ONYX_OK);
     onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, &opts, &rep), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, opts, &rep), ONYX_OK);
+    onyx_session_options_free(opts);
     run_batch(rep, 4);
     run_batch(rep, 7);
     onyx_rep_free(rep);
@@ -219,7 +221,7 @@ static void wrong_inputs_are_refused(void **state) {
     (void)state;
     onyx_model *m = add_relu_model();
     onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, NULL, &rep), ONYX_OK);
+    assert_int_equal(onyx_prepare_session(m, NULL, &rep), ONYX_OK);
     size_t n_out = 0;
     onyx_value **out = NULL;
 
@@ -281,15 +283,17 @@ static void devices(void **state) {
     assert_false(onyx_supports_device("CUDA:999"));
     assert_false(onyx_supports_device("CUDA:x"));
     onyx_model *m = add_relu_model();
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.device = "TPU";
-    onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, &opts, &rep), ONYX_ERR_DEVICE);
+    onyx_session_options *opts = NULL;
+    assert_int_equal(onyx_session_options_create(&opts), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_devices(opts, "TPU"), ONYX_ERR_DEVICE);
     assert_non_null(strstr(onyx_last_error(), "TPU"));
+    /* a name that parses but is not usable here is refused at prepare */
+    assert_int_equal(onyx_session_options_set_devices(opts, "CUDA:999"), ONYX_OK);
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_prepare_session(m, opts, &rep), ONYX_ERR_DEVICE);
+    assert_non_null(strstr(onyx_last_error(), "CUDA:999"));
     assert_null(rep);
-    opts.device = "CUDA:999";
-    assert_int_equal(onyx_prepare(m, &opts, &rep), ONYX_ERR_DEVICE);
+    onyx_session_options_free(opts);
     assert_int_equal(onyx_is_compatible(m, "CPU"), ONYX_OK);
     onyx_model_free(m);
 }
@@ -311,7 +315,7 @@ static void unknown_op_is_not_compatible(void **state) {
     assert_int_equal(onyx_is_compatible(m, "CPU"), ONYX_ERR_UNSUPPORTED);
     assert_non_null(strstr(onyx_last_error(), "FrobnicateSideways"));
     onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, NULL, &rep), ONYX_ERR_UNSUPPORTED);
+    assert_int_equal(onyx_prepare_session(m, NULL, &rep), ONYX_ERR_UNSUPPORTED);
     assert_non_null(strstr(onyx_last_error(), "FrobnicateSideways"));
     onyx_model_free(m);
 }
@@ -363,6 +367,15 @@ static void run_node_and_run_model(void **state) {
     add_node(&b, "Add", "X", "Y", "S");
     add_node(&b, "Relu", "S", NULL, "Z");
     uint8_t *bytes = pack_model(&b, &size);
+    /* run_model prepares under the session options it is given */
+    onyx_session_options *so = NULL;
+    assert_int_equal(onyx_session_options_create(&so), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_devices(so, "CUDA:999"), ONYX_OK);
+    out = NULL;
+    assert_int_equal(onyx_run_model(bytes, size, so, 2, (const onyx_value *const *)in, &n_out, &out),
+                     ONYX_ERR_DEVICE);
+    assert_null(out);
+    onyx_session_options_free(so);
     st = onyx_run_model(bytes, size, NULL, 2, (const onyx_value *const *)in, &n_out, &out);
     free(bytes);
     if (st != ONYX_OK) fail_msg("run_model: %s", onyx_last_error());

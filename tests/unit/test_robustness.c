@@ -158,11 +158,12 @@ static onyx_status load_and_run(const Onnx__ModelProto *m, size_t n_in, onyx_val
     onyx_rep *rep = NULL;
     onyx_value **outs = NULL;
     size_t n_out = 0;
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.threads = 1;
-    onyx_status st = load(m, &model);
-    if (st == ONYX_OK) st = onyx_prepare(model, &opts, &rep);
+    onyx_session_options *opts = NULL;
+    onyx_status st = onyx_session_options_create(&opts);
+    if (st == ONYX_OK) st = onyx_session_options_set_threads(opts, 1);
+    if (st == ONYX_OK) st = load(m, &model);
+    if (st == ONYX_OK) st = onyx_prepare_session(model, opts, &rep);
+    onyx_session_options_free(opts);
     if (st == ONYX_OK)
         st = onyx_rep_run(rep, n_in, NULL, (const onyx_value *const *)inputs, &n_out, &outs);
     if (st == ONYX_OK && out0 && n_out > 0) {
@@ -279,7 +280,7 @@ static void legacy_broadcast_huge_axis_is_refused(void **state) {
     onyx_model *model = NULL;
     onyx_rep *rep = NULL;
     assert_int_equal(load(m, &model), ONYX_OK);
-    assert_error(onyx_prepare(model, NULL, &rep), ONYX_ERR_INVALID_MODEL,
+    assert_error(onyx_prepare_session(model, NULL, &rep), ONYX_ERR_INVALID_MODEL,
                  "does not place input 1 (rank 2) inside input 0");
     onyx_model_free(model);
 }

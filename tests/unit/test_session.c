@@ -144,6 +144,7 @@ static void test_bad_settings(void **state) {
     assert_int_equal(onyx_session_options_set_devices(o, "GPU"), ONYX_ERR_DEVICE);
     assert_non_null(strstr(onyx_last_error(), "GPU"));
     assert_int_equal(onyx_session_options_set_devices(o, "CPU,,TEST"), ONYX_ERR_DEVICE);
+    assert_int_equal(onyx_session_options_set_devices(o, ""), ONYX_ERR_DEVICE);
     assert_int_equal(onyx_session_options_set_threads(o, -1), ONYX_ERR_INVALID_ARGUMENT);
     assert_int_equal(onyx_session_options_set_optimization(o, (onyx_optimization_level)7),
                      ONYX_ERR_INVALID_ARGUMENT);
@@ -263,21 +264,6 @@ static void test_absurd_settings(void **state) {
     assert_error_names("/nonexistent-onyx-dir/trace.json");
     assert_null(rep);
     onyx_session_options_free(o);
-
-    /* the older options struct: its reserved field is refused when set */
-    onyx_prepare_options po;
-    onyx_prepare_options_init(&po);
-    po.verbose = 1;
-    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_INVALID_ARGUMENT);
-    assert_error_names("verbose");
-    onyx_prepare_options_init(&po);
-    po.threads = -3;
-    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_INVALID_ARGUMENT);
-    assert_error_names("-3");
-    onyx_prepare_options_init(&po);
-    po.device = "";
-    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_ERR_DEVICE);
-    assert_null(rep);
     onyx_model_free(m);
 
     /* run options */
@@ -396,20 +382,6 @@ static void test_threads_past_the_cpus(void **state) {
     assert_int_equal(run_with(m, o, &in, got), ONYX_OK);
     assert_int_equal(quiet.warnings, 0);
     onyx_session_options_free(o);
-
-    /* the older options struct (onyx_prepare, onyx_run_model) takes the same path */
-    onyx_prepare_options po;
-    onyx_prepare_options_init(&po);
-    po.threads = 100000;
-    onyx_rep *rep = NULL;
-    assert_int_equal(onyx_prepare(m, &po, &rep), ONYX_OK);
-    size_t n = 0;
-    onyx_value **outs = NULL;
-    const onyx_value *ins[1] = {in.v};
-    assert_int_equal(onyx_rep_run(rep, 1, NULL, ins, &n, &outs), ONYX_OK);
-    assert_close(onyx_tensor_data(outs[0]), ref, 10);
-    onyx_values_free(outs, n);
-    onyx_rep_free(rep);
     onyx_value_free(in.v);
     onyx_model_free(m);
 }

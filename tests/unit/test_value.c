@@ -648,7 +648,7 @@ static void test_accessors_on_wrong_kind(void **state) {
     onyx_value *c = NULL;
     assert_int_equal(onyx_value_clone(NULL, &c), ONYX_ERR_INVALID_ARGUMENT);
     onyx_value_free(opt);
-    assert_string_equal(onyx_version(), "0.1.0");
+    assert_string_equal(onyx_version(), "0.2.0");
 }
 
 /* Maps: built from two 1-D tensors, cloned deeply, described, refused when malformed. */

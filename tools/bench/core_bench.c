@@ -665,15 +665,15 @@ static int bench_model(const char *path, const options *o) {
         goto done;
     }
     /* Prepared with the benchmark inputs as examples, so their shapes are planned up front. */
-    onyx_prepare_options opts;
-    onyx_prepare_options_init(&opts);
-    opts.threads = o->threads;
-    opts.example_count = b->n_in;
-    opts.example_names = b->names;
-    opts.examples = (const onyx_value *const *)b->values;
+    onyx_session_options *opts = NULL;
+    st = onyx_session_options_create(&opts);
+    if (st == ONYX_OK) st = onyx_session_options_set_threads(opts, o->threads);
+    for (size_t i = 0; st == ONYX_OK && i < b->n_in; i++)
+        st = onyx_session_options_add_example(opts, b->names[i], b->values[i]);
     double t0 = now_ms();
-    st = onyx_prepare(b->model, &opts, &b->rep);
+    if (st == ONYX_OK) st = onyx_prepare_session(b->model, opts, &b->rep);
     double prepare_ms = now_ms() - t0;
+    onyx_session_options_free(opts);
     if (st != ONYX_OK) {
         rc = fail("prepare", st);
         goto done;

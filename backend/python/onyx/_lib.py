@@ -47,12 +47,6 @@ class TensorInfo(ctypes.Structure):
                 ('device', ctypes.c_char_p)]
 
 
-class PrepareOptions(ctypes.Structure):
-    _fields_ = [('device', ctypes.c_char_p), ('threads', ctypes.c_int),
-                ('example_count', ctypes.c_size_t), ('example_names', c_char_p_p),
-                ('examples', Value_pp), ('verbose', ctypes.c_int)]
-
-
 class OutputInfo(ctypes.Structure):
     _fields_ = [('dtype', ctypes.c_int), ('rank', ctypes.c_int64), ('dims', c_int64_p)]
 
@@ -123,9 +117,6 @@ def _declare(lib):
         'onyx_model_input': (status, [ctypes.POINTER(Model), sz, ctypes.POINTER(IoInfo)]),
         'onyx_model_output': (status, [ctypes.POINTER(Model), sz, ctypes.POINTER(IoInfo)]),
         'onyx_supports_device': (ctypes.c_bool, [cp]),
-        'onyx_prepare_options_init': (None, [ctypes.POINTER(PrepareOptions)]),
-        'onyx_prepare': (status, [ctypes.POINTER(Model), ctypes.POINTER(PrepareOptions),
-                                  ctypes.POINTER(ctypes.POINTER(Rep))]),
         'onyx_rep_free': (None, [ctypes.POINTER(Rep)]),
         'onyx_rep_input_count': (sz, [ctypes.POINTER(Rep)]),
         'onyx_rep_output_count': (sz, [ctypes.POINTER(Rep)]),

@@ -337,7 +337,8 @@ def check_and_normalize_provider_args(providers, provider_options, available_pro
 
 # ---------------------------------------------------------------- options
 
-# The session config entries onyx itself reads (backend/api_options.c).
+# The session config entries onyx itself reads (backend/api_options.c); their meanings, values and
+# defaults are documented in one place, include/onyx.h (onyx_session_options_set_config).
 ONYX_SESSION_CONFIG = ('optimization.blocked_layouts', 'optimization.float16_as_float32',
                        'optimization.bfloat16', 'device.graphs', 'onyx.allow_newer_opsets',
                        'session.intra_op.allow_spinning', 'onyx.intra_op.spin_us',

@@ -2,8 +2,7 @@
 import ctypes
 import os
 
-from ._lib import (KIND_NAMES, IoInfo, Model, PrepareOptions, Rep, Value_pp, check, lib,
-                   threads_option)
+from ._lib import KIND_NAMES, IoInfo, Model, Rep, Value_pp, check, lib, threads_option
 from ._values import Arena, numpy_dtype, take_outputs, to_value, values_array
 
 
@@ -76,22 +75,21 @@ class Session:
         model_handle = load_model(model)
         try:
             self._model_inputs = _io_list(lib.onyx_model_input_count, lib.onyx_model_input, model_handle)
-            opts = PrepareOptions()
-            lib.onyx_prepare_options_init(ctypes.byref(opts))
-            opts.device = device.encode()
-            opts.threads = threads_option('Session threads', threads)
+            opts = ctypes.c_void_p()
+            check(lib.onyx_session_options_create(ctypes.byref(opts)))
             arena = Arena()
             try:
+                check(lib.onyx_session_options_set_devices(opts, device.encode()))
+                check(lib.onyx_session_options_set_threads(opts, threads_option('Session threads', threads)))
                 if input_example is not None:
-                    names, examples = self._examples(input_example, arena)
-                    opts.example_count = len(examples)
-                    opts.example_names = names
-                    opts.examples = values_array(examples)
+                    for name, example in self._examples(input_example, arena):
+                        check(lib.onyx_session_options_add_example(opts, name.encode(), example))
                 rep = ctypes.POINTER(Rep)()
-                check(lib.onyx_prepare(model_handle, ctypes.byref(opts), ctypes.byref(rep)))
+                check(lib.onyx_prepare_session(model_handle, opts, ctypes.byref(rep)))
                 self._rep = rep
             finally:
                 arena.free()
+                lib.onyx_session_options_free(opts)
         finally:
             lib.onyx_model_free(model_handle)
         self._inputs = _io_list(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
@@ -101,18 +99,17 @@ class Session:
         self.device = device
 
     def _examples(self, example, arena):
+        """(input name, library value) pairs of an input example given as a list or a dict."""
         if isinstance(example, dict):
             items = list(example.items())
         else:
             items = [(info.name, x) for info, x in zip(self._model_inputs, example)]
         kinds = {info.name: info for info in self._model_inputs}
-        values = []
+        pairs = []
         for name, x in items:
             info = kinds.get(name)
-            values.append(to_value(x, arena, info.kind_code if info else 0))
-        names = (ctypes.c_char_p * max(len(items), 1))(*[n.encode() for n, _ in items])
-        arena.keep.append(names)
-        return names, values
+            pairs.append((name, to_value(x, arena, info.kind_code if info else 0)))
+        return pairs
 
     def get_inputs(self):
         return list(self._inputs)
