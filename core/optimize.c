@@ -5,8 +5,10 @@
  * around its root and places its replacement through the rewriter; a pattern is replaced only
  * when its inner values are read by the pattern alone (or by Shapes, which fold) and are no graph
  * outputs, and the replacement takes the place of the pattern's nodes, so the order stays
- * topological. The passes run once each: no rule's product is another's root in a way that
- * should fire (a table's copies must stay as the unit computes them, core/rules/qdq_table.c). */
+ * topological. Each pass runs once, not to a fixpoint: no rule enables another (run again over
+ * the test, conformance and zoo models, the pattern pass fires only at the QDQ tables' own copies,
+ * which must stay as the unit computes them: core/rules/qdq_table.c). A rule that makes another's
+ * root would need the pass repeated, bounded, with the tables' copies kept out of it. */
 #include "core/optimize.h"
 
 #include <stdio.h>
