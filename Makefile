@@ -79,7 +79,7 @@ ifeq ($(ONYX_WITH_RE2),1)
 endif
 LDFLAGS := -L$(ONEDNN_LIB) -Wl,-rpath,$(ONEDNN_LIB) $(SAN_FLAGS)
 
-LIB_SRCS := $(wildcard core/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
+LIB_SRCS := $(wildcard core/*.c core/rules/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
 LIB_CXX_SRCS := $(wildcard core/*.cc kernels_cpu/*/*.cc)
 ifneq ($(ONYX_WITH_CODECS),1)
   LIB_SRCS := $(filter-out kernels_cpu/string/image_decoder_jpeg.c kernels_cpu/string/image_decoder_png.c \

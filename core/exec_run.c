@@ -20,19 +20,36 @@
 
 const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
 
+/* The rewrites at verbose level: each rule's change, then the graph's ops after them (what
+ * tests read to see the graph a rule made: tests/python/test_rewrite_rules.py). */
+static void log_rewrite(void *user, const char *rule, const char *family, const graph_node *root) {
+    log_write(user, ONYX_LOG_VERBOSE, "rewrite: %s (%s) at node '%s' (%s%s%s)", rule, family,
+              root->name, root->domain, *root->domain ? ":" : "", root->op_type);
+}
+
+static void log_rewritten(const exec_log *log, const graph *g, const graph *rewritten) {
+    char ops[900]; /* a log line holds 1024 */
+    graph_op_counts(rewritten ? rewritten : g, ops, sizeof ops);
+    log_write(log, ONYX_LOG_VERBOSE, "rewrite: graph '%s': %d nodes -> %d: %s",
+              g->name ? g->name : "", g->n_nodes, rewritten ? rewritten->n_nodes : g->n_nodes, ops);
+}
+
 onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
-    if (env->optimization >= ONYX_OPT_ALL && env->ops) {
+    if (env->ops) {
         /* float16 as float only where the CPU runs everything: a GPU has float16 arithmetic */
-        bool half = env->half_as_float;
+        optimize_options o = {.level = env->optimization, .half_as_float = env->half_as_float,
+                              .observe = log_enabled(&env->log, ONYX_LOG_VERBOSE) ? log_rewrite : NULL,
+                              .user = (void *)&env->log};
         for (int d = 0; d < env->n_priority; d++)
-            half &= env->priority[d] == DEVICE_CPU || env->priority[d] == DEVICE_TEST;
-        onyx_status st = graph_optimize(g, env->ops, half, &sg->rewritten);
+            o.half_as_float &= env->priority[d] == DEVICE_CPU || env->priority[d] == DEVICE_TEST;
+        onyx_status st = graph_optimize(g, env->ops, &o, &sg->rewritten);
         if (st != ONYX_OK) {
             free(sg);
             return st;
         }
+        if (o.observe) log_rewritten(&env->log, g, sg->rewritten);
         if (sg->rewritten) g = sg->rewritten;
     }
     sg->g = g;

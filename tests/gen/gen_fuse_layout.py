@@ -474,7 +474,7 @@ def generate(s):
                [('x', a3)], [('w', f(8, 12)), ('c', f(5, 1))], ['y'])
 
     # LayerNormalization spelled out over the last axis (exporters before opset 17) becomes the
-    # op (core/optimize.c): Pow or d * d, with and without the bias, axes as input (opset 18);
+    # op (core/rules/layer_norm.c): Pow or d * d, with and without the bias, axes as input (opset 18);
     # a mean over another axis, or a gamma of another length, stays as written
     def layer_norm_nodes(square, beta, opset, axis=-1):
         axes = {}
@@ -638,7 +638,7 @@ def generate(s):
     packed_mha('_out_proj_residual', ['y'], out_proj='residual')
 
     # ViT's patch embedding: a Conv whose stride is its kernel, flattened and transposed to
-    # [N, patches, M], becomes one Gemm of all patches (core/optimize.c); a rectangular patch
+    # [N, patches, M], becomes one Gemm of all patches (core/rules/patch_embedding.c); a rectangular patch
     # without bias too, and (left a Conv) patches that overlap
     for name, xs, ws, bias, strides in (('', (2, 3, 16, 16), (8, 3, 4, 4), True, (4, 4)),
                                         ('_rect_no_bias', (1, 2, 12, 10), (5, 2, 3, 2), False, (3, 2)),

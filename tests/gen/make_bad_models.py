@@ -494,7 +494,7 @@ def omitted_required_family(b):
 
 
 def rewrite_family(b):
-    """Malformed nodes inside the patterns the graph rewrites take (core/optimize.c): the rewrite
+    """Malformed nodes inside the patterns the graph rewrites take (core/rules/): the rewrite
     leaves them to their kernels, which refuse them with their own errors."""
     n = h.make_node
     # a patch conv whose kernel_shape has one entry for two spatial dims

@@ -11,7 +11,7 @@ need no Python; `make test-models` regenerates them byte for byte from fixed see
 - endless_loop.onnx: a Loop whose trip count is an input (INT64_MAX in the tests) and whose
   condition stays true: only run options (deadline, terminate, iteration cap) stop it.
 - activation_patterns.onnx: the exporters' spelled-out GELU (erf form in its three associations
-  and with 1/sqrt 2 as a Mul, tanh form) and SiLU, which the graph rewrites (core/optimize.c)
+  and with 1/sqrt 2 as a Mul, tanh form) and SiLU, which the graph rewrites (core/rules/gelu.c, swish.c)
   turn into Gelu and Swish, beside near misses they must leave alone."""
 
 import sys

@@ -82,7 +82,7 @@ def test_attention_fused_on_device(device, mask, tmp_path):
 @pytest.mark.parametrize('device', DEVICES)
 def test_attention_float16(device, tmp_path):
     """CUDA fuses the float16 chain itself; the TEST device, like the CPU, computes a float16 graph
-    in float (core/optimize_half.c) and fuses that."""
+    in float (core/rules/half.c) and fuses that."""
     rng = np.random.default_rng(5)
     b, h, s, d = 2, 4, 70, 32
     y, expected, ops = _run(_sdpa(b, h, s, d, np.float16, True),
@@ -158,7 +158,7 @@ def _packed_mha_reference(x, h):
 @pytest.mark.parametrize('dynamic', [False, True])
 @pytest.mark.parametrize('device', ['cpu'] + DEVICES)
 def test_packed_projection_read_in_place(device, dynamic, tmp_path):
-    """The input's Transpose moves after the packed projection (core/optimize.c), and the fused
+    """The input's Transpose moves after the packed projection (core/rules/transpose.c), and the fused
     attention reads q, k and v straight from the projection through it (a select and a regrouped
     strided view each, core/fuse.c); the out-projection's rows come in [b, s] order from the
     attention's output Transpose, which the fused step writes through, so the last Transpose

@@ -1,4 +1,4 @@
-"""float16 computed in float32 on the CPU (core/optimize_half.c): the nodes of type-generic float
+"""float16 computed in float32 on the CPU (core/rules/half.c): the nodes of type-generic float
 ops that read float16 compute in float, with Casts where float16 enters and where a converted
 value is read as float16 again (another op, a subgraph, a graph output). Compared with
 onnxruntime, whose CPU provider does the same, and with the pass turned off

@@ -1,6 +1,6 @@
 """ONNX QLinearConv on oneDNN's int8 convolution (kernels_cpu/conv/qconv_dnnl.c), the 8-bit
 tensors the fusion pass keeps channels last between quantized convolutions, pooling and
-elementwise ops (core/fuse.c), and QDQ units rewritten into 8-bit ops (core/optimize_qdq.c).
+elementwise ops (core/fuse.c), and QDQ units rewritten into 8-bit ops (core/rules/qdq.c).
 
 The fast path requantizes as onnxruntime does, so its outputs must equal onnxruntime's exactly;
 the reference loops (taken where the weights are not a constant, or their zero point is not 0 for

@@ -1,5 +1,5 @@
 """ViT's patch embedding (a Conv whose stride is its kernel, flattened and transposed to
-[N, patches, M]) runs as one Gemm of all patches (core/optimize.c): on the CPU, the TEST device
+[N, patches, M]) runs as one Gemm of all patches (core/rules/patch_embedding.c): on the CPU, the TEST device
 and CUDA where a GPU is usable, no Conv runs and the result is the convolution's."""
 import json
 

@@ -1,4 +1,4 @@
-"""QDQ units that are a function of one 8-bit tensor become ai.onyx LookupTable (core/optimize_qdq.c):
+"""QDQ units that are a function of one 8-bit tensor become ai.onyx LookupTable (core/rules/qdq_table.c):
 Q(f(DQ(x))) with f elementwise float ops over x and one-element constants, inner Q -> DQ pairs
 included (GELU spelled out as ConvNeXt's quantized blocks have it, x * Sigmoid(x), an Add or Mul
 of a quantized constant). The table is f computed on the 256 codes by the unit's own kernels, so

@@ -1,4 +1,4 @@
-"""QDQ units of Concat, AveragePool, Softmax, Resize and Gather in 8 bits (core/optimize_qdq.c),
+"""QDQ units of Concat, AveragePool, Softmax, Resize and Gather in 8 bits (core/rules/qdq.c),
 as onnxruntime's QDQ transformer makes them: QLinearConcat (or Concat on the 8-bit tensors where
 every input has the output's scale and zero point), QLinearAveragePool, QLinearSoftmax, and Resize
 and Gather on the 8-bit tensor where DQ and Q share their parameters. Outputs against the graph

@@ -250,7 +250,7 @@ def test_dynamic_quantize_linear(shape, kind):
         assert (np.abs(x / ws - np.floor(x / ws) - 0.5) < 1e-6).sum() > 100  # ties were there
 
 
-# ---------------------------------------------------------------- the fusion (core/optimize.c)
+# ---------------------------------------------------------------- the fusion (core/rules/dynamic_quant.c)
 
 FUSED = '(com.microsoft.MatMulIntegerToFloat-1) made data from its constants'
 

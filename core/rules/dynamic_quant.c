@@ -1,4 +1,4 @@
-/* Dynamically quantized products in one step (optimization level ALL). onnxruntime's
+/* Dynamically quantized products in one step. onnxruntime's
  * quantize_dynamic writes each MatMul with constant weights W as
  *   DynamicQuantizeLinear(x) -> (q, s, z)
  *   Cast(MatMulInteger(q, W, z, wz), float) * Mul(s, ws) [+ bias]
@@ -11,7 +11,7 @@
  * usually feed several products (q, k and v). */
 #include <string.h>
 
-#include "core/rewriter.h"
+#include "core/rules/rules.h"
 
 /* Whether constant t holds one value, or one per column of a [K, N] B ([N] or [1, N]), as
  * MatMulIntegerToFloat reads b's scale and zero point. */
@@ -20,7 +20,7 @@ static bool per_column_or_one(const tensor *t, int64_t n) {
            (t->rank == 2 && t->dims[0] == 1 && t->dims[1] == n);
 }
 
-onyx_status dynq_rewrite(rewriter *r, const graph_node *mmi) {
+onyx_status rule_dynamic_quant_matmul(rewriter *r, const graph_node *mmi) {
     if (mmi->n_inputs < 2 || mmi->n_outputs != 1) return ONYX_OK;
     int a = mmi->inputs[0], b = mmi->inputs[1];
     int za = mmi->n_inputs > 2 ? mmi->inputs[2] : -1, zb = mmi->n_inputs > 3 ? mmi->inputs[3] : -1;
