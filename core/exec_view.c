@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "geometry/axes.h"
 #include "geometry/perm.h"
 
 static bool is_op(const graph_node *n, const char *op) {
@@ -20,10 +21,7 @@ static bool ones_before(const type_info *t, int axis) {
 }
 
 static bool normal_axis(int64_t axis, int rank, int *out) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return false;
-    *out = (int)axis;
-    return true;
+    return geom_axis(axis, rank, "axis", out, NULL) == ONYX_OK;
 }
 
 static bool elements(const type_info *t, int from, int64_t *out) {

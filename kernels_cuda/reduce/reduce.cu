@@ -7,6 +7,7 @@
 extern "C" {
 #include "ops/reduce/reduce.h"
 }
+#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
@@ -473,10 +474,7 @@ struct arg_launch {
 };
 
 bool arg_axis(const graph_node *n, int rank, int *axis) {
-    int64_t a = attr_int(n, "axis", 0);
-    if (a < -(int64_t)rank || a >= (int64_t)rank) return false;
-    *axis = (int)(a < 0 ? a + rank : a);
-    return true;
+    return geom_axis(attr_int(n, "axis", 0), rank, "axis", axis, NULL) == ONYX_OK;
 }
 
 bool arg_supports(const kernel_prep *p) {
