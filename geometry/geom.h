@@ -1,8 +1,9 @@
 /* What every geometry rule shares: the status a refused geometry returns and the message buffer
  * it explains itself in. The rules (one header each in geometry/) are pure functions on plain
  * integers, compiled into libonyx and into the CUDA plugin alike, so that op inference, the CPU
- * kernels and the device kernels compute a shape one way. They know no graph node, tensor or thread-local error:
- * attribute parsing stays in ops/, and callers turn a refusal into their own error (GEOM_TRY). */
+ * kernels and the device kernels compute a shape one way. They know no graph node, tensor or
+ * thread-local error: attribute parsing stays in ops/, and callers turn a refusal into their own
+ * error (GEOM_TRY). */
 #ifndef ONYX_GEOMETRY_GEOM_H
 #define ONYX_GEOMETRY_GEOM_H
 
