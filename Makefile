@@ -79,7 +79,10 @@ ifeq ($(ONYX_WITH_RE2),1)
 endif
 LDFLAGS := -L$(ONEDNN_LIB) -Wl,-rpath,$(ONEDNN_LIB) $(SAN_FLAGS)
 
-LIB_SRCS := $(wildcard core/*.c core/rules/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
+# geometry/: the shape rules libonyx and the CUDA plugin share (compiled into both).
+GEOMETRY_SRCS := $(wildcard geometry/*.c)
+LIB_SRCS := $(wildcard core/*.c core/rules/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c) \
+            $(GEOMETRY_SRCS)
 LIB_CXX_SRCS := $(wildcard core/*.cc kernels_cpu/*/*.cc)
 ifneq ($(ONYX_WITH_CODECS),1)
   LIB_SRCS := $(filter-out kernels_cpu/string/image_decoder_jpeg.c kernels_cpu/string/image_decoder_png.c \
@@ -115,7 +118,7 @@ ifeq ($(CUDA),1)
   CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt -lcublas -lcudart -lstdc++ -lm \
                  -Wl,-z,defs
   CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU_SRCS)) \
-               $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS))
+               $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRCS) $(GEOMETRY_SRCS))
   CUDA_TARGETS := $(LIB_CUDA_SO)
 endif
 

@@ -36,6 +36,18 @@ static const cuda_host_api host_api = {
     .kernel_scratch = kernel_scratch,
     .kernel_shared = kernel_shared,
     .kernel_check_run = kernel_check_run,
+    .error_clear = onyx_error_clear,
+    .read_ints = ops_read_ints,
+    .transpose_perm = node_transpose_perm,
+    .conv_geometry = conv_geometry,
+    .spatial_parse = spatial_parse,
+    .spatial_resolve = spatial_resolve,
+    .slice_resolve = ops_slice_resolve,
+    .pads_resolve = ops_pads_resolve,
+    .pad_mode = ops_pad_mode,
+    .depth_space_plan = ops_depth_space_plan,
+    .reduce_axes_from_input = reduce_axes_from_input,
+    .reduce_axes_mask = reduce_axes_mask,
 };
 
 static const cuda_plugin *try_open(const char *path) {

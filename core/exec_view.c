@@ -7,7 +7,8 @@
 
 #include <string.h>
 
-#include "ops/shape_common.h"
+#include "geometry/axes.h"
+#include "geometry/perm.h"
 
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
@@ -20,10 +21,7 @@ static bool ones_before(const type_info *t, int axis) {
 }
 
 static bool normal_axis(int64_t axis, int rank, int *out) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return false;
-    *out = (int)axis;
-    return true;
+    return geom_axis(axis, rank, "axis", out, NULL) == ONYX_OK;
 }
 
 static bool elements(const type_info *t, int from, int64_t *out) {
@@ -39,7 +37,7 @@ static bool elements(const type_info *t, int from, int64_t *out) {
 /* A Transpose whose perm keeps the dims other than 1 in their order moves no byte. */
 static bool transpose_keeps_order(const graph_node *node, const type_info *in) {
     int64_t perm[ONYX_MAX_RANK];
-    if (ops_transpose_perm(node, in->rank, perm) != ONYX_OK) {
+    if (node_transpose_perm(node, in->rank, perm) != ONYX_OK) {
         onyx_error_clear();
         return false;
     }
@@ -100,11 +98,11 @@ static bool transpose_relabels(const graph_node *node, const plan_value *in,
     int r = in->type.rank;
     if (in->channels_last == out->channels_last || !is_op(node, "Transpose") || r < 3)
         return false;
-    if (ops_transpose_perm(node, r, perm) != ONYX_OK) {
+    if (node_transpose_perm(node, r, perm) != ONYX_OK) {
         onyx_error_clear();
         return false;
     }
-    return ops_perm_moves_channels(perm, r, in->channels_last);
+    return geom_perm_moves_channels(perm, r, in->channels_last);
 }
 
 bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset) {

@@ -19,9 +19,9 @@
 
 #include "core/op_schema.h"
 #include "core/strided_view.h"
-#include "ops/shape_common.h"
 #include "core/exec_internal.h"
 #include "core/log.h"
+#include "geometry/perm.h"
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
  * other dim of the product a strided view is worth it for (see fuse_plan). */
@@ -367,7 +367,7 @@ typedef struct walk {
 } walk;
 
 static bool link_transpose(const graph *g, const plan *p, int step, int rank, int64_t *perm) {
-    if (ops_transpose_perm(step_node(g, &p->steps[step]), rank, perm) == ONYX_OK) return true;
+    if (node_transpose_perm(step_node(g, &p->steps[step]), rank, perm) == ONYX_OK) return true;
     onyx_error_clear();
     return false;
 }
@@ -563,11 +563,11 @@ static bool channels_perm(const plan *p, const graph_node *n, bool to_last) {
     int r = p->vals[n->inputs[0]].type.rank;
     int64_t perm[ONYX_MAX_RANK];
     if (r < 3 || r > 5) return false;
-    if (ops_transpose_perm(n, r, perm) != ONYX_OK) {
+    if (node_transpose_perm(n, r, perm) != ONYX_OK) {
         onyx_error_clear();
         return false;
     }
-    return ops_perm_moves_channels(perm, r, to_last);
+    return geom_perm_moves_channels(perm, r, to_last);
 }
 
 /* Whether `f` scales `t` channel by channel: same rank, [t->dims[0] or 1, C, 1, ...]. */

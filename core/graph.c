@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "geometry/perm.h"
+
 const char *graph_attr_type_name(int type) {
     static const char *const names[] = {
         "UNDEFINED", "FLOAT", "INT",     "STRING",        "TENSOR",         "GRAPH",
@@ -52,6 +54,14 @@ size_t attr_floats(const graph_node *n, const char *name, const float **out) {
     }
     if (out) *out = a->floats;
     return a->n;
+}
+
+onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
+    const int64_t *p;
+    size_t k = attr_ints(n, "perm", &p);
+    geom_msg m;
+    GEOM_TRY(m, geom_transpose_perm(node_attr(n, "perm") != NULL, p, k, rank, perm, &m));
+    return ONYX_OK;
 }
 
 const tensor *attr_tensor(const graph_node *n, const char *name) {

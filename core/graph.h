@@ -133,6 +133,11 @@ size_t attr_floats(const graph_node *n, const char *name, const float **out);
 const tensor *attr_tensor(const graph_node *n, const char *name);
 const graph *attr_graph(const graph_node *n, const char *name);
 
+/* Transpose's perm attribute for an input of `rank`, by geom_transpose_perm (absent: the axes
+ * reversed; present: checked to be a permutation of 0..rank-1). Read where the schema, the
+ * kernels and the planner's views and fusions need it. */
+onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm);
+
 /* "node 'conv1' (Conv-11)" into buf, for error messages. */
 const char *node_label(const graph_node *n, char *buf, size_t cap);
 

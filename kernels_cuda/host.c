@@ -1,7 +1,8 @@
-/* The core functions that CUDA kernels call, as the plugin's own symbols: each forwards to
- * libonyx through the host table given at load (kernels_cuda/plugin.h), so that kernels are
- * written against the core's headers as the CPU's are, and errors land in the caller's
- * thread-local message. */
+/* The core functions that CUDA kernels call, and the host's geometry readers (ops/ over
+ * geometry/), as the plugin's own symbols: each forwards to libonyx through the host table given
+ * at load (kernels_cuda/plugin.h), so that kernels are written against the core's and ops'
+ * headers as the CPU's are, resolve a node's geometry as the CPU does, and errors land in the
+ * caller's thread-local message. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -80,4 +81,54 @@ onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size
 
 onyx_status kernel_check_run(const kernel_call *c, int64_t iterations) {
     return host->kernel_check_run(c, iterations);
+}
+
+void onyx_error_clear(void) { host->error_clear(); }
+
+/* ---- the host's geometry readers (ops/ over geometry/) */
+
+onyx_status ops_read_ints(const tensor *t, int input, int64_t *out, size_t cap, size_t *n) {
+    return host->read_ints(t, input, out, cap, n);
+}
+
+onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
+    return host->transpose_perm(n, rank, perm);
+}
+
+onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank,
+                          const int64_t *x_dims, int w_rank, const int64_t *w_dims, conv_geom *g) {
+    return host->conv_geometry(node, transpose, x_rank, x_dims, w_rank, w_dims, g);
+}
+
+onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_from_w,
+                          spatial_params *p) {
+    return host->spatial_parse(n, nd, kernel_from_w, p);
+}
+
+onyx_status spatial_resolve(spatial_params *p, const int64_t *in_dims, int64_t *out_dims) {
+    return host->spatial_resolve(p, in_dims, out_dims);
+}
+
+onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
+                              const tensor *starts, const tensor *ends, const tensor *axes,
+                              const tensor *steps, ops_slice *out) {
+    return host->slice_resolve(n, rank, dims, starts, ends, axes, steps, out);
+}
+
+onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
+                             ops_pads *out) {
+    return host->pads_resolve(n, rank, pads, axes, out);
+}
+
+onyx_status ops_pad_mode(const graph_node *n, int *mode) { return host->pad_mode(n, mode); }
+
+onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
+                                 int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
+    return host->depth_space_plan(n, to_space, in_dims, view_dims, perm, out_dims);
+}
+
+bool reduce_axes_from_input(const graph_node *n) { return host->reduce_axes_from_input(n); }
+
+onyx_status reduce_axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {
+    return host->reduce_axes_mask(n, axes, rank, mask);
 }

@@ -11,13 +11,20 @@
 #include <stddef.h>
 
 #include "core/kernel.h"
+#include "ops/conv/conv.h"
+#include "ops/reduce/reduce.h"
+#include "ops/shape_common.h"
+#include "ops/spatial.h"
 
-#define CUDA_PLUGIN_ABI 3
+#define CUDA_PLUGIN_ABI 4
 #define CUDA_PLUGIN_SYMBOL "onyx_cuda_plugin"
 
 /* What the plugin's kernels use of libonyx: errors go into the caller's thread-local message,
  * attributes are read as the core parses them, scratch and shared data come from the run
- * context and the rep. */
+ * context and the rep, and a node's geometry (conv and pool windows, slices, pads, axes,
+ * permutations) is resolved by the host's own readers (ops/ over geometry/), so that the GPU
+ * runs a node with the very shapes the CPU would. The plugin compiles geometry/ in as well, for
+ * the rules it applies to plain dims (matmul batches, broadcasts, axes). */
 typedef struct cuda_host_api {
     int abi;
     onyx_status (*verror)(onyx_status status, const char *fmt, va_list ap);
@@ -34,6 +41,26 @@ typedef struct cuda_host_api {
                                  onyx_status (*make)(void *ctx, void **obj),
                                  void (*release)(void *obj), void *ctx, void **out);
     onyx_status (*kernel_check_run)(const kernel_call *c, int64_t iterations);
+    void (*error_clear)(void);
+    onyx_status (*read_ints)(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
+    onyx_status (*transpose_perm)(const graph_node *n, int rank, int64_t *perm);
+    onyx_status (*conv_geometry)(const graph_node *node, bool transpose, int x_rank,
+                                 const int64_t *x_dims, int w_rank, const int64_t *w_dims,
+                                 conv_geom *g);
+    onyx_status (*spatial_parse)(const graph_node *n, int nd, const int64_t *kernel_from_w,
+                                 spatial_params *p);
+    onyx_status (*spatial_resolve)(spatial_params *p, const int64_t *in_dims, int64_t *out_dims);
+    onyx_status (*slice_resolve)(const graph_node *n, int rank, const int64_t *dims,
+                                 const tensor *starts, const tensor *ends, const tensor *axes,
+                                 const tensor *steps, ops_slice *out);
+    onyx_status (*pads_resolve)(const graph_node *n, int rank, const tensor *pads,
+                                const tensor *axes, ops_pads *out);
+    onyx_status (*pad_mode)(const graph_node *n, int *mode);
+    onyx_status (*depth_space_plan)(const graph_node *n, bool to_space, const int64_t *in_dims,
+                                    int64_t *view_dims, int64_t *perm, int64_t *out_dims);
+    bool (*reduce_axes_from_input)(const graph_node *n);
+    onyx_status (*reduce_axes_mask)(const graph_node *n, const tensor *axes, int rank,
+                                    bool *mask);
 } cuda_host_api;
 
 typedef struct cuda_plugin {

@@ -4,6 +4,9 @@
 
 #include <stdio.h>
 
+#include "geometry/axes.h"
+#include "geometry/broadcast.h"
+
 static const char *kind_name(onyx_value_kind k) {
     switch (k) {
     case ONYX_VALUE_NONE: return "unknown";
@@ -36,23 +39,6 @@ onyx_status infer_same_as_input(infer_ctx *c, int out, int in) {
     return type_copy(&c->out[out], c->in[in]);
 }
 
-/* Broadcasts one dim into the accumulated one; -1 is unknown. */
-static bool merge_dim(int64_t *acc, int64_t d) {
-    int64_t a = *acc;
-    if (a == 1) {
-        *acc = d;
-        return true;
-    }
-    if (d == 1 || d == a) return true;
-    if (a < 0) {
-        /* unknown a is 1 or d: the result is d unless d could itself be stretched (never) */
-        if (d >= 0) *acc = d;
-        return true;
-    }
-    if (d < 0) return true; /* unknown d must be 1 or a */
-    return false;
-}
-
 onyx_status infer_broadcast(infer_ctx *c, int first, int count, int *rank, int64_t *dims) {
     int r = 0;
     int64_t acc[ONYX_MAX_RANK];
@@ -73,7 +59,7 @@ onyx_status infer_broadcast(infer_ctx *c, int first, int count, int *rank, int64
         const type_info *t = c->in[i];
         int off = r - t->rank;
         for (int k = 0; k < t->rank; k++) {
-            if (!merge_dim(&acc[off + k], t->dims[k])) {
+            if (!geom_broadcast_dim(acc[off + k], t->dims[k], &acc[off + k])) {
                 char a[160], b[160];
                 return onyx_error(ONYX_ERR_SHAPE,
                                   "input %d has shape %s, which does not broadcast with %s "
@@ -91,10 +77,8 @@ onyx_status infer_broadcast(infer_ctx *c, int first, int count, int *rank, int64
 
 onyx_status infer_axis(infer_ctx *c, int64_t axis, int rank, int *out) {
     (void)c;
-    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d "
-                          "(expected %d..%d)", (long long)axis, rank, -rank, rank - 1);
-    *out = (int)(axis < 0 ? axis + rank : axis);
+    geom_msg m;
+    GEOM_TRY(m, geom_axis(axis, rank, "axis", out, &m));
     return ONYX_OK;
 }
 

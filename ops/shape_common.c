@@ -1,36 +1,27 @@
-/* Axis lists, slice bounds, pads and depth/space views shared by the shape ops' inference and
- * their CPU kernels. */
+/* Reading axis lists, slice bounds, pads and depth/space attributes and inputs for the shape ops'
+ * inference and their kernels; the rules themselves are geometry/'s. */
 #include "ops/shape_common.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
+#include "geometry/axes.h"
+#include "geometry/depth_space.h"
+#include "geometry/pads.h"
+#include "geometry/slice.h"
+
+_Static_assert(GEOM_MAX_RANK == ONYX_MAX_RANK, "geometry's rank bound is the core's");
+
 onyx_status ops_axis(int64_t axis, int rank, const char *what, int *out) {
-    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-        return onyx_error(ONYX_ERR_SHAPE,
-                          "%s %" PRId64 " is out of range for rank %d (expected %d..%d)", what,
-                          axis, rank, -rank, rank - 1);
-    *out = (int)(axis < 0 ? axis + rank : axis);
+    geom_msg m;
+    GEOM_TRY(m, geom_axis(axis, rank, what, out, &m));
     return ONYX_OK;
 }
 
 onyx_status ops_norm_axes(const int64_t *axes, size_t n, int rank, int *out, const char *what) {
-    bool seen[ONYX_MAX_RANK] = {false};
-    if (n > (size_t)rank)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "%s has %zu values, more than the rank %d", what,
-                          n, rank);
-    for (size_t i = 0; i < n; i++) {
-        int64_t a = axes[i];
-        if (a < -(int64_t)rank || a >= (int64_t)rank)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "%s[%zu] = %" PRId64 " is out of range for rank %d (expected %d..%d)",
-                              what, i, a, rank, -rank, rank - 1);
-        int k = (int)(a < 0 ? a + rank : a);
-        if (seen[k]) return onyx_error(ONYX_ERR_INVALID_MODEL, "%s repeats axis %d", what, k);
-        seen[k] = true;
-        out[i] = k;
-    }
+    geom_msg m;
+    GEOM_TRY(m, geom_axes(axes, n, rank, what, out, &m));
     return ONYX_OK;
 }
 
@@ -77,6 +68,9 @@ onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims
         TRY(attr_ints_into(n, "axes", ax, R, &na));
         have_axes = node_attr(n, "axes") != NULL;
     } else {
+        if (!starts || !ends)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "input %d (%s) is missing", starts ? 2 : 1,
+                              starts ? "ends" : "starts");
         TRY(ops_read_ints(starts, 1, st, R, &ns));
         TRY(ops_read_ints(ends, 2, en, R, &ne));
         have_axes = axes != NULL;
@@ -114,22 +108,7 @@ onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims
             out->len[k] = -1;
             continue;
         }
-        int64_t s = st[i], e = en[i];
-        if (s < 0) s += d;
-        if (e < 0) e += d;
-        int64_t len = 0;
-        if (step > 0) {
-            s = clamp64(s, 0, d);
-            e = clamp64(e, 0, d);
-            len = e > s ? (e - s - 1) / step + 1 : 0;
-        } else if (d > 0) { /* an empty axis has no [0, d - 1] to clamp into */
-            s = clamp64(s, 0, d - 1);
-            e = clamp64(e, -1, d - 1);
-            /* unsigned: -step overflows for INT64_MIN */
-            len = s > e ? (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) + 1 : 0;
-        }
-        out->start[k] = len > 0 ? s : 0;
-        out->len[k] = len;
+        geom_slice_axis(st[i], en[i], step, d, &out->start[k], &out->len[k]);
     }
     return ONYX_OK;
 }
@@ -138,29 +117,17 @@ onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, 
                              ops_pads *out) {
     enum { R = ONYX_MAX_RANK };
     int64_t p[2 * R], ax[R];
-    size_t np, na;
+    size_t np, na = 0;
     if (n->version < 11) {
         TRY(attr_ints_into(n, n->version < 2 ? "paddings" : "pads", p, 2 * R, &np));
     } else {
         if (!pads) return onyx_error(ONYX_ERR_INVALID_MODEL, "input 1 (pads) is missing");
         TRY(ops_read_ints(pads, 1, p, 2 * R, &np));
     }
-    if (axes) {
-        TRY(ops_read_ints(axes, 3, ax, R, &na));
-    } else {
-        na = (size_t)rank;
-        for (int k = 0; k < rank; k++) ax[k] = k;
-    }
-    if (np != 2 * na)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "pads has %zu values, expected %zu (2 per axis)",
-                          np, 2 * na);
-    int iax[R];
-    TRY(ops_norm_axes(ax, na, rank, iax, "axes"));
-    for (int k = 0; k < rank; k++) out->begin[k] = out->end[k] = 0;
-    for (size_t i = 0; i < na; i++) {
-        out->begin[iax[i]] = p[i];
-        out->end[iax[i]] = p[i + na];
-    }
+    if (axes) TRY(ops_read_ints(axes, 3, ax, R, &na));
+    geom_msg m;
+    GEOM_TRY(m, geom_pads_place(p, np, axes ? ax : NULL, axes ? na : 0, rank, out->begin,
+                                out->end, &m));
     return ONYX_OK;
 }
 
@@ -177,60 +144,16 @@ onyx_status ops_pad_mode(const graph_node *n, int *mode) {
                       m, count == 4 ? ", wrap" : "");
 }
 
-/* d * b, or -1 when d is unknown; false on overflow. */
-static bool mul_dim(int64_t d, int64_t b, int64_t *out) {
-    if (d < 0) {
-        *out = -1;
-        return true;
-    }
-    if (d > INT64_MAX / b) return false;
-    *out = d * b;
-    return true;
-}
-
 onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
                                  int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
     int64_t b = attr_int(n, "blocksize", 0);
-    if (b <= 0 || b > 3037000499LL) /* b*b must fit in int64 */
-        return onyx_error(ONYX_ERR_INVALID_MODEL,
-                          "blocksize %" PRId64 " is not in 1..3037000499", b);
-    int64_t N = in_dims[0], C = in_dims[1], H = in_dims[2], W = in_dims[3], bb = b * b;
     /* DepthToSpace has had a mode since 11, SpaceToDepth since 28; before, both are DCR */
     const char *mode = n->version >= (to_space ? 11 : 28) ? attr_string(n, "mode", "DCR") : "DCR";
     bool crd = strcmp(mode, "CRD") == 0;
     if (!crd && strcmp(mode, "DCR") != 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "mode '%s' is not DCR or CRD", mode);
-    if (to_space) {
-        if (C >= 0 && C % bb != 0)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "channels %" PRId64 " are not a multiple of blocksize^2 = %" PRId64,
-                              C, bb);
-        int64_t c = C < 0 ? -1 : C / bb;
-        out_dims[0] = N;
-        out_dims[1] = c;
-        if (!mul_dim(H, b, &out_dims[2]) || !mul_dim(W, b, &out_dims[3]))
-            return onyx_error(ONYX_ERR_SHAPE, "output size overflows");
-        static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crdp[6] = {0, 1, 4, 2, 5, 3};
-        int64_t vd[6] = {N, b, b, c, H, W}, vc[6] = {N, c, b, b, H, W};
-        memcpy(view_dims, crd ? vc : vd, sizeof vd);
-        memcpy(perm, crd ? crdp : dcr, sizeof dcr);
-        return ONYX_OK;
-    }
-    if ((H >= 0 && H % b != 0) || (W >= 0 && W % b != 0))
-        return onyx_error(ONYX_ERR_SHAPE,
-                          "height %" PRId64 " and width %" PRId64
-                          " must be multiples of blocksize %" PRId64,
-                          H, W, b);
-    int64_t h = H < 0 ? -1 : H / b, w = W < 0 ? -1 : W / b;
-    out_dims[0] = N;
-    if (!mul_dim(C, bb, &out_dims[1])) return onyx_error(ONYX_ERR_SHAPE, "output size overflows");
-    out_dims[2] = h;
-    out_dims[3] = w;
-    /* the view is [N, C, h, by, w, bx]; DCR gathers channels as (by, bx, C), CRD as (C, by, bx) */
-    static const int64_t s2d_dcr[6] = {0, 3, 5, 1, 2, 4}, s2d_crd[6] = {0, 1, 3, 5, 2, 4};
-    int64_t v[6] = {N, C, h, b, w, b};
-    memcpy(view_dims, v, sizeof v);
-    memcpy(perm, crd ? s2d_crd : s2d_dcr, sizeof s2d_dcr);
+    geom_msg m;
+    GEOM_TRY(m, geom_depth_space(to_space, crd, b, in_dims, view_dims, perm, out_dims, &m));
     return ONYX_OK;
 }
 
@@ -268,36 +191,6 @@ void ops_shape_range(const graph_node *n, int rank, int *start, int *end) {
     e = clamp64(e, 0, rank);
     *start = (int)s;
     *end = (int)(e < s ? s : e);
-}
-
-onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
-    const int64_t *p;
-    size_t k = attr_ints(n, "perm", &p);
-    if (!node_attr(n, "perm")) {
-        for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
-        return ONYX_OK;
-    }
-    if (k != (size_t)rank)
-        return onyx_error(ONYX_ERR_SHAPE, "perm has %zu values, expected the input rank %d", k,
-                          rank);
-    bool seen[ONYX_MAX_RANK] = {false};
-    for (int i = 0; i < rank; i++) {
-        if (p[i] < 0 || p[i] >= rank || seen[p[i]])
-            return onyx_error(ONYX_ERR_INVALID_MODEL,
-                              "perm[%d] = %" PRId64 " makes perm no permutation of 0..%d", i, p[i],
-                              rank - 1);
-        seen[p[i]] = true;
-        perm[i] = p[i];
-    }
-    return ONYX_OK;
-}
-
-bool ops_perm_moves_channels(const int64_t *perm, int rank, bool to_last) {
-    if (rank < 3 || perm[0] != 0) return false;
-    for (int i = 1; i < rank; i++)
-        if (perm[i] != (to_last ? (i == rank - 1 ? 1 : i + 1) : (i == 1 ? rank - 1 : i - 1)))
-            return false;
-    return true;
 }
 
 onyx_status ops_split_sizes(const graph_node *n, int n_out, int64_t dim, const tensor *split,

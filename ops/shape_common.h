@@ -1,5 +1,6 @@
-/* What op inference and the CPU kernels both compute from attributes and index inputs (axes,
- * slice bounds, pads), so that the two read them the same way. */
+/* What op inference and the kernels both read from attributes and index inputs (axes, slice
+ * bounds, pads, depth/space and transpose attributes), so that they read them the same way; the
+ * shape rules applied to what is read are geometry/'s. */
 #ifndef ONYX_OPS_SHAPE_COMMON_H
 #define ONYX_OPS_SHAPE_COMMON_H
 
@@ -19,13 +20,13 @@ static inline const tensor *ops_value(const infer_ctx *c, int i) {
  * overflow. */
 bool ops_dims_product(const int64_t *dims, int from, int to, int64_t *out);
 
-/* Normalizes one possibly negative axis against rank into *out, refusing out-of-range values;
- * `what` names it in messages ("axis"). Kernels check their axes with it too: infer may not have
- * seen the rank they run with. */
+/* Normalizes one possibly negative axis against rank into *out, refusing out-of-range values
+ * (geom_axis); `what` names it in messages ("axis"). Kernels check their axes with it too: infer
+ * may not have seen the rank they run with. */
 onyx_status ops_axis(int64_t axis, int rank, const char *what, int *out);
 
 /* Normalizes n axes (possibly negative) against rank into out[], refusing out-of-range and
- * repeated axes. `what` names the list in messages ("axes"). */
+ * repeated axes (geom_axes). `what` names the list in messages ("axes"). */
 onyx_status ops_norm_axes(const int64_t *axes, size_t n, int rank, int *out, const char *what);
 
 /* Reads an int32/int64 tensor of at most `cap` values (scalar or 1-D) with a message naming
@@ -62,13 +63,6 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
 
 /* Shape's [start, end) over the input dims (v15 attributes, clamped to [0, rank]). */
 void ops_shape_range(const graph_node *n, int rank, int *start, int *end);
-
-/* Transpose's permutation for rank (default: reversed), checked to be one. */
-onyx_status ops_transpose_perm(const graph_node *n, int rank, int64_t *perm);
-
-/* Whether perm, of rank 3 or more, puts the channels (axis 1) last ([0, 2, ..., r-1, 1]: to_last),
- * or first again ([0, r-1, 1, ..., r-2]). */
-bool ops_perm_moves_channels(const int64_t *perm, int rank, bool to_last);
 
 /* Split's part sizes along an axis of size dim (-1: unknown, then sizes that depend on it are
  * -1) into sizes[n_out], from the split input (`split`, NULL if absent), the split attribute

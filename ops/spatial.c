@@ -1,5 +1,5 @@
-/* Parsing and output-size rules of the sliding-window attributes shared by the pooling and
- * convolution ops (see spatial.h). */
+/* Parsing of the sliding-window attributes shared by the pooling ops, and their output sizes by
+ * geometry/window.h's rule (see spatial.h). */
 #include "ops/spatial.h"
 
 #include <string.h>
@@ -61,11 +61,7 @@ onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_fro
     TRY(read_list(n, "dilations", nd, 1, 1, r.dilation, NULL));
 
     const char *ap = attr_string(n, "auto_pad", "NOTSET");
-    if (!strcmp(ap, "NOTSET") || !*ap) r.auto_pad = SPATIAL_NOTSET;
-    else if (!strcmp(ap, "SAME_UPPER")) r.auto_pad = SPATIAL_SAME_UPPER;
-    else if (!strcmp(ap, "SAME_LOWER")) r.auto_pad = SPATIAL_SAME_LOWER;
-    else if (!strcmp(ap, "VALID")) r.auto_pad = SPATIAL_VALID;
-    else
+    if (!geom_auto_pad_parse(ap, &r.auto_pad))
         return onyx_error(ONYX_ERR_INVALID_MODEL,
                           "attribute auto_pad is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER or "
                           "VALID", ap);
@@ -77,7 +73,7 @@ onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_fro
     r.ceil_mode = ceil_mode != 0;
 
     /* pads are meaningless with an auto_pad mode: onnxruntime ignores them, so do we */
-    if (r.auto_pad == SPATIAL_NOTSET) {
+    if (r.auto_pad == GEOM_PAD_NOTSET) {
         int64_t pads[2 * SPATIAL_MAX_DIMS];
         TRY(read_list(n, "pads", 2 * nd, 0, 0, pads, NULL));
         for (int i = 0; i < nd; i++) {
@@ -97,45 +93,13 @@ onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_fro
 }
 
 static onyx_status dim_out(spatial_params *p, int i, int64_t in, int64_t *out) {
-    int64_t s = p->stride[i], win = spatial_window(p, i);
-    if (in < 0) {
-        *out = -1;
-        return ONYX_OK;
-    }
     if (in > SPATIAL_DIM_MAX)
         return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d is %lld, expected at most %lld", i,
                           (long long)in, (long long)SPATIAL_DIM_MAX);
-    switch (p->auto_pad) {
-    case SPATIAL_SAME_UPPER:
-    case SPATIAL_SAME_LOWER: {
-        int64_t o = (in + s - 1) / s;
-        int64_t total = (o - 1) * s + win - in;
-        if (total < 0) total = 0;
-        int64_t small = total / 2;
-        p->pad_begin[i] = p->auto_pad == SPATIAL_SAME_UPPER ? small : total - small;
-        p->pad_end[i] = total - p->pad_begin[i];
-        *out = o;
-        return ONYX_OK;
-    }
-    case SPATIAL_VALID:
-        p->pad_begin[i] = p->pad_end[i] = 0;
-        break;
-    case SPATIAL_NOTSET: break;
-    }
-    int64_t span = in + p->pad_begin[i] + p->pad_end[i] - win;
-    if (span < 0)
-        return onyx_error(ONYX_ERR_SHAPE,
-                          "spatial dim %d: input %lld with pads %lld+%lld is smaller than the "
-                          "window %lld",
-                          i, (long long)in, (long long)p->pad_begin[i], (long long)p->pad_end[i],
-                          (long long)win);
-    int64_t o = span / s + 1;
-    if (p->ceil_mode && p->auto_pad == SPATIAL_NOTSET && span % s != 0) {
-        o++;
-        /* the last window must start inside the input or its left padding */
-        if ((o - 1) * s >= in + p->pad_begin[i]) o--;
-    }
-    *out = o;
+    geom_msg m;
+    if (geom_window_out(in, p->kernel[i], p->stride[i], p->dilation[i], p->auto_pad, p->ceil_mode,
+                        &p->pad_begin[i], &p->pad_end[i], out, &m) != ONYX_OK)
+        return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: %s", i, m.text);
     return ONYX_OK;
 }
 

@@ -1,23 +1,17 @@
 /* Sliding-window attributes shared by the pooling and convolution families (MaxPool, AveragePool,
- * LpPool, Conv, ConvTranspose, DeformConv, Col2Im, ...): kernel_shape, strides, dilations, pads,
- * auto_pad and ceil_mode, parsed and validated once, and the output size rule of the ONNX spec. */
+ * LpPool, DeformConv, Col2Im, ...): kernel_shape, strides, dilations, pads, auto_pad and
+ * ceil_mode, parsed and validated once; the output size rule itself is geometry/window.h's. */
 #ifndef ONYX_OPS_SPATIAL_H
 #define ONYX_OPS_SPATIAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "geometry/window.h"
 #include "ops/schema.h"
 
 /* Spatial dims supported (1-D, 2-D and 3-D windows). */
 #define SPATIAL_MAX_DIMS 3
-
-typedef enum spatial_auto_pad {
-    SPATIAL_NOTSET = 0,     /* explicit pads (the default) */
-    SPATIAL_SAME_UPPER,     /* output = ceil(in / stride); odd padding goes at the end */
-    SPATIAL_SAME_LOWER,     /* output = ceil(in / stride); odd padding goes at the beginning */
-    SPATIAL_VALID,          /* no padding */
-} spatial_auto_pad;
 
 typedef struct spatial_params {
     int nd;                                  /* number of spatial dims */
@@ -28,7 +22,7 @@ typedef struct spatial_params {
      * spatial_resolve once the input's spatial dims are known. */
     int64_t pad_begin[SPATIAL_MAX_DIMS];
     int64_t pad_end[SPATIAL_MAX_DIMS];
-    spatial_auto_pad auto_pad;
+    geom_auto_pad auto_pad;
     bool ceil_mode;                          /* pools only; Conv has no such attribute (0) */
 } spatial_params;
 
@@ -43,27 +37,23 @@ typedef struct spatial_params {
 onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_from_w,
                           spatial_params *p);
 
-/* Output spatial dims of the forward sliding window (pools, Conv, DeformConv, Col2Im's block
- * count; not ConvTranspose, whose output and SAME pads follow its own rule from the parsed
- * params) for input spatial dims in_dims[nd] (the dims after N and C), per the
- * ONNX rule: NOTSET: floor or ceil((in + pb + pe - ((k-1)*d+1)) / s) + 1, where in ceil_mode
- * a last window that would start past the input and the left padding is dropped (as onnx's
- * reference and onnxruntime do); SAME_*: ceil(in / s); VALID: ceil((in - ((k-1)*d+1) + 1) / s).
- * An unknown input dim (-1) gives -1. Fails with ONYX_ERR_SHAPE when a known dim is too small
- * for one window (which also refuses zero-sized spatial dims without padding). */
+/* Output spatial dims of the forward sliding window (pools, DeformConv, Col2Im's block count)
+ * for input spatial dims in_dims[nd] (the dims after N and C), by geom_window_out per dim (the
+ * ONNX rule, ceil mode's dropped last window included). An unknown input dim (-1) gives -1.
+ * Fails with ONYX_ERR_SHAPE when a known dim is too small for one window (which also refuses
+ * zero-sized spatial dims without padding) or above 2^60. */
 onyx_status spatial_output_dims(const spatial_params *p, const int64_t *in_dims,
                                 int64_t *out_dims);
 
 /* spatial_output_dims for known input dims, and, for the SAME_* modes, the pads they imply
- * written into p->pad_begin / p->pad_end (total = max(0, (out-1)*s + (k-1)*d+1 - in), the odd
- * one at the end for SAME_UPPER, at the beginning for SAME_LOWER). Kernels call it with the
+ * written into p->pad_begin / p->pad_end (geom_window_out). Kernels call it with the
  * input they run on; after it the window of output o along dim i reads input positions
  * o*s - pad_begin + j*d for j < k (those outside [0, in) are padding). */
 onyx_status spatial_resolve(spatial_params *p, const int64_t *in_dims, int64_t *out_dims);
 
 /* The dilated window extent (k-1)*d+1 of dim i. */
 static inline int64_t spatial_window(const spatial_params *p, int i) {
-    return (p->kernel[i] - 1) * p->dilation[i] + 1;
+    return geom_window_extent(p->kernel[i], p->dilation[i]);
 }
 
 #endif

@@ -2,6 +2,7 @@
 #include "kernels_cpu/common/broadcast.h"
 
 #include "core/parallel.h"
+#include "geometry/broadcast.h"
 
 onyx_status cpu_bcast_init(cpu_bcast_iter *it, int out_rank, const int64_t *out_dims,
                            size_t out_elem, int n_in, const int *in_rank,
@@ -17,29 +18,10 @@ onyx_status cpu_bcast_init(cpu_bcast_iter *it, int out_rank, const int64_t *out_
         numel *= out_dims[d];
     }
     for (int k = 0; k < n_in; k++) {
-        int r = in_rank[k];
-        if (r > out_rank) {
-            char a[200], b[200];
-            return onyx_error(ONYX_ERR_SHAPE, "input %d of shape %s has a higher rank than the "
-                              "output %s", k, shape_str(r, in_dims[k], a, sizeof a),
-                              shape_str(out_rank, out_dims, b, sizeof b));
-        }
-        int64_t s = 1;
-        for (int d = out_rank - 1; d >= 0; d--) {
-            int id = d - (out_rank - r);
-            int64_t dim = id >= 0 ? in_dims[k][id] : 1;
-            if (dim == out_dims[d]) {
-                strides[k + 1][d] = dim == 1 ? 0 : s;
-            } else if (dim == 1) {
-                strides[k + 1][d] = 0;
-            } else {
-                char a[200], b[200];
-                return onyx_error(ONYX_ERR_SHAPE, "input %d of shape %s does not broadcast to %s",
-                                  k, shape_str(r, in_dims[k], a, sizeof a),
-                                  shape_str(out_rank, out_dims, b, sizeof b));
-            }
-            s *= dim;
-        }
+        geom_msg m;
+        if (geom_broadcast_strides(in_rank[k], in_dims[k], out_rank, out_dims, strides[k + 1],
+                                   &m) != ONYX_OK)
+            return onyx_error(ONYX_ERR_SHAPE, "input %d: %s", k, m.text);
     }
     /* Drop size-1 dims, then merge neighbours that every operand walks contiguously. */
     it->n_ops = n_ops;

@@ -1,17 +1,15 @@
-/* The numpy-matmul reading of two operands that MatMul, MatMulInteger and QLinearMatMul share:
- * matrix dims, and the broadcast batch dims with each operand's stride per batch dim. */
+/* The numpy-matmul reading of two operands that the CPU's MatMul, MatMulInteger, QLinearMatMul,
+ * FusedMatMul and MatMulIntegerToFloat share: the product's plan of geometry/matmul.h, checked
+ * against the output they write. */
 #ifndef ONYX_KERNELS_CPU_MATMUL_SHAPE_H
 #define ONYX_KERNELS_CPU_MATMUL_SHAPE_H
 
 #include "core/value.h"
+#include "geometry/matmul.h"
 
-typedef struct cpu_mm_shape {
-    int64_t m, n, k, nbatch;
-    int nb; /* broadcast batch dims */
-    int64_t bdim[ONYX_MAX_RANK], astr[ONYX_MAX_RANK], bstr[ONYX_MAX_RANK];
-} cpu_mm_shape;
+typedef geom_matmul cpu_mm_shape;
 
-/* Y = A @ B: fills s, checking the inner dims, the batch broadcast and Y's element count. */
+/* Y = A @ B: fills s (geom_matmul_plan), checking Y's element count too. */
 onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y, cpu_mm_shape *s);
 
 /* Element offsets of batch t's matrices in A and B. */

@@ -2,6 +2,7 @@
  * requantized to the output's parameters through a 256-entry table (copied when they agree). */
 #include <string.h>
 
+#include "geometry/axes.h"
 #include "kernels_cpu/common/broadcast.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
@@ -26,11 +27,9 @@ onyx_status cpu_qlinearconcat_run(const kernel_call *c) {
     TRY(cq_param_get(c, 0, 1, t, "Y", &py));
     tensor *y = kernel_output(c, 0);
     int rank = y->rank;
-    int64_t axis = attr_int(c->node, "axis", 0);
-    if (rank == 0 || axis < -rank || axis >= rank)
-        return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d",
-                          (long long)axis, rank);
-    int ax = (int)(axis < 0 ? axis + rank : axis);
+    int ax;
+    geom_msg m;
+    GEOM_TRY(m, geom_axis(attr_int(c->node, "axis", 0), rank, "axis", &ax, &m));
     int64_t outer = 1, inner = 1;
     for (int k = 0; k < ax; k++) outer *= y->dims[k];
     for (int k = ax + 1; k < rank; k++) inner *= y->dims[k];

@@ -185,35 +185,8 @@ static void mm_run_job(mm_job *j, bool b_shared) {
 }
 
 onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y, cpu_mm_shape *s) {
-    int ra = A->rank, rb = B->rank;
-    if (ra < 1 || rb < 1)
-        return onyx_error(ONYX_ERR_SHAPE, "operand %c is a scalar, expected rank >= 1",
-                          ra < 1 ? 'A' : 'B');
-    s->m = ra > 1 ? A->dims[ra - 2] : 1;
-    s->k = A->dims[ra - 1];
-    s->n = rb > 1 ? B->dims[rb - 1] : 1;
-    int64_t kb = rb > 1 ? B->dims[rb - 2] : B->dims[0];
-    if (kb != s->k)
-        return onyx_error(ONYX_ERR_SHAPE, "inner dims differ: %lld (A) vs %lld (B)",
-                          (long long)s->k, (long long)kb);
-    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
-    s->nb = ba > bb ? ba : bb;
-    int64_t sa = s->m * s->k, sb = s->k * s->n;
-    s->nbatch = 1;
-    for (int i = s->nb - 1; i >= 0; i--) {
-        int ia = i - (s->nb - ba), ib = i - (s->nb - bb);
-        int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return onyx_error(ONYX_ERR_SHAPE, "batch dims %lld and %lld do not broadcast",
-                              (long long)da, (long long)db);
-        s->bdim[i] = da > db ? da : db;
-        if (da == 0 || db == 0) s->bdim[i] = 0;
-        s->astr[i] = da == 1 ? 0 : sa;
-        s->bstr[i] = db == 1 ? 0 : sb;
-        sa *= da;
-        sb *= db;
-        s->nbatch *= s->bdim[i];
-    }
+    geom_msg m;
+    GEOM_TRY(m, geom_matmul_plan(A->rank, A->dims, B->rank, B->dims, s, &m));
     if (Y->numel != s->nbatch * s->m * s->n)
         return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
                           (long long)Y->numel, (long long)(s->nbatch * s->m * s->n));

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "core/parallel.h"
+#include "geometry/broadcast.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/norm/common.h"
@@ -137,26 +138,14 @@ static onyx_status ln_param_init(ln_param *p, const tensor *t, const tensor *x, 
     if (norm_float_index(t->dtype) < 0)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input %d has type %s, expected a float type",
                           input, onyx_dtype_name(t->dtype));
-    char a[160], b[160];
-    if (t->rank > x->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d has shape %s, which does not broadcast to %s",
-                          input, shape_str(t->rank, t->dims, a, sizeof a),
-                          shape_str(x->rank, x->dims, b, sizeof b));
+    geom_msg m;
+    if (geom_broadcast_strides(t->rank, t->dims, x->rank, x->dims, p->stride, &m) != ONYX_OK)
+        return onyx_error(ONYX_ERR_SHAPE, "input %d: %s", input, m.text);
     int off = x->rank - t->rank, lead = 0;
     while (lead < t->rank && t->dims[lead] == 1) lead++;
     bool exact = true;
-    int64_t st = 1;
-    for (int d = x->rank - 1; d >= 0; d--) {
-        int k = d - off;
-        int64_t td = k >= 0 ? t->dims[k] : 1;
-        if (td != 1 && td != x->dims[d])
-            return onyx_error(
-                ONYX_ERR_SHAPE, "input %d has shape %s, which does not broadcast to %s", input,
-                shape_str(t->rank, t->dims, a, sizeof a), shape_str(x->rank, x->dims, b, sizeof b));
-        p->stride[d] = td == 1 ? 0 : st;
-        st *= td;
-        if (k >= lead && td != x->dims[d]) exact = false;
-    }
+    for (int k = lead; k < t->rank; k++)
+        if (t->dims[k] != x->dims[k + off]) exact = false;
     /* the tensor (past its leading 1s) must cover every normalized axis and broadcast nowhere */
     p->contiguous = exact && off + lead <= axis;
     int64_t cols = 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/exec.h"
+#include "geometry/broadcast.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 /* One value of the recomputed forward pass (dense, double). */
@@ -105,16 +106,8 @@ static int64_t bcast_index(const dval *in, int out_rank, const int64_t *out_dims
 }
 
 static onyx_status broadcast_dims(const dval *a, const dval *b, int *rank, int64_t *dims) {
-    int r = a->rank > b->rank ? a->rank : b->rank;
-    for (int k = 0; k < r; k++) {
-        int ia = k - (r - a->rank), ib = k - (r - b->rank);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return onyx_error(ONYX_ERR_SHAPE, "cannot broadcast dims %lld and %lld", (long long)da,
-                              (long long)db);
-        dims[k] = da == 1 ? db : da;
-    }
-    *rank = r;
+    geom_msg m;
+    GEOM_TRY(m, geom_broadcast_shapes(a->rank, a->dims, b->rank, b->dims, rank, dims, &m));
     return ONYX_OK;
 }
 

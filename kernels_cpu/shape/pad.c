@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "geometry/pads.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
@@ -63,9 +64,8 @@ onyx_status cpu_pad_run(const kernel_call *c) {
     cpu_strides(r, x->dims, xst);
     cpu_strides(r, y->dims, yst);
     for (int k = 0; k < r; k++) {
-        int64_t crop_lo = p.begin[k] < 0 ? -p.begin[k] : 0, crop_hi = p.end[k] < 0 ? -p.end[k] : 0;
-        lo[k] = p.begin[k] > 0 ? p.begin[k] : 0;
-        len[k] = x->dims[k] - crop_lo - crop_hi;
+        int64_t crop_lo;
+        geom_pad_interior(x->dims[k], p.begin[k], p.end[k], &lo[k], &crop_lo, &len[k]);
         if (len[k] <= 0) empty = true;
         xoff += crop_lo * xst[k];
         yoff += lo[k] * yst[k];

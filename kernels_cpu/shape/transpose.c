@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/fuse.h"
+#include "geometry/perm.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
@@ -19,8 +20,8 @@ onyx_status cpu_transpose_prepare(const kernel_prep *p, void **state) {
     if (!f || (!f->opaque_in0 && !f->opaque_out0)) return ONYX_OK;
     int64_t perm[ONYX_MAX_RANK];
     int r = p->in_type[0]->rank;
-    TRY(ops_transpose_perm(p->node, r, perm));
-    if (f->opaque_in0 == f->opaque_out0 || !ops_perm_moves_channels(perm, r, f->opaque_in0))
+    TRY(node_transpose_perm(p->node, r, perm));
+    if (f->opaque_in0 == f->opaque_out0 || !geom_perm_moves_channels(perm, r, f->opaque_in0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout Transpose must put the "
                           "channels of an opaque input last, or of a plain input first");
     *state = (void *)&relabel_marker;
@@ -37,7 +38,7 @@ onyx_status cpu_transpose_run(const kernel_call *c) {
         return ONYX_OK;
     }
     int64_t perm[ONYX_MAX_RANK];
-    TRY(ops_transpose_perm(c->node, x->rank, perm));
+    TRY(node_transpose_perm(c->node, x->rank, perm));
     if (y->data == x->data && x->numel > 0) /* a view (KF_VIEW): the perm moves only dims of 1 */
         return ONYX_OK;
     cpu_move_begin(y);

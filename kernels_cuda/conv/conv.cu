@@ -1,13 +1,14 @@
 // Conv and ConvTranspose on CUDA through cuDNN's convolution (ConvTranspose as its backward-data
-// pass), with the ONNX geometry of ops/conv/conv.c; pads cuDNN cannot take (asymmetric ones,
-// ConvTranspose's negative or output_shape-derived ones) go through a padded copy of the input
-// or a staged output cropped into Y.
+// pass), with the geometry the host resolves (ops/conv/conv.c's conv_geometry); pads cuDNN
+// cannot take (asymmetric ones, ConvTranspose's negative or output_shape-derived ones) go
+// through a padded copy of the input or a staged output cropped into Y.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern "C" {
 #include "core/fuse.h"
+#include "ops/conv/conv.h"
 }
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
@@ -21,47 +22,6 @@ const size_t WS_CAP = (size_t)1 << 30;
 
 /* ------------------------------------------------------------------ geometry */
 
-enum auto_pad { AP_NOTSET, AP_SAME_UPPER, AP_SAME_LOWER, AP_VALID };
-
-struct cgeom {
-    int nsp;
-    int64_t n, c, m, group;
-    int64_t in[MAX_SP], k[MAX_SP], out[MAX_SP], stride[MAX_SP], dil[MAX_SP];
-    int64_t pb[MAX_SP], pe[MAX_SP], opad[MAX_SP];
-};
-
-int64_t floor_div(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-// ONNX's split of a total padding: SAME_UPPER puts the odd pixel at the end.
-void split_pad(int64_t total, bool upper, int64_t *b, int64_t *e) {
-    if (upper) {
-        *b = floor_div(total, 2);
-        *e = total - *b;
-    } else {
-        *e = floor_div(total, 2);
-        *b = total - *e;
-    }
-}
-
-bool read_ints(const graph_node *node, const char *name, int want, int64_t lo, int64_t dflt,
-               int64_t *out) {
-    const int64_t *v = NULL;
-    size_t n = attr_ints(node, name, &v);
-    if (!v) {
-        for (int i = 0; i < want; i++) out[i] = dflt;
-        return true;
-    }
-    if ((int)n != want) return false;
-    for (int i = 0; i < want; i++) {
-        if (v[i] < lo || v[i] > ((int64_t)1 << 30)) return false;
-        out[i] = v[i];
-    }
-    return true;
-}
-
 bool static_dims(const type_info *t) {
     if (!t || t->kind != ONYX_VALUE_TENSOR || t->rank < 0) return false;
     for (int d = 0; d < t->rank; d++)
@@ -69,84 +29,20 @@ bool static_dims(const type_info *t) {
     return true;
 }
 
-// The geometry of conv_geometry (ops/conv/conv.c) for known shapes; false where it fails or is
-// out of what this file takes.
+// The node's geometry as the host resolves it for every device (conv_geometry: the attributes
+// read by ops/conv/conv.c, the window rules of geometry/window.h), for known shapes; false where
+// it fails or is out of what this file takes.
 bool resolve(const graph_node *node, bool transpose, const type_info *x, const type_info *w,
-             cgeom *g) {
-    memset(g, 0, sizeof *g);
+             conv_geom *g) {
     if (!static_dims(x) || !static_dims(w) || x->rank < 3 || x->rank > MAX_SP + 2 ||
         w->rank != x->rank)
         return false;
-    int nsp = x->rank - 2;
-    g->nsp = nsp;
-    g->group = attr_int(node, "group", 1);
-    if (g->group < 1) return false;
-    const char *ap_s = attr_string(node, "auto_pad", "NOTSET");
-    auto_pad ap;
-    if (!strcmp(ap_s, "NOTSET") || !*ap_s) ap = AP_NOTSET;
-    else if (!strcmp(ap_s, "SAME_UPPER")) ap = AP_SAME_UPPER;
-    else if (!strcmp(ap_s, "SAME_LOWER")) ap = AP_SAME_LOWER;
-    else if (!strcmp(ap_s, "VALID")) ap = AP_VALID;
-    else return false;
-    int64_t pads[2 * MAX_SP];
-    if (!read_ints(node, "strides", nsp, 1, 1, g->stride) ||
-        !read_ints(node, "dilations", nsp, 1, 1, g->dil) ||
-        !read_ints(node, "pads", 2 * nsp, 0, 0, pads))
+    if (conv_geometry(node, transpose, x->rank, x->dims, w->rank, w->dims, g) != ONYX_OK) {
+        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
         return false;
-    const int64_t *ks = NULL;
-    size_t nks = attr_ints(node, "kernel_shape", &ks);
-    if (ks && (int)nks != nsp) return false;
-    for (int i = 0; i < nsp; i++) {
-        g->k[i] = w->dims[2 + i];
-        if (g->k[i] < 1 || (ks && ks[i] != g->k[i])) return false;
     }
-    g->n = x->dims[0];
-    g->c = x->dims[1];
-    if (g->c % g->group != 0) return false;
-    if (!transpose) {
-        g->m = w->dims[0];
-        if (g->m % g->group != 0 || w->dims[1] * g->group != g->c) return false;
-        for (int i = 0; i < nsp; i++) {
-            g->in[i] = x->dims[2 + i];
-            g->pb[i] = ap == AP_NOTSET ? pads[i] : 0;
-            g->pe[i] = ap == AP_NOTSET ? pads[nsp + i] : 0;
-            int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
-            if (ap == AP_SAME_UPPER || ap == AP_SAME_LOWER) {
-                g->out[i] = (g->in[i] + g->stride[i] - 1) / g->stride[i];
-                int64_t total = (g->out[i] - 1) * g->stride[i] + dk - g->in[i];
-                if (total < 0) total = 0;
-                split_pad(total, ap == AP_SAME_UPPER, &g->pb[i], &g->pe[i]);
-            } else {
-                int64_t span = g->in[i] + g->pb[i] + g->pe[i];
-                if (span < dk) return false;
-                g->out[i] = (span - dk) / g->stride[i] + 1;
-            }
-        }
-        return true;
-    }
-    g->m = w->dims[1] * g->group;
-    if (w->dims[0] != g->c) return false;
-    if (!read_ints(node, "output_padding", nsp, 0, 0, g->opad)) return false;
-    const int64_t *os = NULL;
-    size_t nos = attr_ints(node, "output_shape", &os);
-    if (os && (int)nos != nsp && (int)nos != nsp + 2) return false;
-    if (os && (int)nos == nsp + 2) os += 2;
-    for (int i = 0; i < nsp; i++) {
-        g->in[i] = x->dims[2 + i];
-        if (os && os[i] < 1) return false;
-        g->pb[i] = ap == AP_NOTSET ? pads[i] : 0;
-        g->pe[i] = ap == AP_NOTSET ? pads[nsp + i] : 0;
-        if (os) g->out[i] = os[i];
-        int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
-        int64_t natural = g->stride[i] * (g->in[i] - 1) + g->opad[i] + dk;
-        if (os || ap == AP_SAME_UPPER || ap == AP_SAME_LOWER) {
-            if (!os) g->out[i] = g->in[i] * g->stride[i];
-            split_pad(natural - g->out[i], ap == AP_SAME_UPPER, &g->pb[i], &g->pe[i]);
-        } else {
-            g->out[i] = natural - g->pb[i] - g->pe[i];
-        }
+    for (int i = 0; i < g->nsp; i++)
         if (g->out[i] < 1) return false;
-    }
     return true;
 }
 
@@ -359,7 +255,7 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
     // bfloat16 (Conv-22) stays on the CPU: cuDNN's legacy bfloat16 paths are not checked here
     dtype_mask types = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16);
     if (!x || !w || !dtype_in(x->dtype, types) || w->dtype != x->dtype) return false;
-    cgeom g;
+    conv_geom g;
     if (!resolve(p->node, transpose, x, w, &g)) return false;
     const type_info *y = &p->out_type[0];
     if (y->kind != ONYX_VALUE_TENSOR || y->rank != g.nsp + 2 || y->dims[0] != g.n ||
@@ -389,15 +285,15 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
     // the spatial dims of what cuDNN reads and writes, and its (symmetric) pads
     int64_t rd[MAX_SP], wr[MAX_SP], pad[MAX_SP];
     if (!transpose) {
-        for (int i = 0; i < nsp; i++) s->pad_in |= g.pb[i] != g.pe[i] || g.pb[i] >= dk[i];
+        for (int i = 0; i < nsp; i++) s->pad_in |= g.pad_b[i] != g.pad_e[i] || g.pad_b[i] >= dk[i];
         for (int i = 0; i < nsp; i++) {
-            rd[i] = s->pad_in ? g.in[i] + g.pb[i] + g.pe[i] : g.in[i];
+            rd[i] = s->pad_in ? g.in[i] + g.pad_b[i] + g.pad_e[i] : g.in[i];
             wr[i] = g.out[i];
-            pad[i] = s->pad_in ? 0 : g.pb[i];
+            pad[i] = s->pad_in ? 0 : g.pad_b[i];
         }
         if (s->pad_in) {
             int64_t off[MAX_SP];
-            for (int i = 0; i < nsp; i++) off[i] = -g.pb[i];
+            for (int i = 0; i < nsp; i++) off[i] = -g.pad_b[i];
             fill_win(&s->pad_copy, g.n, g.c, nsp, rd, g.in, off);
             s->pad_numel = numel_of(g.n, g.c, rd, nsp);
         }
@@ -406,18 +302,18 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
         // convolution maps back onto X (output_padding below the stride)
         bool direct = true;
         for (int i = 0; i < nsp; i++)
-            direct &= g.pb[i] == g.pe[i] && g.pb[i] >= 0 && g.pb[i] < dk[i] &&
-                      g.stride[i] * (g.in[i] - 1) + dk[i] - 2 * g.pb[i] <= g.out[i] &&
-                      g.out[i] < g.stride[i] * g.in[i] + dk[i] - 2 * g.pb[i];
+            direct &= g.pad_b[i] == g.pad_e[i] && g.pad_b[i] >= 0 && g.pad_b[i] < dk[i] &&
+                      g.stride[i] * (g.in[i] - 1) + dk[i] - 2 * g.pad_b[i] <= g.out[i] &&
+                      g.out[i] < g.stride[i] * g.in[i] + dk[i] - 2 * g.pad_b[i];
         s->staged = !direct;
         for (int i = 0; i < nsp; i++) {
             rd[i] = g.in[i];
             // staged: the full output without padding, where X's last pixel ends
             wr[i] = s->staged ? g.stride[i] * (g.in[i] - 1) + dk[i] : g.out[i];
-            pad[i] = s->staged ? 0 : g.pb[i];
+            pad[i] = s->staged ? 0 : g.pad_b[i];
         }
         if (s->staged) {
-            fill_win(&s->crop, g.n, g.m, nsp, g.out, wr, g.pb);
+            fill_win(&s->crop, g.n, g.m, nsp, g.out, wr, g.pad_b);
             s->stage_numel = numel_of(g.n, g.m, wr, nsp);
         }
     }

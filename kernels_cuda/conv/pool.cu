@@ -1,9 +1,13 @@
 // MaxPool (without Indices), AveragePool, GlobalMaxPool and GlobalAveragePool on CUDA: direct
-// kernels with the window rules of ops/spatial.c and the loops of kernels_cpu/pool/pool.c
-// (asymmetric pads, ceil_mode, dilations, count_include_pad), one thread per output.
+// kernels over the windows the host resolves (ops/spatial.c over geometry/window.h) with the
+// loops of kernels_cpu/pool/pool.c (asymmetric pads, ceil_mode, dilations, count_include_pad),
+// one thread per output.
 #include <stdlib.h>
 #include <string.h>
 
+extern "C" {
+#include "ops/spatial.h"
+}
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
 
@@ -27,27 +31,9 @@ struct pool_state {
     int64_t x_numel, y_numel;
 };
 
-const int64_t ATTR_MAX = (int64_t)1 << 30;
-
-bool read_list(const graph_node *n, const char *name, int want, int64_t dflt, int64_t min,
-               int64_t *out, bool *present) {
-    const int64_t *v;
-    size_t cnt = attr_ints(n, name, &v);
-    if (present) *present = v != NULL;
-    if (!v) {
-        for (int i = 0; i < want; i++) out[i] = dflt;
-        return true;
-    }
-    if ((int64_t)cnt != want) return false;
-    for (int i = 0; i < want; i++) {
-        if (v[i] < min || v[i] > ATTR_MAX) return false;
-        out[i] = v[i];
-    }
-    return true;
-}
-
-// spatial_parse + spatial_resolve (ops/spatial.c) for a pool over known input dims; false where
-// they fail or the output type disagrees.
+// The pool's window as the host resolves it for every device (spatial_parse and
+// spatial_resolve: the attributes read by ops/spatial.c, the window rule of geometry/window.h)
+// over known input dims; false where they fail or the output type disagrees.
 bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     const type_info *x = p->in_type[0];
     if (!x || x->kind != ONYX_VALUE_TENSOR) return false;
@@ -58,57 +44,16 @@ bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     for (int o = 1; o < p->node->n_outputs; o++)
         if (p->node->outputs[o] >= 0) return false;
     const graph_node *n = p->node;
-    const int64_t *ks;
-    size_t nk = attr_ints(n, "kernel_shape", &ks);
-    if (nk < 1 || nk > SP_MAX || x->rank != (int)nk + 2) return false;
-    int nd = (int)nk;
+    if (x->rank < 3 || x->rank > SP_MAX + 2) return false;
+    int nd = x->rank - 2;
     for (int i = 0; i < x->rank; i++)
         if (x->dims[i] < 0) return false;
-    int64_t k[SP_MAX], st[SP_MAX], dl[SP_MAX], pb[SP_MAX] = {0, 0, 0}, pe[SP_MAX] = {0, 0, 0};
-    if (!read_list(n, "kernel_shape", nd, 0, 1, k, NULL) ||
-        !read_list(n, "strides", nd, 1, 1, st, NULL) ||
-        !read_list(n, "dilations", nd, 1, 1, dl, NULL))
-        return false;
-    const char *ap = attr_string(n, "auto_pad", "NOTSET");
-    bool same = false, upper = false, valid = false;
-    if (!strcmp(ap, "SAME_UPPER")) same = upper = true;
-    else if (!strcmp(ap, "SAME_LOWER")) same = true;
-    else if (!strcmp(ap, "VALID")) valid = true;
-    else if (strcmp(ap, "NOTSET") && *ap) return false;
-    int64_t ceil_mode = attr_int(n, "ceil_mode", 0);
-    if (ceil_mode != 0 && ceil_mode != 1) return false;
-    if (!same && !valid) {
-        int64_t pads[2 * SP_MAX];
-        if (!read_list(n, "pads", 2 * nd, 0, 0, pads, NULL)) return false;
-        for (int i = 0; i < nd; i++) {
-            pb[i] = pads[i];
-            pe[i] = pads[nd + i];
-            int64_t win = (k[i] - 1) * dl[i] + 1;
-            if (pb[i] >= win || pe[i] >= win) return false;
-        }
-    }
+    spatial_params sp;
     int64_t out[SP_MAX];
-    for (int i = 0; i < nd; i++) {
-        int64_t in = x->dims[2 + i], win = (k[i] - 1) * dl[i] + 1;
-        if (same) {
-            int64_t o = (in + st[i] - 1) / st[i];
-            int64_t total = (o - 1) * st[i] + win - in;
-            if (total < 0) total = 0;
-            int64_t small = total / 2;
-            pb[i] = upper ? small : total - small;
-            pe[i] = total - pb[i];
-            out[i] = o;
-            continue;
-        }
-        int64_t span = in + pb[i] + pe[i] - win;
-        if (span < 0) return false;
-        int64_t o = span / st[i] + 1;
-        if (ceil_mode && !valid && span % st[i] != 0) {
-            o++;
-            // the last window must start inside the input or its left padding
-            if ((o - 1) * st[i] >= in + pb[i]) o--;
-        }
-        out[i] = o;
+    if (spatial_parse(n, nd, NULL, &sp) != ONYX_OK ||
+        spatial_resolve(&sp, x->dims + 2, out) != ONYX_OK) {
+        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
+        return false;
     }
     const type_info *y = &p->out_type[0];
     if (y->kind != ONYX_VALUE_TENSOR || y->rank != x->rank || y->dims[0] != x->dims[0] ||
@@ -128,11 +73,11 @@ bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     for (int i = 0; i < nd; i++) {
         g->in[off + i] = x->dims[2 + i];
         g->out[off + i] = out[i];
-        g->k[off + i] = k[i];
-        g->s[off + i] = st[i];
-        g->d[off + i] = dl[i];
-        g->pb[off + i] = pb[i];
-        g->pe[off + i] = pe[i];
+        g->k[off + i] = sp.kernel[i];
+        g->s[off + i] = sp.stride[i];
+        g->d[off + i] = sp.dilation[i];
+        g->pb[off + i] = sp.pad_begin[i];
+        g->pe[off + i] = sp.pad_end[i];
     }
     g->in_size = g->in[0] * g->in[1] * g->in[2];
     g->out_size = g->out[0] * g->out[1] * g->out[2];

@@ -10,6 +10,7 @@
 extern "C" {
 #include "core/fuse.h"
 }
+#include "geometry/matmul.h"
 #include "kernels_cuda/common.cuh"
 
 namespace {
@@ -295,39 +296,29 @@ __global__ void mm_pointers_kernel(mm_ptr_args a, const char *A, const char *B, 
     }
 }
 
-// Fills s from the operand shapes; false where cuBLAS cannot take the product.
+// Fills s from the operand shapes (geometry/matmul.h's plan, as the CPU's); false where cuBLAS
+// cannot take the product.
 bool mm_resolve(const type_info *A, const type_info *B, mm_state *s) {
-    int ra = A->rank, rb = B->rank;
-    if (ra < 1 || rb < 1) return false;
+    geom_matmul g;
+    if (!static_tensor(A) || !static_tensor(B) ||
+        geom_matmul_plan(A->rank, A->dims, B->rank, B->dims, &g, NULL) != ONYX_OK ||
+        g.nb > MM_MAX_BATCH)
+        return false;
     memset(s, 0, sizeof *s);
     s->dtype = A->dtype;
-    s->m = ra > 1 ? A->dims[ra - 2] : 1;
-    s->k = A->dims[ra - 1];
-    s->n = rb > 1 ? B->dims[rb - 1] : 1;
-    int64_t kb = rb > 1 ? B->dims[rb - 2] : B->dims[0];
-    if (kb != s->k) return false;
-    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
-    s->nb = ba > bb ? ba : bb;
-    if (s->nb > MM_MAX_BATCH) return false;
-    int64_t sa = s->m * s->k, sb = s->k * s->n;
-    int64_t na = 1, nbb = 1;
-    s->nbatch = 1;
-    for (int i = s->nb - 1; i >= 0; i--) {
-        int ia = i - (s->nb - ba), ib = i - (s->nb - bb);
-        int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1) return false;
-        s->bdim[i] = da > db ? da : db;
-        if (da == 0 || db == 0) s->bdim[i] = 0;
-        s->astr[i] = da == 1 ? 0 : sa;
-        s->bstr[i] = db == 1 ? 0 : sb;
-        sa *= da;
-        sb *= db;
-        na *= da;
-        nbb *= db;
-        s->nbatch *= s->bdim[i];
+    s->m = g.m;
+    s->k = g.k;
+    s->n = g.n;
+    s->nb = g.nb;
+    s->nbatch = g.nbatch;
+    for (int i = 0; i < g.nb; i++) {
+        s->bdim[i] = g.bdim[i];
+        s->astr[i] = g.astr[i];
+        s->bstr[i] = g.bstr[i];
     }
+    int64_t na = g.a_batches, nbb = g.b_batches;
     // B without batches: A's batches are the rows of one taller product
-    if (bb == 0 && s->nbatch > 1) {
+    if (B->rank <= 2 && s->nbatch > 1) {
         s->m *= s->nbatch;
         s->nbatch = 1;
     }

@@ -208,45 +208,18 @@ void mv_strides(int rank, const int64_t *dims, int64_t *st) {
 }
 
 bool mv_axis(int64_t axis, int rank, int *out) {
-    if (axis < -(int64_t)rank || axis >= (int64_t)rank) return false;
-    *out = (int)(axis < 0 ? axis + rank : axis);
-    return true;
+    return geom_axis(axis, rank, "axis", out, NULL) == ONYX_OK;
+}
+
+onyx_status mv_on_host(const tensor *t, int input) {
+    if (t && t->device != DEVICE_CPU)
+        return onyx_error(ONYX_ERR_RUNTIME, "input %d is not in host memory", input);
+    return ONYX_OK;
 }
 
 onyx_status mv_read_ints(const tensor *t, int input, int64_t *out, size_t cap, size_t *n) {
-    if (t->device != DEVICE_CPU)
-        return onyx_error(ONYX_ERR_RUNTIME, "input %d is not in host memory", input);
-    if (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d has type %d, expected int64 or int32", input,
-                          (int)t->dtype);
-    if (t->rank > 1)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d has rank %d, expected a 1-D tensor", input,
-                          t->rank);
-    if (t->numel > (int64_t)cap)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d has %lld values, expected at most %zu", input,
-                          (long long)t->numel, cap);
-    for (int64_t i = 0; i < t->numel; i++)
-        out[i] = t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i]
-                                        : (int64_t)((const int32_t *)t->data)[i];
-    *n = (size_t)t->numel;
-    return ONYX_OK;
-}
-
-onyx_status mv_norm_axes(const int64_t *axes, size_t n, int rank, int *out) {
-    bool seen[ONYX_MAX_RANK] = {false};
-    if (n > (size_t)rank)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "axes has %zu values, more than the rank %d", n,
-                          rank);
-    for (size_t i = 0; i < n; i++) {
-        int k;
-        if (!mv_axis(axes[i], rank, &k))
-            return onyx_error(ONYX_ERR_SHAPE, "axes[%zu] = %lld is out of range for rank %d", i,
-                              (long long)axes[i], rank);
-        if (seen[k]) return onyx_error(ONYX_ERR_INVALID_MODEL, "axes repeats axis %d", k);
-        seen[k] = true;
-        out[i] = k;
-    }
-    return ONYX_OK;
+    TRY(mv_on_host(t, input));
+    return ops_read_ints(t, input, out, cap, n);
 }
 
 int64_t mv_product(const int64_t *dims, int from, int to) {

@@ -3,6 +3,7 @@
 // DepthToSpace, SpaceToDepth), and the family's kernel table.
 #include <string.h>
 
+#include "geometry/broadcast.h"
 #include "kernels_cuda/movement/movement.cuh"
 
 namespace {
@@ -26,22 +27,12 @@ onyx_status alias_run(const kernel_call *c) {
 
 // ---------------------------------------------------------------- Transpose
 
-// The perm attribute checked to be a permutation of 0..rank-1 (absent: reversed axes).
+// The perm attribute as the host reads it (node_transpose_perm: absent, the axes reversed);
+// false when it is no permutation of 0..rank-1.
 bool transpose_perm(const graph_node *n, int rank, int64_t *perm) {
-    const int64_t *p;
-    size_t k = attr_ints(n, "perm", &p);
-    if (!node_attr(n, "perm")) {
-        for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
-        return true;
-    }
-    if (k != (size_t)rank) return false;
-    bool seen[ONYX_MAX_RANK] = {false};
-    for (int i = 0; i < rank; i++) {
-        if (p[i] < 0 || p[i] >= rank || seen[p[i]]) return false;
-        seen[p[i]] = true;
-        perm[i] = p[i];
-    }
-    return true;
+    if (node_transpose_perm(n, rank, perm) == ONYX_OK) return true;
+    onyx_error_clear(); // supports declines; run says so itself
+    return false;
 }
 
 bool transpose_supports(const kernel_prep *p) {
@@ -78,33 +69,15 @@ onyx_status transpose_run(const kernel_call *c) {
 
 // ---------------------------------------------------------------- DepthToSpace, SpaceToDepth
 
-// [N, C, H, W] as a 6-D view and the permutation whose dense result is the output (as the CPU's
-// ops_depth_space_plan); false when the attributes or dims do not fit.
+// [N, C, H, W] as a 6-D view and the permutation whose dense result is the output, as the host
+// resolves it (ops_depth_space_plan over geometry/depth_space.h); false when the attributes or
+// dims do not fit.
 bool depth_space_plan(const graph_node *n, bool to_space, const int64_t *in, int64_t *view,
                       int64_t *perm) {
-    int64_t b = attr_int(n, "blocksize", 0);
-    if (b <= 0 || b > 3037000499LL) return false;
-    int64_t N = in[0], C = in[1], H = in[2], W = in[3], bb = b * b;
-    // DepthToSpace has had a mode since 11, SpaceToDepth since 28; before, both are DCR
-    const char *mode = n->version >= (to_space ? 11 : 28) ? attr_string(n, "mode", "DCR") : "DCR";
-    bool crd = strcmp(mode, "CRD") == 0;
-    if (!crd && strcmp(mode, "DCR") != 0) return false;
-    if (to_space) {
-        if (C % bb != 0) return false;
-        int64_t c = C / bb;
-        static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crdp[6] = {0, 1, 4, 2, 5, 3};
-        int64_t vd[6] = {N, b, b, c, H, W}, vc[6] = {N, c, b, b, H, W};
-        memcpy(view, crd ? vc : vd, sizeof vd);
-        memcpy(perm, crd ? crdp : dcr, sizeof dcr);
-        return true;
-    }
-    if (H % b != 0 || W % b != 0) return false;
-    // the view is [N, C, h, by, w, bx]; DCR gathers channels as (by, bx, C), CRD as (C, by, bx)
-    static const int64_t s2d_dcr[6] = {0, 3, 5, 1, 2, 4}, s2d_crd[6] = {0, 1, 3, 5, 2, 4};
-    int64_t v[6] = {N, C, H / b, b, W / b, b};
-    memcpy(view, v, sizeof v);
-    memcpy(perm, crd ? s2d_crd : s2d_dcr, sizeof s2d_dcr);
-    return true;
+    int64_t out[4];
+    if (ops_depth_space_plan(n, to_space, in, view, perm, out) == ONYX_OK) return true;
+    onyx_error_clear(); // supports declines; run says so itself
+    return false;
 }
 
 bool depth_space_supports(const kernel_prep *p, bool to_space) {
@@ -228,83 +201,6 @@ onyx_status split_run(const kernel_call *c) {
 
 // ---------------------------------------------------------------- Slice
 
-int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-onyx_status attr_ints_into(const graph_node *n, const char *name, int64_t *out, size_t cap,
-                           size_t *count) {
-    const int64_t *v;
-    size_t k = attr_ints(n, name, &v);
-    if (k > cap)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute %s has %zu values, expected at most %zu",
-                          name, k, cap);
-    if (k) memcpy(out, v, k * sizeof *v);
-    *count = k;
-    return ONYX_OK;
-}
-
-// Slice bounds per axis, exactly as the CPU's ops_slice_resolve: element start + i*step for
-// i < len, steps may be negative.
-onyx_status slice_resolve(const graph_node *n, int rank, const int64_t *dims, const tensor *starts,
-                          const tensor *ends, const tensor *axes, const tensor *steps,
-                          int64_t *start, int64_t *step, int64_t *len) {
-    enum { R = ONYX_MAX_RANK };
-    int64_t st[R], en[R], ax[R], sp[R];
-    size_t ns, ne, na = 0, np = 0;
-    bool have_axes, have_steps = false;
-    if (n->version < 10) {
-        TRY(attr_ints_into(n, "starts", st, R, &ns));
-        TRY(attr_ints_into(n, "ends", en, R, &ne));
-        TRY(attr_ints_into(n, "axes", ax, R, &na));
-        have_axes = node_attr(n, "axes") != NULL;
-    } else {
-        if (!starts || !ends)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: starts or ends is missing");
-        TRY(mv_read_ints(starts, 1, st, R, &ns));
-        TRY(mv_read_ints(ends, 2, en, R, &ne));
-        have_axes = axes != NULL;
-        if (axes) TRY(mv_read_ints(axes, 3, ax, R, &na));
-        have_steps = steps != NULL;
-        if (steps) TRY(mv_read_ints(steps, 4, sp, R, &np));
-    }
-    if (ns != ne || (have_axes && na != ns) || (have_steps && np != ns))
-        return onyx_error(ONYX_ERR_INVALID_MODEL,
-                          "Slice: starts, ends, axes and steps differ in length");
-    if (!have_axes) {
-        if (ns > (size_t)rank)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: starts has more values than the rank");
-        for (size_t i = 0; i < ns; i++) ax[i] = (int64_t)i;
-    }
-    int iax[R];
-    TRY(mv_norm_axes(ax, ns, rank, iax));
-    for (int k = 0; k < rank; k++) {
-        start[k] = 0;
-        step[k] = 1;
-        len[k] = dims[k];
-    }
-    for (size_t i = 0; i < ns; i++) {
-        int k = iax[i];
-        int64_t sp_i = have_steps ? sp[i] : 1, d = dims[k];
-        if (sp_i == 0) return onyx_error(ONYX_ERR_INVALID_MODEL, "Slice: steps[%zu] is 0", i);
-        step[k] = sp_i;
-        int64_t s = st[i], e = en[i];
-        if (s < 0) s += d;
-        if (e < 0) e += d;
-        int64_t l = 0;
-        if (sp_i > 0) {
-            s = clamp64(s, 0, d);
-            e = clamp64(e, 0, d);
-            l = e > s ? (e - s - 1) / sp_i + 1 : 0;
-        } else if (d > 0) {
-            s = clamp64(s, 0, d - 1);
-            e = clamp64(e, -1, d - 1);
-            l = s > e ? (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)sp_i)) + 1 : 0;
-        }
-        start[k] = l > 0 ? s : 0;
-        len[k] = l;
-    }
-    return ONYX_OK;
-}
-
 bool slice_supports(const kernel_prep *p) {
     return mv_ranks_ok(p) && mv_size_ok(p->in_type[0]->dtype);
 }
@@ -312,9 +208,12 @@ bool slice_supports(const kernel_prep *p) {
 onyx_status slice_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    int64_t start[ONYX_MAX_RANK], step[ONYX_MAX_RANK], len[ONYX_MAX_RANK];
-    TRY(slice_resolve(c->node, x->rank, x->dims, kernel_input(c, 1), kernel_input(c, 2),
-                      kernel_input(c, 3), kernel_input(c, 4), start, step, len));
+    // the bounds as the host resolves them (ops_slice_resolve over geometry/slice.h)
+    for (int i = 1; i <= 4; i++) TRY(mv_on_host(kernel_input(c, i), i));
+    ops_slice sl;
+    TRY(ops_slice_resolve(c->node, x->rank, x->dims, kernel_input(c, 1), kernel_input(c, 2),
+                          kernel_input(c, 3), kernel_input(c, 4), &sl));
+    const int64_t *start = sl.start, *step = sl.step, *len = sl.len;
     if (y->rank != x->rank)
         return onyx_error(ONYX_ERR_SHAPE, "Slice: output rank %d, expected %d", y->rank, x->rank);
     for (int k = 0; k < x->rank; k++)
@@ -366,22 +265,10 @@ onyx_status tile_run(const kernel_call *c) {
     return mv_copy(c, y->data, x->data, dtype_size(x->dtype), 2 * r, dims, ds, ss, "Tile");
 }
 
-// Source strides of x broadcast to y's dims (numpy rules, right-aligned); false when x does not
+// Source strides of x broadcast to y's dims (geometry/broadcast.h); false when x does not
 // broadcast to y.
 bool bcast_strides(int xr, const int64_t *xd, int yr, const int64_t *yd, int64_t *ss) {
-    if (xr > yr) return false;
-    int64_t s = 1;
-    for (int k = yr - 1; k >= 0; k--) {
-        int xk = k - (yr - xr);
-        if (xk < 0) {
-            ss[k] = 0;
-            continue;
-        }
-        if (xd[xk] != yd[k] && xd[xk] != 1) return false;
-        ss[k] = xd[xk] == 1 ? 0 : s;
-        s *= xd[xk];
-    }
-    return true;
+    return geom_broadcast_strides(xr, xd, yr, yd, ss, NULL) == ONYX_OK;
 }
 
 bool expand_supports(const kernel_prep *p) {

@@ -1,8 +1,14 @@
 // What the movement family's files share: element types chosen by byte size (moving data does
-// not care about the type), the strided copy engine, and host helpers for shape-like inputs.
+// not care about the type), the strided copy engine, and host helpers for shape-like inputs
+// (slices, pads, axes and permutations are resolved by the host's readers, ops/shape_common.h,
+// and geometry/, as on the CPU).
 #ifndef ONYX_KERNELS_CUDA_MOVEMENT_CUH
 #define ONYX_KERNELS_CUDA_MOVEMENT_CUH
 
+extern "C" {
+#include "ops/shape_common.h"
+}
+#include "geometry/axes.h"
 #include "kernels_cuda/common.cuh"
 
 // Rank of a copy-engine view: Tile splits every axis of a CUDA_MAX_RANK tensor in two.
@@ -47,16 +53,17 @@ onyx_status mv_copy(const kernel_call *c, void *dst, const void *src, size_t es,
                     const int64_t *dims, const int64_t *dst_st, const int64_t *src_st,
                     const char *what);
 
-// ---- host helpers (the plugin cannot call the core's ops_* helpers)
+// ---- host helpers
 
 // Row-major strides in elements.
 void mv_strides(int rank, const int64_t *dims, int64_t *st);
-// axis normalized against rank; false when out of range.
+// axis normalized against rank (geom_axis); false when out of range.
 bool mv_axis(int64_t axis, int rank, int *out);
-// Reads a scalar or 1-D int32/int64 host tensor of at most cap values.
+// Fails unless t (input `input`; NULL: omitted) lies in host memory, where the host's readers
+// look at it.
+onyx_status mv_on_host(const tensor *t, int input);
+// Reads a scalar or 1-D int32/int64 host tensor of at most cap values (ops_read_ints).
 onyx_status mv_read_ints(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
-// Normalizes n axes, refusing out-of-range and repeated ones.
-onyx_status mv_norm_axes(const int64_t *axes, size_t n, int rank, int *out);
 // Product of dims[from..to).
 int64_t mv_product(const int64_t *dims, int from, int to);
 // Whether every input and output type the kernel sees has rank <= CUDA_MAX_RANK.

@@ -2,6 +2,7 @@
 // output element, each reading the input element its coordinates map to.
 #include <string.h>
 
+#include "geometry/pads.h"
 #include "kernels_cuda/movement/movement.cuh"
 
 namespace {
@@ -72,48 +73,12 @@ struct pad_launch {
     }
 };
 
+// The mode as the host reads it (ops_pad_mode), or -1 where it names none.
 int pad_mode(const graph_node *n) {
-    const char *m = attr_string(n, "mode", "constant");
-    static const char *const names[] = {"constant", "reflect", "edge", "wrap"};
-    int count = n->version >= 19 ? 4 : 3;
-    for (int i = 0; i < count; i++)
-        if (strcmp(m, names[i]) == 0) return i;
+    int mode;
+    if (ops_pad_mode(n, &mode) == ONYX_OK) return mode;
+    onyx_error_clear(); // supports declines; run says so itself
     return -1;
-}
-
-// Pad amounts per axis (negative crops), as the CPU's ops_pads_resolve: the attribute before
-// v11, else the pads input and the optional axes input (v18).
-onyx_status pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
-                         int64_t *begin, int64_t *end) {
-    enum { R = ONYX_MAX_RANK };
-    int64_t pv[2 * R], ax[R];
-    size_t np, na;
-    if (n->version < 11) {
-        const int64_t *v;
-        np = attr_ints(n, n->version < 2 ? "paddings" : "pads", &v);
-        if (np > 2 * R) return onyx_error(ONYX_ERR_INVALID_MODEL, "Pad: too many pads");
-        if (np) memcpy(pv, v, np * sizeof *v);
-    } else {
-        if (!pads) return onyx_error(ONYX_ERR_INVALID_MODEL, "Pad: input 1 (pads) is missing");
-        TRY(mv_read_ints(pads, 1, pv, 2 * R, &np));
-    }
-    if (axes) {
-        TRY(mv_read_ints(axes, 3, ax, R, &na));
-    } else {
-        na = (size_t)rank;
-        for (int k = 0; k < rank; k++) ax[k] = k;
-    }
-    if (np != 2 * na)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "Pad: pads has %zu values, expected %zu", np,
-                          2 * na);
-    int iax[R];
-    TRY(mv_norm_axes(ax, na, rank, iax));
-    for (int k = 0; k < rank; k++) begin[k] = end[k] = 0;
-    for (size_t i = 0; i < na; i++) {
-        begin[iax[i]] = pv[i];
-        end[iax[i]] = pv[i + na];
-    }
-    return ONYX_OK;
 }
 
 // A number as one element of dtype d, as the CPU's cpu_scalar_from_double (Pad before v11).
@@ -169,16 +134,20 @@ bool mv_pad_supports(const kernel_prep *p) {
 }
 
 onyx_status mv_pad_run(const kernel_call *c) {
-    enum { R = ONYX_MAX_RANK };
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
     int r = x->rank, mode = pad_mode(c->node);
     if (mode < 0) return onyx_error(ONYX_ERR_INVALID_MODEL, "Pad: unknown mode");
     if (r > CUDA_MAX_RANK || y->rank != r)
         return onyx_error(ONYX_ERR_SHAPE, "Pad: rank %d on CUDA", r);
-    int64_t begin[R], end[R];
-    TRY(pads_resolve(c->node, r, kernel_input(c, 1),
-                     c->node->version >= 18 ? kernel_input(c, 3) : NULL, begin, end));
+    // the pads as the host resolves them (ops_pads_resolve over geometry/pads.h)
+    const tensor *pads = kernel_input(c, 1), *axes = c->node->version >= 18 ? kernel_input(c, 3)
+                                                                             : NULL;
+    TRY(mv_on_host(pads, 1));
+    TRY(mv_on_host(axes, 3));
+    ops_pads pd;
+    TRY(ops_pads_resolve(c->node, r, pads, axes, &pd));
+    const int64_t *begin = pd.begin, *end = pd.end;
     size_t es = dtype_size(x->dtype);
     unsigned char value[16];
     memset(value, 0, sizeof value);
@@ -204,11 +173,8 @@ onyx_status mv_pad_run(const kernel_call *c) {
     mv_strides(r, x->dims, p.xst);
     bool empty = false;
     for (int k = 0; k < r; k++) {
-        int64_t crop_lo = begin[k] < 0 ? -begin[k] : 0, crop_hi = end[k] < 0 ? -end[k] : 0;
         p.ydims[k] = y->dims[k];
-        p.lo[k] = begin[k] > 0 ? begin[k] : 0;
-        p.len[k] = x->dims[k] - crop_lo - crop_hi;
-        p.crop[k] = crop_lo;
+        geom_pad_interior(x->dims[k], begin[k], end[k], &p.lo[k], &p.crop[k], &p.len[k]);
         if (p.len[k] <= 0) empty = true;
     }
     if (empty) {

@@ -88,16 +88,12 @@ bool rz_plan(const graph_node *n, int rank, const int64_t *dims, const tensor *s
     int axes[CUDA_MAX_RANK], na = rank;
     const int64_t *ax = NULL;
     size_t nax = n->version >= 18 ? attr_ints(n, "axes", &ax) : 0;
-    if (nax > (size_t)rank) return false;
     if (nax == 0) {
         for (int i = 0; i < rank; i++) axes[i] = i;
     } else {
         na = (int)nax;
-        for (int i = 0; i < na; i++) {
-            if (!mv_axis(ax[i], rank, &axes[i])) return false;
-            for (int j = 0; j < i; j++)
-                if (axes[j] == axes[i]) return false;
-        }
+        // in range and distinct (geometry/axes.h), as the CPU's Resize checks them
+        if (geom_axes(ax, nax, rank, "axes", axes, NULL) != ONYX_OK) return false;
     }
     double scale[CUDA_MAX_RANK];
     bool active[CUDA_MAX_RANK];

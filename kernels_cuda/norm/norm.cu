@@ -5,6 +5,7 @@
 // kernels_cpu/math/lpnorm_mvn.c do; the affine pass mirrors the CPU's compute type.
 #include <string.h>
 
+#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
 namespace nrm {
@@ -52,9 +53,7 @@ int64_t type_numel(const type_info *t) {
 }
 
 bool norm_axis(int64_t a, int rank, int *axis) {
-    if (a < -(int64_t)rank || a >= (int64_t)rank) return false;
-    *axis = (int)(a < 0 ? a + rank : a);
-    return true;
+    return geom_axis(a, rank, "axis", axis, NULL) == ONYX_OK;
 }
 
 // ---- Layer / RMS normalization: x as [rows, cols], cols the axes from `axis` on

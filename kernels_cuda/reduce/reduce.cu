@@ -4,6 +4,10 @@
 
 #include <type_traits>
 
+extern "C" {
+#include "ops/reduce/reduce.h"
+}
+#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
@@ -308,36 +312,13 @@ struct reduce_launch {
     }
 };
 
-// ---- which axes a node reduces (ops/reduce/reduce.c's rules, which the plugin cannot call)
-
-bool axes_from_input(const graph_node *n) {
-    return n->version >= (strcmp(n->op_type, "ReduceSum") == 0 ? 13 : 18);
-}
+// ---- which axes a node reduces: the host's reduce_axes_mask (ops/reduce/reduce.c over
+// geometry/axes.h), given the axes input only where it lies on the host
 
 onyx_status axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {
-    const int64_t *list = NULL;
-    size_t count = 0;
-    bool noop = false;
-    if (axes_from_input(n)) {
-        noop = attr_int(n, "noop_with_empty_axes", 0) != 0;
-        if (axes) {
-            if (axes->dtype != ONYX_INT64 || axes->device != DEVICE_CPU)
-                return onyx_error(ONYX_ERR_SHAPE, "axes (input 1) must be int64 on the host");
-            list = (const int64_t *)axes->data;
-            count = (size_t)axes->numel;
-        }
-    } else {
-        count = attr_ints(n, "axes", &list);
-    }
-    for (int i = 0; i < rank; i++) mask[i] = count == 0 && !noop;
-    for (size_t k = 0; k < count; k++) {
-        int64_t a = list[k];
-        if (a < -(int64_t)rank || a >= (int64_t)rank)
-            return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)a,
-                              rank);
-        mask[a < 0 ? a + rank : a] = true;
-    }
-    return ONYX_OK;
+    if (axes && axes->device != DEVICE_CPU)
+        return onyx_error(ONYX_ERR_SHAPE, "axes (input 1) must be int64 on the host");
+    return reduce_axes_mask(n, axes, rank, mask);
 }
 
 bool int_type(onyx_dtype d) { return d == ONYX_INT32 || d == ONYX_INT64; }
@@ -350,7 +331,7 @@ bool reduce_supports(const kernel_prep *p) {
                       strcmp(op, "ReduceLogSumExp") == 0;
     if (!dtype_is_float(x->dtype) && (float_only || !int_type(x->dtype))) return false;
     const tensor *axes = NULL;
-    if (axes_from_input(p->node) && p->n_in > 1 && p->in_type[1]) {
+    if (reduce_axes_from_input(p->node) && p->n_in > 1 && p->in_type[1]) {
         if (p->in_type[1]->dtype != ONYX_INT64) return false;
         axes = p->in_value[1];
         // a constant on the host is checked now; otherwise at run, where a bad one fails as
@@ -358,7 +339,10 @@ bool reduce_supports(const kernel_prep *p) {
         if (!axes || axes->device != DEVICE_CPU) return true;
     }
     bool mask[CUDA_MAX_RANK];
-    if (axes_mask(p->node, axes, x->rank, mask) != ONYX_OK) return false;
+    if (axes_mask(p->node, axes, x->rank, mask) != ONYX_OK) {
+        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
+        return false;
+    }
     return true;
 }
 
@@ -368,7 +352,8 @@ onyx_status reduce_run(const kernel_call *c, int op) {
     if (x->rank > CUDA_MAX_RANK)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: rank %d on CUDA", c->node->op_type, x->rank);
     bool mask[CUDA_MAX_RANK];
-    TRY(axes_mask(c->node, axes_from_input(c->node) ? kernel_input(c, 1) : NULL, x->rank, mask));
+    TRY(axes_mask(c->node, reduce_axes_from_input(c->node) ? kernel_input(c, 1) : NULL, x->rank,
+                  mask));
     if (y->numel == 0) return ONYX_OK;
     rplan p;
     rplan_build(&p, x->rank, x->dims, mask);
@@ -489,10 +474,7 @@ struct arg_launch {
 };
 
 bool arg_axis(const graph_node *n, int rank, int *axis) {
-    int64_t a = attr_int(n, "axis", 0);
-    if (a < -(int64_t)rank || a >= (int64_t)rank) return false;
-    *axis = (int)(a < 0 ? a + rank : a);
-    return true;
+    return geom_axis(attr_int(n, "axis", 0), rank, "axis", axis, NULL) == ONYX_OK;
 }
 
 bool arg_supports(const kernel_prep *p) {

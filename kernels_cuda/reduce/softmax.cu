@@ -3,6 +3,7 @@
 // kernels_cpu/math/softmax.c and cumulative.c.
 #include <type_traits>
 
+#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
@@ -152,9 +153,9 @@ struct softmax_launch {
 bool softmax_view(const graph_node *node, int rank, const int64_t *dims, int64_t *outer, int64_t *n,
                   int64_t *inner) {
     bool coerce = node->version < 13;
-    int64_t a = attr_int(node, "axis", coerce ? 1 : -1);
-    if (a < -(int64_t)rank || a >= (int64_t)rank) return false;
-    int axis = (int)(a < 0 ? a + rank : a);
+    int axis;
+    if (geom_axis(attr_int(node, "axis", coerce ? 1 : -1), rank, "axis", &axis, NULL) != ONYX_OK)
+        return false;
     *outer = *n = *inner = 1;
     for (int i = 0; i < axis; i++) *outer *= dims[i];
     for (int i = axis; i < rank; i++) {

@@ -2,6 +2,8 @@
  * onnxruntime's kernels check them (a scalar or a vector of one element). */
 #include "ops/contrib_quant/cq_infer.h"
 
+#include "geometry/matmul.h"
+
 /* A shape known to hold one element as onnxruntime accepts it: rank 0, or rank 1 of size 1. */
 static onyx_status one_element(const type_info *t, int i, const char *name) {
     if (t->rank < 0) return ONYX_OK;
@@ -54,27 +56,11 @@ onyx_status cq_infer_matmul(infer_ctx *c, int ia, int ib, onyx_dtype t) {
         type_set_tensor(&c->out[0], t, -1, NULL);
         return ONYX_OK;
     }
-    if (a->rank == 0 || b->rank == 0)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d is a scalar, expected rank >= 1",
-                          a->rank == 0 ? ia : ib);
-    int64_t ka = a->dims[a->rank - 1], kb = b->dims[b->rank == 1 ? 0 : b->rank - 2];
-    if (ka >= 0 && kb >= 0 && ka != kb)
-        return onyx_error(ONYX_ERR_SHAPE, "inner dims %lld (input %d) and %lld (input %d) differ",
-                          (long long)ka, ia, (long long)kb, ib);
-    int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
-    int nb = ba > bb ? ba : bb;
+    int r;
     int64_t dims[ONYX_MAX_RANK];
-    for (int i = 0; i < nb; i++) {
-        int xa = i - (nb - ba), xb = i - (nb - bb);
-        int64_t da = xa >= 0 ? a->dims[xa] : 1, db = xb >= 0 ? b->dims[xb] : 1;
-        if (da >= 0 && db >= 0 && da != db && da != 1 && db != 1)
-            return onyx_error(ONYX_ERR_SHAPE, "batch dim %d: %lld and %lld do not broadcast", i,
-                              (long long)da, (long long)db);
-        dims[i] = da == 1 ? db : db == 1 ? da : da < 0 ? db : da;
-    }
-    int r = nb;
-    if (a->rank > 1) dims[r++] = a->dims[a->rank - 2];
-    if (b->rank > 1) dims[r++] = b->dims[b->rank - 1];
+    geom_msg m;
+    if (geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m) != ONYX_OK)
+        return onyx_error(ONYX_ERR_SHAPE, "inputs %d and %d: %s", ia, ib, m.text);
     type_set_tensor(&c->out[0], t, r, dims);
     return ONYX_OK;
 }

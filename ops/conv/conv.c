@@ -1,24 +1,16 @@
-/* Schema of Conv, and the convolution geometry (attribute checks, pads, output sizes) that
- * ConvTranspose, ConvInteger, QLinearConv and the conv kernels share (ops/conv/conv.h). Written here
- * rather than on the pooling helpers because a convolution also checks W against X. */
+/* Schema of Conv, and the convolution geometry (attribute checks, channels and groups, pads and
+ * output sizes by geometry/window.h's rules) that ConvTranspose, ConvInteger, QLinearConv and the
+ * conv kernels (CPU and CUDA) share (ops/conv/conv.h). Written here rather than on the pooling
+ * helpers because a convolution also checks W against X. */
 #include "ops/conv/conv.h"
 
 #include <string.h>
 
-static int64_t floor_div(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+#include "geometry/window.h"
 
-typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } auto_pad_kind;
-
-static onyx_status parse_auto_pad(const graph_node *node, auto_pad_kind *out) {
+static onyx_status parse_auto_pad(const graph_node *node, geom_auto_pad *out) {
     const char *s = attr_string(node, "auto_pad", "NOTSET");
-    if (!strcmp(s, "NOTSET") || !*s) *out = PAD_NOTSET;
-    else if (!strcmp(s, "SAME_UPPER")) *out = PAD_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER")) *out = PAD_SAME_LOWER;
-    else if (!strcmp(s, "VALID")) *out = PAD_VALID;
-    else
+    if (!geom_auto_pad_parse(s, out))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "auto_pad is '%s', expected NOTSET, SAME_UPPER, "
                           "SAME_LOWER or VALID", s);
     return ONYX_OK;
@@ -44,19 +36,8 @@ static onyx_status spatial_ints(const graph_node *node, const char *name, size_t
     return ONYX_OK;
 }
 
-/* Splits a total padding as ONNX does: SAME_UPPER puts the odd pixel at the end. */
-static void split_pad(int64_t total, bool upper, int64_t *b, int64_t *e) {
-    if (upper) {
-        *b = floor_div(total, 2);
-        *e = total - *b;
-    } else {
-        *e = floor_div(total, 2);
-        *b = total - *e;
-    }
-}
-
 /* Dims past this make products overflow long before any real model gets there. */
-#define CONV_DIM_MAX ((int64_t)1 << 40)
+#define CONV_DIM_MAX GEOM_WINDOW_DIM_MAX
 
 onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, const int64_t *x_dims,
                           int w_rank, const int64_t *w_dims, conv_geom *g) {
@@ -83,7 +64,7 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
     if (g->group < 1 || g->group > CONV_DIM_MAX)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "group is %lld, expected >= 1",
                           (long long)g->group);
-    auto_pad_kind ap = PAD_NOTSET;
+    geom_auto_pad ap = GEOM_PAD_NOTSET;
     TRY(parse_auto_pad(node, &ap));
     TRY(spatial_ints(node, "strides", un, 1, 1, g->stride));
     TRY(spatial_ints(node, "dilations", un, 1, 1, g->dil));
@@ -143,30 +124,15 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
                               (long long)c, (long long)g->group);
     }
 
+    geom_msg m;
     if (!transpose) {
         for (int i = 0; i < nsp; i++) {
             g->in[i] = xd[2 + i];
-            g->pad_b[i] = ap == PAD_NOTSET ? pads[i] : 0;
-            g->pad_e[i] = ap == PAD_NOTSET ? pads[nsp + i] : 0;
-            if (g->in[i] < 0 || g->k[i] < 0) {
-                g->out[i] = -1;
-                continue;
-            }
-            int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
-            if (ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
-                g->out[i] = (g->in[i] + g->stride[i] - 1) / g->stride[i];
-                int64_t total = (g->out[i] - 1) * g->stride[i] + dk - g->in[i];
-                if (total < 0) total = 0;
-                split_pad(total, ap == PAD_SAME_UPPER, &g->pad_b[i], &g->pad_e[i]);
-            } else {
-                int64_t span = g->in[i] + g->pad_b[i] + g->pad_e[i];
-                if (span < dk)
-                    return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: input %lld with pads "
-                                      "%lld+%lld is smaller than the dilated kernel %lld", i,
-                                      (long long)g->in[i], (long long)g->pad_b[i],
-                                      (long long)g->pad_e[i], (long long)dk);
-                g->out[i] = (span - dk) / g->stride[i] + 1;
-            }
+            g->pad_b[i] = pads[i];
+            g->pad_e[i] = pads[nsp + i];
+            if (geom_window_out(g->in[i], g->k[i], g->stride[i], g->dil[i], ap, false,
+                                &g->pad_b[i], &g->pad_e[i], &g->out[i], &m) != ONYX_OK)
+                return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: %s", i, m.text);
         }
         return ONYX_OK;
     }
@@ -183,31 +149,12 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
         if (g->out_pad[i] > CONV_DIM_MAX || (os && (os[i] < 1 || os[i] > CONV_DIM_MAX)))
             return onyx_error(ONYX_ERR_INVALID_MODEL, "output_padding or output_shape[%d] out of "
                               "range", i);
-        g->pad_b[i] = ap == PAD_NOTSET ? pads[i] : 0;
-        g->pad_e[i] = ap == PAD_NOTSET ? pads[nsp + i] : 0;
-        if (os) g->out[i] = os[i];
-        if (g->in[i] < 0 || g->k[i] < 0) {
-            if (!os) g->out[i] = -1;
-            continue;
-        }
-        int64_t dk = (g->k[i] - 1) * g->dil[i] + 1, natural;
-        if (__builtin_mul_overflow(g->stride[i], g->in[i] - 1, &natural) ||
-            __builtin_add_overflow(natural, g->out_pad[i] + dk, &natural) ||
-            (!os && natural > CONV_DIM_MAX))
-            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: the output of input %lld, stride "
-                              "%lld and kernel %lld is too large", i, (long long)g->in[i],
-                              (long long)g->stride[i], (long long)dk);
-        if (os || ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
-            if (!os) g->out[i] = g->in[i] * g->stride[i];
-            split_pad(natural - g->out[i], ap == PAD_SAME_UPPER, &g->pad_b[i], &g->pad_e[i]);
-        } else {
-            g->out[i] = natural - g->pad_b[i] - g->pad_e[i];
-        }
-        if (g->out[i] < 1 && g->in[i] > 0)
-            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: output size %lld (input %lld, "
-                              "pads %lld+%lld), expected >= 1", i, (long long)g->out[i],
-                              (long long)g->in[i], (long long)g->pad_b[i], (long long)g->pad_e[i]);
-        if (g->out[i] < 0) g->out[i] = 0;
+        g->pad_b[i] = pads[i];
+        g->pad_e[i] = pads[nsp + i];
+        if (geom_transposed_window_out(g->in[i], g->k[i], g->stride[i], g->dil[i], g->out_pad[i],
+                                       ap, os ? os[i] : -1, &g->pad_b[i], &g->pad_e[i],
+                                       &g->out[i], &m) != ONYX_OK)
+            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d: %s", i, m.text);
     }
     return ONYX_OK;
 }

@@ -2,6 +2,8 @@
  * dim dropped again, batch dims broadcast); MatMulInteger subtracts zero points and gives int32. */
 #include "ops/schema.h"
 
+#include "geometry/matmul.h"
+
 #define MM_TYPES_1 (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16))
 #define MM_TYPES_9 (MM_TYPES_1 | DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64) | DT_BIT(ONYX_UINT32) |  \
                     DT_BIT(ONYX_UINT64))
@@ -14,34 +16,10 @@ static onyx_status matmul_shape(infer_ctx *c, onyx_dtype dtype) {
         type_set_tensor(&c->out[0], dtype, -1, NULL);
         return ONYX_OK;
     }
-    if (a->rank == 0 || b->rank == 0)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d is a scalar, expected rank >= 1",
-                          a->rank == 0 ? 0 : 1);
-    int64_t ka = a->dims[a->rank - 1], kb = b->dims[b->rank == 1 ? 0 : b->rank - 2];
-    if (ka >= 0 && kb >= 0 && ka != kb) {
-        char sa[160], sb[160];
-        return onyx_error(ONYX_ERR_SHAPE, "inputs have shapes %s and %s: inner dims %lld and "
-                          "%lld differ", shape_str(a->rank, a->dims, sa, sizeof sa),
-                          shape_str(b->rank, b->dims, sb, sizeof sb), (long long)ka,
-                          (long long)kb);
-    }
-    int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
-    int nb = ba > bb ? ba : bb;
+    int r;
     int64_t dims[ONYX_MAX_RANK];
-    for (int i = 0; i < nb; i++) {
-        int ia = i - (nb - ba), ib = i - (nb - bb);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == 1) dims[i] = db;
-        else if (db == 1) dims[i] = da;
-        else if (da < 0 || db < 0) dims[i] = da < 0 ? db : da;
-        else if (da == db) dims[i] = da;
-        else
-            return onyx_error(ONYX_ERR_SHAPE, "batch dim %d: %lld and %lld do not broadcast", i,
-                              (long long)da, (long long)db);
-    }
-    int r = nb;
-    if (a->rank > 1) dims[r++] = a->dims[a->rank - 2];
-    if (b->rank > 1) dims[r++] = b->dims[b->rank - 1];
+    geom_msg m;
+    GEOM_TRY(m, geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m));
     type_set_tensor(&c->out[0], dtype, r, dims);
     return ONYX_OK;
 }

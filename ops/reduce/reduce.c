@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "geometry/axes.h"
+
 #define BASE_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16) |           \
                     DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64) | DT_BIT(ONYX_UINT32) |              \
                     DT_BIT(ONYX_UINT64))
@@ -42,14 +44,8 @@ onyx_status reduce_axes_mask(const graph_node *n, const tensor *axes, int rank, 
     } else {
         count = attr_ints(n, "axes", &list);
     }
-    for (int i = 0; i < rank; i++) mask[i] = count == 0 && !noop;
-    for (size_t k = 0; k < count; k++) {
-        int64_t a = list[k];
-        if (a < -(int64_t)rank || a >= (int64_t)rank)
-            return onyx_error(ONYX_ERR_SHAPE, "axis %lld is out of range for rank %d "
-                              "(expected %d..%d)", (long long)a, rank, -rank, rank - 1);
-        mask[a < 0 ? a + rank : a] = true;
-    }
+    geom_msg m;
+    GEOM_TRY(m, geom_reduce_axes(list, count, noop, rank, mask, &m));
     return ONYX_OK;
 }
 

@@ -2,6 +2,8 @@
  * with y's scale and zero point; float8 operands from version 21. */
 #include "ops/schema.h"
 
+#include "geometry/matmul.h"
+
 #define QMM_INT (DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8))
 #define QMM_F8 (DT_BIT(ONYX_FLOAT8E4M3FN) | DT_BIT(ONYX_FLOAT8E4M3FNUZ) |                        \
                 DT_BIT(ONYX_FLOAT8E5M2) | DT_BIT(ONYX_FLOAT8E5M2FNUZ))
@@ -31,27 +33,10 @@ static onyx_status qmm_infer(infer_ctx *c) {
         type_set_tensor(&c->out[0], yd, -1, NULL);
         return ONYX_OK;
     }
-    if (a->rank == 0 || b->rank == 0)
-        return onyx_error(ONYX_ERR_SHAPE, "input %d is a scalar, expected rank >= 1",
-                          a->rank == 0 ? 0 : 3);
-    int64_t ka = a->dims[a->rank - 1], kb = b->dims[b->rank == 1 ? 0 : b->rank - 2];
-    if (ka >= 0 && kb >= 0 && ka != kb)
-        return onyx_error(ONYX_ERR_SHAPE, "inner dims %lld (a) and %lld (b) differ",
-                          (long long)ka, (long long)kb);
-    int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
-    int nb = ba > bb ? ba : bb;
+    int r;
     int64_t dims[ONYX_MAX_RANK];
-    for (int i = 0; i < nb; i++) {
-        int ia = i - (nb - ba), ib = i - (nb - bb);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da >= 0 && db >= 0 && da != db && da != 1 && db != 1)
-            return onyx_error(ONYX_ERR_SHAPE, "batch dim %d: %lld and %lld do not broadcast", i,
-                              (long long)da, (long long)db);
-        dims[i] = da == 1 ? db : db == 1 ? da : da < 0 ? db : da;
-    }
-    int r = nb;
-    if (a->rank > 1) dims[r++] = a->dims[a->rank - 2];
-    if (b->rank > 1) dims[r++] = b->dims[b->rank - 1];
+    geom_msg m;
+    GEOM_TRY(m, geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m));
     type_set_tensor(&c->out[0], yd, r, dims);
     return ONYX_OK;
 }

@@ -2,7 +2,7 @@
  * for some axes only (v18); negative pads crop. Modes constant, reflect, edge, wrap (v19). */
 #include "ops/shape_common.h"
 
-#include <inttypes.h>
+#include "geometry/pads.h"
 
 static onyx_status pad_infer(infer_ctx *c) {
     TRY(infer_need_tensor(c, 0));
@@ -36,17 +36,9 @@ static onyx_status pad_infer(infer_ctx *c) {
             dims[k] = -1;
             continue;
         }
-        /* pads come from the model: keep the sum in range before adding */
-        if (p.begin[k] > INT64_MAX / 4 || p.end[k] > INT64_MAX / 4)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "pads %" PRId64 " and %" PRId64 " on axis %d are too large",
-                              p.begin[k], p.end[k], k);
-        if (p.begin[k] < -d || p.end[k] < -d || d + p.begin[k] + p.end[k] < 0)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "pads %" PRId64 " and %" PRId64 " on axis %d of size %" PRId64
-                              " give a negative size",
-                              p.begin[k], p.end[k], k, d);
-        dims[k] = d + p.begin[k] + p.end[k];
+        geom_msg m;
+        if (geom_pad_dim(d, p.begin[k], p.end[k], &dims[k], &m) != ONYX_OK)
+            return onyx_error(ONYX_ERR_SHAPE, "axis %d: %s", k, m.text);
     }
     type_set_tensor(&c->out[0], x->dtype, x->rank, dims);
     return ONYX_OK;

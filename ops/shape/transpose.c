@@ -12,7 +12,7 @@ static onyx_status transpose_infer(infer_ctx *c) {
         return ONYX_OK;
     }
     int64_t perm[ONYX_MAX_RANK], dims[ONYX_MAX_RANK];
-    TRY(ops_transpose_perm(c->node, x->rank, perm));
+    TRY(node_transpose_perm(c->node, x->rank, perm));
     for (int i = 0; i < x->rank; i++) dims[i] = x->dims[perm[i]];
     type_set_tensor(&c->out[0], x->dtype, x->rank, dims);
     return ONYX_OK;

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "geometry/axes.h"
+
 onyx_status ops_scalar_int(const tensor *t, const char *what, int64_t *out) {
     if (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)
         return onyx_error(ONYX_ERR_SHAPE, "%s has type %s, expected int32 or int64", what,
@@ -82,19 +84,10 @@ static onyx_status resize_axes(const graph_node *n, int rank, int *axes, int *co
         *count = rank;
         return ONYX_OK;
     }
-    if (na > (size_t)rank)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "axes has %zu values, more than the rank %d", na,
-                          rank);
-    for (size_t i = 0; i < na; i++) {
-        int64_t a = ax[i];
-        if (a < -(int64_t)rank || a >= rank)
-            return onyx_error(ONYX_ERR_INVALID_MODEL,
-                              "axes[%zu] = %" PRId64 " is out of range for rank %d", i, a, rank);
-        axes[i] = (int)(a < 0 ? a + rank : a);
-        for (size_t j = 0; j < i; j++)
-            if (axes[j] == axes[i])
-                return onyx_error(ONYX_ERR_INVALID_MODEL, "axes repeats axis %d", axes[i]);
-    }
+    /* any unusable axes list is a malformed attribute here, out-of-range axes included */
+    geom_msg m;
+    if (geom_axes(ax, na, rank, "axes", axes, &m) != ONYX_OK)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "%s", m.text);
     *count = (int)na;
     return ONYX_OK;
 }

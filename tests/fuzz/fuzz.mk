@@ -10,7 +10,7 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-pass-failed -fopenmp-
           -DONYX_WITH_CODECS=1 -DONYX_WITH_RE2=1
 LDLIBS := -L$(CURDIR)/.deps/onednn/lib -Wl,-rpath,$(CURDIR)/.deps/onednn/lib -lprotobuf-c -lopenblas -ldnnl -ltbb -lre2 -ljpeg -lpng -ltiff -lwebp -lopenjp2 -lstb -lstdc++ -lm -lpthread
 
-LIB_SRCS := $(wildcard core/*.c core/rules/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c)
+LIB_SRCS := $(wildcard core/*.c core/rules/*.c ops/*.c ops/*/*.c kernels_cpu/*.c kernels_cpu/*/*.c backend/*.c geometry/*.c)
 LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o $(patsubst %.cc,$(FUZZ_BUILD)/obj/%.cc.o,$(wildcard core/*.cc kernels_cpu/*/*.cc))
 TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
