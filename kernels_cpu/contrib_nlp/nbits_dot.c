@@ -1,6 +1,6 @@
 /* The inner loops of MatMulNBits on packed weights (see nbits_dot.h): the float dot products are
- * plain C over 16-byte runs of codes (built for AVX-512 and AVX2 by CPU_CLONES), the int8 ones
- * AVX-512 VNNI intrinsics chosen at run time. */
+ * AVX-512 intrinsics for 4-bit codes and plain C over 16-byte runs of codes otherwise (built for
+ * AVX-512 and AVX2 by CPU_CLONES), the int8 ones AVX-512 VNNI intrinsics; chosen at run time. */
 #include "kernels_cpu/contrib_nlp/nbits_dot.h"
 
 #include <math.h>
@@ -103,8 +103,61 @@ static void dot_f32_small(const nb_weight *w, int64_t n, const float *ad, int64_
     }
 }
 
+#if defined(NB_X86)
+/* 4-bit codes with AVX-512 intrinsics: the C loops above come out of GCC narrow and spilled
+ * (1.3 GB/s of codes here); 16 bytes widened to 16 int32 lanes, nibbles split, (code - zp) *
+ * scale, and one FMA per row and nibble into accumulators held in registers. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+dot4_avx512_rows(const nb_weight *w, int64_t n, const float *ad, float *y, int64_t ldy,
+                 const int R) {
+    const int64_t kp = kp_of(w), stream = kp / 2, blob = w->blob;
+    const uint8_t *col = w->b + n * w->k_blocks * blob;
+    const __m512i m15 = _mm512_set1_epi32(15);
+    __m512 acc[NB_ROWS];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    for (int64_t kb = 0; kb < w->k_blocks; kb++) {
+        const __m512 s = _mm512_set1_ps(w->scale[n * w->k_blocks + kb]),
+                     z = _mm512_set1_ps(nb_zp(w, n * w->k_blocks + kb));
+        for (int64_t c = kb * blob; c < (kb + 1) * blob; c += LANES) {
+            __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(col + c)));
+            __m512 lo = _mm512_mul_ps(
+                _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(b, m15)), z), s);
+            __m512 hi = _mm512_mul_ps(
+                _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)), z), s);
+            for (int r = 0; r < R; r++) {
+                acc[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(ad + r * kp + c), acc[r]);
+                acc[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(ad + r * kp + stream + c), acc[r]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) y[r * ldy] = _mm512_reduce_add_ps(acc[r]);
+}
+
+__attribute__((target("avx512f"))) static void dot4_avx512(const nb_weight *w, int64_t n,
+                                                           const float *ad, int64_t rows,
+                                                           float *y, int64_t ldy) {
+    switch (rows) {
+    case 1: dot4_avx512_rows(w, n, ad, y, ldy, 1); return;
+    case 2: dot4_avx512_rows(w, n, ad, y, ldy, 2); return;
+    case 3: dot4_avx512_rows(w, n, ad, y, ldy, 3); return;
+    default: dot4_avx512_rows(w, n, ad, y, ldy, 4); return;
+    }
+}
+
+static bool has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+#endif
+
 void nb_dot_f32(const nb_weight *w, int64_t n, const float *ad, int64_t rows, float *y,
                 int64_t ldy) {
+#if defined(NB_X86)
+    if (w->bits == 4 && w->blob % LANES == 0 && has_avx512()) {
+        dot4_avx512(w, n, ad, rows, y, ldy);
+        return;
+    }
+#endif
     if (w->blob % LANES != 0) {
         dot_f32_small(w, n, ad, rows, y, ldy);
         return;
