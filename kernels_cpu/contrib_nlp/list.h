@@ -14,3 +14,4 @@ KERNEL("com.microsoft", "FusedMatMul", 1, 1, DT_FLOATS, 0, cpu_cnlp_fused_matmul
 KERNEL("com.microsoft", "BiasSoftmax", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16), 0, cpu_cnlp_bias_softmax)
 KERNEL("com.microsoft", "RotaryEmbedding", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16), 0, cpu_cnlp_rotary)
 KERNEL_STATEFUL("com.microsoft", "MatMulNBits", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16), 0, cpu_cnlp_matmul_nbits_prepare, cpu_cnlp_matmul_nbits, cpu_cnlp_matmul_nbits_release)
+KERNEL("com.microsoft", "GatherBlockQuantized", 1, 1, DT_BIT(ONYX_INT4) | DT_BIT(ONYX_UINT4) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_FLOAT8E4M3FN) | DT_BIT(ONYX_FLOAT8E4M3FNUZ) | DT_BIT(ONYX_FLOAT8E5M2) | DT_BIT(ONYX_FLOAT8E5M2FNUZ) | DT_BIT(ONYX_FLOAT4E2M1), 0, cpu_cnlp_gather_block_quantized)

@@ -1,45 +1,26 @@
-/* CPU kernel of com.microsoft.MatMulNBits: the block-quantized weight is dequantized once to a
- * float [N, K] matrix at prepare (shared through kernel_shared by every plan of the model when B,
- * scales and zero points are constants; else per run into scratch), then Y = A W^T (+ bias)
- * through BLAS. */
+/* CPU kernel of com.microsoft.MatMulNBits on its packed weights: B is never expanded to a float
+ * matrix. Prepare keeps the model's packed codes where they are and makes only what is per block
+ * (float scales, one byte per integer zero point), shared by every plan of the rep. A few rows
+ * (decode) run dot products that unpack the codes in registers (kernels_cpu/contrib_nlp/
+ * nbits_dot.c), in parallel over the output columns; at accuracy_level 4 the activations are
+ * quantized per block to int8 and the products run in int8 (VNNI) where this CPU has it. Many
+ * rows (prefill) dequantize panels of columns, sized to stay in cache, into scratch and multiply
+ * them with sgemm. Weights given at run time get the same per-block tables in scratch. */
 #include <stdlib.h>
 
+#include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
+#include "kernels_cpu/contrib_nlp/nbits_dot.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "ops/contrib_nlp/contrib_nlp.h"
 
-typedef struct nb_src {
-    cnlp_nbits q;
-    const uint8_t *b;
-    const tensor *scales, *zp; /* zp NULL: the midpoint 2^(bits-1) */
-} nb_src;
-
-/* w [N, K] from the packed codes: (code - zero point) * scale per block along K; codes are packed
- * low bits first within each byte, as are packed uint8 zero points along the blocks. */
-static void dequant(const nb_src *s, float *w) {
-    const cnlp_nbits *q = &s->q;
-    const int bits = (int)q->bits, mask = (1 << bits) - 1, per = 8 / bits;
-    const float mid = (float)(1 << (bits - 1));
-    for (int64_t n = 0; n < q->n; n++)
-        for (int64_t kb = 0; kb < q->k_blocks; kb++) {
-            int64_t blk = n * q->k_blocks + kb;
-            float scale = (float)cnlp_get(s->scales, blk), zp = mid;
-            if (s->zp && s->zp->dtype == ONYX_UINT8) {
-                uint8_t z = ((const uint8_t *)s->zp->data)[n * q->zp_bytes + kb / per];
-                zp = (float)((z >> ((kb % per) * bits)) & mask);
-            } else if (s->zp) {
-                zp = (float)cnlp_get(s->zp, blk);
-            }
-            const uint8_t *codes = s->b + blk * q->blob;
-            int64_t k0 = kb * q->block, kn = q->k - k0 < q->block ? q->k - k0 : q->block;
-            float *row = w + n * q->k + k0;
-            for (int64_t i = 0; i < kn; i++) {
-                int code = (codes[i / per] >> ((i % per) * bits)) & mask;
-                row[i] = ((float)code - zp) * scale;
-            }
-        }
-}
+/* Rows up to which the dot kernels run; above, dequantized panels and sgemm (whose packing pays
+ * off once a panel is reused by this many rows). */
+#define DOT_MAX_ROWS 16
+/* Bytes of one dequantized panel of columns: within a core's L2 here. */
+#define PANEL_BYTES ((size_t)1 << 20)
+#define ALIGN64(x) (((x) + 63) / 64 * 64)
 
 static onyx_status check_inputs(const cnlp_nbits *q, const tensor *b, const tensor *scales,
                                 const tensor *zp) {
@@ -59,6 +40,65 @@ static onyx_status check_inputs(const cnlp_nbits *q, const tensor *b, const tens
     return ONYX_OK;
 }
 
+/* Bytes of the per-block tables params_fill writes for these inputs (0 when it borrows all). */
+static size_t params_bytes(const cnlp_nbits *q, const tensor *scales, const tensor *zp) {
+    size_t blocks = (size_t)(q->n * q->k_blocks), n = 0;
+    if (scales->dtype != ONYX_FLOAT) n += ALIGN64(blocks * sizeof(float));
+    if (zp && zp->dtype == ONYX_UINT8) n += ALIGN64(blocks);
+    else if (zp && zp->dtype != ONYX_FLOAT) n += ALIGN64(blocks * sizeof(float));
+    return n;
+}
+
+/* The sizes of the weight view, its tables unset. */
+static void geometry(const cnlp_nbits *q, nb_weight *w) {
+    memset(w, 0, sizeof *w);
+    w->k = q->k, w->n = q->n, w->bits = q->bits, w->block = q->block;
+    w->k_blocks = q->k_blocks, w->blob = q->blob;
+}
+
+/* The weight view over B, with float scales and zero points borrowed where the inputs already
+ * are float, else written into mem (params_bytes of it). */
+static void params_fill(const cnlp_nbits *q, const tensor *b, const tensor *scales,
+                        const tensor *zp, char *mem, nb_weight *w) {
+    const int64_t blocks = q->n * q->k_blocks;
+    geometry(q, w);
+    w->b = b->data;
+    if (scales->dtype == ONYX_FLOAT) {
+        w->scale = scales->data;
+    } else {
+        float *s = (float *)mem;
+        cnlp_load(scales->data, scales->dtype, 0, s, blocks);
+        w->scale = s;
+        mem += ALIGN64((size_t)blocks * sizeof(float));
+    }
+    if (zp && zp->dtype == ONYX_UINT8) {
+        const int bits = (int)q->bits, per = 8 / bits, mask = (1 << bits) - 1;
+        uint8_t *z = (uint8_t *)mem;
+        for (int64_t n = 0; n < q->n; n++)
+            for (int64_t kb = 0; kb < q->k_blocks; kb++) {
+                uint8_t byte = ((const uint8_t *)zp->data)[n * q->zp_bytes + kb / per];
+                z[n * q->k_blocks + kb] = (uint8_t)((byte >> ((kb % per) * bits)) & mask);
+            }
+        w->zp_u8 = z;
+    } else if (zp && zp->dtype == ONYX_FLOAT) {
+        w->zp_f = zp->data;
+    } else if (zp) {
+        float *z = (float *)mem;
+        cnlp_load(zp->data, zp->dtype, 0, z, blocks);
+        w->zp_f = z;
+    }
+}
+
+typedef struct nb_params {
+    nb_weight w;
+    char *mem; /* owned tables, or NULL */
+} nb_params;
+
+typedef struct nb_src {
+    cnlp_nbits q;
+    const tensor *b, *scales, *zp;
+} nb_src;
+
 typedef struct nb_key {
     char tag[8];
     const void *b, *scales, *zp;
@@ -66,19 +106,29 @@ typedef struct nb_key {
     int32_t st, zt;
 } nb_key;
 
-static onyx_status nb_make(void *ctx, void **obj) {
+static onyx_status params_make(void *ctx, void **obj) {
     const nb_src *s = ctx;
-    float *w = malloc((size_t)(s->q.n * s->q.k) * sizeof *w);
-    if (!w) return onyx_oom("dequantized MatMulNBits weight");
-    dequant(s, w);
-    *obj = w;
+    nb_params *p = calloc(1, sizeof *p);
+    size_t bytes = params_bytes(&s->q, s->scales, s->zp);
+    if (p && bytes) p->mem = aligned_alloc(64, bytes);
+    if (!p || (bytes && !p->mem)) {
+        free(p);
+        return onyx_oom("MatMulNBits block tables");
+    }
+    params_fill(&s->q, s->b, s->scales, s->zp, p->mem, &p->w);
+    *obj = p;
     return ONYX_OK;
 }
 
-static void nb_free(void *obj) { free(obj); }
+static void params_free(void *obj) {
+    nb_params *p = obj;
+    if (p) free(p->mem);
+    free(p);
+}
 
 typedef struct nb_state {
-    const float *w; /* shared, borrowed; NULL: dequantize per run */
+    const nb_params *params; /* shared, borrowed; NULL: made per run */
+    int64_t level;
 } nb_state;
 
 onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
@@ -86,6 +136,7 @@ onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
     TRY(cnlp_nbits_of(p->node, &q));
     nb_state *st = calloc(1, sizeof *st);
     if (!st) return onyx_oom("MatMulNBits state");
+    st->level = attr_int(p->node, "accuracy_level", 0);
     const tensor *b = p->n_in > 1 ? p->in_value[1] : NULL,
                  *sc = p->n_in > 2 ? p->in_value[2] : NULL;
     const tensor *zp = p->n_in > 3 ? p->in_value[3] : NULL;
@@ -94,24 +145,72 @@ onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
         onyx_status s = check_inputs(&q, b, sc, zp);
         nb_key key;
         memset(&key, 0, sizeof key);
-        memcpy(key.tag, "cnlpnb", 7);
+        memcpy(key.tag, "cnlpnb2", 8);
         key.b = b->data, key.scales = sc->data, key.zp = zp ? zp->data : NULL;
         key.k = q.k, key.n = q.n, key.bits = q.bits, key.block = q.block;
         key.st = sc->dtype, key.zt = zp ? zp->dtype : 0;
-        nb_src src = {q, b->data, sc, zp};
+        nb_src src = {q, b, sc, zp};
         void *obj = NULL;
-        if (s == ONYX_OK) s = kernel_shared(p, &key, sizeof key, nb_make, nb_free, &src, &obj);
+        if (s == ONYX_OK) s = kernel_shared(p, &key, sizeof key, params_make, params_free, &src, &obj);
         if (s != ONYX_OK) {
             free(st);
             return s;
         }
-        st->w = obj;
+        st->params = obj;
     }
     *state = st;
     return ONYX_OK;
 }
 
 void cpu_cnlp_matmul_nbits_release(void *state) { free(state); }
+
+/* ---- a few rows: dot products over columns */
+
+typedef struct dot_job {
+    const nb_weight *w;
+    int64_t m;
+    const float *ad;       /* float path: deinterleaved rows */
+    const int8_t *q;       /* int8 path: quantized rows, their scales and sums */
+    const float *qscale;
+    const int32_t *qsum;
+    float *y;
+} dot_job;
+
+static void dot_cols(void *ctx, int64_t b, int64_t e) {
+    const dot_job *j = ctx;
+    const nb_weight *w = j->w;
+    const int64_t kp = w->k_blocks * w->block;
+    for (int64_t r0 = 0; r0 < j->m; r0 += NB_ROWS) {
+        int64_t rows = j->m - r0 < NB_ROWS ? j->m - r0 : NB_ROWS;
+        for (int64_t n = b; n < e; n++) {
+            float *y = j->y + r0 * w->n + n;
+            if (j->q)
+                nb_dot_i8(w, n, j->q + r0 * kp, j->qscale + r0 * w->k_blocks,
+                          j->qsum + r0 * w->k_blocks, rows, y, w->n);
+            else
+                nb_dot_f32(w, n, j->ad + r0 * kp, rows, y, w->n);
+        }
+    }
+}
+
+/* ---- many rows: panels of dequantized columns through sgemm */
+
+typedef struct panel_job {
+    const nb_weight *w;
+    int64_t n0;
+    float *panel; /* [columns, k] */
+} panel_job;
+
+static void dequant_cols(void *ctx, int64_t b, int64_t e) {
+    const panel_job *j = ctx;
+    for (int64_t i = b; i < e; i++) nb_dequant_column(j->w, j->n0 + i, j->panel + i * j->w->k);
+}
+
+static int64_t panel_cols(const nb_weight *w) {
+    int64_t c = (int64_t)(PANEL_BYTES / ((size_t)w->k * sizeof(float))) / 16 * 16;
+    if (c < 16) c = 16;
+    return c < w->n ? c : w->n;
+}
 
 onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     const nb_state *st = c->state;
@@ -127,36 +226,61 @@ onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     if (bias && (bias->dtype != A->dtype || bias->numel != q.n))
         return onyx_error(ONYX_ERR_SHAPE, "bias must have A's type and N = %lld elements",
                           (long long)q.n);
-    int64_t m = A->numel / q.k;
+    const int64_t m = A->numel / q.k, kp = q.k_blocks * q.block;
     if (!cpu_blas_dims_ok(m, q.n, q.k))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "matrix sizes exceed BLAS's int range");
-    bool fa = A->dtype == ONYX_FLOAT;
-    size_t wbytes = st->w ? 0 : ((size_t)(q.n * q.k) * 4 + 63) / 64 * 64;
-    size_t abytes = fa ? 0 : ((size_t)A->numel * 4 + 63) / 64 * 64;
-    size_t ybytes = fa ? 0 : (size_t)Y->numel * 4;
+    if (!st->params) TRY(check_inputs(&q, B, S, Z));
+    const bool fa = A->dtype == ONYX_FLOAT, dots = m <= DOT_MAX_ROWS;
+    nb_weight wv;
+    if (st->params) wv = st->params->w;
+    else geometry(&q, &wv); /* the tables come below, in scratch */
+    const bool i8 = dots && st->level == 4 && nb_i8_available(&wv);
+
+    /* one scratch region: tables, A and Y as float, then the path's own buffers */
+    size_t tbytes = st->params ? 0 : params_bytes(&q, S, Z);
+    size_t abytes = fa ? 0 : ALIGN64((size_t)A->numel * sizeof(float));
+    size_t ybytes = fa ? 0 : ALIGN64((size_t)Y->numel * sizeof(float));
+    size_t pbytes;
+    if (!dots) pbytes = (size_t)panel_cols(&wv) * (size_t)q.k * sizeof(float);
+    else if (i8)
+        pbytes = ALIGN64((size_t)(m * kp)) + ALIGN64((size_t)(m * q.k_blocks) * sizeof(float)) +
+                 ALIGN64((size_t)(m * q.k_blocks) * sizeof(int32_t));
+    else pbytes = (size_t)(m * kp) * sizeof(float);
     char *buf = NULL;
-    if (wbytes + abytes + ybytes) TRY(kernel_scratch(c, wbytes + abytes + ybytes, (void **)&buf));
-    const float *w = st->w;
-    if (!w) {
-        TRY(check_inputs(&q, B, S, Z));
-        nb_src src = {q, B->data, S, Z};
-        dequant(&src, (float *)buf);
-        w = (const float *)buf;
-    }
+    TRY(kernel_scratch(c, tbytes + abytes + ybytes + pbytes + 64, (void **)&buf));
+    char *tables = buf, *abuf = tables + tbytes, *ybuf = abuf + abytes, *pbuf = ybuf + ybytes;
+    if (!st->params) params_fill(&q, B, S, Z, tables, &wv);
+
     const float *a = A->data;
     float *y = Y->data;
     if (!fa) {
-        cnlp_load(A->data, A->dtype, 0, (float *)(buf + wbytes), A->numel);
-        a = (const float *)(buf + wbytes);
-        y = (float *)(buf + wbytes + abytes);
+        cnlp_load(A->data, A->dtype, 0, (float *)abuf, A->numel);
+        a = (const float *)abuf;
+        y = (float *)ybuf;
     }
     if (m > 0) {
-        if (m == 1) {
-            /* not beta 0: some gemv let stale NaN through */
-            memset(y, 0, (size_t)q.n * sizeof *y);
-            cpu_sgemv(false, q.n, q.k, 1, w, q.k, a, 1, y);
+        if (dots) {
+            dot_job j = {&wv, m, NULL, NULL, NULL, NULL, y};
+            if (i8) {
+                int8_t *qa = (int8_t *)pbuf;
+                float *qs = (float *)(pbuf + ALIGN64((size_t)(m * kp)));
+                int32_t *qsum = (int32_t *)((char *)qs + ALIGN64((size_t)(m * q.k_blocks) * 4));
+                nb_quantize_rows(&wv, a, m, qa, qs, qsum);
+                j.q = qa, j.qscale = qs, j.qsum = qsum;
+            } else {
+                nb_deinterleave(&wv, a, m, (float *)pbuf);
+                j.ad = (const float *)pbuf;
+            }
+            parallel_for(q.n, cnlp_grain(q.k * m, 1 << 15), dot_cols, &j);
         } else {
-            cpu_sgemm(false, true, m, q.n, q.k, 1, a, q.k, w, q.k, 0, y, q.n);
+            const int64_t cols = panel_cols(&wv);
+            for (int64_t n0 = 0; n0 < q.n; n0 += cols) {
+                int64_t cnt = q.n - n0 < cols ? q.n - n0 : cols;
+                panel_job pj = {&wv, n0, (float *)pbuf};
+                parallel_for(cnt, cnlp_grain(q.k, 1 << 14), dequant_cols, &pj);
+                cpu_sgemm(false, true, m, cnt, q.k, 1, a, q.k, (const float *)pbuf, q.k, 0,
+                          y + n0, q.n);
+            }
         }
         if (bias) {
             float bb[256];

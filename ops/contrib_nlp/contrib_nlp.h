@@ -83,4 +83,23 @@ typedef struct cnlp_nbits {
 
 onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q);
 
+/* GatherBlockQuantized's geometry: data (int4/uint4, uint8 holding 2/4/8-bit codes packed along
+ * its last axis, or a float8/float4 type) dequantized per block of `block` along quantize_axis with
+ * scales (and zero points for the integer types), gathered along gather_axis. Dims are logical
+ * (a packed uint8 row counts its codes). Unknown dims are -1 during inference. */
+typedef struct cnlp_gbq {
+    onyx_dtype data_t, scale_t;
+    int rank, gather_axis, quantize_axis;
+    int64_t bits, block;  /* block: the whole quantize axis for float data with block_size 0 */
+    int64_t dims[ONYX_MAX_RANK];        /* data's logical dims */
+    bool scale_bcast[ONYX_MAX_RANK];    /* float data: scales dim 1 broadcast along that axis */
+    int64_t n_blocks;                   /* scales' dim along quantize_axis */
+    bool has_zp;
+} cnlp_gbq;
+
+/* Checks the node's attributes and the data, scales and zero points (zp NULL when absent) against
+ * each other as onnxruntime does, refusing what it refuses with a message naming it. */
+onyx_status cnlp_gbq_of(const graph_node *n, const type_info *data, const type_info *scales,
+                        const type_info *zp, cnlp_gbq *g);
+
 #endif
