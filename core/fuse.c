@@ -540,7 +540,7 @@ static bool qbinary_op(const graph_node *n) {
 }
 
 /* The quantized activations (com.microsoft QLinearSigmoid, QLinearLeakyRelu, and onyx's own
- * LookupTable of a QDQ unit, core/optimize_qdq.c): data input 0, elementwise. */
+ * LookupTable of a QDQ unit, core/rules/qdq_table.c): data input 0, elementwise. */
 static bool qunary_op(const graph_node *n) {
     return ms_op(n, "QLinearSigmoid") || ms_op(n, "QLinearLeakyRelu") ||
            (!strcmp(n->domain, "ai.onyx") && !strcmp(n->op_type, "LookupTable"));

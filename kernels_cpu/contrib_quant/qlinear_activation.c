@@ -41,7 +41,7 @@ onyx_status cpu_qlinearleakyrelu_run(const kernel_call *c) {
     return lut_run(c, leaky_fn, &alpha);
 }
 
-/* The table is a constant folded at prepare (core/optimize_qdq.c): 256 bytes read as they are. */
+/* The table is a constant folded at prepare (core/rules/qdq_table.c): 256 bytes read as they are. */
 onyx_status cpu_lookuptable_run(const kernel_call *c) {
     TRY(cq_need_q8(c, 0, ONYX_UNDEFINED, "X"));
     TRY(cq_need_q8(c, 1, ONYX_UNDEFINED, "T"));

@@ -1,4 +1,4 @@
-/* Schema of ai.onyx LookupTable, onyx's own op (no model writes it; core/optimize_qdq.c makes it
+/* Schema of ai.onyx LookupTable, onyx's own op (no model writes it; core/rules/qdq_table.c makes it
  * of a QDQ unit that is a function of one 8-bit tensor): Y[i] = T[X[i]], X int8/uint8 (its byte
  * is the index), T the 256 results of that type in byte order, Y of T's type and X's shape. */
 #include "ops/contrib_quant/cq_infer.h"
