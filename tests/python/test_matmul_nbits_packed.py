@@ -130,16 +130,19 @@ PEAK_SCRIPT = textwrap.dedent('''
 
 
 def test_no_float_copy_of_the_weight(tmp_path):
+    def grown_kib(k, n):
+        path = tmp_path / f'w{k}x{n}.onnx'
+        path.write_bytes(nbits_model(k, n, 4, 32).SerializeToString())
+        script = tmp_path / 'peak.py'
+        script.write_text(PEAK_SCRIPT)
+        out = subprocess.run([sys.executable, str(script), str(path), str(k), str(n)],
+                             capture_output=True, text=True, env=dict(os.environ), check=True)
+        return int(out.stdout.strip().splitlines()[-1])
     k, n = 4096, 4096
-    m = nbits_model(k, n, 4, 32)
-    path = tmp_path / 'big.onnx'
-    path.write_bytes(m.SerializeToString())
-    script = tmp_path / 'peak.py'
-    script.write_text(PEAK_SCRIPT)
-    out = subprocess.run([sys.executable, str(script), str(path), str(k), str(n)],
-                         capture_output=True, text=True, env=dict(os.environ), check=True)
-    grown_kib = int(out.stdout.strip().splitlines()[-1])
+    # what a session and its first products cost whatever the weight (oneDNN, OpenBLAS's
+    # buffers, thread stacks) is measured on a small weight run the same way, and taken off
+    grown = grown_kib(k, n) - grown_kib(256, 256)
     float_copy_kib = k * n * 4 // 1024   # 64 MiB
     # the model's packed bytes (8 MiB, held in the model and in the session) and scales
     # (2 MiB) are allowed; a float copy of the weight is not
-    assert grown_kib < float_copy_kib * 0.6, (grown_kib, float_copy_kib)
+    assert grown < float_copy_kib * 0.6, (grown, float_copy_kib)
