@@ -530,6 +530,15 @@ onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q) {
     if (q->block < 16 || (q->block & (q->block - 1)) != 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "block_size %lld is not a power of 2 >= 16",
                           (long long)q->block);
+    /* bounds far past any model's, so that the sizes computed from them cannot overflow */
+    if (q->k > INT32_MAX || q->n > INT32_MAX || q->block > (1 << 20))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "K (%lld), N (%lld) or block_size (%lld) is past "
+                          "what onyx supports (2^31 - 1, 2^31 - 1, 2^20)",
+                          (long long)q->k, (long long)q->n, (long long)q->block);
+    int64_t level = attr_int(n, "accuracy_level", 0);
+    if (level < 0 || level > 4)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "accuracy_level %lld is not one of 0 (unset), 1 "
+                          "(float32), 2 (float16), 3 (bfloat16), 4 (int8)", (long long)level);
     if (attr_int(n, "weight_prepacked", 0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "weight_prepacked (a GPU layout) is not "
                                                 "supported on the CPU");

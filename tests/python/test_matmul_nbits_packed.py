@@ -146,3 +146,15 @@ def test_no_float_copy_of_the_weight(tmp_path):
     # the model's packed bytes (8 MiB, held in the model and in the session) and scales
     # (2 MiB) are allowed; a float copy of the weight is not
     assert grown < float_copy_kib * 0.6, (grown, float_copy_kib)
+
+
+@pytest.mark.parametrize('field,value,words', [('accuracy_level', 5, 'accuracy_level 5'),
+                                               ('accuracy_level', -1, 'accuracy_level -1'),
+                                               ('block_size', 1 << 30, 'block_size')])
+def test_attributes_out_of_range_are_refused(field, value, words):
+    m = nbits_model(64, 8)
+    for a in m.graph.node[0].attribute:
+        if a.name == field:
+            a.i = value
+    with pytest.raises(Exception, match=words):
+        onyx.InferenceSession(m.SerializeToString()).run(None, {'a': np.ones((1, 64), np.float32)})
