@@ -378,7 +378,7 @@ typedef struct mm_prim {
     /* a single row times a constant B runs on B packed into panels instead (see gemv_run),
      * shared like `packed` */
     const float *gemv;
-    int64_t k;
+    int64_t k, panel_stride;         /* gemv: floats from one panel of B to the next */
     int n_post;                      /* gemv: the chain's post-ops, applied to the N results */
     fuse_op post[FUSE_MAX_OPS];
     onyx_dtype dtype;                /* float, float16 or bfloat16 */
@@ -642,38 +642,28 @@ done:
     return st;
 }
 
-/* ---- a single row times a constant B (a classifier's Gemm or Linear at batch 1): the product
- * only streams B from memory once, which oneDNN's matmul (brgemm over B packed by 64 columns)
- * does at about 30 GB/s here and a plain loop over the same panels at 45-50 GB/s, as fast as
- * onnxruntime's (eight 1280 x 1280 products in a row, B from memory: 1.7 ms against 1.2). B is
- * packed once into panels of GEMV_PANEL columns, [ceil(N / 64)][K][64], alpha folded in, the last
- * panel's padding zero; bias and post-ops are then applied to the N results. */
+/* ---- a single row times a constant B (a classifier's Gemm or Linear at batch 1, a decoder's
+ * step): the product only streams B from memory once, which oneDNN's matmul (brgemm over B
+ * packed by 64 columns) does at about 30 GB/s here and a plain loop over the same panels at
+ * 45-50 GB/s, as fast as onnxruntime's (eight 1280 x 1280 products in a row, B from memory: 1.7
+ * ms against 1.2). The panels are the primitive's own packed B where oneDNN lays it out as
+ * panels of GEMV_PANEL columns, [ceil(N / 64)][K padded][64] (inner blocks [kb on K][64 on N]):
+ * the plans for one row and for many then share one packed copy of the weight (through
+ * kernel_shared), and a decoder holds each weight once more, not twice. Elsewhere the
+ * primitive runs the row. Bias and post-ops are applied to the N results. */
 enum { GEMV_PANEL = 64 };
 
-typedef struct gemv_key {
-    char tag[8];
-    const void *data;
-    int32_t dtype;
-    float alpha;
-    int64_t k, n, ks, ns;            /* B's dims and strides as stored */
-} gemv_key;
-
-static onyx_status gemv_pack(void *ctx, void **obj) {
-    const gemv_key *key = ctx;
-    int64_t panels = (key->n + GEMV_PANEL - 1) / GEMV_PANEL;
-    float *buf = cpu_dnnl_alloc((size_t)(panels * key->k * GEMV_PANEL) * sizeof *buf);
-    if (!buf) return onyx_oom("packed matrix B");
-    const float *b = key->data;
-    for (int64_t p = 0; p < panels; p++)
-        for (int64_t k = 0; k < key->k; k++) {
-            float *row = buf + (p * key->k + k) * GEMV_PANEL;
-            for (int64_t c = 0; c < GEMV_PANEL; c++) {
-                int64_t j = p * GEMV_PANEL + c;
-                row[c] = j < key->n ? key->alpha * b[k * key->ks + j * key->ns] : 0.f;
-            }
-        }
-    *obj = buf;
-    return ONYX_OK;
+/* Whether oneDNN's layout of B is panels of GEMV_PANEL columns, K rows each, one after
+ * another; *panel_stride: floats from one panel to the next. */
+static bool gemv_layout(const_dnnl_memory_desc_t md, int64_t *panel_stride) {
+    cpu_dnnl_layout l;
+    if (!cpu_dnnl_layout_of(md, &l) || l.data_type != dnnl_f32 || l.ndims != 2 ||
+        l.offset0 != 0 || l.inner_nblks != 2 || l.inner_idxs[0] != 0 || l.inner_idxs[1] != 1 ||
+        l.inner_blks[1] != GEMV_PANEL || l.strides[0] != l.inner_blks[0] * GEMV_PANEL ||
+        l.strides[1] < l.padded_dims[0] * GEMV_PANEL)
+        return false;
+    *panel_stride = l.strides[1];
+    return true;
 }
 
 /* Whether the chain's post-ops are all ones gemv_post applies. */
@@ -691,24 +681,27 @@ static bool gemv_fits(const mm_geom *g, const mm_prim *m) {
            gemv_chain_ok(g->chain);
 }
 
+/* m runs the row on the primitive's packed B where its layout is panels (gemv_layout); else m
+ * is left as it was, for the primitive. */
 static onyx_status gemv_prepare(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
-    gemv_key key;
-    memset(&key, 0, sizeof key); /* padding bytes are part of the key */
-    memcpy(key.tag, "gemvB", 6);
-    key.data = g->b_const->data;
-    key.dtype = (int32_t)g->b_const->dtype;
-    key.alpha = g->alpha;
-    key.k = g->b[0];
-    key.n = g->b[1];
-    key.ks = g->bs[0];
-    key.ns = g->bs[1];
-    void *obj = NULL;
-    TRY(kernel_shared(kp, &key, sizeof key, gemv_pack, pack_release, &key, &obj));
-    m->gemv = obj;
-    m->k = key.k;
-    m->n = key.n;
-    m->an = key.k;
-    m->yn = key.n;
+    mm_geom plain = *g; /* the product alone: B's layout does not depend on the post-ops */
+    plain.chain = NULL;
+    plain.bias = plain.sum = false;
+    mm_prim probe = {.dtype = ONYX_FLOAT};
+    onyx_status st = mm_build(kp, &plain, &probe);
+    int64_t stride = 0;
+    bool panels = st == ONYX_OK && probe.packed && gemv_layout(probe.md_wei, &stride);
+    const float *packed = probe.packed; /* the rep's shared cache holds it */
+    drop_prim(&probe);
+    if (st == ONYX_ERR_NO_MEMORY) return st;
+    if (st != ONYX_OK) onyx_error_clear();
+    if (!panels) return ONYX_OK;
+    m->gemv = packed;
+    m->panel_stride = stride;
+    m->k = g->b[0];
+    m->n = g->b[1];
+    m->an = m->k;
+    m->yn = m->n;
     m->bias = g->bias;
     if (g->chain) {
         m->n_post = g->chain->n;
@@ -720,7 +713,7 @@ static onyx_status gemv_prepare(const kernel_prep *kp, const mm_geom *g, mm_prim
 typedef struct gemv_job {
     const float *x, *panels;
     float *y;
-    int64_t k, n;
+    int64_t k, n, panel_stride;
 } gemv_job;
 
 /* Accumulators in registers (16 lanes each: AVX-512 in the x86-64-v4 clone, halves or quarters
@@ -730,7 +723,7 @@ typedef float gemv_vec __attribute__((vector_size(64)));
 CPU_CLONES static void gemv_panels(void *ctx, int64_t begin, int64_t end) {
     const gemv_job *j = ctx;
     for (int64_t p = begin; p < end; p++) {
-        const float *w = j->panels + p * j->k * GEMV_PANEL;
+        const float *w = j->panels + p * j->panel_stride;
         gemv_vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, w0, w1, w2, w3;
         for (int64_t k = 0; k < j->k; k++, w += GEMV_PANEL) {
             float xv = j->x[k];
@@ -796,7 +789,7 @@ static onyx_status gemv_run(const mm_prim *m, const kernel_call *c, const tensor
             addend = copy;
         }
     }
-    gemv_job j = {A->data, m->gemv, y, m->k, m->n};
+    gemv_job j = {A->data, m->gemv, y, m->k, m->n, m->panel_stride};
     parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
     float beta = m->bias_own ? m->beta : 1.f;
     for (int64_t i = 0; i < m->n; i++) {
