@@ -181,13 +181,17 @@ done:
     return st;
 }
 
-onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_options *options,
-                                 onyx_rep **out) {
-    model *m = (model *)model_;
-    if (!m || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+/* onyx_prepare_session; `owning`: the rep takes the caller's reference to m (released on
+ * failure too). */
+static onyx_status prepare(model *m, const onyx_session_options *options, bool owning,
+                           onyx_rep **out) {
     onyx_session_options *defaults = NULL;
     if (!options) {
-        TRY(onyx_session_options_create(&defaults));
+        onyx_status st = onyx_session_options_create(&defaults);
+        if (st != ONYX_OK) {
+            if (owning) model_release(m);
+            return st;
+        }
         options = defaults;
     }
     onyx_status st = ONYX_OK;
@@ -200,6 +204,10 @@ onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_op
         goto done;
     }
     CHECK(parse_env(options, &rep->env));
+    /* where the rep alone will hold the model and only the CPU computes, a weight that a kernel
+     * keeps packed is held once, as packed (core/shared.h) */
+    rep->env.evict_weights = owning && m->refs == 1 && rep->env.n_priority == 1 &&
+                             rep->env.priority[0] == DEVICE_CPU;
     CHECK(check_opsets(m, options->newer_opsets, &rep->env.log));
     CHECK(check_graph(g, &rep->env));
     types = calloc((size_t)g->n_inputs + 1, sizeof *types);
@@ -219,8 +227,9 @@ onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_op
         onyx_error_prefix(st, "prepare");
         goto done;
     }
-    model_retain(m);
+    if (!owning) model_retain(m);
     rep->m = m;
+    m = NULL;
     *out = rep;
     rep = NULL;
 done:
@@ -229,12 +238,30 @@ done:
     free(types);
     free(type_ptrs);
     onyx_rep_free(rep);
+    if (owning && m) model_release(m);
     onyx_session_options_free(defaults);
     return st;
 }
 
+onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_options *options,
+                                 onyx_rep **out) {
+    if (!model_ || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+    return prepare((model *)model_, options, false, out);
+}
+
+onyx_status onyx_prepare_session_owning(onyx_model *model_, const onyx_session_options *options,
+                                        onyx_rep **out) {
+    if (!model_ || !out) {
+        onyx_model_free(model_);
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "prepare: model or out is NULL");
+    }
+    return prepare((model *)model_, options, true, out);
+}
+
 void onyx_rep_free(onyx_rep *rep) {
     if (!rep) return;
+    /* evicted weights made plain memory again before anything frees them */
+    if (rep->env.shared) shared_cache_forget_weights(rep->env.shared);
     subgraph_free(rep->main);
     profiler_free(rep->env.profiler);
     shared_cache_free(rep->env.shared); /* after the plans that borrow from it */
@@ -367,7 +394,9 @@ onyx_status onyx_run_model(const void *model_bytes, size_t size,
     onyx_rep *rep = NULL;
     onyx_status st;
     CHECK(onyx_model_load_buffer(model_bytes, size, NULL, &m));
-    CHECK(onyx_prepare_session(m, options, &rep));
+    st = onyx_prepare_session_owning(m, options, &rep);
+    m = NULL;
+    if (st != ONYX_OK) goto done;
     CHECK(onyx_rep_run(rep, input_count, NULL, inputs, output_count, outputs));
 done:
     onyx_rep_free(rep);

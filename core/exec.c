@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/profile.h"
 #include "core/parallel.h"
+#include "core/shared.h"
 
 void plan_free(plan *p) {
     if (!p) return;
@@ -377,6 +378,7 @@ typedef struct prep_view {
     const type_info **in_types;
     const tensor **in_values;
     type_info *outs;
+    bool *packed;
     kernel_prep prep;
 } prep_view;
 
@@ -384,6 +386,7 @@ static void prep_view_free(prep_view *v) {
     free(v->in_types);
     free(v->in_values);
     free(v->outs);
+    free(v->packed);
 }
 
 static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *p,
@@ -392,7 +395,8 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
     v->in_types = calloc((size_t)node->n_inputs + 1, sizeof *v->in_types);
     v->in_values = calloc((size_t)node->n_inputs + 1, sizeof *v->in_values);
     v->outs = calloc((size_t)node->n_outputs + 1, sizeof *v->outs);
-    if (!v->in_types || !v->in_values || !v->outs) {
+    v->packed = calloc((size_t)node->n_inputs + 1, sizeof *v->packed);
+    if (!v->in_types || !v->in_values || !v->outs || !v->packed) {
         prep_view_free(v);
         return onyx_oom("kernel prepare");
     }
@@ -412,8 +416,38 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
         .out_type = v->outs,
         .env = &sg->env,
         .fused = chain,
+        .packed = v->packed,
     };
     return ONYX_OK;
+}
+
+/* Evicted weights among k's constant inputs restored (and kept from then on) unless k reads
+ * them through its packed objects (KF_PACKED_WEIGHTS). */
+static onyx_status restore_inputs(const subgraph *sg, const kernel *k, const prep_view *v) {
+    if (!sg->readers || (k->flags & KF_PACKED_WEIGHTS)) return ONYX_OK;
+    for (int i = 0; i < v->prep.n_in; i++)
+        if (v->in_values[i]) TRY(shared_cache_restore(sg->env.shared, v->in_values[i], true));
+    return ONYX_OK;
+}
+
+/* After k prepared: the weights it read only through packed objects, which nothing else reads
+ * (one reader in the graph, not an output, on the CPU), are evicted (core/shared.h). Plan
+ * constants from weights are the model's (its pool) or the subgraph's (folded): the rep owns
+ * both. */
+static void evict_packed(const subgraph *sg, const plan *p, const graph_node *node,
+                         const prep_view *v) {
+    if (!sg->readers) return;
+    const graph *g = sg->g;
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        if (!v->packed[i] || vi < 0 || vi >= g->n_values || sg->readers[vi] != 1 ||
+            (g->values[vi].flags & GV_OUTPUT))
+            continue;
+        const plan_value *pv = &p->vals[vi];
+        if (pv->where == ST_CONST && pv->from_weights && pv->device == DEVICE_CPU &&
+            pv->constant && pv->constant == v->in_values[i])
+            shared_cache_evict(sg->env.shared, pv->constant);
+    }
 }
 
 void plan_set_producers(const graph *g, plan *p) {
@@ -464,10 +498,11 @@ onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel 
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state) {
     *state = NULL;
-    if (!k->prepare) return ONYX_OK;
     prep_view v;
     TRY(prep_view_make(&v, sg, p, node, chain));
-    onyx_status st = k->prepare(&v.prep, state);
+    onyx_status st = restore_inputs(sg, k, &v);
+    if (st == ONYX_OK && k->prepare) st = k->prepare(&v.prep, state);
+    if (st == ONYX_OK) evict_packed(sg, p, node, &v);
     prep_view_free(&v);
     return st;
 }
@@ -476,6 +511,10 @@ bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
                           const graph_node *node) {
     prep_view v;
     if (prep_view_make(&v, sg, p, node, NULL) != ONYX_OK) return false;
+    if (restore_inputs(sg, k, &v) != ONYX_OK) {
+        prep_view_free(&v);
+        return false;
+    }
     bool ok = k->supports(&v.prep);
     prep_view_free(&v);
     return ok;

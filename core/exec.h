@@ -42,6 +42,8 @@ typedef struct exec_env {
     size_t memory_limit;        /* largest arena a plan may have; 0: none */
     struct profiler *profiler;  /* per-node timings (core/profile.h); NULL: off */
     struct shared_cache *shared; /* the rep's data made from constants (core/shared.h) */
+    bool evict_weights;         /* the rep alone holds its model: a weight kept packed by the
+                                   kernel that reads it need not stay in memory (core/shared.h) */
     const struct op_registry *ops; /* schemas, for the graph rewrites (core/optimize.h) */
     exec_log log;
 } exec_env;

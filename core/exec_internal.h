@@ -111,6 +111,9 @@ struct subgraph {
     int n_plans;
     tensor **folded;  /* per graph value: its constant when folded from initializers alone, kept
                          for every plan (a weight's Transpose is made once, not per shape) */
+    int *readers;     /* per graph value: the node inputs that read it, where the env evicts
+                         weights and no node has a subgraph (which may read outer values
+                         unseen); else NULL */
 };
 
 struct exec_frame {

@@ -67,6 +67,14 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     }
     for (int i = 0, k = 0; i < g->n_values; i++)
         if (g->values[i].flags & GV_CAPTURED) sg->captured[k++] = i;
+    bool evict = env->evict_weights;
+    for (int n = 0; n < g->n_nodes && evict; n++)
+        for (int a = 0; a < g->nodes[n].n_attrs; a++)
+            evict &= g->nodes[n].attrs[a].type != ATTR_GRAPH && g->nodes[n].attrs[a].type != ATTR_GRAPHS;
+    if (evict && (sg->readers = calloc((size_t)g->n_values + 1, sizeof *sg->readers)))
+        for (int n = 0; n < g->n_nodes; n++)
+            for (int i = 0; i < g->nodes[n].n_inputs; i++)
+                if (g->nodes[n].inputs[i] >= 0) sg->readers[g->nodes[n].inputs[i]]++;
     *out = sg;
     return ONYX_OK;
 }
@@ -84,6 +92,7 @@ void subgraph_free(subgraph *sg) {
             free(sg->folded[i]);
         }
     free(sg->folded);
+    free(sg->readers);
     pthread_mutex_destroy(&sg->lock);
     free(sg->captured);
     graph_optimized_free(sg->rewritten);
@@ -664,18 +673,44 @@ onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
     return st;
 }
 
+static void log_made(const kernel_prep *p) {
+    if (!log_enabled(&p->env->log, ONYX_LOG_VERBOSE)) return;
+    char label[256];
+    log_write(&p->env->log, ONYX_LOG_VERBOSE, "shared: %s made data from its constants",
+              node_label(p->node, label, sizeof label));
+}
+
 onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
                           onyx_status (*make)(void *ctx, void **obj), void (*release)(void *obj),
                           void *ctx, void **out) {
-    if (!p->env || !p->env->shared) { /* no rep around it (never in practice): make, no sharing */
+    if (!p->env || !p->env->shared) /* no rep around it (never in practice) */
         return onyx_error(ONYX_ERR_RUNTIME, "shared data requested outside a rep");
-    }
     bool made;
     TRY(shared_cache_get(p->env->shared, key, key_size, make, release, ctx, out, &made));
-    if (made && log_enabled(&p->env->log, ONYX_LOG_VERBOSE)) {
-        char label[256];
-        log_write(&p->env->log, ONYX_LOG_VERBOSE, "shared: %s made data from its constants",
-                  node_label(p->node, label, sizeof label));
-    }
+    if (made) log_made(p);
     return ONYX_OK;
+}
+
+onyx_status kernel_shared_weight(const kernel_prep *p, int input, const void *key, size_t key_size,
+                                 onyx_status (*make)(void *ctx, void **obj),
+                                 void (*release)(void *obj),
+                                 onyx_status (*unpack)(const void *obj, void *dst), void *ctx,
+                                 void **out) {
+    if (!p->env || !p->env->shared)
+        return onyx_error(ONYX_ERR_RUNTIME, "shared data requested outside a rep");
+    const tensor *w = input >= 0 && input < p->n_in ? p->in_value[input] : NULL;
+    if (!w) return onyx_error(ONYX_ERR_RUNTIME, "shared weight: input %d is not a constant", input);
+    bool made;
+    TRY(shared_cache_get_weight(p->env->shared, key, key_size, make, release, ctx, w, unpack, out,
+                                &made));
+    if (made) log_made(p);
+    if (p->packed) p->packed[input] = true;
+    return ONYX_OK;
+}
+
+onyx_status kernel_weight_bytes(const kernel_prep *p, int input) {
+    const tensor *w = input >= 0 && input < p->n_in ? p->in_value[input] : NULL;
+    if (!w || !p->env || !p->env->shared) return ONYX_OK;
+    if (p->packed) p->packed[input] = false;
+    return shared_cache_restore(p->env->shared, w, true);
 }

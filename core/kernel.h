@@ -52,6 +52,11 @@ enum {
      * device epilogue pass (core/fuse_device.c) offers it the nodes that follow it in
      * kernel_prep.fused. */
     KF_DEVICE_EPILOGUE = 1u << 9,
+    /* The kernel reads a constant input either through an object of kernel_shared_weight (which
+     * restores the weight itself when it must make one) or after kernel_weight_bytes: the
+     * executor may then leave the weight evicted while the kernel prepares. Other kernels get
+     * their constant inputs restored first. */
+    KF_PACKED_WEIGHTS = 1u << 10,
 };
 
 struct fuse_chain;
@@ -67,6 +72,8 @@ typedef struct kernel_prep {
     const struct exec_env *env;        /* to prepare subgraphs (control flow) */
     const struct fuse_chain *fused;    /* KF_POST_OPS and KF_DEVICE_EPILOGUE kernels: post-ops to
                                           apply, or NULL */
+    bool *packed;                      /* per input: the kernel reads it only through an object
+                                          of kernel_shared_weight (set by that call), or NULL */
 } kernel_prep;
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.
@@ -124,6 +131,21 @@ typedef struct kernel {
 onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
                           onyx_status (*make)(void *ctx, void **obj), void (*release)(void *obj),
                           void *ctx, void **out);
+
+/* kernel_shared for an object made from constant input `input` alone, which the kernel then reads
+ * only through that object, at prepare and at run. `unpack(obj, dst)` rebuilds the input's bytes
+ * exactly from the object (NULL where it cannot: converted or scaled): the executor may then hand
+ * the input's own memory back while the object holds it (core/shared.h), which keeps a model's
+ * float weights in memory once, as packed, instead of twice. */
+onyx_status kernel_shared_weight(const kernel_prep *p, int input, const void *key, size_t key_size,
+                                 onyx_status (*make)(void *ctx, void **obj),
+                                 void (*release)(void *obj),
+                                 onyx_status (*unpack)(const void *obj, void *dst), void *ctx,
+                                 void **out);
+
+/* Makes constant input `input`'s bytes readable from now on (a KF_PACKED_WEIGHTS kernel that
+ * reads them, at prepare or per run, outside kernel_shared_weight's object). */
+onyx_status kernel_weight_bytes(const kernel_prep *p, int input);
 
 /* Working memory for this call: at least `bytes`, 64-byte aligned, valid until the kernel's run
  * returns, not zeroed. It comes from the run context and is kept for its next runs, so a run in

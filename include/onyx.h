@@ -454,6 +454,16 @@ ONYX_API onyx_status onyx_session_options_set_config(onyx_session_options *optio
 ONYX_API onyx_status onyx_prepare_session(const onyx_model *model,
                                           const onyx_session_options *options, onyx_rep **out);
 
+/* onyx_prepare_session, the rep taking over the caller's reference to the model: the caller
+ * does not use or free `model` after the call, whether it succeeds or not. Where the rep is then
+ * the model's only holder and the session computes on the CPU alone, a float weight that a
+ * kernel keeps packed (MatMul's and Gemm's B) is held once, as packed: the model's own copy is
+ * handed back to the system after packing and rebuilt from the packed one if something else
+ * comes to read it. A model's peak memory is then about its weights once, not twice. */
+ONYX_API onyx_status onyx_prepare_session_owning(onyx_model *model,
+                                                 const onyx_session_options *options,
+                                                 onyx_rep **out);
+
 ONYX_API void onyx_rep_free(onyx_rep *rep);
 
 /* Writes the profile recorded so far (onyx_session_options_set_profiling) to its trace file and

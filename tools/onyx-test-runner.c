@@ -903,7 +903,11 @@ static int run_test(const char *dir, const options *o, sbuf *err) {
     if (st == ONYX_OK) st = onyx_session_options_set_optimization(opts, optimization_level(o));
     for (size_t i = 0; st == ONYX_OK && !o->no_examples && i < sets[0].input_count; i++)
         st = onyx_session_options_add_example(opts, names[i], sets[0].inputs[i]);
-    if (st == ONYX_OK) st = onyx_prepare_session(model, opts, &rep);
+    /* the session takes the model over, as the Python API's does (weights held once, as packed) */
+    if (st == ONYX_OK) {
+        st = onyx_prepare_session_owning(model, opts, &rep);
+        model = NULL;
+    }
     onyx_session_options_free(opts);
     if (st != ONYX_OK) {
         rc = fail_api(err, st, "prepare");
@@ -928,7 +932,7 @@ static int run_test(const char *dir, const options *o, sbuf *err) {
         for (size_t i = 0; rc == ST_PASS && i < out_count; i++) {
             onyx_io_info info;
             char where[512];
-            if (onyx_model_output(model, i, &info) == ONYX_OK && info.name)
+            if (onyx_rep_output(rep, i, &info) == ONYX_OK && info.name)
                 snprintf(where, sizeof where, "output %zu '%s'", i, info.name);
             else snprintf(where, sizeof where, "output %zu", i);
             if (set_count > 1) {

@@ -465,13 +465,29 @@ typedef struct pack_ctx {
     const_dnnl_memory_desc_t user, wei; /* the descriptors the key's layouts came from */
 } pack_ctx;
 
+/* A packed B and the two layouts between which it was reordered (kept to rebuild B from it). */
+typedef struct packed_b {
+    void *buf;
+    dnnl_memory_desc_t user, wei;
+} packed_b;
+
+static void pack_release(void *obj) {
+    packed_b *pb = obj;
+    if (!pb) return;
+    free(pb->buf);
+    if (pb->user) dnnl_memory_desc_destroy(pb->user);
+    if (pb->wei) dnnl_memory_desc_destroy(pb->wei);
+    free(pb);
+}
+
 static onyx_status pack_make(void *ctx, void **obj) {
     const pack_ctx *x = ctx;
     const tensor *b = x->b;
     onyx_status st = ONYX_OK;
     float *tmp = NULL;
-    void *buf = NULL;
     const void *src = b->data;
+    packed_b *pb = calloc(1, sizeof *pb);
+    if (!pb) return onyx_oom("packed matrix B");
     if (b->dtype != ONYX_FLOAT || x->key->alpha != 1.0f) {
         if (!(tmp = malloc((size_t)(b->numel > 0 ? b->numel : 1) * sizeof *tmp))) {
             st = onyx_oom("packed matrix B");
@@ -482,20 +498,26 @@ static onyx_status pack_make(void *ctx, void **obj) {
         for (int64_t i = 0; i < b->numel; i++) tmp[i] *= x->key->alpha;
         src = tmp;
     }
-    if (!(buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(x->wei)))) {
+    if (!(pb->buf = cpu_dnnl_alloc(dnnl_memory_desc_get_size(x->wei)))) {
         st = onyx_oom("packed matrix B");
         goto done;
     }
-    CHECK(cpu_dnnl_reorder_once(x->user, src, x->wei, buf));
-    *obj = buf;
-    buf = NULL;
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&pb->user, x->user), "copying matrix B's layout"));
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&pb->wei, x->wei), "copying matrix B's layout"));
+    CHECK(cpu_dnnl_reorder_once(x->user, src, x->wei, pb->buf));
+    *obj = pb;
+    pb = NULL;
 done:
-    free(buf);
+    pack_release(pb);
     free(tmp);
     return st;
 }
 
-static void pack_release(void *obj) { free(obj); }
+/* B as stored, from a packed float B made without scaling: the reorder back, exact. */
+static onyx_status pack_unpack(const void *obj, void *dst) {
+    const packed_b *pb = obj;
+    return cpu_dnnl_reorder_once(pb->wei, pb->buf, pb->user, dst);
+}
 
 static onyx_status md_strided(dnnl_memory_desc_t *md, int nd, const dnnl_dim_t *dims,
                               const dnnl_dim_t *strides, dnnl_data_type_t dt) {
@@ -607,9 +629,12 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m)
         CHECK(md_layout_of(b_user, &key.user));
         CHECK(md_layout_of(m->md_wei, &key.wei));
         pack_ctx ctx = {g->b_const, &key, b_user, m->md_wei};
+        /* the model's B may then be handed back (core/kernel.h): the packed one holds it */
+        bool exact = g->b_const->dtype == ONYX_FLOAT && g->alpha == 1.0f && !g->bf16;
         void *obj = NULL;
-        CHECK(kernel_shared(kp, &key, sizeof key, pack_make, pack_release, &ctx, &obj));
-        m->packed = obj;
+        CHECK(kernel_shared_weight(kp, 1, &key, sizeof key, pack_make, pack_release,
+                                   exact ? pack_unpack : NULL, &ctx, &obj));
+        m->packed = ((const packed_b *)obj)->buf;
     }
     m->an = m->bn = m->yn = 1;
     for (int i = 0; i < g->nd; i++) {
@@ -998,6 +1023,9 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     }
     if (st == ONYX_OK && chain && !m->prim && !m->gemv)
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul's post-ops need its oneDNN primitive");
+    /* a constant B read as stored (the generic path, or a primitive taking B per run) */
+    if (st == ONYX_OK && p->n_in > 1 && p->in_value[1] && !m->packed && !m->gemv)
+        st = kernel_weight_bytes(p, 1);
     if (st != ONYX_OK) {
         free(m->chain_bias);
         drop_prim(m);

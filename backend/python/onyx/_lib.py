@@ -140,6 +140,7 @@ def _declare(lib):
         'onyx_session_options_add_example': (status, [vp, cp, Value_p]),
         'onyx_session_options_set_config': (status, [vp, cp, cp]),
         'onyx_prepare_session': (status, [ctypes.POINTER(Model), vp, ctypes.POINTER(ctypes.POINTER(Rep))]),
+        'onyx_prepare_session_owning': (status, [ctypes.POINTER(Model), vp, ctypes.POINTER(ctypes.POINTER(Rep))]),
         'onyx_rep_end_profiling': (status, [ctypes.POINTER(Rep), ctypes.POINTER(cp)]),
         # run options
         'onyx_run_options_create': (status, [ctypes.POINTER(vp)]),

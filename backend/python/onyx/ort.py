@@ -1097,13 +1097,16 @@ class InferenceSession:
                     _check(code)
             pinned = self._add_free_dims(handle, model, so._free_dims, self._denoted_dims(so), arena)
             rep = ctypes.POINTER(Rep)()
-            _check(lib.onyx_prepare_session(model, handle, ctypes.byref(rep)))
+            # the session takes the model over (its weights then held once, as packed)
+            owned, model = model, None
+            _check(lib.onyx_prepare_session_owning(owned, handle, ctypes.byref(rep)))
             self._log(1, f'session created: {self._model_path or "model bytes"} on '
                          f'{",".join(devices + ["CPU"])}, providers {used}')
             self._rep = rep
         finally:
             arena.free()
-            lib.onyx_model_free(model)
+            if model is not None:
+                lib.onyx_model_free(model)
             lib.onyx_session_options_free(handle)
         self._inputs = _io(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
         for arg in self._inputs:   # inputs pinned by free dimension overrides read as pinned

@@ -85,13 +85,16 @@ class Session:
                     for name, example in self._examples(input_example, arena):
                         check(lib.onyx_session_options_add_example(opts, name.encode(), example))
                 rep = ctypes.POINTER(Rep)()
-                check(lib.onyx_prepare_session(model_handle, opts, ctypes.byref(rep)))
+                # the session takes the model over (its weights then held once, as packed)
+                handle, model_handle = model_handle, None
+                check(lib.onyx_prepare_session_owning(handle, opts, ctypes.byref(rep)))
                 self._rep = rep
             finally:
                 arena.free()
                 lib.onyx_session_options_free(opts)
         finally:
-            lib.onyx_model_free(model_handle)
+            if model_handle is not None:
+                lib.onyx_model_free(model_handle)
         self._inputs = _io_list(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
         self._by_name = {i.name: i for i in self._inputs}
         self._c_names = {}   # tuple of input names -> their C array, per order given
