@@ -20,6 +20,7 @@ static void usage(FILE *f) {
             "[-t THREADS] [--device-io]\n"
             "       onyx profile MODEL [-n RUNS] [-w WARMUP] [--top K] [--trace FILE.json] "
             "[--input ...] [-d DEVICE] [-t THREADS]\n"
+            "       (generate MODEL_DIR --prompt TEXT: the Python package's, python -m onyx generate)\n"
             "       onyx --version\n"
             "Inputs not given are generated: arange(n)/n for float types, zeros otherwise, with\n"
             "symbolic dims taken as 1. FILE.pb is a serialized TensorProto (SequenceProto or\n"
