@@ -24,6 +24,7 @@ void plan_free(plan *p) {
         p->idle = next;
     }
     pthread_mutex_destroy(&p->idle_lock);
+    free(p->raw_weights);
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
         if (ps->state && ps->k->release) ps->k->release(ps->state);
@@ -378,7 +379,7 @@ typedef struct prep_view {
     const type_info **in_types;
     const tensor **in_values;
     type_info *outs;
-    bool *packed;
+    bool *packed, *raw;
     kernel_prep prep;
 } prep_view;
 
@@ -387,6 +388,7 @@ static void prep_view_free(prep_view *v) {
     free(v->in_values);
     free(v->outs);
     free(v->packed);
+    free(v->raw);
 }
 
 static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *p,
@@ -396,7 +398,8 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
     v->in_values = calloc((size_t)node->n_inputs + 1, sizeof *v->in_values);
     v->outs = calloc((size_t)node->n_outputs + 1, sizeof *v->outs);
     v->packed = calloc((size_t)node->n_inputs + 1, sizeof *v->packed);
-    if (!v->in_types || !v->in_values || !v->outs || !v->packed) {
+    v->raw = calloc((size_t)node->n_inputs + 1, sizeof *v->raw);
+    if (!v->in_types || !v->in_values || !v->outs || !v->packed || !v->raw) {
         prep_view_free(v);
         return onyx_oom("kernel prepare");
     }
@@ -417,16 +420,34 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
         .env = &sg->env,
         .fused = chain,
         .packed = v->packed,
+        .raw = v->raw,
     };
     return ONYX_OK;
 }
 
 /* Evicted weights among k's constant inputs restored (and kept from then on) unless k reads
- * them through its packed objects (KF_PACKED_WEIGHTS). */
+ * them through its packed objects (KF_PACKED_WEIGHTS). A weight that k reads is read by k's node
+ * alone (evict_packed) and a node gets the same kernel in every plan of a CPU session: a weight
+ * such a kernel reads is never evicted after, so nothing is pinned before it is. */
 static onyx_status restore_inputs(const subgraph *sg, const kernel *k, const prep_view *v) {
     if (!sg->readers || (k->flags & KF_PACKED_WEIGHTS)) return ONYX_OK;
     for (int i = 0; i < v->prep.n_in; i++)
         if (v->in_values[i]) TRY(shared_cache_restore(sg->env.shared, v->in_values[i], true));
+    return ONYX_OK;
+}
+
+/* The weights k reads as stored, added to the plan's list (pinned when it runs). */
+static onyx_status note_raw(plan *p, const prep_view *v) {
+    for (int i = 0; i < v->prep.n_in; i++) {
+        if (!v->raw[i] || !v->in_values[i]) continue;
+        bool known = false;
+        for (int j = 0; j < p->n_raw && !known; j++) known = p->raw_weights[j] == v->in_values[i];
+        if (known) continue;
+        const tensor **grown = realloc(p->raw_weights, sizeof *grown * (size_t)(p->n_raw + 1));
+        if (!grown) return onyx_oom("plan");
+        p->raw_weights = grown;
+        p->raw_weights[p->n_raw++] = v->in_values[i];
+    }
     return ONYX_OK;
 }
 
@@ -494,7 +515,7 @@ void plan_set_fused(plan_step *ps, graph_node *fn) {
 
 /* Runs kernel k's prepare for `node` (a step's node, or a conv's copy made by the fusion pass,
  * with its `chain` of post-ops) on the plan's current types and constants. */
-onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
+onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state) {
     *state = NULL;
@@ -502,6 +523,7 @@ onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel 
     TRY(prep_view_make(&v, sg, p, node, chain));
     onyx_status st = restore_inputs(sg, k, &v);
     if (st == ONYX_OK && k->prepare) st = k->prepare(&v.prep, state);
+    if (st == ONYX_OK) st = note_raw(p, &v);
     if (st == ONYX_OK) evict_packed(sg, p, node, &v);
     prep_view_free(&v);
     return st;
@@ -981,6 +1003,7 @@ static onyx_status build(void *arg) {
         goto done;
     }
     atomic_init(&p->refs, 1);
+    atomic_init(&p->raw_pinned, false);
     if (pthread_mutex_init(&p->idle_lock, NULL) != 0) {
         free(p);
         p = NULL;

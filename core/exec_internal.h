@@ -81,6 +81,11 @@ typedef struct run_ctx {
  * share it, each with a run context of its own. */
 typedef struct plan {
     struct plan *next;  /* in the subgraph's cache (under its lock) */
+    bool generic;       /* runs inputs of any size in its signature's unknown dims (set under
+                           the subgraph's lock, read by fits_plan under it) */
+    const tensor **raw_weights; /* weights its kernels read as stored (kernel_weight_bytes) */
+    int n_raw;
+    atomic_bool raw_pinned;     /* raw_weights restored and pinned before its first run */
     atomic_int refs;    /* one for the cache, one per run using the plan */
     type_info *sig;     /* per graph input, then per captured value */
     int n_sig;
@@ -100,15 +105,19 @@ typedef struct plan {
     run_ctx *idle;      /* contexts not in use */
 } plan;
 
+#define SEEN_SHAPES 16
+
 struct subgraph {
     const graph *g;   /* the graph as run: the model's, or its rewritten copy */
     graph *rewritten; /* owned (core/optimize.h), or NULL */
     exec_env env;
     int n_captured;   /* values with GV_CAPTURED, in index order */
     int *captured;
-    pthread_mutex_t lock; /* guards plans, n_plans and folded */
+    pthread_mutex_t lock; /* guards plans, n_plans, seen and folded */
     plan *plans;      /* most recently used first */
     int n_plans;
+    uint64_t seen[SEEN_SHAPES]; /* hashes of the shapes last planned (core/exec_run.c) */
+    unsigned n_seen;
     tensor **folded;  /* per graph value: its constant when folded from initializers alone, kept
                          for every plan (a weight's Transpose is made once, not per shape) */
     int *readers;     /* per graph value: the node inputs that read it, where the env evicts
@@ -162,7 +171,7 @@ void plan_set_fused(plan_step *ps, graph_node *fn);
 
 /* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
  * `chain` of post-ops) on the plan's current types and constants into *state. */
-onyx_status plan_prepare_kernel(const subgraph *sg, const plan *p, const kernel *k,
+onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state);
 

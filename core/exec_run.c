@@ -1,5 +1,6 @@
 /* Running plans: the plan cache of a subgraph (shared by concurrent runs), the pool of run
  * contexts of each plan, the run limits, and the walk over a plan's steps. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -345,13 +346,26 @@ static plan *find_plan_locked(subgraph *sg, const type_info *sig, int n_sig,
 /* Finds the plan for `sig` or builds it, with a reference for the caller. Plans are built outside
  * the lock, so a slow build does not hold up runs of other shapes; when two threads build the
  * same signature, the first one cached wins and the other is dropped. */
+/* "plan: built for INPUT TYPES" (a generic plan's unknown dims read '?'). */
+static void log_plan(const exec_log *log, const type_info *sig, int n_sig) {
+    char line[1024], t[160];
+    size_t at = 0;
+    line[0] = '\0';
+    for (int i = 0; i < n_sig && at < sizeof line; i++)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%s", i ? " " : "",
+                               type_str(&sig[i], t, sizeof t));
+    log_write(log, ONYX_LOG_VERBOSE, "plan: built for %s", line);
+}
+
+/* `generic`: the plan serves runs of any size in its unknown dims (generalize). */
 static onyx_status plan_for_signature(subgraph *sg, const type_info *sig, int n_sig,
                                       const device_kind *in_device, device_kind out_device,
-                                      plan **out) {
+                                      bool generic, plan **out) {
     /* the key as the plan will hold it: outputs wanted on a device the session lacks are the CPU's */
     if (!sg->env.devices[out_device]) out_device = DEVICE_CPU;
     pthread_mutex_lock(&sg->lock);
     plan *p = find_plan_locked(sg, sig, n_sig, in_device, out_device);
+    if (p && generic) p->generic = true; /* a plan made at prepare before the shapes were known */
     pthread_mutex_unlock(&sg->lock);
     if (p) {
         *out = p;
@@ -359,6 +373,8 @@ static onyx_status plan_for_signature(subgraph *sg, const type_info *sig, int n_
     }
     plan *built = NULL;
     TRY(plan_build(sg, sig, in_device, out_device, &built));
+    built->generic = generic;
+    if (log_enabled(&sg->env.log, ONYX_LOG_VERBOSE)) log_plan(&sg->env.log, sig, n_sig);
     plan *evicted = NULL;
     pthread_mutex_lock(&sg->lock);
     p = find_plan_locked(sg, sig, n_sig, in_device, out_device);
@@ -395,7 +411,7 @@ onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types) 
         if (in_types && in_types[i]) CHECK(type_copy(&sig[i], in_types[i]));
     for (int k = 0; k < sg->n_captured; k++)
         CHECK(type_copy(&sig[g->n_inputs + k], &g->values[sg->captured[k]].type));
-    CHECK(plan_for_signature(sg, sig, n_sig, NULL, DEVICE_CPU, &p));
+    CHECK(plan_for_signature(sg, sig, n_sig, NULL, DEVICE_CPU, false, &p));
     plan_unref(p);
 done:
     for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
@@ -411,8 +427,9 @@ static const onyx_value *sig_value(const subgraph *sg, const struct exec_frame *
     return outer->vals[g->values[sg->captured[i - g->n_inputs]].outer];
 }
 
-/* True when plan p was made for tensors of exactly these shapes: the common case of a rep run
- * again and again, found without building a signature. */
+/* True when plan p was made for tensors of these shapes (a generic plan's dims of -1: any size,
+ * see generalize): the common case of a rep run again and again, found without building a
+ * signature. */
 static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame *outer,
                       const onyx_value *const *inputs, device_kind out_device) {
     if (p->out_device != (sg->env.devices[out_device] ? out_device : DEVICE_CPU)) return false;
@@ -421,11 +438,82 @@ static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame
         const onyx_value *v = sig_value(sg, outer, inputs, i);
         if (t->kind != ONYX_VALUE_TENSOR || !v || v->kind != ONYX_VALUE_TENSOR ||
             v->t.dtype != t->dtype || v->t.rank != t->rank ||
-            v->t.device != (p->in_device ? p->in_device[i] : DEVICE_CPU) ||
-            memcmp(v->t.dims, t->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
+            v->t.device != (p->in_device ? p->in_device[i] : DEVICE_CPU))
             return false;
+        for (int d = 0; d < t->rank; d++)
+            if (t->dims[d] != v->t.dims[d] && !(p->generic && t->dims[d] < 0)) return false;
     }
     return true;
+}
+
+/* Shapes that change from run to run (a decoder's cache growing by a token per step, requests of
+ * every length) would build a plan per run. Once GENERALIZE_AFTER plans of one pattern (inputs of
+ * the same kinds, element types and ranks) are cached, a new shape of that pattern runs on a
+ * generic plan instead, whose signature leaves the dims that differ between them unknown (-1):
+ * kernels are prepared without those sizes and allocate per run. A shape seen again (the last
+ * SEEN_SHAPES are remembered) gets a plan of its own: a server alternating a few shapes keeps
+ * specialized plans, a decoder's one-off lengths share one. */
+#define GENERALIZE_AFTER 3
+
+static bool same_pattern(const type_info *a, const type_info *b) {
+    return a->kind == ONYX_VALUE_TENSOR && b->kind == ONYX_VALUE_TENSOR && a->dtype == b->dtype &&
+           a->rank == b->rank;
+}
+
+/* The inputs' dims as one number (what the seen-shapes ring holds). */
+static uint64_t shape_hash(const subgraph *sg, const struct exec_frame *outer,
+                           const onyx_value *const *inputs) {
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < sg->g->n_inputs + sg->n_captured; i++) {
+        const onyx_value *v = sig_value(sg, outer, inputs, i);
+        if (!v || v->kind != ONYX_VALUE_TENSOR) continue;
+        for (int d = 0; d < v->t.rank; d++) h = (h ^ (uint64_t)v->t.dims[d]) * 1099511628211u;
+    }
+    return h;
+}
+
+/* Under the subgraph's lock: whether shape h ran recently; remembers it. */
+static bool seen_before(subgraph *sg, uint64_t h) {
+    for (int i = 0; i < SEEN_SHAPES; i++)
+        if (sg->seen[i] == h) return true;
+    sg->seen[sg->n_seen++ % SEEN_SHAPES] = h;
+    return false;
+}
+
+/* Under the subgraph's lock: turns sig into its generic form (the dims that differ from cached
+ * plans of its pattern set to -1) when the pattern has GENERALIZE_AFTER plans. True when it did. */
+static bool generalize(const subgraph *sg, type_info *sig, int n_sig, const device_kind *in_device) {
+    bool differs[64][ONYX_MAX_RANK] = {{0}};
+    if (n_sig > 64) return false;
+    int same = 0;
+    for (const plan *p = sg->plans; p; p = p->next) {
+        bool fits = p->n_sig == n_sig;
+        for (int i = 0; i < n_sig && fits; i++)
+            fits = same_pattern(&p->sig[i], &sig[i]) &&
+                   (p->in_device ? p->in_device[i] : DEVICE_CPU) ==
+                       (in_device ? in_device[i] : DEVICE_CPU);
+        if (!fits) continue;
+        same++;
+        for (int i = 0; i < n_sig; i++)
+            for (int d = 0; d < sig[i].rank; d++)
+                differs[i][d] |= p->sig[i].dims[d] != sig[i].dims[d];
+    }
+    if (same < GENERALIZE_AFTER) return false;
+    for (int i = 0; i < n_sig; i++)
+        for (int d = 0; d < (sig[i].kind == ONYX_VALUE_TENSOR ? sig[i].rank : 0); d++)
+            if (differs[i][d]) sig[i].dims[d] = -1;
+    return true;
+}
+
+/* The weights that p's kernels read as stored, restored and kept from now on: a plan made before
+ * they were evicted (at prepare, before the shapes were known) may come to run after. */
+static onyx_status plan_pin_weights(const subgraph *sg, plan *p) {
+    if (p->n_raw == 0 || atomic_load_explicit(&p->raw_pinned, memory_order_acquire))
+        return ONYX_OK;
+    for (int i = 0; i < p->n_raw; i++)
+        TRY(shared_cache_restore(sg->env.shared, p->raw_weights[i], true));
+    atomic_store_explicit(&p->raw_pinned, true, memory_order_release);
+    return ONYX_OK;
 }
 
 /* Finds or builds the plan for these inputs, with a reference for the caller. Tensor inputs of a
@@ -434,19 +522,31 @@ static bool fits_plan(const plan *p, const subgraph *sg, const struct exec_frame
 static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
                             const onyx_value *const *inputs, device_kind out_device, plan **out) {
     pthread_mutex_lock(&sg->lock);
-    plan *prev = NULL;
-    for (plan *p = sg->plans; p; prev = p, p = p->next) {
+    plan *found = NULL, *found_prev = NULL, *generic = NULL, *generic_prev = NULL, *prev = NULL;
+    for (plan *p = sg->plans; p && !found; prev = p, p = p->next) {
         if (!fits_plan(p, sg, outer, inputs, out_device)) continue;
-        if (prev) { /* most recently used first */
-            prev->next = p->next;
-            p->next = sg->plans;
-            sg->plans = p;
+        if (!p->generic) {
+            found = p, found_prev = prev;
+        } else if (!generic) {
+            generic = p, generic_prev = prev;
         }
-        atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    }
+    /* no plan of its own: the generic one, unless this shape comes again */
+    bool seen = false;
+    if (!found && generic && !(seen = seen_before(sg, shape_hash(sg, outer, inputs))))
+        found = generic, found_prev = generic_prev;
+    if (found) {
+        if (found_prev) { /* most recently used first */
+            found_prev->next = found->next;
+            found->next = sg->plans;
+            sg->plans = found;
+        }
+        atomic_fetch_add_explicit(&found->refs, 1, memory_order_relaxed);
         pthread_mutex_unlock(&sg->lock);
-        *out = p;
+        *out = found;
         return ONYX_OK;
     }
+    if (!generic) seen = seen_before(sg, shape_hash(sg, outer, inputs));
     pthread_mutex_unlock(&sg->lock);
     int n_sig = sg->g->n_inputs + sg->n_captured;
     type_info *sig = calloc((size_t)n_sig + 1, sizeof *sig);
@@ -465,7 +565,14 @@ static onyx_status plan_for(subgraph *sg, struct exec_frame *outer,
         in_device[i] = v && v->kind == ONYX_VALUE_TENSOR ? v->t.device : DEVICE_CPU;
         on_devices |= in_device[i] != DEVICE_CPU;
     }
-    CHECK(plan_for_signature(sg, sig, n_sig, on_devices ? in_device : NULL, out_device, out));
+    bool make_generic = false;
+    if (!seen) {
+        pthread_mutex_lock(&sg->lock);
+        make_generic = generalize(sg, sig, n_sig, on_devices ? in_device : NULL);
+        pthread_mutex_unlock(&sg->lock);
+    }
+    CHECK(plan_for_signature(sg, sig, n_sig, on_devices ? in_device : NULL, out_device,
+                             make_generic, out));
 done:
     for (int i = 0; i < n_sig; i++) type_release(&sig[i]);
     free(sig);
@@ -647,6 +754,11 @@ static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control
     /* subgraphs hand their outputs to the control-flow kernel on the CPU */
     device_kind out_device = !outer && control ? control->output_device : DEVICE_CPU;
     TRY(plan_for(sg, outer, inputs, out_device, &p));
+    onyx_status pinned = plan_pin_weights(sg, p);
+    if (pinned != ONYX_OK) {
+        plan_unref(p);
+        return pinned;
+    }
     run_ctx *ctx = NULL;
     int64_t start = sg->env.profiler && !outer ? exec_now_ns() : 0;
     onyx_status st = run_ctx_take(p, g, &ctx);
@@ -712,5 +824,6 @@ onyx_status kernel_weight_bytes(const kernel_prep *p, int input) {
     const tensor *w = input >= 0 && input < p->n_in ? p->in_value[input] : NULL;
     if (!w || !p->env || !p->env->shared) return ONYX_OK;
     if (p->packed) p->packed[input] = false;
-    return shared_cache_restore(p->env->shared, w, true);
+    if (p->raw) p->raw[input] = true; /* pinned when the plan runs (plan_pin_weights) */
+    return shared_cache_restore(p->env->shared, w, false);
 }

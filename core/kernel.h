@@ -74,6 +74,8 @@ typedef struct kernel_prep {
                                           apply, or NULL */
     bool *packed;                      /* per input: the kernel reads it only through an object
                                           of kernel_shared_weight (set by that call), or NULL */
+    bool *raw;                         /* per input: the kernel reads it as stored (set by
+                                          kernel_weight_bytes), or NULL */
 } kernel_prep;
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.
@@ -143,8 +145,9 @@ onyx_status kernel_shared_weight(const kernel_prep *p, int input, const void *ke
                                  onyx_status (*unpack)(const void *obj, void *dst), void *ctx,
                                  void **out);
 
-/* Makes constant input `input`'s bytes readable from now on (a KF_PACKED_WEIGHTS kernel that
- * reads them, at prepare or per run, outside kernel_shared_weight's object). */
+/* Makes constant input `input`'s bytes readable (a KF_PACKED_WEIGHTS kernel that reads them, at
+ * prepare or per run, outside kernel_shared_weight's object): now, and whenever a plan holding
+ * this kernel runs. */
 onyx_status kernel_weight_bytes(const kernel_prep *p, int input);
 
 /* Working memory for this call: at least `bytes`, 64-byte aligned, valid until the kernel's run

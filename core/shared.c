@@ -19,8 +19,8 @@ typedef struct entry {
     unsigned char key[]; /* key_size bytes */
 } entry;
 
-/* A weight an object can rebuild: the first such object, and whether the weight is evicted now
- * or pinned in memory. */
+/* A weight an object can rebuild: the first such object (NULL until one is cached: a weight
+ * pinned before), and whether the weight is evicted now or pinned in memory. */
 typedef struct weight {
     struct weight *next;
     const tensor *t;
@@ -152,14 +152,19 @@ onyx_status shared_cache_get_weight(shared_cache *c, const void *key, size_t key
                                     bool *made) {
     pthread_mutex_lock(&c->lock);
     onyx_status st = get_locked(c, key, key_size, make, release, ctx, weight_, out, made);
-    if (st == ONYX_OK && unpack && !find_weight(c, weight_)) {
-        weight *w = calloc(1, sizeof *w);
-        if (!w) {
+    weight *w = st == ONYX_OK && unpack ? find_weight(c, weight_) : NULL;
+    if (st == ONYX_OK && unpack && !w) {
+        if (!(w = calloc(1, sizeof *w))) {
             st = onyx_oom("shared cache");
         } else {
-            *w = (weight){.next = c->weights, .t = weight_, .obj = *out, .unpack = unpack};
+            w->next = c->weights;
+            w->t = weight_;
             c->weights = w;
         }
+    }
+    if (w && !w->unpack) {
+        w->obj = *out;
+        w->unpack = unpack;
     }
     pthread_mutex_unlock(&c->lock);
     return st;
@@ -170,7 +175,7 @@ bool shared_cache_evict(shared_cache *c, const tensor *t) {
     weight *w = find_weight(c, t);
     char *from;
     size_t len;
-    if (w && !w->evicted && !w->pinned && inner_pages(t, &from, &len) &&
+    if (w && w->unpack && !w->evicted && !w->pinned && inner_pages(t, &from, &len) &&
         madvise(from, len, MADV_DONTNEED) == 0 && mprotect(from, len, PROT_NONE) == 0)
         w->evicted = true;
     bool evicted = w && w->evicted;
@@ -181,7 +186,17 @@ bool shared_cache_evict(shared_cache *c, const tensor *t) {
 onyx_status shared_cache_restore(shared_cache *c, const tensor *t, bool pin) {
     pthread_mutex_lock(&c->lock);
     weight *w = find_weight(c, t);
-    onyx_status st = w ? restore_locked(w) : ONYX_OK;
+    onyx_status st = ONYX_OK;
+    if (!w && pin) { /* pinned before any object holds it: never evicted later either */
+        if (!(w = calloc(1, sizeof *w))) {
+            st = onyx_oom("shared cache");
+        } else {
+            w->next = c->weights;
+            w->t = t;
+            c->weights = w;
+        }
+    }
+    if (w) st = restore_locked(w);
     if (w && pin) w->pinned = true;
     pthread_mutex_unlock(&c->lock);
     return st;

@@ -42,7 +42,7 @@ onyx_status shared_cache_get_weight(shared_cache *c, const void *key, size_t key
 bool shared_cache_evict(shared_cache *c, const tensor *weight);
 
 /* Restores `weight` if evicted; `pin` keeps it in memory from then on (something reads it per
- * run). */
+ * run), also when no object holds it yet. */
 onyx_status shared_cache_restore(shared_cache *c, const tensor *weight, bool pin);
 
 /* Makes every evicted weight plain memory again (zeroed, not restored) and forgets them all: for

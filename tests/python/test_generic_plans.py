@@ -1,0 +1,76 @@
+"""Plans for shapes that keep changing (core/exec_run.c, generalize): after a few plans of one
+input pattern, a new shape runs on one generic plan (its changing dims left unknown) instead of
+building a plan per run, as a decoder's growing cache would; a shape that comes again gets a plan
+of its own. Read from the verbose log's "plan: built for ..." lines; every result against numpy."""
+import numpy as np
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from onyx import ort
+
+rng = np.random.default_rng(77)
+
+
+def session(nodes, inputs, outputs, inits):
+    g = h.make_graph(nodes, 'g', inputs, outputs, [nh.from_array(v, k) for k, v in inits.items()])
+    data = h.make_model(g, opset_imports=[h.make_opsetid('', 17)]).SerializeToString()
+    lines = []
+    ort.set_default_logger_callback(lambda sev, cat, logid, loc, msg: lines.append(msg))
+    so = ort.SessionOptions()
+    so.log_severity_level = 0
+    so.intra_op_num_threads = 2
+    return ort.InferenceSession(data, so, providers=['CPUExecutionProvider']), lines
+
+
+def built(lines):
+    got = [m[len('plan: built for '):] for m in lines if m.startswith('plan: built for ')]
+    lines.clear()
+    return got
+
+
+def test_changing_shapes_share_a_generic_plan():
+    w = rng.standard_normal((16, 24)).astype(np.float32)
+    s, lines = session([h.make_node('MatMul', ['a', 'w'], ['y'])],
+                       [h.make_tensor_value_info('a', TP.FLOAT, ['m', 16])],
+                       [h.make_tensor_value_info('y', TP.FLOAT, ['m', 24])], {'w': w})
+    try:
+        built(lines)  # the one made at prepare
+        plans = []
+        for m in range(1, 13):
+            a = rng.standard_normal((m, 16)).astype(np.float32)
+            np.testing.assert_allclose(s.run(None, {'a': a})[0], a @ w, rtol=1e-5, atol=1e-5)
+            plans += built(lines)
+        # two shapes get plans of their own, then the generic one takes every new shape
+        assert len(plans) <= 3, plans
+        assert len(plans) < 12
+        a = rng.standard_normal((7, 16)).astype(np.float32)  # seen before: its own plan now
+        np.testing.assert_allclose(s.run(None, {'a': a})[0], a @ w, rtol=1e-5, atol=1e-5)
+        assert built(lines) == ['tensor(float)[7,16]']
+        s.run(None, {'a': a})
+        assert built(lines) == []
+    finally:
+        ort.set_default_logger_callback(None)
+
+
+def test_decoder_like_growing_inputs():
+    # a cache that grows by one row per run, concatenated and reduced: every run a new shape
+    s, lines = session([h.make_node('Concat', ['past', 'new'], ['all'], axis=1),
+                        h.make_node('ReduceSum', ['all', 'axes'], ['y'], keepdims=0)],
+                       [h.make_tensor_value_info('past', TP.FLOAT, [2, 'p', 8]),
+                        h.make_tensor_value_info('new', TP.FLOAT, [2, 1, 8])],
+                       [h.make_tensor_value_info('y', TP.FLOAT, [2, 8])],
+                       {'axes': np.array([1], np.int64)})
+    try:
+        built(lines)
+        plans = []
+        past = np.zeros((2, 0, 8), np.float32)
+        for _ in range(20):
+            new = rng.standard_normal((2, 1, 8)).astype(np.float32)
+            got = s.run(None, {'past': past, 'new': new})[0]
+            past = np.concatenate([past, new], axis=1)
+            np.testing.assert_allclose(got, past.sum(axis=1), rtol=1e-5, atol=1e-5)
+            plans += built(lines)
+        assert len(plans) <= 4, plans
+    finally:
+        ort.set_default_logger_callback(None)
