@@ -14,6 +14,7 @@
 #   make bench-call    the Python call's cost, onyx vs onnxruntime, on scikit-learn / LightGBM models
 #   make test-serving  onyx.serve on a local Ray cluster (Ray Serve + Ray Data, own venv .venv-serve
 #                      with the wheel; never in make test / CI: minutes on 2 cores)
+#   make bench-llm     decoder LLMs (builder exports): onyx vs onnxruntime and onnxruntime-genai
 #   make bench-serving requests/s, p50/p99 by replicas and batch size, onyx vs onnxruntime, on Ray Serve
 #   make CUDA=0|1      CUDA kernels out or in; default: in when nvcc is found and kernels_cuda/
 #                      has sources
@@ -437,7 +438,7 @@ bench-core: $(CORE_BENCH)
 	$(CORE_BENCH) $(CORE_BENCH_FLAGS)
 
 # ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
-.PHONY: zoo zoo-quant bench-zoo bench-traffic
+.PHONY: zoo zoo-quant bench-zoo bench-traffic llm-models bench-llm
 ZOO_PYTHON := .venv-zoo/bin/python
 $(ZOO_PYTHON):
 	python3 -m venv .venv-zoo
@@ -462,6 +463,23 @@ bench-zoo: $(LIB_SO) $(ZOO_PYTHON)
 # second, loaded and idle (issue 31): BENCH_TRAFFIC_FLAGS="--models mobilenet_v3_small --requests 100".
 bench-traffic: $(LIB_SO) $(ZOO_PYTHON)
 	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/traffic_bench.py $(BENCH_TRAFFIC_FLAGS)
+
+# decoder LLMs as onnxruntime-genai's builder writes them (issue 34), random weights at the issue's
+# sizes, into llm/ (ignored): Qwen2-0.5B int4 (the builder's default: tied embeddings,
+# accuracy_level 4), int4 untied, fp32. Minutes each on 2 cores. LLM_PRESETS="llama-3.2-1b" adds more.
+LLM_PRESETS ?= qwen2-0.5b
+llm-models: $(ZOO_PYTHON)
+	@for p in $(LLM_PRESETS); do \
+	    [ -d llm/$$p-int4 ] || $(ZOO_PYTHON) tools/llm/tiny_model.py llm/$$p-int4 --preset $$p || exit 1; \
+	    [ -d llm/$$p-int4-untied ] || $(ZOO_PYTHON) tools/llm/tiny_model.py llm/$$p-int4-untied --preset $$p --untied || exit 1; \
+	    [ -d llm/$$p-fp32 ] || $(ZOO_PYTHON) tools/llm/tiny_model.py llm/$$p-fp32 --preset $$p --precision fp32 || exit 1; \
+	done
+
+# onyx against onnxruntime (same loop) and onnxruntime-genai on those models: session creation,
+# prefill, decode ms/token against the bandwidth bound, peak memory. BENCH_LLM_FLAGS="--decode 64".
+bench-llm: $(LIB_SO) llm-models
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/bench/llm_bench.py $(BENCH_LLM_FLAGS) \
+	    $(foreach p,$(LLM_PRESETS),llm/$(p)-int4 llm/$(p)-int4-untied llm/$(p)-fp32)
 
 # ---- onyx on Ray (onyx.serve: Ray Serve deployment, Ray Data helper). Its own venv, .venv-serve
 # (tests/serving/requirements.txt: ray[serve,data]), created on first use, with the wheel built
