@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -79,6 +81,7 @@ static void test_spellings(void **state) {
     refuses("CUDA:x", "'CUDA:x'");
     refuses("CUDA:1x", "'CUDA:1x'");
     refuses("CUDA:99999", "'CUDA:99999'");
+    refuses("CUDA:-1", "'CUDA:-1'");
     refuses("", "empty");
 }
 
@@ -203,6 +206,72 @@ static void test_layouts(void **state) {
     assert_false(device_entry_of(DEVICE_CUDA)->float16_as_float);
 }
 
+/* The tensors the fusion pass kept opaque, from its log line ("fusion: N tensors kept opaque"). */
+static void count_opaque(void *user, onyx_log_level level, const char *message) {
+    (void)level;
+    const char *at = strstr(message, "fusion: ");
+    if (at && strstr(at, "kept opaque")) *(int *)user = atoi(at + strlen("fusion: "));
+}
+
+/* tiny_cnn on the CPU with one input of ones: its logits, and how many tensors were kept opaque. */
+static void run_cnn(float logits[10], int *opaque) {
+    onyx_model *m = NULL;
+    assert_int_equal(onyx_model_load_file("tests/models/tiny/tiny_cnn.onnx", &m), ONYX_OK);
+    onyx_session_options *o = NULL;
+    assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
+    assert_int_equal(onyx_session_options_set_threads(o, 1), ONYX_OK);
+    *opaque = 0;
+    assert_int_equal(onyx_session_options_set_log(o, ONYX_LOG_VERBOSE, count_opaque, opaque),
+                     ONYX_OK);
+    onyx_rep *rep = NULL;
+    onyx_status st = onyx_prepare_session(m, o, &rep);
+    onyx_session_options_free(o);
+    onyx_model_free(m);
+    if (st != ONYX_OK) fail_msg("prepare: %s", onyx_last_error());
+    static float x[3 * 32 * 32];
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (float)(i % 17) / 17.0f - 0.5f;
+    int64_t dims[4] = {1, 3, 32, 32};
+    onyx_value *in = NULL;
+    assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 4, dims, x, sizeof x, &in), ONYX_OK);
+    const onyx_value *ins[1] = {in};
+    size_t n = 0;
+    onyx_value **out = NULL;
+    st = onyx_rep_run(rep, 1, NULL, ins, &n, &out);
+    onyx_value_free(in);
+    onyx_rep_free(rep);
+    if (st != ONYX_OK) fail_msg("run: %s", onyx_last_error());
+    assert_int_equal(n, 1);
+    assert_int_equal(onyx_tensor_numel(out[0]), 10);
+    memcpy(logits, onyx_tensor_data(out[0]), 10 * sizeof *logits);
+    onyx_values_free(out, n);
+}
+
+/* The opaque layout is the CPU entry's preference: with the entry's layouts taken away (or
+ * narrowed to ranks the CNN does not have) the fusion pass keeps every tensor plain, and the
+ * numbers stay the same. */
+static void test_fusion_follows_the_cpu_entrys_layouts(void **state) {
+    (void)state;
+    float with[10], plain[10], narrow[10];
+    int opaque_with, opaque_plain, opaque_narrow;
+    run_cnn(with, &opaque_with);
+    const device_entry *cpu = device_entry_of(DEVICE_CPU);
+    static device_entry changed; /* static: still valid if an assert ends the test early */
+    changed = *cpu;
+    changed.layouts = (device_layouts){0};
+    device_registry_add(&changed);
+    run_cnn(plain, &opaque_plain);
+    changed.layouts = (device_layouts){.opaque_min_rank = 3, .opaque_max_rank = 3};
+    run_cnn(narrow, &opaque_narrow);
+    device_registry_add(cpu);
+    assert_true(opaque_with > 0);
+    assert_int_equal(opaque_plain, 0);
+    assert_int_equal(opaque_narrow, 0); /* its tensors between convolutions are of rank 4 */
+    for (int i = 0; i < 10; i++) {
+        assert_true(fabsf(with[i] - plain[i]) <= 1e-4f + 1e-4f * fabsf(plain[i]));
+        assert_true(fabsf(with[i] - narrow[i]) <= 1e-4f + 1e-4f * fabsf(plain[i]));
+    }
+}
+
 /* The session's devices in the order its list gives them, the CPU always last fallback. */
 static void assert_order(const char *list, int n, const device_kind *want) {
     device_kind kind;
@@ -252,6 +321,7 @@ int main(void) {
         cmocka_unit_test(test_tables_and_supports),
         cmocka_unit_test(test_device_answers_supports),
         cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_fusion_follows_the_cpu_entrys_layouts),
         cmocka_unit_test(test_device_list_is_a_priority_order),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
