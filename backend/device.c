@@ -1,5 +1,5 @@
-/* The CPU's device entry and its memory, the registry's entries added once (core/device_registry.h),
- * device lists as priority orders, and the session's devices. */
+/* The CPU's device entry and its memory, the registry's entries added once
+ * (core/device_registry.h), device lists as priority orders, and the session's devices. */
 #include "backend/backend.h"
 
 #include <pthread.h>
@@ -28,7 +28,9 @@ static const device_ops cpu_device_ops = {
 
 static bool cpu_usable(int index) { return index == 0; }
 
-static const device_ops *cpu_memory(int index) { return cpu_usable(index) ? &cpu_device_ops : NULL; }
+static const device_ops *cpu_memory(int index) {
+    return cpu_usable(index) ? &cpu_device_ops : NULL;
+}
 
 /* The CPU keeps tensors between convolutions channels last (oneDNN's nwc / nhwc / ndhwc, which its
  * brgemm convolutions take), float and 8-bit (core/fuse.h). */

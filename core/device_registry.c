@@ -51,9 +51,10 @@ static const char *spellings(char *buf, size_t cap) {
     }
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; i < n && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
-                                all[i]);
+    for (int i = 0; i < n && len < cap; i++) {
+        const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", sep, all[i]);
+    }
     return buf;
 }
 

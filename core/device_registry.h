@@ -13,8 +13,9 @@
 /* The layouts a device's kernels agree to keep between them (core/fuse.c). */
 typedef struct device_layouts {
     /* The opaque layout between convolutions (channels last, core/fuse.h): tensors of rank
-     * opaque_min_rank to opaque_max_rank, float, and 8-bit ones where opaque_8bit (quantized
-     * convolutions). opaque_max_rank 0: the device keeps every tensor plain. */
+     * opaque_min_rank (at least 3: a batch, the channels and a spatial axis) to opaque_max_rank,
+     * float, and 8-bit ones where opaque_8bit (quantized convolutions). opaque_max_rank 0: the
+     * device keeps every tensor plain. */
     int opaque_min_rank, opaque_max_rank;
     bool opaque_8bit;
 } device_layouts;

@@ -679,8 +679,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         if (kind[s] == LAY_NONE || kind[s] == LAY_TO_LAST) continue; /* its Y is plain */
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
-        if (plan_value_is_output(g, v) || !opaque_value(device_layouts_of(ps->k->device), p, v, true) ||
-            chains[s].y_channels_last)
+        const device_layouts *l = device_layouts_of(ps->k->device);
+        if (plan_value_is_output(g, v) || !opaque_value(l, p, v, true) || chains[s].y_channels_last)
             continue;
         int reads = 0;
         bool ok = true;

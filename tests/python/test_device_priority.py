@@ -1,5 +1,5 @@
-"""The session's device list is a priority order (core/device_registry.h, backend/device.c): each node
-goes to the first device in the list whose entry takes it, the CPU last. Checked with onyx's TEST
+"""The session's device list is a priority order (core/device_registry.h, backend/device.c): each
+node goes to the first device in the list whose entry takes it, the CPU last. Checked with onyx's TEST
 device, whose kernels are a subset of the CPU's: CPU first puts every node on the CPU; TEST first
 puts the nodes TEST takes on TEST and the rest on the CPU; both compute onnxruntime's numbers. An
 unknown device name is refused, named."""
@@ -51,8 +51,9 @@ def _placed(providers, tmp_path):
     places = {}
     for e in events:
         args = e.get('args', {})
-        if e.get('cat') == 'Node' and 'op_name' in args and not args['op_name'].startswith('Memcpy'):
-            places.setdefault(args['op_name'], set()).add(args['provider'])
+        op = args.get('op_name', 'Memcpy')
+        if e.get('cat') == 'Node' and not op.startswith('Memcpy'):
+            places.setdefault(op, set()).add(args['provider'])
     expected = onnxruntime.InferenceSession(model, providers=[CPU]).run(None, {'x': x})
     for o, want in zip(out, expected):
         np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-6)
