@@ -2,7 +2,8 @@
  * name and spelling in device lists, whether it is usable here, its memory operations, its kernel
  * table and which kernel takes a node, and the layouts it prefers, so that nothing outside an
  * entry switches over device kinds. The backend adds the entries (backend/device.c); the core
- * reads them. As ggml's registry -> device -> supports_op. */
+ * reads them. As ggml's registry -> device -> supports_op. A new device takes a slot in
+ * device_kind (core/device.h) and an entry added in backend/device.c. */
 #ifndef ONYX_CORE_DEVICE_REGISTRY_H
 #define ONYX_CORE_DEVICE_REGISTRY_H
 
