@@ -237,7 +237,7 @@ onyx_status onyx_run_options_set_output_device(onyx_run_options *o, const char *
     NEED_OPTIONS(o);
     device_kind kind;
     int index;
-    TRY(device_parse(device, &kind, &index));
+    TRY(backend_device_parse(device, &kind, &index));
     o->output_device = kind;
     o->output_device_index = index;
     return ONYX_OK;

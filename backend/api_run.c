@@ -94,7 +94,7 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
         env->threads_policy.spin_us = o->spin_us;
         env->threads_policy.doze_us = o->doze_us;
     }
-    env->select = backend_select;
+    env->select = device_supports;
     env->optimization = o->optimization;
     env->blocked_layouts = o->blocked_layouts;
     env->half_as_float = o->half_as_float;
@@ -311,12 +311,14 @@ onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *opt
         control.tag = options->tag;
         control.output_device = options->output_device;
         /* outputs stay on the session's GPU: another one asked for would be silently that one */
-        if (options->output_device == DEVICE_CUDA && rep->env.devices[DEVICE_CUDA] &&
+        const device_entry *out = device_entry_of(options->output_device);
+        if (out && out->indexed && rep->env.devices[options->output_device] &&
             options->output_device_index != rep->env.device_index)
             return onyx_error(ONYX_ERR_DEVICE,
-                              "run: run options ask for outputs on CUDA:%d, the session runs on "
-                              "CUDA:%d",
-                              options->output_device_index, rep->env.device_index);
+                              "run: run options ask for outputs on %s:%d, the session runs on "
+                              "%s:%d",
+                              out->name, options->output_device_index, out->name,
+                              rep->env.device_index);
     }
     const onyx_value *bound_stack[BOUND_ON_STACK] = {0};
     const onyx_value **bound = g->n_inputs <= BOUND_ON_STACK

@@ -87,7 +87,7 @@ ONYX_API onyx_status onyx_value_wrap_device_tensor(const char *device, onyx_dtyp
     if (!out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "wrap_device_tensor: out is NULL");
     device_kind kind;
     int index;
-    TRY(device_parse(device, &kind, &index));
+    TRY(backend_device_parse(device, &kind, &index));
     if (!backend_device_ops(kind, index))
         return onyx_error(ONYX_ERR_DEVICE, "wrap_device_tensor: device %s is not usable here",
                           device);
@@ -112,7 +112,7 @@ ONYX_API onyx_status onyx_value_copy_to_device(const onyx_value *value, const ch
     if (!src || !out) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "copy_to_device: not a tensor");
     device_kind kind;
     int index;
-    TRY(device_parse(device, &kind, &index));
+    TRY(backend_device_parse(device, &kind, &index));
     if (!backend_device_ops(kind, index))
         return onyx_error(ONYX_ERR_DEVICE, "copy_to_device: device %s is not usable here", device);
     tensor t = {0};
@@ -132,6 +132,7 @@ ONYX_API onyx_status onyx_value_copy_to_device(const onyx_value *value, const ch
 
 ONYX_API const char *onyx_tensor_device(const onyx_value *value) {
     const tensor *t = as_tensor(value);
+    backend_register_devices();
     return t ? device_name(t->device) : NULL;
 }
 
@@ -313,6 +314,7 @@ ONYX_API onyx_status onyx_tensor_get_info(const onyx_value *value, onyx_tensor_i
     if (!t)
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor_get_info: the value is %s",
                           value ? "no tensor" : "NULL");
+    backend_register_devices();
     *info = (onyx_tensor_info){.dtype = t->dtype, .rank = (size_t)t->rank, .dims = t->dims,
                                .numel = t->numel, .data = t->data, .nbytes = t->nbytes,
                                .device = device_name(t->device)};

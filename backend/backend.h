@@ -1,42 +1,31 @@
-/* Backend internals: device strings and priority lists, whether a device is usable, kernel
- * selection in one device's table (the executor walks the session's devices, the CPU last), the
+/* Backend internals: the devices' registry entries (core/device_registry.h) and priority lists, the
  * TEST device and the CUDA plugin's entry points, and the public options objects' contents. */
 #ifndef ONYX_BACKEND_H
 #define ONYX_BACKEND_H
 
+#include "core/device_registry.h"
 #include "core/exec.h"
 
-/* Parses "CPU", "CUDA", "CUDA:N", "TEST" (case-insensitive); NULL is CPU, "" is refused. */
-onyx_status device_parse(const char *text, device_kind *kind, int *index);
-/* True when the device can run kernels on this machine. */
-bool device_usable(device_kind kind, int index);
+/* Adds the devices' entries to the registry (core/device_registry.h), once; every function here
+ * that names or parses devices calls it first. */
+void backend_register_devices(void);
+/* device_parse after the entries are added. */
+onyx_status backend_device_parse(const char *text, device_kind *kind, int *index);
 /* The operations of a usable device (registered for device_ops_of on first call), or NULL. */
 const device_ops *backend_device_ops(device_kind kind, int index);
-
-/* The kernel for a node in `device`'s table (no fallback: the executor walks the session's
- * devices). NULL with a message naming device, op, version and dtype when none fits. */
-const kernel *backend_select(const graph_node *node, int n_in, const type_info *const *in_type,
-                             device_kind device);
 
 /* True when some kernel serves the node's op and version on one of the session's devices,
  * whatever the dtype (used by is_compatible before types are known). */
 bool backend_has_kernel(const graph_node *node, const exec_env *env);
 
-/* Memory of the CPU (backend/device.c) and of the TEST device (backend/test_device.c). */
-extern const device_ops cpu_device_ops;
-extern const device_ops test_device_ops;
-/* The TEST device's kernels: wrappers of a subset of the CPU's. */
-const kernel *test_kernel_table(size_t *count);
+/* The entries of the CUDA device (backend/cuda_plugin.c) and of the TEST device
+ * (backend/test_device.c); the CPU's is in backend/device.c. */
+extern const device_entry cuda_device_entry;
+extern const device_entry test_device_entry;
 
 /* Fills the environment's device order and device tables: `device` then the CPU, or the CPU
  * first where cpu_first. */
 onyx_status backend_devices(exec_env *env, device_kind device, int index, bool cpu_first);
-
-/* The CUDA part, loaded on first use (backend/cuda_plugin.c): usable GPUs (0 without the plugin,
- * a driver or a device) and its kernel table (empty without the plugin). */
-int cuda_device_count(void);
-const kernel *cuda_kernel_table(size_t *count);
-const device_ops *cuda_device_ops(void); /* NULL without the plugin */
 
 /* The public options objects (include/onyx.h). */
 typedef struct session_example {

@@ -1,6 +1,7 @@
-/* Loads libonyx_cuda.so (kernels_cuda/plugin.h) the first time CUDA is asked about. Looked for in
- * $ONYX_CUDA_LIB, then beside the library or program that holds this code, then on the loader's
- * search path. Without it, or without a GPU, CUDA is simply not usable. */
+/* The CUDA device's entry (core/device_registry.h): loads libonyx_cuda.so (kernels_cuda/plugin.h)
+ * the first time CUDA is asked about. Looked for in $ONYX_CUDA_LIB, then beside the library or
+ * program that holds this code, then on the loader's search path. Without it, or without a GPU,
+ * CUDA is simply not usable. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -83,17 +84,17 @@ static void load(void) {
     }
 }
 
-int cuda_device_count(void) {
+static int cuda_device_count(void) {
     pthread_once(&once, load);
     return loaded_devices;
 }
 
-const device_ops *cuda_device_ops(void) {
+static const device_ops *cuda_device_ops(void) {
     pthread_once(&once, load);
     return loaded ? loaded->memory : NULL;
 }
 
-const kernel *cuda_kernel_table(size_t *count) {
+static const kernel *cuda_kernel_table(size_t *count) {
     pthread_once(&once, load);
     if (!loaded) {
         *count = 0;
@@ -101,3 +102,20 @@ const kernel *cuda_kernel_table(size_t *count) {
     }
     return loaded->kernel_table(count);
 }
+
+static bool cuda_usable(int index) { return index >= 0 && index < cuda_device_count(); }
+
+static const device_ops *cuda_memory(int index) {
+    return cuda_usable(index) ? cuda_device_ops() : NULL;
+}
+
+/* Loaded only when a session or a value asks for CUDA; float16 computes in float16 there. */
+const device_entry cuda_device_entry = {
+    .kind = DEVICE_CUDA,
+    .name = "CUDA",
+    .indexed = true,
+    .on_demand = true,
+    .usable = cuda_usable,
+    .memory = cuda_memory,
+    .kernels = cuda_kernel_table,
+};

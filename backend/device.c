@@ -1,54 +1,13 @@
-/* Device strings and whether a device is usable here. */
+/* The CPU's device entry and its memory, the registry's entries added once
+ * (core/device_registry.h), device lists as priority orders, and the session's devices. */
 #include "backend/backend.h"
 
-#include <ctype.h>
 #include <pthread.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-
-onyx_status device_parse(const char *text, device_kind *kind, int *index) {
-    if (text && !*text)
-        return onyx_error(ONYX_ERR_DEVICE,
-                          "the device name is empty (expected CPU, CUDA, CUDA:N or TEST)");
-    if (!text || strcasecmp(text, "CPU") == 0) {
-        *kind = DEVICE_CPU;
-        *index = 0;
-        return ONYX_OK;
-    }
-    if (strcasecmp(text, "TEST") == 0) {
-        *kind = DEVICE_TEST;
-        *index = 0;
-        return ONYX_OK;
-    }
-    if (strncasecmp(text, "CUDA", 4) == 0) {
-        const char *rest = text + 4;
-        long n = 0;
-        if (*rest == ':') {
-            char *end;
-            errno = 0;
-            if (!isdigit((unsigned char)rest[1])) goto bad;
-            n = strtol(rest + 1, &end, 10);
-            if (errno || *end || n > 1024) goto bad;
-        } else if (*rest) {
-            goto bad;
-        }
-        *kind = DEVICE_CUDA;
-        *index = (int)n;
-        return ONYX_OK;
-    }
-bad:
-    return onyx_error(ONYX_ERR_DEVICE, "unknown device '%s' (expected CPU, CUDA, CUDA:N or TEST)",
-                      text);
-}
-
-bool device_usable(device_kind kind, int index) {
-    if (kind == DEVICE_CPU || kind == DEVICE_TEST) return index == 0;
-    return kind == DEVICE_CUDA && index >= 0 && index < cuda_device_count();
-}
+#include "kernels_cpu/cpu_kernels.h"
 
 static void *cpu_alloc(size_t bytes) { return aligned_alloc(64, (bytes + 63) & ~(size_t)63); }
 
@@ -58,7 +17,7 @@ static onyx_status host_copy(void *queue, void *dst, const void *src, size_t byt
     return ONYX_OK;
 }
 
-const device_ops cpu_device_ops = {
+static const device_ops cpu_device_ops = {
     .kind = DEVICE_CPU,
     .alloc = cpu_alloc,
     .free = free,
@@ -67,34 +26,58 @@ const device_ops cpu_device_ops = {
     .copy = host_copy,
 };
 
-static pthread_once_t registered_once = PTHREAD_ONCE_INIT, cuda_once = PTHREAD_ONCE_INIT;
+static bool cpu_usable(int index) { return index == 0; }
 
-static void register_devices(void) {
-    device_register(&cpu_device_ops);
-    device_register(&test_device_ops);
+static const device_ops *cpu_memory(int index) {
+    return cpu_usable(index) ? &cpu_device_ops : NULL;
 }
 
-/* Only when CUDA is asked for: loading the plugin maps the CUDA libraries, about 150 MB of a
- * process's memory and a tenth of a second, which a CPU session has no use for. */
-static void register_cuda(void) {
-    const device_ops *cuda = cuda_device_count() > 0 ? cuda_device_ops() : NULL;
-    if (cuda) device_register(cuda);
+/* The CPU keeps tensors between convolutions channels last (oneDNN's nwc / nhwc / ndhwc, which its
+ * brgemm convolutions take), float and 8-bit (core/fuse.h). */
+static const device_entry cpu_entry = {
+    .kind = DEVICE_CPU,
+    .name = "CPU",
+    .float16_as_float = true,
+    .usable = cpu_usable,
+    .memory = cpu_memory,
+    .kernels = cpu_kernel_table,
+    .layouts = {.opaque_min_rank = 3, .opaque_max_rank = 5, .opaque_8bit = true},
+};
+
+static pthread_once_t registered_once = PTHREAD_ONCE_INIT;
+
+static void add_entries(void) {
+    device_registry_add(&cpu_entry);
+    device_registry_add(&cuda_device_entry);
+    device_registry_add(&test_device_entry);
+}
+
+void backend_register_devices(void) { pthread_once(&registered_once, add_entries); }
+
+onyx_status backend_device_parse(const char *text, device_kind *kind, int *index) {
+    backend_register_devices();
+    return device_parse(text, kind, index);
 }
 
 const device_ops *backend_device_ops(device_kind kind, int index) {
-    pthread_once(&registered_once, register_devices);
-    if (kind == DEVICE_CUDA) pthread_once(&cuda_once, register_cuda);
-    return device_usable(kind, index) ? device_ops_of(kind) : NULL;
+    backend_register_devices();
+    const device_entry *e = device_entry_of(kind);
+    const device_ops *ops = e && e->usable(index) ? e->memory(index) : NULL;
+    device_register(ops); /* for tensors that own memory of the device */
+    return ops;
 }
 
 onyx_status backend_devices(exec_env *env, device_kind device, int index, bool cpu_first) {
+    backend_register_devices();
     if (!device_usable(device, index))
         return onyx_error(ONYX_ERR_DEVICE, "device %s:%d is not usable on this machine",
                           device_name(device), index);
     memset(env->devices, 0, sizeof env->devices);
-    env->devices[DEVICE_CPU] = backend_device_ops(DEVICE_CPU, 0);
-    env->devices[DEVICE_TEST] = backend_device_ops(DEVICE_TEST, 0);
-    if (device == DEVICE_CUDA) env->devices[DEVICE_CUDA] = backend_device_ops(DEVICE_CUDA, index);
+    for (int k = 0; k < DEVICE_KINDS; k++) {
+        const device_entry *e = device_entry_of((device_kind)k);
+        if (e && (k == (int)device || !e->on_demand))
+            env->devices[k] = backend_device_ops((device_kind)k, k == (int)device ? index : 0);
+    }
     env->n_priority = 0;
     bool other = device != DEVICE_CPU && env->devices[device];
     if (cpu_first || !other) env->priority[env->n_priority++] = DEVICE_CPU;
@@ -107,11 +90,17 @@ onyx_status backend_devices(exec_env *env, device_kind device, int index, bool c
 bool onyx_supports_device(const char *device) {
     device_kind kind;
     int index;
-    if (device_parse(device, &kind, &index) != ONYX_OK) {
+    if (backend_device_parse(device, &kind, &index) != ONYX_OK) {
         onyx_error_clear();
         return false;
     }
     return device_usable(kind, index);
+}
+
+bool backend_has_kernel(const graph_node *node, const exec_env *env) {
+    for (int i = 0; i < env->n_priority; i++)
+        if (device_has_kernel(env->priority[i], node)) return true;
+    return false;
 }
 
 onyx_status device_parse_list(const char *text, device_kind *kind, int *index, bool *cpu_first) {
@@ -133,11 +122,11 @@ onyx_status device_parse_list(const char *text, device_kind *kind, int *index, b
         one[n] = '\0';
         device_kind k;
         int i;
-        TRY(device_parse(one, &k, &i));
+        TRY(backend_device_parse(one, &k, &i));
         /* a session runs on one device besides the CPU: a second would be silently unused */
         if (k != DEVICE_CPU && chosen && (k != *kind || i != *index)) {
             char first[32];
-            snprintf(first, sizeof first, *kind == DEVICE_CUDA ? "%s:%d" : "%s",
+            snprintf(first, sizeof first, device_entry_of(*kind)->indexed ? "%s:%d" : "%s",
                      device_name(*kind), *index);
             return onyx_error(ONYX_ERR_DEVICE,
                               "device list '%s': onyx runs on one device besides the CPU, got %s "

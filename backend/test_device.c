@@ -105,7 +105,7 @@ static onyx_status test_graph_launch(void *queue, void *graph) {
 
 static void test_graph_free(void *graph) { (void)graph; }
 
-const device_ops test_device_ops = {
+static const device_ops test_device_ops = {
     .kind = DEVICE_TEST,
     .alloc = test_alloc,
     .free = free,
@@ -234,7 +234,7 @@ static onyx_status test_prepare(const kernel_prep *p, void **state) {
         host.n_in = s->host_node.n_inputs;
         host.fused = NULL;
     }
-    s->cpu = host.n_in <= TEST_MAX_IO ? backend_select(host.node, host.n_in, host.in_type,
+    s->cpu = host.n_in <= TEST_MAX_IO ? device_supports(host.node, host.n_in, host.in_type,
                                                        DEVICE_CPU)
                                       : NULL;
     if (!s->cpu) {
@@ -368,7 +368,7 @@ static onyx_status test_run(const kernel_call *c) {
 /* Numbers only, and nothing the CPU kernel would size or alias itself. */
 static bool test_supports(const kernel_prep *p) {
     if (p->n_in > TEST_MAX_IO || p->n_out > TEST_MAX_IO) return false;
-    const kernel *cpu = backend_select(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    const kernel *cpu = device_supports(p->node, p->n_in, p->in_type, DEVICE_CPU);
     if (!cpu || (cpu->flags & (KF_DYNAMIC_OUTPUT | KF_ALIAS_INPUT0))) {
         onyx_error_clear();
         return false;
@@ -450,8 +450,23 @@ static void build_table(void) {
     table_count = count;
 }
 
-const kernel *test_kernel_table(size_t *count) {
+static const kernel *test_kernel_table(size_t *count) {
     pthread_once(&table_once, build_table);
     *count = table_count;
     return table;
 }
+
+static bool test_usable(int index) { return index == 0; }
+
+static const device_ops *test_memory(int index) { return index == 0 ? &test_device_ops : NULL; }
+
+/* Its kernels are the CPU's run on copies, so float16 computes in float as on the CPU; no opaque
+ * layouts (they would need the CPU's conv kernels on this device's memory). */
+const device_entry test_device_entry = {
+    .kind = DEVICE_TEST,
+    .name = "TEST",
+    .float16_as_float = true,
+    .usable = test_usable,
+    .memory = test_memory,
+    .kernels = test_kernel_table,
+};

@@ -1,4 +1,5 @@
-/* Devices as the core sees them: a kind, and the memory operations that the planner and the copy
+/* Devices as the core sees them: a kind (the device's slot in the registry, core/device_registry.h,
+ * which holds everything else about it), and the memory operations that the planner and the copy
  * steps need. Kernels of a device compute on memory of that device only; where a value is made on
  * one device and read on another, prepare inserts a copy step (core/exec_place.c). */
 #ifndef ONYX_CORE_DEVICE_H
@@ -8,6 +9,9 @@
 
 #include "core/status.h"
 
+/* The slots of the registry's entries. The CPU is the host: the memory that graph inputs, outputs
+ * and constants live in unless bound elsewhere, and every session's last fallback. The CUDA
+ * plugin's kernels carry DEVICE_CUDA (its ABI). */
 typedef enum device_kind {
     DEVICE_CPU = 0,
     DEVICE_CUDA = 1,
@@ -18,7 +22,7 @@ typedef enum device_kind {
 
 #define DEVICE_KINDS 3
 
-/* "CPU", "CUDA", "TEST". */
+/* The registered entry's name ("CPU", "CUDA", "TEST"); "?" for a kind not registered. */
 const char *device_name(device_kind kind);
 
 typedef struct device_ops {
@@ -52,9 +56,9 @@ typedef struct device_ops {
     void (*graph_free)(void *graph);
 } device_ops;
 
-/* The operations of each device kind, for what holds device memory outside a plan (tensors that
- * own device memory free it through them). Registered once per kind, before any tensor of the
- * kind exists; NULL for a kind not (yet) registered. */
+/* The operations of each device kind in use, for what holds device memory outside a plan (tensors
+ * that own device memory free it through them). Registered (core/device_registry.c) once per kind,
+ * before any tensor of the kind exists; NULL for a kind not (yet) registered. */
 void device_register(const device_ops *ops);
 const device_ops *device_ops_of(device_kind kind);
 

@@ -4,6 +4,7 @@
  * outputs and values that subgraphs read stay on the CPU: a device step that makes one writes a
  * copy of its own, moved to the CPU right after it. On a device with graphs, inputs and outputs
  * left in its memory pass through copies within it (io_staged). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,18 +40,21 @@ static onyx_status copy_run(const kernel_call *c) {
     return s->to->from_host(plan_step_queue(c, s->to->kind), y->data, host, x->nbytes);
 }
 
-/* One kernel per destination, so that profiles and logs say where a copy goes. */
-#define COPY_KERNEL(dev, name)                                                                     \
-    {"onyx", name, 1, 1, dev, 0, KF_DEVICE_COPY, NULL, copy_run, free, NULL, NULL, NULL, 0}
-static const kernel copy_kernels[DEVICE_KINDS] = {
-    [DEVICE_CPU] = COPY_KERNEL(DEVICE_CPU, "MemcpyToHost"),
-    [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyFromHost"),
-    [DEVICE_TEST] = COPY_KERNEL(DEVICE_TEST, "MemcpyFromHost"),
-};
-static const kernel staging_kernels[DEVICE_KINDS] = {
-    [DEVICE_CUDA] = COPY_KERNEL(DEVICE_CUDA, "MemcpyOnDevice"),
-    [DEVICE_TEST] = COPY_KERNEL(DEVICE_TEST, "MemcpyOnDevice"),
-};
+/* One kernel per destination device, so that profiles and logs say where a copy goes: onto the
+ * host, from the host onto a device, or within a device (staging); made once for every slot of
+ * the device registry. */
+static kernel copy_kernels[DEVICE_KINDS], staging_kernels[DEVICE_KINDS];
+static pthread_once_t copy_kernels_once = PTHREAD_ONCE_INIT;
+
+static void make_copy_kernels(void) {
+    for (int d = 0; d < DEVICE_KINDS; d++) {
+        kernel k = {.domain = "onyx", .since_min = 1, .since_max = 1, .device = (device_kind)d,
+                    .flags = KF_DEVICE_COPY, .run = copy_run, .release = free};
+        copy_kernels[d] = staging_kernels[d] = k;
+        copy_kernels[d].op_type = d == DEVICE_CPU ? "MemcpyToHost" : "MemcpyFromHost";
+        staging_kernels[d].op_type = "MemcpyOnDevice";
+    }
+}
 
 /* A node of the plan's own: a copy of `like` (or an empty node), with room for its inputs and
  * outputs and a name of up to `name_cap` bytes, all in one allocation (freed with free). */
@@ -100,6 +104,7 @@ static onyx_status append_step(plan *p, plan_step **out) {
  * the same one where io_staged). */
 static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, int to) {
     const plan_value *src = &p->vals[from], *dst = &p->vals[to];
+    pthread_once(&copy_kernels_once, make_copy_kernels);
     const kernel *k = src->device == dst->device ? &staging_kernels[dst->device]
                                                  : &copy_kernels[dst->device];
     const char *name = sg->g->values[src->source].name;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/device_cache.h"
+#include "core/device_registry.h"
 #include "core/exec_internal.h"
 #include "core/log.h"
 #include "core/optimize.h"
@@ -39,12 +40,15 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
     if (env->ops) {
-        /* float16 as float only where the CPU runs everything: a GPU has float16 arithmetic */
+        /* float16 as float only where devices that compute it in float (the CPU) run everything:
+         * a GPU has float16 arithmetic */
         optimize_options o = {.level = env->optimization, .half_as_float = env->half_as_float,
                               .observe = log_enabled(&env->log, ONYX_LOG_VERBOSE) ? log_rewrite : NULL,
                               .user = (void *)&env->log};
-        for (int d = 0; d < env->n_priority; d++)
-            o.half_as_float &= env->priority[d] == DEVICE_CPU || env->priority[d] == DEVICE_TEST;
+        for (int d = 0; d < env->n_priority; d++) {
+            const device_entry *e = device_entry_of(env->priority[d]);
+            o.half_as_float &= e && e->float16_as_float;
+        }
         onyx_status st = graph_optimize(g, env->ops, &o, &sg->rewritten);
         if (st != ONYX_OK) {
             free(sg);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/device_registry.h"
 #include "core/op_schema.h"
 #include "core/strided_view.h"
 #include "core/exec_internal.h"
@@ -513,14 +514,15 @@ static bool add_op(fuse_chain *c, const fuse_op *op) {
     return true;
 }
 
-/* Whether value v may be opaque: a static tensor of rank 3 to 5, float, or 8-bit where eight_bit
- * (the quantized convolutions' tensors). */
-static bool opaque_value(const plan *p, int v, bool eight_bit) {
+/* Whether value v may be opaque on a device with layouts `l` (core/device_registry.h; the CPU's:
+ * rank 3 to 5): a static tensor of a rank the device takes, float, or 8-bit where eight_bit (the
+ * quantized convolutions' tensors) and the device takes 8-bit ones. */
+static bool opaque_value(const device_layouts *l, const plan *p, int v, bool eight_bit) {
     const type_info *t = &p->vals[v].type;
-    bool dtype_ok = t->dtype == ONYX_FLOAT ||
-                    (eight_bit && (t->dtype == ONYX_UINT8 || t->dtype == ONYX_INT8));
-    return t->kind == ONYX_VALUE_TENSOR && dtype_ok && type_is_static(t) && t->rank >= 3 &&
-           t->rank <= 5 && t->dims[1] > 0;
+    bool dtype_ok = t->dtype == ONYX_FLOAT || (eight_bit && l->opaque_8bit &&
+                                               (t->dtype == ONYX_UINT8 || t->dtype == ONYX_INT8));
+    return t->kind == ONYX_VALUE_TENSOR && dtype_ok && type_is_static(t) &&
+           t->rank >= l->opaque_min_rank && t->rank <= l->opaque_max_rank && t->dims[1] > 0;
 }
 
 /* A QLinearConv whose kernel keeps 8-bit tensors opaque (its oneDNN path). */
@@ -582,14 +584,16 @@ static bool channel_factor(const type_info *f, const type_info *t) {
 
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
     const graph_node *nd = step_node(g, ps);
+    const device_layouts *l = device_layouts_of(ps->k->device);
+    if (l->opaque_max_rank == 0) return LAY_NONE; /* the device keeps every tensor plain */
     if (conv_step(g, ps)) return LAY_CONV;
     if (qconv_step(g, ps))
-        return nd->n_inputs >= 8 && nd->inputs[0] >= 0 && opaque_value(p, nd->inputs[0], true) &&
-                       fuse_only_output0(nd) && opaque_value(p, nd->outputs[0], true)
+        return nd->n_inputs >= 8 && nd->inputs[0] >= 0 && opaque_value(l, p, nd->inputs[0], true) &&
+                       fuse_only_output0(nd) && opaque_value(l, p, nd->outputs[0], true)
                    ? LAY_CONV
                    : LAY_NONE;
     if (!all_kinds || !(ps->k->flags & KF_OPAQUE_LAYOUT) || !fuse_only_output0(nd) ||
-        nd->n_inputs < 1 || !opaque_value(p, nd->outputs[0], true))
+        nd->n_inputs < 1 || !opaque_value(l, p, nd->outputs[0], true))
         return LAY_NONE;
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
@@ -611,18 +615,18 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
                    : LAY_NONE;
     if (ms_op(nd, "QLinearGlobalAveragePool"))
         return attr_int(nd, "channels_last", 0) == 0 && nd->inputs[0] >= 0 &&
-                       opaque_value(p, nd->inputs[0], true) &&
+                       opaque_value(l, p, nd->inputs[0], true) &&
                        fuse_opaque_is_plain(nd, out)
                    ? LAY_ALL
                    : LAY_NONE;
     if (fuse_is_op(nd, "Transpose"))
-        return !opaque_value(p, nd->inputs[0], true) ? LAY_NONE
+        return !opaque_value(l, p, nd->inputs[0], true) ? LAY_NONE
                : channels_perm(p, nd, true)          ? LAY_TO_LAST
                : channels_perm(p, nd, false)         ? LAY_FROM_LAST
                                                      : LAY_NONE;
     if (eight_bit && !fuse_is_op(nd, "MaxPool")) return LAY_NONE;
     for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] < 0 || !opaque_value(p, nd->inputs[i], eight_bit) ||
+        if (nd->inputs[i] < 0 || !opaque_value(l, p, nd->inputs[i], eight_bit) ||
             p->vals[nd->inputs[i]].type.rank != rank)
             return LAY_NONE;
     if (fuse_is_op(nd, "Concat")) {
@@ -675,7 +679,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         if (kind[s] == LAY_NONE || kind[s] == LAY_TO_LAST) continue; /* its Y is plain */
         const plan_step *ps = &p->steps[s];
         int v = step_node(g, ps)->outputs[0];
-        if (plan_value_is_output(g, v) || !opaque_value(p, v, true) || chains[s].y_channels_last)
+        const device_layouts *l = device_layouts_of(ps->k->device);
+        if (plan_value_is_output(g, v) || !opaque_value(l, p, v, true) || chains[s].y_channels_last)
             continue;
         int reads = 0;
         bool ok = true;

@@ -1049,6 +1049,8 @@ class InferenceSession:
                 continue
             if name == CUDA:
                 devices.append(f'CUDA:{int(opts.get("device_id", 0))}')
+            elif name == CPU:
+                devices.append('CPU')   # in its place: providers are a priority order
             used.append(name)
             options[name] = {k: str(v) for k, v in opts.items()}
         if CPU not in used:
