@@ -4,6 +4,7 @@
 
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/model_write.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/shared.h"
@@ -218,6 +219,18 @@ onyx_status onyx_prepare_session(const onyx_model *model_, const onyx_session_op
     if (st != ONYX_OK) {
         onyx_error_prefix(st, "prepare");
         goto done;
+    }
+    if (options->optimized_path) {
+        optimize_options opt;
+        exec_optimize_options(&rep->env, &opt);
+        model_write_options wo = {.path = options->optimized_path,
+                                  .external_name = options->optimized_external,
+                                  .external_min_bytes = options->optimized_external_min};
+        st = model_write_optimized(m, rep->env.ops, &opt, &wo);
+        if (st != ONYX_OK) {
+            onyx_error_prefix(st, "prepare");
+            goto done;
+        }
     }
     model_retain(m);
     rep->m = m;
