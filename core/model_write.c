@@ -22,9 +22,11 @@ typedef struct writer {
     const op_registry *ops;
     optimize_options opt;
     const model_write_options *w;
-    const graph **graphs; /* every graph written (rewritten or not), for the version check */
-    graph **rewritten;    /* the rewritten ones among them, freed at the end */
-    int n_graphs, n_rewritten;
+    graph **rewritten;    /* the graphs the rewrites made, freed at the end */
+    int n_rewritten;
+    const graph_node **nodes; /* every node written, for the version check, and its message */
+    Onnx__NodeProto **protos;
+    int n_nodes, cap_nodes;
     FILE *ext;            /* the external data file (its temporary name) */
     char *ext_path, *ext_tmp, *model_tmp;
     uint64_t ext_size;
@@ -331,21 +333,30 @@ static onyx_status node_proto(writer *w, const scope *sc, const graph_node *n,
         np->output[k] = (char *)(n->outputs[k] >= 0 ? sc->names[n->outputs[k]] : "");
     for (int k = 0; k < n->n_attrs; k++)
         TRY(attribute_proto(w, sc, n, &n->attrs[k], &np->attribute[k]));
+    if (w->n_nodes == w->cap_nodes) {
+        int cap = w->cap_nodes ? 2 * w->cap_nodes : 64;
+        const graph_node **nodes = realloc(w->nodes, (size_t)cap * sizeof *nodes);
+        if (nodes) w->nodes = nodes;
+        Onnx__NodeProto **protos = realloc(w->protos, (size_t)cap * sizeof *protos);
+        if (protos) w->protos = protos;
+        if (!nodes || !protos) return onyx_oom("optimized model");
+        w->cap_nodes = cap;
+    }
+    w->nodes[w->n_nodes] = n;
+    w->protos[w->n_nodes++] = np;
     *out = np;
     return ONYX_OK;
 }
 
-static onyx_status keep_graph(writer *w, const graph *g, graph *rewritten) {
-    const graph **gs = realloc(w->graphs, ((size_t)w->n_graphs + 1) * sizeof *gs);
-    if (gs) w->graphs = gs;
-    graph **rs = rewritten ? realloc(w->rewritten, ((size_t)w->n_rewritten + 1) * sizeof *rs) : NULL;
-    if (rs) w->rewritten = rs;
-    if (!gs || (rewritten && !rs)) {
+static onyx_status keep_rewritten(writer *w, graph *rewritten) {
+    if (!rewritten) return ONYX_OK;
+    graph **rs = realloc(w->rewritten, ((size_t)w->n_rewritten + 1) * sizeof *rs);
+    if (!rs) {
         graph_optimized_free(rewritten);
         return onyx_oom("optimized model");
     }
-    w->graphs[w->n_graphs++] = g;
-    if (rewritten) w->rewritten[w->n_rewritten++] = rewritten;
+    w->rewritten = rs;
+    w->rewritten[w->n_rewritten++] = rewritten;
     return ONYX_OK;
 }
 
@@ -379,7 +390,7 @@ static onyx_status graph_proto(writer *w, const graph *orig, const scope *parent
     graph *rewritten = NULL;
     TRY(graph_optimize(orig, w->ops, &w->opt, &rewritten));
     const graph *g = rewritten ? rewritten : orig;
-    TRY(keep_graph(w, g, rewritten));
+    TRY(keep_rewritten(w, rewritten));
     scope sc;
     TRY(name_values(w, g, parent, &sc));
     bool is_main = !orig->parent;
@@ -450,53 +461,83 @@ static int64_t written_opset(const writer *w, const char *domain, int64_t onnx_o
     return v ? v : 1;
 }
 
-/* Every node reads as the same version of its op under the written opsets; the ai.onnx opset is
- * the model's, raised to the newest version a rewrite made. */
-static onyx_status check_versions(writer *w, int64_t *onnx_opset) {
-    int64_t opset = model_opset(w->m, "");
-    const graph_node *newest = NULL;
-    for (int gi = 0; gi < w->n_graphs; gi++)
-        for (int i = 0; i < w->graphs[gi]->n_nodes; i++) {
-            const graph_node *n = &w->graphs[gi]->nodes[i];
-            char label[256];
-            if (!n->schema)
-                return onyx_error(ONYX_ERR_UNSUPPORTED, "optimized model: %s: %s",
-                                  node_label(n, label, sizeof label),
-                                  n->unsupported ? n->unsupported : "no schema");
-            if (is_default_domain(n->domain) && n->version > opset) {
-                opset = n->version;
-                newest = n;
-            }
+/* Whether ai.onyx names node n's op at n's version (ops/registry.c's aliases). */
+static bool has_alias(const writer *w, const graph_node *n) {
+    const op_schema *s = NULL;
+    bool ok = w->ops->resolve("ai.onyx", n->op_type, 1, &s) == ONYX_OK && !*s->domain &&
+              !strcmp(s->op_type, n->op_type) && s->since_version == n->version;
+    onyx_error_clear();
+    return ok;
+}
+
+/* Whether every node reads as its own version under ai.onnx `opset` (the others' opsets as the
+ * model imports them), where `aliases` lets an ai.onnx op newer than it be written in ai.onyx;
+ * *bad: the first node that would not. */
+static bool reads_the_same(const writer *w, int64_t opset, bool aliases, const graph_node **bad) {
+    for (int i = 0; i < w->n_nodes; i++) {
+        const graph_node *n = w->nodes[i];
+        const op_schema *s = NULL;
+        *bad = n;
+        if (aliases && is_default_domain(n->domain) && n->version > opset) {
+            if (!has_alias(w, n)) return false;
+            continue;
         }
-    for (int gi = 0; gi < w->n_graphs; gi++)
-        for (int i = 0; i < w->graphs[gi]->n_nodes; i++) {
-            const graph_node *n = &w->graphs[gi]->nodes[i];
-            int64_t v = written_opset(w, n->domain, opset);
-            const op_schema *s = NULL;
-            if (w->ops->resolve(n->domain, n->op_type, v, &s) == ONYX_OK &&
-                s->since_version == n->version)
-                continue;
+        if (w->ops->resolve(n->domain, n->op_type, written_opset(w, n->domain, opset), &s) !=
+            ONYX_OK) {
             onyx_error_clear();
-            char label[256], why[300] = "";
-            if (newest)
-                snprintf(why, sizeof why, " (raised from %" PRId64 " for the rewrite's %s)",
-                         model_opset(w->m, ""), node_label(newest, label, sizeof label));
-            return onyx_error(ONYX_ERR_UNSUPPORTED,
-                              "optimized model: %s would not read as that version under opset %" PRId64
-                              " of %s%s; onyx cannot write this graph",
-                              node_label(n, label, sizeof label), v,
-                              is_default_domain(n->domain) ? "ai.onnx" : n->domain, why);
+            return false;
         }
-    *onnx_opset = opset;
-    return ONYX_OK;
+        if (s->since_version != n->version) return false;
+    }
+    return true;
+}
+
+/* The ai.onnx opset of the written model: the model's, raised to the newest version a rewrite made
+ * where every other node still reads as its own version; else the model's, with the newer ops
+ * written under their ai.onyx names (set in their messages). */
+static onyx_status choose_opset(writer *w, int64_t *onnx_opset) {
+    int64_t opset = model_opset(w->m, ""), raised = opset;
+    const graph_node *newest = NULL, *bad = NULL, *unused;
+    char label[256], other[256];
+    for (int i = 0; i < w->n_nodes; i++) {
+        const graph_node *n = w->nodes[i];
+        if (!n->schema)
+            return onyx_error(ONYX_ERR_UNSUPPORTED, "optimized model: %s: %s",
+                              node_label(n, label, sizeof label),
+                              n->unsupported ? n->unsupported : "no schema");
+        if (is_default_domain(n->domain) && n->version > raised) {
+            raised = n->version;
+            newest = n;
+        }
+    }
+    if (reads_the_same(w, raised, false, &bad)) {
+        *onnx_opset = raised;
+        return ONYX_OK;
+    }
+    if (newest && reads_the_same(w, opset, true, &unused)) {
+        for (int i = 0; i < w->n_nodes; i++)
+            if (is_default_domain(w->nodes[i]->domain) && w->nodes[i]->version > opset)
+                w->protos[i]->domain = (char *)"ai.onyx";
+        *onnx_opset = opset;
+        return ONYX_OK;
+    }
+    char why[600] = "";
+    if (newest)
+        snprintf(why, sizeof why, " (raised from %" PRId64 " for the rewrite's %s, which ai.onyx "
+                 "has no name for)", opset, node_label(newest, other, sizeof other));
+    return onyx_error(ONYX_ERR_UNSUPPORTED,
+                      "optimized model: %s would not read as that version under opset %" PRId64
+                      " of %s%s; onyx cannot write this graph",
+                      node_label(bad, label, sizeof label),
+                      written_opset(w, bad->domain, raised),
+                      is_default_domain(bad->domain) ? "ai.onnx" : bad->domain, why);
 }
 
 static onyx_status opset_imports(writer *w, Onnx__ModelProto *mp) {
     int64_t onnx_opset = 0;
-    TRY(check_versions(w, &onnx_opset));
+    TRY(choose_opset(w, &onnx_opset));
     /* the model's imports, and the domains the rewrites brought in */
-    int cap = w->m->n_opsets + 3;
-    for (int gi = 0; gi < w->n_graphs; gi++) cap += w->graphs[gi]->n_nodes;
+    int cap = w->m->n_opsets + w->n_nodes + 2;
     mp->opset_import = pool_alloc(&w->p, (size_t)cap, sizeof *mp->opset_import);
     if (!mp->opset_import) return onyx_oom("optimized model");
     bool have_default = false;
@@ -509,21 +550,20 @@ static onyx_status opset_imports(writer *w, Onnx__ModelProto *mp) {
         have_default |= is_default_domain(o->domain);
         mp->opset_import[mp->n_opset_import++] = op;
     }
-    for (int gi = 0; gi < w->n_graphs; gi++)
-        for (int i = 0; i < w->graphs[gi]->n_nodes; i++) {
-            const char *d = w->graphs[gi]->nodes[i].domain;
-            if (is_default_domain(d) ? have_default : model_opset(w->m, d) != 0) continue;
-            bool listed = false;
-            for (size_t k = 0; k < mp->n_opset_import && !listed; k++)
-                listed = !strcmp(mp->opset_import[k]->domain, d);
-            if (listed) continue;
-            NEW(w, Onnx__OperatorSetIdProto, ONNX__OPERATOR_SET_ID_PROTO__INIT, op);
-            op->domain = dup(w, d);
-            op->has_version = 1;
-            op->version = written_opset(w, d, onnx_opset);
-            have_default |= is_default_domain(d);
-            mp->opset_import[mp->n_opset_import++] = op;
-        }
+    for (int i = 0; i < w->n_nodes; i++) {
+        const char *d = w->protos[i]->domain;
+        if (is_default_domain(d) ? have_default : model_opset(w->m, d) != 0) continue;
+        bool listed = false;
+        for (size_t k = 0; k < mp->n_opset_import && !listed; k++)
+            listed = !strcmp(mp->opset_import[k]->domain, d);
+        if (listed) continue;
+        NEW(w, Onnx__OperatorSetIdProto, ONNX__OPERATOR_SET_ID_PROTO__INIT, op);
+        op->domain = dup(w, d);
+        op->has_version = 1;
+        op->version = written_opset(w, d, onnx_opset);
+        have_default |= is_default_domain(d);
+        mp->opset_import[mp->n_opset_import++] = op;
+    }
     mp->has_ir_version = 1;
     mp->ir_version = w->m->ir_version;
     if (onnx_opset > model_opset(w->m, "") && ir_for_opset(onnx_opset) > mp->ir_version)
@@ -660,7 +700,8 @@ done:
     free(w.model_tmp);
     for (int i = 0; i < w.n_rewritten; i++) graph_optimized_free(w.rewritten[i]);
     free(w.rewritten);
-    free(w.graphs);
+    free(w.nodes);
+    free(w.protos);
     pool_destroy(&w.p);
     return st;
 }

@@ -16,9 +16,11 @@ typedef struct model_write_options {
 } model_write_options;
 
 /* Writes m with each of its graphs rewritten by the rules `opt` runs (its observer is not called).
- * The ai.onnx opset is the model's, raised where a rewrite made a newer op; ops of other domains
- * the rewrites made are imported at version 1. Refused, naming the node, attribute or file, and
- * nothing written: a node that would read as another version of its op under the written opset,
+ * The ai.onnx opset is the model's, raised where a rewrite made a newer op; where the raise would
+ * change how another node reads, the newer ops go under their ai.onyx names instead (ops/
+ * registry.c). Ops of other domains the rewrites made are imported at version 1. Refused, naming
+ * the node, attribute or file, and nothing written: a node that would read as another version of
+ * its op under the written opset (a newer op without an ai.onyx name),
  * an attribute onyx keeps in a form ONNX cannot hold (sparse tensors densified, type protos), a
  * model past protobuf's 2 GiB with its initializers inline, an external data name that is not a
  * plain relative path, and files that cannot be written (ONYX_ERR_IO). */

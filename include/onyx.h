@@ -388,7 +388,10 @@ ONYX_API onyx_status onyx_session_options_set_profiling(onyx_session_options *op
  * SessionOptions.optimized_model_filepath). Fused ops are standard ONNX ops where a rewrite made
  * one (at the model's ai.onnx opset, raised where a rewrite made a newer op and every other node
  * still reads as the same version), onnxruntime's com.microsoft ops for quantized units, and
- * onyx's own in the ai.onyx domain (LookupTable), which only onyx reads. Initializers of
+ * onyx's own in the ai.onyx domain, which only onyx reads: LookupTable, and Gelu, Swish and
+ * LayerNormalization where the model's opset predates them and a raise would change other
+ * nodes (ai.onyx's name for each stands for ai.onnx's Gelu-20, Swish-24,
+ * LayerNormalization-17). Initializers of
  * `external_min_bytes` bytes and more go to `external_file` (NULL or "": all inline), a name
  * relative to the model's folder; strings stay inline. Existing files are replaced. Prepare fails
  * with ONYX_ERR_IO when a file cannot be written, ONYX_ERR_INVALID_ARGUMENT for an external name

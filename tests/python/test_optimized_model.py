@@ -5,6 +5,7 @@ onnx.checker accepts them; initializers go to the external file as onnxruntime's
 cannot be written is refused by name, with nothing written."""
 import math
 import os
+import re
 
 import numpy as np
 import onnx
@@ -129,19 +130,58 @@ def test_a_rewrite_needing_a_newer_opset_raises_it(tmp_path):
     close(onyx_run(path, feed), want, tolerance)
 
 
-def test_a_raise_that_would_change_another_node_is_refused(tmp_path):
-    # Gelu needs opset 20; under it the Split-13 next to it would read as Split-18
-    m, ys, feed, _, _ = rules.gelu_erf()
+@pytest.mark.parametrize('rule', ['patch_embedding', 'rows_before_product', 'float16_as_float',
+                                  'common_subexpression'])
+def test_a_rewrite_in_an_older_opset_writes_its_ops_at_that_opset(rule, tmp_path):
+    # the rules ask for the oldest version with their meaning: an opset-13 model stays at 13
+    m, ys, feed, want_ops, tolerance = rules.CASES[rule]()
+    path = tmp_path / f'{rule}.onnx'
+    want = written(m.build(ys, opset=13), path).run(None, feed)
+    out = onnx.load(str(path))
+    assert op_counts(out) == want_ops
+    assert {o.domain: o.version for o in out.opset_import}[''] == 13
+    onnx.checker.check_model(out)
+    for g, w in zip(onyx_run(path, feed), want):
+        assert np.array_equal(g, w)
+    theirs = onnxruntime.InferenceSession(str(path), providers=['CPUExecutionProvider'])
+    close(theirs.run(None, feed), want, tolerance)
+
+
+def test_a_newer_op_is_written_under_its_ai_onyx_name_where_a_raise_would_change_others(tmp_path):
+    # Gelu needs opset 20; under it the Split-13 next to it would read as Split-18: the model keeps
+    # opset 17 and the Gelu goes as ai.onyx's, which onyx reads as Gelu-20
+    m, ys, feed, _, tolerance = rules.gelu_erf()
     halves = m.op('Split', ys[0], m.const(np.array([8, 8], np.int64)), axis=1, outputs=2)
     path = tmp_path / 'gelu_split.onnx'
+    want = written(m.build(halves), path).run(None, feed)
+    out = onnx.load(str(path))
+    assert {o.domain: o.version for o in out.opset_import} == {'': 17, 'com.microsoft': 1,
+                                                                'ai.onyx': 1}
+    assert op_counts(out) == {'ai.onyx:Gelu': 1, 'Split': 1}
+    for g, w in zip(onyx_run(path, feed, ALL), want):
+        assert np.array_equal(g, w)
+    close(onyx_run(path, feed, PLAIN), want, tolerance)
+
+
+def test_a_newer_op_without_an_ai_onyx_name_is_refused_where_a_raise_would_change_others(tmp_path):
+    # two equal SequenceConstructs: the second becomes an Identity of the first, of a sequence:
+    # Identity-25, under whose opset the Add-13 (and the other SequenceLength's Identity-13) would
+    # read as a newer version; ai.onyx has no Identity
+    m = rules.Model()
+    x = m.input('x', TP.FLOAT, [2, 3])
+    lengths = [m.op('SequenceLength', m.op('SequenceConstruct', x)) for _ in range(2)]
+    y = m.op('Add', *lengths)
+    path = tmp_path / 'seq.onnx'
     with pytest.raises(_lib.NotImplemented) as err:
-        written(m.build(halves), path)
+        written(m.build([y], opset=13), path)
     message = str(err.value)
-    assert 'Split-13' in message and 'opset 20' in message and 'Gelu-20' in message, message
+    assert re.search(r'\((Add|Identity)-13\) would not read as that version under opset 25', message)
+    assert 'Identity-25' in message, message
+    assert 'ai.onyx has no name for' in message, message
     assert not os.listdir(tmp_path)
     # the same model without the rewrites is written as it is
-    written(m.build(halves), path, level=BASIC)
-    assert op_counts(onnx.load(str(path)))['Split'] == 1
+    written(m.build([y], opset=13), path, level=BASIC)
+    assert op_counts(onnx.load(str(path)))['SequenceConstruct'] == 2
 
 
 def test_basic_level_writes_the_graph_as_given(tmp_path):
