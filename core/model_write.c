@@ -143,7 +143,8 @@ static Onnx__StringStringEntryProto *entry(writer *w, const char *key, const cha
 static onyx_status write_external(writer *w, const tensor *t, Onnx__TensorProto *tp) {
     uint64_t offset = (w->ext_size + EXTERNAL_ALIGN - 1) / EXTERNAL_ALIGN * EXTERNAL_ALIGN;
     static const unsigned char zeros[EXTERNAL_ALIGN];
-    if ((offset > w->ext_size && fwrite(zeros, 1, offset - w->ext_size, w->ext) != offset - w->ext_size) ||
+    size_t pad = (size_t)(offset - w->ext_size);
+    if ((pad && fwrite(zeros, 1, pad, w->ext) != pad) ||
         fwrite(t->data, 1, t->nbytes, w->ext) != t->nbytes)
         return onyx_error(ONYX_ERR_IO, "optimized model: cannot write '%s': %s", w->ext_path,
                           strerror(errno));
@@ -168,8 +169,8 @@ static onyx_status write_external(writer *w, const tensor *t, Onnx__TensorProto 
 static onyx_status tensor_proto(writer *w, const char *name, const tensor *t, bool initializer,
                                 Onnx__TensorProto **out) {
     if (t->device != DEVICE_CPU || (t->nbytes && !t->data))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "optimized model: tensor '%s' is not in host memory",
-                          name ? name : "");
+        return onyx_error(ONYX_ERR_UNSUPPORTED,
+                          "optimized model: tensor '%s' is not in host memory", name ? name : "");
     NEW(w, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT, tp);
     tp->name = name ? dup(w, name) : NULL;
     tp->has_data_type = 1;
@@ -245,8 +246,9 @@ static onyx_status name_values(writer *w, const graph *g, const scope *parent, s
             size_t len = strlen(gv->name) + 24;
             char *fresh = pool_alloc(&w->p, len, 1);
             if (!fresh) return onyx_oom("optimized model");
-            for (unsigned k = 1; snprintf(fresh, len, "%s_%u", gv->name, k), taken(sc, fresh); k++) {
-            }
+            unsigned k = 1;
+            do snprintf(fresh, len, "%s_%u", gv->name, k++);
+            while (taken(sc, fresh));
             name = fresh;
         }
         take(sc, name);
@@ -292,7 +294,8 @@ static onyx_status attribute_proto(writer *w, const scope *sc, const graph_node 
         ap->n_tensors = a->n;
         ap->tensors = pool_alloc(&w->p, a->n + 1, sizeof *ap->tensors);
         if (!ap->tensors) return onyx_oom("optimized model");
-        for (size_t i = 0; i < a->n; i++) TRY(tensor_proto(w, NULL, a->tensors[i], false, &ap->tensors[i]));
+        for (size_t i = 0; i < a->n; i++)
+            TRY(tensor_proto(w, NULL, a->tensors[i], false, &ap->tensors[i]));
         break;
     case ATTR_GRAPHS:
         ap->n_graphs = a->n;
@@ -438,7 +441,8 @@ static onyx_status graph_proto(writer *w, const graph *orig, const scope *parent
         const graph_value *gv = &g->values[v];
         if (gv->flags & GV_CAPTURED) continue;
         if ((gv->flags & GV_INITIALIZER) && used[v]) {
-            TRY(tensor_proto(w, sc.names[v], gv->init, true, &gp->initializer[gp->n_initializer++]));
+            TRY(tensor_proto(w, sc.names[v], gv->init, true,
+                             &gp->initializer[gp->n_initializer++]));
             if (inits_as_inputs)
                 TRY(value_info(w, sc.names[v], &gv->type, NULL, &gp->input[gp->n_input++]));
         } else if (gv->producer >= 0 && !(gv->flags & GV_OUTPUT) &&

@@ -45,7 +45,8 @@ static void run(const char *path, onyx_optimization_level level, void ***outs, s
     assert_int_equal(onyx_session_options_create(&o), ONYX_OK);
     assert_int_equal(onyx_session_options_set_optimization(o, level), ONYX_OK);
     onyx_rep *rep = NULL;
-    if (onyx_prepare_session(m, o, &rep) != ONYX_OK) fail_msg("prepare %s: %s", path, onyx_last_error());
+    if (onyx_prepare_session(m, o, &rep) != ONYX_OK)
+        fail_msg("prepare %s: %s", path, onyx_last_error());
     size_t n_in = onyx_rep_input_count(rep);
     onyx_value **in = calloc(n_in, sizeof *in);
     float *data[8] = {0};
@@ -60,13 +61,15 @@ static void run(const char *path, onyx_optimization_level level, void ***outs, s
             numel *= dims[d];
         }
         data[i] = malloc((size_t)numel * sizeof(float));
-        for (int64_t k = 0; k < numel; k++) data[i][k] = (float)((k * 37 + (int64_t)i) % 29) / 7.0f - 2.0f;
+        for (int64_t k = 0; k < numel; k++)
+            data[i][k] = (float)((k * 37 + (int64_t)i) % 29) / 7.0f - 2.0f;
         assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, (size_t)info.rank, dims, data[i],
                                                 (size_t)numel * sizeof(float), &in[i]),
                          ONYX_OK);
     }
     onyx_value **res = NULL;
-    assert_int_equal(onyx_rep_run(rep, n_in, NULL, (const onyx_value *const *)in, n, &res), ONYX_OK);
+    assert_int_equal(onyx_rep_run(rep, n_in, NULL, (const onyx_value *const *)in, n, &res),
+                     ONYX_OK);
     *outs = calloc(*n, sizeof **outs);
     *sizes = calloc(*n, sizeof **sizes);
     for (size_t k = 0; k < *n; k++) {
