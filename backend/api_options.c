@@ -35,6 +35,8 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->examples);
     free(o->profile_path);
     free(o->newer_opsets);
+    free(o->optimized_path);
+    free(o->optimized_external);
     free(o);
 }
 
@@ -84,6 +86,30 @@ onyx_status onyx_session_options_set_profiling(onyx_session_options *o, const ch
     }
     free(o->profile_path);
     o->profile_path = copy;
+    return ONYX_OK;
+}
+
+onyx_status onyx_session_options_set_optimized_model(onyx_session_options *o, const char *path,
+                                                     const char *external_file,
+                                                     size_t external_min_bytes) {
+    NEED_OPTIONS(o);
+    char *path_copy = NULL, *external_copy = NULL;
+    if (path) {
+        if (!*path)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "optimized model: the path is empty");
+        path_copy = strdup(path);
+        external_copy = external_file && *external_file ? strdup(external_file) : NULL;
+        if (!path_copy || (external_file && *external_file && !external_copy)) {
+            free(path_copy);
+            free(external_copy);
+            return onyx_oom("session options");
+        }
+    }
+    free(o->optimized_path);
+    free(o->optimized_external);
+    o->optimized_path = path_copy;
+    o->optimized_external = external_copy;
+    o->optimized_external_min = external_min_bytes;
     return ONYX_OK;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/model_write.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/shared.h"
@@ -221,6 +222,19 @@ static onyx_status prepare(model *m, const onyx_session_options *options, bool o
         type_ptrs[i] = &types[i];
     }
     CHECK(example_types(g, options, types));
+    /* written before any plan exists: plans may hand the model's packed weights back */
+    if (options->optimized_path) {
+        optimize_options opt;
+        exec_optimize_options(&rep->env, &opt);
+        model_write_options wo = {.path = options->optimized_path,
+                                  .external_name = options->optimized_external,
+                                  .external_min_bytes = options->optimized_external_min};
+        st = model_write_optimized(m, rep->env.ops, &opt, &wo);
+        if (st != ONYX_OK) {
+            onyx_error_prefix(st, "prepare");
+            goto done;
+        }
+    }
     CHECK(subgraph_create(g, &rep->env, &rep->main));
     st = subgraph_specialize(rep->main, type_ptrs);
     if (st != ONYX_OK) {

@@ -48,6 +48,9 @@ struct onyx_session_options {
     int64_t doze_us;     /* config onyx.intra_op.doze_us */
     size_t memory_limit;
     char *profile_path; /* NULL: off */
+    char *optimized_path;     /* the model as the session runs it goes there; NULL: off */
+    char *optimized_external; /* its initializers' file; NULL: inline */
+    size_t optimized_external_min;
     char *newer_opsets; /* config onyx.allow_newer_opsets: domains vouched for past onyx's
                            newest opset, comma-separated; NULL: none */
     exec_log log;

@@ -66,6 +66,11 @@ int64_t exec_now_ns(void);
  * each run borrows a run context (arena, scratch, kernel forks) that no other run touches. */
 typedef struct subgraph subgraph;
 
+/* The rewrites a subgraph of this environment gets (core/optimize.h): the session's level, float16
+ * as float where the CPU alone runs it, each change logged at verbose level. */
+struct optimize_options;
+void exec_optimize_options(const exec_env *env, struct optimize_options *out);
+
 /* Prepares `g` for running. Nothing is specialized until subgraph_specialize or the first run. */
 onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out);
 void subgraph_free(subgraph *sg);

@@ -36,19 +36,24 @@ static void log_rewritten(const exec_log *log, const graph *g, const graph *rewr
               g->name ? g->name : "", g->n_nodes, rewritten ? rewritten->n_nodes : g->n_nodes, ops);
 }
 
+void exec_optimize_options(const exec_env *env, optimize_options *out) {
+    /* float16 as float only where devices that compute it in float (the CPU) run everything: a
+     * GPU has float16 arithmetic */
+    *out = (optimize_options){.level = env->optimization, .half_as_float = env->half_as_float,
+                              .observe = log_enabled(&env->log, ONYX_LOG_VERBOSE) ? log_rewrite : NULL,
+                              .user = (void *)&env->log};
+    for (int d = 0; d < env->n_priority; d++) {
+        const device_entry *e = device_entry_of(env->priority[d]);
+        out->half_as_float &= e && e->float16_as_float;
+    }
+}
+
 onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
     if (env->ops) {
-        /* float16 as float only where devices that compute it in float (the CPU) run everything:
-         * a GPU has float16 arithmetic */
-        optimize_options o = {.level = env->optimization, .half_as_float = env->half_as_float,
-                              .observe = log_enabled(&env->log, ONYX_LOG_VERBOSE) ? log_rewrite : NULL,
-                              .user = (void *)&env->log};
-        for (int d = 0; d < env->n_priority; d++) {
-            const device_entry *e = device_entry_of(env->priority[d]);
-            o.half_as_float &= e && e->float16_as_float;
-        }
+        optimize_options o;
+        exec_optimize_options(env, &o);
         onyx_status st = graph_optimize(g, env->ops, &o, &sg->rewritten);
         if (st != ONYX_OK) {
             free(sg);

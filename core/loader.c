@@ -465,6 +465,7 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
     TRY(st);
     n->schema = s;
     n->version = s->since_version;
+    n->domain = s->domain; /* an ai.onyx alias reads as the standard op it stands for */
     TRY(check_count("inputs", n->n_inputs, s->min_inputs, s->max_inputs));
     TRY(check_count("outputs", n->n_outputs, s->min_outputs, s->max_outputs));
     /* The first min_outputs outputs are required (ONNX's checker refuses them empty too), and

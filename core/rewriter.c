@@ -324,6 +324,15 @@ onyx_status rw_place_node(rewriter *r, const graph_node *anchor, bool after,
                           const graph_node *like, const graph_node *const *members,
                           int n_members) {
     const op_schema *schema = like->schema;
+    /* An ai.onnx op as the model's opset defines it where that is newer than the version asked
+     * for (which then differs only in the types it takes): the rewritten graph reads the same
+     * under the model's opset when it is written out (core/model_write.c). */
+    int64_t opset = *like->domain ? 0 : model_opset(r->g->model, "");
+    if (!schema && opset > like->version &&
+        r->ops->resolve(like->domain, like->op_type, opset, &schema) != ONYX_OK) {
+        onyx_error_clear(); /* an opset past onyx's newest (onyx.allow_newer_opsets) */
+        schema = NULL;
+    }
     if (!schema && r->ops->resolve(like->domain, like->op_type, like->version, &schema) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */

@@ -118,7 +118,9 @@ void rw_release(rewriter *r, int v);
 onyx_status rw_place_node(rewriter *r, const graph_node *anchor, bool after,
                           const graph_node *like, const graph_node *const *members,
                           int n_members);
-/* rw_place_node of domain:`op_type`(ins) -> y named `name`, with a copy of attrs. */
+/* rw_place_node of domain:`op_type`(ins) -> y named `name`, with a copy of attrs. `version` is
+ * the oldest version with the meaning the rule needs: an ai.onnx op gets the model's version of it
+ * where that is newer, so the rule must ask only for ops whose later versions add types alone. */
 onyx_status rw_place_at(rewriter *r, const graph_node *anchor, bool after, const char *name,
                         const graph_node *const *members, int n_members, const char *domain,
                         const char *op_type, int64_t version, const int *ins, int n_in, int y,

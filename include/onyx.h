@@ -382,6 +382,26 @@ ONYX_API onyx_status onyx_session_options_set_optimization(onyx_session_options 
  * be written is ONYX_ERR_IO there. */
 ONYX_API onyx_status onyx_session_options_set_profiling(onyx_session_options *options,
                                                         const char *trace_path);
+/* At prepare, writes the model as this session runs it to `path` (NULL turns it off; "" is
+ * ONYX_ERR_INVALID_ARGUMENT): every graph after the rewrites of the session's optimization level,
+ * as an ONNX model that onyx loads back to the same computation (onnxruntime's
+ * SessionOptions.optimized_model_filepath). Fused ops are standard ONNX ops where a rewrite made
+ * one (at the model's ai.onnx opset, raised where a rewrite made a newer op and every other node
+ * still reads as the same version), onnxruntime's com.microsoft ops for quantized units, and
+ * onyx's own in the ai.onyx domain, which only onyx reads: LookupTable, and Gelu, Swish and
+ * LayerNormalization where the model's opset predates them and a raise would change other
+ * nodes (ai.onyx's name for each stands for ai.onnx's Gelu-20, Swish-24,
+ * LayerNormalization-17). Initializers of
+ * `external_min_bytes` bytes and more go to `external_file` (NULL or "": all inline), a name
+ * relative to the model's folder; strings stay inline. Existing files are replaced. Prepare fails
+ * with ONYX_ERR_IO when a file cannot be written, ONYX_ERR_INVALID_ARGUMENT for an external name
+ * that is absolute or leaves the folder, and ONYX_ERR_UNSUPPORTED naming the node or attribute
+ * when the rewritten graph cannot be written as ONNX that reads the same; nothing is written
+ * then. */
+ONYX_API onyx_status onyx_session_options_set_optimized_model(onyx_session_options *options,
+                                                              const char *path,
+                                                              const char *external_file,
+                                                              size_t external_min_bytes);
 /* Logging: lines at `level` and above go to `fn` (NULL: logging off). */
 ONYX_API onyx_status onyx_session_options_set_log(onyx_session_options *options,
                                                   onyx_log_level level, onyx_log_fn fn,
@@ -439,7 +459,11 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  *     (optimization.*, device.*, onyx.*) and a few inside them are accepted there without
  *     effect. Its RunOptions.add_run_config_entry takes "onyx.timeout" (seconds, as
  *     onyx_run_options_set_timeout) and "onyx.max_iterations" (as
- *     onyx_run_options_set_max_iterations); other onyx.* run keys are refused.
+ *     onyx_run_options_set_max_iterations); other onyx.* run keys are refused. With
+ *     SessionOptions.optimized_model_filepath it reads onnxruntime's
+ *     session.optimized_model_external_initializers_file_name and
+ *     session.optimized_model_external_initializers_min_size_in_bytes (default 1024) and passes
+ *     them to onyx_session_options_set_optimized_model.
  *   - environment: ONYX_CUDA_LIB, the path of the CUDA plugin libonyx_cuda.so, tried first
  *     (then the one beside libonyx or the program holding it, then the loader's search path);
  *     ONYX_CUDA_ATTENTION (naming "pipe", "p16" or both), variants of the CUDA tensor-core

@@ -45,7 +45,8 @@ static const spec_op spec_ops[] = {
 };
 
 /* Domains whose ops are onyx's own knowledge (no ONNX history): their newest opset. ai.onyx holds
- * the ops onyx's graph rewrites make (ops/contrib_quant/lookuptable.c). */
+ * the ops onyx's graph rewrites make (ops/contrib_quant/lookuptable.c) and names for standard ops
+ * at one version (onyx_aliases below). */
 static const spec_domain other_domains[] = {{"com.microsoft", 1}, {"ai.onyx", 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -130,8 +131,20 @@ onyx_status schema_resolve_in(const int *spec_versions, const op_schema *version
                       domain, dot, op_type, asked, list);
 }
 
+/* Standard ops that the graph rewrites make at a version newer than a model's opset may import:
+ * the optimized model onyx writes (core/model_write.c) names them in ai.onyx, where each stands
+ * for that one version, and reads back as it. */
+static const struct {
+    const char *op_type;
+    int version;
+} onyx_aliases[] = {{"Gelu", 20}, {"Swish", 24}, {"LayerNormalization", 17}};
+
 onyx_status schema_resolve(const char *domain, const char *op_type, int64_t opset,
                            const op_schema **out) {
+    if (!strcmp(domain, "ai.onyx") && opset >= 1)
+        for (size_t k = 0; k < COUNT(onyx_aliases); k++)
+            if (!strcmp(onyx_aliases[k].op_type, op_type))
+                return schema_resolve("", op_type, onyx_aliases[k].version, out);
     const spec_op *spec = find_spec(domain, op_type);
     return schema_resolve_in(spec ? spec->versions : NULL, find_versions(domain, op_type), domain,
                              op_type, opset, out);

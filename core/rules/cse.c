@@ -18,7 +18,11 @@ onyx_status rule_common_subexpression(rewriter *r, const graph_node *n) {
     if (o < 0) return ONYX_OK;
     const graph_node *members[1] = {n};
     int x = r->g->nodes[o].outputs[0];
-    TRY(rw_place(r, n, members, 1, "Identity", 25, &x, 1, n->outputs[0], NULL, 0));
+    /* Identity of a tensor means the same in every version (the model's opset picks one); of a
+     * sequence or optional, or of what inference does not know, the newest */
+    TRY(rw_need_types(r));
+    int version = r->types[x].kind == ONYX_VALUE_TENSOR ? 1 : 25;
+    TRY(rw_place(r, n, members, 1, "Identity", version, &x, 1, n->outputs[0], NULL, 0));
     if (r->gone[rw_index(r, n)]) r->uses[x]++; /* o's output now has this reader too */
     return ONYX_OK;
 }

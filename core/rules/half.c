@@ -104,7 +104,7 @@ static onyx_status plan_half(const rewriter *r, half_plan *h) {
     const graph *g = r->g;
     const op_schema *cast = NULL;
     h->off = true;
-    if (r->ops->resolve("", "Cast", 13, &cast) != ONYX_OK) {
+    if (r->ops->resolve("", "Cast", 6, &cast) != ONYX_OK) {
         onyx_error_clear();
         return ONYX_OK;
     }
@@ -153,7 +153,7 @@ static onyx_status plan_half(const rewriter *r, half_plan *h) {
 static onyx_status place_cast(rewriter *r, const graph_node *at, bool after, int from, int to,
                               onyx_dtype to_dtype) {
     graph_attr attr = {.name = "to", .type = ATTR_INT, .i = to_dtype};
-    return rw_place_at(r, at, after, "", NULL, 0, "", "Cast", 13, &from, 1, to, &attr, 1);
+    return rw_place_at(r, at, after, "", NULL, 0, "", "Cast", 6, &from, 1, to, &attr, 1);
 }
 
 /* nd as it computes in float (h->conv), or as a Shape or Size of a converted value reading its

@@ -72,16 +72,16 @@ onyx_status rule_patch_embedding(rewriter *r, const graph_node *conv) {
     int in_gemm[] = {v_rows, v_w, conv->n_inputs > 2 ? conv->inputs[2] : -1};
     int n_gemm = in_gemm[2] >= 0 ? 3 : 2;
     const char *name = conv->name; /* the profile's name for all six */
-    TRY(rw_place_at(r, conv, false, name, members, 1, "", "Reshape", 14, in_grid, 2, v_grid,
+    TRY(rw_place_at(r, conv, false, name, members, 1, "", "Reshape", 5, in_grid, 2, v_grid,
                     NULL, 0));
     if (!rw_replaced(r, conv)) return ONYX_OK;
-    TRY(rw_place_at(r, conv, true, name, NULL, 0, "", "Transpose", 13, &v_grid, 1, v_moved,
+    TRY(rw_place_at(r, conv, true, name, NULL, 0, "", "Transpose", 1, &v_grid, 1, v_moved,
                     &order_attr, 1));
-    TRY(rw_place_at(r, flat, false, name, members + 1, 1, "", "Reshape", 14, in_rows, 2, v_rows,
+    TRY(rw_place_at(r, flat, false, name, members + 1, 1, "", "Reshape", 5, in_rows, 2, v_rows,
                     NULL, 0));
-    TRY(rw_place_at(r, flat, true, name, NULL, 0, "", "Reshape", 14, in_w, 2, v_w, NULL, 0));
-    TRY(rw_place_at(r, t, false, name, members + 2, 1, "", "Gemm", 13, in_gemm, n_gemm, v_prod,
+    TRY(rw_place_at(r, flat, true, name, NULL, 0, "", "Reshape", 5, in_w, 2, v_w, NULL, 0));
+    TRY(rw_place_at(r, t, false, name, members + 2, 1, "", "Gemm", 11, in_gemm, n_gemm, v_prod,
                     &trans_b, 1));
-    return rw_place_at(r, t, true, name, NULL, 0, "", "Reshape", 14, in_out, 2, t->outputs[0],
+    return rw_place_at(r, t, true, name, NULL, 0, "", "Reshape", 5, in_out, 2, t->outputs[0],
                        NULL, 0);
 }

@@ -151,17 +151,17 @@ static onyx_status rows_as_matmul(rewriter *r, const graph_node *r1, const graph
     int in_mm[] = {r1->outputs[0], wt}, in_add[] = {gemm->outputs[0], has_c ? gemm->inputs[2] : -1};
     static const int64_t swap[] = {1, 0};
     graph_attr swap_attr = {.name = "perm", .type = ATTR_INTS, .n = 2, .ints = swap};
-    TRY(rw_place(r, r1, only_r1, 1, "Reshape", 14, in_rows, 2, r1->outputs[0], NULL, 0));
+    TRY(rw_place(r, r1, only_r1, 1, "Reshape", 5, in_rows, 2, r1->outputs[0], NULL, 0));
     r->retyped[r1->outputs[0]] = true;
-    if (trans_b) TRY(rw_place(r, gemm, only_gemm, 1, "Transpose", 13, &w, 1, wt, &swap_attr, 1));
-    TRY(rw_place_at(r, gemm, trans_b, gemm->name, only_gemm, 1, "", "MatMul", 13, in_mm, 2,
+    if (trans_b) TRY(rw_place(r, gemm, only_gemm, 1, "Transpose", 1, &w, 1, wt, &swap_attr, 1));
+    TRY(rw_place_at(r, gemm, trans_b, gemm->name, only_gemm, 1, "", "MatMul", 1, in_mm, 2,
                     product, NULL, 0));
     if (!has_c) {
         r->gone[rw_index(r, r2)] = r->gone[rw_index(r, t2)] = true;
         return ONYX_OK;
     }
     r->retyped[product] = true;
-    return rw_place_at(r, t2, false, gemm->name, tail, 2, "", "Add", 14, in_add, 2,
+    return rw_place_at(r, t2, false, gemm->name, tail, 2, "", "Add", 7, in_add, 2,
                        t2->outputs[0], NULL, 0);
 }
 

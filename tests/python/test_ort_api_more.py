@@ -269,13 +269,6 @@ def test_session_options_from_the_model(monkeypatch, tmp_path):
     assert os.path.exists(s.end_profiling())
 
 
-def test_optimized_model_filepath_is_refused_loudly(tmp_path):
-    so = ort.SessionOptions()
-    so.optimized_model_filepath = str(tmp_path / 'opt.onnx')
-    with pytest.raises(ort_capi.NotImplemented, match='optimized_model_filepath'):
-        session(so=so)
-
-
 def test_shim_package_is_onyx(monkeypatch):
     shim = os.path.join(os.path.dirname(onyx.__file__), '..', 'ort_shim')
     monkeypatch.syspath_prepend(os.path.abspath(shim))

@@ -135,6 +135,7 @@ def _declare(lib):
         'onyx_session_options_set_threads': (status, [vp, i32]),
         'onyx_session_options_set_optimization': (status, [vp, i32]),
         'onyx_session_options_set_profiling': (status, [vp, cp]),
+        'onyx_session_options_set_optimized_model': (status, [vp, cp, cp, sz]),
         'onyx_session_options_set_log': (status, [vp, i32, LogFn, vp]),
         'onyx_session_options_set_memory_limit': (status, [vp, sz]),
         'onyx_session_options_add_example': (status, [vp, cp, Value_p]),

@@ -354,6 +354,10 @@ ORT_IGNORED_CONFIG = ('optimization.enable_gelu_approximation',
                       'optimization.disable_specified_optimizers',
                       'optimization.enable_cast_chain_elimination',
                       'optimization.constant_folding_max_output_size_in_bytes')
+# onnxruntime's config entries for SessionOptions.optimized_model_filepath, which the binding reads
+# (onyx_session_options_set_optimized_model in include/onyx.h).
+OPTIMIZED_EXTERNAL_FILE = 'session.optimized_model_external_initializers_file_name'
+OPTIMIZED_EXTERNAL_MIN_SIZE = 'session.optimized_model_external_initializers_min_size_in_bytes'
 # The run config entries onyx reads (RunOptions); the rest of the onyx.* namespace is refused,
 # onnxruntime's own run entries are accepted without effect.
 ONYX_RUN_CONFIG = ('onyx.timeout', 'onyx.max_iterations')
@@ -1027,6 +1031,26 @@ class InferenceSession:
 
     # -- creation
 
+    @staticmethod
+    def _set_optimized_model(handle, so):
+        """optimized_model_filepath: the model as onyx runs it is written at prepare, its
+        initializers of min_size bytes and more (onnxruntime's default 1024) to the external file
+        when the config names one, as onnxruntime's keys say."""
+        path = so.optimized_model_filepath
+        if not path:
+            return
+        external = so._config.get(OPTIMIZED_EXTERNAL_FILE, '')
+        text = so._config.get(OPTIMIZED_EXTERNAL_MIN_SIZE, '1024')
+        try:
+            min_size = int(text, 10)
+        except ValueError:
+            min_size = -1
+        if min_size < 0 or min_size > _lib.SIZE_MAX:
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                   f'session config {OPTIMIZED_EXTERNAL_MIN_SIZE!r} must be a byte count, got {text!r}')
+        _check(lib.onyx_session_options_set_optimized_model(
+            handle, os.fsencode(path), os.fsencode(external) if external else None, min_size))
+
     def _create(self, providers, provider_options):
         requested = _provider_list(providers, provider_options)
         # asking about CUDA loads the CUDA plugin (and its libraries): only when it was asked for
@@ -1056,14 +1080,11 @@ class InferenceSession:
         if CPU not in used:
             used.append(CPU)   # the CPU is always the fallback
             options.setdefault(CPU, {})
+            devices.append('CPU')
         self._providers = used
         self._provider_options = options
         self._close()
         so = self._sess_options
-        if so.optimized_model_filepath:
-            _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
-                   f'SessionOptions.optimized_model_filepath ({so.optimized_model_filepath!r}): onyx does '
-                   'not write its optimized graph; leave the option empty')
         handle = ctypes.c_void_p()
         _check(lib.onyx_session_options_create(ctypes.byref(handle)))
         model = ctypes.POINTER(Model)()
@@ -1074,7 +1095,7 @@ class InferenceSession:
                 _check(lib.onyx_model_load_file(os.fsencode(self._model_path), ctypes.byref(model)))
             else:
                 _check(lib.onyx_model_load_buffer(data, len(data), base, ctypes.byref(model)))
-            _check(lib.onyx_session_options_set_devices(handle, ','.join(devices + ['CPU']).encode()))
+            _check(lib.onyx_session_options_set_devices(handle, ','.join(devices).encode()))
             threads = _lib.threads_option('SessionOptions.intra_op_num_threads',
                                           so.intra_op_num_threads)
             _lib.int_option('SessionOptions.inter_op_num_threads', so.inter_op_num_threads)  # unused
@@ -1090,6 +1111,7 @@ class InferenceSession:
                 path = f'{so.profile_file_prefix}_{now:%Y-%m-%d_%H-%M-%S}_{now.microsecond // 1000:03d}.json'
                 _check(lib.onyx_session_options_set_profiling(handle, path.encode()))
             self._set_log(handle, so)
+            self._set_optimized_model(handle, so)
             for key, value in so._config.items():
                 if key.startswith(ONYX_CONFIG_NAMESPACES) and key not in ONYX_SESSION_CONFIG:
                     continue   # onnxruntime's own in onyx's namespaces (ORT_IGNORED_CONFIG)
@@ -1103,7 +1125,7 @@ class InferenceSession:
             owned, model = model, None
             _check(lib.onyx_prepare_session_owning(owned, handle, ctypes.byref(rep)))
             self._log(1, f'session created: {self._model_path or "model bytes"} on '
-                         f'{",".join(devices + ["CPU"])}, providers {used}')
+                         f'{",".join(devices)}, providers {used}')
             self._rep = rep
         finally:
             arena.free()
