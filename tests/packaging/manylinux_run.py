@@ -20,6 +20,20 @@ BUNDLED = ('libonyx', 'libdnnl', 'libimf', 'libintlc', 'libtbb.so', 'libtbbmallo
            'libopenjp2', 'libre2')
 
 
+# The optional features (Makefile: ONYX_WITH_CODECS, ONYX_WITH_RE2): the case that needs each, and
+# its libraries. A wheel built without one holds none of them, and the case's op must refuse.
+OPTIONAL = {'png': ('libjpeg', 'libpng16', 'libtiff', 'libwebp', 'libopenjp2'), 'regex': ('libre2',)}
+
+
+def built_in(case):
+    """Whether the installed wheel carries the libraries of case's optional feature."""
+    package = os.path.dirname(onyx.__file__)
+    folders = [os.path.join(package, '_native', 'onyx-deps'),
+               os.path.join(os.path.dirname(package), 'onyx.libs')]
+    names = [n for d in folders if os.path.isdir(d) for n in os.listdir(d)]
+    return all(any(n.startswith(lib) for n in names) for lib in OPTIONAL.get(case, ()))
+
+
 def check(name, got, want):
     if want.dtype.kind in 'fc':
         ok = got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-6)
@@ -38,6 +52,15 @@ def main():
         data = np.load(model[:-5] + '.npz')
         feeds = {k[3:]: data[k].astype(object) if data[k].dtype.kind == 'U' else data[k]
                  for k in data.files if k.startswith('in_')}
+        if not built_in(name):
+            try:
+                onyx.InferenceSession(model, providers=['CPUExecutionProvider']).run(None, feeds)
+            except Exception as e:  # noqa: BLE001 (the message is what is checked)
+                if 'onyx was built without' not in str(e):
+                    raise
+                print(f'  {name}: refused, as a wheel built without its feature must: {e}')
+                continue
+            sys.exit(f'FAIL: {name} ran, but the wheel holds no libraries for it')
         sess = onyx.InferenceSession(model, providers=['CPUExecutionProvider'])
         outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         for k in (k for k in data.files if k.startswith('out_')):
@@ -61,7 +84,9 @@ def main():
     named = {p for p in mapped if os.path.basename(p).startswith(BUNDLED)}
     system = sorted(p for p in named if f'{os.sep}site-packages{os.sep}' not in p)
     ours = {p for p in named if p.startswith(venv + os.sep)}
-    missing = [b for b in BUNDLED if not any(os.path.basename(p).startswith(b) for p in ours)]
+    absent = {lib for case, libs in OPTIONAL.items() if not built_in(case) for lib in libs}
+    missing = [b for b in BUNDLED
+               if b not in absent and not any(os.path.basename(p).startswith(b) for p in ours)]
     if system or missing:
         sys.exit(f'FAIL: loaded from the system: {system}; never loaded from the venv: {missing}')
     print(f'  all {len(ours)} bundled libraries loaded from the wheel, none from the system')

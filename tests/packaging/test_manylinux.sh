@@ -36,8 +36,9 @@ step "check_wheel_libs.py + auditwheel show"
 root=$(realpath -m "$build/manylinux-root")
 if [[ ! -x $root/usr/bin/python3 ]]; then
     command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+    # (a missing sources.list is normal: sed's status is not looked at)
     mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p; s/^deb  *\(http[^ ]*debian\) .*/\1/p' \
-             /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -1)
+             /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -1) || true
     echo "== debootstrap --variant=minbase bookworm from ${mirror:=http://deb.debian.org/debian}"
     rm -rf "$root.tmp"
     debootstrap --variant=minbase --include=python3,python3-venv bookworm "$root.tmp" "$mirror" \

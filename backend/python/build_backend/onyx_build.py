@@ -144,7 +144,8 @@ def _manylinux(config_settings):
 
 
 def _system_library(soname):
-    """The file the dynamic linker loads for soname (ldconfig's cache), or None."""
+    """The file the dynamic linker loads for soname (ldconfig's cache, its x86-64 entries: the
+    manylinux wheel's architecture), or None."""
     for ldconfig in ('ldconfig', '/sbin/ldconfig', '/usr/sbin/ldconfig'):
         try:
             out = subprocess.check_output([ldconfig, '-p'], text=True, stderr=subprocess.DEVNULL)
@@ -197,8 +198,9 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         found.append(src)
     for name in PRIVATE:
         path = os.path.join(ROOT, '.deps', 'onednn', 'lib', name)
-        data = _with_origin_runpath(path) if manylinux and name == 'libimf.so' else None
-        if data is None:
+        if manylinux and name == 'libimf.so':
+            data = _with_origin_runpath(path)
+        else:
             with open(path, 'rb') as f:
                 data = f.read()
         wheel.add(f'onyx/_native/onyx-deps/{name}', data, 0o755)
