@@ -411,7 +411,8 @@ wheel-manylinux: $(LIB_SO) $(CLI_SHARED)
 	@rm -rf $(BUILD)/wheel-raw $(WHEELHOUSE)
 	$(WHEEL_ENV) $(WHEEL_PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check \
 	    -C manylinux=1 -w $(BUILD)/wheel-raw .
-	$(WHEEL_ENV) $(WHEEL_PYTHON) -m auditwheel repair --strip -w $(WHEELHOUSE) $(BUILD)/wheel-raw/onyx-*.whl
+	$(WHEEL_ENV) $(WHEEL_PYTHON) -m auditwheel repair --strip -w $(WHEELHOUSE) \
+	    $(BUILD)/wheel-raw/onyx-*.whl
 	@ls -l $(WHEELHOUSE)/onyx-*.whl
 
 # Installs the manylinux wheel into a minimal Debian root (debootstrap --variant=minbase: python3

@@ -31,8 +31,9 @@ def png(rgb):
     def chunk(kind, data):
         return (struct.pack('>I', len(data)) + kind + data +
                 struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff))
-    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
-            + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+    header = struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', header) + chunk(b'IDAT', zlib.compress(raw))
+            + chunk(b'IEND', b''))
 
 
 def save(out, name, model, inputs, outputs):
@@ -45,7 +46,8 @@ def save(out, name, model, inputs, outputs):
     if outputs is None:
         outputs = ort_run(path, inputs)
     # strings as numpy's str type: object arrays would need pickle to load
-    arrays = {**{f'in_{k}': v for k, v in inputs.items()}, **{f'out_{k}': v for k, v in outputs.items()}}
+    arrays = {**{f'in_{k}': v for k, v in inputs.items()},
+              **{f'out_{k}': v for k, v in outputs.items()}}
     np.savez(os.path.join(out, name + '.npz'),
              **{k: v.astype(str) if v.dtype == object else v for k, v in arrays.items()})
 
@@ -62,9 +64,10 @@ def main():
          None)
 
     w = numpy_helper.from_array(rng.standard_normal((16, 12)), 'w')
-    graph = helper.make_graph([helper.make_node('MatMul', ['a', 'w'], ['y'])], 'double_matmul',
-                              [helper.make_tensor_value_info('a', TensorProto.DOUBLE, [9, 16])],
-                              [helper.make_tensor_value_info('y', TensorProto.DOUBLE, [9, 12])], [w])
+    graph = helper.make_graph(
+        [helper.make_node('MatMul', ['a', 'w'], ['y'])], 'double_matmul',
+        [helper.make_tensor_value_info('a', TensorProto.DOUBLE, [9, 16])],
+        [helper.make_tensor_value_info('y', TensorProto.DOUBLE, [9, 12])], [w])
     save(out, 'double_matmul', helper.make_model(graph, opset_imports=opset),
          {'a': rng.standard_normal((9, 16))}, None)
 

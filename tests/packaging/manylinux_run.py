@@ -22,7 +22,8 @@ BUNDLED = ('libonyx', 'libdnnl', 'libimf', 'libintlc', 'libtbb.so', 'libtbbmallo
 
 # The optional features (Makefile: ONYX_WITH_CODECS, ONYX_WITH_RE2): the case that needs each, and
 # its libraries. A wheel built without one holds none of them, and the case's op must refuse.
-OPTIONAL = {'png': ('libjpeg', 'libpng16', 'libtiff', 'libwebp', 'libopenjp2'), 'regex': ('libre2',)}
+OPTIONAL = {'png': ('libjpeg', 'libpng16', 'libtiff', 'libwebp', 'libopenjp2'),
+            'regex': ('libre2',)}
 
 
 def built_in(case):
@@ -65,7 +66,8 @@ def main():
         outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         for k in (k for k in data.files if k.startswith('out_')):
             check(f'{name} output {k[4:]}', outs[k[4:]], data[k])
-        print(f'  {name}: {", ".join(k[4:] for k in data.files if k.startswith("out_"))} as expected')
+        names = ', '.join(k[4:] for k in data.files if k.startswith('out_'))
+        print(f'  {name}: {names} as expected')
 
     # The CLI (the console script the wheel installs) feeds arange(n)/n, as example_cli.npz has.
     cli = os.path.join(venv, 'bin', 'onyx')

@@ -1,6 +1,7 @@
 """The in-tree build backend's manylinux=1 setting (backend/python/build_backend/onyx_build.py):
-what it stages for auditwheel beside the plain wheel, and the values it refuses. Built from a stand-in
-build folder (ONYX_SKIP_MAKE), so that no make runs; the staged libraries are the real ones."""
+what it stages for auditwheel beside the plain wheel, and the values it refuses. Built from a
+stand-in build folder (ONYX_SKIP_MAKE), so that no make runs; the staged libraries are the real
+ones."""
 import os
 import subprocess
 import sys
