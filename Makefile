@@ -417,8 +417,9 @@ wheel-manylinux: $(LIB_SO) $(CLI_SHARED)
 
 # Installs the manylinux wheel into a minimal Debian root (debootstrap --variant=minbase: python3
 # and nothing of what libonyx links) and runs the example there with the CLI and from Python
-# (tests/packaging/test_manylinux.sh). Needs root, debootstrap and network the first time (the root
-# is kept in $(BUILD)/manylinux-root, ~3 minutes to make); never part of make test.
+# (tests/packaging/test_manylinux.sh; SUITE=trixie for Debian 13's root). Needs root, debootstrap
+# and network the first time (the root is kept in $(BUILD)/manylinux-root-SUITE, ~3 minutes to
+# make); never part of make test.
 test-manylinux: wheel-manylinux
 	@tests/packaging/test_manylinux.sh $(BUILD)
 

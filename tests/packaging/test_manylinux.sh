@@ -6,8 +6,10 @@
 # runs there the example and the cases of manylinux_cases.py from Python and the `onyx` CLI, with
 # results compared to onnxruntime's on this machine (manylinux_run.py).
 #   tests/packaging/test_manylinux.sh [BUILD_DIR]   (default build; the wheel in BUILD/wheelhouse)
+#   SUITE=trixie (default bookworm): the Debian release of the root
 # Needs root (chroot, mount) and, the first time, debootstrap and network: the root is made once in
-# BUILD/manylinux-root (~3 minutes) and numpy's wheel downloaded once into BUILD/manylinux-wheels.
+# BUILD/manylinux-root-SUITE (~3 minutes) and numpy's wheel downloaded once into
+# BUILD/manylinux-wheels.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -39,16 +41,17 @@ step "check_wheel_libs.py + auditwheel show"
 
 # The minimal root: made once (into a temporary name, so that an interrupted debootstrap is not
 # taken for a finished one), with the mirror apt uses here.
-root=$(realpath -m "$build/manylinux-root")
+suite=${SUITE:-bookworm}
+root=$(realpath -m "$build/manylinux-root-$suite")
 if [[ ! -x $root/usr/bin/python3 ]]; then
     command -v debootstrap >/dev/null ||
         die "debootstrap is not installed (apt-get install debootstrap)"
     # (a missing sources.list is normal: sed's status is not looked at)
     mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p; s/^deb  *\(http[^ ]*debian\) .*/\1/p' \
              /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -1) || true
-    echo "== debootstrap --variant=minbase bookworm from ${mirror:=http://deb.debian.org/debian}"
+    echo "== debootstrap --variant=minbase $suite from ${mirror:=http://deb.debian.org/debian}"
     rm -rf "$root.tmp"
-    debootstrap --variant=minbase --include=python3,python3-venv bookworm "$root.tmp" "$mirror" \
+    debootstrap --variant=minbase --include=python3,python3-venv "$suite" "$root.tmp" "$mirror" \
         >"$build/debootstrap.log" 2>&1 ||
         die "debootstrap failed: $(tail -5 "$build/debootstrap.log")"
     mv "$root.tmp" "$root"
@@ -64,9 +67,13 @@ present=$(find "$root" -path "$root/tmp" -prune -o -path "$root/proc" -prune -o 
 
 # numpy's wheel for the root's Python, from PyPI once.
 pyver=$(chroot "$root" /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+glibc=$(chroot "$root" /usr/bin/ldd --version | head -1 | awk '{ print $NF }') || true
+echo "== the root: Debian $suite, Python $pyver, glibc $glibc"
 numpy_pin=$(grep -E '^numpy==' tests/requirements.txt)
 deps=$build/manylinux-wheels
-ls "$deps"/numpy-"${numpy_pin#numpy==}"-*.whl >/dev/null 2>&1 ||
+numpy_wheel="numpy-${numpy_pin#numpy==}-cp${pyver/./}-*.whl"
+# shellcheck disable=SC2086 # (the glob)
+ls "$deps"/$numpy_wheel >/dev/null 2>&1 ||
     "$wheel_py" -m pip download -q --disable-pip-version-check --only-binary=:all: \
         --python-version "$pyver" -d "$deps" "$numpy_pin" || die "cannot download $numpy_pin"
 
@@ -76,7 +83,8 @@ rm -rf "$stage"
 mkdir -p "$stage/wheels"
 .venv/bin/python tests/packaging/manylinux_cases.py "$stage/cases" tests/models/example.onnx ||
     die "cannot write the cases"
-cp "$wheel" "$deps"/numpy-"${numpy_pin#numpy==}"-*.whl "$stage/wheels/"
+# shellcheck disable=SC2086
+cp "$wheel" "$deps"/$numpy_wheel "$stage/wheels/"
 cp tests/packaging/manylinux_run.py "$stage/"
 step "cases, wheels"
 
