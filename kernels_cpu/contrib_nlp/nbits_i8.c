@@ -19,6 +19,9 @@
 #endif
 
 #define ALIGN64(x) (((x) + 63) / 64 * 64)
+/* The tiles' loops over rows and halves, unrolled so that their accumulators live in registers
+ * (-O2 leaves them as arrays on the stack otherwise). */
+#define UNROLL _Pragma("GCC unroll 8")
 /* Rows of A (as int8) quantized and walked together: within a core's L2 with the group's codes. */
 #define A_CHUNK_BYTES ((size_t)256 << 10)
 /* Rows of one tile: the VNNI tile keeps 2 x 8 zmm accumulators; AVX2 has 16 ymm registers for
@@ -159,16 +162,16 @@ tile_vnni(const nbi8_pack *p, int64_t g, const qrows *qr, int64_t r0, float *y, 
     const __m512i low = _mm512_set1_epi8(0x0F);
     const __m512 mid = _mm512_set1_ps(8.0f);
     __m512 acc[VNNI_ROWS];
-    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    UNROLL for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
     for (int64_t kb = 0; kb < nkb; kb++) {
         __m512i isum[VNNI_ROWS];
-        for (int r = 0; r < R; r++) isum[r] = _mm512_setzero_si512();
+        UNROLL for (int r = 0; r < R; r++) isum[r] = _mm512_setzero_si512();
         const int8_t *qk = qr->q + (r0 * qr->kp) + kb * p->block;
         for (int64_t s = 0; s < steps; s++, codes += 64, qk += 8) {
             const __m512i b = _mm512_load_si512((const void *)codes);
             const __m512i lo = _mm512_and_si512(b, low);
             const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
-            for (int r = 0; r < R; r++) {
+            UNROLL for (int r = 0; r < R; r++) {
                 int32_t a0, a1;
                 memcpy(&a0, qk + r * qr->kp, 4);
                 memcpy(&a1, qk + r * qr->kp + 4, 4);
@@ -180,7 +183,7 @@ tile_vnni(const nbi8_pack *p, int64_t g, const qrows *qr, int64_t r0, float *y, 
         const __m512 z = zp ? _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
                                   _mm_load_si128((const __m128i *)(zp + kb * NBI8_COLS))))
                             : mid;
-        for (int r = 0; r < R; r++) {
+        UNROLL for (int r = 0; r < R; r++) {
             const int64_t i = (r0 + r) * qr->kb + kb;
             __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_set1_ps(qr->sa[i]));
             t = _mm512_fnmadd_ps(z, _mm512_set1_ps(qr->sas[i]), t);
@@ -188,7 +191,7 @@ tile_vnni(const nbi8_pack *p, int64_t g, const qrows *qr, int64_t r0, float *y, 
         }
     }
     const int64_t cols = p->n - g * NBI8_COLS < NBI8_COLS ? p->n - g * NBI8_COLS : NBI8_COLS;
-    for (int r = 0; r < R; r++) {
+    UNROLL for (int r = 0; r < R; r++) {
         float *yr = y + r * ldy + g * NBI8_COLS;
         if (cols == NBI8_COLS) {
             _mm512_storeu_ps(yr, acc[r]);
@@ -232,38 +235,38 @@ tile_avx2(const nbi8_pack *p, int64_t g, const qrows *qr, int64_t r0, float *y, 
     const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     const __m256 mid = _mm256_set1_ps(8.0f);
     __m256 acc[AVX2_ROWS][2];
-    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    UNROLL for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t kb = 0; kb < nkb; kb++) {
         __m256i isum[AVX2_ROWS][2];
-        for (int r = 0; r < R; r++) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
+        UNROLL for (int r = 0; r < R; r++) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
         const int8_t *qk = qr->q + (r0 * qr->kp) + kb * p->block;
         for (int64_t s = 0; s < steps; s++, codes += 64, qk += 8) {
             __m256i a0[AVX2_ROWS], a1[AVX2_ROWS];
-            for (int r = 0; r < R; r++) {
+            UNROLL for (int r = 0; r < R; r++) {
                 int32_t v0, v1;
                 memcpy(&v0, qk + r * qr->kp, 4);
                 memcpy(&v1, qk + r * qr->kp + 4, 4);
                 a0[r] = _mm256_set1_epi32(v0);
                 a1[r] = _mm256_set1_epi32(v1);
             }
-            for (int h = 0; h < 2; h++) {
+            UNROLL for (int h = 0; h < 2; h++) {
                 const __m256i b = _mm256_load_si256((const __m256i *)(codes + 32 * h));
                 const __m256i lo = _mm256_and_si256(b, low);
                 const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), low);
-                for (int r = 0; r < R; r++) {
+                UNROLL for (int r = 0; r < R; r++) {
                     __m256i pr = _mm256_add_epi16(_mm256_maddubs_epi16(lo, a0[r]),
                                                   _mm256_maddubs_epi16(hi, a1[r]));
                     isum[r][h] = _mm256_add_epi32(isum[r][h], _mm256_madd_epi16(pr, ones));
                 }
             }
         }
-        for (int h = 0; h < 2; h++) {
+        UNROLL for (int h = 0; h < 2; h++) {
             const __m256 s = _mm256_load_ps(sb + kb * NBI8_COLS + 8 * h);
             const __m256 z =
                 zp ? _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
                          _mm_loadl_epi64((const __m128i *)(zp + kb * NBI8_COLS + 8 * h))))
                    : mid;
-            for (int r = 0; r < R; r++) {
+            UNROLL for (int r = 0; r < R; r++) {
                 const int64_t i = (r0 + r) * qr->kb + kb;
                 __m256 t =
                     _mm256_mul_ps(_mm256_cvtepi32_ps(isum[r][h]), _mm256_set1_ps(qr->sa[i]));
@@ -273,7 +276,7 @@ tile_avx2(const nbi8_pack *p, int64_t g, const qrows *qr, int64_t r0, float *y, 
         }
     }
     const int64_t cols = p->n - g * NBI8_COLS < NBI8_COLS ? p->n - g * NBI8_COLS : NBI8_COLS;
-    for (int r = 0; r < R; r++) {
+    UNROLL for (int r = 0; r < R; r++) {
         float tmp[NBI8_COLS];
         _mm256_storeu_ps(tmp, acc[r][0]);
         _mm256_storeu_ps(tmp + 8, acc[r][1]);
