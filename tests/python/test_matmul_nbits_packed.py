@@ -124,6 +124,18 @@ def test_level4_keeps_other_bits_on_their_paths(bits, block, zp, m_rows):
     assert np.abs(got4 - want).max() <= 1e-5 * (np.abs(want).max() + 1e-6)
 
 
+@pytest.mark.parametrize('bad', [np.nan, np.inf])
+def test_level4_input_not_finite(bad):
+    # an activation with no int8 code makes its row NaN, never a finite guess; other rows unharmed
+    m4 = nbits_model(200, 40, 4, 32, True, False, 4)
+    a = rng.standard_normal((3, 200)).astype(np.float32)
+    clean = onyx_run(m4, a)
+    a[1, 77] = bad
+    got = onyx_run(m4, a)
+    assert np.isnan(got[1]).all()
+    np.testing.assert_array_equal(got[[0, 2]], clean[[0, 2]])
+
+
 # VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's peak (fork copies it), while
 # exec gives the process a fresh address space whose high-water mark starts from nothing
 PEAK_SCRIPT = textwrap.dedent('''

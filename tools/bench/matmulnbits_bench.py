@@ -22,16 +22,15 @@ import numpy as np
 engine, path, k, threads, runs, m = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 data = open(path, 'rb').read()
 a = np.random.default_rng(0).standard_normal((m, k)).astype(np.float32)
+# both through the same API (onyx's onnxruntime-compatible one), so the call costs compare
 if engine == 'onyx':
-    import onyx
-    s = onyx.Session(data, threads=threads)
-    run = lambda: s.run(None, {'a': a})
+    import onyx as ort
 else:
     import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    s = ort.InferenceSession(data, so, providers=['CPUExecutionProvider'])
-    run = lambda: s.run(None, {'a': a})
+so = ort.SessionOptions()
+so.intra_op_num_threads = threads
+s = ort.InferenceSession(data, so, providers=['CPUExecutionProvider'])
+run = lambda: s.run(None, {'a': a})
 t0 = time.perf_counter()
 run()
 runs = max(5, min(runs, int(2.0 / max(time.perf_counter() - t0, 1e-6))))
