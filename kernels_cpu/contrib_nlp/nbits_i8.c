@@ -131,23 +131,31 @@ CPU_CLONES static void quantize_row(const float *a, int64_t k, int64_t block, in
         const int64_t e0 = kb * block, cnt = k - e0 < block ? k - e0 : block;
         const float *ab = a + e0;
         float amax = 0, nonfinite = 0;
-        CPU_SIMD for (int64_t i = 0; i < cnt; i++) amax = fmaxf(amax, fabsf(ab[i]));
-        CPU_SIMD_SUM(nonfinite) for (int64_t i = 0; i < cnt; i++) nonfinite += ab[i] * 0.0f;
-        const float inv = amax > 0 && isfinite(amax) ? 127.0f / amax : 0.0f;
+        /* comparisons, not fmaxf: GCC calls fmaxf one element at a time */
+        CPU_PRAGMA(omp simd reduction(max : amax) reduction(+ : nonfinite))
+        for (int64_t i = 0; i < cnt; i++) {
+            const float v = fabsf(ab[i]);
+            amax = v > amax ? v : amax;
+            nonfinite += ab[i] * 0.0f;
+        }
         int8_t *qb = q + e0;
+        if (nonfinite != 0) {
+            /* a NaN or infinity in the block has no int8 code: the row's outputs become NaN
+             * rather than a finite guess */
+            memset(qb, 0, (size_t)block);
+            sa[kb] = sas[kb] = NAN;
+            continue;
+        }
+        const float inv = amax > 0 ? 127.0f / amax : 0.0f;
         int32_t sum = 0;
-        /* the clamp keeps the conversion defined for inputs that are not finite */
         CPU_SIMD_SUM(sum) for (int64_t i = 0; i < cnt; i++) {
-            int32_t v = (int32_t)fmaxf(-127.0f, fminf(127.0f, nearbyintf(ab[i] * inv)));
+            const int32_t v = (int32_t)nearbyintf(ab[i] * inv);
             qb[i] = (int8_t)v;
             sum += v;
         }
         for (int64_t i = cnt; i < block; i++) qb[i] = 0;
-        /* a NaN or infinity in the block has no int8 code: the row's outputs become NaN rather
-         * than a finite guess */
-        const float s = nonfinite == 0 ? amax / 127.0f : NAN;
-        sa[kb] = s;
-        sas[kb] = s * (float)sum;
+        sa[kb] = amax / 127.0f;
+        sas[kb] = sa[kb] * (float)sum;
     }
 }
 
