@@ -46,10 +46,6 @@ typedef struct pack_job {
     nbi8_pack *p;
 } pack_job;
 
-static inline unsigned code_at(const uint8_t *blk, int64_t i) {
-    return (blk[i / 2] >> ((i % 2) * 4)) & 15u;
-}
-
 static void pack_groups(void *ctx, int64_t b, int64_t e) {
     const pack_job *j = ctx;
     const nb_weight *w = j->w;
@@ -71,10 +67,17 @@ static void pack_groups(void *ctx, int64_t b, int64_t e) {
             for (int64_t kb = 0; kb < p->k_blocks; kb++) {
                 const uint8_t *blk = w->b + (n * w->k_blocks + kb) * w->blob;
                 uint8_t *d = dst + kb * steps * 64 + c * 4;
-                for (int64_t s = 0; s < steps; s++)
-                    for (int i = 0; i < 4; i++)
-                        d[s * 64 + i] =
-                            (uint8_t)(code_at(blk, 8 * s + i) | code_at(blk, 8 * s + 4 + i) << 4);
+                for (int64_t s = 0; s < steps; s++) {
+                    /* bytes b0..b3 hold elements 0..7 low nibble first; lane byte i gets
+                     * elements i and 4 + i */
+                    const unsigned b0 = blk[4 * s], b1 = blk[4 * s + 1], b2 = blk[4 * s + 2],
+                                   b3 = blk[4 * s + 3];
+                    uint8_t *o = d + s * 64;
+                    o[0] = (uint8_t)((b0 & 15) | (b2 & 15) << 4);
+                    o[1] = (uint8_t)((b0 >> 4) | (b2 & 0xF0));
+                    o[2] = (uint8_t)((b1 & 15) | (b3 & 15) << 4);
+                    o[3] = (uint8_t)((b1 >> 4) | (b3 & 0xF0));
+                }
                 p->scale[t0 + kb * NBI8_COLS] = w->scale[n * w->k_blocks + kb];
                 if (p->zp) p->zp[t0 + kb * NBI8_COLS] = w->zp_u8[n * w->k_blocks + kb];
             }
