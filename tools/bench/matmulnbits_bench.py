@@ -19,7 +19,8 @@ import tempfile
 CHILD = r'''
 import sys, time
 import numpy as np
-engine, path, k, threads, runs, m = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+engine, path = sys.argv[1], sys.argv[2]
+k, threads, runs, m = (int(x) for x in sys.argv[3:7])
 data = open(path, 'rb').read()
 a = np.random.default_rng(0).standard_normal((m, k)).astype(np.float32)
 # both through the same API (onyx's onnxruntime-compatible one), so the call costs compare
