@@ -136,6 +136,24 @@ def test_level4_input_not_finite(bad):
     np.testing.assert_array_equal(got[[0, 2]], clean[[0, 2]])
 
 
+def test_level4_float16_activations():
+    # the int8 path converts float16 activations in and the output back out: the float16 model
+    # gives the float32 one's answer on the same (float16-exact) values, to float16's rounding
+    m16 = nbits_model(200, 72, 4, 32, True, True, 4, TP.FLOAT16)
+    m32 = type(m16)()
+    m32.CopyFrom(m16)
+    for t in list(m32.graph.initializer):
+        if t.data_type == TP.FLOAT16:
+            t.CopyFrom(nh.from_array(nh.to_array(t).astype(np.float32), t.name))
+    m32.graph.input[0].type.tensor_type.elem_type = TP.FLOAT
+    m32.graph.output[0].type.tensor_type.elem_type = TP.FLOAT
+    for rows in (1, 7, 40):
+        a = rng.standard_normal((rows, 200)).astype(np.float16)
+        got, want = onyx_run(m16, a), onyx_run(m32, a.astype(np.float32))
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
 # VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's peak (fork copies it), while
 # exec gives the process a fresh address space whose high-water mark starts from nothing
 PEAK_SCRIPT = textwrap.dedent('''
