@@ -5,13 +5,16 @@
  * nbits_dot.c), in parallel over the output columns; at accuracy_level 4 the activations are
  * quantized per block to int8 and the products run in int8 (VNNI) where this CPU has it. Many
  * rows (prefill) dequantize panels of columns, sized to stay in cache, into scratch and multiply
- * them with sgemm. Weights given at run time get the same per-block tables in scratch. */
+ * them with sgemm. At accuracy_level 4 with constant 4-bit weights, all row counts run instead as
+ * an int8 GEMM on a copy of the weight repacked at prepare (kernels_cpu/contrib_nlp/nbits_i8.c).
+ * Weights given at run time get the same per-block tables in scratch. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
 #include "kernels_cpu/contrib_nlp/nbits_dot.h"
+#include "kernels_cpu/contrib_nlp/nbits_i8.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "ops/contrib_nlp/contrib_nlp.h"
 
@@ -126,8 +129,27 @@ static void params_free(void *obj) {
     free(p);
 }
 
+/* The weight repacked for the int8 kernels, made through temporary block tables. */
+static onyx_status pack_make(void *ctx, void **obj) {
+    const nb_src *s = ctx;
+    size_t bytes = params_bytes(&s->q, s->scales, s->zp);
+    char *mem = bytes ? aligned_alloc(64, bytes) : NULL;
+    if (bytes && !mem) return onyx_oom("MatMulNBits block tables");
+    nb_weight w;
+    params_fill(&s->q, s->b, s->scales, s->zp, mem, &w);
+    nbi8_pack *p = NULL;
+    onyx_status st = nbi8_pack_make(&w, &p);
+    free(mem);
+    *obj = p;
+    return st;
+}
+
+static void pack_free(void *obj) { nbi8_free(obj); }
+
 typedef struct nb_state {
-    const nb_params *params; /* shared, borrowed; NULL: made per run */
+    const nb_params *params; /* shared, borrowed; NULL: made per run (or pack set) */
+    const nbi8_pack *pack;   /* shared, borrowed: level 4 runs as an int8 GEMM on it */
+    nbi8_isa isa;
     int64_t level;
 } nb_state;
 
@@ -151,12 +173,19 @@ onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
         key.st = sc->dtype, key.zt = zp ? zp->dtype : 0;
         nb_src src = {q, b, sc, zp};
         void *obj = NULL;
-        if (s == ONYX_OK) s = kernel_shared(p, &key, sizeof key, params_make, params_free, &src, &obj);
+        st->isa = st->level == 4 ? nbi8_choose() : NBI8_NONE;
+        const bool int8 = st->isa != NBI8_NONE && q.bits == 4 && q.block % 8 == 0 &&
+                          q.block <= 8192 && (!zp || zp->dtype == ONYX_UINT8);
+        if (int8) memcpy(key.tag, "cnlpnb8", 8);
+        if (s == ONYX_OK)
+            s = kernel_shared(p, &key, sizeof key, int8 ? pack_make : params_make,
+                              int8 ? pack_free : params_free, &src, &obj);
         if (s != ONYX_OK) {
             free(st);
             return s;
         }
-        st->params = obj;
+        if (int8) st->pack = obj;
+        else st->params = obj;
     }
     *state = st;
     return ONYX_OK;
@@ -212,6 +241,44 @@ static int64_t panel_cols(const nb_weight *w) {
     return c < w->n ? c : w->n;
 }
 
+static void add_bias(const tensor *bias, int64_t m, int64_t n, float *y) {
+    if (!bias) return;
+    float bb[256];
+    for (int64_t n0 = 0; n0 < n; n0 += 256) {
+        int64_t cnt = n - n0 < 256 ? n - n0 : 256;
+        cnlp_load(bias->data, bias->dtype, n0, bb, cnt);
+        for (int64_t r = 0; r < m; r++) {
+            float *yr = y + r * n + n0;
+            CPU_SIMD for (int64_t i = 0; i < cnt; i++) yr[i] += bb[i];
+        }
+    }
+}
+
+/* ---- accuracy_level 4 on the repacked weight: every row count */
+
+static onyx_status run_int8(const kernel_call *c, const nb_state *st, const tensor *A,
+                            const tensor *bias, tensor *Y, int64_t m) {
+    const bool fa = A->dtype == ONYX_FLOAT;
+    size_t abytes = fa ? 0 : ALIGN64((size_t)A->numel * sizeof(float));
+    size_t ybytes = fa ? 0 : ALIGN64((size_t)Y->numel * sizeof(float));
+    char *buf = NULL;
+    TRY(kernel_scratch(c, abytes + ybytes + nbi8_scratch_bytes(st->pack, m) + 64,
+                       (void **)&buf));
+    const float *a = A->data;
+    float *y = Y->data;
+    if (!fa) {
+        cnlp_load(A->data, A->dtype, 0, (float *)buf, A->numel);
+        a = (const float *)buf;
+        y = (float *)(buf + abytes);
+    }
+    if (m > 0) {
+        nbi8_matmul(st->pack, st->isa, a, m, y, buf + abytes + ybytes);
+        add_bias(bias, m, st->pack->n, y);
+    }
+    if (!fa) cnlp_store(Y->data, Y->dtype, 0, y, Y->numel);
+    return ONYX_OK;
+}
+
 onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     const nb_state *st = c->state;
     cnlp_nbits q;
@@ -229,6 +296,7 @@ onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     const int64_t m = A->numel / q.k, kp = q.k_blocks * q.block;
     if (!cpu_blas_dims_ok(m, q.n, q.k))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "matrix sizes exceed BLAS's int range");
+    if (st->pack) return run_int8(c, st, A, bias, Y, m);
     if (!st->params) TRY(check_inputs(&q, B, S, Z));
     const bool fa = A->dtype == ONYX_FLOAT, dots = m <= DOT_MAX_ROWS;
     nb_weight wv;
@@ -282,17 +350,7 @@ onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
                           y + n0, q.n);
             }
         }
-        if (bias) {
-            float bb[256];
-            for (int64_t n0 = 0; n0 < q.n; n0 += 256) {
-                int64_t cnt = q.n - n0 < 256 ? q.n - n0 : 256;
-                cnlp_load(bias->data, bias->dtype, n0, bb, cnt);
-                for (int64_t r = 0; r < m; r++) {
-                    float *yr = y + r * q.n + n0;
-                    CPU_SIMD for (int64_t i = 0; i < cnt; i++) yr[i] += bb[i];
-                }
-            }
-        }
+        add_bias(bias, m, q.n, y);
     }
     if (!fa) cnlp_store(Y->data, Y->dtype, 0, y, Y->numel);
     return ONYX_OK;
