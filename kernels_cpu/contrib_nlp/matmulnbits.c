@@ -146,6 +146,13 @@ static onyx_status pack_make(void *ctx, void **obj) {
 
 static void pack_free(void *obj) { nbi8_free(obj); }
 
+/* B as the model stores it, from the pack (core/kernel.h kernel_shared_weight): the model's copy
+ * of B may then be handed back. */
+static onyx_status pack_unpack(const void *obj, void *dst) {
+    nbi8_unpack_codes(obj, dst);
+    return ONYX_OK;
+}
+
 typedef struct nb_state {
     const nb_params *params; /* shared, borrowed; NULL: made per run (or pack set) */
     const nbi8_pack *pack;   /* shared, borrowed: level 4 runs as an int8 GEMM on it */
@@ -177,15 +184,23 @@ onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
         const bool int8 = st->isa != NBI8_NONE && q.bits == 4 && q.block % 8 == 0 &&
                           q.block <= 8192 && (!zp || zp->dtype == ONYX_UINT8);
         if (int8) memcpy(key.tag, "cnlpnb8", 8);
-        if (s == ONYX_OK)
-            s = kernel_shared(p, &key, sizeof key, int8 ? pack_make : params_make,
-                              int8 ? pack_free : params_free, &src, &obj);
+        if (s == ONYX_OK && int8)
+            s = kernel_shared_weight(p, 1, &key, sizeof key, pack_make, pack_free, pack_unpack,
+                                     &src, &obj);
+        else if (s == ONYX_OK)
+            s = kernel_shared(p, &key, sizeof key, params_make, params_free, &src, &obj);
         if (s != ONYX_OK) {
             free(st);
             return s;
         }
         if (int8) st->pack = obj;
         else st->params = obj;
+    }
+    /* the block tables and the per-run path read B as stored */
+    onyx_status s = b && !st->pack ? kernel_weight_bytes(p, 1) : ONYX_OK;
+    if (s != ONYX_OK) {
+        free(st);
+        return s;
     }
     *state = st;
     return ONYX_OK;

@@ -85,6 +85,24 @@ static void pack_groups(void *ctx, int64_t b, int64_t e) {
     }
 }
 
+void nbi8_unpack_codes(const nbi8_pack *p, uint8_t *b) {
+    const int64_t steps = p->block / 8, gbytes = p->k_blocks * p->block * 8, blob = p->block / 2;
+    for (int64_t n = 0; n < p->n; n++) {
+        const int64_t g = n / NBI8_COLS, c = n % NBI8_COLS;
+        for (int64_t kb = 0; kb < p->k_blocks; kb++) {
+            const uint8_t *d = p->codes + g * gbytes + kb * steps * 64 + c * 4;
+            uint8_t *blk = b + (n * p->k_blocks + kb) * blob;
+            for (int64_t s = 0; s < steps; s++) { /* pack_groups' shuffle undone */
+                const uint8_t *o = d + s * 64;
+                blk[4 * s] = (uint8_t)((o[0] & 15) | (o[1] & 15) << 4);
+                blk[4 * s + 1] = (uint8_t)((o[2] & 15) | (o[3] & 15) << 4);
+                blk[4 * s + 2] = (uint8_t)((o[0] >> 4) | (o[1] & 0xF0));
+                blk[4 * s + 3] = (uint8_t)((o[2] >> 4) | (o[3] & 0xF0));
+            }
+        }
+    }
+}
+
 onyx_status nbi8_pack_make(const nb_weight *w, nbi8_pack **out) {
     nbi8_pack *p = calloc(1, sizeof *p);
     if (!p) return onyx_oom("MatMulNBits int8 weight");

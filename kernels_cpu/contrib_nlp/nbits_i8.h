@@ -39,6 +39,10 @@ int nbi8_fits(const nb_weight *w);
 onyx_status nbi8_pack_make(const nb_weight *w, nbi8_pack **out);
 void nbi8_free(nbi8_pack *p);
 
+/* The weight's codes as MatMulNBits stores them ([n][k_blocks][block / 2] bytes, low nibble
+ * first), rebuilt exactly from the pack: every code of the n columns is in it. */
+void nbi8_unpack_codes(const nbi8_pack *p, uint8_t *b);
+
 /* Bytes of scratch nbi8_matmul takes for m rows. */
 size_t nbi8_scratch_bytes(const nbi8_pack *p, int64_t m);
 

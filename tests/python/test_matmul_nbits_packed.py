@@ -195,6 +195,42 @@ def test_no_float_copy_of_the_weight(tmp_path, level):
     assert grown < float_copy_kib * 0.6, (grown, float_copy_kib)
 
 
+def layers_model(count, d, level):
+    """A chain of `count` d x d 4-bit MatMulNBits (block 32)."""
+    kb = d // 32
+    inits, nodes, x = [], [], 'a'
+    for i in range(count):
+        inits += [nh.from_array(rng.integers(0, 256, (d, kb, 16)).astype(np.uint8), f'B{i}'),
+                  nh.from_array((rng.random(d * kb) * 0.02 + 0.005).astype(np.float32), f's{i}')]
+        nodes.append(h.make_node('MatMulNBits', [x, f'B{i}', f's{i}'], [f'h{i}'], domain=MS,
+                                 K=d, N=d, bits=4, block_size=32, accuracy_level=level))
+        x = f'h{i}'
+    nodes.append(h.make_node('Identity', [x], ['y']))
+    g = h.make_graph(nodes, 'g', [h.make_tensor_value_info('a', TP.FLOAT, None)],
+                     [h.make_tensor_value_info('y', TP.FLOAT, None)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid('', 21), h.make_opsetid(MS, 1)])
+
+
+@pytest.mark.skipif(not HAS_AVX2, reason='the int8 repack runs where the CPU has AVX2')
+def test_level4_holds_the_codes_once(tmp_path):
+    # the repacked codes replace the model's: the model's copy of each B is handed back once it is
+    # repacked (core/shared.h), so the codes are held once, not twice
+    def grown_kib(count, d):
+        path = tmp_path / f'chain{count}x{d}.onnx'
+        path.write_bytes(layers_model(count, d, 4).SerializeToString())
+        script = tmp_path / 'peak.py'
+        script.write_text(PEAK_SCRIPT)
+        out = subprocess.run([sys.executable, str(script), str(path), str(d), str(d)],
+                             capture_output=True, text=True, env=dict(os.environ), check=True)
+        return int(out.stdout.strip().splitlines()[-1])
+    count, d = 8, 2048
+    grown = grown_kib(count, d) - grown_kib(1, 256)
+    codes_kib = count * d * d // 2 // 1024            # 16 MiB
+    scales_kib = count * d * (d // 32) * 4 // 1024    # 4 MiB, held twice (model and pack)
+    # held once: codes + 2 x scales + one B in flight = 26 MiB; held twice: 42 MiB
+    assert grown < codes_kib + 2 * scales_kib + codes_kib * 0.5, (grown, codes_kib)
+
+
 @pytest.mark.parametrize('field,value,words', [('accuracy_level', 5, 'accuracy_level 5'),
                                                ('accuracy_level', -1, 'accuracy_level -1'),
                                                ('block_size', 1 << 30, 'block_size')])
