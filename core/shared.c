@@ -61,10 +61,16 @@ static onyx_status restore_locked(weight *w) {
     if (!w->evicted) return ONYX_OK;
     char *from;
     size_t len;
-    if (inner_pages(w->t, &from, &len) && mprotect(from, len, PROT_READ | PROT_WRITE) != 0)
+    bool pages = inner_pages(w->t, &from, &len);
+    if (pages && mprotect(from, len, PROT_READ | PROT_WRITE) != 0)
         return onyx_error(ONYX_ERR_RUNTIME, "restoring a weight: its pages cannot be mapped");
+    onyx_status st = w->unpack(w->obj, w->t->data);
+    if (st != ONYX_OK) { /* still evicted: a read faults rather than finding zeros */
+        if (pages) (void)mprotect(from, len, PROT_NONE);
+        return st;
+    }
     w->evicted = false;
-    return w->unpack(w->obj, w->t->data);
+    return ONYX_OK;
 }
 
 onyx_status shared_cache_create(shared_cache **out) {
@@ -175,9 +181,12 @@ bool shared_cache_evict(shared_cache *c, const tensor *t) {
     weight *w = find_weight(c, t);
     char *from;
     size_t len;
+    /* unreadable first: where the pages cannot be dropped after, they stay, unread */
     if (w && w->unpack && !w->evicted && !w->pinned && inner_pages(t, &from, &len) &&
-        madvise(from, len, MADV_DONTNEED) == 0 && mprotect(from, len, PROT_NONE) == 0)
+        mprotect(from, len, PROT_NONE) == 0) {
+        (void)madvise(from, len, MADV_DONTNEED);
         w->evicted = true;
+    }
     bool evicted = w && w->evicted;
     pthread_mutex_unlock(&c->lock);
     return evicted;
