@@ -432,7 +432,8 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
 static onyx_status restore_inputs(const subgraph *sg, const kernel *k, const prep_view *v) {
     if (!sg->readers || (k->flags & KF_PACKED_WEIGHTS)) return ONYX_OK;
     for (int i = 0; i < v->prep.n_in; i++)
-        if (v->in_values[i]) TRY(shared_cache_restore(sg->env.shared, v->in_values[i], true));
+        if (v->in_values[i] && shared_cache_evicted(sg->env.shared, v->in_values[i]))
+            TRY(shared_cache_restore(sg->env.shared, v->in_values[i], true));
     return ONYX_OK;
 }
 
