@@ -56,6 +56,16 @@ static weight *find_weight(shared_cache *c, const tensor *t) {
     return NULL;
 }
 
+/* t's record, added (with no object yet) when missing; NULL when out of memory. */
+static weight *weight_of(shared_cache *c, const tensor *t) {
+    weight *w = find_weight(c, t);
+    if (w || !(w = calloc(1, sizeof *w))) return w;
+    w->next = c->weights;
+    w->t = t;
+    c->weights = w;
+    return w;
+}
+
 /* Makes w's pages readable again and rebuilds its bytes. */
 static onyx_status restore_locked(weight *w) {
     if (!w->evicted) return ONYX_OK;
@@ -158,16 +168,8 @@ onyx_status shared_cache_get_weight(shared_cache *c, const void *key, size_t key
                                     bool *made) {
     pthread_mutex_lock(&c->lock);
     onyx_status st = get_locked(c, key, key_size, make, release, ctx, weight_, out, made);
-    weight *w = st == ONYX_OK && unpack ? find_weight(c, weight_) : NULL;
-    if (st == ONYX_OK && unpack && !w) {
-        if (!(w = calloc(1, sizeof *w))) {
-            st = onyx_oom("shared cache");
-        } else {
-            w->next = c->weights;
-            w->t = weight_;
-            c->weights = w;
-        }
-    }
+    weight *w = st == ONYX_OK && unpack ? weight_of(c, weight_) : NULL;
+    if (st == ONYX_OK && unpack && !w) st = onyx_oom("shared cache");
     if (w && !w->unpack) {
         w->obj = *out;
         w->unpack = unpack;
@@ -194,17 +196,9 @@ bool shared_cache_evict(shared_cache *c, const tensor *t) {
 
 onyx_status shared_cache_restore(shared_cache *c, const tensor *t, bool pin) {
     pthread_mutex_lock(&c->lock);
-    weight *w = find_weight(c, t);
-    onyx_status st = ONYX_OK;
-    if (!w && pin) { /* pinned before any object holds it: never evicted later either */
-        if (!(w = calloc(1, sizeof *w))) {
-            st = onyx_oom("shared cache");
-        } else {
-            w->next = c->weights;
-            w->t = t;
-            c->weights = w;
-        }
-    }
+    /* pinned before any object holds it: never evicted later either */
+    weight *w = pin ? weight_of(c, t) : find_weight(c, t);
+    onyx_status st = pin && !w ? onyx_oom("shared cache") : ONYX_OK;
     if (w) st = restore_locked(w);
     if (w && pin) w->pinned = true;
     pthread_mutex_unlock(&c->lock);

@@ -64,6 +64,16 @@ static void weight_init(tensor *t, float *data) {
     for (int64_t i = 0; i < N; i++) data[i] = (float)i * 0.5f - 7.0f;
 }
 
+/* The object under key `key` made from w (unpack: whether it can rebuild w); *made says whether
+ * this call made it. */
+static void *get(shared_cache *c, int key, tensor *w, bool unpacks, bool *made) {
+    void *obj = NULL;
+    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, w,
+                                             w, unpacks ? unpack : NULL, &obj, made),
+                     ONYX_OK);
+    return obj;
+}
+
 static bool holds_pattern(const tensor *t) {
     const float *d = t->data;
     for (int64_t i = 0; i < N; i++)
@@ -90,18 +100,13 @@ static void test_evicts_only_what_an_object_rebuilds(void **state) {
     weight_init(&w, data);
     assert_false(shared_cache_evict(c, &w)); /* no object yet */
     int key = 1;
-    void *obj;
     bool made;
     /* an object that cannot rebuild the weight: still not evictable */
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, NULL, &obj, &made),
-                     ONYX_OK);
+    (void)get(c, key, &w, false, &made);
     assert_true(made);
     assert_false(shared_cache_evict(c, &w));
     key = 2;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    (void)get(c, key, &w, true, &made);
     long before = rss_kib();
     assert_true(shared_cache_evict(c, &w));
     assert_true(shared_cache_evicted(c, &w));
@@ -129,23 +134,17 @@ static void test_object_made_from_an_evicted_weight_restores_it(void **state) {
     int key = 1;
     void *obj;
     bool made;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    obj = get(c, key, &w, true, &made);
     assert_true(shared_cache_evict(c, &w));
     /* the same key: the cached object, nothing read */
     makes = 0;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    obj = get(c, key, &w, true, &made);
     assert_false(made);
     assert_int_equal(makes, 0);
     assert_true(shared_cache_evicted(c, &w));
     /* another key: made from the restored bytes */
     key = 2;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    obj = get(c, key, &w, true, &made);
     assert_true(made);
     assert_false(shared_cache_evicted(c, &w));
     const packed *p = obj;
@@ -163,11 +162,8 @@ static void test_forgetting_makes_memory_plain(void **state) {
     tensor w;
     weight_init(&w, data);
     int key = 1;
-    void *obj;
     bool made;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    (void)get(c, key, &w, true, &made);
     assert_true(shared_cache_evict(c, &w));
     /* the bytes in the partial pages at both ends stay */
     assert_true(data[0] == -7.0f && data[N - 1] == (float)(N - 1) * 0.5f - 7.0f);
@@ -187,11 +183,8 @@ static void test_small_weight_is_not_evicted(void **state) {
                 .data = small};
     w.dims[0] = 64;
     int key = 1;
-    void *obj;
     bool made;
-    assert_int_equal(shared_cache_get_weight(c, &key, sizeof key, make_packed, release_packed, &w,
-                                             &w, unpack, &obj, &made),
-                     ONYX_OK);
+    (void)get(c, key, &w, true, &made);
     assert_false(shared_cache_evict(c, &w)); /* no whole page inside it */
     shared_cache_free(c);
 }
