@@ -386,6 +386,10 @@ typedef struct mm_prim {
     int a_rank, b_rank, c_rank;
     int64_t a_dims[ONYX_MAX_RANK], b_dims[ONYX_MAX_RANK], c_dims[2];
     const void *packed;              /* constant B in the primitive's layout (shared, borrowed) */
+    /* rows known only at run (a generic plan, core/exec_run.c): B packed at prepare (md_wei its
+     * layout), a primitive made per call for its rows, or the panels (gemv) for one row */
+    bool run_rows;
+    const float *row_panels;
     int64_t an, bn, yn, n;           /* elements of A, B, Y; N */
     /* Gemm's C: a bias of N elements (C itself, or beta * C broadcast into scratch when
      * bias_own), or (sum) for a C with rows beta * C written into Y before a sum post-op adds
@@ -985,6 +989,111 @@ static onyx_status take_chain(const fuse_chain *c, bool gemm, mm_geom *g, mm_pri
     return ONYX_OK;
 }
 
+static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
+    return cpu_dnnl_check(dnnl_memory_set_data_handle(mem, (void *)ptr), "binding a matrix");
+}
+
+/* ---- a float MatMul by a constant 2-D B whose rows (A's leading dims) are known only at run:
+ * B is packed at prepare as for known shapes (so the model's copy can be handed back), and each
+ * call makes a primitive for its rows over the packed B (oneDNN's matmul with the rows as a
+ * run-time dim takes only its reference kernel with a packed B), or runs one row on the panels. */
+
+static onyx_status rows_prepare(const kernel_prep *p, mm_prim *m) {
+    const type_info *A = p->n_in > 1 ? p->in_type[0] : NULL, *B = p->in_type[1];
+    const tensor *b = p->n_in > 1 ? p->in_value[1] : NULL;
+    if (!A || !b || A->kind != ONYX_VALUE_TENSOR || A->dtype != ONYX_FLOAT || A->rank < 1 ||
+        b->dtype != ONYX_FLOAT || B->rank != 2 || A->dims[A->rank - 1] != B->dims[0] ||
+        B->dims[0] <= 0 || B->dims[1] <= 0)
+        return ONYX_OK;
+    mm_geom g = {.nd = 2, .alpha = 1.0f, .b_const = b};
+    g.a[0] = g.y[0] = 1;
+    g.a[1] = g.b[0] = B->dims[0];
+    g.b[1] = g.y[1] = B->dims[1];
+    dense_strides(2, g.a, g.as);
+    dense_strides(2, g.b, g.bs);
+    dense_strides(2, g.y, g.ys);
+    mm_prim probe = {.dtype = ONYX_FLOAT};
+    onyx_status st = mm_build(p, &g, &probe);
+    if (st == ONYX_OK) {
+        m->run_rows = true;
+        m->dtype = ONYX_FLOAT;
+        m->packed = probe.packed;
+        m->md_wei = probe.md_wei; /* kept: the per-call primitives' weights */
+        probe.md_wei = NULL;
+        m->k = g.b[0];
+        m->n = g.b[1];
+        int64_t stride;
+        if (gemv_layout(m->md_wei, &stride)) m->row_panels = probe.packed, m->panel_stride = stride;
+    }
+    drop_prim(&probe);
+    if (st == ONYX_ERR_NO_MEMORY) return st;
+    if (st != ONYX_OK) onyx_error_clear(); /* the generic path reads B as stored */
+    return ONYX_OK;
+}
+
+static bool rows_fit(const mm_prim *m, const tensor *A, const tensor *B) {
+    return m && m->run_rows && A->dtype == ONYX_FLOAT && B->dtype == ONYX_FLOAT && A->rank >= 1 &&
+           A->dims[A->rank - 1] == m->k && B->rank == 2 && B->dims[0] == m->k &&
+           B->dims[1] == m->n;
+}
+
+static onyx_status rows_run(const mm_prim *m, const kernel_call *c, const tensor *A, tensor *Y) {
+    int64_t rows = A->numel / m->k;
+    if (rows == 0) return ONYX_OK;
+    if (rows == 1 && m->row_panels) {
+        gemv_job j = {A->data, m->row_panels, Y->data, m->k, m->n, m->panel_stride};
+        parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
+        return ONYX_OK;
+    }
+    onyx_status st = ONYX_OK;
+    dnnl_engine_t eng;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_desc_t a_md = NULL, y_md = NULL, pad_md = NULL;
+    dnnl_memory_t src = NULL, wei = NULL, dst = NULL, pad = NULL;
+    int64_t ad[2] = {rows, m->k}, yd[2] = {rows, m->n};
+    CHECK(cpu_dnnl_engine(&eng));
+    CHECK(cpu_dnnl_md_plain(&a_md, 2, ad, dnnl_f32));
+    CHECK(cpu_dnnl_md_plain(&y_md, 2, yd, dnnl_f32));
+    CHECK(cpu_dnnl_attr(&attr));
+    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, a_md, m->md_wei, NULL, y_md, attr),
+                         "creating the product"));
+    size_t pad_size = cpu_dnnl_scratchpad(pd, &pad_md);
+    if (pad_size == SIZE_MAX) {
+        st = onyx_oom("matmul scratchpad descriptor");
+        goto done;
+    }
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&prim, pd), "creating the product"));
+    CHECK(cpu_dnnl_memory(&src, a_md));
+    CHECK(cpu_dnnl_memory(&wei, m->md_wei));
+    CHECK(cpu_dnnl_memory(&dst, y_md));
+    CHECK(bind(src, A->data));
+    CHECK(bind(wei, m->packed));
+    CHECK(bind(dst, Y->data));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    int nargs = 3;
+    if (pad_size) {
+        void *mem;
+        CHECK(kernel_scratch(c, pad_size, &mem));
+        CHECK(cpu_dnnl_memory(&pad, pad_md));
+        CHECK(bind(pad, mem));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
+    }
+    CHECK(cpu_dnnl_execute(prim, nargs, args));
+done:
+    dnnl_memory_t mems[] = {src, wei, dst, pad};
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
+        if (mems[i]) dnnl_memory_destroy(mems[i]);
+    if (prim) dnnl_primitive_destroy(prim);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    dnnl_memory_desc_t mds[] = {a_md, y_md, pad_md};
+    for (size_t i = 0; i < sizeof mds / sizeof mds[0]; i++)
+        if (mds[i]) dnnl_memory_desc_destroy(mds[i]);
+    return st;
+}
+
 /* MatMul's and Gemm's prepare: a primitive where the shapes are known and oneDNN applies
  * (`gemm` picks Gemm's reading of the inputs); otherwise the state only says so. A MatMul with a
  * chain must have its primitive. */
@@ -1021,6 +1130,7 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
             }
         }
     }
+    if (st == ONYX_OK && !gemm && !chain && !m->prim && !m->gemv) st = rows_prepare(p, m);
     if (st == ONYX_OK && chain && !m->prim && !m->gemv)
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul's post-ops need its oneDNN primitive");
     /* a constant B read as stored (the generic path, or a primitive taking B per run) */
@@ -1095,10 +1205,6 @@ static bool prim_fits(const mm_fork *f, const tensor *A, const tensor *B, const 
     return !uses_c || (same_shape(C, m->c_rank, m->c_dims) && C->dtype == m->dtype);
 }
 
-static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
-    return cpu_dnnl_check(dnnl_memory_set_data_handle(mem, (void *)ptr), "binding a matrix");
-}
-
 static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor *A,
                             const tensor *B, const tensor *C, tensor *Y) {
     const mm_prim *m = f->p;
@@ -1167,6 +1273,7 @@ static onyx_status prim_run(const mm_fork *f, const kernel_call *c, const tensor
 onyx_status cpu_matmul_run(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1);
     const mm_fork *f = c->state;
+    if (A && B && f && rows_fit(f->p, A, B)) return rows_run(f->p, c, A, kernel_output(c, 0));
     if (A && B && prim_fits(f, A, B, NULL))
         return f->p->gemv ? gemv_run(f->p, c, A, NULL, kernel_output(c, 0))
                           : prim_run(f, c, A, B, NULL, kernel_output(c, 0));
