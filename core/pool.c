@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define POOL_ALIGN 64
 #define POOL_BLOCK (64 * 1024)
@@ -14,9 +16,16 @@ struct pool_block {
     _Alignas(POOL_ALIGN) unsigned char data[];
 };
 
+struct pool_mapping {
+    pool_mapping *next;
+    void *addr;
+    size_t len;
+};
+
 void pool_init(pool *p) { memset(p, 0, sizeof *p); }
 
 void pool_destroy(pool *p) {
+    for (pool_mapping *m = p->maps; m; m = m->next) munmap(m->addr, m->len); /* records in blocks */
     pool_block *b = p->head;
     while (b) {
         pool_block *next = b->next;
@@ -66,6 +75,20 @@ void *pool_alloc(pool *p, size_t n, size_t size) {
     p->used += rounded;
     memset(r, 0, bytes);
     return r;
+}
+
+void *pool_map(pool *p, int fd, uint64_t offset, size_t n) {
+    long page = sysconf(_SC_PAGESIZE);
+    pool_mapping *rec = pool_alloc(p, 1, sizeof *rec);
+    if (page <= 0 || !rec || n == 0) return NULL;
+    uint64_t start = offset / (uint64_t)page * (uint64_t)page;
+    size_t lead = (size_t)(offset - start);
+    if (n > SIZE_MAX - lead) return NULL;
+    void *addr = mmap(NULL, n + lead, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)start);
+    if (addr == MAP_FAILED) return NULL;
+    *rec = (pool_mapping){.next = p->maps, .addr = addr, .len = n + lead};
+    p->maps = rec;
+    return (char *)addr + lead;
 }
 
 char *pool_strndup(pool *p, const char *s, size_t len) {

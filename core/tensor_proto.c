@@ -82,6 +82,9 @@ static void drop_storage(pool *p, tensor *t) {
 
 /* ------------------------------------------------------------------ external data */
 
+/* External tensors of at least this size, at offsets of this alignment, are mapped. */
+enum { MAP_MIN_BYTES = 1 << 16, MAP_ALIGN = 64 };
+
 typedef struct ext_ref {
     const char *location;
     uint64_t offset;
@@ -451,9 +454,21 @@ onyx_status tensor_proto_decode(const Onnx__TensorProto *tp, const char *base_di
         src = SRC_TYPED;
     }
 
-    CHECK(alloc_storage(p, &t, d, rank, tp->dims));
+    /* a large external tensor at an aligned offset is mapped, not read: what is never touched
+     * (the rows of an embedding no token gathers) costs no memory, as onnxruntime's mapping */
+    bool mapped = false;
+    if (src == SRC_EXTERNAL && p && d != ONYX_BOOL && offset % MAP_ALIGN == 0 &&
+        nbytes >= MAP_MIN_BYTES) {
+        CHECK(tensor_set_shape(&t, d, rank, tp->dims));
+        t.owns = false;
+        t.data = pool_map(p, fd, offset, nbytes);
+        mapped = t.data != NULL;
+    }
+    if (!mapped) CHECK(alloc_storage(p, &t, d, rank, tp->dims));
     switch (src) {
-    case SRC_EXTERNAL: CHECK(read_external(fd, offset, t.data, nbytes, label)); break;
+    case SRC_EXTERNAL:
+        if (!mapped) CHECK(read_external(fd, offset, t.data, nbytes, label));
+        break;
     case SRC_RAW:
         if (nbytes) memcpy(t.data, tp->raw_data.data, nbytes);
         break;
