@@ -2,7 +2,8 @@
 onnxruntime's. The file is a FlatBuffers buffer of onnxruntime's schema
 (onnxruntime/lora/adapter_format/adapter_schema.fbs, file identifier "TORT"):
 
-    table Adapter   { format_version:int; adapter_version:int; model_version:int; parameters:[Parameter]; }
+    table Adapter   { format_version:int; adapter_version:int; model_version:int;
+                      parameters:[Parameter]; }
     table Parameter { name:string; dims:[int64]; data_type:TensorDataType (int32, ONNX's numbers);
                       raw_data:[uint8] (force_align: 8); }
 

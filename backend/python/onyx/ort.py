@@ -823,7 +823,8 @@ class OrtValue:
         dtype = numpy_dtype(int(onnx_element_type))
         if arr.dtype.itemsize != dtype.itemsize:   # onnxruntime's words
             _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
-                   f'Items size in the incoming array: {arr.dtype.itemsize} specified by onnxtype: {dtype.itemsize}')
+                   f'Items size in the incoming array: {arr.dtype.itemsize} '
+                   f'specified by onnxtype: {dtype.itemsize}')
         return OrtValue(arr.view(dtype))
 
     @staticmethod
@@ -983,8 +984,8 @@ class IOBinding:
             names = [o.name for o in self._session._outputs]
             self._outputs = [(n, None) for n in names]
         if run_options is not None and run_options._adapters:   # onnxruntime's words and behaviour
-            warnings.warn('run_with_iobinding has active adapters specified, but won\'t have an effect',
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn("run_with_iobinding has active adapters specified, but won't have an "
+                          'effect', RuntimeWarning, stacklevel=3)
         results = self._session._run(names, self._inputs, run_options, self._output_device[0],
                                      adapters=False)
         out = []
@@ -1023,8 +1024,8 @@ class LoraAdapter:
 
 
 class AdapterFormat:
-    """onnxruntime's AdapterFormat: writes (export_adapter) and reads (read_adapter) adapter files in
-    onnxruntime's format, byte-compatible both ways. Parameters are OrtValues of numeric tensors of
+    """onnxruntime's AdapterFormat: writes (export_adapter) and reads (read_adapter) adapter files
+    in onnxruntime's format, compatible both ways. Parameters are OrtValues of numeric tensors of
     rank 1 and more (what onnxruntime's reader takes); versions are 32-bit integers. Also the
     C-level class's properties (format_version, adapter_version, model_version, parameters)."""
 
@@ -1033,9 +1034,10 @@ class AdapterFormat:
         self._adapter_version = 0
         self._model_version = 0
         self._params = {}   # name -> OrtValue
-        if adapter is not None:   # onnxruntime's wrapper over its C-level object: here the same class
+        if adapter is not None:   # onnxruntime's wrapper over its C-level object, here the same
             if not isinstance(adapter, AdapterFormat):
-                raise TypeError(f'AdapterFormat(adapter) takes an AdapterFormat, not {type(adapter).__name__}')
+                raise TypeError('AdapterFormat(adapter) takes an AdapterFormat, '
+                                f'not {type(adapter).__name__}')
             self.__dict__.update(adapter.__dict__)
             self._params = dict(adapter._params)
 
@@ -1058,19 +1060,21 @@ class AdapterFormat:
                 raise TypeError(f'{where} is {value.data_type()}: adapters hold tensors')
             code = value.element_type()
             if code not in _adapter.PARAMETER_TYPES:
-                raise TypeError(f'{where} is {value.data_type()}: adapter files hold numeric tensors '
-                                '(onnxruntime reads no strings, bools or complex numbers from them)')
+                raise TypeError(f'{where} is {value.data_type()}: adapter files hold numeric '
+                                'tensors (onnxruntime reads no strings, bools or complex numbers '
+                                'from them)')
             arr = value.numpy()
             if arr.ndim == 0:
-                raise ValueError(f'{where} is a scalar: adapter files hold tensors of rank 1 and more '
-                                 '(onnxruntime reads no scalars from them)')
+                raise ValueError(f'{where} is a scalar: adapter files hold tensors of rank 1 and '
+                                 'more (onnxruntime reads no scalars from them)')
             params[name] = (code, arr)
         data = _adapter.adapter_bytes(self._adapter_version, self._model_version, params)
         try:
             with open(path, 'wb') as f:
                 f.write(data)
         except OSError as e:
-            raise _adapter.AdapterError(f'cannot write adapter file {path!r}: {e.strerror or e}') from None
+            raise _adapter.AdapterError(
+                f'cannot write adapter file {path!r}: {e.strerror or e}') from None
 
     def get_format_version(self):
         return self._format_version
@@ -1089,7 +1093,8 @@ class AdapterFormat:
 
     def set_parameters(self, params):
         if not isinstance(params, dict):
-            raise TypeError(f'set_parameters takes a dict of name -> OrtValue, not {type(params).__name__}')
+            raise TypeError('set_parameters takes a dict of name -> OrtValue, '
+                            f'not {type(params).__name__}')
         for name, value in params.items():
             if not isinstance(name, str) or not isinstance(value, OrtValue):
                 raise TypeError(f'set_parameters takes a dict of str -> OrtValue; {name!r} maps to '
@@ -1531,14 +1536,15 @@ class InferenceSession:
         if adapters and run_options is not None and run_options._adapters:
             input_feed = _with_adapters(input_feed, run_options._adapters)
         overridden = frozenset(n for n in input_feed if n not in self._input_index)
-        if overridden:
-            known = self._overridable(f'Feeding {min(overridden)!r} (no input of the model: an initializer?)')
+        if overridden:   # initializers to feed, or names the model lacks
+            first = next(n for n in input_feed if n in overridden)
+            known = self._overridable(f'Feeding {first!r} (no input of the model: an initializer?)')
             unknown = [n for n in input_feed if n in overridden and n not in known]
             if unknown:
                 self._check_missing(input_feed)
+                also = f' and the initializers {sorted(known)}, which may be fed' if known else ''
                 _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
-                       f'Invalid input name: {unknown[0]} (the model has {list(self._input_index)}'
-                       + (f' and the initializers {sorted(known)}, which may be fed)' if known else ')'))
+                       f'Invalid input name: {unknown[0]} (the model has {list(self._input_index)}{also})')
             return self._overriding(overridden)._run(output_names, input_feed, run_options,
                                                      output_device, adapters=False)
         arena = Arena()
