@@ -6,6 +6,7 @@ bad files refused with a message, never a crash."""
 import ctypes
 import importlib
 import os
+import subprocess
 import sys
 import threading
 import warnings
@@ -400,3 +401,29 @@ def test_ortvalue_with_onnx_type_reads_the_bits_as_onnxruntime():
     assert ours.numpy().astype(np.float32).tolist() == [1.0, -2.0]
     with pytest.raises(onyx.InvalidArgument, match='Items size in the incoming array: 4 specified by onnxtype: 8'):
         ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ones(2, np.float32), 7)
+
+
+def test_adapters_need_no_onnx_package(tmp_path):
+    """The initializers are found and taken out at the protobuf wire level (onyx/_model_wire.py):
+    a process where `import onnx` fails runs the adapter to onnxruntime's result."""
+    onnx.save_model(lora_model(), str(tmp_path / 'm.onnx'))
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    np.save(str(tmp_path / 'x.npy'), x)
+    path = export(onnxruntime, tmp_path / 'p', lora_params())
+    want = run_with(onnxruntime, onnxruntime.InferenceSession(str(tmp_path / 'm.onnx'), providers=ORT_PROVIDERS),
+                    {'x': x}, [path])
+    script = f'''
+import sys
+sys.modules['onnx'] = None   # import onnx raises ImportError
+import numpy as np
+import onyx as ort
+s = ort.InferenceSession({str(tmp_path / 'm.onnx')!r}, providers=['CPUExecutionProvider'])
+a = ort.LoraAdapter()
+a.Load({path!r})
+o = ort.RunOptions()
+o.add_active_adapter(a)
+np.save({str(tmp_path / 'y.npy')!r}, s.run(None, {{'x': np.load({str(tmp_path / 'x.npy')!r})}}, o)[0])
+assert 'onnx' not in sys.modules or sys.modules['onnx'] is None
+'''
+    subprocess.run([sys.executable, '-c', script], check=True, timeout=120)
+    np.testing.assert_allclose(np.load(str(tmp_path / 'y.npy')), want, rtol=1e-5, atol=1e-5)

@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from . import _adapter, _lib
+from . import _adapter, _lib, _model_wire
 from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
                       values_array)
@@ -1140,8 +1140,8 @@ class InferenceSession:
     Initializers that are also graph inputs (get_overridable_initializers) may be fed, as in
     onnxruntime, directly or by a LoRA adapter: onyx keeps them as constants in the session it
     prepares, so a run feeding some of them runs a second session of the model in which those are
-    inputs, prepared on first use (the onnx package reads the model for it) and kept (a few sets of
-    names; each holds its own copy of the weights).
+    inputs, prepared on first use and kept (a few sets of names; each holds its own copy of the
+    weights).
     """
 
     _model_dir = None       # external data folder of a model given as bytes made here
@@ -1391,18 +1391,23 @@ class InferenceSession:
 
     def get_overridable_initializers(self):
         """Initializers that are also graph inputs, as onnxruntime lists them (they may be fed)."""
-        names = self._overridable('get_overridable_initializers')
+        names = self._overridable()
         return [a for a in self._overriding(names).get_inputs() if a.name in names] if names else []
 
-    def _overridable(self, what):
-        """The names of the main graph's initializers that are also its inputs (read once; `what`
-        needs them, said when the onnx package is missing)."""
+    def _overridable(self):
+        """The names of the main graph's initializers that are also its inputs (read once)."""
         if self._overridable_names is None:
-            proto = _onnx_model(self._model_path, self._model_bytes, what)
-            inputs = {vi.name for vi in proto.graph.input}
-            self._overridable_names = frozenset(t.name for t in proto.graph.initializer
-                                                if t.name in inputs)
+            try:
+                self._overridable_names = _model_wire.overridable_initializers(self._proto_bytes())
+            except _model_wire.WireError as e:   # onyx loaded it: only if the file changed since
+                _raise(_lib.InvalidProtobuf, 'ONYX_ERR_INVALID_MODEL', f'reading the model again: {e}')
         return self._overridable_names
+
+    def _proto_bytes(self):
+        if self._model_bytes is not None:
+            return self._model_bytes
+        with open(self._model_path, 'rb') as f:
+            return f.read()
 
     def _overriding(self, names):
         """The session of this model where the initializers `names` are inputs."""
@@ -1411,15 +1416,11 @@ class InferenceSession:
                 self._variants = {}
             variant = self._variants.pop(names, None)
             if variant is None:
-                proto = _onnx_model(self._model_path, self._model_bytes, 'Feeding an initializer')
-                kept = [t for t in proto.graph.initializer if t.name not in names]
-                del proto.graph.initializer[:]
-                proto.graph.initializer.extend(kept)
                 variant = InferenceSession.__new__(InferenceSession)
                 variant._rep = None
                 variant._log_fn = None
                 variant._model_path = None
-                variant._model_bytes = proto.SerializeToString()
+                variant._model_bytes = _model_wire.without_initializers(self._proto_bytes(), names)
                 variant._model_dir = self._model_dir if self._model_path is None else \
                     os.fsencode(os.path.dirname(os.path.abspath(self._model_path)))
                 variant._sess_options = copy.copy(self._sess_options)
@@ -1537,16 +1538,19 @@ class InferenceSession:
             input_feed = _with_adapters(input_feed, run_options._adapters)
         overridden = frozenset(n for n in input_feed if n not in self._input_index)
         if overridden:   # initializers to feed, or names the model lacks
-            first = next(n for n in input_feed if n in overridden)
-            known = self._overridable(f'Feeding {first!r} (no input of the model: an initializer?)')
+            known = self._overridable()
             unknown = [n for n in input_feed if n in overridden and n not in known]
             if unknown:
                 self._check_missing(input_feed)
                 also = f' and the initializers {sorted(known)}, which may be fed' if known else ''
                 _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                        f'Invalid input name: {unknown[0]} (the model has {list(self._input_index)}{also})')
-            return self._overriding(overridden)._run(output_names, input_feed, run_options,
-                                                     output_device, adapters=False)
+            variant = self._overriding(overridden)
+            if output_device == b'CPU':
+                results = variant._run_fast(output_names, input_feed, run_options)
+                if results is not NOT_HANDLED:
+                    return results
+            return variant._run(output_names, input_feed, run_options, output_device, adapters=False)
         arena = Arena()
         count = ctypes.c_size_t()
         outs = Value_pp()
@@ -1607,13 +1611,18 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
         None for empty optionals)."""
-        if self._rep is not None and type(input_feed) is dict:   # the fast path (_call.py)
-            results = NOT_HANDLED if run_options is not None and run_options._adapters else \
-                self._plan.run(output_names, input_feed,
-                               run_options._handle.value if run_options is not None else None)
+        if run_options is None or not run_options._adapters:
+            results = self._run_fast(output_names, input_feed, run_options)
             if results is not NOT_HANDLED:
                 return results
         return self._run(output_names, input_feed, run_options)
+
+    def _run_fast(self, output_names, input_feed, run_options):
+        """run's one-call path (_call.py), or NOT_HANDLED when the call is off it."""
+        if self._rep is None or type(input_feed) is not dict:
+            return NOT_HANDLED
+        return self._plan.run(output_names, input_feed,
+                              run_options._handle.value if run_options is not None else None)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         return [OrtValue(v) for v in self._run(output_names, input_dict_ort_values, run_options)]
