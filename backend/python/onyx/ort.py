@@ -1293,7 +1293,7 @@ class InferenceSession:
                    for a in self._inputs + self._outputs):
             return {}
         try:
-            proto = _onnx_model(self._model_path, self._model_bytes, 'SessionOptions with map inputs')
+            proto = _onnx_model(self._model_path, self._model_bytes, 'map inputs')
         except _lib.NotImplemented:
             return {}
 
@@ -1354,7 +1354,7 @@ class InferenceSession:
         the model's ValueInfo, read with the onnx package)."""
         if not so._free_denotations:
             return {}
-        proto = _onnx_model(self._model_path, self._model_bytes, 'SessionOptions.add_free_dimension_override_by_denotation')
+        proto = _onnx_model(self._model_path, self._model_bytes, 'add_free_dimension_override_by_denotation')
         return {vi.name: [so._free_denotations.get(d.denotation) if d.denotation else None
                           for d in vi.type.tensor_type.shape.dim] for vi in proto.graph.input}
 
@@ -1478,7 +1478,7 @@ class InferenceSession:
         if self._providers != [CPU]:
             _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
                    'get_provider_graph_assignment_info: onyx reports node placement for CPU-only sessions')
-        proto = _onnx_model(self._model_path, self._model_bytes, 'SessionOptions record_ep_graph_assignment_info')
+        proto = _onnx_model(self._model_path, self._model_bytes, 'record_ep_graph_assignment_info')
         return [_EpSubgraph(CPU, [_AssignedNode(n.domain, n.op_type, n.name)]) for n in proto.graph.node]
 
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
@@ -1757,7 +1757,7 @@ def _onnx_model(path, data, option):
         import onnx
     except ImportError:
         _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
-               f'{option} needs the onnx package (pip install onnx)')
+               f'SessionOptions.{option} needs the onnx package (pip install onnx)')
     if path is not None:
         return onnx.load_model(path, load_external_data=False)
     return onnx.load_model_from_string(bytes(data))
@@ -1770,7 +1770,7 @@ def _rewritten_model(path, data, so):
     if not so._initializers and not so._external_files:
         return (None, None) if path is not None else (data, None)
     from onnx import TensorProto, numpy_helper
-    proto = _onnx_model(path, data, 'SessionOptions.add_initializer')
+    proto = _onnx_model(path, data, 'add_initializer')
     base = os.path.dirname(os.path.abspath(path)) if path is not None else None
     used = set()
     for i, t in enumerate(proto.graph.initializer):
