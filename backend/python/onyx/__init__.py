@@ -16,8 +16,8 @@ supports_device, is_compatible) for onnx's BackendTest runner. `python -m onyx` 
 """
 from ._lib import (EPFail, Fail, InvalidArgument, InvalidGraph, InvalidProtobuf, NoSuchFile,
                    NotImplemented, OnyxError, RuntimeException, lib, library_path)
-from .ort import (ExecutionMode, ExecutionOrder, GraphOptimizationLevel, InferenceSession, IOBinding,
-                  ModelMetadata, OrtValue, RunOptions, SessionOptions, get_all_providers,
+from .ort import (AdapterFormat, ExecutionMode, ExecutionOrder, GraphOptimizationLevel,
+                  InferenceSession, IOBinding, LoraAdapter, ModelMetadata, OrtValue, RunOptions, SessionOptions, get_all_providers,
                   get_available_providers, get_device, model_metadata, set_default_logger_severity,
                   set_seed)
 from .session import NodeArg, Session
@@ -36,7 +36,8 @@ def supports_device(device):
 
 __all__ = ['OnyxError', 'Fail', 'InvalidArgument', 'NoSuchFile', 'InvalidProtobuf', 'InvalidGraph',
            'NotImplemented', 'RuntimeException', 'EPFail', 'NodeArg', 'Session', 'InferenceSession',
-           'SessionOptions', 'RunOptions', 'OrtValue', 'IOBinding', 'ModelMetadata',
+           'SessionOptions', 'RunOptions', 'OrtValue', 'IOBinding', 'ModelMetadata', 'AdapterFormat',
+           'LoraAdapter',
            'GraphOptimizationLevel', 'ExecutionMode', 'ExecutionOrder', 'get_available_providers',
            'get_all_providers', 'get_device', 'set_default_logger_severity', 'set_seed',
            'model_metadata', 'version', 'supports_device', 'library_path']

@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from . import _lib
+from . import _adapter, _lib, _model_wire
 from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
 from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
                       values_array)
@@ -466,9 +466,12 @@ class RunOptions:
     iterations and sequence lengths); also as run config entries "onyx.timeout" and
     "onyx.max_iterations". Other onyx.* run config keys are refused; onnxruntime's run config
     entries are accepted without effect. A negative, NaN or non-numeric timeout, a negative or
-    non-integer max_iterations, and a logid over 256 bytes are refused (onyx.InvalidArgument)."""
+    non-integer max_iterations, and a logid over 256 bytes are refused (onyx.InvalidArgument).
+    add_active_adapter(adapter): the LoraAdapter's parameters feed runs using these options (see
+    InferenceSession.run)."""
 
     def __init__(self):
+        self._adapters = []
         handle = ctypes.c_void_p()
         _check(lib.onyx_run_options_create(ctypes.byref(handle)))
         self._handle = handle
@@ -539,6 +542,11 @@ class RunOptions:
                        f"run config 'onyx.max_iterations' must be an integer, got {value!r}")
             self.max_iterations = n
         self._config[key] = value
+
+    def add_active_adapter(self, adapter):
+        if not isinstance(adapter, LoraAdapter):   # onnxruntime takes None too, then crashes
+            raise TypeError(f'add_active_adapter takes a LoraAdapter, not {type(adapter).__name__}')
+        self._adapters.append(adapter)
 
     def get_run_config_entry(self, key):
         if key not in self._config:
@@ -809,7 +817,15 @@ class OrtValue:
 
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
-        return OrtValue(np.ascontiguousarray(data, dtype=numpy_dtype(int(onnx_element_type))))
+        """The array's memory read as the ONNX element type (its bits, not its values, as
+        onnxruntime's: for types numpy lacks, e.g. bfloat16 from uint16); the sizes must agree."""
+        arr = np.ascontiguousarray(data)
+        dtype = numpy_dtype(int(onnx_element_type))
+        if arr.dtype.itemsize != dtype.itemsize:   # onnxruntime's words
+            _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                   f'Items size in the incoming array: {arr.dtype.itemsize} '
+                   f'specified by onnxtype: {dtype.itemsize}')
+        return OrtValue(arr.view(dtype))
 
     @staticmethod
     def ort_value_from_sparse_tensor(sparse_tensor):
@@ -967,7 +983,11 @@ class IOBinding:
         if not names:
             names = [o.name for o in self._session._outputs]
             self._outputs = [(n, None) for n in names]
-        results = self._session._run(names, self._inputs, run_options, self._output_device[0])
+        if run_options is not None and run_options._adapters:   # onnxruntime's words and behaviour
+            warnings.warn("run_with_iobinding has active adapters specified, but won't have an "
+                          'effect', RuntimeWarning, stacklevel=3)
+        results = self._session._run(names, self._inputs, run_options, self._output_device[0],
+                                     adapters=False)
         out = []
         for (name, target), value in zip(self._outputs, results):
             if target is not None:
@@ -979,6 +999,115 @@ class IOBinding:
                 value = target
             out.append(value)
         self._results = out
+
+
+# ---------------------------------------------------------------- LoRA adapters
+
+def _adapter_path(what, path):
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f'{what} takes a file path, not {type(path).__name__}')
+    return os.fspath(path)
+
+
+class LoraAdapter:
+    """onnxruntime's LoraAdapter: the parameters of an adapter file (.onnx_adapter, onnxruntime's
+    format), read by Load(path). A run whose RunOptions name it (add_active_adapter) feeds each
+    parameter as the model input of that name. A file that is not a valid adapter, or holds a type
+    onnxruntime's reader refuses, raises RuntimeError naming what is wrong, as onnxruntime's."""
+
+    def __init__(self):
+        self._params = {}   # name -> numpy array
+
+    def Load(self, adapter_file_path):  # noqa: N802 (onnxruntime's name)
+        _, _, _, self._params = _adapter.read_adapter_file(_adapter_path('LoraAdapter.Load',
+                                                                         adapter_file_path))
+
+
+class AdapterFormat:
+    """onnxruntime's AdapterFormat: writes (export_adapter) and reads (read_adapter) adapter files
+    in onnxruntime's format, compatible both ways. Parameters are OrtValues of numeric tensors of
+    rank 1 and more (what onnxruntime's reader takes); versions are 32-bit integers. Also the
+    C-level class's properties (format_version, adapter_version, model_version, parameters)."""
+
+    def __init__(self, adapter=None):
+        self._format_version = _adapter.FORMAT_VERSION
+        self._adapter_version = 0
+        self._model_version = 0
+        self._params = {}   # name -> OrtValue
+        if adapter is not None:   # onnxruntime's wrapper over its C-level object, here the same
+            if not isinstance(adapter, AdapterFormat):
+                raise TypeError('AdapterFormat(adapter) takes an AdapterFormat, '
+                                f'not {type(adapter).__name__}')
+            self.__dict__.update(adapter.__dict__)
+            self._params = dict(adapter._params)
+
+    @staticmethod
+    def read_adapter(file_path):
+        fmt, adapter_version, model_version, params = _adapter.read_adapter_file(
+            _adapter_path('AdapterFormat.read_adapter', file_path))
+        out = AdapterFormat()
+        out._format_version = fmt
+        out._adapter_version, out._model_version = adapter_version, model_version
+        out._params = {name: OrtValue(arr) for name, arr in params.items()}
+        return out
+
+    def export_adapter(self, file_path):
+        path = _adapter_path('AdapterFormat.export_adapter', file_path)
+        params = {}
+        for name, value in self._params.items():
+            where = f"adapter parameter '{name}'"
+            if not value.is_tensor():
+                raise TypeError(f'{where} is {value.data_type()}: adapters hold tensors')
+            code = value.element_type()
+            if code not in _adapter.PARAMETER_TYPES:
+                raise TypeError(f'{where} is {value.data_type()}: adapter files hold numeric '
+                                'tensors (onnxruntime reads no strings, bools or complex numbers '
+                                'from them)')
+            arr = value.numpy()
+            if arr.ndim == 0:
+                raise ValueError(f'{where} is a scalar: adapter files hold tensors of rank 1 and '
+                                 'more (onnxruntime reads no scalars from them)')
+            params[name] = (code, arr)
+        data = _adapter.adapter_bytes(self._adapter_version, self._model_version, params)
+        try:
+            with open(path, 'wb') as f:
+                f.write(data)
+        except OSError as e:
+            raise _adapter.AdapterError(
+                f'cannot write adapter file {path!r}: {e.strerror or e}') from None
+
+    def get_format_version(self):
+        return self._format_version
+
+    def set_adapter_version(self, adapter_version):
+        self._adapter_version = _adapter.check_version('adapter_version', adapter_version)
+
+    def get_adapter_version(self):
+        return self._adapter_version
+
+    def set_model_version(self, model_version):
+        self._model_version = _adapter.check_version('model_version', model_version)
+
+    def get_model_version(self):
+        return self._model_version
+
+    def set_parameters(self, params):
+        if not isinstance(params, dict):
+            raise TypeError('set_parameters takes a dict of name -> OrtValue, '
+                            f'not {type(params).__name__}')
+        for name, value in params.items():
+            if not isinstance(name, str) or not isinstance(value, OrtValue):
+                raise TypeError(f'set_parameters takes a dict of str -> OrtValue; {name!r} maps to '
+                                f'{type(value).__name__}')
+        self._params = dict(params)
+
+    def get_parameters(self):
+        return dict(self._params)
+
+    format_version = property(get_format_version)
+    adapter_version = property(get_adapter_version, set_adapter_version)
+    model_version = property(get_model_version, set_model_version)
+    parameters = property(get_parameters, set_parameters)
 
 
 # ---------------------------------------------------------------- the session
@@ -1007,7 +1136,19 @@ class InferenceSession:
     InferenceSession(path_or_bytes, sess_options=None, providers=None, provider_options=None)
       path_or_bytes: a file path, the model's bytes (or an onnx.ModelProto).
       providers: names or (name, options) tuples, in priority order; default the CPU.
+
+    Initializers that are also graph inputs (get_overridable_initializers) may be fed, as in
+    onnxruntime, directly or by a LoRA adapter: onyx keeps them as constants in the session it
+    prepares, so a run feeding some of them runs a second session of the model in which those are
+    inputs, prepared on first use and kept (a few sets of names; each holds its own copy of the
+    weights).
     """
+
+    _model_dir = None       # external data folder of a model given as bytes made here
+    _overridable_names = None
+    _variants = None        # frozenset of initializer names -> the session where they are inputs
+    _VARIANTS_KEPT = 4
+    _variants_lock = threading.Lock()
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
         self._rep = None
@@ -1091,6 +1232,7 @@ class InferenceSession:
         arena = Arena()
         try:
             data, base = _rewritten_model(self._model_path, self._model_bytes, so)
+            base = base or self._model_dir
             if data is None:
                 _check(lib.onyx_model_load_file(os.fsencode(self._model_path), ctypes.byref(model)))
             else:
@@ -1248,9 +1390,47 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self):
-        """Initializers that are also graph inputs: onyx takes graph inputs without initializers,
-        so there are none to override."""
-        return []
+        """Initializers that are also graph inputs, as onnxruntime lists them (they may be fed)."""
+        names = self._overridable()
+        return [a for a in self._overriding(names).get_inputs() if a.name in names] if names else []
+
+    def _overridable(self):
+        """The names of the main graph's initializers that are also its inputs (read once)."""
+        if self._overridable_names is None:
+            try:
+                self._overridable_names = _model_wire.overridable_initializers(self._proto_bytes())
+            except _model_wire.WireError as e:   # onyx loaded it: only if the file changed since
+                _raise(_lib.InvalidProtobuf, 'ONYX_ERR_INVALID_MODEL', f'reading the model again: {e}')
+        return self._overridable_names
+
+    def _proto_bytes(self):
+        if self._model_bytes is not None:
+            return self._model_bytes
+        with open(self._model_path, 'rb') as f:
+            return f.read()
+
+    def _overriding(self, names):
+        """The session of this model where the initializers `names` are inputs."""
+        with self._variants_lock:
+            if self._variants is None:
+                self._variants = {}
+            variant = self._variants.pop(names, None)
+            if variant is None:
+                variant = InferenceSession.__new__(InferenceSession)
+                variant._rep = None
+                variant._log_fn = None
+                variant._model_path = None
+                variant._model_bytes = _model_wire.without_initializers(self._proto_bytes(), names)
+                variant._model_dir = self._model_dir if self._model_path is None else \
+                    os.fsencode(os.path.dirname(os.path.abspath(self._model_path)))
+                variant._sess_options = copy.copy(self._sess_options)
+                variant._sess_options.optimized_model_filepath = ''   # the caller's session wrote it
+                variant._meta = self._meta
+                variant._create([(p, self._provider_options.get(p, {})) for p in self._providers], None)
+                if len(self._variants) >= self._VARIANTS_KEPT:   # freed when no run holds it
+                    self._variants.pop(next(iter(self._variants)))
+            self._variants[names] = variant   # the most recently used last
+            return variant
 
     def get_modelmeta(self):
         return self._meta
@@ -1336,9 +1516,10 @@ class InferenceSession:
 
     # -- runs
 
-    def _run(self, output_names, input_feed, run_options, output_device=b'CPU'):
+    def _run(self, output_names, input_feed, run_options, output_device=b'CPU', adapters=True):
         """Python values of the outputs named (all when None or empty), in that order. With an
-        output device, outputs left there come back as _DeviceTensor (owning their memory)."""
+        output device, outputs left there come back as _DeviceTensor (owning their memory).
+        adapters: feed the parameters of run_options' active LoRA adapters."""
         if self._rep is None:
             _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'the session is closed')
         if output_names:
@@ -1352,18 +1533,31 @@ class InferenceSession:
         if not isinstance(input_feed, dict):
             raise TypeError(f'input_feed must be a dict, not {type(input_feed).__name__}')
         if len(input_feed) < len(self._inputs):
-            self._check_missing(input_feed)
+            self._check_missing(input_feed)   # the caller's feed, before adapters, as onnxruntime
+        if adapters and run_options is not None and run_options._adapters:
+            input_feed = _with_adapters(input_feed, run_options._adapters)
+        overridden = frozenset(n for n in input_feed if n not in self._input_index)
+        if overridden:   # initializers to feed, or names the model lacks
+            known = self._overridable()
+            unknown = [n for n in input_feed if n in overridden and n not in known]
+            if unknown:
+                self._check_missing(input_feed)
+                also = f' and the initializers {sorted(known)}, which may be fed' if known else ''
+                _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
+                       f'Invalid input name: {unknown[0]} (the model has {list(self._input_index)}{also})')
+            variant = self._overriding(overridden)
+            if output_device == b'CPU':
+                results = variant._run_fast(output_names, input_feed, run_options)
+                if results is not NOT_HANDLED:
+                    return results
+            return variant._run(output_names, input_feed, run_options, output_device, adapters=False)
         arena = Arena()
         count = ctypes.c_size_t()
         outs = Value_pp()
         try:
             values = []
             for name, x in input_feed.items():
-                arg = self._input_index.get(name)
-                if arg is None:
-                    self._check_missing(input_feed)
-                    _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
-                           f'Invalid input name: {name} (the model has {list(self._input_index)})')
+                arg = self._input_index[name]   # other names were refused or sent on above
                 if type(x) is not np.ndarray:
                     if isinstance(x, (OrtValue, SparseTensor)):
                         x = x._value if isinstance(x, OrtValue) else x
@@ -1417,12 +1611,18 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
         None for empty optionals)."""
-        if self._rep is not None and type(input_feed) is dict:   # the fast path (_call.py)
-            results = self._plan.run(output_names, input_feed,
-                                     run_options._handle.value if run_options is not None else None)
+        if run_options is None or not run_options._adapters:
+            results = self._run_fast(output_names, input_feed, run_options)
             if results is not NOT_HANDLED:
                 return results
         return self._run(output_names, input_feed, run_options)
+
+    def _run_fast(self, output_names, input_feed, run_options):
+        """run's one-call path (_call.py), or NOT_HANDLED when the call is off it."""
+        if self._rep is None or type(input_feed) is not dict:
+            return NOT_HANDLED
+        return self._plan.run(output_names, input_feed,
+                              run_options._handle.value if run_options is not None else None)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         return [OrtValue(v) for v in self._run(output_names, input_dict_ort_values, run_options)]
@@ -1440,6 +1640,7 @@ class InferenceSession:
     # -- lifetime
 
     def _close(self):
+        self._variants = None   # freed when no run holds them
         rep = getattr(self, '_rep', None)
         if rep is not None:
             self._rep = None
@@ -1447,6 +1648,15 @@ class InferenceSession:
 
     def __del__(self):
         self._close()
+
+
+def _with_adapters(input_feed, adapters):
+    """The feed with the adapters' parameters added, as onnxruntime binds them: each the input of
+    its name, over a value the feed gives for it too, the adapter added first winning."""
+    feed = dict(input_feed)
+    for adapter in reversed(adapters):
+        feed.update(adapter._params)
+    return feed
 
 
 def _as_input_array(x, arg):
@@ -1606,4 +1816,4 @@ __all__ = ['InferenceSession', 'SessionOptions', 'RunOptions', 'OrtValue', 'IOBi
            'set_default_logger_callback', 'OrtDevice', 'OrtMemoryInfo', 'OrtMemType', 'OrtAllocatorType',
            'OrtDeviceMemoryType', 'OrtMemoryInfoDeviceType', 'OrtDeviceVendorId', 'OrtSparseFormat',
            'OrtArenaCfg', 'create_and_register_allocator', 'create_and_register_allocator_v2',
-           'OrtValueVector', 'is_dlpack_uint8_tensor', 'SparseTensor']
+           'OrtValueVector', 'is_dlpack_uint8_tensor', 'SparseTensor', 'AdapterFormat', 'LoraAdapter']

@@ -2,9 +2,9 @@
 error classes (onyx's, with onnxruntime's hierarchy: each an Exception, none a RuntimeError or
 ValueError), and its C-level types, which in onyx are the Python ones (OrtValue is onyx.ort.OrtValue)."""
 from . import _lib
-from .ort import (ExecutionMode, ExecutionOrder, GraphOptimizationLevel, ModelMetadata, OrtAllocatorType,
-                  OrtArenaCfg, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId, OrtMemoryInfo,
-                  OrtMemoryInfoDeviceType, OrtMemType, OrtSparseFormat, OrtValue, OrtValueVector,
+from .ort import (AdapterFormat, ExecutionMode, ExecutionOrder, GraphOptimizationLevel, LoraAdapter,
+                  ModelMetadata, OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType,
+                  OrtDeviceVendorId, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType, OrtSparseFormat, OrtValue, OrtValueVector,
                   RunOptions, SessionOptions, create_and_register_allocator,
                   create_and_register_allocator_v2, disable_telemetry_events, enable_telemetry_events,
                   get_all_providers, get_available_providers, get_build_info, get_device,
@@ -22,6 +22,7 @@ def get_default_session_options():
 InferenceSession = _InferenceSession
 
 __all__ = list(_lib.ORT_ERRORS) + [
+    'AdapterFormat', 'LoraAdapter',
     'ExecutionMode', 'ExecutionOrder', 'GraphOptimizationLevel', 'ModelMetadata', 'OrtAllocatorType',
     'OrtArenaCfg', 'OrtDevice', 'OrtDeviceMemoryType', 'OrtDeviceVendorId', 'OrtMemoryInfo',
     'OrtMemoryInfoDeviceType', 'OrtMemType', 'OrtSparseFormat', 'OrtValue', 'OrtValueVector', 'RunOptions',
