@@ -174,21 +174,27 @@ PEAK_SCRIPT = textwrap.dedent('''
 ''')
 
 
+def grown_kib(tmp_path, model, k, n):
+    """How much a fresh process's peak grows when it prepares `model` (A of k columns) and runs
+    it at M = 1 and 128."""
+    path = tmp_path / f'model{k}x{n}.onnx'
+    path.write_bytes(model.SerializeToString())
+    script = tmp_path / 'peak.py'
+    script.write_text(PEAK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script), str(path), str(k), str(n)],
+                         capture_output=True, text=True, env=dict(os.environ), check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize('level', [0, 4])
 def test_no_float_copy_of_the_weight(tmp_path, level):
     # level 4 holds an int8-ready copy of the packed codes and scales (10 MiB here), not a float one
-    def grown_kib(k, n):
-        path = tmp_path / f'w{k}x{n}.onnx'
-        path.write_bytes(nbits_model(k, n, 4, 32, level=level).SerializeToString())
-        script = tmp_path / 'peak.py'
-        script.write_text(PEAK_SCRIPT)
-        out = subprocess.run([sys.executable, str(script), str(path), str(k), str(n)],
-                             capture_output=True, text=True, env=dict(os.environ), check=True)
-        return int(out.stdout.strip().splitlines()[-1])
+    def peak(k, n):
+        return grown_kib(tmp_path, nbits_model(k, n, 4, 32, level=level), k, n)
     k, n = 4096, 4096
     # what a session and its first products cost whatever the weight (oneDNN, OpenBLAS's
     # buffers, thread stacks) is measured on a small weight run the same way, and taken off
-    grown = grown_kib(k, n) - grown_kib(256, 256)
+    grown = peak(k, n) - peak(256, 256)
     float_copy_kib = k * n * 4 // 1024   # 64 MiB
     # the model's packed bytes (8 MiB, held in the model and in the session) and scales
     # (2 MiB) are allowed; a float copy of the weight is not
@@ -215,16 +221,9 @@ def layers_model(count, d, level):
 def test_level4_holds_the_codes_once(tmp_path):
     # the repacked codes replace the model's: the model's copy of each B is handed back once it is
     # repacked (core/shared.h), so the codes are held once, not twice
-    def grown_kib(count, d):
-        path = tmp_path / f'chain{count}x{d}.onnx'
-        path.write_bytes(layers_model(count, d, 4).SerializeToString())
-        script = tmp_path / 'peak.py'
-        script.write_text(PEAK_SCRIPT)
-        out = subprocess.run([sys.executable, str(script), str(path), str(d), str(d)],
-                             capture_output=True, text=True, env=dict(os.environ), check=True)
-        return int(out.stdout.strip().splitlines()[-1])
     count, d = 8, 2048
-    grown = grown_kib(count, d) - grown_kib(1, 256)
+    grown = (grown_kib(tmp_path, layers_model(count, d, 4), d, d) -
+             grown_kib(tmp_path, layers_model(1, 256, 4), 256, 256))
     codes_kib = count * d * d // 2 // 1024            # 16 MiB
     scales_kib = count * d * (d // 32) * 4 // 1024    # 4 MiB, held twice (model and pack)
     # held once: codes + 2 x scales + one B in flight = 26 MiB; held twice: 42 MiB
