@@ -999,9 +999,10 @@ static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
  * run-time dim takes only its reference kernel with a packed B), or runs one row on the panels. */
 
 static onyx_status rows_prepare(const kernel_prep *p, mm_prim *m) {
-    const type_info *A = p->n_in > 1 ? p->in_type[0] : NULL, *B = p->in_type[1];
-    const tensor *b = p->n_in > 1 ? p->in_value[1] : NULL;
-    if (!A || !b || A->kind != ONYX_VALUE_TENSOR || A->dtype != ONYX_FLOAT || A->rank < 1 ||
+    if (p->n_in < 2) return ONYX_OK;
+    const type_info *A = p->in_type[0], *B = p->in_type[1];
+    const tensor *b = p->in_value[1];
+    if (!A || !B || !b || A->kind != ONYX_VALUE_TENSOR || A->dtype != ONYX_FLOAT || A->rank < 1 ||
         b->dtype != ONYX_FLOAT || B->rank != 2 || A->dims[A->rank - 1] != B->dims[0] ||
         B->dims[0] <= 0 || B->dims[1] <= 0)
         return ONYX_OK;

@@ -142,10 +142,11 @@ class Tokenizer:
         if not os.path.isfile(path):
             raise GenaiError(f'{path}: no tokenizer.json in the model folder')
         self._tok = HfTokenizer.from_file(path)
-        self._special_tokens = self._prompt_settings(folder)
+        self._add_special = self._adds_special_tokens(folder)
 
     @staticmethod
-    def _prompt_settings(folder):
+    def _adds_special_tokens(folder):
+        """tokenizer_config.json's add_bos_token: whether encoding adds the special tokens."""
         path = os.path.join(folder, 'tokenizer_config.json')
         try:
             with open(path, encoding='utf-8') as f:
@@ -154,7 +155,7 @@ class Tokenizer:
             return False
 
     def encode(self, text):
-        return np.array(self._tok.encode(text, add_special_tokens=self._special_tokens).ids,
+        return np.array(self._tok.encode(text, add_special_tokens=self._add_special).ids,
                         dtype=np.int32)
 
     def encode_batch(self, texts):
@@ -230,6 +231,9 @@ class Generator:
         if t.ndim != 2 or t.shape[1] == 0:
             raise GenaiError(f'append_tokens: expected a non-empty 1-D or 2-D array, got shape '
                              f'{tuple(t.shape)}')
+        length = t.shape[1] + (0 if self._sequences is None else self._sequences.shape[1])
+        if length > self.max_length:   # refused before anything changes
+            raise GenaiError(f'append_tokens: {length} tokens exceed max_length {self.max_length}')
         if self._sequences is None:
             self._sequences = t.astype(np.int32)
             self._done = np.zeros(t.shape[0], bool)
@@ -241,9 +245,6 @@ class Generator:
                                  f'{self._sequences.shape[0]}')
             self._sequences = np.concatenate([self._sequences, t.astype(np.int32)], axis=1)
             self._pending = t if self._pending is None else np.concatenate([self._pending, t], 1)
-        if self._sequences.shape[1] > self.max_length:
-            raise GenaiError(f'append_tokens: {self._sequences.shape[1]} tokens exceed max_length '
-                             f'{self.max_length}')
         self._run()
 
     def is_done(self):
