@@ -1,20 +1,25 @@
 // The TBB shim behind core/parallel.h: one arena per calling thread and thread count, work split
-// into tasks any thread of the arena may take, and the bounded spin and doze of a rep's workers
-// after a run.
+// into tasks any thread of the arena may take, the bounded spin and doze of a rep's workers after
+// a run, and workers kept off the CPU of a run's caller.
 #include "core/parallel_tbb.h"
 
 #include <immintrin.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
 
 // TBB's synchronisation is invisible to ThreadSanitizer (the library is not instrumented): tell
 // it that a task starts after it was handed out and that the caller resumes after the tasks end.
@@ -41,8 +46,81 @@ std::atomic<uint64_t> work_epoch{0};
 // set of workers, so one count bounds them all.
 std::atomic<int> spinners{0};
 
+// Workers kept off the caller's CPU. A sleeping worker that a run wakes is placed by the kernel,
+// and on these virtual machines it often lands on the caller's CPU while the other vCPU idles:
+// the two then time-share one CPU for 5-15 ms until the load balancer moves one (schedstat of the
+// worker after 1 s pauses, EfficientNet-B0, Zen 4 KVM, 2026-12-02: 4 runs in 12 waited 11-17 ms
+// on the caller's run queue). So when a run starts alone in the process, every worker's affinity
+// becomes the CPUs it may use minus the caller's, before anything wakes it; the mask only changes
+// when the caller's CPU does. With several runs in flight the cores are shared anyway, and each
+// caller changing the masks would only make the workers chase them: left as they are.
+struct worker_entry {
+    pid_t tid;
+    cpu_set_t allowed; // the worker's own affinity when it first joined
+    int avoiding;      // the CPU its mask leaves out now, -1 for none
+};
+// Plain arrays, never destroyed: a worker's thread may end after the process's static
+// destructors ran (TBB shuts its threads down from its own). Workers past the first 256 are
+// never moved.
+constexpr int MAX_PLACED_WORKERS = 256;
+std::mutex workers_lock;
+worker_entry workers[MAX_PLACED_WORKERS]; // under workers_lock
+int n_workers = 0;                        // under workers_lock
+std::atomic<int> runs_in_flight{0};
+
+// One per worker thread: registers it when it first enters an arena and removes it when the
+// thread ends, before its id can be reused.
+struct worker_registration {
+    bool registered = false;
+    pid_t tid = 0;
+    void enter() {
+        if (registered) return;
+        worker_entry e;
+        e.tid = (pid_t)syscall(SYS_gettid);
+        e.avoiding = -1;
+        if (sched_getaffinity(0, sizeof e.allowed, &e.allowed) != 0) return;
+        std::lock_guard<std::mutex> hold(workers_lock);
+        if (n_workers == MAX_PLACED_WORKERS) return;
+        workers[n_workers++] = e;
+        tid = e.tid;
+        registered = true;
+    }
+    ~worker_registration() {
+        if (!registered) return;
+        std::lock_guard<std::mutex> hold(workers_lock);
+        for (int k = 0; k < n_workers; k++)
+            if (workers[k].tid == tid) {
+                workers[k] = workers[--n_workers];
+                break;
+            }
+    }
+};
+thread_local worker_registration this_worker;
+
+struct worker_observer : tbb::task_scheduler_observer {
+    explicit worker_observer(tbb::task_arena &a) : tbb::task_scheduler_observer(a) { observe(true); }
+    ~worker_observer() override { observe(false); }
+    void on_scheduler_entry(bool is_worker) override {
+        if (is_worker) this_worker.enter();
+    }
+};
+
+void keep_workers_off(int cpu) {
+    std::lock_guard<std::mutex> hold(workers_lock);
+    for (int k = 0; k < n_workers; k++) {
+        worker_entry &w = workers[k];
+        if (w.avoiding == cpu) continue;
+        cpu_set_t mask = w.allowed;
+        CPU_CLR(cpu, &mask);
+        // a worker that may run nowhere else keeps the mask it came with
+        if (CPU_COUNT(&mask) == 0) mask = w.allowed;
+        if (sched_setaffinity(w.tid, sizeof mask, &mask) == 0) w.avoiding = cpu;
+    }
+}
+
 struct warm_arena {
     tbb::task_arena arena;
+    std::unique_ptr<worker_observer> observer; // declared after the arena: goes first
     explicit warm_arena(int threads) : arena(threads, 1) {}
 };
 
@@ -57,6 +135,7 @@ warm_arena &arena_for(int threads) {
         // One slot is the caller's; the others are for workers.
         slot = std::make_unique<warm_arena>(threads);
         slot->arena.initialize();
+        if (threads > 1) slot->observer = std::make_unique<worker_observer>(slot->arena);
     }
     return *slot;
 }
@@ -143,6 +222,11 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
         return false;
     }
     const run_policy policy = {warm, threads - 1, spin_us, doze_us, nap_us};
+    const bool alone = runs_in_flight.fetch_add(1, std::memory_order_relaxed) == 0;
+    if (alone && threads > 1) {
+        const int cpu = sched_getcpu();
+        if (cpu >= 0 && cpu < CPU_SETSIZE) keep_workers_off(cpu);
+    }
     TSAN_RELEASE(ctx);
     // execute() runs fn on this thread when it can join the arena, else on one of its threads
     warm->arena.execute([&] {
@@ -154,6 +238,7 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
         TSAN_RELEASE(ctx);
     });
     TSAN_ACQUIRE(ctx);
+    runs_in_flight.fetch_sub(1, std::memory_order_relaxed);
     keep_warm(policy);
     return true;
 }

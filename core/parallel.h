@@ -33,19 +33,19 @@ void parallel_work_done(void);
 
 /* How a rep's workers wait after each parallel step of a run and after the run, before they
  * sleep until TBB wakes them: they spin for spin_us microseconds, then doze for doze_us (sleep in
- * naps of PARALLEL_NAP_US, looking for work after each); 0 leaves a phase out. Why: a step or
- * request within the spin starts on running threads; within the doze it waits at most a nap for
- * them, where waking a sleeping thread costs more, and lands it on the caller's CPU more often
- * than not on these virtual machines (docs/DESIGN-NOTES.md, "Threads"). Dozing costs a short
- * wake-up per nap. Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends
- * both at once. */
+ * naps of PARALLEL_NAP_US, looking for work after each); 0 leaves a phase out. A step or request
+ * within the spin starts on running threads; one within a doze waits at most a nap for them.
+ * Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends both at once. The
+ * doze is off by default: with the workers kept off the caller's CPU (core/parallel.cc), TBB's
+ * own wake-up reaches a free CPU sooner than a nap ends, and naps cost CPU while idle
+ * (docs/DESIGN-NOTES.md, "Threads"). */
 typedef struct {
     int64_t spin_us, doze_us;
 } parallel_policy;
 
 /* Defaults for a server (docs/BENCHMARKS.md, "Traffic after pauses", has the measurements). */
 #define PARALLEL_DEFAULT_SPIN_US 20000
-#define PARALLEL_DEFAULT_DOZE_US 1000000
+#define PARALLEL_DEFAULT_DOZE_US 0
 #define PARALLEL_NAP_US 500
 
 /* Runs fn(ctx) inside an arena of `threads` threads (<= 0: in the caller's current arena; 1: the

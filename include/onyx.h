@@ -439,11 +439,12 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  *   session.intra_op.allow_spinning  "0" | "1"              "1"       onnxruntime's key; "0": a
  *       rep's threads sleep as soon as a run ends (the two keys below are then not used).
  *   onyx.intra_op.spin_us            0 to 10000000 (us)     20000     after a run (and after each
- *   onyx.intra_op.doze_us            0 to 10000000 (us)     1000000   parallel step of one) a rep's
+ *   onyx.intra_op.doze_us            0 to 10000000 (us)     0         parallel step of one) a rep's
  *       threads spin spin_us, then doze doze_us (sleep in 0.5 ms naps, looking for work after
  *       each), then sleep until work comes. A request within the spin starts on running threads,
  *       one within the doze waits at most a nap for them. Parallel work starting anywhere
- *       (another rep's too) ends the spin and the doze. Decimal digits only.
+ *       (another rep's too) ends the spin and the doze. Decimal digits only. A run alone in the
+ *       process keeps the rep's worker threads off the CPU its caller runs on (their affinity).
  *   onyx.allow_newer_opsets          domains, comma-sep.    ""        a model importing one of
  *       these domains ("ai.onnx" for the default one) at an opset past the newest onyx implements
  *       is prepared anyway, its nodes run as the newest versions onyx implements, and the log
