@@ -38,6 +38,7 @@
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_guard.h"
+#include "kernels_cpu/common/i8_gemm_avx2.h"
 
 /* cblas's enum values, so that no cblas header is needed. */
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
@@ -206,7 +207,9 @@ bool cpu_int8_exact(void) {
 
 bool cpu_gemm_i8(bool a_signed, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                  int32_t ao, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc) {
-    if (m <= 0 || n <= 0 || k <= 0 || !cpu_int8_exact() || bo < -128 || bo > 127 ||
+    /* without VNNI (or forced off it) the caller's exact loop: B here is moved by 128 where it
+     * was uint8, which the AVX2 kernels, summing as onnxruntime does, must see as stored */
+    if (m <= 0 || n <= 0 || k <= 0 || cpu_i8_choose() != CPU_I8_ONEDNN || bo < -128 || bo > 127 ||
         ao < (a_signed ? -128 : 0) || ao > (a_signed ? 127 : 255))
         return false;
     const int32_t co = 0;

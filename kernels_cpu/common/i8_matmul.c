@@ -1,4 +1,5 @@
-/* The exact 8-bit product with a constant B on oneDNN's int8 matmul primitive (i8_matmul.h).
+/* The 8-bit product with a constant B on oneDNN's int8 matmul primitive (i8_matmul.h), or on
+ * CPUs without VNNI the AVX2 kernels (i8_gemm_avx2.c: P = A B as stored, then the same pass).
  *
  * The primitive computes P = U B8 with U uint8 [m, k] and B8 int8 [k, n], dst int32, and nothing
  * else: with a source zero point, or an int8 source (whose compensation oneDNN applies), oneDNN
@@ -8,7 +9,8 @@
  * or B - 128 (uint8 B, moved once at prepare), and our pass over the result adds the rest, per
  * element in 32-bit wrapping arithmetic:
  *   (A - za)(B - zb) = (U - zu)(B8 - zb8) = P - zu colsum(B8)[j] - zb8[j] rowsum(U - zu)[i]
- * with zu = za (+ 128) and zb8 = zb (- 128). The same pass scales the sums to float for the
+ * with zu = za (+ 128) and zb8 = zb (- 128); on the AVX2 path U = A and B8 = B, unmoved (its
+ * u8 x s8 sums saturate as onnxruntime's do on raw A and B). The same pass scales the sums to float for the
  * ops that want that. Against dnnl_gemm_u8s8s32, which packs B on every call (2 threads, this
  * Xeon with AVX-512 VNNI, BERT-base's K x N; ranges over runs on a shared machine): M 12:
  * 768x768 0.03-0.04 ms vs 0.08-0.21, 768x3072 0.14-0.18 vs 0.29-0.40; M 128: 768x768 0.32-0.35
@@ -22,6 +24,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/i8_gemm_avx2.h"
 #include "kernels_cpu/common/requant.h"
 
 static size_t align64(size_t b) { return (b + 63) / 64 * 64; }
@@ -75,6 +78,55 @@ done:
 }
 
 static void pack_release(void *obj) { free(obj); }
+
+/* ---- B packed once for the AVX2 kernels: the packed panels, then colsum(B) at align64 */
+
+typedef struct avx2_key {
+    char tag[8];
+    const void *data;
+    int32_t dtype;
+    bool a_signed, transposed; /* the packing depends on A's type (saturating or not) */
+    int64_t k, n;
+} avx2_key;
+
+typedef struct avx2_ctx {
+    const tensor *b;
+    int64_t k, n;
+    bool a_signed, transposed;
+} avx2_ctx;
+
+static onyx_status avx2_make(void *ctx, void **obj) {
+    const avx2_ctx *x = ctx;
+    const bool b_signed = x->b->dtype == ONYX_INT8;
+    size_t bytes = align64(i8avx2_pack_bytes(x->k, x->n, x->a_signed, b_signed));
+    char *buf = cpu_dnnl_alloc(bytes + (size_t)x->n * sizeof(int32_t));
+    if (!buf) return onyx_oom("packed matrix B");
+    i8avx2_pack(x->b->data, b_signed, x->transposed, x->k, x->n, x->a_signed, buf,
+                (uint32_t *)(buf + bytes));
+    *obj = buf;
+    return ONYX_OK;
+}
+
+static onyx_status build_avx2(const kernel_prep *kp, const tensor *b, bool transposed,
+                              cpu_i8mm *p) {
+    avx2_key key;
+    memset(&key, 0, sizeof key); /* padding bytes are part of the key */
+    memcpy(key.tag, "i8avx2", 7);
+    key.data = b->data;
+    key.dtype = (int32_t)b->dtype;
+    key.a_signed = p->a_signed;
+    key.transposed = transposed;
+    key.k = p->k;
+    key.n = p->n;
+    avx2_ctx ctx = {b, p->k, p->n, p->a_signed, transposed};
+    void *obj = NULL;
+    TRY(kernel_shared(kp, &key, sizeof key, avx2_make, pack_release, &ctx, &obj));
+    p->avx2 = true;
+    p->packed = obj;
+    p->colsum = (const int32_t *)((const char *)obj +
+                                  align64(i8avx2_pack_bytes(p->k, p->n, p->a_signed, p->b_signed)));
+    return ONYX_OK;
+}
 
 /* ---- prepare */
 
@@ -160,8 +212,9 @@ onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, co
         return ONYX_OK;
     const int64_t k = b->dims[b_transposed ? 1 : 0], n = b->dims[b_transposed ? 0 : 1];
     /* oneDNN takes dims below 2^31 (dnnl_util.c); the products stay within int64 */
+    const cpu_i8_path path = cpu_i8_choose();
     if (m <= 0 || k <= 0 || n <= 0 || m > INT32_MAX || k > INT32_MAX || n > INT32_MAX ||
-        !cpu_int8_exact())
+        path == CPU_I8_REF)
         return ONYX_OK;
     cpu_i8mm *p = calloc(1, sizeof *p);
     if (!p) return onyx_oom("int8 matmul state");
@@ -169,10 +222,23 @@ onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, co
     p->k = k;
     p->n = n;
     p->a_signed = a_signed;
-    p->b_shift = b->dtype == ONYX_UINT8 ? 128 : 0;
-    onyx_status st = build(kp, m, b, b_transposed, p);
+    p->b_signed = b->dtype == ONYX_INT8;
+    onyx_status st;
     size_t t = 0;
-    if (st == ONYX_OK) {
+    if (path == CPU_I8_AVX2) { /* A and B as they are */
+        st = build_avx2(kp, b, b_transposed, p);
+        if (st == ONYX_OK) {
+            size_t zb = (size_t)n * sizeof(int32_t),
+                   sa = i8avx2_scratch_bytes(m, k, a_signed, p->b_signed);
+            p->off_zb = t;
+            t += align64(zb);
+            p->off_u = t; /* A staged for the kernels */
+            t += align64(sa);
+            p->scratch_bytes = t + 64;
+        }
+    } else if ((st = build(kp, m, b, b_transposed, p)) == ONYX_OK) {
+        p->a_shift = a_signed ? 128 : 0;
+        p->b_shift = p->b_signed ? 0 : 128;
         size_t u = a_signed ? (size_t)(m * k) : 0, zb = (size_t)n * sizeof(int32_t);
         if (u > SIZE_MAX / 4 || p->pad_size > SIZE_MAX / 4) {
             st = onyx_oom("int8 matmul scratch");
@@ -209,6 +275,10 @@ onyx_status cpu_i8mm_fork(const cpu_i8mm *p, cpu_i8mm_mem **out) {
     if (!f) return onyx_oom("int8 matmul working state");
     onyx_status st = ONYX_OK;
     f->p = p;
+    if (p->avx2) { /* no primitive: nothing of its own */
+        *out = f;
+        return ONYX_OK;
+    }
     CHECK(cpu_dnnl_memory(&f->src, p->md_src));
     CHECK(cpu_dnnl_memory(&f->wei, p->md_wei));
     CHECK(cpu_dnnl_memory(&f->dst, p->md_dst));
@@ -280,7 +350,7 @@ CPU_CLONES static void fix_rows(void *ctx, int64_t b, int64_t e) {
     const uint32_t *cs = (const uint32_t *)p->colsum, *zb8 = (const uint32_t *)j->zb8;
     for (int64_t i = b; i < e; i++) {
         uint32_t za = (uint32_t)x->za[x->za_rows ? i : 0];
-        uint32_t zu = za + (p->a_signed ? 128u : 0u);
+        uint32_t zu = za + (uint32_t)p->a_shift;
         /* rowsum(A - za) = rowsum(U - zu) */
         uint32_t rs = zb8 ? row_sum((const char *)x->a + i * k, k, p->a_signed) - za * (uint32_t)k
                           : 0;
@@ -322,9 +392,9 @@ static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
     return cpu_dnnl_check(dnnl_memory_set_data_handle(mem, (void *)ptr), "binding a matrix");
 }
 
-onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
+/* P = U B8 on the primitive into x->y. */
+static onyx_status run_onednn(const cpu_i8mm_mem *f, const cpu_i8mm_call *x, char *sb) {
     const cpu_i8mm *p = f->p;
-    char *sb = (char *)(((uintptr_t)x->scratch + 63) & ~(uintptr_t)63);
     const void *u = x->a;
     if (p->a_signed) { /* int8 A as uint8 A + 128: the only source oneDNN keeps exact */
         uint8_t *dst = (uint8_t *)(sb + p->off_u);
@@ -332,14 +402,6 @@ onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
         const int64_t cnt = p->m * p->k;
         CPU_SIMD for (int64_t i = 0; i < cnt; i++) dst[i] = src[i] ^ 0x80;
         u = dst;
-    }
-    /* B's zero point as moved with B; NULL where it is 0 for every column */
-    int32_t *zb8 = (int32_t *)(sb + p->off_zb);
-    bool any = false;
-    for (int64_t j = 0; j < p->n; j++) {
-        int32_t z = x->zb ? x->zb[x->zb_cols ? j : 0] : 0;
-        zb8[j] = z - p->b_shift;
-        any |= zb8[j] != 0;
     }
     TRY(bind(f->src, u));
     TRY(bind(f->wei, p->packed));
@@ -351,7 +413,25 @@ onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
         TRY(bind(f->pad, sb + p->off_pad));
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, f->pad};
     }
-    TRY(cpu_dnnl_execute(p->prim, nargs, args));
+    return cpu_dnnl_execute(p->prim, nargs, args);
+}
+
+onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x) {
+    const cpu_i8mm *p = f->p;
+    char *sb = (char *)(((uintptr_t)x->scratch + 63) & ~(uintptr_t)63);
+    /* B's zero point as moved with B; NULL where it is 0 for every column */
+    int32_t *zb8 = (int32_t *)(sb + p->off_zb);
+    bool any = false;
+    for (int64_t j = 0; j < p->n; j++) {
+        int32_t z = x->zb ? x->zb[x->zb_cols ? j : 0] : 0;
+        zb8[j] = z - p->b_shift;
+        any |= zb8[j] != 0;
+    }
+    if (p->avx2)
+        i8avx2_gemm(p->packed, x->a, p->a_signed, p->b_signed, p->m, p->k, p->n, x->y, p->n,
+                    sb + p->off_u);
+    else
+        TRY(run_onednn(f, x, sb));
     fix_job j = {p, x, any ? zb8 : NULL};
     parallel_for(p->m, 32768 / (p->n + (any ? p->k : 0) + 1) + 1, fix_rows, &j);
     return ONYX_OK;

@@ -1,7 +1,9 @@
-/* The exact 8-bit product with a constant B, behind MatMulInteger, MatMulIntegerToFloat and
- * DynamicQuantizeMatMul: oneDNN's int8 matmul primitive made at prepare, B packed once into its
- * layout and shared by every plan of the rep, the zero points applied by our own pass over the
- * int32 result (which also scales it to float where the op wants that). */
+/* The 8-bit product with a constant B, behind MatMulInteger, MatMulIntegerToFloat,
+ * DynamicQuantizeMatMul, QLinearMatMul and QGemm: oneDNN's int8 matmul primitive made at prepare
+ * where this CPU has VNNI, else (or with ONYX_I8=avx2) the AVX2 kernels of i8_gemm_avx2.h, which
+ * sum as onnxruntime does on such a CPU; B packed once and shared by every plan of the rep, the
+ * zero points applied by our own pass over the int32 result (which also scales it to float where
+ * the op wants that). */
 #ifndef ONYX_KERNELS_CPU_I8_MATMUL_H
 #define ONYX_KERNELS_CPU_I8_MATMUL_H
 
@@ -14,14 +16,17 @@
 
 /* Prepared once per plan, read-only afterwards. */
 typedef struct cpu_i8mm {
+    bool avx2;               /* the AVX2 kernels: no primitive, B packed by i8avx2_pack */
     dnnl_primitive_t prim;
     dnnl_memory_desc_t md_src, md_wei, md_dst, md_pad; /* owned */
     size_t pad_size;
     const void *packed;      /* B (moved to int8) in the primitive's layout (rep's shared cache) */
     const int32_t *colsum;   /* [n] column sums of that int8 B, beside it in the same object */
     int64_t m, k, n;
-    bool a_signed;           /* A is int8: moved up by 128 into scratch per run */
-    int32_t b_shift;         /* 128 for uint8 B (stored as B - 128), 0 for int8 */
+    bool a_signed;           /* A is int8 */
+    bool b_signed;           /* B is int8 */
+    int32_t a_shift;         /* 128 where int8 A is moved up into uint8 for oneDNN, else 0 */
+    int32_t b_shift;         /* 128 where uint8 B is stored as B - 128 for oneDNN, else 0 */
     size_t off_u, off_zb, off_pad, scratch_bytes; /* the run's scratch, 64-byte aligned */
 } cpu_i8mm;
 
@@ -32,9 +37,10 @@ typedef struct cpu_i8mm_mem {
 } cpu_i8mm_mem;
 
 /* Prepares (A - za)(B - zb) for A [m, k] (int8 when a_signed, else uint8) and the constant 2-D
- * int8/uint8 B [k, n] (stored [n, k] when b_transposed). *out is NULL, with ONYX_OK, where the fast path does not apply: no exact
- * int8 product on this CPU (cpu_int8_exact), dims oneDNN does not take, or only its reference
- * implementation; the caller then computes the product itself. Fails only for memory. */
+ * int8/uint8 B [k, n] (stored [n, k] when b_transposed). *out is NULL, with ONYX_OK, where the
+ * fast path does not apply: neither VNNI nor AVX2 on this CPU (cpu_i8_choose), dims oneDNN does
+ * not take, or only its reference implementation; the caller then computes the product itself.
+ * Fails only for memory. */
 onyx_status cpu_i8mm_prepare(const kernel_prep *kp, int64_t m, bool a_signed, const tensor *b,
                              bool b_transposed, cpu_i8mm **out);
 void cpu_i8mm_release(cpu_i8mm *p);
@@ -63,7 +69,9 @@ typedef struct cpu_i8mm_call {
     void *scratch;           /* p->scratch_bytes, 64-byte aligned (kernel_scratch) */
 } cpu_i8mm_call;
 
-/* Runs the product: exact, 32-bit wrapping sums as the reference loops. */
+/* Runs the product: 32-bit wrapping sums, exact as the reference loops on oneDNN's VNNI path; on
+ * the AVX2 path as onnxruntime's AVX2 kernels sum (uint8 A x int8 B saturates each pair of
+ * products to int16 first, i8_gemm_avx2.c), which is the same wherever no pair saturates. */
 onyx_status cpu_i8mm_run(const cpu_i8mm_mem *f, const cpu_i8mm_call *x);
 
 /* ---- The state of a kernel (KERNEL_FORKED) whose input a_in, of static type, times its constant

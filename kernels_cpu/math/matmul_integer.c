@@ -98,7 +98,7 @@ static onyx_status fast_run(const kernel_call *c, const cpu_i8mm_mem *f, const m
     TRY(kernel_scratch(c, mm->scratch_bytes + (size_t)(m + n) * sizeof(int32_t), &buf));
     int32_t *za = (int32_t *)((char *)buf + mm->scratch_bytes), *zb = za + m;
     int32_t za1 = 0, zb1 = 0;
-    bool sa = mm->a_signed, sb = mm->b_shift == 0;
+    bool sa = mm->a_signed, sb = mm->b_signed;
     cpu_i8mm_call x = {.a = q->j.a, .za = &za1, .zb = &zb1, .y = q->j.c, .scratch = buf};
     if (q->za && q->za_kind == ZP_ONE) {
         za1 = sa ? ((const int8_t *)q->za)[0] : ((const uint8_t *)q->za)[0];
