@@ -401,6 +401,73 @@ static onyx_status gqa_rotary(const kernel_call *c, const cnlp_att_dims *d, bool
     return ONYX_OK;
 }
 
+/* sliding_window_cache=1 (onnxruntime's contract): rows [0, L) of the window-sized buffers hold
+ * the L most recent positions in order, L a function of the tokens so far T alone: all of them
+ * while they fit the capacity C, then G = C - W + 1 positions evicted at once, so
+ * min(T, W) <= L <= min(T, C). */
+static int64_t window_resident(int64_t T, int64_t C, int64_t W) {
+    if (T <= C) return T;
+    int64_t G = C - W + 1;
+    return T - G * ((T - C + G - 1) / G);
+}
+
+/* The windowed cache: per batch, the past's resident rows then the new ones form the keys this
+ * step reads (positions T - S - Lp .. T - 1), attention runs over them with the window counted
+ * from their end, and the last L(T) of them become the present buffers' first rows. */
+static onyx_status gqa_windowed(const kernel_call *c, core *x, const cnlp_att_dims *d,
+                                const int32_t *seqlens, bool first, view vk, view vv,
+                                char *buf) {
+    const tensor *PK = kernel_input(c, 3), *PV = kernel_input(c, 4);
+    tensor *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
+    const int64_t B = d->batch, S = d->q_len, Nkv = d->kv_heads, D = d->head, C = d->past_len,
+                  W = attr_int(c->node, "local_window_size", -1), V = x->T;
+    int32_t *rows = (int32_t *)buf; /* per batch: the keys read, minus one (as seqlens_k) */
+    float *kc = (float *)(buf + ((size_t)B * 4 + 63) / 64 * 64);
+    float *vc = kc + B * Nkv * V * D;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t T = (int64_t)seqlens[b] + 1, past = first ? 0 : T - S,
+                lp = window_resident(past, C, W), end = first ? T : lp + S;
+        rows[b] = (int32_t)(end - 1);
+        for (int64_t h = 0; h < Nkv; h++) {
+            float *kd = kc + (b * Nkv + h) * V * D, *vd = vc + (b * Nkv + h) * V * D;
+            if (lp > 0) {
+                memcpy(kd, (const float *)PK->data + (b * Nkv + h) * C * D, (size_t)(lp * D) * 4);
+                memcpy(vd, (const float *)PV->data + (b * Nkv + h) * C * D, (size_t)(lp * D) * 4);
+            }
+            for (int64_t r = 0; r < S; r++) {
+                memcpy(kd + (lp + r) * D, vk.p + b * vk.s[0] + h * vk.s[1] + r * vk.s[2],
+                       (size_t)D * 4);
+                memcpy(vd + (lp + r) * D, vv.p + b * vv.s[0] + h * vv.s[1] + r * vv.s[2],
+                       (size_t)D * 4);
+            }
+        }
+    }
+    x->seqlens = rows;
+    x->k = (view){kc, {Nkv * V * D, V * D, D}};
+    x->v = (view){vc, {Nkv * V * D, V * D, D}};
+    core_run(x);
+    /* present: rows [0, L(T)) the most recent positions, the rest zero (unspecified there) */
+    for (int64_t b = 0; b < B; b++) {
+        int64_t T = (int64_t)seqlens[b] + 1, keep = window_resident(T, C, W),
+                end = (int64_t)rows[b] + 1;
+        for (int64_t h = 0; h < Nkv; h++) {
+            const float *ks = kc + ((b * Nkv + h) * V + end - keep) * D,
+                        *vs = vc + ((b * Nkv + h) * V + end - keep) * D;
+            float *ko = OK_ ? (float *)OK_->data + (b * Nkv + h) * C * D : NULL,
+                  *vo = OV ? (float *)OV->data + (b * Nkv + h) * C * D : NULL;
+            if (ko) {
+                memcpy(ko, ks, (size_t)(keep * D) * 4);
+                memset(ko + keep * D, 0, (size_t)((C - keep) * D) * 4);
+            }
+            if (vo) {
+                memcpy(vo, vs, (size_t)(keep * D) * 4);
+                memset(vo + keep * D, 0, (size_t)((C - keep) * D) * 4);
+            }
+        }
+    }
+    return ONYX_OK;
+}
+
 onyx_status cpu_cnlp_gqa(const kernel_call *c) {
     type_info store[16];
     const type_info *in[16];
@@ -421,9 +488,11 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
                   P = d.past_len, T = d.total_len;
     const int32_t *seqlens = SL->data;
     bool first = S == total;
+    /* a windowed cache holds at most its capacity T of the past, whatever their count */
+    int64_t room = d.windowed ? INT32_MAX : T;
     for (int64_t b = 0; b < B; b++) {
         int64_t tb = (int64_t)seqlens[b] + 1, past = first ? 0 : tb - S;
-        if (tb < 1 || tb > T || past < 0 || past + S > T || (!first && past > P))
+        if (tb < 1 || tb > room || past < 0 || past + S > room || (!first && !d.windowed && past > P))
             return onyx_error(ONYX_ERR_SHAPE,
                               "seqlens_k[%lld] = %lld does not fit sequence "
                               "length %lld, total_sequence_length %lld and a past of %lld",
@@ -456,8 +525,14 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
         vk = (view){K->data, {S * Nkv * D, D, Nkv * D}};
         vv = (view){V->data, {S * Nkv * D, D, Nkv * D}};
     }
+    if (d.windowed) { /* the keys read: the past's resident rows (at most T) and the new ones */
+        x.T = first ? S : T + S;
+        x.seqlens = NULL;
+    }
     size_t cache = (size_t)(B * Nkv * T * D) * 4;
     size_t own = ((OK_ ? 0 : cache) + (OV ? 0 : cache) + 63) / 64 * 64;
+    if (d.windowed)
+        own = ((size_t)B * 4 + 63) / 64 * 64 + (((size_t)(B * Nkv * x.T * D) * 8 + 63) / 64 * 64);
     bool rotary = attr_int(c->node, "do_rotary", 0) != 0;
     size_t rq = rotary ? ((size_t)(B * S * Nq * D) * 4 + 63) / 64 * 64 : 0;
     size_t rk = rotary ? (size_t)(B * S * Nkv * D) * 4 : 0;
@@ -468,6 +543,7 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
     if (rotary)
         TRY(gqa_rotary(c, &d, first, seqlens, &x.q, &vk, (float *)(buf + own),
                        (float *)(buf + own + rq)));
+    if (d.windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
     memset(kc, 0, cache);
     memset(vc, 0, cache);
     /* per batch: the past rows still valid, then the new rows after them */

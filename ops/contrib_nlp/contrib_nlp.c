@@ -317,8 +317,6 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
         strcmp(attr_string(n, "k_quant_type", "NONE"), "NONE") != 0 ||
         strcmp(attr_string(n, "v_quant_type", "NONE"), "NONE") != 0)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "a quantized KV cache is not supported");
-    if (attr_int(n, "sliding_window_cache", 0))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "sliding_window_cache=1 is not supported");
     if (attr_int(n, "qk_output", 0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "qk_output is not supported");
     int64_t causal = attr_int(n, "causal", 1), window = attr_int(n, "local_window_size", -1);
@@ -327,6 +325,11 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                           (long long)causal);
     if (!causal && window != -1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "local_window_size needs causal=1");
+    d->windowed = attr_int(n, "sliding_window_cache", 0) != 0;
+    if (d->windowed && window <= 0)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "sliding_window_cache=1 needs local_window_size "
+                                                  "> 0, not %lld",
+                          (long long)window);
     int64_t heads, kvh;
     TRY(positive_heads(n, "num_heads", &heads));
     TRY(positive_heads(n, "kv_num_heads", &kvh));
@@ -406,6 +409,17 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
         d->past_len = dim(pk, 2) >= 0 ? dim(pk, 2) : dim(pv, 2);
         TRY(want_dim(pv, "past_value", 2, d->past_len, "past_key's length"));
     }
+    if (d->windowed) {
+        if (!pk)
+            return onyx_error(ONYX_ERR_INVALID_MODEL, "sliding_window_cache=1 needs past_key and "
+                                                      "past_value (the window-sized buffers)");
+        int64_t window = attr_int(n, "local_window_size", -1);
+        if (d->past_len >= 0 && d->past_len < window)
+            return onyx_error(ONYX_ERR_SHAPE,
+                              "sliding_window_cache=1: the cache's capacity %lld is less than "
+                              "local_window_size %lld",
+                              (long long)d->past_len, (long long)window);
+    }
     if (!seqlens || !ts)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "seqlens_k and total_sequence_length are "
                                                   "required");
@@ -423,6 +437,7 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                               (long long)total, (long long)d->q_len);
         d->total_len = d->past_len >= 0 && d->past_len > total ? d->past_len : total;
     }
+    if (d->windowed) d->total_len = d->past_len; /* present keeps the past's capacity */
     return ONYX_OK;
 }
 

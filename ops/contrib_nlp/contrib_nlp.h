@@ -36,6 +36,7 @@ typedef struct cnlp_att_dims {
     bool kv_bnsh;                                      /* MHA: key/value given as [B, N, L, D] */
     bool packed;                                       /* GQA: key and value packed in query */
     int64_t rot, max_pos;                              /* GQA do_rotary: rotary dim, cache rows */
+    bool windowed; /* GQA sliding_window_cache=1: past and present are window-sized buffers */
     cnlp_mask_kind mask;
 } cnlp_att_dims;
 
@@ -53,7 +54,8 @@ onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const 
 /* com.microsoft.GroupQueryAttention: query, key, value, past_key, past_value, seqlens_k,
  * total_sequence_length, cos_cache, sin_cache, position_ids, attention_bias, head_sink, ...
  * `total` is total_sequence_length's value when known (else -1); total_len comes out as the
- * present buffers' length, max(total, past buffer length). Refuses attention_bias, head_sink,
+ * present buffers' length, max(total, past buffer length), or with sliding_window_cache=1 the past
+ * buffer's length (its capacity, at least local_window_size). Refuses attention_bias, head_sink,
  * quantized caches, smooth softmax and the QK output. */
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
                           cnlp_att_dims *d);

@@ -4,9 +4,12 @@ sentences, a transformers model of the architecture asked for with random weight
 the tiny ones' weights large enough that greedy search does not repeat one token), then
 `onnxruntime_genai.models.builder` (int4 for the CPU by default). No model hub is needed.
 
-    python tools/llm/tiny_model.py OUT_DIR [--arch qwen2|llama] [--precision int4|fp32]
+    python tools/llm/tiny_model.py OUT_DIR [--arch ARCH] [--precision int4|fp32]
         [--preset qwen2-0.5b|llama-3.2-1b] [--untied] [--extra-options KEY=VALUE ...]
         [--hidden 64] [--layers 2]
+
+ARCH: qwen2, llama, mistral, qwen3, phi3, phi3.5 (longrope), phi4 (longrope, partial rotary),
+gemma2, gemma3 (ARCHS below says which options each has).
 
 Needs torch, transformers, tokenizers and onnxruntime-genai (tools/zoo/requirements.txt's
 environment, .venv-zoo).
@@ -33,6 +36,52 @@ PRESETS = {
 }
 
 
+# Longrope as Phi-3.5-mini and Phi-4-mini have it: a short and a long factor per rotary frequency,
+# the long ones used past original_max_position_embeddings (here 64 positions, so a test reaches it)
+def longrope(rotary_dim):
+    half = rotary_dim // 2
+    return {'rope_type': 'longrope', 'type': 'longrope', 'rope_theta': 10000.0,
+            'short_factor': [1.0 + 0.1 * i for i in range(half)],
+            'long_factor': [1.0 + 0.5 * i for i in range(half)]}
+
+
+# per architecture: the transformers model and config classes, and what the tiny config sets
+# beyond the common shape (each option as the real model of that family has it); head_dim 16
+ARCHS = {
+    'qwen2': ('Qwen2ForCausalLM', 'Qwen2Config', dict(tie_word_embeddings=True)),
+    'llama': ('LlamaForCausalLM', 'LlamaConfig', dict(tie_word_embeddings=False)),
+    # Mistral 7B v0.1: sliding-window attention on every layer
+    'mistral': ('MistralForCausalLM', 'MistralConfig', dict(tie_word_embeddings=False,
+                                                            sliding_window=8)),
+    # Qwen3: RMS norms on queries and keys, tied embeddings (0.6B)
+    'qwen3': ('Qwen3ForCausalLM', 'Qwen3Config', dict(tie_word_embeddings=True, head_dim=16)),
+    # Phi-3-mini-4k: plain rotary, untied
+    'phi3': ('Phi3ForCausalLM', 'Phi3Config', dict(tie_word_embeddings=False, pad_token_id=0,
+                                                    original_max_position_embeddings=256)),
+    # Phi-3.5-mini: longrope (two cos/sin caches), untied
+    'phi3.5': ('Phi3ForCausalLM', 'Phi3Config', dict(tie_word_embeddings=False, pad_token_id=0,
+                                                      original_max_position_embeddings=64,
+                                                      rope_scaling=longrope(16))),
+    # Phi-4-mini: longrope on 3/4 of each head, tied; heads of 64 (with --hidden 128) as
+    # onnxruntime wants the rotary half-width a multiple of 8
+    'phi4': ('Phi3ForCausalLM', 'Phi3Config', dict(tie_word_embeddings=True, pad_token_id=0,
+                                                    num_attention_heads=2, num_key_value_heads=1,
+                                                    original_max_position_embeddings=64,
+                                                    partial_rotary_factor=0.75,
+                                                    rope_scaling=longrope(48))),
+    # Gemma 2: soft-capping of attention and logits, query_pre_attn_scalar, local/global layers
+    'gemma2': ('Gemma2ForCausalLM', 'Gemma2Config', dict(tie_word_embeddings=True, head_dim=16,
+                                                          query_pre_attn_scalar=32,
+                                                          sliding_window=8)),
+    # Gemma 3 text: q/k norms, local layers with their own rotary base, 1 global in 2 here
+    'gemma3': ('Gemma3ForCausalLM', 'Gemma3TextConfig', dict(tie_word_embeddings=True,
+                                                              head_dim=16,
+                                                              query_pre_attn_scalar=32,
+                                                              sliding_window=8,
+                                                              sliding_window_pattern=2)),
+}
+
+
 def hf_folder(folder, arch, hidden, layers, preset=None, untied=False):
     import torch
     import transformers
@@ -51,20 +100,20 @@ def hf_folder(folder, arch, hidden, layers, preset=None, untied=False):
                   num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
                   max_position_embeddings=256, initializer_range=0.4, eos_token_id=0,
                   bos_token_id=0)
-    tie = arch == 'qwen2'
     if preset:
         p = dict(PRESETS[preset])
-        arch, tie = p.pop('arch'), p.pop('tie')
+        arch = p.pop('arch')
+        p.pop('tie')
         common.update(p, initializer_range=0.02)
-    tie = tie and not untied
-    if arch == 'qwen2':   # tied embeddings: the lm_head becomes GatherBlockQuantized's weight
-        model = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(tie_word_embeddings=tie,
-                                                                       **common))
-    elif arch == 'llama':
-        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(tie_word_embeddings=tie,
-                                                                       **common))
-    else:
-        raise SystemExit(f'unknown architecture {arch!r} (qwen2, llama)')
+    if arch not in ARCHS:
+        raise SystemExit(f'unknown architecture {arch!r} ({", ".join(sorted(ARCHS))})')
+    cls, cfg_cls, extra = ARCHS[arch]
+    config = dict(common, **extra)
+    if preset:
+        config['tie_word_embeddings'] = PRESETS[preset]['tie']
+    if untied:
+        config['tie_word_embeddings'] = False
+    model = getattr(transformers, cls)(getattr(transformers, cfg_cls)(**config))
     model.save_pretrained(folder)
 
 

@@ -72,6 +72,11 @@ class Config:
         outs.update(dec.get('outputs', {}))
         self.outputs = outs
         self.context_length = int(model.get('context_length', 0)) or None
+        # layers whose cache is window-sized (GroupQueryAttention sliding_window_cache=1): a
+        # buffer of the window plus the slack, fed back as it comes out
+        window = dec.get('sliding_window') or {}
+        self.window_layers = set(window.get('layers', []))
+        self.window_capacity = int(window.get('window_size', 0)) + int(window.get('cache_slack', 0))
         eos = model.get('eos_token_id', [])
         self.eos = set(eos if isinstance(eos, list) else [eos])
         self.pad = int(model.get('pad_token_id', next(iter(self.eos), 0)))
@@ -282,9 +287,10 @@ class Generator:
 
     def _empty_cache(self, batch):
         c = self.config
-        shape = (batch, c.kv_heads, 0, c.head_size)
         cache = {}
         for i in range(c.layers):
+            length = c.window_capacity if i in c.window_layers else 0
+            shape = (batch, c.kv_heads, length, c.head_size)
             cache[c.inputs['past_key_names'] % i] = np.zeros(shape, self.model.cache_dtype)
             cache[c.inputs['past_value_names'] % i] = np.zeros(shape, self.model.cache_dtype)
         return cache

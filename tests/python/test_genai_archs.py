@@ -1,0 +1,150 @@
+"""Every architecture the model builder writes for the CPU, on tiny random int4 exports at its CPU
+defaults (tools/llm/tiny_model.py --arch ARCH; tests/models/genai/*_int4): Mistral, Qwen3 (q/k
+norms), Phi-3 (plain rotary), Phi-3.5 (longrope: two cos/sin caches past 64 positions), Phi-4-mini
+(longrope on 3/4 of each head, tied), Gemma 2 (soft-capping, query_pre_attn_scalar, local layers
+with a window-sized KV cache: GroupQueryAttention sliding_window_cache=1). Prefill then decode to
+72 positions through onyx and onnxruntime on the same tokens: at accuracy_level 1 within float32
+rounding of the logits (1e-5 of their range: the two engines sum in different orders); at level 4
+within onnxruntime's own difference between levels 1 and 4; greedy tokens through onyx.genai equal
+onnxruntime-genai's at level 1."""
+import json
+import os
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+
+import onyx
+
+ort = pytest.importorskip('onnxruntime')
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, '..', 'models', 'genai')
+ARCHS = ['mistral_int4', 'qwen3_int4', 'phi3_int4', 'phi3_5_int4', 'phi4_int4', 'gemma2_int4']
+PROMPT = [5, 17, 42, 99, 100, 7, 3, 250, 12, 64]
+TOTAL = 72   # past Phi-3.5/4's original 64 positions, many times Gemma 2's window of 8
+
+
+def with_level(src, dst, level):
+    """A copy of a model folder with every MatMulNBits at accuracy_level `level`."""
+    shutil.copytree(src, dst)
+    path = os.path.join(dst, 'model.onnx')
+    m = onnx.load(path, load_external_data=False)
+    for n in m.graph.node:
+        if n.op_type == 'MatMulNBits':
+            for a in n.attribute:
+                if a.name == 'accuracy_level':
+                    a.i = level
+    onnx.save(m, path)
+    return dst
+
+
+def session(path, engine):
+    if engine == 'ort':
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 2
+        return ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+    return onyx.Session(path, threads=2)
+
+
+def decode(folder, engine, tokens=None):
+    """Logits of the prompt's last token and of each decode step; the tokens fed after the prompt
+    are `tokens` (else the greedy choice). Window-sized caches start at the window plus 3 rows, so
+    onnxruntime's eviction of several rows at once happens too."""
+    s = session(os.path.join(folder, 'model.onnx'), engine)
+    names = [i.name for i in s.get_inputs()]
+    outs = [o.name for o in s.get_outputs()]
+    cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['decoder']
+    window = cfg.get('sliding_window') or {}
+    past = {}
+    for n in names:
+        if n.startswith('past_key_values.'):
+            layer = int(n.split('.')[1])
+            length = window['window_size'] + 3 if layer in window.get('layers', []) else 0
+            past[n] = np.zeros((1, cfg['num_key_value_heads'], length, cfg['head_size']),
+                               np.float32)
+    ids, new, logits = list(PROMPT), list(PROMPT), []
+    while True:
+        feed = {'input_ids': np.array([new], np.int64),
+                'attention_mask': np.ones((1, len(ids)), np.int64), **past}
+        if 'position_ids' in names:
+            feed['position_ids'] = np.arange(len(ids) - len(new), len(ids), dtype=np.int64)[None]
+        r = dict(zip(outs, s.run(None, feed)))
+        logits.append(r['logits'][0, -1])
+        past = {n: r[n.replace('past_key_values', 'present')] for n in past}
+        if len(ids) >= TOTAL:
+            return np.array(logits), ids
+        t = tokens[len(ids)] if tokens else int(np.argmax(logits[-1]))
+        ids.append(t)
+        new = [t]
+
+
+def test_the_exports_have_what_each_architecture_is_tested_for():
+    def attrs(name, op):
+        m = onnx.load(os.path.join(MODELS, name, 'model.onnx'), load_external_data=False)
+        return [{a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+                for n in m.graph.node if n.op_type == op]
+    for name in ARCHS:
+        assert all(a['accuracy_level'] == 4 for a in attrs(name, 'MatMulNBits')), name
+    gemma = attrs('gemma2_int4', 'GroupQueryAttention')
+    assert {a.get('sliding_window_cache', 0) for a in gemma} == {0, 1}
+    assert all(a['softcap'] > 0 for a in gemma)
+    for name in ('qwen3_int4', 'phi4_int4', 'gemma2_int4'):   # tied embeddings
+        assert attrs(name, 'GatherBlockQuantized'), name
+    assert attrs('phi3_5_int4', 'If')   # longrope: the cache is chosen by position
+
+
+@pytest.mark.parametrize('name', ARCHS)
+def test_level1_equals_onnxruntime(name, tmp_path):
+    path = with_level(os.path.join(MODELS, name), str(tmp_path / 'l1'), 1)
+    want, ids = decode(path, 'ort')
+    got, got_ids = decode(path, 'onyx', ids)
+    assert got.shape == want.shape
+    scale = np.abs(want).max()
+    assert np.abs(got - want).max() <= 1e-5 * scale, name
+    assert got_ids == ids
+
+
+@pytest.mark.parametrize('name', ARCHS)
+def test_level4_within_onnxruntime_spread(name, tmp_path):
+    path4 = os.path.join(MODELS, name)
+    path1 = with_level(path4, str(tmp_path / 'l1'), 1)
+    ort4, ids = decode(path4, 'ort')
+    ort1, _ = decode(path1, 'ort', ids)
+    got, _ = decode(path4, 'onyx', ids)
+    spread = np.abs(ort4 - ort1).max()
+    assert spread > 0   # the levels do differ: the yardstick is not empty
+    assert np.abs(got - ort4).max() <= spread * 1.0001 + 1e-6, name
+
+
+@pytest.mark.parametrize('name', ARCHS)
+def test_genai_greedy_equals_onnxruntime_genai(name, tmp_path):
+    og = pytest.importorskip('onnxruntime_genai')
+    import onyx.genai as genai
+    path = with_level(os.path.join(MODELS, name), str(tmp_path / 'l1'), 1)
+    seqs = []
+    for mod in (og, genai):
+        model = mod.Model(path)
+        params = mod.GeneratorParams(model)
+        params.set_search_options(max_length=40, do_sample=False)
+        gen = mod.Generator(model, params)
+        gen.append_tokens(mod.Tokenizer(model).encode('the quick brown fox'))
+        while not gen.is_done():
+            gen.generate_next_token()
+        seqs.append([int(t) for t in gen.get_sequence(0)])
+    assert seqs[1] == seqs[0]
+
+
+def test_window_cache_below_the_window_is_refused(tmp_path):
+    folder = os.path.join(MODELS, 'gemma2_int4')
+    s = onyx.Session(os.path.join(folder, 'model.onnx'), threads=2)
+    cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['decoder']
+    feed = {'input_ids': np.array([PROMPT], np.int64),
+            'attention_mask': np.ones((1, len(PROMPT)), np.int64)}
+    for i in s.get_inputs():
+        if i.name.startswith('past_key_values.'):
+            feed[i.name] = np.zeros((1, cfg['num_key_value_heads'], 0, cfg['head_size']),
+                                    np.float32)
+    with pytest.raises(Exception, match='capacity 0 is less than local_window_size 8'):
+        s.run(None, feed)
