@@ -13,6 +13,7 @@ library call, and the general path in ort.py deals with it, with its checks and 
 words cannot carry (strings, device tensors, big ones) are read from the values as before.
 """
 import ctypes
+import itertools
 import struct
 import threading
 
@@ -154,22 +155,22 @@ class CallPlan:
         free = _BUFFERS.free   # this thread's rooms not in use (a run inside a run, from a callback,
         room_set = free.pop() if free else _room_set()   # takes a new one)
         try:
-            words, data, tail, tail_address, _pins = room_set
+            words, data, tail, tail_address = room_set[:4]
             status = _run_export(self.rep, options, n, self.c_names, records,
                                  tail_address, tail_address + _RESULT_AT, tail_address + _RESULT_AT + 8)
             if status:
                 raise _lib.error(status)
             nwords, nbytes, count, outs = _read_tail(tail, _USED_AT)
             try:
-                if nwords > _WORDS or nbytes > _BYTES:   # more than the room: again, with enough
-                    more, data = (_i64 * nwords)(), bytearray(nbytes)
+                if nwords > room_set[4] or nbytes > room_set[5]:   # more than the room: again, with
+                    grown = _room_set(max(nwords, room_set[4]), max(nbytes, room_set[5]))   # enough
+                    words, data, tail = grown[:3]
                     sizes = _Sizes()
-                    _lib.check(_export(outs, count, _addressof(more), nwords, _addressof(sizes),
-                                       _addressof((ctypes.c_char * nbytes).from_buffer(data)) if nbytes
-                                       else None, nbytes, ADOPT_MIN_BYTES - 1, _addressof(sizes) + 8))
-                    w = more[:]
-                else:
-                    w = words[:nwords].tolist()
+                    _lib.check(_export(outs, count, grown[6], nwords, _addressof(sizes), grown[7],
+                                       nbytes, ADOPT_MIN_BYTES - 1, _addressof(sizes) + 8))
+                    if nwords <= _WORDS_KEPT and nbytes <= _BYTES_KEPT:   # the next call fits
+                        room_set = grown
+                w = words[:nwords].tolist()
                 return _read_outputs(w, data, outs, count, wanted)
             finally:
                 if outs:
@@ -186,8 +187,10 @@ def _lendable(x, dtype):
     return flags.c_contiguous and flags.aligned
 
 
-# A call's first try at reading its outputs: room for this many words and bytes (more when needed).
+# A call's first try at reading its outputs: room for this many words and bytes; a call that needs
+# more grows its thread's room (up to the _KEPT sizes: ZipMap's rows of a batch of hundreds).
 _WORDS, _BYTES = 128, 1024
+_WORDS_KEPT, _BYTES_KEPT = 1 << 16, 1 << 20
 _Sizes = _sz * 2
 # A room set's tail: onyx_export_room (words, word_capacity, bytes, byte_capacity, copy_limit,
 # words_used, bytes_used), then the run's output count and outputs; read back in one unpack.
@@ -196,16 +199,22 @@ _USED_AT, _RESULT_AT = 5 * 8, _ROOM_WORDS * 8
 _read_tail = struct.Struct('=QQQQ').unpack_from   # words_used, bytes_used, count, outputs (0: none)
 
 
-def _room_set():
-    """Room for a run's exported outputs and its results: (words, bytes, tail, tail address); the
-    words and the tail are bytearrays read back through a memoryview and a struct (cheaper than
-    ctypes arrays), pinned for their addresses. A run copies what it reads out of them, so the next
-    run on the same thread may reuse them."""
-    words, data, tail = bytearray(8 * _WORDS), bytearray(_BYTES), bytearray(8 * (_ROOM_WORDS + 2))
+def _room_set(word_capacity=_WORDS, byte_capacity=_BYTES):
+    """Room for a run's exported outputs and its results: (words, bytes, tail, tail address, word
+    capacity, byte capacity, words address, bytes address, pins); the words and the tail are
+    bytearrays read back through a memoryview and a struct (cheaper than ctypes arrays), pinned for
+    their addresses. A run copies what it reads out of them, so the next run on the same thread may
+    reuse them."""
+    words, data = bytearray(8 * word_capacity), bytearray(byte_capacity)
+    tail = bytearray(8 * (_ROOM_WORDS + 2))
     pins = [(ctypes.c_char * len(b)).from_buffer(b) for b in (words, data, tail)]
-    struct.pack_into('=7Q', tail, 0, _addressof(pins[0]), _WORDS, _addressof(pins[1]), _BYTES,
+    addresses = [_addressof(pin) for pin in pins]
+    struct.pack_into('=7Q', tail, 0, addresses[0], word_capacity, addresses[1], byte_capacity,
                      ADOPT_MIN_BYTES - 1, 0, 0)
-    return memoryview(words).cast('q'), data, tail, _addressof(pins[2]), pins
+    return (memoryview(words).cast('q'), data, tail, addresses[2], word_capacity, byte_capacity,
+            addresses[0], addresses[1], pins)
+
+
 class _Buffers(threading.local):
     """Each thread's room sets not in use."""
 
@@ -428,7 +437,8 @@ def _rows_bulk(w, at, count, data):
         return None
     key_list = keys[0].view(kdtype).tolist()
     values = np.ascontiguousarray(raw[table[:, 11:12] + vbytes]).view(vdtype).tolist()
-    return [dict(zip(key_list, row)) for row in values], at + 13 * count
+    # the dicts made by map() in C, no Python frame per row
+    return list(map(dict, map(zip, itertools.repeat(key_list, count), values))), at + 13 * count
 
 
 __all__ = ['CallPlan', 'NOT_HANDLED']
