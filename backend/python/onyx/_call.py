@@ -6,13 +6,14 @@ as records of words (the arrays lent, not copied), the outputs come back describ
 their data copied into this thread's room, and are read from there (big tensors are adopted, not
 copied). The run lets the GIL go; the few small accessors keep it (cheaper than letting it go).
 
-Concurrent runs share only read-only things (the plan, its caches of name arrays); each thread has
+Concurrent runs share only read-only things (the plan, its cache of wanted outputs); each thread has
 rooms of its own, and a run inside a run takes another. Anything off the fast path (other input
 types, missing or unknown names, device outputs, non-contiguous arrays) returns NOT_HANDLED before any
 library call, and the general path in ort.py deals with it, with its checks and messages; outputs the
 words cannot carry (strings, device tensors, big ones) are read from the values as before.
 """
 import ctypes
+import itertools
 import struct
 import threading
 
@@ -100,26 +101,20 @@ class CallPlan:
 
     def __init__(self, rep, inputs, outputs):
         self.rep = ctypes.cast(rep, _vp).value
-        # name -> (numpy dtype, onyx dtype code) of each numeric tensor input
-        self.inputs = {a.name: (_DTYPES[a.dtype_code], a.dtype_code) for a in inputs
+        # (name, numpy dtype, onyx dtype code) of each input, in the graph's order: a fast call
+        # gives all of them, every one a numeric tensor (else fast_count is -1: none)
+        self.inputs = [(a.name, _DTYPES[a.dtype_code], a.dtype_code) for a in inputs
                        if a.kind_code == KIND_TENSOR and a.dtype_code in _DTYPES
-                       and a.dtype_code not in _SUB_BYTE_BITS}
-        # the number of inputs a fast call gives: all of them, every one a numeric tensor (-1: none)
+                       and a.dtype_code not in _SUB_BYTE_BITS]
         self.fast_count = len(inputs) if len(self.inputs) == len(inputs) and len(inputs) <= 64 else -1
+        # the C array of the input names in that order, made once: a call's records follow it,
+        # whatever order its feed has (a feed of as many names, all of them found, has no other)
+        encoded = [a.name.encode() for a in inputs]
+        self._names = ((ctypes.c_char_p * max(len(encoded), 1))(*encoded), encoded)
+        self.c_names = _addressof(self._names[0])
         self.output_kinds = [a.kind_code for a in outputs]
         self.output_index = {a.name: i for i, a in enumerate(outputs)}
-        self.names = {}   # tuple of input names -> their C array (bytes kept alive with it)
         self.wanted = {}  # tuple of output names -> their indices
-
-    def c_names(self, names):
-        found = self.names.get(names)
-        if found is None:
-            encoded = [n.encode() for n in names]
-            array = (ctypes.c_char_p * len(names))(*encoded)
-            found = (_addressof(array), array, encoded)
-            if len(self.names) < 64:
-                self.names[names] = found
-        return found[0]
 
     def run(self, output_names, feed, options):
         """The outputs' Python values, or NOT_HANDLED (nothing done) when the call is off the fast
@@ -139,45 +134,44 @@ class CallPlan:
                     self.wanted[key] = wanted
         else:
             wanted = _ALL
-        specs = self.inputs
-        arrays = []
-        for name, x in feed.items():
-            spec = specs.get(name)
-            if spec is None or type(x) is not _ndarray or x.dtype != spec[0] or x.ndim > 8:
-                return NOT_HANDLED
-            flags = x.flags
-            if not (flags.c_contiguous and flags.aligned):
-                return NOT_HANDLED
-            arrays.append((x, spec[1]))
         # one record of words per input (include/onyx.h, onyx_rep_run_export); the arrays are lent
         # without a copy, and `arrays` keeps them alive through the run
         if n == 1:
-            x, code = arrays[0]
+            name, dtype, code = self.inputs[0]
+            x = feed.get(name)
+            if not _lendable(x, dtype):
+                return NOT_HANDLED
+            arrays = x
             records = _RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes)
         else:
-            records = b''.join([_RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes)
-                                for x, code in arrays])
+            arrays, parts = [], []
+            for name, dtype, code in self.inputs:
+                x = feed.get(name)
+                if not _lendable(x, dtype):
+                    return NOT_HANDLED
+                arrays.append(x)
+                parts.append(_RECORD[x.ndim].pack(code, x.ndim, *x.shape, _data_address(x), x.nbytes))
+            records = b''.join(parts)
         free = _BUFFERS.free   # this thread's rooms not in use (a run inside a run, from a callback,
         room_set = free.pop() if free else _room_set()   # takes a new one)
         try:
-            words, data, room, result, room_address, result_address = room_set
-            names = self.names.get(tuple(feed))
-            status = _run_export(self.rep, options, n,
-                                 names[0] if names is not None else self.c_names(tuple(feed)), records,
-                                 room_address, result_address, result_address + 8)
+            words, data, tail, tail_address = room_set[:4]
+            status = _run_export(self.rep, options, n, self.c_names, records,
+                                 tail_address, tail_address + _RESULT_AT, tail_address + _RESULT_AT + 8)
             if status:
                 raise _lib.error(status)
-            count, outs = result
-            count = count or 0
+            nwords, nbytes, count, outs = _read_tail(tail, _USED_AT)
             try:
-                nwords, nbytes = room[5:7]
-                if nwords > _WORDS or nbytes > _BYTES:   # more than the room: again, with enough
-                    words, data = (_i64 * nwords)(), bytearray(nbytes)
+                if nwords > room_set[4] or nbytes > room_set[5]:   # more than the room: again, with
+                    grown = _room_set(max(nwords, room_set[4]), max(nbytes, room_set[5]))   # enough
+                    words, data, tail = grown[:3]
                     sizes = _Sizes()
-                    _lib.check(_export(outs, count, _addressof(words), nwords, _addressof(sizes),
-                                       _addressof((ctypes.c_char * nbytes).from_buffer(data)) if nbytes
-                                       else None, nbytes, ADOPT_MIN_BYTES - 1, _addressof(sizes) + 8))
-                return _read_outputs(words[:nwords], data, outs, count, wanted)
+                    _lib.check(_export(outs, count, grown[6], nwords, _addressof(sizes), grown[7],
+                                       nbytes, ADOPT_MIN_BYTES - 1, _addressof(sizes) + 8))
+                    if nwords <= _WORDS_KEPT and nbytes <= _BYTES_KEPT:   # the next call fits
+                        room_set = grown
+                w = words[:nwords].tolist()
+                return _read_outputs(w, data, outs, count, wanted)
             finally:
                 if outs:
                     _values_free(outs, count)
@@ -185,24 +179,40 @@ class CallPlan:
             free.append(room_set)
 
 
-# A call's first try at reading its outputs: room for this many words and bytes (more when needed).
+def _lendable(x, dtype):
+    """Whether x is an array the run may read in place: the input's dtype, C order, aligned."""
+    if type(x) is not _ndarray or (x.dtype is not dtype and x.dtype != dtype) or x.ndim > 8:
+        return False
+    flags = x.flags
+    return flags.c_contiguous and flags.aligned
+
+
+# A call's first try at reading its outputs: room for this many words and bytes; a call that needs
+# more grows its thread's room (up to the _KEPT sizes: ZipMap's rows of a batch of hundreds).
 _WORDS, _BYTES = 128, 1024
-_Words = _i64 * _WORDS
-_Chars = ctypes.c_char * _BYTES
+_WORDS_KEPT, _BYTES_KEPT = 1 << 16, 1 << 20
 _Sizes = _sz * 2
+# A room set's tail: onyx_export_room (words, word_capacity, bytes, byte_capacity, copy_limit,
+# words_used, bytes_used), then the run's output count and outputs; read back in one unpack.
+_ROOM_WORDS = 7
+_USED_AT, _RESULT_AT = 5 * 8, _ROOM_WORDS * 8
+_read_tail = struct.Struct('=QQQQ').unpack_from   # words_used, bytes_used, count, outputs (0: none)
 
 
-def _room_set():
-    """Room for a run's exported outputs (onyx_export_room) and its results, with their addresses:
-    (words, bytes, room, result, room address, result address). A run copies what it reads out of
-    them, so the next run on the same thread may reuse them."""
-    words, data = _Words(), bytearray(_BYTES)
-    chars = _Chars.from_buffer(data)   # pins `data` (never resized) for the address
-    # onyx_export_room: words, word_capacity, bytes, byte_capacity, copy_limit, words_used, bytes_used
-    room = (_sz * 7)(_addressof(words), _WORDS, _addressof(chars), _BYTES, ADOPT_MIN_BYTES - 1, 0, 0)
-    room._keep = (words, chars)
-    result = (_vp * 2)()   # output count, outputs
-    return words, data, room, result, _addressof(room), _addressof(result)
+def _room_set(word_capacity=_WORDS, byte_capacity=_BYTES):
+    """Room for a run's exported outputs and its results: (words, bytes, tail, tail address, word
+    capacity, byte capacity, words address, bytes address, pins); the words and the tail are
+    bytearrays read back through a memoryview and a struct (cheaper than ctypes arrays), pinned for
+    their addresses. A run copies what it reads out of them, so the next run on the same thread may
+    reuse them."""
+    words, data = bytearray(8 * word_capacity), bytearray(byte_capacity)
+    tail = bytearray(8 * (_ROOM_WORDS + 2))
+    pins = [(ctypes.c_char * len(b)).from_buffer(b) for b in (words, data, tail)]
+    addresses = [_addressof(pin) for pin in pins]
+    struct.pack_into('=7Q', tail, 0, addresses[0], word_capacity, addresses[1], byte_capacity,
+                     ADOPT_MIN_BYTES - 1, 0, 0)
+    return (memoryview(words).cast('q'), data, tail, addresses[2], word_capacity, byte_capacity,
+            addresses[0], addresses[1], pins)
 
 
 class _Buffers(threading.local):
@@ -427,7 +437,8 @@ def _rows_bulk(w, at, count, data):
         return None
     key_list = keys[0].view(kdtype).tolist()
     values = np.ascontiguousarray(raw[table[:, 11:12] + vbytes]).view(vdtype).tolist()
-    return [dict(zip(key_list, row)) for row in values], at + 13 * count
+    # the dicts made by map() in C, no Python frame per row
+    return list(map(dict, map(zip, itertools.repeat(key_list, count), values))), at + 13 * count
 
 
 __all__ = ['CallPlan', 'NOT_HANDLED']

@@ -1611,7 +1611,12 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Outputs named in output_names (all when None), as numpy arrays (lists for sequences,
         None for empty optionals)."""
-        if run_options is None or not run_options._adapters:
+        if run_options is None:   # the common call: straight to the fast path (_call.py)
+            if self._rep is not None and type(input_feed) is dict:
+                results = self._plan.run(output_names, input_feed, None)
+                if results is not NOT_HANDLED:
+                    return results
+        elif not run_options._adapters:
             results = self._run_fast(output_names, input_feed, run_options)
             if results is not NOT_HANDLED:
                 return results
