@@ -22,6 +22,8 @@
 #include "core/strided_view.h"
 #include "core/exec_internal.h"
 #include "core/log.h"
+#include "core/plan.h"
+#include "core/plan_prepare.h"
 #include "geometry/perm.h"
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest

@@ -12,6 +12,8 @@
 
 #include "core/exec_internal.h"
 #include "core/fuse.h"
+#include "core/plan.h"
+#include "core/plan_prepare.h"
 
 /* Whether plan value v is a constant on `device` of y's type with one value per column of y
  * ([N] or [1, ..., 1, N], N y's last dim): a product's bias. */
