@@ -121,6 +121,19 @@ onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
     return st;
 }
 
+bool plan_kernel_takes_chain(const subgraph *sg, const plan *p, const kernel *k,
+                             const graph_node *node, const struct fuse_chain *chain) {
+    prep_view v;
+    if (prep_view_make(&v, sg, p, node, chain) != ONYX_OK) return false;
+    if (restore_inputs(sg, k, &v) != ONYX_OK) {
+        prep_view_free(&v);
+        return false;
+    }
+    bool ok = k->takes_chain(&v.prep);
+    prep_view_free(&v);
+    return ok;
+}
+
 bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
                           const graph_node *node) {
     prep_view v;

@@ -11,6 +11,11 @@ onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
                                 const graph_node *node, const struct fuse_chain *chain,
                                 void **state);
 
+/* Whether kernel k (which has a takes_chain query) applies `chain` to `node` (the fused node
+ * the pass made) with the plan's types: asked before a chain is fused into k's step. */
+bool plan_kernel_takes_chain(const subgraph *sg, const plan *p, const kernel *k,
+                             const graph_node *node, const struct fuse_chain *chain);
+
 /* Whether kernel k (which has a supports check) takes `node` with the plan's types. */
 bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
                           const graph_node *node);
