@@ -19,13 +19,13 @@
 #include "core/plan_step.h"
 #include "core/planner.h"
 
+/* ------------------------------------------------------------------ specialization */
+
 static bool has_subgraphs(const graph_node *n) {
     for (int a = 0; a < n->n_attrs; a++)
         if (n->attrs[a].type == ATTR_GRAPH || n->attrs[a].type == ATTR_GRAPHS) return true;
     return false;
 }
-
-/* ------------------------------------------------------------------ specialization */
 
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
 static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
