@@ -59,7 +59,6 @@ typedef struct run_control {
     device_kind output_device;    /* graph outputs made on this device stay there (else: CPU) */
 } run_control;
 
-
 /* A graph prepared for execution: a cache of plans, one per signature of input shapes. Safe to
  * run from several threads at once: plans are built concurrently and, once built, read-only;
  * each run borrows a run context (arena, scratch, kernel forks) that no other run touches. */
