@@ -206,6 +206,15 @@ static onyx_status host_constant(const kernel_prep *p, const tensor *c, void **o
     return kernel_shared(p, &key, sizeof key, make_host_copy, free, (void *)c, out);
 }
 
+/* The chains test_prepare applies (kernel.takes_chain): an attention chain in float that the
+ * CPU's kernel takes, or an epilogue as CUDA's kernels apply it. */
+static bool test_takes_chain(const kernel_prep *p) {
+    if (!p->fused->attention) return epilogue_ok(p);
+    if (p->out_type[0].dtype != ONYX_FLOAT || p->n_in > TEST_MAX_IO) return false;
+    const kernel *cpu = device_supports(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    return cpu && cpu->takes_chain && cpu->takes_chain(p);
+}
+
 static onyx_status test_prepare(const kernel_prep *p, void **state) {
     test_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("TEST kernel");
@@ -397,15 +406,15 @@ static onyx_status test_alias_run(const kernel_call *c) {
 /* The relabellings, their shape or axes input (1) read on the host. */
 static const kernel test_alias_kernels[] = {
     {"", "Reshape", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
-     NULL, NULL, NULL, 1u << 1},
+     NULL, NULL, NULL, 1u << 1, NULL},
     {"", "Flatten", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
-     NULL, NULL, NULL, 0},
+     NULL, NULL, NULL, 0, NULL},
     {"", "Squeeze", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
-     NULL, NULL, NULL, 1u << 1},
+     NULL, NULL, NULL, 1u << 1, NULL},
     {"", "Unsqueeze", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
-     NULL, NULL, NULL, 1u << 1},
+     NULL, NULL, NULL, 1u << 1, NULL},
     {"", "Identity", 1, 25, DEVICE_TEST, DT_NUMERIC, KF_ALIAS_INPUT0, NULL, test_alias_run, NULL,
-     NULL, NULL, NULL, 0},
+     NULL, NULL, NULL, 0, NULL},
 };
 #define N_ALIAS (sizeof test_alias_kernels / sizeof test_alias_kernels[0])
 
@@ -443,6 +452,8 @@ static void build_table(void) {
         t[count].fork = test_fork_make;
         t[count].unfork = test_unfork;
         t[count].supports = test_supports;
+        t[count].takes_chain =
+            epilogue || !strcmp(cpu[i].op_type, "Attention") ? test_takes_chain : NULL;
         count++;
     }
     for (size_t i = 0; i < N_ALIAS; i++) t[count++] = test_alias_kernels[i];

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 
+#include "core/clock.h"
 #include "core/kernel.h"
 #include "core/parallel.h"
 
@@ -57,9 +58,6 @@ typedef struct run_control {
     const char *tag;              /* the run's name in logs and profiles; may be NULL */
     device_kind output_device;    /* graph outputs made on this device stay there (else: CPU) */
 } run_control;
-
-/* Nanoseconds on CLOCK_MONOTONIC (the clock of run_control.deadline_ns). */
-int64_t exec_now_ns(void);
 
 /* A graph prepared for execution: a cache of plans, one per signature of input shapes. Safe to
  * run from several threads at once: plans are built concurrently and, once built, read-only;

@@ -1,6 +1,10 @@
-/* Internals of the executor shared by its files (core/exec*.c, fuse*.c, planner.c): plan values
- * and steps, run contexts, subgraphs and frames, the plan helpers the fusion passes use, the memory
- * planner's entry, and placement. */
+/* The types the executor's layers share (core/plan*.c, exec*.c, fuse*.c, planner.c): plan values
+ * and steps, plans, run contexts, subgraphs and frames; and the entry points of the top two
+ * layers. Each lower layer declares its functions in its own header, bottom first: core/plan.h
+ * (structure and step edits), core/plan_step.h (running one step), core/plan_prepare.h (kernel
+ * preparation), core/exec_place.h (placement), core/exec_view.h (views), core/fuse.h (fusion),
+ * core/planner.h (lifetimes and memory); core/exec.c builds plans with them, core/exec_run.c runs
+ * them (docs/ARCHITECTURE.md). */
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 
@@ -134,78 +138,21 @@ struct exec_frame {
     struct profiler *profiler;  /* records each step when profiling; NULL otherwise */
 };
 
+/* ---- the entry points of the two top layers (used by core/exec_run.c) */
+
 /* Builds the plan for signature `sig` (graph inputs, then captured values) with those inputs on
  * `in_device` (NULL: all on the CPU) and the graph outputs made on `out_device` left there;
- * refs 1. */
+ * refs 1 (core/exec.c). */
 onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
                        device_kind out_device, plan **out);
-/* Drops a reference; the last one frees the plan (plan_free). */
+/* Drops a reference; the last one frees the plan's idle run contexts, then the plan (plan_free)
+ * (core/exec_run.c). */
 void plan_unref(plan *p);
-/* Frees a plan, its kernel states and its idle contexts. */
-void plan_free(plan *p);
-/* Frees a run context of plan p (its forks, slots, arena and scratch). */
+/* Frees a run context of plan p (its forks, slots, arena and scratch) (core/exec_run.c). */
 void run_ctx_free(const plan *p, run_ctx *ctx);
 
-/* The queue of `device` in the run context of call c, or NULL (no run, or no queues there). */
+/* The queue of `device` in the run context of call c, or NULL (no run, or no queues there)
+ * (core/exec_frame.c: the copy steps' kernel reads it). */
 void *plan_step_queue(const kernel_call *c, device_kind device);
-
-/* Runs step `ps` of `p` in `frame` with `state` (its fork or its prepared state). */
-onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
-                          struct exec_frame *frame, void *state);
-
-/* After a pass moved or dropped steps: each value's first is the step that now makes it (-1 for
- * those none makes). */
-void plan_set_producers(const graph *g, plan *p);
-
-/* For the fusion passes: uses[v] the readers of each value among the plan's steps (subgraph
- * captures too), consumer[v] the last step that reads it as an input (-1 for none); both arrays
- * of p->n_vals entries. */
-void plan_readers(const graph *g, const plan *p, int *uses, int *consumer);
-
-/* The steps a fused step absorbed leave the plan (gone), their prepared states with them. */
-void plan_absorb_steps(plan *p, bool *gone, const int *steps, int n);
-
-/* Step ps runs fused node fn from now on, instead of its graph node or the node placement made
- * of it (its inputs moved to copies: fn was made from it). */
-void plan_set_fused(plan_step *ps, graph_node *fn);
-
-/* Runs kernel k's prepare for `node` (a step's node, or the fusion pass's copy of a conv with its
- * `chain` of post-ops) on the plan's current types and constants into *state. */
-onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
-                                const graph_node *node, const struct fuse_chain *chain,
-                                void **state);
-
-/* Whether kernel k (which has a supports check) takes `node` with the plan's types. */
-bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
-                          const graph_node *node);
-
-/* Offsets for the ST_ARENA values on `device` with lifetimes [first, last]; returns the size of
- * that device's arena (SIZE_MAX when out of memory). */
-size_t plan_assign_offsets(plan_value *vals, int n, device_kind device);
-
-/* Whether output o of node is one contiguous run of input 0's bytes, and where it starts in them
- * (core/exec_view.c): the planner may make it a view of them (KF_VIEW kernels). */
-bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset);
-
-/* ---- placement (core/exec_place.c) */
-
-/* Where each graph value can be read during the build: besides its own index (on
- * plan_value.device), the plan value holding a copy of it on each other device, or -1. */
-typedef struct placement {
-    int *copy_on[DEVICE_KINDS];
-    bool *host_only; /* graph outputs and values read by subgraphs: kept on the CPU */
-} placement;
-
-onyx_status placement_init(placement *pl, const subgraph *sg, const plan *p);
-void placement_free(placement *pl);
-
-/* Chooses the node's kernel in the session's device order, moves its inputs to that device
- * (copy steps, device constants), appends its step (prepared) and the copies of outputs that
- * must be on the CPU. `in_types` are the node's input types. */
-onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
-                       const type_info *const *in_types);
-
-/* Frees a device constant made by place_node (plan_value.owns_constant on a device). */
-void plan_free_device_constant(const plan *p, plan_value *v);
 
 #endif

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
+#include "core/exec_place.h"
 #include "core/log.h"
 #include "core/op_schema.h"
+#include "core/plan_prepare.h"
 
 /* ------------------------------------------------------------------ copy steps */
 
@@ -134,13 +135,6 @@ static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, 
 }
 
 /* ------------------------------------------------------------------ device constants */
-
-void plan_free_device_constant(const plan *p, plan_value *v) {
-    if (!v->constant) return;
-    if (v->constant->data) p->devices[v->device]->free(v->constant->data);
-    free(v->constant);
-    v->constant = NULL;
-}
 
 /* Uploads constant plan value `host` to `device` as plan value *out. */
 static onyx_status upload_constant(plan *p, int host, device_kind device, int *out) {

@@ -11,14 +11,12 @@
 #include "core/log.h"
 #include "core/optimize.h"
 #include "core/parallel.h"
+#include "core/plan.h"
+#include "core/plan_step.h"
 #include "core/profile.h"
 #include "core/shared.h"
 
 #define MAX_PLANS 16
-
-/* Scratch grows to the next multiple of this, so that slowly growing requests do not reallocate
- * on every run. */
-#define SCRATCH_GRANULE ((size_t)64 << 10)
 
 const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
 
@@ -109,12 +107,6 @@ void subgraph_free(subgraph *sg) {
     free(sg);
 }
 
-int64_t exec_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------ run contexts */
 
 void run_ctx_free(const plan *p, run_ctx *ctx) {
@@ -142,10 +134,6 @@ void run_ctx_free(const plan *p, run_ctx *ctx) {
     }
     free(ctx->scratch);
     free(ctx);
-}
-
-void *plan_step_queue(const kernel_call *c, device_kind device) {
-    return c->frame && c->frame->ctx ? c->frame->ctx->queue[device] : NULL;
 }
 
 /* Waits for the work queued on the context's devices; the first error. */
@@ -263,22 +251,6 @@ static void run_ctx_give_back(plan *p, run_ctx *ctx) {
     pthread_mutex_unlock(&p->idle_lock);
 }
 
-onyx_status kernel_scratch(const kernel_call *c, size_t bytes, void **out) {
-    run_ctx *ctx = c->frame ? c->frame->ctx : NULL;
-    if (!ctx) return onyx_error(ONYX_ERR_RUNTIME, "scratch requested outside a run");
-    if (bytes > ctx->scratch_size) {
-        if (bytes > SIZE_MAX - SCRATCH_GRANULE) return onyx_oom("scratch");
-        size_t size = (bytes + SCRATCH_GRANULE - 1) / SCRATCH_GRANULE * SCRATCH_GRANULE;
-        void *grown = aligned_alloc(64, size);
-        if (!grown) return onyx_oom("scratch");
-        free(ctx->scratch);
-        ctx->scratch = grown;
-        ctx->scratch_size = size;
-    }
-    *out = ctx->scratch;
-    return ONYX_OK;
-}
-
 /* ------------------------------------------------------------------ run limits */
 
 static onyx_status check_control(const run_control *ctl) {
@@ -303,6 +275,11 @@ onyx_status kernel_check_run(const kernel_call *c, int64_t iterations) {
 
 void plan_unref(plan *p) {
     if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
+    while (p->idle) {
+        run_ctx *next = p->idle->next;
+        run_ctx_free(p, p->idle);
+        p->idle = next;
+    }
     plan_free(p);
 }
 

@@ -3,7 +3,7 @@
  * input's bytes. The memory planner lets such an output point into its input instead of copying
  * (KF_VIEW kernels leave an output alone when it already is that run), on any device: a view is
  * an offset in the device's arena. */
-#include "core/exec_internal.h"
+#include "core/exec_view.h"
 
 #include <string.h>
 

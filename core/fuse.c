@@ -9,7 +9,10 @@
  * A conv also absorbs the per-channel steps and the Relu that only feed its X (pre-ops), and the
  * tensors passed only between convs, channel Concats and poolings keep the convs' layout.
  * Attention spelled out (MatMul, scale, mask, Softmax, MatMul) becomes one step of the CPU
- * Attention kernel, which keeps each block of scores in cache instead of writing them all out. */
+ * Attention kernel, which keeps each block of scores in cache instead of writing them all out
+ * (or of the step's device's Attention kernel, where its takes_chain query says it takes it).
+ * A plan layer: it edits steps through core/plan.h and prepares kernels through
+ * core/plan_prepare.h; the driver (core/exec.c) calls it, it never calls the driver. */
 #include "core/fuse.h"
 
 #include <float.h>
@@ -22,6 +25,8 @@
 #include "core/strided_view.h"
 #include "core/exec_internal.h"
 #include "core/log.h"
+#include "core/plan.h"
+#include "core/plan_prepare.h"
 #include "geometry/perm.h"
 
 /* Links (factors, Transposes, relabellings) a MatMul view walks through, per end; the longest
@@ -1020,13 +1025,21 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     const type_info *in_types[4];
     for (int i = 0; i < fn->n_inputs; i++) in_types[i] = &p->vals[src[i]].type;
     const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, p->steps[s].k->device);
-    void *trial = NULL;
-    if (!cand || plan_prepare_kernel(sg, p, cand, fn, chain, &trial) != ONYX_OK || !trial) {
-        onyx_error_clear();
+    if (!cand) onyx_error_clear(); /* no Attention kernel on that device: no fusion */
+    if (cand && cand->takes_chain) { /* the kernel answers; its prepare comes with the others' */
+        if (!plan_kernel_takes_chain(sg, p, cand, fn, chain)) cand = NULL;
+    } else if (cand) { /* a kernel without the query: its prepare tried */
+        void *trial = NULL;
+        if (plan_prepare_kernel(sg, p, cand, fn, chain, &trial) != ONYX_OK || !trial) {
+            onyx_error_clear();
+            cand = NULL;
+        }
+        if (trial && cand && cand->release) cand->release(trial);
+    }
+    if (!cand) {
         free(fn);
         return ONYX_OK;
     }
-    if (cand->release) cand->release(trial);
     *node = fn;
     *k = cand;
     return ONYX_OK;

@@ -117,8 +117,9 @@ bool fuse_same_type(const type_info *a, const type_info *b);
  * only it feeds, on its device: a product without a bias of its own the Add of a constant per
  * column (FUSE_SHIFT, the bias read from the fused node's input 2), a Conv the Add of a tensor of
  * its output's shape (FUSE_SUM, input 3), then a Relu (FUSE_RELU, alpha 0), the chain's last
- * step. The kernel's prepare gets the chain in kernel_prep.fused and refuses one it cannot
- * apply. */
+ * step. A kernel with a takes_chain query (core/kernel.h) is asked first and its prepare must
+ * then take the chain; one without it gets the chain in kernel_prep.fused and refuses one it
+ * cannot apply. */
 onyx_status fuse_device_plan(struct subgraph *sg, struct plan *p);
 
 #endif

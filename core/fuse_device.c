@@ -5,13 +5,17 @@
  * BatchNormalization its Relu, so that its result is written once instead of being read and
  * written again by each of those nodes. The chain goes to the kernel's prepare in
  * kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the fused node's input 2, FUSE_SUM its input
- * 3, FUSE_RELU), which refuses what it cannot apply; each chain is tried so, and kept where
- * taken. The CPU's fusion pass (core/fuse.c) has taken only attention chains from device steps. */
+ * 3, FUSE_RELU). A kernel with a takes_chain query (the TEST device's) is asked first, and its
+ * prepare must then take the chain; one without it (cuDNN's and cuBLASLt's kernels, which know
+ * only by trying) refuses in its prepare what it cannot apply, and the chain is kept where taken.
+ * The CPU's fusion pass (core/fuse.c) has taken only attention chains from device steps. A plan
+ * layer above core/fuse.c; the driver (core/exec.c) calls it. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
 #include "core/fuse.h"
+#include "core/plan.h"
+#include "core/plan_prepare.h"
 
 /* Whether plan value v is a constant on `device` of y's type with one value per column of y
  * ([N] or [1, ..., 1, N], N y's last dim): a product's bias. */
@@ -138,7 +142,17 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
             goto done;
         }
         void *state = NULL;
-        if (plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state) != ONYX_OK) {
+        if (ps->k->takes_chain) { /* the kernel answers: a prepare failing after a yes is an error */
+            if (!plan_kernel_takes_chain(sg, p, ps->k, fn, &chain)) {
+                free(fn);
+                continue;
+            }
+            st = plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state);
+            if (st != ONYX_OK) {
+                free(fn);
+                goto done;
+            }
+        } else if (plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state) != ONYX_OK) {
             onyx_error_clear(); /* the kernel's library cannot apply this chain: left as it was */
             free(fn);
             continue;

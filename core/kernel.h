@@ -122,6 +122,12 @@ typedef struct kernel {
      * axes, indices of slices and pads, which a device kernel needs to size its launch. Placement
      * keeps them in CPU memory. */
     unsigned host_inputs;
+    /* Whether the kernel's prepare applies the chain in p->fused (core/fuse.h), for a
+     * KF_POST_OPS or KF_DEVICE_EPILOGUE kernel: the fusion passes ask before they fuse a chain
+     * into its step, and a prepare that fails after a yes is an error, not a refusal. NULL: the
+     * pass tries the prepare and leaves the chain out where it fails (docs/ARCHITECTURE.md lists
+     * the kernels that still answer that way). */
+    bool (*takes_chain)(const kernel_prep *p);
 } kernel;
 
 /* Read-only data made from constants only (reordered or packed weights), shared by every plan of

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/exec.h"
+#include "core/clock.h"
 
 struct profiler {
     char *path;

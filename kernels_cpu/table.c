@@ -3,15 +3,18 @@
 
 static const kernel table[] = {
 #define KERNEL(domain, op, vmin, vmax, dtypes, flags, run)                                         \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, NULL, run, NULL, NULL, NULL, NULL, 0},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, NULL, run, NULL, NULL, NULL, NULL, 0, NULL},
 #define KERNEL_STATEFUL(domain, op, vmin, vmax, dtypes, flags, prepare, run, release)              \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL, 0},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL, 0, NULL},
 #define KERNEL_FORKED(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork, unfork) \
-    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL, 0},
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL, 0, NULL},
+#define KERNEL_CHAIN(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, takes_chain)    \
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL, 0, takes_chain},
 #include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL
 #undef KERNEL_FORKED
+#undef KERNEL_CHAIN
     {0},
 };
 

@@ -542,38 +542,36 @@ static void batch_head_row(const int64_t *dims, const int64_t *strides, int rank
 
 static bool same_batch(const int64_t *a, const int64_t *b) { return a[0] == b[0] && a[1] == b[1]; }
 
-onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
+/* A fused chain (core/fuse.h) as this kernel reads it, into *f: NULL where it applies, else
+ * why not. */
+static const char *chain_geometry(const kernel_prep *p, att_fused *f) {
     const fuse_chain *fc = p->fused;
-    *state = NULL;
-    if (!fc || !fc->attention) return ONYX_OK;
     int r = fc->view_rank[0];
     for (int i = 1; i < 4; i++)
         if (fc->view_rank[i] != r) r = 0;
-    if (r != 3 && r != 4)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "fused attention: views of ranks %d, %d, %d, %d",
-                          fc->view_rank[0], fc->view_rank[1], fc->view_rank[2], fc->view_rank[3]);
+    if (r != 3 && r != 4) return "views not all of rank 3 or all of rank 4";
     const int64_t *qd = fc->view_dims[0], *kd = fc->view_dims[1], *yd = fc->view_dims[2],
                   *vd = fc->view_dims[3];
     const int64_t *kst = fc->view_strides[1];
-    att_fused f = {.scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
-    memcpy(f.offset, fc->view_offset, sizeof f.offset);
+    *f = (att_fused){.scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
+    memcpy(f->offset, fc->view_offset, sizeof f->offset);
     int64_t qb[2], kb[2], vb[2], yb[2];
-    batch_head_row(qd, fc->view_strides[0], r, qb, f.qs);
-    batch_head_row(kd, kst, r, kb, f.ks);
-    batch_head_row(vd, fc->view_strides[3], r, vb, f.vs);
-    batch_head_row(yd, fc->view_strides[2], r, yb, f.ys);
+    batch_head_row(qd, fc->view_strides[0], r, qb, f->qs);
+    batch_head_row(kd, kst, r, kb, f->ks);
+    batch_head_row(vd, fc->view_strides[3], r, vb, f->vs);
+    batch_head_row(yd, fc->view_strides[2], r, yb, f->ys);
     /* K^T [.., Dk, T]: K's rows are its columns, a column apart (kst[r - 1]) when its own rows
      * are not contiguous */
-    f.kt_rows = kst[r - 2] != 1;
-    f.ks[2] = f.kt_rows ? kst[r - 2] : kst[r - 1];
+    f->kt_rows = kst[r - 2] != 1;
+    f->ks[2] = f->kt_rows ? kst[r - 2] : kst[r - 1];
     int64_t S = qd[r - 2], Dk = qd[r - 1], T = kd[r - 1], Dv = vd[r - 1];
     if (!same_batch(qb, kb) || !same_batch(qb, vb) || !same_batch(qb, yb) || kd[r - 2] != Dk ||
         vd[r - 2] != T || yd[r - 2] != S || yd[r - 1] != Dv ||
         fc->view_strides[0][r - 1] != 1 || fc->view_strides[3][r - 1] != 1 ||
-        fc->view_strides[2][r - 1] != 1 || (f.kt_rows && kst[r - 1] != 1))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "fused attention: views do not make an attention");
-    f.d = (ops_att_dims){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
-                         .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
+        fc->view_strides[2][r - 1] != 1 || (f->kt_rows && kst[r - 1] != 1))
+        return "views do not make an attention";
+    f->d = (ops_att_dims){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
+                          .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
     if (p->n_in > 3 && p->in_type[3]) { /* the mask, broadcast to [B, H, S, T] ([B*H, S, T]) */
         const type_info *m = p->in_type[3];
         int64_t md[4] = {1, 1, 1, 1}, st[4];
@@ -582,14 +580,28 @@ onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
         for (int i = r - 2; i >= 0; i--) st[i] = st[i + 1] * md[i + 1];
         int64_t ms[4] = {0};
         for (int i = 0; i < r; i++) ms[i] = md[i] == 1 ? 0 : st[i];
-        f.ms[0] = ms[0];
-        f.ms[1] = r == 4 ? ms[1] : 0;
-        f.ms[2] = ms[r - 2];
-        f.mlen = md[r - 1];
-        f.mbcast = f.mlen == 1 && T > 1;
+        f->ms[0] = ms[0];
+        f->ms[1] = r == 4 ? ms[1] : 0;
+        f->ms[2] = ms[r - 2];
+        f->mlen = md[r - 1];
+        f->mbcast = f->mlen == 1 && T > 1;
     }
-    if (!cpu_blas_dims_ok(S, T, Dk > Dv ? Dk : Dv))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "attention sizes exceed BLAS's int range");
+    if (!cpu_blas_dims_ok(S, T, Dk > Dv ? Dk : Dv)) return "sizes exceed BLAS's int range";
+    return NULL;
+}
+
+bool cpu_attention_takes_chain(const kernel_prep *p) {
+    att_fused f;
+    return p->fused && p->fused->attention && !chain_geometry(p, &f);
+}
+
+onyx_status cpu_attention_prepare(const kernel_prep *p, void **state) {
+    const fuse_chain *fc = p->fused;
+    *state = NULL;
+    if (!fc || !fc->attention) return ONYX_OK;
+    att_fused f;
+    const char *refused = chain_geometry(p, &f);
+    if (refused) return onyx_error(ONYX_ERR_UNSUPPORTED, "fused attention: %s", refused);
     att_fused *out = malloc(sizeof *out);
     if (!out) return onyx_oom("fused attention");
     *out = f;

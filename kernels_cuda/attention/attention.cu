@@ -979,6 +979,12 @@ onyx_status att_prepare(const kernel_prep *p, void **state) {
 
 void att_release(void *state) { free(state); }
 
+// kernel.takes_chain: the chains att_prepare applies.
+bool att_takes_chain(const kernel_prep *p) {
+    chain_state cs;
+    return p->fused && chain_plan(p, &cs);
+}
+
 onyx_status chain_run(const kernel_call *c, const chain_state *cs) {
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *M = cs->has_mask ? kernel_input(c, 3) : NULL;
@@ -1084,9 +1090,9 @@ onyx_status att_run(const kernel_call *c) {
 
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
-    // supports, host_inputs
+    // supports, host_inputs, takes_chain
     {"", "Attention", 23, 25, DEVICE_CUDA, QKV_TYPES, 0, att_prepare, att_run, att_release, NULL,
-     NULL, att_supports, 0},
+     NULL, att_supports, 0, att_takes_chain},
 };
 
 } // namespace

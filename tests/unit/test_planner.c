@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "core/exec_internal.h"
+#include "core/planner.h"
 
 static plan_value arena_value(size_t size, int first, int last) {
     plan_value v = {0};

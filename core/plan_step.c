@@ -1,0 +1,204 @@
+/* Running one step of a plan: its inputs checked to be on its kernel's device, its outputs
+ * given buffers (arena slots, heap allocations, or shapes inferred from the actual inputs), its
+ * kernel's run, timed when profiling. Used by the runs (core/exec_run.c) and by constant
+ * folding while a plan is built (core/exec.c). */
+#include "core/plan_step.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/op_schema.h"
+#include "core/parallel.h"
+#include "core/profile.h"
+
+/* Per-node arrays of inputs or outputs: on the caller's stack up to EXEC_IO_STACK entries, on the
+ * heap past that (Concat, Sum, SequenceConstruct of hundreds of inputs: up to ONYX_VARIADIC). */
+#define EXEC_IO_STACK 32
+
+static void *io_array(void *stack, size_t stack_bytes, int n, size_t size) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * size;
+    void *a = bytes <= stack_bytes ? stack : malloc(bytes);
+    if (a) memset(a, 0, bytes);
+    return a;
+}
+
+static void io_free(void *a, const void *stack) {
+    if (a != stack) free(a);
+}
+
+onyx_status plan_infer_node(const graph_node *node, const type_info *const *in_types,
+                              const tensor *const *in_values, type_info *out) {
+    for (int o = 0; o < node->n_outputs; o++) type_init(&out[o]);
+    if (!node->schema || !node->schema->infer) return ONYX_OK;
+    infer_ctx ctx = {
+        .node = node,
+        .n_in = node->n_inputs,
+        .n_out = node->n_outputs,
+        .in = in_types,
+        .in_value = in_values,
+        .out = out,
+    };
+    return node->schema->infer(&ctx);
+}
+
+/* Infers the node's outputs again from the values it actually gets: everything is known now. */
+static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, type_info *rt) {
+    const type_info *itypes_s[EXEC_IO_STACK];
+    type_info store_s[EXEC_IO_STACK];
+    const tensor *ivals_s[EXEC_IO_STACK];
+    const type_info **itypes = io_array(itypes_s, sizeof itypes_s, node->n_inputs, sizeof *itypes);
+    type_info *store = io_array(store_s, sizeof store_s, node->n_inputs, sizeof *store);
+    const tensor **ivals = io_array(ivals_s, sizeof ivals_s, node->n_inputs, sizeof *ivals);
+    onyx_status st = itypes && store && ivals ? ONYX_OK : onyx_oom("input types");
+    int n = 0;
+    for (; n < node->n_inputs && st == ONYX_OK; n++) {
+        type_init(&store[n]);
+        itypes[n] = NULL;
+        ivals[n] = NULL;
+        if (!in[n]) continue;
+        st = type_of_value(&store[n], in[n]);
+        itypes[n] = &store[n];
+        if (in[n]->kind == ONYX_VALUE_TENSOR) ivals[n] = &in[n]->t;
+    }
+    if (st == ONYX_OK) st = plan_infer_node(node, itypes, ivals, rt);
+    for (int i = 0; i < n; i++) type_release(&store[i]);
+    io_free(itypes, itypes_s);
+    io_free(store, store_s);
+    io_free(ivals, ivals_s);
+    return st;
+}
+
+/* Gives every output of the step a buffer before its kernel runs: arena outputs are ready (or
+ * alias their input); heap outputs with a known shape are allocated; the rest are inferred from
+ * the actual inputs now, or left empty for kernels that size their own outputs. A step whose
+ * static outputs were planned from inputs of unknown shape first checks that the real inputs
+ * give those shapes. */
+static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_node *node,
+                                onyx_value *const *in, onyx_value *const *out) {
+    type_info *rt = NULL;
+    onyx_status st = ONYX_OK;
+    if (ps->recheck) {
+        if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) return onyx_oom("output types");
+        CHECK(infer_actual(node, in, rt));
+    }
+    for (int o = 0; o < node->n_outputs; o++) {
+        int vi = node->outputs[o];
+        if (vi < 0) continue;
+        const plan_value *v = &p->vals[vi];
+        if (rt && type_is_static(&rt[o]) && type_is_static(&v->type) &&
+            (rt[o].dtype != v->type.dtype ||
+             !shape_equal(rt[o].rank, rt[o].dims, v->type.rank, v->type.dims))) {
+            char got[160], want[160];
+            st = onyx_error(ONYX_ERR_SHAPE, "output %d: the inputs give %s, expected %s", o,
+                            type_str(&rt[o], got, sizeof got), type_str(&v->type, want, sizeof want));
+            goto done;
+        }
+        if (v->where == ST_ARENA) {
+            /* a reshape-like alias may have a graph input as its root, bound per run; an
+             * in-place output's root is arena memory, its slot fixed */
+            if (v->alias_of >= 0 && in[0] && (ps->k->flags & KF_ALIAS_INPUT0))
+                out[o]->t.data = in[0]->t.data;
+            continue;
+        }
+        /* sequences and optionals are built by the kernel, like data-dependent shapes */
+        if ((ps->k->flags & KF_DYNAMIC_OUTPUT) ||
+            (v->type.kind != ONYX_VALUE_TENSOR && v->type.kind != ONYX_VALUE_NONE)) {
+            value_clear(out[o]);
+            continue;
+        }
+        if (type_is_static(&v->type) && v->device != DEVICE_CPU) { /* an output left on a device */
+            value_clear(out[o]);
+            CHECK(tensor_alloc_on(&out[o]->t, v->device, v->type.dtype, v->type.rank, v->type.dims));
+            out[o]->kind = ONYX_VALUE_TENSOR;
+            continue;
+        }
+        if (type_is_static(&v->type)) {
+            CHECK(value_alloc_tensor(out[o], v->type.dtype, v->type.rank, v->type.dims));
+            continue;
+        }
+        if (!rt) {
+            if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) {
+                st = onyx_oom("output types");
+                goto done;
+            }
+            CHECK(infer_actual(node, in, rt));
+        }
+        if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
+            value_clear(out[o]);
+            continue;
+        }
+        if (!type_is_static(&rt[o])) {
+            char buf[128];
+            st = onyx_error(ONYX_ERR_UNSUPPORTED, "output %d: shape not known after inference (%s)",
+                            o, type_str(&rt[o], buf, sizeof buf));
+            goto done;
+        }
+        CHECK(value_alloc_tensor(out[o], rt[o].dtype, rt[o].rank, rt[o].dims));
+    }
+done:
+    if (rt) {
+        for (int o = 0; o < node->n_outputs; o++) type_release(&rt[o]);
+        free(rt);
+    }
+    return st;
+}
+
+onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
+                          struct exec_frame *frame, void *state) {
+    const graph_node *node = step_node(g, ps);
+    onyx_value *in_s[EXEC_IO_STACK], *out_s[EXEC_IO_STACK];
+    onyx_value **in = io_array(in_s, sizeof in_s, node->n_inputs, sizeof *in),
+               **out = io_array(out_s, sizeof out_s, node->n_outputs, sizeof *out);
+    if (!in || !out) {
+        io_free(in, in_s);
+        io_free(out, out_s);
+        return onyx_oom("node inputs");
+    }
+    for (int i = 0; i < node->n_inputs; i++)
+        in[i] = node->inputs[i] >= 0 ? frame->vals[node->inputs[i]] : NULL;
+    for (int o = 0; o < node->n_outputs; o++)
+        out[o] = node->outputs[o] >= 0 ? frame->vals[node->outputs[o]] : NULL;
+    onyx_status st = ONYX_OK;
+    /* every tensor a kernel reads is on its device: a missing copy is an error, not garbage */
+    for (int i = 0; i < node->n_inputs && !(ps->k->flags & KF_DEVICE_COPY); i++) {
+        if (!in[i] || in[i]->kind != ONYX_VALUE_TENSOR) continue;
+        bool on_host = i < 32 && (ps->k->host_inputs & (1u << i));
+        device_kind want = on_host ? DEVICE_CPU : ps->k->device;
+        if (in[i]->t.device != want)
+            st = onyx_error(ONYX_ERR_RUNTIME, "input %d is on %s but the kernel reads it on %s", i,
+                            device_name(in[i]->t.device), device_name(want));
+    }
+    if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out);
+    if (st == ONYX_OK) {
+        kernel_call call = {
+            .node = node,
+            .state = state,
+            .n_in = node->n_inputs,
+            .n_out = node->n_outputs,
+            .in = in,
+            .out = out,
+            .frame = frame,
+            .threads = parallel_threads(),
+            .queue = frame->ctx ? frame->ctx->queue[ps->k->device] : NULL,
+        };
+        if (frame->profiler) {
+            int64_t start = exec_now_ns();
+            st = ps->k->run(&call);
+            /* a device kernel only queues its work: wait for it, so the event is its run time */
+            if (st == ONYX_OK && call.queue)
+                st = p->devices[ps->k->device]->queue_finish(call.queue);
+            profiler_node(frame->profiler, node, ps->k, node->n_inputs, in, node->n_outputs, out,
+                          start, exec_now_ns(), frame->control ? frame->control->tag : NULL);
+        } else {
+            st = ps->k->run(&call);
+        }
+    }
+    io_free(in, in_s);
+    io_free(out, out_s);
+    if (st != ONYX_OK) {
+        char label[256];
+        return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
+    }
+    return ONYX_OK;
+}

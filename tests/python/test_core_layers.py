@@ -1,0 +1,71 @@
+"""core/ is a stack of layers (docs/ARCHITECTURE.md): tools/check_layers.py finds no include or
+call circle among its files and no include of ops/, kernels_*/ or backend/; and the check itself
+finds each kind of fault in a small tree made for it."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CHECK = os.path.join(ROOT, "tools", "check_layers.py")
+
+
+def objects_dir():
+    """build/obj of the library under test (ONYX_LIB, else build/libonyx.so)."""
+    lib = os.environ.get("ONYX_LIB", os.path.join(ROOT, "build", "libonyx.so"))
+    return os.path.join(os.path.dirname(os.path.abspath(lib)), "obj")
+
+
+def run_check(*args):
+    return subprocess.run([sys.executable, CHECK, *args], capture_output=True, text=True)
+
+
+def test_core_has_no_circle():
+    obj = objects_dir()
+    assert os.path.isdir(os.path.join(obj, "core")), f"no objects under {obj}: build first"
+    r = run_check("--root", ROOT, "--obj", obj, "--list")
+    assert r.returncode == 0, r.stderr
+    listed = dict(line.split(":", 1) for line in r.stdout.splitlines())
+    # the plan layers, as docs/ARCHITECTURE.md draws them: each only above what it calls
+    level = {name.split()[1]: int(name.split()[0]) for name in listed}
+    order = ["plan.c", "plan_step.c", "exec_place.c", "fuse.c", "fuse_device.c", "exec.c",
+             "exec_run.c"]
+    assert [level[f] for f in order] == sorted(level[f] for f in order), listed
+    assert level["planner.c"] < level["exec.c"]
+    assert level["plan_prepare.c"] < level["exec_place.c"]
+
+
+def write(root, path, text):
+    full = os.path.join(root, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w") as fh:
+        fh.write(text)
+
+
+def test_check_finds_an_include_circle_and_an_ops_include(tmp_path):
+    root = str(tmp_path)
+    write(root, "core/a.h", '#include "core/b.h"\n')
+    write(root, "core/b.h", '#include "core/a.h"\n#include "ops/shape_common.h"\n')
+    r = run_check("--root", root)
+    assert r.returncode == 1
+    assert "a circle among core/a.h, core/b.h" in r.stderr
+    assert "core/b.h includes ops/shape_common.h" in r.stderr
+
+
+@pytest.mark.skipif(not shutil.which("cc") or not shutil.which("nm"), reason="needs cc and nm")
+def test_check_finds_a_call_circle(tmp_path):
+    root, obj = str(tmp_path / "src"), str(tmp_path / "obj")
+    write(root, "core/low.c", "void high(void);\nvoid low(void) { high(); }\n")
+    write(root, "core/high.c", "void low(void);\nvoid high(void) { low(); }\n")
+    write(root, "core/alone.c", "void low(void);\nvoid alone(void) { low(); }\n")
+    os.makedirs(os.path.join(obj, "core"))
+    for name in ("low", "high", "alone"):
+        subprocess.run(["cc", "-c", os.path.join(root, "core", name + ".c"), "-o",
+                        os.path.join(obj, "core", name + ".o")], check=True)
+    r = run_check("--root", root, "--obj", obj)
+    assert r.returncode == 1
+    assert "a circle among core/high.c, core/low.c" in r.stderr
+    assert "core/low.c -> core/high.c (calls high)" in r.stderr
+    assert "alone" not in r.stderr
