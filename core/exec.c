@@ -255,12 +255,32 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
 
 /* ------------------------------------------------------------------ specialization */
 
+/* Folded outputs from this size up are compared with the weights they were made from. */
+#define FOLD_SHARE_MIN_BYTES ((size_t)1 << 20)
+
 /* Values that a node reads: its inputs and what its subgraphs capture. */
 static void mark_reads(plan_value *vals, const graph_node *n, int step) {
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0 && vals[n->inputs[i]].last < step) vals[n->inputs[i]].last = step;
     for (int i = 0; i < n->n_captures; i++)
         if (vals[n->captures[i]].last < step) vals[n->captures[i]].last = step;
+}
+
+/* The weight among the node's inputs whose bytes folded output y repeats exactly (a Reshape of
+ * it: a tied embedding's table), or NULL: y may borrow them. Only a weight the rep keeps as long
+ * as the plans (from_weights), on the CPU, that no graph output hands out. */
+static const tensor *weight_with_bytes(const plan *p, const graph *g, const graph_node *node,
+                                       const tensor *y) {
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        const tensor *w = vi >= 0 ? p->vals[vi].constant : NULL;
+        if (w && p->vals[vi].from_weights && p->vals[vi].device == DEVICE_CPU &&
+            !plan_value_is_output(g, vi) && w->dtype == y->dtype && w->dtype != ONYX_STRING &&
+            w->nbytes == y->nbytes && w->nbytes >= FOLD_SHARE_MIN_BYTES &&
+            (w->data == y->data || memcmp(w->data, y->data, w->nbytes) == 0))
+            return w;
+    }
+    return NULL;
 }
 
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
@@ -306,6 +326,26 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
             p->vals[node->outputs[o]].where = ST_HEAP;
             p->vals[node->outputs[o]].alias_of = -1;
         }
+    /* a reshape-like output of a weight is made over the weight's bytes, as the planner aliases
+     * it (no copy, not even for a moment: a tied embedding's table is large) */
+    if (node->n_outputs == 1 && node->outputs[0] >= 0 && (ps->k->flags & KF_ALIAS_INPUT0) &&
+        node->n_inputs > 0 && node->inputs[0] >= 0) {
+        plan_value *y = &p->vals[node->outputs[0]];
+        const plan_value *x = &p->vals[node->inputs[0]];
+        const tensor *w = x->constant;
+        int64_t numel;
+        size_t bytes;
+        if (w && x->from_weights && x->device == DEVICE_CPU && w->dtype == y->type.dtype &&
+            w->dtype != ONYX_STRING && type_is_static(&y->type) &&
+            shape_numel(y->type.rank, y->type.dims, &numel) &&
+            dtype_storage_size(y->type.dtype, numel, &bytes) && bytes == w->nbytes &&
+            tensor_set_shape(&vals[0]->t, y->type.dtype, y->type.rank, y->type.dims) == ONYX_OK) {
+            vals[0]->kind = ONYX_VALUE_TENSOR;
+            vals[0]->t.owns = false;
+            y->where = ST_ARENA;
+            y->alias_of = node->inputs[0];
+        }
+    }
     /* a context of its own for the kernel's scratch, and a fork when the kernel forks */
     run_ctx scratch_ctx = {0};
     struct exec_frame frame = {.g = g, .vals = frame_vals, .parent = NULL, .ctx = &scratch_ctx};
@@ -334,7 +374,12 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
             st = onyx_oom("folded constant");
             goto done;
         }
-        if (vals[o]->t.owns) {
+        const tensor *same = weight_with_bytes(p, g, node, &vals[o]->t);
+        if (same) {
+            *t = vals[o]->t; /* the weight's bytes under this shape: no second copy */
+            t->data = same->data;
+            t->owns = false;
+        } else if (vals[o]->t.owns) {
             *t = vals[o]->t; /* take the buffer */
             vals[o]->t.owns = false;
             vals[o]->t.data = NULL;
