@@ -283,6 +283,16 @@ static const tensor *weight_with_bytes(const plan *p, const graph *g, const grap
     return NULL;
 }
 
+/* Whether node only gives its input 0 another shape: its output may be that input's bytes (other
+ * kernels that may alias their input, Imputer, write into it). */
+static bool relabels(const graph_node *node) {
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    if (*node->domain) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (!strcmp(node->op_type, ops[i])) return true;
+    return false;
+}
+
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
 static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     const graph_node *node = step_node(g, ps);
@@ -329,7 +339,7 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     /* a reshape-like output of a weight is made over the weight's bytes, as the planner aliases
      * it (no copy, not even for a moment: a tied embedding's table is large) */
     if (node->n_outputs == 1 && node->outputs[0] >= 0 && (ps->k->flags & KF_ALIAS_INPUT0) &&
-        node->n_inputs > 0 && node->inputs[0] >= 0) {
+        relabels(node) && node->n_inputs > 0 && node->inputs[0] >= 0) {
         plan_value *y = &p->vals[node->outputs[0]];
         const plan_value *x = &p->vals[node->inputs[0]];
         const tensor *w = x->constant;
