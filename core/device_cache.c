@@ -1,9 +1,11 @@
 /* Device blocks kept for reuse, per device kind (core/device_cache.h). A handful of blocks per
- * output at most, so a short array searched from its end (the block freed last first) does. */
+ * output at most, so a short array searched from its end (the block freed last first) does; it
+ * stays in the order the blocks were kept, so that its front holds the stalest. */
 #include "core/device_cache.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 /* What one kind keeps at most: enough for the outputs of several runs in flight, small enough
  * that kept blocks never crowd out a model's arenas (and they are given back when memory runs
@@ -43,21 +45,44 @@ static kind_cache *cache_of(const device_ops *d) {
     return (unsigned)d->kind < DEVICE_KINDS ? &caches[d->kind] : NULL;
 }
 
+/* Under c's lock: takes out the blocks kept longest until `bytes` of them are out or none is
+ * left, into `gone`; how many. */
+static int take_stalest(kind_cache *c, size_t bytes, kept *gone) {
+    int n = 0;
+    size_t out = 0;
+    while (n < c->n && out < bytes) out += c->blocks[n++].bytes;
+    memcpy(gone, c->blocks, sizeof *gone * (size_t)n);
+    memmove(c->blocks, c->blocks + n, sizeof *gone * (size_t)(c->n - n));
+    c->n -= n;
+    c->bytes -= out;
+    return n;
+}
+
 void *device_cache_alloc(const device_ops *d, size_t bytes) {
     size_t cls = device_cache_class(bytes);
     kind_cache *c = cache_of(d);
+    kept gone[KEEP_BLOCKS];
+    int n_gone = 0;
     if (c) {
         pthread_mutex_lock(&c->lock);
         for (int i = c->n - 1; i >= 0; i--)
             if (c->blocks[i].bytes == cls) {
                 void *p = c->blocks[i].p;
-                c->blocks[i] = c->blocks[--c->n];
+                memmove(c->blocks + i, c->blocks + i + 1, sizeof *c->blocks * (size_t)(c->n - i - 1));
+                c->n--;
                 c->bytes -= cls;
                 pthread_mutex_unlock(&c->lock);
                 return p;
             }
+        /* Host memory is the process's resident size: a new host block first gives back as many
+         * bytes of the stalest kept ones, which runs of other shapes left (a prompt of another
+         * length) and which would otherwise add to the peak of this one. Runs of one shape never
+         * get here once their blocks are kept. Device blocks stay: freeing one waits for the
+         * whole device. */
+        if (d->kind == DEVICE_CPU) n_gone = take_stalest(c, cls, gone);
         pthread_mutex_unlock(&c->lock);
     }
+    for (int i = 0; i < n_gone; i++) d->free(gone[i].p);
     void *p = d->alloc(cls);
     if (!p && device_cache_trim(d) > 0) p = d->alloc(cls);
     return p;

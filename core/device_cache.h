@@ -8,7 +8,9 @@
  * the value (as with host memory).
  *
  * The CPU's share keeps the large host blocks of core/value.c (its own mapping functions free
- * them): only those ever enter it. */
+ * them): only those ever enter it. A host block that has to be made new first gives back as many
+ * bytes of the blocks kept longest, so that blocks of sizes that do not come back (runs of other
+ * shapes) never add to the process's peak. */
 #ifndef ONYX_CORE_DEVICE_CACHE_H
 #define ONYX_CORE_DEVICE_CACHE_H
 
@@ -20,7 +22,8 @@
 size_t device_cache_class(size_t bytes);
 
 /* A block of at least `bytes` of d's memory: a kept one of the class, else a new one (after the
- * kept blocks of the kind are given back, where the device has no memory left); NULL on OOM. */
+ * kept blocks of the kind are given back, where the device has no memory left; for the CPU, after
+ * the stalest kept blocks of as many bytes are); NULL on OOM. */
 void *device_cache_alloc(const device_ops *d, size_t bytes);
 
 /* Keeps the block (of a tensor of `bytes`) for reuse, or frees it where the cache is full. */

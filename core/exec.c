@@ -27,6 +27,36 @@ static bool has_subgraphs(const graph_node *n) {
     return false;
 }
 
+/* Folded outputs from this size up are compared with the weights they were made from. */
+#define FOLD_SHARE_MIN_BYTES ((size_t)1 << 20)
+
+/* The weight among the node's inputs whose bytes folded output y repeats exactly (a Reshape of
+ * it: a tied embedding's table), or NULL: y may borrow them. Only a weight the rep keeps as long
+ * as the plans (from_weights), on the CPU, that no graph output hands out. */
+static const tensor *weight_with_bytes(const plan *p, const graph *g, const graph_node *node,
+                                       const tensor *y) {
+    for (int i = 0; i < node->n_inputs; i++) {
+        int vi = node->inputs[i];
+        const tensor *w = vi >= 0 ? p->vals[vi].constant : NULL;
+        if (w && p->vals[vi].from_weights && p->vals[vi].device == DEVICE_CPU &&
+            !plan_value_is_output(g, vi) && w->dtype == y->dtype && w->dtype != ONYX_STRING &&
+            w->nbytes == y->nbytes && w->nbytes >= FOLD_SHARE_MIN_BYTES &&
+            (w->data == y->data || memcmp(w->data, y->data, w->nbytes) == 0))
+            return w;
+    }
+    return NULL;
+}
+
+/* Whether node only gives its input 0 another shape: its output may be that input's bytes (other
+ * kernels that may alias their input, Imputer, write into it). */
+static bool relabels(const graph_node *node) {
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    if (*node->domain) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (!strcmp(node->op_type, ops[i])) return true;
+    return false;
+}
+
 /* Evaluates a node whose inputs are all constants, now, and keeps its outputs as constants. */
 static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
     const graph_node *node = step_node(g, ps);
@@ -70,6 +100,26 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
             p->vals[node->outputs[o]].where = ST_HEAP;
             p->vals[node->outputs[o]].alias_of = -1;
         }
+    /* a reshape-like output of a weight is made over the weight's bytes, as the planner aliases
+     * it (no copy, not even for a moment: a tied embedding's table is large) */
+    if (node->n_outputs == 1 && node->outputs[0] >= 0 && (ps->k->flags & KF_ALIAS_INPUT0) &&
+        relabels(node) && node->n_inputs > 0 && node->inputs[0] >= 0) {
+        plan_value *y = &p->vals[node->outputs[0]];
+        const plan_value *x = &p->vals[node->inputs[0]];
+        const tensor *w = x->constant;
+        int64_t numel;
+        size_t bytes;
+        if (w && x->from_weights && x->device == DEVICE_CPU && w->dtype == y->type.dtype &&
+            w->dtype != ONYX_STRING && type_is_static(&y->type) &&
+            shape_numel(y->type.rank, y->type.dims, &numel) &&
+            dtype_storage_size(y->type.dtype, numel, &bytes) && bytes == w->nbytes &&
+            tensor_set_shape(&vals[0]->t, y->type.dtype, y->type.rank, y->type.dims) == ONYX_OK) {
+            vals[0]->kind = ONYX_VALUE_TENSOR;
+            vals[0]->t.owns = false;
+            y->where = ST_ARENA;
+            y->alias_of = node->inputs[0];
+        }
+    }
     /* a context of its own for the kernel's scratch, and a fork when the kernel forks */
     run_ctx scratch_ctx = {0};
     struct exec_frame frame = {.g = g, .vals = frame_vals, .parent = NULL, .ctx = &scratch_ctx};
@@ -98,7 +148,12 @@ static onyx_status fold_node(plan *p, const graph *g, plan_step *ps) {
             st = onyx_oom("folded constant");
             goto done;
         }
-        if (vals[o]->t.owns) {
+        const tensor *same = weight_with_bytes(p, g, node, &vals[o]->t);
+        if (same) {
+            *t = vals[o]->t; /* the weight's bytes under this shape: no second copy */
+            t->data = same->data;
+            t->owns = false;
+        } else if (vals[o]->t.owns) {
             *t = vals[o]->t; /* take the buffer */
             vals[o]->t.owns = false;
             vals[o]->t.data = NULL;

@@ -35,6 +35,8 @@ static const rewrite_rule table[] = {
     /* at a Transpose: the one before a projection, else the one after a row-wise product */
     PATTERN("sink_transpose", "Transpose", "transpose.c", rule_sink_transpose),
     PATTERN("rows_before_product", "Transpose", "transpose.c", rule_rows_before_product),
+    /* at a Gather: the tied embedding read through the output projection's transposed weight */
+    PATTERN("gather_transposed_weight", "Gather", "tied_embedding.c", rule_gather_transposed_weight),
     PATTERN("swish", "Sigmoid", "swish.c", rule_swish),
     {"common_subexpression", "", NULL, "core/rules/cse.c", RULE_DUPLICATES, false, ONYX_OPT_ALL,
      false, rule_common_subexpression},

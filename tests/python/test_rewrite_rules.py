@@ -161,6 +161,19 @@ def sink_transpose():
             {'Transpose': 1, 'MatMul': 1, 'Add': 1, 'Reshape': 1, 'Gather': 3}, (1e-5, 1e-5))
 
 
+def gather_transposed_weight():
+    # tied embeddings as onnxruntime-genai's builder writes them: the table is the transposed
+    # output projection's weight; indices of rank 2, negative ones included
+    m = Model()
+    w = rng().standard_normal((6, 40)).astype(np.float32)
+    ids = m.input('ids', TP.INT64, [2, 3])
+    wc = m.const(w)
+    emb = m.op('Gather', m.op('Transpose', wc, perm=[1, 0]), ids)
+    logits = m.op('MatMul', emb, wc)  # the projection reads the same weight as stored
+    return (m, [emb, logits], {'ids': np.array([[0, 5, 39], [-1, -40, 7]], np.int64)},
+            {'Gather': 1, 'Transpose': 1, 'MatMul': 1}, (0, 0))
+
+
 def rows_before_product():
     # the same module's output: heads [B, H, S, D] to [S, B, H, D], rows, out-projection, [B, S, E]
     m = Model()
@@ -342,6 +355,7 @@ CASES = {
     'qdq_move': qdq_move, 'qdq_float_gemm': qdq_float_gemm,
     'dynamic_quant_matmul': dynamic_quant_matmul, 'sink_transpose': sink_transpose,
     'rows_before_product': rows_before_product, 'swish': swish,
+    'gather_transposed_weight': gather_transposed_weight,
     'common_subexpression': common_subexpression, 'float16_as_float': float16_as_float,
 }
 

@@ -1,7 +1,8 @@
 /* Unit tests for core/device_cache.c, on a counting stand-in for a device's memory (host memory
  * under the TEST kind, with a capacity to run out of): freed blocks come back for their size
  * class and only for it, the cache is bounded, memory running out gives the kept blocks back
- * first, and threads sharing the cache never get one block twice. */
+ * first, a new host block gives back the stalest kept ones first, and threads sharing the cache
+ * never get one block twice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,10 +43,13 @@ static void fake_free(void *p) {
 }
 
 static const device_ops fake = {.kind = DEVICE_TEST, .alloc = fake_alloc, .free = fake_free};
+/* The same memory in the CPU's share (no host tensor of the cache's sizes is made here). */
+static const device_ops fake_host = {.kind = DEVICE_CPU, .alloc = fake_alloc, .free = fake_free};
 
 static int reset(void **state) {
     (void)state;
     device_cache_trim(&fake);
+    device_cache_trim(&fake_host);
     capacity = SIZE_MAX;
     atomic_store(&allocs, 0);
     atomic_store(&frees, 0);
@@ -133,6 +137,58 @@ static void test_out_of_memory_trims(void **state) {
     device_cache_free(&fake, q, 2048);
 }
 
+/* A host block of a new class first gives back the blocks kept longest, as many bytes as it
+ * takes: blocks of other sizes never add to the peak; blocks of the classes in use stay. */
+static void test_host_miss_gives_back_stalest(void **state) {
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    void *old1 = device_cache_alloc(&fake_host, 2 * mib), *old2 = device_cache_alloc(&fake_host, 3 * mib);
+    void *recent = device_cache_alloc(&fake_host, 5 * mib);
+    device_cache_free(&fake_host, old1, 2 * mib);
+    device_cache_free(&fake_host, old2, 3 * mib);
+    device_cache_free(&fake_host, recent, 5 * mib);
+    assert_int_equal(atomic_load(&frees), 0);
+    size_t kept = atomic_load(&live_bytes);
+    void *big = device_cache_alloc(&fake_host, 4 * mib); /* a class none of them has */
+    assert_non_null(big);
+    assert_int_equal(atomic_load(&frees), 2);        /* the two stalest: 5 MiB >= 4 MiB */
+    assert_true(atomic_load(&live_bytes) <= kept);   /* no more host memory than before */
+    assert_ptr_equal(device_cache_alloc(&fake_host, 5 * mib), recent); /* still kept */
+    assert_int_equal(atomic_load(&allocs), 4);
+    device_cache_free(&fake_host, big, 4 * mib);
+    device_cache_free(&fake_host, recent, 5 * mib);
+    assert_int_equal(device_cache_trim(&fake_host), 2);
+    /* a block taken again leaves the others in the order they were kept */
+    void *w = device_cache_alloc(&fake_host, 2 * mib), *x = device_cache_alloc(&fake_host, 3 * mib);
+    void *y = device_cache_alloc(&fake_host, 5 * mib), *z = device_cache_alloc(&fake_host, 7 * mib);
+    device_cache_free(&fake_host, w, 2 * mib);
+    device_cache_free(&fake_host, x, 3 * mib);
+    device_cache_free(&fake_host, y, 5 * mib);
+    device_cache_free(&fake_host, z, 7 * mib);           /* kept: w, x, y, z */
+    assert_ptr_equal(device_cache_alloc(&fake_host, 2 * mib), w); /* kept: x, y, z */
+    int frees_before = atomic_load(&frees);
+    void *v = device_cache_alloc(&fake_host, 3 * mib + mib / 2); /* gives back x (3), then y */
+    assert_int_equal(atomic_load(&frees), frees_before + 2);
+    assert_ptr_equal(device_cache_alloc(&fake_host, 7 * mib), z);
+    device_cache_free(&fake_host, v, 3 * mib + mib / 2);
+    device_cache_free(&fake_host, w, 2 * mib);
+    device_cache_free(&fake_host, z, 7 * mib);
+    assert_int_equal(device_cache_trim(&fake_host), 3);
+    assert_int_equal(atomic_load(&live_bytes), 0);
+}
+
+/* Device blocks stay kept when a block of a new class is made. */
+static void test_device_miss_keeps(void **state) {
+    (void)state;
+    void *a = device_cache_alloc(&fake, 2 << 20);
+    device_cache_free(&fake, a, 2 << 20);
+    void *b = device_cache_alloc(&fake, 4 << 20);
+    assert_int_equal(atomic_load(&frees), 0);
+    assert_ptr_equal(device_cache_alloc(&fake, 2 << 20), a);
+    device_cache_free(&fake, a, 2 << 20);
+    device_cache_free(&fake, b, 4 << 20);
+}
+
 /* Threads taking and giving blocks: each block has one holder at a time. */
 static void *churn(void *arg) {
     unsigned seed = (unsigned)(uintptr_t)arg;
@@ -170,6 +226,8 @@ int main(void) {
         cmocka_unit_test_setup(test_tensors, reset),
         cmocka_unit_test_setup(test_bounded, reset),
         cmocka_unit_test_setup(test_out_of_memory_trims, reset),
+        cmocka_unit_test_setup(test_host_miss_gives_back_stalest, reset),
+        cmocka_unit_test_setup(test_device_miss_keeps, reset),
         cmocka_unit_test_setup(test_threads, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
