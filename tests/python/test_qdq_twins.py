@@ -98,7 +98,8 @@ def run_steps(path):
     so.profile_file_prefix = os.path.splitext(path)[0] + '_profile'
     s = onyx.InferenceSession(path, so)
     y, = s.run(None, {'x': np.random.default_rng(15).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)})
-    events = json.load(open(s.end_profiling()))
+    with open(s.end_profiling()) as f:
+        events = json.load(f)
     return y, [(e['args']['op_name'], e['args']['kernel'], next(iter(e['args']['input_type_shape'][0])))
                for e in events if e.get('cat') == 'Node']
 
