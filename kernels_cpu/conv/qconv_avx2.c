@@ -59,6 +59,7 @@ struct qconv_avx2 {
     const char *packed;          /* per group: packed B, then colsum [mg] (rep's shared cache) */
     size_t group_bytes;
     int32_t *wdw;                /* depthwise: raw W as [tap][C] */
+    int64_t *taps;               /* [tap][spatial dim]: the tap's offset from its window's start */
     /* a run's scratch: X channels last, patches, sums, the product's scratch, the
      * per-channel terms (multiplier, bias, W's zero point), depthwise W less its zero point */
     size_t off_x, off_a, off_acc, off_gs, off_par, off_wdw, scratch;
@@ -79,6 +80,7 @@ static int in_wz(const qconv_avx2 *q) { return q->op == QCONV_AVX2_INTEGER ? 3 :
 void qconv_avx2_release(qconv_avx2 *q) {
     if (!q) return;
     free(q->wdw);
+    free(q->taps);
     free(q); /* packed belongs to the rep's shared cache */
 }
 
@@ -212,6 +214,18 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
         return ONYX_OK;
     }
     onyx_status st = ONYX_OK;
+    q->taps = malloc((size_t)(q->ks * q->g.nsp) * sizeof *q->taps);
+    if (!q->taps) {
+        free(q);
+        return onyx_oom("int8 convolution");
+    }
+    for (int64_t t = 0; t < q->ks; t++) {
+        int64_t rest = t;
+        for (int i = q->g.nsp - 1; i >= 0; i--) {
+            q->taps[t * q->g.nsp + i] = (rest % q->g.k[i]) * q->g.dil[i];
+            rest /= q->g.k[i];
+        }
+    }
     if (q->depthwise) {
         q->wdw = malloc((size_t)(q->ks * q->g.c) * sizeof *q->wdw + 1);
         if (!q->wdw) {
@@ -258,14 +272,13 @@ static void window_of(const conv_geom *g, int64_t o, int64_t *base) {
 }
 
 /* The input pixel of tap t of a window, or -1 where it falls in the padding. */
-static int64_t tap_pixel(const conv_geom *g, const int64_t *base, int64_t t) {
-    int64_t pix = 0, stride = 1;
-    for (int i = g->nsp - 1; i >= 0; i--) {
-        const int64_t pos = base[i] + (t % g->k[i]) * g->dil[i];
-        t /= g->k[i];
-        if (pos < 0 || pos >= g->in[i]) return -1;
-        pix += pos * stride;
-        stride *= g->in[i];
+static inline int64_t tap_pixel(const qconv_avx2 *q, const int64_t *base, int64_t t) {
+    const int64_t *off = q->taps + t * q->g.nsp;
+    int64_t pix = 0;
+    for (int i = 0; i < q->g.nsp; i++) {
+        const int64_t pos = base[i] + off[i];
+        if (pos < 0 || pos >= q->g.in[i]) return -1;
+        pix = pix * q->g.in[i] + pos;
     }
     return pix;
 }
@@ -282,14 +295,14 @@ typedef struct run_job {
     const int32_t *zb;     /* [M] W's zero points, or NULL where all are 0 */
     const uint32_t *colsum;/* this group's */
     const float *mult;     /* [M] */
-    const int32_t *bias;   /* [M], or NULL */
+    const int32_t *bias;   /* [M] (zeros where the node has none) */
     const int32_t *wdw;    /* depthwise: [tap][C] W less its zero point */
     void *y;               /* this image */
     int32_t zy, lo, hi;
 } run_job;
 
 /* X's image [C][pixels] to [pixels][C], pixels [b, e). */
-static void transpose_fn(void *ctx, int64_t b, int64_t e) {
+CPU_CLONES static void transpose_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const int64_t c = j->q->g.c, pin = j->q->pin;
     uint8_t *dst = (uint8_t *)j->x;
@@ -298,7 +311,7 @@ static void transpose_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Patch rows of group gi: a[p][t * cg + c] = X at tap t of p's window, channel gi * cg + c. */
-static void patches_fn(void *ctx, int64_t b, int64_t e) {
+CPU_CLONES static void patches_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const qconv_avx2 *q = j->q;
     const int64_t cg = q->cg, c = q->g.c, kd = q->kdim;
@@ -307,7 +320,7 @@ static void patches_fn(void *ctx, int64_t b, int64_t e) {
         uint8_t *row = j->a + p * kd;
         window_of(&q->g, p, base);
         for (int64_t t = 0; t < q->ks; t++) {
-            const int64_t pix = tap_pixel(&q->g, base, t);
+            const int64_t pix = tap_pixel(q, base, t);
             if (pix < 0) memset(row + t * cg, j->pad, (size_t)cg);
             else memcpy(row + t * cg, j->x + pix * c + j->gi * cg, (size_t)cg);
         }
@@ -328,7 +341,7 @@ static int32_t row_sum(const uint8_t *a, int64_t k, bool s8) {
 }
 
 /* The zero points of group gi's columns: acc - za colsum[j] - zb[j] rowsum(A - za). */
-static void fix_fn(void *ctx, int64_t b, int64_t e) {
+CPU_CLONES static void fix_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const qconv_avx2 *q = j->q;
     const int64_t mg = q->mg, m = q->g.m, kd = q->kdim;
@@ -347,8 +360,7 @@ static void fix_fn(void *ctx, int64_t b, int64_t e) {
 }
 
 /* Depthwise: acc[p][c] = sum_t (x - zx)(w - zw) over the taps inside the image, exact. */
-#define DW_CHUNK 64
-static void depthwise_fn(void *ctx, int64_t b, int64_t e) {
+CPU_CLONES static void depthwise_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const qconv_avx2 *q = j->q;
     const int64_t c = q->g.c;
@@ -357,54 +369,65 @@ static void depthwise_fn(void *ctx, int64_t b, int64_t e) {
     int64_t base[CONV_MAX_SPATIAL];
     for (int64_t p = b; p < e; p++) {
         window_of(&q->g, p, base);
-        for (int64_t c0 = 0; c0 < c; c0 += DW_CHUNK) {
-            const int64_t n = c - c0 < DW_CHUNK ? c - c0 : DW_CHUNK;
-            uint32_t sum[DW_CHUNK] = {0};
-            for (int64_t t = 0; t < q->ks; t++) {
-                const int64_t pix = tap_pixel(&q->g, base, t);
-                if (pix < 0) continue; /* padding: x - zx = 0 */
-                const uint32_t *w = (const uint32_t *)j->wdw + t * c + c0;
-                if (s8) {
-                    const int8_t *x = (const int8_t *)j->x + pix * c + c0;
-                    CPU_SIMD for (int64_t i = 0; i < n; i++)
-                        sum[i] += (uint32_t)((int32_t)x[i] - zx) * w[i];
-                } else {
-                    const uint8_t *x = j->x + pix * c + c0;
-                    CPU_SIMD for (int64_t i = 0; i < n; i++)
-                        sum[i] += (uint32_t)((int32_t)x[i] - zx) * w[i];
-                }
+        uint32_t *restrict sum = (uint32_t *)j->acc + p * c;
+        memset(sum, 0, (size_t)c * sizeof *sum);
+        for (int64_t t = 0; t < q->ks; t++) {
+            const int64_t pix = tap_pixel(q, base, t);
+            if (pix < 0) continue; /* padding: x - zx = 0 */
+            const uint32_t *restrict w = (const uint32_t *)j->wdw + t * c;
+            if (s8) {
+                const int8_t *restrict x = (const int8_t *)j->x + pix * c;
+                CPU_SIMD for (int64_t i = 0; i < c; i++) sum[i] += (uint32_t)((int32_t)x[i] - zx) * w[i];
+            } else {
+                const uint8_t *restrict x = j->x + pix * c;
+                CPU_SIMD for (int64_t i = 0; i < c; i++) sum[i] += (uint32_t)((int32_t)x[i] - zx) * w[i];
             }
-            memcpy(j->acc + p * c + c0, sum, (size_t)n * sizeof *sum);
         }
     }
 }
 
+/* One pixel's M sums plus the bias, requantized as onnxruntime does (requant.h), into y. The
+ * pointers are local and restrict so that the loop vectorizes. */
+#define DEFINE_REQUANT_ROW(NAME, T)                                                                \
+    static inline void NAME(const int32_t *restrict acc, const int32_t *restrict bias,             \
+                            const float *restrict mult, T *restrict y, int64_t m, int32_t zy,      \
+                            int32_t lo, int32_t hi) {                                              \
+        CPU_SIMD for (int64_t c = 0; c < m; c++) {                                                 \
+            const int32_t v = (int32_t)((uint32_t)acc[c] + (uint32_t)bias[c]);                     \
+            y[c] = (T)q8_saturate((float)v * mult[c], zy, lo, hi);                                 \
+        }                                                                                          \
+    }
+DEFINE_REQUANT_ROW(requant_row_u8, uint8_t)
+DEFINE_REQUANT_ROW(requant_row_s8, int8_t)
+
+#define OUT_CHUNK 256
+
 /* Output pixels [b, e): requantized (QLinearConv) or the sums themselves (ConvInteger), written
- * channels last or NCHW. */
-static void out_fn(void *ctx, int64_t b, int64_t e) {
+ * channels last, or NCHW through a row of OUT_CHUNK channels at a time. */
+CPU_CLONES static void out_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const qconv_avx2 *q = j->q;
     const int64_t m = q->g.m, npos = q->pout;
-    const int64_t step_p = q->y_last ? m : 1, step_m = q->y_last ? 1 : npos;
+    const bool s8 = q->yt == ONYX_INT8;
     for (int64_t p = b; p < e; p++) {
         const int32_t *acc = j->acc + p * m;
         if (q->op == QCONV_AVX2_INTEGER) {
-            int32_t *y = (int32_t *)j->y + p * step_p;
-            for (int64_t c = 0; c < m; c++) y[c * step_m] = acc[c];
+            int32_t *y = (int32_t *)j->y + p;
+            for (int64_t c = 0; c < m; c++) y[c * npos] = acc[c];
             continue;
         }
-        if (q->yt == ONYX_INT8) {
-            int8_t *y = (int8_t *)j->y + p * step_p;
-            for (int64_t c = 0; c < m; c++) {
-                const int32_t v = (int32_t)((uint32_t)acc[c] + (uint32_t)(j->bias ? j->bias[c] : 0));
-                y[c * step_m] = (int8_t)q8_saturate((float)v * j->mult[c], j->zy, j->lo, j->hi);
-            }
-        } else {
-            uint8_t *y = (uint8_t *)j->y + p * step_p;
-            for (int64_t c = 0; c < m; c++) {
-                const int32_t v = (int32_t)((uint32_t)acc[c] + (uint32_t)(j->bias ? j->bias[c] : 0));
-                y[c * step_m] = (uint8_t)q8_saturate((float)v * j->mult[c], j->zy, j->lo, j->hi);
-            }
+        if (q->y_last) {
+            if (s8) requant_row_s8(acc, j->bias, j->mult, (int8_t *)j->y + p * m, m, j->zy, j->lo, j->hi);
+            else requant_row_u8(acc, j->bias, j->mult, (uint8_t *)j->y + p * m, m, j->zy, j->lo, j->hi);
+            continue;
+        }
+        uint8_t row[OUT_CHUNK];
+        for (int64_t c0 = 0; c0 < m; c0 += OUT_CHUNK) {
+            const int64_t n = m - c0 < OUT_CHUNK ? m - c0 : OUT_CHUNK;
+            if (s8) requant_row_s8(acc + c0, j->bias + c0, j->mult + c0, (int8_t *)row, n, j->zy, j->lo, j->hi);
+            else requant_row_u8(acc + c0, j->bias + c0, j->mult + c0, row, n, j->zy, j->lo, j->hi);
+            uint8_t *y = (uint8_t *)j->y + c0 * npos + p;
+            for (int64_t c = 0; c < n; c++) y[c * npos] = row[c];
         }
     }
 }
@@ -440,7 +463,7 @@ static bool run_terms(const qconv_avx2 *q, const kernel_call *c, char *par, run_
     }
     j->zb = any ? zb : NULL;
     j->mult = mult;
-    j->bias = NULL;
+    j->bias = bias;
     if (q->op == QCONV_AVX2_INTEGER) return true;
     float xs, ys;
     const tensor *ws = kernel_input(c, 4), *yz = kernel_input(c, 7), *b = kernel_input(c, 8);
@@ -451,9 +474,8 @@ static bool run_terms(const qconv_avx2 *q, const kernel_call *c, char *par, run_
     for (int64_t i = 0; i < m; i++) {
         mult[i] = xs * ((const float *)ws->data)[ws->numel == 1 ? 0 : i] / ys; /* onnxruntime's order */
         if (!isfinite(mult[i])) return false;
-        if (b) bias[i] = ((const int32_t *)b->data)[i];
+        bias[i] = b ? ((const int32_t *)b->data)[i] : 0;
     }
-    j->bias = b ? bias : NULL;
     j->zy = yz ? load8(yz->dtype, yz->data, 0) : 0;
     j->lo = q->yt == ONYX_INT8 ? -128 : 0;
     j->hi = q->yt == ONYX_INT8 ? 127 : 255;
