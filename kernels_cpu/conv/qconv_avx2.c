@@ -22,7 +22,8 @@
  *   widened to int32, vpmaddwd with zero high halves) or MlasConvDepthwise: exact int32 sums.
  * - ConvInteger (onnxruntime: uint8 X and W only): NCHW im2col with A = W, B = columns, u8 x u8:
  *   exact. Here every ConvInteger is exact: uint8 X with int8 W is taken as int8 (x - 128), whose
- *   products the AVX2 kernels sum exactly.
+ *   products the AVX2 kernels sum exactly; so ConvInteger takes this path on every CPU with
+ *   AVX2, VNNI or not (unless ONYX_I8=ref).
  * So one rule serves every case: raw patches [pixel][tap][channel] of each group times W packed
  * as B [k, M / group] (i8avx2_pack), the zero points through row and column sums (as
  * kernels_cpu/common/i8_matmul.c), then onnxruntime's requantization (requant.h). Depthwise
@@ -159,7 +160,11 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
     const type_info *xt = p->in_type[0], *wt = p->n_in > wi ? p->in_type[wi] : NULL;
     const tensor *w = p->n_in > wi ? p->in_value[wi] : NULL;
     const type_info *yt = p->out_type;
-    if (cpu_i8_choose() != CPU_I8_AVX2 || !xt || !wt || !w || !w->data || !yt ||
+    /* ConvInteger's sums are exact here: it takes these kernels wherever they run, VNNI or not */
+    const cpu_i8_path path = cpu_i8_choose();
+    const bool wanted = op == QCONV_AVX2_INTEGER ? path != CPU_I8_REF && i8avx2_supported()
+                                                 : path == CPU_I8_AVX2;
+    if (!wanted || !xt || !wt || !w || !w->data || !yt ||
         !type_is_static(xt) || !type_is_static(wt) || xt->rank < 3 || xt->rank > 5 ||
         wt->rank != xt->rank || !q8(xt->dtype) || !q8(w->dtype) ||
         (op == QCONV_AVX2_QLINEAR ? !q8(yt->dtype) : yt->dtype != ONYX_INT32))

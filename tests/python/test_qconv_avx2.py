@@ -190,8 +190,14 @@ def exact_conv(x, w, xz, wz, geom):
 @pytest.mark.parametrize('geom', ['convsym_3x3', 'odd_channels_s2', 'grouped_odd', 'depthwise5',
                                   'pointwise', 'dilated', 'conv1d'])
 @pytest.mark.parametrize('x_t, w_t', [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)])
-def test_conv_integer(geom, x_t, w_t, avx2):
-    """Exact whatever the weights: full-range values; onnxruntime's own kernel (uint8 only) too."""
+@pytest.mark.parametrize('isa', ['avx2', 'default', 'ref'])
+def test_conv_integer(geom, x_t, w_t, isa, monkeypatch):
+    """Exact whatever the weights, on every path (by default the AVX2 kernels, VNNI or not):
+    full-range values; onnxruntime's own kernel (uint8 only) too."""
+    if isa == 'avx2' and not HAS_AVX2:
+        pytest.skip('the CPU has no AVX2: the AVX2 kernels cannot run here')
+    if isa != 'default':
+        monkeypatch.setenv('ONYX_I8', isa)
     g = GEOMS[geom]
     n, c, sp, m, k, group, attrs = g
     w, x = weights(g, w_t, narrow=False), values(x_t, x_shape(g))
