@@ -23,7 +23,8 @@
  * - ConvInteger (onnxruntime: uint8 X and W only): NCHW im2col with A = W, B = columns, u8 x u8:
  *   exact. Here every ConvInteger is exact: uint8 X with int8 W is taken as int8 (x - 128), whose
  *   products the AVX2 kernels sum exactly; so ConvInteger takes this path on every CPU with
- *   AVX2, VNNI or not (unless ONYX_I8=ref).
+ *   AVX2, VNNI or not (unless ONYX_I8=ref), and so does a QLinearConv that oneDNN's path
+ *   (qconv_dnnl.c) does not take where the pairing of its types is exact here.
  * So one rule serves every case: raw patches [pixel][tap][channel] of each group times W packed
  * as B [k, M / group] (i8avx2_pack), the zero points through row and column sums (as
  * kernels_cpu/common/i8_matmul.c), then onnxruntime's requantization (requant.h). Depthwise
@@ -160,10 +161,13 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
     const type_info *xt = p->in_type[0], *wt = p->n_in > wi ? p->in_type[wi] : NULL;
     const tensor *w = p->n_in > wi ? p->in_value[wi] : NULL;
     const type_info *yt = p->out_type;
-    /* ConvInteger's sums are exact here: it takes these kernels wherever they run, VNNI or not */
+    /* Without VNNI these kernels are onnxruntime's arithmetic. With it (oneDNN's path, exact)
+     * they serve where their sums are exact too, what oneDNN's convolution does not take:
+     * every ConvInteger, and QLinearConv but for uint8 X x int8 W, which they saturate. */
     const cpu_i8_path path = cpu_i8_choose();
-    const bool wanted = op == QCONV_AVX2_INTEGER ? path != CPU_I8_REF && i8avx2_supported()
-                                                 : path == CPU_I8_AVX2;
+    const bool exact = op == QCONV_AVX2_INTEGER ||
+                       (xt && w && !i8avx2_saturates(xt->dtype == ONYX_INT8, w->dtype == ONYX_INT8));
+    const bool wanted = path == CPU_I8_AVX2 || (path == CPU_I8_ONEDNN && exact && i8avx2_supported());
     if (!wanted || !xt || !wt || !w || !w->data || !yt ||
         !type_is_static(xt) || !type_is_static(wt) || xt->rank < 3 || xt->rank > 5 ||
         wt->rank != xt->rank || !q8(xt->dtype) || !q8(w->dtype) ||

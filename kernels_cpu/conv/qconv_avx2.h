@@ -23,8 +23,8 @@ typedef struct qconv_avx2_layout {
 } qconv_avx2_layout;
 
 /* The prepared path in *out, or NULL where it does not apply: cpu_i8_choose() is not the AVX2
- * path (for ConvInteger, whose sums are exact here: the CPU has no AVX2, or ONYX_I8=ref), shapes
- * not static, W not a constant, types other than 8-bit. Fails only for memory. */
+ * path, and not oneDNN's with types this path sums exactly (ConvInteger, and QLinearConv but for
+ * uint8 X x int8 W), shapes not static, W not a constant, types other than 8-bit. Fails only for memory. */
 onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx2_layout layout,
                                qconv_avx2 **out);
 void qconv_avx2_release(qconv_avx2 *q);
