@@ -1,5 +1,6 @@
 /* CPU kernel of com.microsoft QLinearConv: ONNX's QLinearConv on NCHW or, with channels_last,
- * NHWC data, as the patches of each group times W through the exact 8-bit GEMM.
+ * NHWC data, as the patches of each group times W through the exact 8-bit GEMM; on a CPU without
+ * VNNI (cpu_i8_choose) as onnxruntime computes it there (kernels_cpu/conv/qconv_avx2.c).
  *
  * A patch row holds its taps tap-major ([tap][channel]), W's columns reordered to match, so that
  * an NHWC tap is one contiguous run of channels.
@@ -13,6 +14,7 @@
 #include "kernels_cpu/common/cpu_types.h"
 #include "ops/conv/conv.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
+#include "kernels_cpu/conv/qconv_avx2.h"
 
 /* One group's W [mg, cg, ks] as the GEMM's int8 B [ks * cg, mg], rows tap-major like the
  * patches; uint8 moves down by 128 as cq_gemm_s32 expects. */
@@ -30,6 +32,7 @@ typedef struct qconv_state {
     int8_t *w;
     int64_t m, kg; /* output channels and the patch length of one group */
     int64_t group;
+    qconv_avx2 *avx2;   /* the AVX2 path, where it applies, else NULL */
 } qconv_state;
 
 /* The geometry of a run, X's dims taken in NCHW order whatever the layout. */
@@ -72,6 +75,13 @@ onyx_status cpu_msqlinearconv_prepare(const kernel_prep *p, void **state) {
     for (int64_t g = 0; g < group; g++)
         layout_w(w->dtype, (const uint8_t *)w->data + g * mg * s->kg, mg, w->dims[1],
                  kernel_size(w), s->w + g * mg * s->kg);
+    bool cl = attr_int(p->node, "channels_last", 0) != 0;
+    onyx_status st = qconv_avx2_prepare(p, QCONV_AVX2_QLINEAR,
+                                        (qconv_avx2_layout){.dims_last = cl}, &s->avx2);
+    if (st != ONYX_OK) {
+        cpu_msqlinearconv_release(s);
+        return st;
+    }
     *state = s;
     return ONYX_OK;
 }
@@ -79,6 +89,7 @@ onyx_status cpu_msqlinearconv_prepare(const kernel_prep *p, void **state) {
 void cpu_msqlinearconv_release(void *state) {
     qconv_state *s = state;
     if (!s) return;
+    qconv_avx2_release(s->avx2);
     free(s->w);
     free(s);
 }
@@ -154,6 +165,12 @@ static void out_rows(void *ctx, int64_t b, int64_t e) {
 }
 
 onyx_status cpu_msqlinearconv_run(const kernel_call *c) {
+    const qconv_state *prepared = c->state;
+    if (prepared && prepared->avx2 && kernel_output(c, 0)->numel > 0) {
+        bool done;
+        TRY(qconv_avx2_run(prepared->avx2, c, &done));
+        if (done) return ONYX_OK;
+    }
     TRY(cq_need_q8(c, 0, ONYX_UNDEFINED, "x"));
     TRY(cq_need_q8(c, 3, ONYX_UNDEFINED, "w"));
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 3);

@@ -1,8 +1,9 @@
 /* CPU kernels of ConvInteger and QLinearConv: an exact int32 convolution of zero-point-shifted
  * 8-bit operands (im2col, then a row-parallel integer product), requantized for QLinearConv.
- * The reference for what oneDNN cannot take: its convolutions have no weight zero points, and
- * shifted 8-bit weights no longer fit 8 bits. QLinearConv takes the oneDNN path
- * (kernels_cpu/conv/qconv_dnnl.c) wherever that applies. */
+ * The reference for what the fast paths cannot take. Which path runs a node is decided at
+ * prepare: QLinearConv takes oneDNN's (kernels_cpu/conv/qconv_dnnl.c) where this CPU has VNNI
+ * and the weights allow it, else, on a CPU with AVX2 (cpu_i8_choose), onnxruntime's arithmetic
+ * there (kernels_cpu/conv/qconv_avx2.c), which ConvInteger also takes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "core/fuse.h"
+#include "kernels_cpu/conv/qconv_avx2.h"
 #include "kernels_cpu/conv/qconv_dnnl.h"
 
 /* One run's working buffers, carved from its scratch (kernel_scratch): nothing is kept in a state
@@ -49,29 +51,91 @@ static onyx_status take_buffers(const kernel_call *c, const conv_geom *g, bool n
     return ONYX_OK;
 }
 
-void cpu_qconv_release(void *state) { qconv_fast_release(state); }
-
-/* Prepare checks the geometry when shapes are static; there is no state. */
-static onyx_status qconv_prepare(const kernel_prep *p, void **state, int w_index) {
+/* Prepare checks the geometry when shapes are static. */
+static onyx_status check_geometry(const kernel_prep *p, int w_index) {
     const type_info *x = p->in_type[0], *w = p->in_type[w_index];
     if (x && w && type_is_static(x) && type_is_static(w)) {
         conv_geom g;
         TRY(conv_geometry(p->node, false, x->rank, x->dims, w->rank, w->dims, &g));
     }
-    *state = NULL;
     return ONYX_OK;
 }
 
+/* ConvInteger's state: the AVX2 path, or NULL (the reference). */
 onyx_status cpu_convinteger_prepare(const kernel_prep *p, void **state) {
-    return qconv_prepare(p, state, 1);
-}
-onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
-    TRY(qconv_prepare(p, state, 3));
-    TRY(qconv_fast_prepare(p, state));
-    if (!*state && p->fused && (p->fused->opaque_in0 || p->fused->opaque_out0))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout QLinearConv needs the oneDNN "
-                          "path (int8 weights with zero point 0, VNNI, static shapes)");
+    *state = NULL;
+    TRY(check_geometry(p, 1));
+    qconv_avx2 *q = NULL;
+    TRY(qconv_avx2_prepare(p, QCONV_AVX2_INTEGER, (qconv_avx2_layout){0}, &q));
+    *state = q;
     return ONYX_OK;
+}
+
+void cpu_convinteger_release(void *state) { qconv_avx2_release(state); }
+
+/* QLinearConv's state: the one fast path prepared (or neither: the reference), read-only. */
+typedef struct qlinear_paths {
+    void *onednn;    /* qconv_dnnl.h's state */
+    qconv_avx2 *avx2;
+} qlinear_paths;
+
+/* A run context's working state: oneDNN's memory objects, where that path is prepared. */
+typedef struct qlinear_fork {
+    const qlinear_paths *paths;
+    void *onednn;
+} qlinear_fork;
+
+void cpu_qlinearconv_release(void *state) {
+    qlinear_paths *s = state;
+    if (!s) return;
+    qconv_fast_release(s->onednn);
+    qconv_avx2_release(s->avx2);
+    free(s);
+}
+
+onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    TRY(check_geometry(p, 3));
+    qlinear_paths *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("int8 convolution");
+    onyx_status st = qconv_fast_prepare(p, &s->onednn);
+    bool x_opaque = p->fused && p->fused->opaque_in0, y_opaque = p->fused && p->fused->opaque_out0;
+    if (st == ONYX_OK && !s->onednn)
+        st = qconv_avx2_prepare(p, QCONV_AVX2_QLINEAR,
+                                (qconv_avx2_layout){.x_opaque = x_opaque, .y_opaque = y_opaque},
+                                &s->avx2);
+    if (st == ONYX_OK && !s->onednn && !s->avx2 && (x_opaque || y_opaque))
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout QLinearConv needs a fast path "
+                        "(oneDNN's: int8 weights with zero point 0 and VNNI; or AVX2), and static "
+                        "shapes and constant weights");
+    if (st != ONYX_OK) {
+        cpu_qlinearconv_release(s);
+        return st;
+    }
+    *state = s;
+    return ONYX_OK;
+}
+
+onyx_status cpu_qlinearconv_fork(const void *state, void **out) {
+    qlinear_fork *f = calloc(1, sizeof *f);
+    if (!f) return onyx_oom("int8 convolution working state");
+    f->paths = state;
+    if (f->paths && f->paths->onednn) {
+        onyx_status st = qconv_fast_fork(f->paths->onednn, &f->onednn);
+        if (st != ONYX_OK) {
+            free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONYX_OK;
+}
+
+void cpu_qlinearconv_unfork(void *fork) {
+    qlinear_fork *f = fork;
+    if (!f) return;
+    qconv_fast_unfork(f->onednn);
+    free(f);
 }
 
 /* A zero point: absent = 0; one value; or per output channel m. */
@@ -180,6 +244,11 @@ static onyx_status int_conv(const kernel_call *c, const tensor *x,
 onyx_status cpu_convinteger_run(const kernel_call *c) {
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
+    if (c->state) {
+        bool done;
+        TRY(qconv_avx2_run(c->state, c, &done));
+        if (done) return ONYX_OK;
+    }
     int32_t *acc;
     return int_conv(c, kernel_input(c, 0), kernel_input(c, 2), kernel_input(c, 1), kernel_input(c, 3), NULL, y->data, &acc);
 }
@@ -194,15 +263,20 @@ static onyx_status scalar_float(const tensor *t, const char *what, float *out) {
 onyx_status cpu_qlinearconv_run(const kernel_call *c) {
     tensor *y = kernel_output(c, 0);
     if (y->numel == 0) return ONYX_OK;
-    if (qconv_fast_prepared(c->state)) {
-        bool done;
-        TRY(qconv_fast_run(c, c->state, &done));
-        if (done) return ONYX_OK;
-        if (qconv_fast_opaque(c->state)) /* the reference reads and writes NCHW only */
-            return onyx_error(ONYX_ERR_RUNTIME, "an opaque-layout QLinearConv got scales or a "
-                              "bias it cannot requantize exactly (a multiplier that is not "
-                              "finite, or a bias of 2^24 or more in magnitude)");
+    const qlinear_fork *f = c->state;
+    bool done = false, opaque = false;
+    if (f && f->onednn && qconv_fast_prepared(f->onednn)) {
+        TRY(qconv_fast_run(c, f->onednn, &done));
+        opaque = qconv_fast_opaque(f->onednn);
+    } else if (f && f->paths && f->paths->avx2) {
+        TRY(qconv_avx2_run(f->paths->avx2, c, &done));
+        opaque = qconv_avx2_opaque(f->paths->avx2);
     }
+    if (done) return ONYX_OK;
+    if (opaque) /* the reference reads and writes NCHW only */
+        return onyx_error(ONYX_ERR_RUNTIME, "an opaque-layout QLinearConv got scales, zero points "
+                          "or a bias its fast path cannot requantize exactly (a multiplier that is "
+                          "not finite, or a bias of 2^24 or more in magnitude for oneDNN's)");
     const tensor *ws = kernel_input(c, 4), *yz = kernel_input(c, 7);
     float xs = 0.f, ys = 0.f;
     TRY(scalar_float(kernel_input(c, 1), "x_scale", &xs));

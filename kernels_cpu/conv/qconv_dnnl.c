@@ -19,7 +19,8 @@
  * oneDNN's convolutions take no weight zero point: int8 W with zero point 0 (what onnxruntime's
  * quantizer writes) runs as it is, uint8 W with zero point 128 as int8 shifted once at prepare;
  * any other stays on the reference loops (conv_int.c). So does every CPU without VNNI, where
- * oneDNN's u8 x s8 products saturate in int16. */
+ * oneDNN's u8 x s8 products saturate in int16 (not as onnxruntime's do): cpu_i8_choose() picks
+ * this path only where it is exact; elsewhere kernels_cpu/conv/qconv_avx2.c runs the node. */
 #include "kernels_cpu/conv/qconv_dnnl.h"
 
 #include <math.h>
@@ -31,6 +32,7 @@
 #include "ops/conv/conv.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"
+#include "kernels_cpu/common/i8_gemm_avx2.h"
 #include "kernels_cpu/common/requant.h"
 #include "kernels_cpu/common/cpu_types.h"
 
@@ -429,7 +431,7 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
     const tensor *w = p->n_in > 3 ? p->in_value[3] : NULL;
     const tensor *wz = p->n_in > 5 ? p->in_value[5] : NULL;
     bool wz_given = p->n_in > 5 && p->in_type[5];
-    if (!cpu_int8_exact() || !xt || !wt || !type_is_static(xt) || !type_is_static(wt) || !w ||
+    if (cpu_i8_choose() != CPU_I8_ONEDNN || !xt || !wt || !type_is_static(xt) || !type_is_static(wt) || !w ||
         !p->out_type || xt->rank < 3 || xt->rank > 5 || (wz_given && !wz) ||
         (xt->dtype != ONYX_UINT8 && xt->dtype != ONYX_INT8) ||
         (w->dtype != ONYX_UINT8 && w->dtype != ONYX_INT8) ||
