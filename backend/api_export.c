@@ -69,10 +69,12 @@ static bool plain_tensor(const onyx_value *v, size_t rank, onyx_tensor_info *inf
 
 /* Whether a sequence is maps of equal keys and values of one dtype and length (ZipMap's rows):
  * then *keys is the first map's keys and *values its values. */
-static bool map_rows(const onyx_value *seq, size_t n, onyx_tensor_info *keys, onyx_tensor_info *values) {
+static bool map_rows(const onyx_value *seq, size_t n, onyx_tensor_info *keys,
+                     onyx_tensor_info *values) {
     const onyx_value *first = n ? onyx_sequence_at(seq, 0) : NULL;
     if (!first || onyx_value_kind_of(first) != ONYX_VALUE_MAP ||
-        !plain_tensor(onyx_map_keys(first), 1, keys) || !plain_tensor(onyx_map_values(first), 1, values) ||
+        !plain_tensor(onyx_map_keys(first), 1, keys) ||
+        !plain_tensor(onyx_map_values(first), 1, values) ||
         values->dims[0] != keys->dims[0])
         return false;
     for (size_t i = 1; i < n; i++) {
@@ -88,8 +90,8 @@ static bool map_rows(const onyx_value *seq, size_t n, onyx_tensor_info *keys, on
 }
 
 /* ONYX_EXPORT_MAP_ROWS: the keys once, every map's values as one row of a matrix. */
-static void export_map_rows(exporter *e, const onyx_value *seq, size_t n, const onyx_tensor_info *keys,
-                            const onyx_tensor_info *values) {
+static void export_map_rows(exporter *e, const onyx_value *seq, size_t n,
+                            const onyx_tensor_info *keys, const onyx_tensor_info *values) {
     put(e, ONYX_EXPORT_MAP_ROWS);
     put(e, (int64_t)n);
     put(e, ONYX_VALUE_TENSOR);

@@ -33,7 +33,8 @@ static onyx_status label_keys(const graph_node *n, int64_t count, onyx_value **o
 
 /* One row of X as a map appended to y. Its keys are a copy of *keys, or with `take` *keys itself
  * (then *keys becomes NULL once the map has it, whatever follows). */
-static onyx_status push_row(onyx_value *y, onyx_value **keys, bool take, const float *row, int64_t cols) {
+static onyx_status push_row(onyx_value *y, onyx_value **keys, bool take, const float *row,
+                            int64_t cols) {
     onyx_value *own_keys = take ? *keys : value_new(), *values = value_new(), *map = value_new();
     onyx_status st = own_keys && values && map ? ONYX_OK : onyx_oom("ZipMap map");
     if (st == ONYX_OK && !take) {
@@ -71,7 +72,8 @@ onyx_status cpu_zipmap_run(const kernel_call *c) {
     if (!rows) return ONYX_OK;
     onyx_value *keys = NULL;
     TRY(value_seq_reserve(y, (size_t)rows));
-    TRY(label_keys(c->node, cols, &keys)); /* made once: the rows' maps copy it, the last takes it */
+    /* made once: the rows' maps copy it, the last one takes it */
+    TRY(label_keys(c->node, cols, &keys));
     onyx_status st = ONYX_OK;
     for (int64_t r = 0; r < rows && st == ONYX_OK; r++)
         st = push_row(y, &keys, r == rows - 1, (const float *)x->data + r * cols, cols);
