@@ -717,8 +717,9 @@ static void test_large_storage_reuse(void **state) {
     }
 }
 
-/* onyx_values_export: words and copied bytes for a tensor, a sequence of a map, an optional and a
- * string tensor (described, not copied); too little room counts the sizes and writes nothing past. */
+/* onyx_values_export: words and copied bytes for a tensor, a sequence of a map (in the map rows
+ * form), an optional and a string tensor (described, not copied); too little room counts the
+ * sizes and writes nothing past. */
 static void test_values_export(void **state) {
     (void)state;
     float f[3] = {1.5f, 2.5f, 3.5f};
@@ -738,7 +739,8 @@ static void test_values_export(void **state) {
     size_t nw = 0, nb = 0;
     assert_int_equal(onyx_values_export(values, 4, words, 64, &nw, bytes, sizeof bytes, 1024, &nb), ONYX_OK);
     int64_t expect[] = {1, ONYX_FLOAT, 1, 3, 0, 12,                                  /* tensor */
-                        2, 1, 4, 1, ONYX_INT64, 1, 2, 16, 16, 1, ONYX_FLOAT, 1, 2, 32, 8, /* seq(map) */
+                        ONYX_EXPORT_MAP_ROWS, 1, 1, ONYX_INT64, 1, 2, 16, 16,          /* seq(map): */
+                        1, ONYX_FLOAT, 2, 1, 2, 32, 8,                                /* as rows */
                         3, 0,                                                           /* empty optional */
                         1, ONYX_STRING, 1, 1, -1, 8};                                   /* strings: not copied */
     assert_int_equal(nw, sizeof expect / sizeof *expect);
