@@ -25,6 +25,18 @@ static void put(exporter *e, int64_t word) {
     e->words_used++;
 }
 
+/* The offset where `nbytes` more bytes go (aligned); counted even past the capacity. */
+static int64_t reserve_bytes(exporter *e, size_t nbytes) {
+    size_t at = (e->bytes_used + EXPORT_ALIGN - 1) / EXPORT_ALIGN * EXPORT_ALIGN;
+    e->bytes_used = at + nbytes;
+    return (int64_t)at;
+}
+
+/* Whether bytes reserved at `at` are in the buffer (and there are any to copy). */
+static bool bytes_fit(const exporter *e, int64_t at, size_t nbytes) {
+    return (size_t)at + nbytes <= e->byte_capacity && nbytes;
+}
+
 static void export_tensor(exporter *e, const onyx_value *v) {
     onyx_tensor_info info;
     if (onyx_tensor_get_info(v, &info) != ONYX_OK) { /* cannot happen for a tensor value */
@@ -39,13 +51,73 @@ static void export_tensor(exporter *e, const onyx_value *v) {
     if (!host || info.dtype == ONYX_STRING || info.nbytes > e->copy_limit) {
         put(e, -1);
     } else {
-        size_t at = (e->bytes_used + EXPORT_ALIGN - 1) / EXPORT_ALIGN * EXPORT_ALIGN;
-        if (at + info.nbytes <= e->byte_capacity && info.nbytes)
-            memcpy(e->bytes + at, info.data, info.nbytes);
-        e->bytes_used = at + info.nbytes;
-        put(e, (int64_t)at);
+        int64_t at = reserve_bytes(e, info.nbytes);
+        if (bytes_fit(e, at, info.nbytes)) memcpy(e->bytes + at, info.data, info.nbytes);
+        put(e, at);
     }
     put(e, (int64_t)info.nbytes);
+}
+
+/* A host tensor of one rank, fixed-width elements and data: what map rows are made of. */
+static bool plain_tensor(const onyx_value *v, size_t rank, onyx_tensor_info *info) {
+    if (onyx_tensor_get_info(v, info) != ONYX_OK || info->rank != rank || !info->device ||
+        strcmp(info->device, "CPU") != 0)
+        return false;
+    size_t bits = onyx_dtype_bits(info->dtype);
+    return info->dtype != ONYX_STRING && bits && bits % 8 == 0 && (info->data || !info->nbytes);
+}
+
+/* Whether a sequence is maps of equal keys and values of one dtype and length (ZipMap's rows):
+ * then *keys is the first map's keys and *values its values. */
+static bool map_rows(const onyx_value *seq, size_t n, onyx_tensor_info *keys,
+                     onyx_tensor_info *values) {
+    const onyx_value *first = n ? onyx_sequence_at(seq, 0) : NULL;
+    if (!first || onyx_value_kind_of(first) != ONYX_VALUE_MAP ||
+        !plain_tensor(onyx_map_keys(first), 1, keys) ||
+        !plain_tensor(onyx_map_values(first), 1, values) ||
+        values->dims[0] != keys->dims[0])
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        const onyx_value *m = onyx_sequence_at(seq, i);
+        onyx_tensor_info k, v;
+        if (onyx_value_kind_of(m) != ONYX_VALUE_MAP || !plain_tensor(onyx_map_keys(m), 1, &k) ||
+            !plain_tensor(onyx_map_values(m), 1, &v) || k.dtype != keys->dtype ||
+            k.nbytes != keys->nbytes || v.dtype != values->dtype || v.nbytes != values->nbytes ||
+            (k.nbytes && memcmp(k.data, keys->data, k.nbytes) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* ONYX_EXPORT_MAP_ROWS: the keys once, every map's values as one row of a matrix. */
+static void export_map_rows(exporter *e, const onyx_value *seq, size_t n,
+                            const onyx_tensor_info *keys, const onyx_tensor_info *values) {
+    put(e, ONYX_EXPORT_MAP_ROWS);
+    put(e, (int64_t)n);
+    put(e, ONYX_VALUE_TENSOR);
+    put(e, keys->dtype);
+    put(e, 1);
+    put(e, keys->dims[0]);
+    int64_t at = reserve_bytes(e, keys->nbytes);
+    if (bytes_fit(e, at, keys->nbytes)) memcpy(e->bytes + at, keys->data, keys->nbytes);
+    put(e, at);
+    put(e, (int64_t)keys->nbytes);
+    size_t row = values->nbytes, total = n * row;
+    put(e, ONYX_VALUE_TENSOR);
+    put(e, values->dtype);
+    put(e, 2);
+    put(e, (int64_t)n);
+    put(e, values->dims[0]);
+    at = reserve_bytes(e, total);
+    if (bytes_fit(e, at, total)) {
+        for (size_t i = 0; i < n; i++) {
+            onyx_tensor_info v;
+            onyx_tensor_get_info(onyx_map_values(onyx_sequence_at(seq, i)), &v);
+            memcpy(e->bytes + at + i * row, v.data, row);
+        }
+    }
+    put(e, at);
+    put(e, (int64_t)total);
 }
 
 static void export_value(exporter *e, const onyx_value *v) {
@@ -55,6 +127,11 @@ static void export_value(exporter *e, const onyx_value *v) {
         return;
     case ONYX_VALUE_SEQUENCE: {
         size_t n = onyx_sequence_length(v);
+        onyx_tensor_info keys, values;
+        if (map_rows(v, n, &keys, &values)) {
+            export_map_rows(e, v, n, &keys, &values);
+            return;
+        }
         put(e, ONYX_VALUE_SEQUENCE);
         put(e, (int64_t)n);
         for (size_t i = 0; i < n; i++) export_value(e, onyx_sequence_at(v, i));
@@ -121,6 +198,9 @@ static bool copied_whole(const int64_t *words, size_t *at) {
     }
     case ONYX_VALUE_OPTIONAL:
         return words[(*at)++] ? copied_whole(words, at) : true;
+    case ONYX_EXPORT_MAP_ROWS:
+        (*at)++; /* the length; then keys and values as a map's */
+        /* fall through */
     case ONYX_VALUE_MAP: {
         bool keys = copied_whole(words, at);
         return copied_whole(words, at) && keys;

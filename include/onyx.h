@@ -200,8 +200,14 @@ ONYX_API onyx_status onyx_tensor_get_info(const onyx_value *value, onyx_tensor_i
  *             starts, a multiple of 8; -1 when not copied: read that tensor with the accessors)
  *   sequence: 2, length, each item      optional: 3, 0 | 1, the item if 1
  *   map:      4, keys, values           anything else: 0
+ *   map rows: 5 (ONYX_EXPORT_MAP_ROWS), length, keys, values: a sequence of length >= 1 maps
+ *             (ZipMap's rows) whose keys are equal host tensors of one fixed-width dtype (the
+ *             same contents) and whose values are host tensors of one fixed-width dtype and as
+ *             many elements, described as one map: keys the 1-D tensor [n], values a 2-D tensor
+ *             [length, n] whose row i is map i's values; both copied whatever copy_limit is
  * *words_used / *bytes_used are the sizes the description needs; when one is past its capacity
  * the output is incomplete (nothing is written past a capacity): call again with that room. */
+#define ONYX_EXPORT_MAP_ROWS 5
 ONYX_API onyx_status onyx_values_export(const onyx_value *const *values, size_t count,
                                         int64_t *words, size_t word_capacity, size_t *words_used,
                                         void *bytes, size_t byte_capacity, size_t copy_limit,

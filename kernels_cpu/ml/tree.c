@@ -426,11 +426,18 @@ static inline bool goes_true(const forest *f, const tnode *nd, double x) {
     }
 }
 
+/* Element i of X: float and double (the usual inputs) read inline, the rest converted. */
+static inline double feature(const tensor *x, int64_t i) {
+    if (x->dtype == ONYX_FLOAT) return ((const float *)x->data)[i];
+    if (x->dtype == ONYX_DOUBLE) return ((const double *)x->data)[i];
+    return tensor_get_f64(x, i);
+}
+
 /* The leaf that one row reaches from a root. */
 static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, int64_t cols, int32_t i) {
     while (i >= 0) {
         const tnode *nd = &f->nodes[i];
-        i = nd->next[goes_true(f, nd, tensor_get_f64(x, row * cols + nd->feature))];
+        i = nd->next[goes_true(f, nd, feature(x, row * cols + nd->feature))];
     }
     return ~i;
 }

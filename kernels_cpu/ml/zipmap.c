@@ -15,24 +15,48 @@ static void free_value(onyx_value *v) {
 static onyx_status label_keys(const graph_node *n, int64_t count, onyx_value **out) {
     const graph_attr *s = node_attr(n, "classlabels_strings");
     bool strings = s && s->n;
+    const int64_t *ints = NULL;
+    if (!strings) attr_ints(n, "classlabels_int64s", &ints);
     onyx_value *v = value_new();
     if (!v) return onyx_oom("ZipMap keys");
     onyx_status st = value_alloc_tensor(v, strings ? ONYX_STRING : ONYX_INT64, 1, &count);
-    for (int64_t k = 0; st == ONYX_OK && k < count; k++) {
-        if (strings) {
-            st = tensor_set_string(&v->t, k, s->strings[k], strlen(s->strings[k]));
-        } else {
-            const int64_t *ints;
-            attr_ints(n, "classlabels_int64s", &ints);
-            ((int64_t *)v->t.data)[k] = ints[k];
-        }
-    }
+    if (st == ONYX_OK && !strings && count) memcpy(v->t.data, ints, (size_t)count * sizeof *ints);
+    for (int64_t k = 0; st == ONYX_OK && strings && k < count; k++)
+        st = tensor_set_string(&v->t, k, s->strings[k], strlen(s->strings[k]));
     if (st != ONYX_OK) {
         free_value(v);
         return st;
     }
     *out = v;
     return ONYX_OK;
+}
+
+/* One row of X as a map appended to y. Its keys are a copy of *keys, or with `take` *keys itself
+ * (then *keys becomes NULL once the map has it, whatever follows). */
+static onyx_status push_row(onyx_value *y, onyx_value **keys, bool take, const float *row,
+                            int64_t cols) {
+    onyx_value *own_keys = take ? *keys : value_new(), *values = value_new(), *map = value_new();
+    onyx_status st = own_keys && values && map ? ONYX_OK : onyx_oom("ZipMap map");
+    if (st == ONYX_OK && !take) {
+        st = tensor_copy(&own_keys->t, &(*keys)->t);
+        if (st == ONYX_OK) own_keys->kind = ONYX_VALUE_TENSOR;
+    }
+    if (st == ONYX_OK) st = value_alloc_tensor(values, ONYX_FLOAT, 1, &cols);
+    if (st == ONYX_OK) {
+        if (cols) memcpy(values->t.data, row, (size_t)cols * sizeof(float));
+        st = value_make_map(map, own_keys, values);
+    }
+    if (st == ONYX_OK) {
+        if (take) *keys = NULL;
+        own_keys = values = NULL; /* the map has them */
+        st = value_seq_push(y, map);
+    }
+    if (st != ONYX_OK) {
+        if (!take) free_value(own_keys);
+        free_value(values);
+        free_value(map);
+    }
+    return st;
 }
 
 onyx_status cpu_zipmap_run(const kernel_call *c) {
@@ -45,24 +69,14 @@ onyx_status cpu_zipmap_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "X has %lld columns for %lld class labels", (long long)cols,
                           (long long)labels);
     TRY(value_make_sequence(y, NULL));
-    for (int64_t r = 0; r < rows; r++) {
-        onyx_value *keys = NULL, *values = value_new(), *map = value_new();
-        onyx_status st = values && map ? label_keys(c->node, cols, &keys) : onyx_oom("ZipMap map");
-        if (st == ONYX_OK) st = value_alloc_tensor(values, ONYX_FLOAT, 1, &cols);
-        if (st == ONYX_OK) {
-            memcpy(values->t.data, (const float *)x->data + r * cols, (size_t)cols * sizeof(float));
-            st = value_make_map(map, keys, values);
-        }
-        if (st == ONYX_OK) {
-            keys = values = NULL; /* the map has them */
-            st = value_seq_push(y, map);
-        }
-        if (st != ONYX_OK) {
-            free_value(keys);
-            free_value(values);
-            free_value(map);
-            return st;
-        }
-    }
-    return ONYX_OK;
+    if (!rows) return ONYX_OK;
+    onyx_value *keys = NULL;
+    TRY(value_seq_reserve(y, (size_t)rows));
+    /* made once: the rows' maps copy it, the last one takes it */
+    TRY(label_keys(c->node, cols, &keys));
+    onyx_status st = ONYX_OK;
+    for (int64_t r = 0; r < rows && st == ONYX_OK; r++)
+        st = push_row(y, &keys, r == rows - 1, (const float *)x->data + r * cols, cols);
+    free_value(keys); /* NULL once the last row's map has it */
+    return st;
 }

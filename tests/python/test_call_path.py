@@ -81,6 +81,38 @@ def test_zipmap_rows_and_string_keys():
         assert many[49][keys[2]] == float(batch[49, 2])
 
 
+def _zipmap_session(keys, extra_output=False):
+    x = helper.make_tensor_value_info('p', TensorProto.FLOAT, ['n', len(keys)])
+    out = helper.make_value_info('z', helper.make_sequence_type_proto(
+        helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+    nodes = [helper.make_node('ZipMap', ['p'], ['z'], domain='ai.onnx.ml', classlabels_int64s=keys)]
+    outputs = [out]
+    if extra_output:
+        nodes.append(helper.make_node('Identity', ['p'], ['q']))
+        outputs.append(helper.make_tensor_value_info('q', TensorProto.FLOAT, ['n', len(keys)]))
+    return _session(nodes, [x], outputs, opsets=(('', 17), ('ai.onnx.ml', 3)))
+
+
+def test_zipmap_rows_key_sets():
+    """ZipMap's rows come back as one key set and a matrix of values (ONYX_EXPORT_MAP_ROWS): every
+    row and key right for one row, none, many, negative and many keys, read by either reader."""
+    rng = np.random.default_rng(1)
+    for keys in ([5], [-3, 0, 7], list(range(300))):
+        sess = _zipmap_session(keys)
+        for rows in (1, 0, 7):
+            p = rng.random((rows, len(keys)), np.float32)
+            out, = sess.run(None, {'p': p})
+            assert out == [dict(zip(keys, row)) for row in p.tolist()]
+            assert [out] == sess._run(None, {'p': p}, None)
+    sess = _zipmap_session([1, 2], extra_output=True)   # one output of two asked: the general reader
+    p = rng.random((4, 2), np.float32)
+    out, = sess.run(['z'], {'p': p})
+    assert out == [dict(zip([1, 2], row)) for row in p.tolist()]
+    q, out = sess.run(['q', 'z'], {'p': p})
+    np.testing.assert_array_equal(q, p)
+    assert out == [dict(zip([1, 2], row)) for row in p.tolist()]
+
+
 def test_string_output_falls_back():
     x = helper.make_tensor_value_info('x', TensorProto.STRING, ['n'])
     y = helper.make_tensor_value_info('y', TensorProto.STRING, ['n'])

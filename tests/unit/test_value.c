@@ -717,8 +717,9 @@ static void test_large_storage_reuse(void **state) {
     }
 }
 
-/* onyx_values_export: words and copied bytes for a tensor, a sequence of a map, an optional and a
- * string tensor (described, not copied); too little room counts the sizes and writes nothing past. */
+/* onyx_values_export: words and copied bytes for a tensor, a sequence of a map (in the map rows
+ * form), an optional and a string tensor (described, not copied); too little room counts the
+ * sizes and writes nothing past. */
 static void test_values_export(void **state) {
     (void)state;
     float f[3] = {1.5f, 2.5f, 3.5f};
@@ -738,7 +739,8 @@ static void test_values_export(void **state) {
     size_t nw = 0, nb = 0;
     assert_int_equal(onyx_values_export(values, 4, words, 64, &nw, bytes, sizeof bytes, 1024, &nb), ONYX_OK);
     int64_t expect[] = {1, ONYX_FLOAT, 1, 3, 0, 12,                                  /* tensor */
-                        2, 1, 4, 1, ONYX_INT64, 1, 2, 16, 16, 1, ONYX_FLOAT, 1, 2, 32, 8, /* seq(map) */
+                        ONYX_EXPORT_MAP_ROWS, 1, 1, ONYX_INT64, 1, 2, 16, 16,          /* seq(map): */
+                        1, ONYX_FLOAT, 2, 1, 2, 32, 8,                                /* as rows */
                         3, 0,                                                           /* empty optional */
                         1, ONYX_STRING, 1, 1, -1, 8};                                   /* strings: not copied */
     assert_int_equal(nw, sizeof expect / sizeof *expect);
@@ -766,6 +768,49 @@ static void test_values_export(void **state) {
     onyx_value_free(str);
 }
 
+/* A sequence of maps with equal keys (ZipMap's rows) is described once: keys, then the values as a
+ * [rows, n] matrix; maps whose keys differ keep the general form. */
+static void test_values_export_map_rows(void **state) {
+    (void)state;
+    int64_t k[2] = {7, 9}, other[2] = {7, 8};
+    float row0[2] = {0.25f, 0.75f}, row1[2] = {0.5f, 0.5f};
+    onyx_value *maps[2] = {NULL, NULL}, *mixed[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        onyx_value *keys = NULL, *vals = NULL, *keys2 = NULL, *vals2 = NULL;
+        assert_int_equal(onyx_value_new_tensor(ONYX_INT64, 1, (int64_t[]){2}, k, sizeof k, &keys), ONYX_OK);
+        assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, (int64_t[]){2}, i ? row1 : row0, 8, &vals),
+                         ONYX_OK);
+        assert_int_equal(onyx_value_new_map(keys, vals, &maps[i]), ONYX_OK);
+        assert_int_equal(onyx_value_new_tensor(ONYX_INT64, 1, (int64_t[]){2}, i ? other : k, 16, &keys2),
+                         ONYX_OK);
+        assert_int_equal(onyx_value_new_tensor(ONYX_FLOAT, 1, (int64_t[]){2}, row0, 8, &vals2), ONYX_OK);
+        assert_int_equal(onyx_value_new_map(keys2, vals2, &mixed[i]), ONYX_OK);
+    }
+    onyx_value *rows = NULL, *general = NULL;
+    assert_int_equal(onyx_value_new_sequence(ONYX_UNDEFINED, 2, maps, &rows), ONYX_OK);
+    assert_int_equal(onyx_value_new_sequence(ONYX_UNDEFINED, 2, mixed, &general), ONYX_OK);
+    int64_t words[64];
+    unsigned char bytes[256];
+    size_t nw = 0, nb = 0;
+    /* copy_limit 4: the rows form is copied whatever the limit */
+    assert_int_equal(onyx_values_export((const onyx_value *[]){rows}, 1, words, 64, &nw, bytes,
+                                        sizeof bytes, 4, &nb), ONYX_OK);
+    int64_t expect[] = {ONYX_EXPORT_MAP_ROWS, 2, 1, ONYX_INT64, 1, 2, 0, 16, 1, ONYX_FLOAT, 2, 2, 2, 16, 16};
+    assert_int_equal(nw, sizeof expect / sizeof *expect);
+    assert_memory_equal(words, expect, sizeof expect);
+    assert_int_equal(nb, 32);
+    assert_memory_equal(bytes, k, sizeof k);
+    assert_memory_equal(bytes + 16, row0, sizeof row0);
+    assert_memory_equal(bytes + 24, row1, sizeof row1);
+    assert_int_equal(onyx_values_export((const onyx_value *[]){general}, 1, words, 64, &nw, bytes,
+                                        sizeof bytes, 1024, &nb), ONYX_OK);
+    assert_int_equal(words[0], ONYX_VALUE_SEQUENCE);
+    assert_int_equal(words[2], ONYX_VALUE_MAP);
+    assert_int_equal(nw, 2 + 2 * 13);
+    onyx_value_free(rows);
+    onyx_value_free(general);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_large_storage_reuse),
@@ -784,6 +829,7 @@ int main(void) {
         cmocka_unit_test(test_accessors_on_wrong_kind),
         cmocka_unit_test(test_sequence_sharing),
         cmocka_unit_test(test_values_export),
+        cmocka_unit_test(test_values_export_map_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

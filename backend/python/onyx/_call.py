@@ -13,7 +13,6 @@ library call, and the general path in ort.py deals with it, with its checks and 
 words cannot carry (strings, device tensors, big ones) are read from the values as before.
 """
 import ctypes
-import itertools
 import struct
 import threading
 
@@ -240,11 +239,11 @@ def _read_outputs(w, data, outs, count, wanted):
                     results.append(array if rank == 1 else array.reshape(w[at + 3:at + 3 + rank]))
                     at += 5 + rank
                     continue
-            elif kind == _SEQ and w[at + 1] and w[at + 2] == _MAP:
-                rows = _rows(w, at + 2, w[at + 1], data)
+            elif kind == _ROWS:
+                rows = _map_rows(w, at, data)
                 if rows is not None:
-                    results.append(rows[0])
-                    at = rows[1]
+                    results.append(rows)
+                    at += _ROWS_WORDS
                     continue
             reader = _Reader(w, data, outs)   # the rest, one by one
             reader.at = at
@@ -276,31 +275,45 @@ def _numbers(code, n, data, offset):
     return unpack(data, offset)
 
 
-def _rows(w, at, count, data):
-    """ZipMap's output, a sequence of `count` maps of 1-D tensors of numbers described at w[at:],
-    as a list of dicts, and where its words end; None when it is something else."""
-    if count >= 8:
-        bulk = _rows_bulk(w, at, count, data)
-        if bulk is not None:
-            return bulk
-    rows = []
-    for _ in range(count):
-        # map: 4, keys tensor (1, dtype, 1, n, offset, nbytes), values tensor (the same)
-        if w[at] != _MAP or w[at + 1] != _TENSOR or w[at + 3] != 1 or w[at + 7] != _TENSOR or w[at + 9] != 1:
-            return None
-        n, key_offset, value_offset = w[at + 4], w[at + 5], w[at + 11]
-        if key_offset < 0 or value_offset < 0:
-            return None
-        keys = _numbers(w[at + 2], n, data, key_offset)
-        values = _numbers(w[at + 8], n, data, value_offset)
-        if keys is None or values is None:
-            return None
-        rows.append(dict(zip(keys, values)))
-        at += 13
-    return rows, at
+def _map_rows(w, at, data):
+    """The maps described as ONYX_EXPORT_MAP_ROWS at w[at:] (ZipMap's output: keys once, a matrix
+    of values) as a list of dicts; None for types struct cannot read (then the reader does)."""
+    # 5, count, keys (1, dtype, 1, n, offset, nbytes), values (1, dtype, 2, count, n, offset, nbytes)
+    count, n = w[at + 1], w[at + 5]
+    keys = _numbers(w[at + 3], n, data, w[at + 6])
+    if keys is None:
+        return None
+    make = _ROW_MAKERS.get(keys)
+    if make is None:
+        make = _row_maker(keys)
+        if len(_ROW_MAKERS) < 64:
+            _ROW_MAKERS[keys] = make
+    if count == 1:
+        values = _numbers(w[at + 9], n, data, w[at + 13])
+        return None if values is None else make((values,))
+    dtype = _COPIED.get(w[at + 9])
+    if dtype is None:
+        return None
+    return make(_frombuffer(data, dtype, count * n, w[at + 13]).reshape(count, n).tolist())
 
 
-_TENSOR, _SEQ, _OPT, _MAP = KIND_TENSOR, KIND_SEQUENCE, 3, KIND_MAP
+_ROWS_WORDS = 15   # the words of an ONYX_EXPORT_MAP_ROWS description
+_ROW_MAKERS = {}   # keys -> their row maker
+
+
+def _row_maker(keys):
+    """A function from rows of values (sequences of len(keys) numbers) to a list of dicts of these
+    keys. Integer keys (ZipMap's classes): a list comprehension of a dict display with the keys as
+    constants, compiled once per key set; Python builds dicts fastest that way (about 2.5 times
+    dict(zip(keys, row)) per row). The source holds only the integers' reprs and made-up names."""
+    if not keys or len(keys) > 256 or any(type(k) is not int for k in keys):
+        return lambda rows: [dict(zip(keys, row)) for row in rows]
+    names = [f'v{i}' for i in range(len(keys))]
+    entries = ', '.join(f'{k!r}: {name}' for k, name in zip(keys, names))
+    return eval(f'lambda rows: [{{{entries}}} for {", ".join(names)}, in rows]', {})   # noqa: S307
+
+
+_TENSOR, _SEQ, _OPT, _MAP, _ROWS = KIND_TENSOR, KIND_SEQUENCE, 3, KIND_MAP, 5
 
 
 class _Reader:
@@ -340,6 +353,10 @@ class _Reader:
             self.at = at + 2
             if w[at + 1]:
                 self._skip()
+        elif kind == _ROWS:
+            self.at = at + 2
+            self._skip()
+            self._skip()
         else:
             self.at = at + 1
 
@@ -368,6 +385,11 @@ class _Reader:
         if kind == _OPT:
             self.at = at + 2
             return self._read() if w[at + 1] else None
+        if kind == _ROWS:
+            self.at = at + 2
+            keys, values = self._read(), self._read()
+            keys = keys.tolist()
+            return [dict(zip(keys, row)) for row in values.tolist()]
         raise _Nested(at)   # no Python equivalent: the general reader says so
 
     def _maps(self, count):
@@ -414,31 +436,6 @@ def _tensor(v):
         return raw.view(dtype).reshape(shape), True
     # one copy into a bytearray: the array over it is writable, as onnxruntime's outputs are
     return _frombuffer(bytearray(_string_at(data, nbytes)), dtype).reshape(shape), False
-
-
-def _rows_bulk(w, at, count, data):
-    """_rows for many maps of one key set and types (ZipMap's over a batch): keys read once, all
-    values gathered with one numpy index and converted at once; None when the maps differ."""
-    table = np.array(w[at:at + 13 * count], np.int64)
-    if len(table) != 13 * count:
-        return None
-    table = table.reshape(count, 13)
-    first = table[0]
-    n, kcode, vcode = int(first[4]), int(first[2]), int(first[8])
-    kdtype, vdtype = _COPIED.get(kcode), _COPIED.get(vcode)
-    if kdtype is None or vdtype is None or not (table == first)[:, [0, 1, 2, 3, 4, 7, 8, 9, 10]].all() \
-            or first[0] != _MAP or first[1] != _TENSOR or first[3] != 1 or first[7] != _TENSOR \
-            or first[9] != 1 or first[10] != n or (table[:, [5, 11]] < 0).any():
-        return None
-    raw = np.frombuffer(data, np.uint8)
-    kbytes, vbytes = np.arange(n * kdtype.itemsize), np.arange(n * vdtype.itemsize)
-    keys = raw[table[:, 5:6] + kbytes]
-    if not (keys == keys[0]).all():
-        return None
-    key_list = keys[0].view(kdtype).tolist()
-    values = np.ascontiguousarray(raw[table[:, 11:12] + vbytes]).view(vdtype).tolist()
-    # the dicts made by map() in C, no Python frame per row
-    return list(map(dict, map(zip, itertools.repeat(key_list, count), values))), at + 13 * count
 
 
 __all__ = ['CallPlan', 'NOT_HANDLED']
