@@ -5,10 +5,11 @@
  * around its root and places its replacement through the rewriter; a pattern is replaced only
  * when its inner values are read by the pattern alone (or by Shapes, which fold) and are no graph
  * outputs, and the replacement takes the place of the pattern's nodes, so the order stays
- * topological. Each pass runs once, not to a fixpoint: no rule enables another (run again over
- * the test, conformance and zoo models, the pattern pass fires only at the QDQ tables' own copies,
- * which must stay as the unit computes them: core/rules/qdq_table.c). A rule that makes another's
- * root would need the pass repeated, bounded, with the tables' copies kept out of it. */
+ * topological. Each pass runs once, not to a fixpoint: no rule of a pass enables another of it
+ * (run again over the test, conformance and zoo models, the pattern pass fires only at the QDQ
+ * tables' own copies, which must stay as the unit computes them: core/rules/qdq_table.c). Where
+ * one rule reads what another makes, it has a later pass: the QOperator tables take in the QDQ
+ * tables' lookups (core/rules/qop_table.c). */
 #include "core/optimize.h"
 
 #include <stdio.h>
@@ -132,7 +133,8 @@ onyx_status graph_optimize(const graph *g, const op_registry *ops, const optimiz
                            graph **out) {
     *out = NULL;
     rewritten *rw = NULL;
-    static const rule_pass passes[] = {RULE_PATTERNS, RULE_DUPLICATES, RULE_FLOAT16};
+    static const rule_pass passes[] = {RULE_PATTERNS, RULE_TABLES, RULE_DUPLICATES,
+                                         RULE_FLOAT16};
     onyx_status st = ONYX_OK;
     for (size_t p = 0; p < sizeof passes / sizeof *passes && st == ONYX_OK; p++)
         st = run_pass(g, ops, opts, passes[p], &rw);

@@ -16,8 +16,9 @@ typedef onyx_status (*rule_apply)(rewriter *r, const graph_node *root);
  * each node tried by every rule of its op in the sweep until one replaces it. */
 typedef enum rule_pass {
     RULE_PATTERNS = 0,   /* exporters' spellings and QDQ units to the ops they mean */
-    RULE_DUPLICATES = 1, /* repeated computations, once the patterns found theirs single-use */
-    RULE_FLOAT16 = 2,    /* float16 as float, last: it adds values and nodes around the rest */
+    RULE_TABLES = 1,     /* 8-bit op chains of one tensor as tables, the patterns' ones included */
+    RULE_DUPLICATES = 2, /* repeated computations, once the patterns found theirs single-use */
+    RULE_FLOAT16 = 3,    /* float16 as float, last: it adds values and nodes around the rest */
 } rule_pass;
 
 typedef struct rewrite_rule {
@@ -50,6 +51,7 @@ onyx_status rule_rows_before_product(rewriter *r, const graph_node *t);
 onyx_status rule_gather_transposed_weight(rewriter *r, const graph_node *gather);
 onyx_status rule_patch_embedding(rewriter *r, const graph_node *conv);
 onyx_status rule_qdq_table(rewriter *r, const graph_node *q);
+onyx_status rule_qop_table(rewriter *r, const graph_node *root);
 onyx_status rule_qdq_conv(rewriter *r, const graph_node *q);
 onyx_status rule_qdq_matmul(rewriter *r, const graph_node *q);
 onyx_status rule_qdq_gemm(rewriter *r, const graph_node *q);

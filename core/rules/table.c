@@ -38,6 +38,10 @@ static const rewrite_rule table[] = {
     /* at a Gather: the tied embedding read through the output projection's transposed weight */
     PATTERN("gather_transposed_weight", "Gather", "tied_embedding.c", rule_gather_transposed_weight),
     PATTERN("swish", "Sigmoid", "swish.c", rule_swish),
+    /* then, from the graph's end, over what the patterns made: a chain of 8-bit elementwise ops
+     * (com.microsoft's, and the QDQ tables' LookupTables) of one tensor, as one table */
+    {"qop_table", "", NULL, "core/rules/qop_table.c", RULE_TABLES, true, ONYX_OPT_ALL, false,
+     rule_qop_table},
     {"common_subexpression", "", NULL, "core/rules/cse.c", RULE_DUPLICATES, false, ONYX_OPT_ALL,
      false, rule_common_subexpression},
     {"float16_as_float", "", NULL, "core/rules/half.c", RULE_FLOAT16, false, ONYX_OPT_ALL, true,

@@ -214,6 +214,82 @@ def qdq_table():
             {'ai.onyx:LookupTable': 1, 'DequantizeLinear': 1, 'Sigmoid': 1, 'QuantizeLinear': 1}, 0)
 
 
+def qop(m, op, *ins):
+    """com.microsoft QLinear`op` of (value, scale, zero point) triples, to (scale, zero point)."""
+    args = []
+    for v, scale, zp in ins[:-1]:
+        args += [v, m.const(np.float32(scale)), m.const(np.uint8(zp))]
+    scale, zp = ins[-1]
+    return m.op(f'QLinear{op}', *args, m.const(np.float32(scale)), m.const(np.uint8(zp)),
+                domain='com.microsoft')
+
+
+def qop_table():
+    # QOperator SiLU, x * QLinearSigmoid(x), then an Add of a quantized one-element constant: one
+    # table of x
+    m = Model()
+    x = m.input('x', TP.UINT8, [1, 4, 6, 6])
+    s = qop(m, 'Sigmoid', (x, 0.05, 128), (1 / 256, 0))
+    xs = qop(m, 'Mul', (x, 0.05, 128), (s, 1 / 256, 0), (0.03, 20))
+    y = qop(m, 'Add', (xs, 0.03, 20), (m.const(np.full((1, 1, 1, 1), 200, np.uint8)), 0.01, 0),
+            (0.04, 10))
+    # the lookup, and the copies of the unit's nodes that compute its table on the 256 codes
+    return (m, [y], {'x': u8((1, 4, 6, 6))},
+            {'ai.onyx:LookupTable': 1, 'com.microsoft:QLinearSigmoid': 1,
+             'com.microsoft:QLinearMul': 1, 'com.microsoft:QLinearAdd': 1}, 0)
+
+
+def test_qop_table_takes_in_a_qdq_table():
+    # QOperator GELU: the QDQ table of the Erf (the patterns' LookupTable, a pass before), then an
+    # Add of a quantized 1, the product with x and one with a quantized 0.5: one table of x
+    m = Model()
+    x = m.input('x', TP.UINT8, [1, 4, 6, 6])
+    erf = m.q(m.op('Erf', m.op('Div', m.dq(x, 0.05, 128), m.const(np.float32(math.sqrt(2))))),
+              1 / 128, 128)
+    one = (m.const(np.full((1, 1, 1, 1), 255, np.uint8)), 1 / 255, 0)
+    a = qop(m, 'Add', (erf, 1 / 128, 128), one, (2 / 255, 0))
+    xa = qop(m, 'Mul', (x, 0.05, 128), (a, 2 / 255, 0), (0.04, 100))
+    y = qop(m, 'Mul', (xa, 0.04, 100), (m.const(np.uint8(255)), 0.5 / 255, 0), (0.02, 100))
+    model = m.build([y])
+    fired, after, _, _ = rewrite(model)
+    assert sorted(fired) == ['qdq_table', 'qop_table']
+    # the lookup, the QDQ table's copies below its own lookup, which the QOperator table's copies
+    # read
+    assert after == {'ai.onyx:LookupTable': 2, 'DequantizeLinear': 1, 'Div': 1, 'Erf': 1,
+                     'QuantizeLinear': 1, 'com.microsoft:QLinearAdd': 1,
+                     'com.microsoft:QLinearMul': 2}
+    feed = {'x': np.arange(256, dtype=np.uint8).reshape(1, 4, 8, 8)[:, :, :6, :6].copy()}
+    assert np.array_equal(outputs(model, feed, ALL)[0], outputs(model, feed, PLAIN)[0])
+
+
+def test_qop_table_not_of_two_tensors():
+    # the squeeze-and-excitation product x * Sigmoid(s): only the Sigmoid is a table of s
+    m = Model()
+    x = m.input('x', TP.UINT8, [1, 4, 6, 6])
+    se = m.input('s', TP.UINT8, [1, 4, 1, 1])
+    s = qop(m, 'Sigmoid', (se, 0.05, 128), (1 / 256, 0))
+    y = qop(m, 'Mul', (x, 0.05, 128), (s, 1 / 256, 0), (0.03, 20))
+    fired, after, _, _ = rewrite(m.build([y]))
+    assert fired == ['qop_table']
+    assert after == {'ai.onyx:LookupTable': 1, 'com.microsoft:QLinearSigmoid': 1,
+                     'com.microsoft:QLinearMul': 1}
+
+
+def test_qop_table_stops_at_a_value_read_elsewhere():
+    # the Sigmoid's result is a graph output too: the product is a table of x and it, not of x
+    # alone; the Sigmoid alone is one of x
+    m = Model()
+    x = m.input('x', TP.UINT8, [2, 8])
+    s = qop(m, 'Sigmoid', (x, 0.05, 128), (1 / 256, 0))
+    y = qop(m, 'Mul', (x, 0.05, 128), (s, 1 / 256, 0), (0.03, 20))
+    model = m.build([y, s])
+    fired, after, _, _ = rewrite(model)
+    assert fired == ['qop_table']
+    assert after['com.microsoft:QLinearMul'] == 1 and after['ai.onyx:LookupTable'] == 1
+    feed = {'x': u8((2, 8))}
+    for g, p in zip(outputs(model, feed, ALL), outputs(model, feed, PLAIN)):
+        assert np.array_equal(g, p)
+
 def qdq_conv():
     m = Model()
     x = m.input('x', TP.UINT8, [1, 4, 6, 6])
@@ -346,7 +422,7 @@ def float16_as_float():
 
 
 CASES = {
-    'qdq_table': qdq_table, 'layer_norm': layer_norm, 'global_average_pool': global_average_pool,
+    'qdq_table': qdq_table, 'qop_table': qop_table, 'layer_norm': layer_norm, 'global_average_pool': global_average_pool,
     'gelu_erf': gelu_erf, 'gelu_tanh': gelu_tanh, 'patch_embedding': patch_embedding,
     'qdq_conv': qdq_conv, 'qdq_matmul': qdq_matmul, 'qdq_gemm': qdq_gemm,
     'qdq_add': qdq_binary('Add'), 'qdq_mul': qdq_binary('Mul'), 'qdq_sigmoid': qdq_sigmoid,
