@@ -19,7 +19,6 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_scheduler_observer.h>
 
 // TBB's synchronisation is invisible to ThreadSanitizer (the library is not instrumented): tell
 // it that a task starts after it was handed out and that the caller resumes after the tasks end.
@@ -68,8 +67,10 @@ worker_entry workers[MAX_PLACED_WORKERS]; // under workers_lock
 int n_workers = 0;                        // under workers_lock
 std::atomic<int> runs_in_flight{0};
 
-// One per worker thread: registers it when it first enters an arena and removes it when the
-// thread ends, before its id can be reused.
+// One per worker thread: registers it when it first runs onyx's code (a spinner or a chunk of
+// parallel_for; not through a task_scheduler_observer, whose proxy TBB frees only with its
+// arena, which queued spinners can keep past the process's end: a leak LeakSanitizer reports)
+// and removes it when the thread ends, before its id can be reused.
 struct worker_registration {
     bool registered = false;
     pid_t tid = 0;
@@ -97,14 +98,6 @@ struct worker_registration {
 };
 thread_local worker_registration this_worker;
 
-struct worker_observer : tbb::task_scheduler_observer {
-    explicit worker_observer(tbb::task_arena &a) : tbb::task_scheduler_observer(a) { observe(true); }
-    ~worker_observer() override { observe(false); }
-    void on_scheduler_entry(bool is_worker) override {
-        if (is_worker) this_worker.enter();
-    }
-};
-
 void keep_workers_off(int cpu) {
     std::lock_guard<std::mutex> hold(workers_lock);
     for (int k = 0; k < n_workers; k++) {
@@ -120,7 +113,6 @@ void keep_workers_off(int cpu) {
 
 struct warm_arena {
     tbb::task_arena arena;
-    std::unique_ptr<worker_observer> observer; // declared after the arena: goes first
     explicit warm_arena(int threads) : arena(threads, 1) {}
 };
 
@@ -135,7 +127,6 @@ warm_arena &arena_for(int threads) {
         // One slot is the caller's; the others are for workers.
         slot = std::make_unique<warm_arena>(threads);
         slot->arena.initialize();
-        if (threads > 1) slot->observer = std::make_unique<worker_observer>(slot->arena);
     }
     return *slot;
 }
@@ -164,6 +155,7 @@ void keep_warm(const run_policy &p) {
         spinners.fetch_add(1, std::memory_order_relaxed);
         try {
             p.warm->arena.enqueue([epoch, spin_until, doze_until, nap_us] {
+                this_worker.enter();
                 auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
                 while (idle() && clock::now() < spin_until)
                     for (int k = 0; k < 16; k++) _mm_pause();
@@ -205,6 +197,8 @@ extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
         tbb::blocked_range<int64_t>(0, n, (size_t)(2 * grain - 1)),
         [&](const tbb::blocked_range<int64_t> &r) {
             TSAN_ACQUIRE(&start);
+            // slot 0 is the caller's (the arena reserves it), the others are workers'
+            if (tbb::this_task_arena::current_thread_index() > 0) this_worker.enter();
             fn(ctx, r.begin(), r.end());
             TSAN_RELEASE(&done);
         },
