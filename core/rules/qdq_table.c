@@ -133,9 +133,18 @@ static onyx_status table_keeps_shape(rewriter *r, const table_unit *u, bool *kee
     return ONYX_OK;
 }
 
-static int table_by_index(const void *a, const void *b) {
+int table_node_order(const void *a, const void *b) {
     const graph_node *x = *(const graph_node *const *)a, *y = *(const graph_node *const *)b;
     return (x > y) - (x < y);
+}
+
+int table_codes_value(rewriter *r, int x, onyx_dtype xt) {
+    tensor *codes = malloc(sizeof *codes + 256);
+    if (!rw_keep(r, codes)) return -1;
+    *codes = (tensor){.dtype = xt, .rank = 1, .dims = {256}, .numel = 256, .data = codes + 1,
+                      .nbytes = 256, .device = DEVICE_CPU};
+    for (int b = 0; b < 256; b++) ((uint8_t *)codes->data)[b] = (uint8_t)b;
+    return rw_add_value(r, x, "/codes", codes);
 }
 
 /* The copy of value v for the table: a member's output's copy, a root DQ's copy, or v. */
@@ -151,12 +160,7 @@ static int table_copy_of(const table_unit *u, const int *copies, const int *root
  * (q last among them) that read the codes of x's type. */
 static onyx_status table_place(rewriter *r, const graph_node *q, const table_unit *u,
                                onyx_dtype xt) {
-    tensor *codes = malloc(sizeof *codes + 256);
-    if (!rw_keep(r, codes)) return onyx_oom("graph rewrite");
-    *codes = (tensor){.dtype = xt, .rank = 1, .dims = {256}, .numel = 256, .data = codes + 1,
-                      .nbytes = 256, .device = DEVICE_CPU};
-    for (int b = 0; b < 256; b++) ((uint8_t *)codes->data)[b] = (uint8_t)b;
-    int codes_v = rw_add_value(r, u->x, "/codes", codes);
+    int codes_v = table_codes_value(r, u->x, xt);
     if (codes_v < 0) return onyx_oom("graph rewrite");
     /* each root DQ's copy right after it (one there already, of another unit, serves) */
     int root_copies[TABLE_ROOTS], copies[TABLE_MEMBERS];
@@ -174,7 +178,7 @@ static onyx_status table_place(rewriter *r, const graph_node *q, const table_uni
     }
     /* the members' copies in their places, in graph order (what they read comes first) */
     table_unit sorted = *u;
-    qsort(sorted.members, (size_t)sorted.n_members, sizeof *sorted.members, table_by_index);
+    qsort(sorted.members, (size_t)sorted.n_members, sizeof *sorted.members, table_node_order);
     for (int m = 0; m < sorted.n_members; m++) {
         copies[m] = rw_add_value(r, sorted.members[m]->outputs[0], "/table", NULL);
         if (copies[m] < 0) return onyx_oom("graph rewrite");

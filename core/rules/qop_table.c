@@ -143,11 +143,6 @@ static bool qop_reads_unit_as_parameter(const qop_unit *u) {
     return false;
 }
 
-static int qop_by_index(const void *a, const void *b) {
-    const graph_node *x = *(const graph_node *const *)a, *y = *(const graph_node *const *)b;
-    return (x > y) - (x < y);
-}
-
 /* The copy of data value v for the table: a member's output's copy, the codes for x, or v. */
 static int qop_copy_of(const qop_unit *u, const int *copies, int codes_v, int v) {
     if (v == u->x) return codes_v;
@@ -160,16 +155,11 @@ static int qop_copy_of(const qop_unit *u, const int *copies, int codes_v, int v)
  * members (in their places) that read the codes of x's type. */
 static onyx_status qop_place(rewriter *r, const graph_node *root, const qop_unit *u,
                              onyx_dtype xt) {
-    tensor *codes = malloc(sizeof *codes + 256);
-    if (!rw_keep(r, codes)) return onyx_oom("graph rewrite");
-    *codes = (tensor){.dtype = xt, .rank = 1, .dims = {256}, .numel = 256, .data = codes + 1,
-                      .nbytes = 256, .device = DEVICE_CPU};
-    for (int b = 0; b < 256; b++) ((uint8_t *)codes->data)[b] = (uint8_t)b;
-    int codes_v = rw_add_value(r, u->x, "/codes", codes);
+    int codes_v = table_codes_value(r, u->x, xt);
     if (codes_v < 0) return onyx_oom("graph rewrite");
     /* in graph order: what a copy reads comes first */
     qop_unit sorted = *u;
-    qsort(sorted.members, (size_t)sorted.n_members, sizeof *sorted.members, qop_by_index);
+    qsort(sorted.members, (size_t)sorted.n_members, sizeof *sorted.members, table_node_order);
     int copies[QT_MEMBERS];
     for (int m = 0; m < sorted.n_members; m++) {
         copies[m] = rw_add_value(r, sorted.members[m]->outputs[0], "/table", NULL);

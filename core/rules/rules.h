@@ -51,6 +51,11 @@ onyx_status rule_rows_before_product(rewriter *r, const graph_node *t);
 onyx_status rule_gather_transposed_weight(rewriter *r, const graph_node *gather);
 onyx_status rule_patch_embedding(rewriter *r, const graph_node *conv);
 onyx_status rule_qdq_table(rewriter *r, const graph_node *q);
+/* Shared by the table rules (qdq_table.c, qop_table.c): a new constant of the 256 codes of 8-bit
+ * type xt, named after value x (its index, -1 when out of memory), and the order of nodes in the
+ * graph for qsort (copies are placed so that what one reads comes first). */
+int table_codes_value(rewriter *r, int x, onyx_dtype xt);
+int table_node_order(const void *a, const void *b);
 onyx_status rule_qop_table(rewriter *r, const graph_node *root);
 onyx_status rule_qdq_conv(rewriter *r, const graph_node *q);
 onyx_status rule_qdq_matmul(rewriter *r, const graph_node *q);
