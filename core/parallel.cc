@@ -55,7 +55,7 @@ std::atomic<int> spinners{0};
 // caller changing the masks would only make the workers chase them: left as they are.
 struct worker_entry {
     pid_t tid;
-    cpu_set_t allowed; // the worker's own affinity when it first joined
+    cpu_set_t allowed; // the CPUs it may use: its own affinity when it joined and the process's
     int avoiding;      // the CPU its mask leaves out now, -1 for none
 };
 // Plain arrays, never destroyed: a worker's thread may end after the process's static
@@ -67,6 +67,22 @@ worker_entry workers[MAX_PLACED_WORKERS]; // under workers_lock
 int n_workers = 0;                        // under workers_lock
 std::atomic<int> runs_in_flight{0};
 
+// The CPUs the process could use when onyx was loaded. A thread starts with the affinity of the
+// thread that made it, and TBB's workers make one another: a worker made by one that was kept off
+// a CPU would otherwise count that CPU as never its own.
+const cpu_set_t process_cpus = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
+    return set;
+}();
+
+// Slot 0 of every arena is reserved for its caller (warm_arena); workers take the others. Only
+// workers are placed or spin: a caller that picked up a queued spinner while it waited for its
+// own work would spin in its run, and one placed as a worker would be kept off its own CPU and
+// pass that mask on to the threads it makes (seen 2026-12-03: the caller and its one worker both
+// held to CPU 0, every run on one core).
+bool on_worker() { return tbb::this_task_arena::current_thread_index() > 0; }
+
 // One per worker thread: registers it when it first runs onyx's code (a spinner or a chunk of
 // parallel_for; not through a task_scheduler_observer, whose proxy TBB frees only with its
 // arena, which queued spinners can keep past the process's end: a leak LeakSanitizer reports)
@@ -75,11 +91,13 @@ struct worker_registration {
     bool registered = false;
     pid_t tid = 0;
     void enter() {
-        if (registered) return;
+        if (registered || !on_worker()) return;
         worker_entry e;
         e.tid = (pid_t)syscall(SYS_gettid);
         e.avoiding = -1;
-        if (sched_getaffinity(0, sizeof e.allowed, &e.allowed) != 0) return;
+        cpu_set_t own;
+        if (sched_getaffinity(0, sizeof own, &own) != 0) return;
+        CPU_OR(&e.allowed, &own, &process_cpus);
         std::lock_guard<std::mutex> hold(workers_lock);
         if (n_workers == MAX_PLACED_WORKERS) return;
         workers[n_workers++] = e;
@@ -155,6 +173,10 @@ void keep_warm(const run_policy &p) {
         spinners.fetch_add(1, std::memory_order_relaxed);
         try {
             p.warm->arena.enqueue([epoch, spin_until, doze_until, nap_us] {
+                if (!on_worker()) {
+                    spinners.fetch_sub(1, std::memory_order_relaxed);
+                    return;
+                }
                 this_worker.enter();
                 auto idle = [epoch] { return work_epoch.load(std::memory_order_relaxed) == epoch; };
                 while (idle() && clock::now() < spin_until)
@@ -197,8 +219,7 @@ extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
         tbb::blocked_range<int64_t>(0, n, (size_t)(2 * grain - 1)),
         [&](const tbb::blocked_range<int64_t> &r) {
             TSAN_ACQUIRE(&start);
-            // slot 0 is the caller's (the arena reserves it), the others are workers'
-            if (tbb::this_task_arena::current_thread_index() > 0) this_worker.enter();
+            this_worker.enter();
             fn(ctx, r.begin(), r.end());
             TSAN_RELEASE(&done);
         },
