@@ -1,4 +1,4 @@
-/* The RNN/GRU/LSTM computation in one real type, included by kernels_cpu/rnn_quant/rnn.c once per type
+/* The RNN/GRU/LSTM computation in one real type, included by kernels_cpu/rnn/rnn.c once per type
  * with RT (float or double), RT_DTYPE (its onyx_dtype), RT_GEMM (cpu_sgemm / cpu_dgemm) and
  * RNN_FN(name) (the name with the type's suffix) defined. */
 

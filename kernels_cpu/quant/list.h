@@ -1,7 +1,4 @@
-/* CPU kernels of the rnn_quant family (see cpu_kernels.h for the entry forms) */
-KERNEL_STATEFUL("", "RNN", 1, 22, DT_FLOATS, 0, cpu_rnn_prepare, cpu_rnn_run, cpu_rnn_release)
-KERNEL_STATEFUL("", "GRU", 1, 22, DT_FLOATS, 0, cpu_gru_prepare, cpu_gru_run, cpu_rnn_release)
-KERNEL_STATEFUL("", "LSTM", 1, 22, DT_FLOATS, 0, cpu_lstm_prepare, cpu_lstm_run, cpu_rnn_release)
+/* CPU kernels of the quant family (see cpu_kernels.h for the entry forms) */
 KERNEL("", "QuantizeLinear", 10, 28, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16) | DT_BIT(ONYX_INT32), 0, cpu_quantizelinear_run)
 KERNEL("", "DequantizeLinear", 10, 28, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_INT16) | DT_BIT(ONYX_UINT16) | DT_BIT(ONYX_INT32) | DT_FLOAT8S | DT_SUBBYTE, 0, cpu_dequantizelinear_run)
 KERNEL("", "DynamicQuantizeLinear", 11, 11, DT_BIT(ONYX_FLOAT), 0, cpu_dynamicquantizelinear_run)

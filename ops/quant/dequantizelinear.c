@@ -1,6 +1,6 @@
 /* Schema of DequantizeLinear: y = (x - zero_point) * scale per tensor, per axis or per block,
  * from an integer, float8, float6 or float4 type. */
-#include "ops/rnn_quant/quant_common.h"
+#include "ops/quant/quant_common.h"
 
 #define DQ_X_TYPES_10 (DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_INT32))
 #define DQ_X_TYPES_19 (DQ_X_TYPES_10 | DT_BIT(ONYX_FLOAT8E4M3FN) | DT_BIT(ONYX_FLOAT8E4M3FNUZ) |  \

@@ -1,5 +1,5 @@
 /* Schema of GRU: the gated recurrent unit layer (gates z, r, h; linear_before_reset from 3). */
-#include "ops/rnn_quant/rnn_common.h"
+#include "ops/rnn/rnn_common.h"
 
 static onyx_status gru_infer(infer_ctx *c) { return rnn_infer(c, RNN_CELL_GRU); }
 

@@ -1,6 +1,6 @@
 /* Schema of Bernoulli: 0/1 draws with the input's probabilities, in the dtype attribute's type
  * (the input's type when absent). */
-#include "ops/random_training/random.h"
+#include "ops/random/random.h"
 
 static onyx_status bernoulli_infer(infer_ctx *c) {
     dtype_mask in_m = DT_FLOATS, out_m = DT_NUMERIC | DT_BIT(ONYX_BOOL);

@@ -1,5 +1,5 @@
 /* Schema of RNN: the simple (Elman) recurrent layer, H = f(X W^T + H R^T + Wb + Rb). */
-#include "ops/rnn_quant/rnn_common.h"
+#include "ops/rnn/rnn_common.h"
 
 static onyx_status rnn_op_infer(infer_ctx *c) { return rnn_infer(c, RNN_CELL_RNN); }
 

@@ -1,6 +1,6 @@
 /* Schema of Adam (ai.onnx.preview.training): R, T, X..., G..., V..., H... -> X_new..., V_new...,
  * H_new... */
-#include "ops/random_training/optimizer.h"
+#include "ops/training/optimizer.h"
 
 static onyx_status adam_infer(infer_ctx *c) {
     static const int outs[] = {0, 2, 3}; /* X, V, H */

@@ -2,7 +2,7 @@
  * the four differ only in the distribution's attributes and where the shape comes from. */
 #include <math.h>
 
-#include "ops/random_training/random.h"
+#include "ops/random/random.h"
 
 onyx_status ops_random_init(const graph_node *n, rng *r) {
     const graph_attr *a = node_attr(n, "seed");

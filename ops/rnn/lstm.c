@@ -1,5 +1,5 @@
 /* Schema of LSTM: the long short-term memory layer (gates i, o, f, c; peepholes P). */
-#include "ops/rnn_quant/rnn_common.h"
+#include "ops/rnn/rnn_common.h"
 
 static onyx_status lstm_infer(infer_ctx *c) { return rnn_infer(c, RNN_CELL_LSTM); }
 

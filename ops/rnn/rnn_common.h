@@ -1,4 +1,4 @@
-/* Attributes and type+shape inference shared by RNN, GRU and LSTM (ops/rnn_quant/rnn.c, gru.c, lstm.c),
+/* Attributes and type+shape inference shared by RNN, GRU and LSTM (ops/rnn/rnn.c, gru.c, lstm.c),
  * also read by their CPU kernel. */
 #ifndef ONYX_OPS_RNN_COMMON_H
 #define ONYX_OPS_RNN_COMMON_H

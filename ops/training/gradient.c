@@ -1,6 +1,6 @@
 /* Schema of Gradient (ai.onnx.preview.training): the gradients of the graph value named by `y`
  * with respect to the values named by `xs`, the node's inputs being the values of xs then zs. */
-#include "ops/random_training/optimizer.h"
+#include "ops/training/optimizer.h"
 
 static onyx_status gradient_infer(infer_ctx *c) {
     const graph_attr *xs = node_attr(c->node, "xs"), *zs = node_attr(c->node, "zs");

@@ -6,7 +6,7 @@
 
 #include "core/floatconv.h"
 #include "core/parallel.h"
-#include "ops/rnn_quant/quant_common.h"
+#include "ops/quant/quant_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 

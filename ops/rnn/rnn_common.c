@@ -1,5 +1,5 @@
 /* Attributes and type+shape inference shared by RNN, GRU and LSTM. */
-#include "ops/rnn_quant/rnn_common.h"
+#include "ops/rnn/rnn_common.h"
 
 #include <stdint.h>
 #include <string.h>

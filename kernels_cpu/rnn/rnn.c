@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/rnn_quant/rnn_common.h"
+#include "ops/rnn/rnn_common.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
@@ -117,7 +117,7 @@ static inline double sigmoid_f64(double x) { return 1 / (1 + exp(-x)); }
 #define RT_LOG1P log1pf
 #define RT_FABS fabsf
 #define RNN_FN(x) x##_f32
-#include "kernels_cpu/rnn_quant/rnn_impl.h"
+#include "kernels_cpu/rnn/rnn_impl.h"
 #undef RT
 #undef RT_DTYPE
 #undef RT_GEMM
@@ -137,7 +137,7 @@ static inline double sigmoid_f64(double x) { return 1 / (1 + exp(-x)); }
 #define RT_LOG1P log1p
 #define RT_FABS fabs
 #define RNN_FN(x) x##_f64
-#include "kernels_cpu/rnn_quant/rnn_impl.h"
+#include "kernels_cpu/rnn/rnn_impl.h"
 #undef RT
 #undef RT_DTYPE
 #undef RT_GEMM

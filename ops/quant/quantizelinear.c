@@ -1,6 +1,6 @@
 /* Schema of QuantizeLinear: y = saturate(round(x / scale) + zero_point) per tensor, per axis or
  * per block, into an integer, float8, float6 or float4 type. */
-#include "ops/rnn_quant/quant_common.h"
+#include "ops/quant/quant_common.h"
 
 #define QL_X_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_INT32))
 #define QL_Y_TYPES_10 (DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8))

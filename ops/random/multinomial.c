@@ -1,6 +1,6 @@
 /* Schema of Multinomial: sample_size class indices per batch row, drawn from the row's
  * unnormalized log-probabilities. */
-#include "ops/random_training/random.h"
+#include "ops/random/random.h"
 
 static onyx_status multinomial_infer(infer_ctx *c) {
     dtype_mask in_m = DT_FLOATS;

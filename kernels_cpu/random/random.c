@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/floatconv.h"
-#include "ops/random_training/random.h"
+#include "ops/random/random.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
 

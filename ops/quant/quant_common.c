@@ -1,5 +1,5 @@
 /* Scale/zero-point granularity shared by QuantizeLinear and DequantizeLinear. */
-#include "ops/rnn_quant/quant_common.h"
+#include "ops/quant/quant_common.h"
 
 onyx_status quant_layout_of(int xrank, const int64_t *xdims, int srank, const int64_t *sdims,
                             int64_t axis, int64_t block_size, const char *what,

@@ -2,7 +2,7 @@
  * standard or Nesterov. */
 #include <string.h>
 
-#include "ops/random_training/optimizer.h"
+#include "ops/training/optimizer.h"
 
 static onyx_status momentum_infer(infer_ctx *c) {
     static const char *const required[] = {"alpha", "beta", "norm_coefficient", "mode"};

@@ -1,5 +1,5 @@
 /* Schema of Adagrad (ai.onnx.preview.training): R, T, X..., G..., H... -> X_new..., H_new... */
-#include "ops/random_training/optimizer.h"
+#include "ops/training/optimizer.h"
 
 static onyx_status adagrad_infer(infer_ctx *c) {
     static const int outs[] = {0, 2}; /* X, H */
