@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/loader.h"
+#include "core/loader_wire.h"
 
 typedef struct md_entry { /* a metadata_props pair, or an opset import (text = domain) */
     char *key, *value;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "core/loader.h"
+#include "core/loader_wire.h"
 #include "ops/schema.h"
 
 static model *to_model(const onyx_model *m) { return (model *)(uintptr_t)m; }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/loader.h"
+#include "core/loader_wire.h"
 #include "core/log.h"
 #include "core/model_write.h"
 #include "core/parallel.h"

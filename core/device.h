@@ -1,6 +1,6 @@
-/* Devices as the core sees them: a kind (the device's slot in the registry, core/device_registry.h,
- * which holds everything else about it), and the memory operations that the planner and the copy
- * steps need. Kernels of a device compute on memory of that device only; where a value is made on
+/* Devices as the core below the registry sees them (core/device.c): a kind (the device's slot in
+ * the registry, core/device_registry.h, which holds everything else about it), its name, and the
+ * memory operations that values, the planner and the copy steps need. Kernels of a device compute on memory of that device only; where a value is made on
  * one device and read on another, prepare inserts a copy step (core/exec_place.c). */
 #ifndef ONYX_CORE_DEVICE_H
 #define ONYX_CORE_DEVICE_H
@@ -22,8 +22,11 @@ typedef enum device_kind {
 
 #define DEVICE_KINDS 3
 
-/* The registered entry's name ("CPU", "CUDA", "TEST"); "?" for a kind not registered. */
+/* The registered entry's name ("CPU", "CUDA", "TEST"); "?" for a kind not registered. The
+ * registry gives each entry's name (device_registry_add), so values can name a device without
+ * calling up into it. */
 const char *device_name(device_kind kind);
+void device_name_register(device_kind kind, const char *name);
 
 typedef struct device_ops {
     device_kind kind;
@@ -57,7 +60,7 @@ typedef struct device_ops {
 } device_ops;
 
 /* The operations of each device kind in use, for what holds device memory outside a plan (tensors
- * that own device memory free it through them). Registered (core/device_registry.c) once per kind,
+ * that own device memory free it through them). Registered (backend/device.c) once per kind,
  * before any tensor of the kind exists; NULL for a kind not (yet) registered. */
 void device_register(const device_ops *ops);
 const device_ops *device_ops_of(device_kind kind);

@@ -1,6 +1,6 @@
-/* The device registry (core/device_registry.h): the entries the backend adds, device names and
- * spellings, the default kernel lookup in a device's table, and the memory operations of the
- * devices in use (core/device.h). */
+/* The device registry (core/device_registry.h): the entries the backend adds, device spellings,
+ * and the default kernel lookup in a device's table. Each entry's name goes down to
+ * core/device.c, which values name devices by. */
 #include "core/device_registry.h"
 
 #include <ctype.h>
@@ -12,27 +12,15 @@
 #include <strings.h>
 
 static _Atomic(const device_entry *) entries[DEVICE_KINDS];
-static _Atomic(const device_ops *) registered[DEVICE_KINDS];
 
 void device_registry_add(const device_entry *e) {
-    if (e && (unsigned)e->kind < DEVICE_KINDS) atomic_store(&entries[e->kind], e);
+    if (!e || (unsigned)e->kind >= DEVICE_KINDS) return;
+    device_name_register(e->kind, e->name);
+    atomic_store(&entries[e->kind], e);
 }
 
 const device_entry *device_entry_of(device_kind kind) {
     return (unsigned)kind < DEVICE_KINDS ? atomic_load(&entries[kind]) : NULL;
-}
-
-const char *device_name(device_kind kind) {
-    const device_entry *e = device_entry_of(kind);
-    return e ? e->name : "?";
-}
-
-void device_register(const device_ops *ops) {
-    if (ops && (unsigned)ops->kind < DEVICE_KINDS) atomic_store(&registered[ops->kind], ops);
-}
-
-const device_ops *device_ops_of(device_kind kind) {
-    return (unsigned)kind < DEVICE_KINDS ? atomic_load(&registered[kind]) : NULL;
 }
 
 /* "CPU, CUDA, CUDA:N or TEST": the registered spellings, for messages. */

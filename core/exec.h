@@ -1,7 +1,7 @@
 /* The executor's interface to the backend and to kernels: the environment a session prepares
  * under (exec_env), subgraphs (created once, rewritten at level ALL), plans specialized per
- * input-shape signature (core/exec.c) and runs (core/exec_run.c). Used for the main graph and for
- * control-flow bodies alike. */
+ * input-shape signature (core/plan_build.c) and runs (core/exec_run.c). Used for the main graph
+ * and for control-flow bodies alike. */
 #ifndef ONYX_CORE_EXEC_H
 #define ONYX_CORE_EXEC_H
 

@@ -3,8 +3,8 @@
  * layers. Each lower layer declares its functions in its own header, bottom first: core/plan.h
  * (structure and step edits), core/plan_step.h (running one step), core/plan_prepare.h (kernel
  * preparation), core/exec_place.h (placement), core/exec_view.h (views), core/fuse.h (fusion),
- * core/planner.h (lifetimes and memory); core/exec.c builds plans with them, core/exec_run.c runs
- * them (docs/ARCHITECTURE.md). */
+ * core/planner.h (lifetimes and memory); core/plan_build.c builds plans with them,
+ * core/exec_run.c runs them (docs/ARCHITECTURE.md). */
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 
@@ -142,7 +142,7 @@ struct exec_frame {
 
 /* Builds the plan for signature `sig` (graph inputs, then captured values) with those inputs on
  * `in_device` (NULL: all on the CPU) and the graph outputs made on `out_device` left there;
- * refs 1 (core/exec.c). */
+ * refs 1 (core/plan_build.c). */
 onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
                        device_kind out_device, plan **out);
 /* Drops a reference; the last one frees the plan's idle run contexts, then the plan (plan_free)

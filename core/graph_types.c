@@ -1,5 +1,5 @@
-/* The types of a graph's values inferred once, before any plan (core/optimize.h). */
-#include "core/optimize.h"
+/* The types of a graph's values inferred once, before any plan (core/graph_types.h). */
+#include "core/graph_types.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/loader_wire.h"
 #include "core/op_schema.h"
 #include "core/tensor_proto.h"
 

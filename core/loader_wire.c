@@ -1,7 +1,7 @@
 /* Guards in front of protobuf-c: an iterative walk of the wire format that bounds message
  * nesting (protobuf-c recurses without a limit); the split of a model's bytes that lets each
  * initializer be unpacked on its own, its weights read in place; whole-file reading. */
-#include "core/loader.h"
+#include "core/loader_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

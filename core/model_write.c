@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "core/graph_types.h"
 #include "core/pool.h"
 
 enum { EXTERNAL_ALIGN = 64 }; /* initializers in the external file start at multiples of this */

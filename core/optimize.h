@@ -1,6 +1,6 @@
 /* Graph rewrites made once when a subgraph is created: the table of named rules (core/rules/)
  * run by the driver (core/optimize.c) over the graph, each rule tried at the nodes of its root
- * op, its change made through the rewriter (core/rewriter.h). Also the types the rules read. */
+ * op, its change made through the rewriter (core/rewriter.h). */
 #ifndef ONYX_CORE_OPTIMIZE_H
 #define ONYX_CORE_OPTIMIZE_H
 
@@ -27,12 +27,5 @@ void graph_optimized_free(graph *g);
 /* g's ops and how many nodes of each, "Add 2, Gelu 1, com.microsoft:QGemm 1" (by name), into
  * buf (cut short where it does not fit). What the rewrites made, for the log and tests. */
 void graph_op_counts(const graph *g, char *buf, size_t cap);
-
-/* The types of g's values as inference tells them once, before any plan: from the declared
- * input types and the initializers through the schemas (dims -1 where unknown, kind NONE where
- * nothing is known; nodes whose inference fails leave their outputs unknown). *out has
- * g->n_values entries; free with graph_types_free. The rewrites read dtypes and ranks in it. */
-onyx_status graph_infer_types(const graph *g, type_info **out);
-void graph_types_free(const graph *g, type_info *types);
 
 #endif

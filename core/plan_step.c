@@ -1,7 +1,7 @@
 /* Running one step of a plan: its inputs checked to be on its kernel's device, its outputs
  * given buffers (arena slots, heap allocations, or shapes inferred from the actual inputs), its
  * kernel's run, timed when profiling. Used by the runs (core/exec_run.c) and by constant
- * folding while a plan is built (core/exec.c). */
+ * folding while a plan is built (core/plan_build.c). */
 #include "core/plan_step.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/optimize.h"
+#include "core/graph_types.h"
 
 onyx_status rw_init(rewriter *r, const graph *g, const op_registry *ops) {
     *r = (rewriter){.g = g, .ops = ops};

@@ -2,13 +2,15 @@
 """Checks that core/ is a stack of layers: no include or call circle among its files, and no
 include of ops/, kernels_*/ or backend/ from core (docs/ARCHITECTURE.md).
 
-The graph's nodes are core's files, headers and sources apart. A file depends on each core
-header it includes (#include "core/..." lines), and a source on each source that defines a
-symbol its object uses (nm on the built objects: undefined against defined global symbols).
-Any circle in that graph is an error, named with the edges that make it. A header is a node of
-its own: including it depends on the header (its types and declarations), not on the source
-that implements it, so a circle shows either headers including each other or sources calling
-each other.
+The graph's nodes are core's modules: a source with the header of its name (core/x.c and
+core/x.h are one module, named core/x.c; core/x.cc where there is no core/x.c), and each header
+that has no source of its name (types and inline functions only, as core/kernel.h). A module
+depends on each module whose header it includes (#include "core/..." lines) and on each module
+that defines a symbol its object uses (nm on the built objects: undefined against defined global
+symbols). Any circle in that graph is an error, named with the edges that make it. Counting a
+header as the source behind it is what makes the check whole: a file that includes x.h depends
+on x.c, whose calls may lead back to it, so a header may name one module's interface only (a
+header the interface of several files hides a circle through its name).
 
   tools/check_layers.py [--root DIR] [--obj DIR] [--list]
 
@@ -43,6 +45,18 @@ def core_sources(root):
     return sorted(out)
 
 
+def module_of(path, root):
+    """The module a core file belongs to: core/x.h is core/x.c's (or core/x.cc's where there is
+    no core/x.c); a header without a source of its name, and any source, is its own."""
+    if not path.endswith(".h"):
+        return path
+    base = path[: -len(".h")]
+    for ext in (".c", ".cc"):
+        if os.path.exists(os.path.join(root, base + ext)):
+            return base + ext
+    return path
+
+
 def add_edge(edges, a, b, why):
     if a != b:
         edges.setdefault(a, {}).setdefault(b, set()).add(why)
@@ -50,7 +64,8 @@ def add_edge(edges, a, b, why):
 
 def include_edges(root, edges, errors):
     for path in core_sources(root):
-        edges.setdefault(path, {})
+        mod = module_of(path, root)
+        edges.setdefault(mod, {})
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 m = INCLUDE.match(line)
@@ -60,7 +75,7 @@ def include_edges(root, edges, errors):
                 if target.startswith(FORBIDDEN):
                     errors.append(f"{path} includes {target}: core includes nothing above it")
                 elif target.startswith("core/"):
-                    add_edge(edges, path, target, "includes")
+                    add_edge(edges, mod, module_of(target, root), f"{path} includes {target}")
 
 
 def nm_symbols(obj):
@@ -89,6 +104,8 @@ def call_edges(root, obj_root, edges, errors):
     defs, uses = {}, {}
     for obj in sorted(objects):
         mod = source_of(os.path.relpath(obj, obj_root), root)
+        if not os.path.exists(os.path.join(root, mod)):
+            continue  # left by a build of a file since renamed or removed
         d, u = nm_symbols(obj)
         for sym in d:
             defs[sym] = mod

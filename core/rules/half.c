@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/optimize.h"
+#include "core/graph_types.h"
 #include "core/rules/rules.h"
 
 /* Ops whose float16 and float forms compute the same function, outputs float16 exactly where a

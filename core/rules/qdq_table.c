@@ -3,7 +3,7 @@
  *   included (GELU spelled out, x * Sigmoid(x), an Add of a quantized constant)
  *                                              -> ai.onyx LookupTable(x, f's 256 results)
  * T is f computed on the 256 codes by copies of the unit's own nodes that read a constant of
- * them instead of x: plan time folds the copies (core/exec.c) with the very kernels the unit
+ * them instead of x: plan time folds the copies (core/plan_build.c) with the very kernels the unit
  * runs with, so the table holds what the unit computes, exactly. Its sweep runs before the other
  * rules, from the graph's end, so a unit takes in the Q -> DQ pairs of smaller units inside it;
  * the copies it places are no rule's (they are not in the graph the other rules read). */

@@ -4,8 +4,8 @@
  *   one tensor x, the unit's own values and one-element constants (x * Sigmoid(x), GELU around
  *   an Erf table)                              -> ai.onyx LookupTable(x, the unit's 256 results)
  * The table is computed as the QDQ tables are: copies of the unit's own nodes read a constant of
- * the 256 codes of x's type instead of x, and plan time folds them (core/exec.c) with the very
- * kernels the unit runs with, so the table holds what the unit computes, exactly. The rule has a
+ * the 256 codes of x's type instead of x, and plan time folds them (core/plan_build.c) with the
+ * very kernels the unit runs with, so the table holds what the unit computes, exactly. The rule has a
  * pass of its own after the patterns (core/optimize.c), so that it sees their LookupTables. */
 #include <stdlib.h>
 #include <string.h>

@@ -151,20 +151,20 @@ static onyx_dtype compute_type(onyx_dtype t) { return t == ONYX_DOUBLE ? ONYX_DO
 
 /* A single query position (decoding) with grouped heads: the query heads sharing a kv head
  * become the rows of one product, so K and V are read once per group instead of once per head. */
-static bool heads_as_rows(const ops_att_dims *d) {
+static bool heads_as_rows(const geom_attention *d) {
     return d->q_len == 1 && d->kv_heads > 0 && d->q_heads > d->kv_heads;
 }
 
 /* rows per (batch, head), or per (batch, kv head) when heads are the rows */
-static int64_t head_rows(const ops_att_dims *d) {
+static int64_t head_rows(const geom_attention *d) {
     return heads_as_rows(d) ? d->q_heads / d->kv_heads : d->q_len;
 }
 
-static int64_t row_units(const ops_att_dims *d) {
+static int64_t row_units(const geom_attention *d) {
     return d->batch * (heads_as_rows(d) ? d->kv_heads : d->q_heads);
 }
 
-static int64_t block_rows(const ops_att_dims *d, int threads, bool banded) {
+static int64_t block_rows(const geom_attention *d, int threads, bool banded) {
     int64_t rows = head_rows(d), units = row_units(d);
     int64_t width = d->total_len > d->v_head ? d->total_len : d->v_head; /* also bounds out */
     int64_t block = banded ? SCORE_BLOCK_CAUSAL : SCORE_BLOCK;
@@ -183,18 +183,18 @@ static int64_t block_rows(const ops_att_dims *d, int threads, bool banded) {
     return (rows + blocks - 1) / blocks;
 }
 
-static int64_t row_blocks(const ops_att_dims *d, int64_t rows_per_task) {
+static int64_t row_blocks(const geom_attention *d, int64_t rows_per_task) {
     return (head_rows(d) + rows_per_task - 1) / rows_per_task;
 }
 
-static int64_t task_count(const ops_att_dims *d, int64_t rows_per_task) {
+static int64_t task_count(const geom_attention *d, int64_t rows_per_task) {
     return row_units(d) * row_blocks(d, rows_per_task);
 }
 
 /* Attention's scratch: float copies of Q/K/V where they need converting or concatenating with
  * a past cache (K/V go straight into present_* when that has the compute type), and per slot
  * (one per thread) a score block, a bias row and an output block. */
-static bool att_layout_of(const ops_att_dims *d, onyx_dtype qt, onyx_dtype vt, bool past,
+static bool att_layout_of(const geom_attention *d, onyx_dtype qt, onyx_dtype vt, bool past,
                           bool present_k, bool present_v, bool banded, int threads,
                           att_layout *L) {
     onyx_dtype fd = compute_type(qt);
@@ -262,7 +262,7 @@ static void att_scale_f64(double *row, int64_t n, double a) {
 /* ---------------------------------------------------------------- Attention */
 
 typedef struct att_ctx {
-    ops_att_dims d;
+    geom_attention d;
     onyx_dtype fd;
     const void *q, *k, *v; /* in the compute type */
     int64_t qs[3], ks[3], vs[3], ys[3]; /* element strides of batch, head, row */
@@ -404,7 +404,7 @@ DEFINE_ALL_NEGINF(f64, double)
     }                                                                                              \
     static void N##_att_slots(void *vctx, int64_t s0, int64_t s1) {                                \
         const att_ctx *x = vctx;                                                                   \
-        const ops_att_dims *d = &x->d;                                                             \
+        const geom_attention *d = &x->d;                                                           \
         const int64_t T = d->total_len, Dk = d->head, Dv = d->v_head,                              \
                       group = d->q_heads / d->kv_heads;                                            \
         const F cap = (F)x->softcap;                                                               \
@@ -522,7 +522,7 @@ DEFINE_ATT(f64, double, cpu_dgemm, cpu_dgemv, att_max_f64, att_expsum_f64, att_s
  * output as strided views of the fused step's tensors (from element offset[i] of each), the
  * mask's strides. */
 typedef struct att_fused {
-    ops_att_dims d;
+    geom_attention d;
     int64_t qs[3], ks[3], vs[3], ys[3], ms[3], mlen;
     int64_t offset[4]; /* Q, K^T, output, V: fuse_chain's view order */
     bool kt_rows, mbcast, nan_zero;
@@ -570,8 +570,8 @@ static const char *chain_geometry(const kernel_prep *p, att_fused *f) {
         fc->view_strides[0][r - 1] != 1 || fc->view_strides[3][r - 1] != 1 ||
         fc->view_strides[2][r - 1] != 1 || (f->kt_rows && kst[r - 1] != 1))
         return "views do not make an attention";
-    f->d = (ops_att_dims){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
-                          .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
+    f->d = (geom_attention){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
+                            .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
     if (p->n_in > 3 && p->in_type[3]) { /* the mask, broadcast to [B, H, S, T] ([B*H, S, T]) */
         const type_info *m = p->in_type[3];
         int64_t md[4] = {1, 1, 1, 1}, st[4];
@@ -663,11 +663,11 @@ onyx_status cpu_attention_run(const kernel_call *c) {
     type_of_tensor(&tv, V);
     if (PK) type_of_tensor(&tpk, PK);
     if (PV) type_of_tensor(&tpv, PV);
-    ops_att_dims d;
+    geom_attention d;
     TRY(ops_attention_dims(n, &tq, &tk, &tv, PK ? &tpk : NULL, PV ? &tpv : NULL, &d));
     if (M) {
         type_of_tensor(&tm, M);
-        TRY(ops_attention_check_mask(n, &tm, &d));
+        TRY(ops_attention_check_mask(&tm, &d));
     }
     if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
         return onyx_error(ONYX_ERR_SHAPE, "nonpad_kv_seqlen must be int64 of shape [%lld]",
@@ -793,7 +793,7 @@ typedef struct flex_state {
 } flex_state;
 
 typedef struct flex_ctx {
-    ops_att_dims d;
+    geom_attention d;
     const void *q, *k, *v; /* compute type, 4-D contiguous */
     void *sc, *y;
     double scale;
@@ -806,7 +806,7 @@ typedef struct flex_layout {
 #define DEFINE_FLEX(N, F, GEMM)                                                                    \
     static void N##_flex_scores(void *vctx, int64_t bh0, int64_t bh1) {                            \
         const flex_ctx *x = vctx;                                                                  \
-        const ops_att_dims *d = &x->d;                                                             \
+        const geom_attention *d = &x->d;                                                           \
         int64_t L = d->q_len, S = d->kv_len, E = d->head, group = d->q_heads / d->kv_heads;        \
         for (int64_t bh = bh0; bh < bh1; bh++) {                                                   \
             int64_t kv = (bh / d->q_heads) * d->kv_heads + (bh % d->q_heads) / group;              \
@@ -826,7 +826,7 @@ typedef struct flex_layout {
     }                                                                                              \
     static void N##_flex_out(void *vctx, int64_t bh0, int64_t bh1) {                               \
         const flex_ctx *x = vctx;                                                                  \
-        const ops_att_dims *d = &x->d;                                                             \
+        const geom_attention *d = &x->d;                                                           \
         int64_t L = d->q_len, S = d->kv_len, Dv = d->v_head, group = d->q_heads / d->kv_heads;     \
         for (int64_t bh = bh0; bh < bh1; bh++) {                                                   \
             int64_t kv = (bh / d->q_heads) * d->kv_heads + (bh % d->q_heads) / group;              \
@@ -852,7 +852,7 @@ static onyx_dtype flex_precision(const graph_node *n, onyx_dtype qt) {
     return qt == ONYX_DOUBLE ? ONYX_DOUBLE : ONYX_FLOAT;
 }
 
-static bool flex_layout_of(const graph_node *n, const ops_att_dims *d, onyx_dtype qt,
+static bool flex_layout_of(const graph_node *n, const geom_attention *d, onyx_dtype qt,
                            bool has_mod, flex_layout *L) {
     onyx_dtype sp = flex_precision(n, qt), fd = compute_type(sp);
     size_t fsz = dtype_size(fd), unused = 0;
@@ -904,8 +904,9 @@ done:
 
 /* Runs modifier i over the scores (in the compute type fd at sc) in precision sp, through
  * `half` when sp is a half type, and reads its result back into sc. */
-static onyx_status flex_mod(const kernel_call *c, const flex_state *s, int i, const ops_att_dims *d,
-                            void *sc, onyx_dtype fd, onyx_dtype sp, void *half) {
+static onyx_status flex_mod(const kernel_call *c, const flex_state *s, int i,
+                            const geom_attention *d, void *sc, onyx_dtype fd, onyx_dtype sp,
+                            void *half) {
     static const char *const names[2] = {"score_mod", "prob_mod"};
     int64_t dims[4] = {d->batch, d->q_heads, d->q_len, d->kv_len};
     tensor t = {0};
@@ -955,7 +956,7 @@ onyx_status cpu_flex_attention_run(const kernel_call *c) {
     type_of_tensor(&tq, Q);
     type_of_tensor(&tk, K);
     type_of_tensor(&tv, V);
-    ops_att_dims d;
+    geom_attention d;
     TRY(ops_attention_dims(n, &tq, &tk, &tv, NULL, NULL, &d));
     if (K->dtype != Q->dtype || V->dtype != Q->dtype)
         return onyx_error(ONYX_ERR_SHAPE, "Q, K and V have types %s, %s and %s, expected one",

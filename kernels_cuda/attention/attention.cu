@@ -15,6 +15,7 @@
 extern "C" {
 #include "core/fuse.h"
 }
+#include "geometry/attention.h"
 #include "kernels_cuda/common.cuh"
 
 namespace att {
@@ -26,43 +27,14 @@ constexpr int BK = 64;      // keys per tile
 constexpr int SC = BK / 32; // score columns per lane
 constexpr int MAX_HEAD = 256;
 
-// Geometry of one node (ops/attention/attention_common.c's rules, past caches excluded).
-struct dims {
-    bool packed; // 3-D [B, S, H*D] rather than 4-D [B, H, S, D]
-    int64_t B, Hq, Hkv, Lq, T, D, Dv;
-};
-
-// False when the shapes do not describe an Attention this kernel knows.
+// The node's geometry (geometry/attention.h, the rule inference and the CPU kernel use; past
+// caches stay on the CPU); false where the rule refuses the shapes.
 bool get_dims(const graph_node *n, int rank, const int64_t *qd, const int64_t *kd,
-              const int64_t *vd, dims *d) {
-    memset(d, 0, sizeof *d);
-    if (rank == 3) {
-        int64_t qh = attr_int(n, "q_num_heads", 0), kvh = attr_int(n, "kv_num_heads", 0);
-        if (qh <= 0 || kvh <= 0 || qd[2] < 0 || kd[2] < 0 || vd[2] < 0) return false;
-        if (qd[2] % qh || kd[2] % kvh || vd[2] % kvh) return false;
-        d->packed = true;
-        d->Hq = qh;
-        d->Hkv = kvh;
-        d->Lq = qd[1];
-        d->T = kd[1];
-        d->D = qd[2] / qh;
-        d->Dv = vd[2] / kvh;
-        if (kd[2] / kvh != d->D || vd[1] != d->T) return false;
-    } else if (rank == 4) {
-        d->Hq = qd[1];
-        d->Hkv = kd[1];
-        d->Lq = qd[2];
-        d->T = kd[2];
-        d->D = qd[3];
-        d->Dv = vd[3];
-        if (vd[1] != d->Hkv || vd[2] != d->T || kd[3] != d->D) return false;
-    } else {
-        return false;
-    }
-    d->B = qd[0];
-    if (kd[0] != d->B || vd[0] != d->B) return false;
-    if (d->B < 0 || d->Lq < 0 || d->T < 0 || d->D < 0 || d->Dv < 0) return false;
-    return d->Hq > 0 && d->Hkv > 0 && d->Hq % d->Hkv == 0;
+              const int64_t *vd, geom_attention *d) {
+    const geom_att_shape q = {rank, qd}, k = {rank, kd}, v = {rank, vd};
+    geom_msg m;
+    return geom_attention_onnx(&q, &k, &v, NULL, NULL, attr_int(n, "q_num_heads", 0),
+                               attr_int(n, "kv_num_heads", 0), d, &m) == ONYX_OK;
 }
 
 // strides of batch, head, row: [B, H, S, Dh] (4-D) or [B, S, H*Dh] (3-D)
@@ -801,18 +773,14 @@ bool input_given(const kernel_prep *p, int i) { return i < p->n_in && p->in_type
 
 bool output_wanted(const graph_node *n, int o) { return o < n->n_outputs && n->outputs[o] >= 0; }
 
-// attn_mask's dims against [B, Hq, Lq, T] (ops_attention_check_mask): leading dims 1 or equal,
-// the last at most T
-bool mask_fits(int rank, const int64_t *md, const dims &d) {
-    if (rank < 1 || rank > 4) return false;
-    const int64_t want[4] = {d.B, d.Hq, d.Lq, d.T};
-    for (int i = 0; i < rank; i++) {
-        int64_t m = md[i], w = want[4 - rank + i];
-        if (m < 0) return false;
-        if (m == w) continue;
-        if (4 - rank + i == 3 ? m > w : m != 1) return false;
-    }
-    return true;
+// attn_mask's dims, all known, against the scores (geometry/attention.h's rule)
+bool mask_fits(int rank, const int64_t *md, const geom_attention &d) {
+    if (rank < 0) return false;
+    for (int i = 0; i < rank; i++)
+        if (md[i] < 0) return false;
+    const geom_att_shape m = {rank, md};
+    geom_msg msg;
+    return geom_attention_mask(&m, &d, &msg) == ONYX_OK;
 }
 
 bool att_supports(const kernel_prep *p) {
@@ -829,12 +797,14 @@ bool att_supports(const kernel_prep *p) {
     if (q->rank != k->rank || q->rank != v->rank) return false;
     for (int i = 0; i < q->rank; i++)
         if (q->dims[i] < 0 || k->dims[i] < 0 || v->dims[i] < 0) return false;
-    dims d;
+    geom_attention d;
     if (!get_dims(n, q->rank, q->dims, k->dims, v->dims, &d)) return false;
-    if (d.D > MAX_HEAD || d.Dv > MAX_HEAD) return false;
+    if (d.head > MAX_HEAD || d.v_head > MAX_HEAD) return false;
     // lengths and rows as ints in the kernel, with room for a tile past the end
-    if (d.T > INT_MAX - BK || d.Lq > INT_MAX || (d.Hq / d.Hkv) * d.Lq > INT_MAX - 64) return false;
-    if (d.B * d.Hkv > INT_MAX) return false;
+    if (d.total_len > INT_MAX - BK || d.q_len > INT_MAX ||
+        (d.q_heads / d.kv_heads) * d.q_len > INT_MAX - 64)
+        return false;
+    if (d.batch * d.kv_heads > INT_MAX) return false;
     // past caches, present outputs and the Q*K^T output stay on the CPU
     if (input_given(p, 4) || input_given(p, 5)) return false;
     for (int o = 1; o < p->n_out; o++)
@@ -849,7 +819,7 @@ bool att_supports(const kernel_prep *p) {
     if (input_given(p, 6)) {
         const type_info *np = p->in_type[6];
         if (np->kind != ONYX_VALUE_TENSOR || np->dtype != ONYX_INT64 || np->rank != 1 ||
-            np->dims[0] != d.B)
+            np->dims[0] != d.batch)
             return false;
     }
     return true;
@@ -1033,25 +1003,26 @@ onyx_status att_run(const kernel_call *c) {
                  *M = kernel_input(c, 3), *NP = kernel_input(c, 6);
     tensor *Y = kernel_output(c, 0);
     if (!Q || !K || !V || !Y) return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K, V and Y needed");
-    dims d;
+    geom_attention d;
     if (Q->rank != K->rank || Q->rank != V->rank ||
         !get_dims(n, Q->rank, Q->dims, K->dims, V->dims, &d))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K and V shapes do not agree");
     if (M && !mask_fits(M->rank, M->dims, d))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: attn_mask does not broadcast to the scores");
-    if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.B))
+    if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: nonpad_kv_seqlen must be int64 [%lld]",
-                          (long long)d.B);
+                          (long long)d.batch);
     if (Y->numel == 0) return ONYX_OK;
     cudaStream_t st = cuda_stream(c);
     // no keys at all: the CPU's product over zero columns, zeros
-    if (d.T == 0) return cuda_status(cudaMemsetAsync(Y->data, 0, Y->nbytes, st), "Attention");
+    if (d.total_len == 0)
+        return cuda_status(cudaMemsetAsync(Y->data, 0, Y->nbytes, st), "Attention");
 
     att_args a = args_of(Q, K, V, Y);
-    view_strides(d.packed, d.Hq, d.Lq, d.D, a.qs);
-    view_strides(d.packed, d.Hkv, d.T, d.D, a.ks);
-    view_strides(d.packed, d.Hkv, d.T, d.Dv, a.vs);
-    view_strides(d.packed, d.Hq, d.Lq, d.Dv, a.ys);
+    view_strides(d.packed, d.q_heads, d.q_len, d.head, a.qs);
+    view_strides(d.packed, d.kv_heads, d.total_len, d.head, a.ks);
+    view_strides(d.packed, d.kv_heads, d.total_len, d.v_head, a.vs);
+    view_strides(d.packed, d.q_heads, d.q_len, d.v_head, a.ys);
     if (M) {
         // an empty mask (last dim 0) pads every key with -inf: zero rows, as on the CPU
         int64_t md[4] = {1, 1, 1, 1}, s[4];
@@ -1063,7 +1034,7 @@ onyx_status att_run(const kernel_call *c) {
         a.has_mask = true;
         a.mask_dt = M->dtype;
         a.mlen = md[3];
-        a.mbcast = n->version < 24 && md[3] == 1 && d.T > 1;
+        a.mbcast = n->version < 24 && md[3] == 1 && d.total_len > 1;
     }
     a.nonpad = NP ? (const int64_t *)NP->data : NULL;
     a.causal = attr_int(n, "is_causal", 0) != 0;
@@ -1073,17 +1044,17 @@ onyx_status att_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_INVALID_MODEL, "Attention: window sizes %lld and %lld, "
                           "expected -1 or >= 0", (long long)a.left, (long long)a.right);
     a.zero_masked = true;
-    a.batch = d.B;
-    a.kv_heads = (int)d.Hkv;
-    a.group = (int)(d.Hq / d.Hkv);
-    a.q_len = (int)d.Lq;
-    a.total = (int)d.T;
-    a.D = (int)d.D;
-    a.Dv = (int)d.Dv;
+    a.batch = d.batch;
+    a.kv_heads = (int)d.kv_heads;
+    a.group = (int)(d.q_heads / d.kv_heads);
+    a.q_len = (int)d.q_len;
+    a.total = (int)d.total_len;
+    a.D = (int)d.head;
+    a.Dv = (int)d.v_head;
     a.Dp = (a.D + 3) & ~3;
     a.qstride = odd4(a.Dp);
     a.scale = node_attr(n, "scale") ? attr_float(n, "scale", 0)
-                                    : (float)(d.D > 0 ? 1.0 / sqrt((double)d.D) : 1.0);
+                                    : (float)(d.head > 0 ? 1.0 / sqrt((double)d.head) : 1.0);
     a.softcap = attr_float(n, "softcap", 0);
     return launch_dtype(c, a, Q->dtype);
 }

@@ -64,14 +64,14 @@ static onyx_status attention_infer(infer_ctx *c) {
         if (c->n_out > 3) type_set_tensor(&c->out[3], qt, 4, NULL);
         return ONYX_OK;
     }
-    ops_att_dims d;
+    geom_attention d;
     TRY(ops_attention_dims(n, c->in[0], c->in[1], c->in[2], pk, pv, &d));
     /* v25 says the head counts go with 3-D inputs only (v23/v24 let 4-D ones ignore them) */
     if (n->version >= 25 && !d.packed &&
         (node_attr(n, "q_num_heads") || node_attr(n, "kv_num_heads")))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "q_num_heads and kv_num_heads must not be set "
                           "for 4-D inputs");
-    if (mask) TRY(ops_attention_check_mask(n, mask, &d));
+    if (mask) TRY(ops_attention_check_mask(mask, &d));
     if (nonpad && nonpad->rank >= 0 &&
         (nonpad->rank != 1 || (nonpad->dims[0] >= 0 && d.batch >= 0 && nonpad->dims[0] != d.batch)))
         return onyx_error(ONYX_ERR_SHAPE, "nonpad_kv_seqlen must have shape [%lld]",

@@ -35,7 +35,7 @@ static onyx_status flex_infer(infer_ctx *c) {
         type_set_tensor(&c->out[0], c->in[0]->dtype, 4, NULL);
         return ONYX_OK;
     }
-    ops_att_dims d;
+    geom_attention d;
     TRY(ops_attention_dims(n, c->in[0], c->in[1], c->in[2], NULL, NULL, &d));
     type_set_tensor(&c->out[0], c->in[0]->dtype, 4,
                     (const int64_t[]){d.batch, d.q_heads, d.q_len, d.v_head});

@@ -1,16 +1,18 @@
-/* Geometry of the com.microsoft attention-family ops, shared by inference and the CPU kernels
- * (see contrib_nlp.h): every refusal of a form onyx does not implement lives here, once. */
+/* The com.microsoft attention-family ops read from a node, shared by inference and the CPU kernels
+ * (see contrib_nlp.h): every refusal of a form onyx does not implement lives here, once; the sizes
+ * come from the rules of geometry/attention.h. */
 #include "ops/contrib_nlp/contrib_nlp.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "ops/attention/attention_common.h"
 
 /* dim i of t, -1 when t is absent or its rank unknown */
 static int64_t dim(const type_info *t, int i) {
     return t && t->rank > i && i >= 0 ? t->dims[i] : -1;
 }
 static int64_t mul(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
-static int64_t add(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
 static int64_t quot(int64_t a, int64_t b) { return a < 0 || b <= 0 ? -1 : a / b; }
 
 static const type_info *input(int n_in, const type_info *const *in, int i) {
@@ -55,14 +57,6 @@ static onyx_status want_dtype(const type_info *t, const char *name, onyx_dtype d
 static onyx_status refuse_input(const type_info *t, const char *name, const char *why) {
     if (!t) return ONYX_OK;
     return onyx_error(ONYX_ERR_UNSUPPORTED, "input %s is not supported (%s)", name, why);
-}
-
-static onyx_status positive_heads(const graph_node *n, const char *attr, int64_t *out) {
-    *out = attr_int(n, attr, 0);
-    if (*out <= 0)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute %s is %lld, expected > 0", attr,
-                          (long long)*out);
-    return ONYX_OK;
 }
 
 static onyx_status divisible(int64_t hidden, int64_t heads, const char *what) {
@@ -140,73 +134,43 @@ float cnlp_att_scale(const graph_node *n, int64_t head) {
     return head > 0 ? 1.0f / sqrtf((float)head) : 1.0f;
 }
 
-static void dims_init(cnlp_att_dims *d) {
+/* d's sizes from the geometry; the rest of d as the caller sets it */
+static void take_geometry(cnlp_att_dims *d, const geom_attention *g) {
     memset(d, 0, sizeof *d);
-    d->batch = d->q_len = d->kv_len = d->total_len = d->in_hidden = -1;
-    d->q_heads = d->kv_heads = d->head = d->v_head = -1;
+    d->batch = g->batch;
+    d->q_len = g->q_len;
+    d->kv_len = g->kv_len;
+    d->past_len = g->past_len;
+    d->total_len = g->total_len;
+    d->q_heads = g->q_heads;
+    d->kv_heads = g->kv_heads;
+    d->head = g->head;
+    d->v_head = g->v_head;
+    d->in_hidden = g->in_hidden;
+    d->kv_bnsh = g->kv_bnsh;
+    d->packed = g->qkv_packed;
 }
 
 onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *const *in,
                                 cnlp_att_dims *d) {
-    dims_init(d);
-    const type_info *x = input(n_in, in, 0), *w = input(n_in, in, 1), *bias = input(n_in, in, 2),
-                    *mask = input(n_in, in, 3), *past = input(n_in, in, 4),
+    const type_info *mask = input(n_in, in, 3), *past = input(n_in, in, 4),
                     *ab = input(n_in, in, 5), *psl = input(n_in, in, 6);
     if (attr_int(n, "do_rotary", 0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "do_rotary=1 is not supported");
     if (attr_int(n, "past_present_share_buffer", 0))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "past_present_share_buffer=1 is not supported");
     TRY(refuse_input(psl, "past_sequence_length", "shared past/present buffers"));
-    int64_t heads;
-    TRY(positive_heads(n, "num_heads", &heads));
-    TRY(want_rank(x, "input", 3, 3));
-    TRY(want_rank(w, "weights", 2, 2));
-    TRY(want_rank(bias, "bias", 1, 1));
-    d->batch = dim(x, 0);
-    d->q_len = d->kv_len = dim(x, 1);
-    d->in_hidden = dim(x, 2);
-    d->q_heads = d->kv_heads = heads;
-    TRY(want_dim(w, "weights", 0, d->in_hidden, "the input's hidden size"));
-    int64_t width = dim(w, 1) >= 0 ? dim(w, 1) : dim(bias, 0), hq, hk, hv;
-    const int64_t *qkv;
+    const int64_t *qkv = NULL;
     size_t nq = attr_ints(n, "qkv_hidden_sizes", &qkv);
-    if (nq) {
-        if (nq != 3 || qkv[0] <= 0 || qkv[1] <= 0 || qkv[2] <= 0)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "qkv_hidden_sizes must be 3 positive sizes");
-        hq = qkv[0], hk = qkv[1], hv = qkv[2];
-        if (width >= 0 && hq + hk + hv != width)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "qkv_hidden_sizes add up to %lld, but the weights "
-                              "have %lld columns",
-                              (long long)(hq + hk + hv), (long long)width);
-    } else {
-        if (width >= 0 && width % 3 != 0)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "weights have %lld columns, not 3 equal parts "
-                              "(set qkv_hidden_sizes)",
-                              (long long)width);
-        hq = hk = hv = width >= 0 ? width / 3 : -1;
-    }
-    if (hq >= 0 && hq != hk)
-        return onyx_error(ONYX_ERR_SHAPE, "Q and K hidden sizes differ (%lld, %lld)", (long long)hq,
-                          (long long)hk);
-    TRY(want_dim(bias, "bias", 0, width, "the weights' columns"));
-    TRY(divisible(hq, heads, "Q hidden size"));
-    TRY(divisible(hv, heads, "V hidden size"));
-    d->head = quot(hq, heads);
-    d->v_head = quot(hv, heads);
-    d->past_len = 0;
-    if (past) {
-        TRY(want_rank(past, "past", 5, 5));
-        if (hk >= 0 && hv >= 0 && hk != hv)
-            return onyx_error(ONYX_ERR_SHAPE, "past needs equal K and V hidden sizes");
-        TRY(want_dim(past, "past", 0, 2, "key and value"));
-        TRY(want_dim(past, "past", 1, d->batch, "batch"));
-        TRY(want_dim(past, "past", 2, heads, "num_heads"));
-        TRY(want_dim(past, "past", 4, d->head, "head size"));
-        d->past_len = dim(past, 3);
-    }
-    d->total_len = add(d->past_len, d->kv_len);
+    geom_att_shape s[4];
+    const geom_att_shape *shape[4];
+    static const int shape_inputs[4] = {0, 1, 2, 4}; /* input, weights, bias, past */
+    for (int i = 0; i < 4; i++) shape[i] = ops_att_shape(input(n_in, in, shape_inputs[i]), &s[i]);
+    geom_attention g;
+    geom_msg m;
+    GEOM_TRY(m, geom_attention_ms(shape[0], shape[1], shape[2], shape[3],
+                                  attr_int(n, "num_heads", 0), qkv, nq, &g, &m));
+    take_geometry(d, &g);
     if (past && ab)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "Attention takes past or attention_bias, not "
                                                   "both (as onnxruntime)");
@@ -216,89 +180,30 @@ onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *
 
 onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const *in,
                           cnlp_att_dims *d) {
-    dims_init(d);
-    const type_info *q = input(n_in, in, 0), *k = input(n_in, in, 1), *v = input(n_in, in, 2),
-                    *bias = input(n_in, in, 3), *kpm = input(n_in, in, 4), *ab = input(n_in, in, 5),
-                    *pk = input(n_in, in, 6), *pv = input(n_in, in, 7);
+    const type_info *q = input(n_in, in, 0), *k = input(n_in, in, 1), *kpm = input(n_in, in, 4),
+                    *ab = input(n_in, in, 5);
     TRY(refuse_input(input(n_in, in, 8), "past_sequence_length", "shared past/present buffers"));
     TRY(refuse_input(input(n_in, in, 9), "cache_indirection", "beam search"));
-    int64_t heads;
-    TRY(positive_heads(n, "num_heads", &heads));
     if (q && q->rank == 5)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "packed QKV (a 5-D query) is not supported");
     if (k && k->rank == 5)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "packed KV (a 5-D key) is not supported");
-    if (!k || !v)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "key and value are required (packed QKV is not "
-                                                "supported)");
-    TRY(want_rank(q, "query", 3, 3));
-    TRY(want_rank(k, "key", 3, 4));
-    TRY(want_rank(v, "value", 3, 4));
-    if (k->rank >= 0 && v->rank >= 0 && k->rank != v->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "key has rank %d but value rank %d", k->rank, v->rank);
-    d->batch = dim(q, 0);
-    d->q_len = dim(q, 1);
-    int64_t hq = dim(q, 2);
-    TRY(divisible(hq, heads, "query hidden size"));
-    d->q_heads = d->kv_heads = heads;
-    d->head = quot(hq, heads);
-    d->kv_bnsh = k->rank == 4;
-    int64_t hk, hv;
-    if (d->kv_bnsh) {
-        TRY(want_dim(k, "key", 0, d->batch, "batch"));
-        TRY(want_dim(k, "key", 1, heads, "num_heads"));
-        TRY(want_dim(k, "key", 3, d->head, "head size"));
-        TRY(want_dim(v, "value", 0, d->batch, "batch"));
-        TRY(want_dim(v, "value", 1, heads, "num_heads"));
-        d->kv_len = dim(k, 2) >= 0 ? dim(k, 2) : dim(v, 2);
-        TRY(want_dim(v, "value", 2, d->kv_len, "the key's length"));
-        d->v_head = dim(v, 3);
-        hk = mul(heads, d->head);
-        hv = mul(heads, d->v_head);
-        if (pk || pv)
-            return onyx_error(ONYX_ERR_SHAPE, "past_key/past_value go with a 3-D key, not a "
-                                              "4-D one");
-    } else {
-        TRY(want_dim(k, "key", 0, d->batch, "batch"));
-        TRY(want_dim(v, "value", 0, d->batch, "batch"));
-        d->kv_len = dim(k, 1) >= 0 ? dim(k, 1) : dim(v, 1);
-        TRY(want_dim(v, "value", 1, d->kv_len, "the key's length"));
-        hk = dim(k, 2);
-        hv = dim(v, 2);
-        TRY(want_dim(k, "key", 2, hq, "the query's hidden size"));
-        TRY(divisible(hv, heads, "value hidden size"));
-        d->v_head = quot(hv, heads);
-    }
-    if (bias) {
-        TRY(want_rank(bias, "bias", 1, 1));
-        int64_t all = add(add(hq, hk), hv);
-        TRY(want_dim(bias, "bias", 0, all, "query + key + value hidden sizes"));
-    }
-    d->past_len = 0;
-    if (pk || pv) {
-        if (!pk || !pv)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "past_key and past_value go together");
-        TRY(want_rank(pk, "past_key", 4, 4));
-        TRY(want_rank(pv, "past_value", 4, 4));
-        TRY(want_dim(pk, "past_key", 0, d->batch, "batch"));
-        TRY(want_dim(pk, "past_key", 1, heads, "num_heads"));
-        TRY(want_dim(pk, "past_key", 3, d->head, "head size"));
-        TRY(want_dim(pv, "past_value", 0, d->batch, "batch"));
-        TRY(want_dim(pv, "past_value", 1, heads, "num_heads"));
-        TRY(want_dim(pv, "past_value", 3, d->v_head, "value head size"));
-        d->past_len = dim(pk, 2) >= 0 ? dim(pk, 2) : dim(pv, 2);
-        TRY(want_dim(pv, "past_value", 2, d->past_len, "past_key's length"));
-    }
-    d->total_len = add(d->past_len, d->kv_len);
+    geom_att_shape s[6];
+    const geom_att_shape *shape[6];
+    static const int shape_inputs[6] = {0, 1, 2, 3, 6, 7}; /* query, key, value, bias, past */
+    for (int i = 0; i < 6; i++) shape[i] = ops_att_shape(input(n_in, in, shape_inputs[i]), &s[i]);
+    geom_attention g;
+    geom_msg m;
+    GEOM_TRY(m, geom_attention_mha(shape[0], shape[1], shape[2], shape[3], shape[4], shape[5],
+                                   attr_int(n, "num_heads", 0), &g, &m));
+    take_geometry(d, &g);
     TRY(mask_kind(kpm, "key_padding_mask", false, d));
     return cnlp_check_attn_bias(ab, d);
 }
 
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
                           cnlp_att_dims *d) {
-    dims_init(d);
-    const type_info *q = input(n_in, in, 0), *k = input(n_in, in, 1), *v = input(n_in, in, 2),
-                    *pk = input(n_in, in, 3), *pv = input(n_in, in, 4),
+    const type_info *q = input(n_in, in, 0), *pk = input(n_in, in, 3), *pv = input(n_in, in, 4),
                     *seqlens = input(n_in, in, 5), *ts = input(n_in, in, 6);
     static const char *const extra[] = {"attention_bias", "head_sink",     "k_scale",
                                         "v_scale",        "q_norm_weight", "k_norm_weight"};
@@ -325,51 +230,25 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                           (long long)causal);
     if (!causal && window != -1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "local_window_size needs causal=1");
-    d->windowed = attr_int(n, "sliding_window_cache", 0) != 0;
-    if (d->windowed && window <= 0)
+    bool windowed = attr_int(n, "sliding_window_cache", 0) != 0;
+    if (windowed && window <= 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "sliding_window_cache=1 needs local_window_size "
                                                   "> 0, not %lld",
                           (long long)window);
-    int64_t heads, kvh;
-    TRY(positive_heads(n, "num_heads", &heads));
-    TRY(positive_heads(n, "kv_num_heads", &kvh));
-    if (heads % kvh != 0)
-        return onyx_error(ONYX_ERR_INVALID_MODEL,
-                          "num_heads %lld is not a multiple of "
-                          "kv_num_heads %lld",
-                          (long long)heads, (long long)kvh);
-    d->q_heads = heads;
-    d->kv_heads = kvh;
-    TRY(want_rank(q, "query", 3, 3));
-    d->batch = dim(q, 0);
-    d->q_len = d->kv_len = dim(q, 1);
-    int64_t w = dim(q, 2);
-    d->packed = !k;
-    if (d->packed) {
-        if (v)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "value without key: packed QKV takes "
-                                                      "neither");
-        if (w >= 0 && w % (heads + 2 * kvh) != 0)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "packed QKV width %lld is not a multiple of "
-                              "num_heads + 2*kv_num_heads = %lld",
-                              (long long)w, (long long)(heads + 2 * kvh));
-        d->head = quot(w, heads + 2 * kvh);
-    } else {
-        if (!v) return onyx_error(ONYX_ERR_INVALID_MODEL, "key without value");
-        TRY(divisible(w, heads, "query hidden size"));
-        d->head = quot(w, heads);
-        TRY(want_rank(k, "key", 3, 3));
-        TRY(want_rank(v, "value", 3, 3));
-        int64_t kw = mul(kvh, d->head);
-        TRY(want_dim(k, "key", 0, d->batch, "batch"));
-        TRY(want_dim(k, "key", 1, d->q_len, "the query's length"));
-        TRY(want_dim(k, "key", 2, kw, "kv_num_heads * head size"));
-        TRY(want_dim(v, "value", 0, d->batch, "batch"));
-        TRY(want_dim(v, "value", 1, d->q_len, "the query's length"));
-        TRY(want_dim(v, "value", 2, kw, "kv_num_heads * head size"));
+    geom_att_shape s[5];
+    const geom_att_shape *shape[5]; /* query, key, value, past_key, past_value */
+    for (int i = 0; i < 5; i++) shape[i] = ops_att_shape(input(n_in, in, i), &s[i]);
+    geom_attention g;
+    geom_msg m;
+    GEOM_TRY(m, geom_attention_gqa(shape[0], shape[1], shape[2], shape[3], shape[4],
+                                   attr_int(n, "num_heads", 0), attr_int(n, "kv_num_heads", 0),
+                                   total, windowed ? window : 0, &g, &m));
+    take_geometry(d, &g);
+    d->windowed = windowed;
+    if (q && q->dtype != ONYX_UNDEFINED) {
+        TRY(want_dtype(pk, "past_key", q->dtype));
+        TRY(want_dtype(pv, "past_value", q->dtype));
     }
-    d->v_head = d->head;
     if (rotary) {
         TRY(want_rank(cos, "cos_cache", 2, 2));
         TRY(want_rank(sin, "sin_cache", 2, 2));
@@ -393,33 +272,6 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
             TRY(want_dim(pos, "position_ids", 1, d->q_len, "sequence length"));
         }
     }
-    d->past_len = 0;
-    if (pk || pv) {
-        if (!pk || !pv)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "past_key and past_value go together");
-        const char *names[2] = {"past_key", "past_value"};
-        const type_info *p[2] = {pk, pv};
-        for (int i = 0; i < 2; i++) {
-            TRY(want_rank(p[i], names[i], 4, 4));
-            if (q && q->dtype != ONYX_UNDEFINED) TRY(want_dtype(p[i], names[i], q->dtype));
-            TRY(want_dim(p[i], names[i], 0, d->batch, "batch"));
-            TRY(want_dim(p[i], names[i], 1, kvh, "kv_num_heads"));
-            TRY(want_dim(p[i], names[i], 3, d->head, "head size"));
-        }
-        d->past_len = dim(pk, 2) >= 0 ? dim(pk, 2) : dim(pv, 2);
-        TRY(want_dim(pv, "past_value", 2, d->past_len, "past_key's length"));
-    }
-    if (d->windowed) {
-        if (!pk)
-            return onyx_error(ONYX_ERR_INVALID_MODEL, "sliding_window_cache=1 needs past_key and "
-                                                      "past_value (the window-sized buffers)");
-        int64_t window = attr_int(n, "local_window_size", -1);
-        if (d->past_len >= 0 && d->past_len < window)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "sliding_window_cache=1: the cache's capacity %lld is less than "
-                              "local_window_size %lld",
-                              (long long)d->past_len, (long long)window);
-    }
     if (!seqlens || !ts)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "seqlens_k and total_sequence_length are "
                                                   "required");
@@ -429,15 +281,6 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
     TRY(want_dtype(ts, "total_sequence_length", ONYX_INT32));
     if (ts->rank > 1 || (ts->rank == 1 && ts->dims[0] >= 0 && ts->dims[0] != 1))
         return onyx_error(ONYX_ERR_SHAPE, "total_sequence_length must hold one value");
-    if (total >= 0) {
-        if (d->q_len >= 0 && total < d->q_len)
-            return onyx_error(ONYX_ERR_SHAPE,
-                              "total_sequence_length %lld is less than the "
-                              "sequence length %lld",
-                              (long long)total, (long long)d->q_len);
-        d->total_len = d->past_len >= 0 && d->past_len > total ? d->past_len : total;
-    }
-    if (d->windowed) d->total_len = d->past_len; /* present keeps the past's capacity */
     return ONYX_OK;
 }
 

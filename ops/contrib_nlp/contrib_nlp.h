@@ -28,7 +28,9 @@ typedef enum cnlp_mask_kind {
     CNLP_MASK_3D,        /* [B, S, T] 0/1 */
 } cnlp_mask_kind;
 
-/* Geometry of one attention: unknown sizes are -1 during inference, all known in kernels. */
+/* Geometry of one attention: the sizes of geometry/attention.h's geom_attention (packed: its
+ * qkv_packed) and what the kernels add; unknown sizes are -1 during inference, all known in
+ * kernels. */
 typedef struct cnlp_att_dims {
     int64_t batch, q_len, kv_len, past_len, total_len; /* total = past + kv */
     int64_t q_heads, kv_heads, head, v_head;           /* head: Q/K head size */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/loader.h"
+#include "core/loader_wire.h"
 #include "core/value.h"
 
 /* Declared elements a single TensorProto / SparseTensorProto may have, and all of them together. */

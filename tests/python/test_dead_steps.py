@@ -1,5 +1,5 @@
-"""Steps whose outputs nothing reads leave the plan (core/exec.c drop_dead_steps): once folding
-makes a Shape a constant, the node it measured may be read by nothing else, as in exporters'
+"""Steps whose outputs nothing reads leave the plan (core/plan_build.c drop_dead_steps): once
+folding makes a Shape a constant, the node it measured may be read by nothing else, as in exporters'
 dynamic-shape graphs. At ORT_DISABLE_ALL the graph runs as written."""
 import json
 

@@ -163,7 +163,8 @@ def test_packed_projection_read_in_place(device, dynamic, tmp_path):
     strided view each, core/fuse.c); the out-projection's rows come in [b, s] order from the
     attention's output Transpose, which the fused step writes through, so the last Transpose
     goes: no Gather and no Transpose runs. With the shapes taken from the transposed input, its
-    Transpose stays for its Shape, which folds, and then leaves the plan unread (core/exec.c)."""
+    Transpose stays for its Shape, which folds, and then leaves the plan unread
+    (core/plan_build.c)."""
     rng = np.random.default_rng(7)
     b, h, s, d = 2, 3, 20, 16
     feed = {'x': rng.standard_normal((b, s, h * d)).astype(np.float32)}

@@ -1,4 +1,4 @@
-"""Elementwise steps write over an input that no later step reads (KF_INPLACE, core/exec.c
+"""Elementwise steps write over an input that no later step reads (KF_INPLACE, core/plan_build.c
 inplace_root), and a Concat starts where its input 0 was (KF_INPLACE_PREFIX, prefix_root): results
 stay right, graph inputs and values still needed are never overwritten, and the working memory
 shrinks accordingly (checked through the session's memory limit)."""

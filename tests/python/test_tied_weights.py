@@ -2,7 +2,7 @@
 embedding table of a tied model through the output projection's weight, as
 Gather(Transpose(W)) in float (core/rules/tied_embedding.c gathers W's columns instead of folding
 a transposed copy) and as GatherBlockQuantized(Reshape(B)) in int4 (the folded Reshape borrows
-B's bytes: core/exec.c, weight_with_bytes). Measured as the growth of a fresh process's peak
+B's bytes: core/plan_build.c, weight_with_bytes). Measured as the growth of a fresh process's peak
 (VmHWM) when it prepares and runs the model, less the same for a small one."""
 import os
 import subprocess

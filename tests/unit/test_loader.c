@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core/loader.h"
+#include "core/loader_wire.h"
 #include "ops/schema.h"
 
 static void assert_error_mentions(const char *needle) {

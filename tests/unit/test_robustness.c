@@ -197,7 +197,7 @@ static void assert_error(onyx_status got, onyx_status want, const char *needle) 
 
 /* A plan whose every intermediate is empty has an arena of 0 bytes; it used to stay NULL, and
  * kernels offsetting an empty tensor's NULL data pointer is undefined behaviour (clang UBSan:
- * "applying zero offset to null pointer" in core/exec.c and the reduce kernels). */
+ * "applying zero offset to null pointer" in core/plan_build.c and the reduce kernels). */
 static void empty_intermediates_run(void **state) {
     (void)state;
     Onnx__ModelProto *m = model_new(18);
