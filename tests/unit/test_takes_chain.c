@@ -4,7 +4,7 @@
  * refuses) or a chain that is not an attention. MatMul, Gemm and Conv: yes for the post-ops
  * their prepare applies, no (and their prepare fails) for a bias that is not first, a Gemm's bias
  * besides its C, a chain on integers, a per-channel step after an activation, a scale on X
- * without its input. */
+ * without its input. And every CPU kernel flagged KF_POST_OPS has the query. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -264,6 +264,21 @@ static void conv_refuses_what_its_prepare_refuses(void **unused) {
     expect_kernel("Conv", &pc, false);
 }
 
+/* Every CPU kernel the fusion pass may hand a chain (KF_POST_OPS) answers the query: without
+ * it the pass would fuse nothing into its steps. */
+static void every_post_op_kernel_answers(void **unused) {
+    (void)unused;
+    size_t n;
+    const kernel *t = cpu_kernel_table(&n);
+    int post_op_kernels = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i].flags & KF_POST_OPS)) continue;
+        assert_non_null(t[i].takes_chain);
+        post_op_kernels++;
+    }
+    assert_int_equal(post_op_kernels, 3); /* Conv, MatMul, Gemm */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_an_attention),
@@ -274,6 +289,7 @@ int main(void) {
         cmocka_unit_test(matmul_refuses_what_its_prepare_refuses),
         cmocka_unit_test(conv_takes_its_post_ops),
         cmocka_unit_test(conv_refuses_what_its_prepare_refuses),
+        cmocka_unit_test(every_post_op_kernel_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
