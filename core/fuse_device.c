@@ -5,11 +5,12 @@
  * BatchNormalization its Relu, so that its result is written once instead of being read and
  * written again by each of those nodes. The chain goes to the kernel's prepare in
  * kernel_prep.fused (core/fuse.h: FUSE_SHIFT reading the fused node's input 2, FUSE_SUM its input
- * 3, FUSE_RELU). A kernel with a takes_chain query (the TEST device's) is asked first, and its
- * prepare must then take the chain; one without it (cuDNN's and cuBLASLt's kernels, which know
- * only by trying) refuses in its prepare what it cannot apply, and the chain is kept where taken.
- * The CPU's fusion pass (core/fuse.c) has taken only attention chains from device steps. A plan
- * layer above core/fuse.c; the driver (core/exec.c) calls it. */
+ * 3, FUSE_RELU). The kernel is asked first through its takes_chain query (CUDA's and the TEST
+ * device's epilogue kernels answer it; one without it takes no chain), and its prepare must then
+ * take the chain.
+ * The CPU's fusion pass (core/fuse.c), which runs first, has taken only attention chains from
+ * device steps. A plan layer that shares the CPU pass's node matchers (core/fuse_match.c); the
+ * driver (core/plan_build.c) calls it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,21 +142,17 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
             st = onyx_oom("fused node");
             goto done;
         }
-        void *state = NULL;
-        if (ps->k->takes_chain) { /* the kernel answers: a prepare failing after a yes is an error */
-            if (!plan_kernel_takes_chain(sg, p, ps->k, fn, &chain)) {
-                free(fn);
-                continue;
-            }
-            st = plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state);
-            if (st != ONYX_OK) {
-                free(fn);
-                goto done;
-            }
-        } else if (plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state) != ONYX_OK) {
-            onyx_error_clear(); /* the kernel's library cannot apply this chain: left as it was */
+        /* the kernel answers (one without the query takes no chain); a prepare failing after a
+         * yes is an error */
+        if (!ps->k->takes_chain || !plan_kernel_takes_chain(sg, p, ps->k, fn, &chain)) {
             free(fn);
             continue;
+        }
+        void *state = NULL;
+        st = plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state);
+        if (st != ONYX_OK) {
+            free(fn);
+            goto done;
         }
         if (ps->state && ps->k->release) ps->k->release(ps->state);
         ps->state = state;

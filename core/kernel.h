@@ -124,9 +124,9 @@ typedef struct kernel {
     unsigned host_inputs;
     /* Whether the kernel's prepare applies the chain in p->fused (core/fuse.h), for a
      * KF_POST_OPS or KF_DEVICE_EPILOGUE kernel: the fusion passes ask before they fuse a chain
-     * into its step, and a prepare that fails after a yes is an error, not a refusal. NULL: the
-     * pass tries the prepare and leaves the chain out where it fails (docs/ARCHITECTURE.md lists
-     * the kernels that still answer that way). */
+     * into its step, and a prepare that fails after a yes is an error, not a refusal. The answer
+     * comes from the rule the prepare itself follows, without building (oneDNN and cuBLASLt are
+     * asked for a descriptor or a heuristic at most). NULL: the kernel takes no chain. */
     bool (*takes_chain)(const kernel_prep *p);
 } kernel;
 

@@ -12,6 +12,8 @@
  *   KERNEL_CHAIN(domain, op, since_min, since_max, dtypes, flags, prepare, run, release,
  *                takes_chain)   (a KERNEL_STATEFUL that answers the fusion passes' query:
  *                kernel.takes_chain)
+ *   KERNEL_FORKED_CHAIN(domain, op, since_min, since_max, dtypes, flags, prepare, run, release,
+ *                       fork, unfork, takes_chain)   (a KERNEL_FORKED that answers it too)
  * dtypes: dtype_mask of input 0 (output 0 for ops without inputs), 0 = any. */
 
 #define KERNEL(domain, op, vmin, vmax, dtypes, flags, run) onyx_status run(const kernel_call *c);
@@ -26,11 +28,16 @@
 #define KERNEL_CHAIN(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, takes_chain)    \
     KERNEL_STATEFUL(domain, op, vmin, vmax, dtypes, flags, prepare, run, release)                  \
     bool takes_chain(const kernel_prep *p);
+#define KERNEL_FORKED_CHAIN(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork,     \
+                            unfork, takes_chain)                                                   \
+    KERNEL_FORKED(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork, unfork)     \
+    bool takes_chain(const kernel_prep *p);
 #include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL
 #undef KERNEL_FORKED
 #undef KERNEL_CHAIN
+#undef KERNEL_FORKED_CHAIN
 
 const kernel *cpu_kernel_table(size_t *count);
 

@@ -10,11 +10,15 @@ static const kernel table[] = {
     {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL, 0, NULL},
 #define KERNEL_CHAIN(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, takes_chain)    \
     {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, NULL, NULL, NULL, 0, takes_chain},
+#define KERNEL_FORKED_CHAIN(domain, op, vmin, vmax, dtypes, flags, prepare, run, release, fork,     \
+                            unfork, takes_chain)                                                   \
+    {domain, op, vmin, vmax, DEVICE_CPU, dtypes, flags, prepare, run, release, fork, unfork, NULL, 0, takes_chain},
 #include "kernels_cpu/list_all.h"
 #undef KERNEL
 #undef KERNEL_STATEFUL
 #undef KERNEL_FORKED
 #undef KERNEL_CHAIN
+#undef KERNEL_FORKED_CHAIN
     {0},
 };
 

@@ -824,12 +824,14 @@ static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m,
     return ONYX_OK;
 }
 
-static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpose) {
+/* What conv_prepare makes of the node and its chain before the primitive (s: its type, pre-ops,
+ * channels-last X or Y, a scale on X, the post-ops folded or kept; xd: X's logical dims): the
+ * checks of the chain its query (cpu_conv_takes_chain) makes as well. oneDNN's convolutions take
+ * every post-op kind a chain holds (its reference kernel at worst), so nothing of oneDNN is
+ * asked here. */
+static onyx_status conv_setup(const kernel_prep *p, bool transpose, conv_state *s, int64_t *xd) {
     if (p->n_in < 2 || !p->in_type[0] || !p->in_type[1])
         return onyx_error(ONYX_ERR_INVALID_MODEL, "inputs X and W are required");
-    conv_state *s = calloc(1, sizeof *s);
-    if (!s) return onyx_oom("convolution state");
-    onyx_status st = ONYX_OK;
     s->transpose = transpose;
     const type_info *x = p->in_type[0], *w = p->in_type[1];
     s->dtype = x->dtype;
@@ -838,35 +840,37 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     int64_t m = -1;
     if (w->rank >= 2 && w->dims[0] >= 0) m = transpose ? -1 : w->dims[0];
     int64_t xc = x->rank >= 2 ? x->dims[1] : -1;
-    if (p->fused && p->fused->n_pre > 0 && (transpose || s->dtype != ONYX_FLOAT || xc < 0)) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pre-ops need a float Conv with known "
-                        "input channels");
-        goto done;
-    }
+    if (p->fused && p->fused->n_pre > 0 && (transpose || s->dtype != ONYX_FLOAT || xc < 0))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "convolution pre-ops need a float Conv with known "
+                          "input channels");
     /* X read from, Y written to a channels-last tensor (the chain's x/y_channels_last): X's dims
      * are then [N, spatial..., C], the prim's the logical [N, C, spatial...] */
     const fuse_chain no_chain = {0}, *fc = p->fused ? p->fused : &no_chain;
     bool x_last = fc->x_channels_last, y_last = fc->y_channels_last, x_scale = fc->x_scale;
     if ((x_last || y_last) && (transpose || s->dtype != ONYX_FLOAT || x->rank < 3 ||
-                               x->rank > 5 || (x_last && p->fused->n_pre > 0))) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a channels-last X or Y needs a float Conv of rank 3 "
-                        "to 5 without pre-ops");
-        goto done;
-    }
-    int64_t xd[ONYX_MAX_RANK];
+                               x->rank > 5 || (x_last && p->fused->n_pre > 0)))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "a channels-last X or Y needs a float Conv of "
+                          "rank 3 to 5 without pre-ops");
     conv_x_dims(x_last, x->rank, x->dims, xd);
     xc = x->rank >= 2 ? xd[1] : -1;
     if (x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
-                       !p->in_value[1] || attr_int(p->node, "group", 1) != 1)) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a float, "
-                        "ungrouped Conv with constant weights and no pre-ops");
-        goto done;
-    }
-    CHECK(take_chain(s, p->fused, m, xc));
+                       !p->in_value[1] || attr_int(p->node, "group", 1) != 1))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a "
+                          "float, ungrouped Conv with constant weights and no pre-ops");
+    return take_chain(s, p->fused, m, xc);
+}
+
+static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpose) {
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s) return onyx_oom("convolution state");
+    onyx_status st = ONYX_OK;
+    int64_t xd[ONYX_MAX_RANK];
+    CHECK(conv_setup(p, transpose, s, xd));
+    const type_info *x = p->in_type[0], *w = p->in_type[1];
     if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
         st = build_prim(p, s, p->node, &s->prepared, x->rank, xd, w->dims,
-                        x_scale ? NULL : p->in_value[1], b, b != NULL);
+                        s->chain.x_scale ? NULL : p->in_value[1], b, b != NULL);
         if (st != ONYX_OK) goto done;
     }
     *state = s;
@@ -874,6 +878,19 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
 done:
     cpu_conv_release(s);
     return st;
+}
+
+/* kernel.takes_chain of Conv: whether conv_prepare takes p->fused, from conv_setup's checks
+ * (the primitive is not built). A refusal is this answer, not an error: the message is
+ * cleared. */
+bool cpu_conv_takes_chain(const kernel_prep *p) {
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s) return false;
+    int64_t xd[ONYX_MAX_RANK];
+    onyx_status st = conv_setup(p, false, s, xd);
+    if (st != ONYX_OK) onyx_error_clear();
+    cpu_conv_release(s);
+    return st == ONYX_OK;
 }
 
 onyx_status cpu_conv_prepare(const kernel_prep *p, void **state) {

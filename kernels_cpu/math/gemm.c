@@ -541,37 +541,58 @@ static void drop_prim(mm_prim *m) {
     m->pad_size = 0;
 }
 
-/* Makes m's primitive for g (and packs B). ONYX_ERR_UNSUPPORTED and other refusals leave the node
- * to the generic path (the caller decides); m is left without a primitive on failure. */
-static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
+/* What oneDNN is asked for g: the operands' descriptors (b: the packed B's layout, `any`, for a
+ * constant B; b_user: B as stored), the post-ops' list and the primitive descriptor, and tail:
+ * the chain's op vmath applies after the primitive (post_vmath.h), or -1. */
+typedef struct mm_desc {
+    dnnl_memory_desc_t a, b, b_user, y, bias;
+    dnnl_primitive_desc_t pd;
+    int tail;
+} mm_desc;
+
+static void desc_drop(mm_desc *d) {
+    dnnl_memory_desc_t *all[] = {&d->a, &d->b, &d->b_user, &d->y, &d->bias};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (*all[i]) dnnl_memory_desc_destroy(*all[i]);
+        *all[i] = NULL;
+    }
+    if (d->pd) dnnl_primitive_desc_destroy(d->pd);
+    d->pd = NULL;
+}
+
+/* Describes g to oneDNN (d filled; the caller drops it): ONYX_ERR_UNSUPPORTED where oneDNN has
+ * no primitive for it but its reference one. The rule prepare (mm_build) and the fusion pass's
+ * query (prim_takes_chain) both follow: oneDNN answers at the primitive descriptor, before
+ * anything is built or packed. */
+static onyx_status mm_describe(const mm_geom *g, mm_desc *d) {
     onyx_status st = ONYX_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_desc_t pd = NULL;
     dnnl_engine_t eng;
-    dnnl_memory_desc_t a_md = NULL, b_md = NULL, b_user = NULL, y_md = NULL, bias_md = NULL;
+    memset(d, 0, sizeof *d);
+    d->tail = -1;
     CHECK(cpu_dnnl_engine(&eng));
     /* bfloat16 A: dense strides, so the same layout in half the bytes */
-    CHECK(md_strided(&a_md, g->nd, g->a, g->as, g->bf16 ? dnnl_bf16 : dnnl_f32));
-    CHECK(md_strided(&b_user, g->nd, g->b, g->bs, dnnl_f32));
+    CHECK(md_strided(&d->a, g->nd, g->a, g->as, g->bf16 ? dnnl_bf16 : dnnl_f32));
+    CHECK(md_strided(&d->b_user, g->nd, g->b, g->bs, dnnl_f32));
     if (g->b_const)
-        CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&b_md, g->nd, g->b,
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&d->b, g->nd, g->b,
                                                               g->bf16 ? dnnl_bf16 : dnnl_f32,
                                                               dnnl_format_tag_any),
                              "describing matrix B"));
     /* B bound per run is read as stored */
-    const_dnnl_memory_desc_t b_prim = g->b_const ? b_md : b_user;
-    CHECK(md_strided(&y_md, g->nd, g->y, g->ys, dnnl_f32));
+    const_dnnl_memory_desc_t b_prim = g->b_const ? d->b : d->b_user;
+    CHECK(md_strided(&d->y, g->nd, g->y, g->ys, dnnl_f32));
     /* an exp-based activation last, Y dense: vmath applies it after the primitive */
     dnnl_dim_t dense[DNNL_MAX_NDIMS];
     dense_strides(g->nd, g->y, dense);
-    int tail = g->chain && !memcmp(dense, g->ys, sizeof(dnnl_dim_t) * (size_t)g->nd)
-                   ? cpu_post_vmath_tail(g->chain)
-                   : -1;
+    d->tail = g->chain && !memcmp(dense, g->ys, sizeof(dnnl_dim_t) * (size_t)g->nd)
+                  ? cpu_post_vmath_tail(g->chain)
+                  : -1;
     if (g->bias) {
         int64_t bd[DNNL_MAX_NDIMS];
         for (int i = 0; i < g->nd; i++) bd[i] = i == g->nd - 1 ? g->y[i] : 1;
-        CHECK(cpu_dnnl_md_plain(&bias_md, g->nd, bd, dnnl_f32));
+        CHECK(cpu_dnnl_md_plain(&d->bias, g->nd, bd, dnnl_f32));
     }
     CHECK(cpu_dnnl_attr(&attr));
     if (g->sum || g->chain) {
@@ -583,42 +604,54 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m)
             CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear,
                                                                g->chain->in_scale, 0.f),
                                  "adding a post-op"));
-        if (g->chain) CHECK(cpu_dnnl_post_ops_n(g->chain, tail >= 0 ? tail : g->chain->n, po));
+        if (g->chain)
+            CHECK(cpu_dnnl_post_ops_n(g->chain, d->tail >= 0 ? d->tail : g->chain->n, po));
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     }
-    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, a_md, b_prim, g->bias ? bias_md : NULL,
-                                              y_md, attr),
+    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&d->pd, eng, d->a, b_prim,
+                                              g->bias ? d->bias : NULL, d->y, attr),
                          "creating the product"));
     /* oneDNN's reference matmul is far slower than dnnl_sgemm: leave such products to it */
     const char *impl = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    if (impl && !strncmp(impl, "ref", 3)) {
+    dnnl_primitive_desc_query(d->pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl && !strncmp(impl, "ref", 3))
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "no optimized matmul for this product");
-        goto done;
-    }
+done:
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (st != ONYX_OK) desc_drop(d);
+    return st;
+}
+
+/* Makes m's primitive for g (and packs B). ONYX_ERR_UNSUPPORTED and other refusals leave the node
+ * to the generic path (the caller decides); m is left without a primitive on failure. */
+static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m) {
+    onyx_status st = ONYX_OK;
+    mm_desc d;
+    CHECK(mm_describe(g, &d));
     /* the weights' layout outlives pd: m keeps a copy */
-    const_dnnl_memory_desc_t wei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const_dnnl_memory_desc_t wei = dnnl_primitive_desc_query_md(d.pd, dnnl_query_weights_md, 0);
     if (!wei) {
         st = onyx_error(ONYX_ERR_RUNTIME, "oneDNN: the product has no weights descriptor");
         goto done;
     }
     CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&m->md_wei, wei), "copying matrix B's layout"));
-    m->pad_size = cpu_dnnl_scratchpad(pd, &m->md_pad);
+    m->pad_size = cpu_dnnl_scratchpad(d.pd, &m->md_pad);
     if (m->pad_size == SIZE_MAX) {
         m->pad_size = 0;
         st = onyx_oom("matmul scratchpad descriptor");
         goto done;
     }
-    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&m->prim, pd), "creating the product"));
-    m->md_src = a_md;
-    a_md = NULL;
-    m->md_dst = y_md;
-    y_md = NULL;
-    m->tail = tail >= 0;
-    if (m->tail) m->tail_op = g->chain->ops[tail];
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&m->prim, d.pd), "creating the product"));
+    m->md_src = d.a;
+    d.a = NULL;
+    m->md_dst = d.y;
+    d.y = NULL;
+    m->tail = d.tail >= 0;
+    if (m->tail) m->tail_op = g->chain->ops[d.tail];
     if (g->bias) {
-        m->md_bias = bias_md;
-        bias_md = NULL;
+        m->md_bias = d.bias;
+        d.bias = NULL;
     }
     m->bias = g->bias;
     m->sum = g->sum;
@@ -630,9 +663,9 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m)
         key.data = g->b_const->data;
         key.dtype = (int32_t)g->b_const->dtype;
         key.alpha = g->alpha;
-        CHECK(md_layout_of(b_user, &key.user));
+        CHECK(md_layout_of(d.b_user, &key.user));
         CHECK(md_layout_of(m->md_wei, &key.wei));
-        pack_ctx ctx = {g->b_const, &key, b_user, m->md_wei};
+        pack_ctx ctx = {g->b_const, &key, d.b_user, m->md_wei};
         /* the model's B may then be handed back (core/kernel.h): the packed one holds it */
         bool exact = g->b_const->dtype == ONYX_FLOAT && g->alpha == 1.0f && !g->bf16;
         void *obj = NULL;
@@ -661,12 +694,7 @@ static onyx_status mm_build(const kernel_prep *kp, const mm_geom *g, mm_prim *m)
     }
     m->scratch_bytes = t;
 done:
-    if (po) dnnl_post_ops_destroy(po);
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    if (pd) dnnl_primitive_desc_destroy(pd);
-    dnnl_memory_desc_t mds[] = {a_md, b_md, b_user, y_md, bias_md};
-    for (size_t i = 0; i < sizeof mds / sizeof mds[0]; i++)
-        if (mds[i]) dnnl_memory_desc_destroy(mds[i]);
+    desc_drop(&d);
     if (st != ONYX_OK) drop_prim(m);
     return st;
 }
@@ -963,28 +991,46 @@ static bool gemm_geom(const kernel_prep *p, mm_prim *m, mm_geom *g) {
     return true;
 }
 
-/* A MatMul's chain (core/fuse.h) into g and m: its bias (an Add of per-column constants, first
- * if anywhere) as the primitive's, the rest as post-ops. */
-static onyx_status take_chain(const fuse_chain *c, bool gemm, mm_geom *g, mm_prim *m) {
-    m->fused = true;
-    g->chain = c;
+/* Why a product does not take the chain c (core/fuse.h), or NULL: a Gemm's C with rows is already
+ * its sum's addend and a Gemm's bias is its C; a MatMul takes one per-column float bias (an Add
+ * of per-column constants), first. The rule prepare (take_chain) and the query share. */
+static const char *chain_refusal(const fuse_chain *c, bool gemm, const mm_geom *g) {
     int64_t n = g->y[g->nd - 1];
     for (int i = 0; i < c->n; i++) {
         const fuse_op *op = &c->ops[i];
-        if (op->kind == FUSE_SUM && g->sum) /* Gemm's C with rows is already the sum's addend */
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "a Gemm adding C by rows takes no other sum");
-        if (op->kind == FUSE_SHIFT && gemm)
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "a Gemm's bias is its C");
+        if (op->kind == FUSE_SUM && g->sum) return "a Gemm adding C by rows takes no other sum";
+        if (op->kind == FUSE_SHIFT && gemm) return "a Gemm's bias is its C";
+        if (op->kind == FUSE_SHIFT &&
+            (i != 0 || c->has_in_scale || !op->bias || op->bias->dtype != ONYX_FLOAT ||
+             (op->bias->numel != 1 && op->bias->numel != n)))
+            return "a MatMul takes one per-column bias, first";
+    }
+    return NULL;
+}
+
+/* The chain c into g: its bias as the primitive's, the rest as post-ops. */
+static void chain_into(const fuse_chain *c, mm_geom *g) {
+    g->chain = c;
+    for (int i = 0; i < c->n; i++)
+        if (c->ops[i].kind == FUSE_SHIFT) g->bias = true;
+}
+
+/* A MatMul's chain (core/fuse.h) into g and m: its bias (an Add of per-column constants, first
+ * if anywhere) as the primitive's, the rest as post-ops. */
+static onyx_status take_chain(const fuse_chain *c, bool gemm, mm_geom *g, mm_prim *m) {
+    const char *refused = chain_refusal(c, gemm, g);
+    if (refused) return onyx_error(ONYX_ERR_UNSUPPORTED, "%s", refused);
+    m->fused = true;
+    chain_into(c, g);
+    int64_t n = g->y[g->nd - 1];
+    for (int i = 0; i < c->n; i++) {
+        const fuse_op *op = &c->ops[i];
         if (op->kind == FUSE_SUM) m->chain_sum = true;
         if (op->kind != FUSE_SHIFT) continue;
-        if (i != 0 || c->has_in_scale || !op->bias || op->bias->dtype != ONYX_FLOAT ||
-            (op->bias->numel != 1 && op->bias->numel != n))
-            return onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul takes one per-column bias, first");
         if (!(m->chain_bias = malloc((size_t)n * sizeof *m->chain_bias)))
             return onyx_oom("matmul bias");
         const float *b = op->bias->data;
         for (int64_t j = 0; j < n; j++) m->chain_bias[j] = b[op->bias->numel == 1 ? 0 : j];
-        g->bias = true;
     }
     return ONYX_OK;
 }
@@ -1095,6 +1141,40 @@ done:
     return st;
 }
 
+/* Whether p asks for a product with a chain (post-ops, factors, or on a MatMul views), which then
+ * needs its primitive or the single row's panels. */
+static bool has_chain(const kernel_prep *p, bool gemm, bool *views) {
+    const fuse_chain *fc = p->fused;
+    *views = !gemm && fc && (fc->view_rank[0] || fc->view_rank[1] || fc->view_rank[2]);
+    return fc && (fc->n > 0 || *views || fc->has_in_scale);
+}
+
+/* The product p asks for as oneDNN would see it, m given its type (and Gemm's C); false where
+ * no primitive is tried: shapes unknown at prepare, a type oneDNN does not take, a chain on
+ * another type than float, or a geometry the primitive does not take. */
+static bool prim_geom(const kernel_prep *p, bool gemm, mm_prim *m, mm_geom *g) {
+    bool views, chain = has_chain(p, gemm, &views);
+    if (p->n_in < 2 || !known(p, 0) || !known(p, 1) || !prim_dtype(p->in_type[0]->dtype) ||
+        p->in_type[1]->dtype != p->in_type[0]->dtype ||
+        (chain && p->in_type[0]->dtype != ONYX_FLOAT))
+        return false;
+    const type_info *A = p->in_type[0], *B = p->in_type[1];
+    *g = (mm_geom){.alpha = 1.0f};
+    m->dtype = A->dtype;
+    return gemm    ? gemm_geom(p, m, g)
+           : views ? view_geom(p, g)
+                   : matmul_geom(A, B, p->in_value[1], false, g);
+}
+
+/* bfloat16 where the session allows it, for products with constant weights and a dense A; in
+ * float where oneDNN has no fast bfloat16 kernel (the caller tries again). */
+static bool bf16_fits(const kernel_prep *p, const mm_geom *g) {
+    int64_t dense[DNNL_MAX_NDIMS];
+    dense_strides(g->nd, g->a, dense);
+    return p->env && p->env->bf16 && p->in_type[0]->dtype == ONYX_FLOAT && g->b_const &&
+           !memcmp(dense, g->as, sizeof(int64_t) * (size_t)g->nd);
+}
+
 /* MatMul's and Gemm's prepare: a primitive where the shapes are known and oneDNN applies
  * (`gemm` picks Gemm's reading of the inputs); otherwise the state only says so. A MatMul with a
  * chain must have its primitive. */
@@ -1102,33 +1182,19 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     mm_prim *m = calloc(1, sizeof *m);
     if (!m) return onyx_oom(gemm ? "gemm state" : "matmul state");
     onyx_status st = ONYX_OK;
-    const fuse_chain *fc = p->fused;
-    bool views = !gemm && fc && (fc->view_rank[0] || fc->view_rank[1] || fc->view_rank[2]);
-    bool chain = fc && (fc->n > 0 || views || fc->has_in_scale);
-    if (p->n_in >= 2 && known(p, 0) && known(p, 1) && prim_dtype(p->in_type[0]->dtype) &&
-        p->in_type[1]->dtype == p->in_type[0]->dtype && (!chain || p->in_type[0]->dtype == ONYX_FLOAT)) {
+    bool views, chain = has_chain(p, gemm, &views);
+    mm_geom g;
+    if (prim_geom(p, gemm, m, &g)) {
         const type_info *A = p->in_type[0], *B = p->in_type[1];
-        mm_geom g = {.alpha = 1.0f};
-        m->dtype = A->dtype;
-        bool geom = gemm    ? gemm_geom(p, m, &g)
-                    : views ? view_geom(p, &g)
-                            : matmul_geom(A, B, p->in_value[1], false, &g);
-        if (geom) {
-            keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
-            keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
-            if (chain) st = take_chain(p->fused, gemm, &g, m);
-            /* bfloat16 where the session allows it, for products with constant weights and a
-             * dense A; in float where oneDNN has no fast bfloat16 kernel */
-            int64_t dense[DNNL_MAX_NDIMS];
-            dense_strides(g.nd, g.a, dense);
-            g.bf16 = p->env && p->env->bf16 && A->dtype == ONYX_FLOAT && g.b_const &&
-                     !memcmp(dense, g.as, sizeof(int64_t) * (size_t)g.nd);
-            if (st == ONYX_OK && !g.bf16 && gemv_fits(&g, m)) st = gemv_prepare(p, &g, m);
-            if (st == ONYX_OK && !m->gemv) st = mm_try(p, &g, m);
-            if (st == ONYX_OK && !m->prim && !m->gemv && g.bf16) {
-                g.bf16 = false;
-                st = mm_try(p, &g, m);
-            }
+        keep_shape(A->rank, A->dims, &m->a_rank, m->a_dims);
+        keep_shape(B->rank, B->dims, &m->b_rank, m->b_dims);
+        if (chain) st = take_chain(p->fused, gemm, &g, m);
+        g.bf16 = bf16_fits(p, &g);
+        if (st == ONYX_OK && !g.bf16 && gemv_fits(&g, m)) st = gemv_prepare(p, &g, m);
+        if (st == ONYX_OK && !m->gemv) st = mm_try(p, &g, m);
+        if (st == ONYX_OK && !m->prim && !m->gemv && g.bf16) {
+            g.bf16 = false;
+            st = mm_try(p, &g, m);
         }
     }
     if (st == ONYX_OK && !gemm && !chain && !m->prim && !m->gemv) st = rows_prepare(p, m);
@@ -1146,6 +1212,58 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
     *state = m;
     return ONYX_OK;
 }
+
+/* Whether oneDNN makes a primitive of g other than its reference one (mm_describe; nothing is
+ * built). Its refusal is this answer, not an error: the message is cleared. */
+static bool mm_describable(const mm_geom *g) {
+    if (g->nd > DNNL_MAX_NDIMS) return false; /* as mm_try */
+    mm_desc d;
+    onyx_status st = mm_describe(g, &d);
+    desc_drop(&d);
+    if (st != ONYX_OK) onyx_error_clear();
+    return st == ONYX_OK;
+}
+
+/* Whether gemv_prepare finds the single row's panels: the plain product's B as oneDNN lays it
+ * out (gemv_layout). */
+static bool panels_fit(const mm_geom *g) {
+    mm_geom plain = *g;
+    plain.chain = NULL;
+    plain.bias = plain.sum = false;
+    mm_desc d;
+    int64_t stride;
+    onyx_status st = mm_describe(&plain, &d);
+    bool panels = st == ONYX_OK && g->b_const &&
+                  gemv_layout(dnnl_primitive_desc_query_md(d.pd, dnnl_query_weights_md, 0),
+                              &stride);
+    desc_drop(&d);
+    if (st != ONYX_OK) onyx_error_clear();
+    return panels;
+}
+
+/* kernel.takes_chain of MatMul and Gemm: whether prim_prepare applies p->fused, decided as it
+ * decides (prim_geom, chain_refusal, bf16_fits, gemv_fits, then the primitive or the panels
+ * oneDNN would make), with oneDNN asked for primitive descriptors only: nothing is packed or
+ * built, so the fusion pass asks before it fuses. */
+static bool prim_takes_chain(const kernel_prep *p, bool gemm) {
+    bool views;
+    if (!has_chain(p, gemm, &views)) return true; /* nothing for the product to apply */
+    mm_prim m = {0};
+    mm_geom g;
+    if (!prim_geom(p, gemm, &m, &g) || chain_refusal(p->fused, gemm, &g)) return false;
+    chain_into(p->fused, &g);
+    g.bf16 = bf16_fits(p, &g);
+    if (g.bf16) {
+        if (mm_describable(&g)) return true;
+        g.bf16 = false;
+        return mm_describable(&g);
+    }
+    return (gemv_fits(&g, &m) && panels_fit(&g)) || mm_describable(&g);
+}
+
+bool cpu_matmul_takes_chain(const kernel_prep *p) { return prim_takes_chain(p, false); }
+
+bool cpu_gemm_takes_chain(const kernel_prep *p) { return prim_takes_chain(p, true); }
 
 onyx_status cpu_matmul_prepare(const kernel_prep *p, void **state) {
     return prim_prepare(p, state, false);

@@ -1,8 +1,8 @@
 /* CPU kernels of the math family (see cpu_kernels.h for the entry forms) */
-KERNEL_FORKED("", "MatMul", 1, 13, DT_NUMERIC, KF_POST_OPS | KF_INPLACE_ADDEND | KF_PACKED_WEIGHTS, cpu_matmul_prepare, cpu_matmul_run,
-              cpu_matmul_release, cpu_matmul_fork, cpu_matmul_unfork)
-KERNEL_FORKED("", "Gemm", 1, 13, DT_NUMERIC, KF_POST_OPS | KF_INPLACE_ADDEND | KF_PACKED_WEIGHTS, cpu_gemm_prepare, cpu_gemm_run, cpu_gemm_release,
-              cpu_gemm_fork, cpu_gemm_unfork)
+KERNEL_FORKED_CHAIN("", "MatMul", 1, 13, DT_NUMERIC, KF_POST_OPS | KF_INPLACE_ADDEND | KF_PACKED_WEIGHTS, cpu_matmul_prepare, cpu_matmul_run,
+                    cpu_matmul_release, cpu_matmul_fork, cpu_matmul_unfork, cpu_matmul_takes_chain)
+KERNEL_FORKED_CHAIN("", "Gemm", 1, 13, DT_NUMERIC, KF_POST_OPS | KF_INPLACE_ADDEND | KF_PACKED_WEIGHTS, cpu_gemm_prepare, cpu_gemm_run, cpu_gemm_release,
+                    cpu_gemm_fork, cpu_gemm_unfork, cpu_gemm_takes_chain)
 KERNEL("", "Softmax", 1, 13, DT_FLOATS, 0, cpu_softmax)
 KERNEL("", "LogSoftmax", 1, 13, DT_FLOATS, 0, cpu_logsoftmax)
 KERNEL("", "Hardmax", 1, 13, DT_FLOATS, 0, cpu_hardmax)

@@ -620,6 +620,15 @@ onyx_status cuda_conv_prepare(const kernel_prep *p, void **state) {
 onyx_status cuda_convtranspose_prepare(const kernel_prep *p, void **state) {
     return prepare(p, true, state);
 }
+// kernel.takes_chain of Conv: whether prepare takes p->fused, from the same build and epilogue
+// (cuDNN's descriptors; the algorithm, chosen for the geometry whatever the chain, is not).
+bool cuda_conv_takes_chain(const kernel_prep *p) {
+    conv_state *s = (conv_state *)calloc(1, sizeof *s);
+    if (!s) return false;
+    bool ok = build(p, false, s) && epilogue(p, s);
+    state_free(s);
+    return ok;
+}
 void cuda_conv_release(void *state) { state_free((conv_state *)state); }
 
 onyx_status cuda_conv_run(const kernel_call *c) {

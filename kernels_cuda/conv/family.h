@@ -8,6 +8,7 @@
 bool cuda_conv_supports(const kernel_prep *p);
 bool cuda_convtranspose_supports(const kernel_prep *p);
 onyx_status cuda_conv_prepare(const kernel_prep *p, void **state);
+bool cuda_conv_takes_chain(const kernel_prep *p);
 onyx_status cuda_convtranspose_prepare(const kernel_prep *p, void **state);
 onyx_status cuda_conv_run(const kernel_call *c);
 void cuda_conv_release(void *state);
@@ -24,6 +25,7 @@ onyx_status cuda_globalaveragepool_run(const kernel_call *c);
 
 bool cuda_batchnorm_supports(const kernel_prep *p);
 onyx_status cuda_batchnorm_prepare(const kernel_prep *p, void **state);
+bool cuda_batchnorm_takes_chain(const kernel_prep *p);
 void cuda_batchnorm_release(void *state);
 onyx_status cuda_batchnorm_run(const kernel_call *c);
 bool cuda_lrn_supports(const kernel_prep *p);

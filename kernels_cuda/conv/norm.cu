@@ -138,13 +138,18 @@ bool cuda_batchnorm_supports(const kernel_prep *p) {
     return true;
 }
 
+// kernel.takes_chain of BatchNormalization: a Relu after it alone (core/fuse_device.c).
+bool cuda_batchnorm_takes_chain(const kernel_prep *p) {
+    const fuse_chain *f = p->fused;
+    return f->n == 1 && f->ops[0].kind == FUSE_RELU && f->ops[0].alpha == 0 && !f->n_pre &&
+           !f->attention;
+}
+
 // The state of a BatchNormalization with a Relu after it (core/fuse_device.c); NULL without.
 onyx_status cuda_batchnorm_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
     if (!p->fused) return ONYX_OK;
-    const fuse_chain *f = p->fused;
-    if (f->n != 1 || f->ops[0].kind != FUSE_RELU || f->ops[0].alpha != 0 || f->n_pre ||
-        f->attention)
+    if (!cuda_batchnorm_takes_chain(p))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "BatchNormalization: only a Relu after it");
     bool *relu = (bool *)malloc(sizeof *relu);
     if (!relu) return onyx_error(ONYX_ERR_NO_MEMORY, "BatchNormalization: out of memory");

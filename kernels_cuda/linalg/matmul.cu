@@ -361,6 +361,16 @@ bool mm_epilogue(const kernel_prep *p, mm_state *s) {
            lt_build(p, s->dtype, s->m, s->n, s->k, false, false, e);
 }
 
+// kernel.takes_chain of MatMul: whether matmul_prepare takes p->fused: the same resolve and
+// epilogue, cuBLASLt asked for its heuristic's algorithm (nothing else is kept).
+bool matmul_takes_chain(const kernel_prep *p) {
+    mm_state s;
+    if (!mm_resolve(p->in_type[0], p->in_type[1], &s)) return false;
+    bool ok = mm_epilogue(p, &s);
+    lt_free(s.ep);
+    return ok;
+}
+
 onyx_status matmul_prepare(const kernel_prep *p, void **state) {
     mm_state *s = (mm_state *)calloc(1, sizeof *s);
     if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "MatMul: out of memory");
@@ -546,6 +556,15 @@ bool gemm_epilogue(const kernel_prep *p, gemm_state *s) {
     return s->k > 0 && lt_build(p, s->dtype, s->m, s->n, s->k, s->ta, s->tb, e);
 }
 
+// kernel.takes_chain of Gemm: whether gemm_prepare takes p->fused, as matmul_takes_chain.
+bool gemm_takes_chain(const kernel_prep *p) {
+    gemm_state s;
+    if (!gemm_resolve(p, &s)) return false;
+    bool ok = gemm_epilogue(p, &s);
+    lt_free(s.ep);
+    return ok;
+}
+
 onyx_status gemm_prepare(const kernel_prep *p, void **state) {
     gemm_state *s = (gemm_state *)calloc(1, sizeof *s);
     if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "Gemm: out of memory");
@@ -617,11 +636,11 @@ onyx_status gemm_product(const kernel_call *c) {
 
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
-    // supports, host_inputs
+    // supports, host_inputs, takes_chain
     {"", "MatMul", 1, 13, DEVICE_CUDA, MM_TYPES, KF_DEVICE_EPILOGUE, matmul_prepare, matmul_run,
-     mm_release, NULL, NULL, matmul_supports, 0},
+     mm_release, NULL, NULL, matmul_supports, 0, matmul_takes_chain},
     {"", "Gemm", 1, 13, DEVICE_CUDA, MM_TYPES, KF_DEVICE_EPILOGUE, gemm_prepare, gemm_run,
-     gemm_release, NULL, NULL, gemm_supports, 0},
+     gemm_release, NULL, NULL, gemm_supports, 0, gemm_takes_chain},
 };
 
 } // namespace

@@ -1,7 +1,10 @@
-/* kernel.takes_chain (core/kernel.h): the CPU's Attention kernel answers the fusion pass's query
- * as its prepare would: yes for a chain of views that make an attention (and then its prepare
- * takes it), no for one that does not (where its prepare refuses) or a chain that is not an
- * attention. */
+/* kernel.takes_chain (core/kernel.h): the CPU's kernels that take chains answer the fusion
+ * passes' query as their prepare would. Attention: yes for a chain of views that make an
+ * attention (and then its prepare takes it), no for one that does not (where its prepare
+ * refuses) or a chain that is not an attention. MatMul, Gemm and Conv: yes for the post-ops
+ * their prepare applies, no (and their prepare fails) for a bias that is not first, a Gemm's bias
+ * besides its C, a chain on integers, a per-channel step after an activation, a scale on X
+ * without its input. And every CPU kernel flagged KF_POST_OPS has the query. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,13 +17,15 @@
 
 enum { B = 1, H = 2, S = 4, T = 6, D = 8 };
 
-static const kernel *cpu_attention(void) {
+static const kernel *cpu_kernel(const char *op) {
     size_t n;
     const kernel *t = cpu_kernel_table(&n);
     for (size_t i = 0; i < n; i++)
-        if (!*t[i].domain && !strcmp(t[i].op_type, "Attention")) return &t[i];
+        if (!*t[i].domain && !strcmp(t[i].op_type, op)) return &t[i];
     return NULL;
 }
+
+static const kernel *cpu_attention(void) { return cpu_kernel("Attention"); }
 
 static void set_view(fuse_chain *c, int v, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
                      int64_t s0, int64_t s1, int64_t s2, int64_t s3) {
@@ -120,12 +125,171 @@ static void refuses_a_chain_that_is_not_an_attention(void **unused) {
     expect(&c, false);
 }
 
+/* ---- the post-op kernels: MatMul and Gemm (A [M, K] by B [K, N]) and Conv (X [1, C, 8, 8] by
+ * W [M, C, 3, 3]), operands computed (no constant to pack), in float unless said */
+enum { M = 4, K = 8, N = 16, C = 16, F = 32 };
+
+static float bias_values[N];
+static const tensor bias = {.dtype = ONYX_FLOAT, .rank = 1, .dims = {N}, .numel = N,
+                            .data = bias_values, .nbytes = sizeof bias_values};
+
+static fuse_op op_of(fuse_kind kind) {
+    fuse_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    if (kind == FUSE_SHIFT) {
+        op.bias = &bias;
+        op.input = 2;
+    }
+    return op;
+}
+
+/* A chain of post-ops of the given kinds. */
+static fuse_chain post_ops(int n, const fuse_kind *kinds) {
+    fuse_chain c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < n; i++) c.ops[c.n++] = op_of(kinds[i]);
+    return c;
+}
+
+static void make_product(prep_case *pc, const char *op, onyx_dtype dtype, const fuse_chain *c) {
+    memset(pc, 0, sizeof *pc);
+    pc->node.op_type = op;
+    pc->node.domain = "";
+    pc->node.version = 13;
+    pc->node.n_inputs = 2;
+    pc->node.n_outputs = 1;
+    const int64_t a[2] = {M, K}, b[2] = {K, N}, y[2] = {M, N};
+    type_set_tensor(&pc->in[0], dtype, 2, a);
+    type_set_tensor(&pc->in[1], dtype, 2, b);
+    for (int i = 0; i < 2; i++) pc->in_ptr[i] = &pc->in[i];
+    type_set_tensor(&pc->out, dtype, 2, y);
+    pc->prep = (kernel_prep){.node = &pc->node, .n_in = 2, .n_out = 1, .in_type = pc->in_ptr,
+                             .in_value = pc->values, .out_type = &pc->out, .fused = c};
+}
+
+static void make_conv(prep_case *pc, const fuse_chain *c) {
+    memset(pc, 0, sizeof *pc);
+    pc->node.op_type = "Conv";
+    pc->node.domain = "";
+    pc->node.version = 11;
+    pc->node.n_inputs = 2;
+    pc->node.n_outputs = 1;
+    const int64_t x[4] = {1, C, 8, 8}, w[4] = {F, C, 3, 3}, y[4] = {1, F, 6, 6};
+    type_set_tensor(&pc->in[0], ONYX_FLOAT, 4, x);
+    type_set_tensor(&pc->in[1], ONYX_FLOAT, 4, w);
+    for (int i = 0; i < 2; i++) pc->in_ptr[i] = &pc->in[i];
+    type_set_tensor(&pc->out, ONYX_FLOAT, 4, y);
+    pc->prep = (kernel_prep){.node = &pc->node, .n_in = 2, .n_out = 1, .in_type = pc->in_ptr,
+                             .in_value = pc->values, .out_type = &pc->out, .fused = c};
+}
+
+/* Kernel `op`'s query on pc says `takes`, and its prepare agrees: it prepares (a state that
+ * applies the chain) after a yes, and fails after a no. */
+static void expect_kernel(const char *op, prep_case *pc, bool takes) {
+    const kernel *k = cpu_kernel(op);
+    assert_non_null(k);
+    assert_true(k->flags & KF_POST_OPS);
+    assert_non_null(k->takes_chain);
+    assert_int_equal(k->takes_chain(&pc->prep), takes);
+    void *state = NULL;
+    onyx_status st = k->prepare(&pc->prep, &state);
+    if (takes) {
+        assert_int_equal(st, ONYX_OK);
+        assert_non_null(state);
+    } else {
+        assert_int_not_equal(st, ONYX_OK);
+        assert_null(state);
+    }
+    if (state) k->release(state);
+}
+
+static void matmul_takes_its_post_ops(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind relu[] = {FUSE_RELU}, bias_gelu_sum[] = {FUSE_SHIFT, FUSE_GELU, FUSE_SUM};
+    fuse_chain c = post_ops(1, relu);
+    make_product(&pc, "MatMul", ONYX_FLOAT, &c);
+    expect_kernel("MatMul", &pc, true);
+    c = post_ops(3, bias_gelu_sum);
+    make_product(&pc, "MatMul", ONYX_FLOAT, &c);
+    expect_kernel("MatMul", &pc, true);
+    c = post_ops(1, relu);
+    make_product(&pc, "Gemm", ONYX_FLOAT, &c);
+    expect_kernel("Gemm", &pc, true);
+}
+
+static void matmul_refuses_what_its_prepare_refuses(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind relu_bias[] = {FUSE_RELU, FUSE_SHIFT}, bias[] = {FUSE_SHIFT},
+                    relu[] = {FUSE_RELU};
+    fuse_chain c = post_ops(2, relu_bias); /* the bias not first */
+    make_product(&pc, "MatMul", ONYX_FLOAT, &c);
+    expect_kernel("MatMul", &pc, false);
+    c = post_ops(1, bias); /* a Gemm's bias is its C */
+    make_product(&pc, "Gemm", ONYX_FLOAT, &c);
+    expect_kernel("Gemm", &pc, false);
+    c = post_ops(1, relu); /* integers have no primitive */
+    make_product(&pc, "MatMul", ONYX_INT32, &c);
+    expect_kernel("MatMul", &pc, false);
+}
+
+static void conv_takes_its_post_ops(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind relu[] = {FUSE_RELU}, swish_sum[] = {FUSE_SWISH, FUSE_SUM};
+    fuse_chain c = post_ops(1, relu);
+    make_conv(&pc, &c);
+    expect_kernel("Conv", &pc, true);
+    c = post_ops(2, swish_sum);
+    make_conv(&pc, &c);
+    expect_kernel("Conv", &pc, true);
+    c = post_ops(1, relu);
+    c.y_channels_last = true;
+    make_conv(&pc, &c);
+    expect_kernel("Conv", &pc, true);
+}
+
+static void conv_refuses_what_its_prepare_refuses(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind relu_shift[] = {FUSE_RELU, FUSE_SHIFT};
+    fuse_chain c = post_ops(2, relu_shift); /* a per-channel step after an activation */
+    make_conv(&pc, &c);
+    expect_kernel("Conv", &pc, false);
+    memset(&c, 0, sizeof c);
+    c.x_scale = true; /* without its input 4 and constant weights */
+    make_conv(&pc, &c);
+    expect_kernel("Conv", &pc, false);
+}
+
+/* Every CPU kernel the fusion pass may hand a chain (KF_POST_OPS) answers the query: without
+ * it the pass would fuse nothing into its steps. */
+static void every_post_op_kernel_answers(void **unused) {
+    (void)unused;
+    size_t n;
+    const kernel *t = cpu_kernel_table(&n);
+    int post_op_kernels = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i].flags & KF_POST_OPS)) continue;
+        assert_non_null(t[i].takes_chain);
+        post_op_kernels++;
+    }
+    assert_int_equal(post_op_kernels, 3); /* Conv, MatMul, Gemm */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_an_attention),
         cmocka_unit_test(refuses_views_of_other_ranks),
         cmocka_unit_test(refuses_views_that_do_not_make_an_attention),
         cmocka_unit_test(refuses_a_chain_that_is_not_an_attention),
+        cmocka_unit_test(matmul_takes_its_post_ops),
+        cmocka_unit_test(matmul_refuses_what_its_prepare_refuses),
+        cmocka_unit_test(conv_takes_its_post_ops),
+        cmocka_unit_test(conv_refuses_what_its_prepare_refuses),
+        cmocka_unit_test(every_post_op_kernel_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
