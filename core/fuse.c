@@ -1027,10 +1027,10 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, p->steps[s].k->device);
     if (!cand) onyx_error_clear(); /* no Attention kernel on that device: no fusion */
     if (cand && cand->takes_chain) { /* the kernel answers; its prepare comes with the others' */
-        if (!plan_kernel_takes_chain(sg, p, cand, fn, chain)) cand = NULL;
+        if (!plan_kernel_takes_chain(sg, p, cand, fn, NULL, chain)) cand = NULL;
     } else if (cand) { /* a kernel without the query: its prepare tried */
         void *trial = NULL;
-        if (plan_prepare_kernel(sg, p, cand, fn, chain, &trial) != ONYX_OK || !trial) {
+        if (plan_prepare_kernel(sg, p, cand, fn, NULL, chain, &trial) != ONYX_OK || !trial) {
             onyx_error_clear();
             cand = NULL;
         }
@@ -1054,8 +1054,8 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     if (!states) return onyx_oom("fusion pass");
     for (int s = 0; s < p->n_steps && st == ONYX_OK; s++)
         if (chain_used(&chains[s]))
-            st = plan_prepare_kernel(sg, p, p->steps[s].k, step_node(g, &p->steps[s]), &chains[s],
-                                     &states[s]);
+            st = plan_prepare_kernel(sg, p, p->steps[s].k, step_node(g, &p->steps[s]),
+                                     p->steps[s].params, &chains[s], &states[s]);
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
         if (!chain_used(&chains[s])) continue;
@@ -1274,7 +1274,7 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
         fn->inputs[1] = src[1];
         if (matmul) { /* a MatMul takes a chain where its oneDNN primitive does: tried here */
             void *trial = NULL;
-            if (plan_prepare_kernel(sg, p, ps->k, fn, chain, &trial) != ONYX_OK) {
+            if (plan_prepare_kernel(sg, p, ps->k, fn, ps->params, chain, &trial) != ONYX_OK) {
                 onyx_error_clear();
                 free(fn);
                 memset(chain, 0, sizeof *chain);

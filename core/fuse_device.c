@@ -143,16 +143,16 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         }
         void *state = NULL;
         if (ps->k->takes_chain) { /* the kernel answers: a prepare failing after a yes is an error */
-            if (!plan_kernel_takes_chain(sg, p, ps->k, fn, &chain)) {
+            if (!plan_kernel_takes_chain(sg, p, ps->k, fn, ps->params, &chain)) {
                 free(fn);
                 continue;
             }
-            st = plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state);
+            st = plan_prepare_kernel(sg, p, ps->k, fn, ps->params, &chain, &state);
             if (st != ONYX_OK) {
                 free(fn);
                 goto done;
             }
-        } else if (plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state) != ONYX_OK) {
+        } else if (plan_prepare_kernel(sg, p, ps->k, fn, ps->params, &chain, &state) != ONYX_OK) {
             onyx_error_clear(); /* the kernel's library cannot apply this chain: left as it was */
             free(fn);
             continue;
