@@ -52,6 +52,8 @@ typedef struct plan_step {
                              (core/fuse.c), the node with inputs or outputs moved to copies on its
                              device, or a copy step's own (core/exec_place.c) */
     bool fused;           /* own_node is a fusion pass's (core/fuse.c, core/fuse_device.c) */
+    const op_params *params; /* the node's geometry as its schema resolved it for the plan's
+                                types (the plan's, core/op_params.h), or NULL */
 } plan_step;
 
 /* The node a step runs: its graph node, or the one of its own that replaced it. */
@@ -100,6 +102,8 @@ typedef struct plan {
     int n_steps, cap_steps;
     plan_step *steps;
     size_t arena_size[DEVICE_KINDS];
+    op_params **params; /* n_params: the steps' resolved geometries (plan_step.params), owned */
+    int n_params;
     const device_ops *devices[DEVICE_KINDS]; /* from the environment */
     bool has_forks;     /* some step's kernel forks its state per context */
     int *segment_end;   /* per step: for the first step of a graph segment (consecutive device

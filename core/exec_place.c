@@ -255,25 +255,25 @@ static bool device_can_hold(const plan *p, const graph_node *node) {
 
 /* The first kernel in the session's device order that takes the node. */
 static const kernel *choose_kernel(const subgraph *sg, const plan *p, const graph_node *node,
-                                   const type_info *const *in_types) {
+                                   const type_info *const *in_types, const op_params *params) {
     const kernel *k = NULL;
     for (int i = 0; i < sg->env.n_priority && !k; i++) {
         device_kind d = sg->env.priority[i];
         const kernel *cand = sg->env.select(node, node->n_inputs, in_types, d);
         if (!cand) continue;
         if (d != DEVICE_CPU && !device_can_hold(p, node)) continue;
-        if (cand->supports && !plan_kernel_supports(sg, p, cand, node)) continue;
+        if (cand->supports && !plan_kernel_supports(sg, p, cand, node, params)) continue;
         k = cand;
     }
     return k;
 }
 
 onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
-                       const type_info *const *in_types) {
+                       const type_info *const *in_types, const op_params *params) {
     const graph *g = sg->g;
     const graph_node *node = &g->nodes[n];
     char label[256];
-    const kernel *k = choose_kernel(sg, p, node, in_types);
+    const kernel *k = choose_kernel(sg, p, node, in_types, params);
     if (!k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
     device_kind d = k->device;
     /* with several devices, every node's place (onyx info --placement reads these lines) */
@@ -329,11 +329,12 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     ps->node = n;
     ps->k = k;
     ps->own_node = nc;
+    ps->params = params;
     const graph_node *runs = nc ? nc : node;
     for (int o = 0; o < runs->n_outputs; o++)
         if (runs->outputs[o] >= 0) p->vals[runs->outputs[o]].first = p->n_steps;
     p->n_steps++;
-    st = plan_prepare_kernel(sg, p, k, runs, NULL, &ps->state);
+    st = plan_prepare_kernel(sg, p, k, runs, params, NULL, &ps->state);
     if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
     for (int o = 0; nc && o < node->n_outputs; o++) {
         int from = nc->outputs[o], to = node->outputs[o];

@@ -17,8 +17,9 @@ void placement_free(placement *pl);
 
 /* Chooses the node's kernel in the session's device order, moves its inputs to that device
  * (copy steps, device constants), appends its step (prepared) and the copies of outputs that
- * must be on the CPU. `in_types` are the node's input types. */
+ * must be on the CPU. `in_types` are the node's input types, `params` the geometry its schema
+ * resolved for them (the plan's, kept by the step), or NULL. */
 onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
-                       const type_info *const *in_types);
+                       const type_info *const *in_types, const op_params *params);
 
 #endif

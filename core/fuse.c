@@ -36,7 +36,8 @@ static onyx_status prepare_all(subgraph *sg, plan *p, const fuse_chain *chains) 
     if (!states) return onyx_oom("fusion pass");
     for (int s = 0; s < p->n_steps && st == ONYX_OK; s++)
         if (chain_used(&chains[s]))
-            st = plan_prepare_kernel(sg, p, p->steps[s].k, step_node(g, &p->steps[s]), &chains[s],
+            st = plan_prepare_kernel(sg, p, p->steps[s].k, step_node(g, &p->steps[s]),
+                                     p->steps[s].params, &chains[s],
                                      &states[s]);
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];

@@ -294,7 +294,7 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     if (!cand) onyx_error_clear(); /* no Attention kernel on that device: no fusion */
     /* the kernel answers; its prepare comes with the others' (one without the query takes no
      * chain) */
-    if (cand && (!cand->takes_chain || !plan_kernel_takes_chain(sg, p, cand, fn, chain)))
+    if (cand && (!cand->takes_chain || !plan_kernel_takes_chain(sg, p, cand, fn, NULL, chain)))
         cand = NULL;
     if (!cand) {
         free(fn);

@@ -144,12 +144,12 @@ onyx_status fuse_device_plan(subgraph *sg, plan *p) {
         }
         /* the kernel answers (one without the query takes no chain); a prepare failing after a
          * yes is an error */
-        if (!ps->k->takes_chain || !plan_kernel_takes_chain(sg, p, ps->k, fn, &chain)) {
+        if (!ps->k->takes_chain || !plan_kernel_takes_chain(sg, p, ps->k, fn, ps->params, &chain)) {
             free(fn);
             continue;
         }
         void *state = NULL;
-        st = plan_prepare_kernel(sg, p, ps->k, fn, &chain, &state);
+        st = plan_prepare_kernel(sg, p, ps->k, fn, ps->params, &chain, &state);
         if (st != ONYX_OK) {
             free(fn);
             goto done;

@@ -246,7 +246,7 @@ onyx_status fuse_post_ops(fuse_pass *f, int s) {
     fn->inputs[1] = src[1];
     /* the step's kernel says whether it applies the chain (core/kernel.h): a MatMul's where its
      * oneDNN primitive takes the post-ops and views */
-    if (!ps->k->takes_chain || !plan_kernel_takes_chain(sg, p, ps->k, fn, chain)) {
+    if (!ps->k->takes_chain || !plan_kernel_takes_chain(sg, p, ps->k, fn, ps->params, chain)) {
         free(fn);
         memset(chain, 0, sizeof *chain);
         return ONYX_OK;

@@ -129,7 +129,7 @@ onyx_status fuse_pre_ops(fuse_pass *f, int s) {
         chain.n_pre = np;
         for (int i = 0; i < np; i++) chain.pre[i] = rev[np - 1 - i];
     }
-    if (!ps->k->takes_chain || !plan_kernel_takes_chain(f->sg, p, ps->k, fn, &chain)) {
+    if (!ps->k->takes_chain || !plan_kernel_takes_chain(f->sg, p, ps->k, fn, ps->params, &chain)) {
         if (made) {
             free(fn);
         } else { /* the post-ops' node as it was */

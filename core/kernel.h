@@ -5,6 +5,7 @@
 
 #include "core/device.h"
 #include "core/graph.h"
+#include "core/op_params.h"
 
 struct exec_frame;
 struct subgraph;
@@ -62,7 +63,9 @@ enum {
 struct fuse_chain;
 
 /* What a kernel's prepare sees: the node and its (static, when the plan is static) types.
- * in_value[i] is input i's value when known at prepare (initializers, folded constants). */
+ * in_value[i] is input i's value when known at prepare (initializers, folded constants). params:
+ * the node's geometry as its schema resolved it for these types (core/op_params.h; unknown dims
+ * -1 in a generic plan), or NULL for ops whose schema resolves none. */
 typedef struct kernel_prep {
     const graph_node *node;
     int n_in, n_out;
@@ -76,13 +79,15 @@ typedef struct kernel_prep {
                                           of kernel_shared_weight (set by that call), or NULL */
     bool *raw;                         /* per input: the kernel reads it as stored (set by
                                           kernel_weight_bytes), or NULL */
+    const op_params *params;
 } kernel_prep;
 
 /* What a kernel's run sees. in[i] NULL for omitted inputs, out[i] NULL for omitted outputs.
  * Unless the kernel is KF_DYNAMIC_OUTPUT, every out[i] is a tensor with its shape set and its
  * buffer ready. Runs of one plan may happen at the same time on several threads: a kernel's run
  * only reads its prepared state, and writes only into its outputs, its fork (below) and its
- * scratch (kernel_scratch). */
+ * scratch (kernel_scratch). params: the node's geometry for this call's inputs (the plan's, or
+ * where that has unknown dims, resolved for this run: valid until the run returns), or NULL. */
 typedef struct kernel_call {
     const graph_node *node;
     void *state;                       /* the run context's fork when the kernel forks, else the
@@ -94,6 +99,7 @@ typedef struct kernel_call {
     int threads;
     void *queue;                       /* the run context's queue for the kernel's device
                                           (device_ops.queue_create), or NULL */
+    const op_params *params;
 } kernel_call;
 
 typedef struct kernel {
@@ -167,6 +173,14 @@ onyx_status kernel_scratch(const kernel_call *c, size_t bytes, void **out);
  * iterations and sequence lengths. Kernels that loop for long (Loop, Scan, sequence builders)
  * call it once per iteration with the iteration count (0 when not counting). */
 onyx_status kernel_check_run(const kernel_call *c, int64_t iterations);
+
+/* The window (core/op_params.h) of a convolution's or pool's prepare or run, from its params;
+ * an error where the plan handed none. */
+static inline onyx_status kernel_window(const op_params *params, const geom_window **out) {
+    *out = op_params_window(params);
+    return *out ? ONYX_OK
+                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no window geometry");
+}
 
 /* Input i as a tensor, or NULL when it is omitted or not a tensor. */
 static inline tensor *kernel_input(const kernel_call *c, int i) {

@@ -7,6 +7,7 @@
 #define ONYX_CORE_OP_SCHEMA_H
 
 #include "core/graph.h"
+#include "core/op_params.h"
 
 /* The max_inputs / max_outputs of a variadic op, and the most inputs or outputs a node may have
  * (real graphs Concat hundreds of tensors). Nothing sizes an array by it: per-node arrays are
@@ -21,19 +22,25 @@ typedef struct attr_spec {
 /* What inference sees of one node. in[i] is NULL for an omitted input; in_value[i] is the
  * input's value when it is known (initializer, folded constant, or at run time the real input),
  * else NULL. out[i] starts unknown (kind NONE); infer fills what it can. Unknown dims are -1.
- * A value that inference leaves partly unknown is sized at run time. */
+ * A value that inference leaves partly unknown is sized at run time. params, when not NULL,
+ * starts OP_PARAMS_NONE: a schema whose kernels compute from a resolved geometry writes it there
+ * (core/op_params.h), as it resolved it for the output shapes. */
 typedef struct infer_ctx {
     const graph_node *node;
     int n_in, n_out;
     const type_info *const *in;
     const tensor *const *in_value;
     type_info *out;
+    op_params *params;
 } infer_ctx;
 
 enum {
     OP_NONDETERMINISTIC = 1u << 0, /* never folded at prepare (random ops) */
     OP_SHAPE_ONLY = 1u << 1,       /* outputs depend on input shapes only, not their data (Shape,
                                       Size): folded whenever the shapes are known */
+    OP_GEOMETRY = 1u << 2,         /* infer resolves the geometry the kernels compute with
+                                      (infer_ctx.params): where it resolves none at plan time
+                                      (inputs of unknown type or rank), each run does */
 };
 
 typedef struct op_schema {

@@ -24,6 +24,8 @@ void plan_free(plan *p) {
         free(ps->own_node);
     }
     free(p->steps);
+    for (int i = 0; i < p->n_params; i++) free(p->params[i]);
+    free(p->params);
     free(p->segment_end);
     free(p->in_device);
     if (p->vals) {
@@ -43,6 +45,20 @@ void plan_free(plan *p) {
         for (int i = 0; i < p->n_sig; i++) type_release(&p->sig[i]);
     free(p->sig);
     free(p);
+}
+
+onyx_status plan_keep_params(plan *p, const op_params *params, const op_params **out) {
+    *out = NULL;
+    if (!params || params->kind == OP_PARAMS_NONE) return ONYX_OK;
+    op_params **grown = realloc(p->params, sizeof *grown * (size_t)(p->n_params + 1));
+    if (!grown) return onyx_oom("plan");
+    p->params = grown;
+    op_params *kept = malloc(sizeof *kept);
+    if (!kept) return onyx_oom("plan");
+    *kept = *params;
+    p->params[p->n_params++] = kept;
+    *out = kept;
+    return ONYX_OK;
 }
 
 void plan_set_producers(const graph *g, plan *p) {

@@ -9,6 +9,10 @@
  * layer frees its idle run contexts first: plan_unref). */
 void plan_free(plan *p);
 
+/* A copy of `params` that plan p keeps as long as it lives (for plan_step.params) in *out; NULL
+ * for NULL or OP_PARAMS_NONE. */
+onyx_status plan_keep_params(plan *p, const op_params *params, const op_params **out);
+
 /* Frees a device constant made by placement (plan_value.owns_constant on a device). */
 void plan_free_device_constant(const plan *p, plan_value *v);
 

@@ -255,13 +255,20 @@ static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int 
         if (vi >= 0 && p->vals[vi].type.kind == ONYX_VALUE_NONE) inputs_known = false;
     }
     /* With an input of unknown type (a control-flow output nobody declared) inference waits for
-     * the run, when the real inputs are there. */
+     * the run, when the real inputs are there. The geometry the schema resolves on the way is the
+     * one the node's kernels get (core/op_params.h); where it resolves none yet (unknown types or
+     * ranks), each run does. */
     onyx_status st = ONYX_OK;
+    op_params resolved = {.kind = OP_PARAMS_NONE};
+    const op_params *params = NULL;
     if (inputs_known) {
-        st = plan_infer_node(node, in_types, in_values, out_types);
+        st = plan_infer_node(node, in_types, in_values, out_types, &resolved);
     } else {
         for (int o = 0; o < node->n_outputs; o++) type_init(&out_types[o]);
     }
+    if (resolved.kind == OP_PARAMS_NONE && (node->schema->flags & OP_GEOMETRY))
+        resolved.kind = OP_PARAMS_UNRESOLVED;
+    if (st == ONYX_OK) st = plan_keep_params(p, &resolved, &params);
     if (st != ONYX_OK) {
         for (int o = 0; o < node->n_outputs; o++) type_release(&out_types[o]);
         return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
@@ -286,8 +293,8 @@ static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int 
         for (int i = 0; i < node->n_inputs; i++)
             if (node->inputs[i] >= 0 && !p->vals[node->inputs[i]].from_weights) from_weights = false;
         if (from_weights && reuse_folded(sg, p, node)) return ONYX_OK;
-        plan_step step = {.node = n, .k = cpu};
-        st = plan_prepare_kernel(sg, p, cpu, node, NULL, &step.state);
+        plan_step step = {.node = n, .k = cpu, .params = params};
+        st = plan_prepare_kernel(sg, p, cpu, node, params, NULL, &step.state);
         if (st == ONYX_OK) st = fold_node(p, g, &step);
         if (step.state && cpu->release) cpu->release(step.state);
         if (st != ONYX_OK) return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));
@@ -295,7 +302,7 @@ static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int 
         return ONYX_OK;
     }
     onyx_error_clear();
-    return place_node(sg, p, pl, n, in_types);
+    return place_node(sg, p, pl, n, in_types, params);
 }
 
 /* Infers node n's output types, then folds it (constant inputs) or places it (exec_place.c). */

@@ -27,7 +27,8 @@ static void prep_view_free(prep_view *v) {
 }
 
 static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *p,
-                                  const graph_node *node, const struct fuse_chain *chain) {
+                                  const graph_node *node, const op_params *params,
+                                  const struct fuse_chain *chain) {
     memset(v, 0, sizeof *v);
     v->in_types = calloc((size_t)node->n_inputs + 1, sizeof *v->in_types);
     v->in_values = calloc((size_t)node->n_inputs + 1, sizeof *v->in_values);
@@ -56,6 +57,7 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
         .fused = chain,
         .packed = v->packed,
         .raw = v->raw,
+        .params = params,
     };
     return ONYX_OK;
 }
@@ -108,11 +110,11 @@ static void evict_packed(const subgraph *sg, const plan *p, const graph_node *no
 }
 
 onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
-                                const graph_node *node, const struct fuse_chain *chain,
-                                void **state) {
+                                const graph_node *node, const op_params *params,
+                                const struct fuse_chain *chain, void **state) {
     *state = NULL;
     prep_view v;
-    TRY(prep_view_make(&v, sg, p, node, chain));
+    TRY(prep_view_make(&v, sg, p, node, params, chain));
     onyx_status st = restore_inputs(sg, k, &v);
     if (st == ONYX_OK && k->prepare) st = k->prepare(&v.prep, state);
     if (st == ONYX_OK) st = note_raw(p, &v);
@@ -122,9 +124,10 @@ onyx_status plan_prepare_kernel(const subgraph *sg, plan *p, const kernel *k,
 }
 
 bool plan_kernel_takes_chain(const subgraph *sg, const plan *p, const kernel *k,
-                             const graph_node *node, const struct fuse_chain *chain) {
+                             const graph_node *node, const op_params *params,
+                             const struct fuse_chain *chain) {
     prep_view v;
-    if (prep_view_make(&v, sg, p, node, chain) != ONYX_OK) return false;
+    if (prep_view_make(&v, sg, p, node, params, chain) != ONYX_OK) return false;
     if (restore_inputs(sg, k, &v) != ONYX_OK) {
         prep_view_free(&v);
         return false;
@@ -135,9 +138,9 @@ bool plan_kernel_takes_chain(const subgraph *sg, const plan *p, const kernel *k,
 }
 
 bool plan_kernel_supports(const subgraph *sg, const plan *p, const kernel *k,
-                          const graph_node *node) {
+                          const graph_node *node, const op_params *params) {
     prep_view v;
-    if (prep_view_make(&v, sg, p, node, NULL) != ONYX_OK) return false;
+    if (prep_view_make(&v, sg, p, node, params, NULL) != ONYX_OK) return false;
     if (restore_inputs(sg, k, &v) != ONYX_OK) {
         prep_view_free(&v);
         return false;

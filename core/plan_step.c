@@ -28,8 +28,9 @@ static void io_free(void *a, const void *stack) {
 }
 
 onyx_status plan_infer_node(const graph_node *node, const type_info *const *in_types,
-                              const tensor *const *in_values, type_info *out) {
+                            const tensor *const *in_values, type_info *out, op_params *params) {
     for (int o = 0; o < node->n_outputs; o++) type_init(&out[o]);
+    if (params) params->kind = OP_PARAMS_NONE;
     if (!node->schema || !node->schema->infer) return ONYX_OK;
     infer_ctx ctx = {
         .node = node,
@@ -38,12 +39,15 @@ onyx_status plan_infer_node(const graph_node *node, const type_info *const *in_t
         .in = in_types,
         .in_value = in_values,
         .out = out,
+        .params = params,
     };
     return node->schema->infer(&ctx);
 }
 
-/* Infers the node's outputs again from the values it actually gets: everything is known now. */
-static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, type_info *rt) {
+/* Infers the node's outputs (and params, when not NULL) again from the values it actually gets:
+ * everything is known now. */
+static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, type_info *rt,
+                                op_params *params) {
     const type_info *itypes_s[EXEC_IO_STACK];
     type_info store_s[EXEC_IO_STACK];
     const tensor *ivals_s[EXEC_IO_STACK];
@@ -61,7 +65,7 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
         itypes[n] = &store[n];
         if (in[n]->kind == ONYX_VALUE_TENSOR) ivals[n] = &in[n]->t;
     }
-    if (st == ONYX_OK) st = plan_infer_node(node, itypes, ivals, rt);
+    if (st == ONYX_OK) st = plan_infer_node(node, itypes, ivals, rt, params);
     for (int i = 0; i < n; i++) type_release(&store[i]);
     io_free(itypes, itypes_s);
     io_free(store, store_s);
@@ -73,14 +77,16 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
  * alias their input); heap outputs with a known shape are allocated; the rest are inferred from
  * the actual inputs now, or left empty for kernels that size their own outputs. A step whose
  * static outputs were planned from inputs of unknown shape first checks that the real inputs
- * give those shapes. */
+ * give those shapes. run_params (or NULL): where the step's params have unknown dims, the ones
+ * the actual inputs give, resolved by the same inference. */
 static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_node *node,
-                                onyx_value *const *in, onyx_value *const *out) {
+                                onyx_value *const *in, onyx_value *const *out,
+                                op_params *run_params) {
     type_info *rt = NULL;
     onyx_status st = ONYX_OK;
-    if (ps->recheck) {
+    if (ps->recheck || run_params) {
         if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) return onyx_oom("output types");
-        CHECK(infer_actual(node, in, rt));
+        CHECK(infer_actual(node, in, rt, run_params));
     }
     for (int o = 0; o < node->n_outputs; o++) {
         int vi = node->outputs[o];
@@ -122,7 +128,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
                 st = onyx_oom("output types");
                 goto done;
             }
-            CHECK(infer_actual(node, in, rt));
+            CHECK(infer_actual(node, in, rt, NULL));
         }
         if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
             value_clear(out[o]);
@@ -169,7 +175,19 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
             st = onyx_error(ONYX_ERR_RUNTIME, "input %d is on %s but the kernel reads it on %s", i,
                             device_name(in[i]->t.device), device_name(want));
     }
-    if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out);
+    /* a generic plan's geometry (or one its schema could not resolve at plan time): resolved
+     * again for this run's inputs, on this run's stack */
+    op_params run_params; /* only its kind set unless per_run: steps mostly need none */
+    run_params.kind = OP_PARAMS_NONE;
+    const op_params *params = ps->params;
+    bool per_run = params && !op_params_known(params);
+    if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out, per_run ? &run_params : NULL);
+    if (per_run) {
+        if (st == ONYX_OK && params->kind != OP_PARAMS_UNRESOLVED &&
+            run_params.kind != params->kind)
+            st = onyx_error(ONYX_ERR_RUNTIME, "the inputs resolve no geometry for the kernel");
+        params = run_params.kind != OP_PARAMS_NONE ? &run_params : NULL;
+    }
     if (st == ONYX_OK) {
         kernel_call call = {
             .node = node,
@@ -181,6 +199,7 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
             .frame = frame,
             .threads = parallel_threads(),
             .queue = frame->ctx ? frame->ctx->queue[ps->k->device] : NULL,
+            .params = params,
         };
         if (frame->profiler) {
             int64_t start = exec_now_ns();

@@ -90,3 +90,16 @@ onyx_status geom_transposed_window_out(int64_t in, int64_t k, int64_t stride, in
     *out = o < 0 ? 0 : o;
     return ONYX_OK;
 }
+
+bool geom_window_known(const geom_window *w) {
+    if (w->n < 0 || w->c < 0 || w->m < 0 || w->group < 0) return false;
+    for (int i = 0; i < w->nsp; i++)
+        if (w->in[i] < 0 || w->k[i] < 0 || w->out[i] < 0) return false;
+    return true;
+}
+
+void geom_window_out_dims(const geom_window *w, int64_t *dims) {
+    dims[0] = w->n;
+    dims[1] = w->m;
+    for (int i = 0; i < w->nsp; i++) dims[2 + i] = w->out[i];
+}

@@ -1,7 +1,9 @@
-/* Sliding-window geometry of the convolutions and pools, one spatial dim at a time: the auto_pad
+/* Sliding-window geometry of the convolutions and pools: one spatial dim at a time, the auto_pad
  * modes, how a total padding splits, the forward window's output size (explicit pads, SAME_*,
- * VALID, ceil mode) and the transposed convolution's. Attribute parsing stays in ops/spatial.c
- * and ops/conv/conv.c, which call these. */
+ * VALID, ceil mode) and the transposed convolution's; and the resolved window of a whole node
+ * (geom_window) that a schema hands to every device's kernel through its plan step
+ * (core/op_params.h). Attribute parsing stays in ops/spatial.c and ops/conv/conv.c, which call
+ * these. */
 #ifndef ONYX_GEOMETRY_WINDOW_H
 #define ONYX_GEOMETRY_WINDOW_H
 
@@ -59,6 +61,32 @@ onyx_status geom_transposed_window_out(int64_t in, int64_t k, int64_t stride, in
                                        int64_t output_padding, geom_auto_pad auto_pad,
                                        int64_t output_shape, int64_t *pad_begin,
                                        int64_t *pad_end, int64_t *out, geom_msg *msg);
+
+/* The most spatial dims a window has (ranks up to GEOM_MAX_RANK). */
+#define GEOM_WINDOW_MAX_SPATIAL (GEOM_MAX_RANK - 2)
+
+/* One node's window resolved over its input's shape: everything a convolution's or a pool's kernel
+ * computes with, attributes and auto_pad already applied. Dims follow ONNX's [N, C, spatial...];
+ * an unknown dim is -1, and so is what is computed from it. Output o of spatial dim i reads input
+ * positions o*stride - pad_b + j*dil for j < k (outside [0, in): padding); a transposed window
+ * (ConvTranspose) scatters input i to outputs i*stride - pad_b + j*dil instead, and its pads may
+ * be negative (the output reaches past the natural one). */
+typedef struct geom_window {
+    int nsp;               /* spatial dims */
+    bool transposed;       /* ConvTranspose */
+    int64_t n, c, m;       /* batch, input channels, output channels (pools: m = c) */
+    int64_t group;         /* convolution groups (pools: c, each channel pooled alone) */
+    int64_t in[GEOM_WINDOW_MAX_SPATIAL], k[GEOM_WINDOW_MAX_SPATIAL], out[GEOM_WINDOW_MAX_SPATIAL];
+    int64_t stride[GEOM_WINDOW_MAX_SPATIAL], dil[GEOM_WINDOW_MAX_SPATIAL];
+    int64_t pad_b[GEOM_WINDOW_MAX_SPATIAL], pad_e[GEOM_WINDOW_MAX_SPATIAL];
+    int64_t out_pad[GEOM_WINDOW_MAX_SPATIAL]; /* transposed only: output_padding */
+} geom_window;
+
+/* Whether every dim of w is known (none is -1): then it holds for every input of those shapes. */
+bool geom_window_known(const geom_window *w);
+
+/* The output's dims [N, M, out...] of w (rank nsp + 2). */
+void geom_window_out_dims(const geom_window *w, int64_t *dims);
 
 #ifdef __cplusplus
 }

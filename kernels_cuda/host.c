@@ -95,20 +95,6 @@ onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return host->transpose_perm(n, rank, perm);
 }
 
-onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank,
-                          const int64_t *x_dims, int w_rank, const int64_t *w_dims, conv_geom *g) {
-    return host->conv_geometry(node, transpose, x_rank, x_dims, w_rank, w_dims, g);
-}
-
-onyx_status spatial_parse(const graph_node *n, int nd, const int64_t *kernel_from_w,
-                          spatial_params *p) {
-    return host->spatial_parse(n, nd, kernel_from_w, p);
-}
-
-onyx_status spatial_resolve(spatial_params *p, const int64_t *in_dims, int64_t *out_dims) {
-    return host->spatial_resolve(p, in_dims, out_dims);
-}
-
 onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
                               const tensor *starts, const tensor *ends, const tensor *axes,
                               const tensor *steps, ops_slice *out) {

@@ -11,19 +11,19 @@
 #include <stddef.h>
 
 #include "core/kernel.h"
-#include "ops/conv/conv.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape_common.h"
-#include "ops/spatial.h"
 
-#define CUDA_PLUGIN_ABI 4
+#define CUDA_PLUGIN_ABI 5
 #define CUDA_PLUGIN_SYMBOL "onyx_cuda_plugin"
 
 /* What the plugin's kernels use of libonyx: errors go into the caller's thread-local message,
  * attributes are read as the core parses them, scratch and shared data come from the run
- * context and the rep, and a node's geometry (conv and pool windows, slices, pads, axes,
- * permutations) is resolved by the host's own readers (ops/ over geometry/), so that the GPU
- * runs a node with the very shapes the CPU would. The plugin compiles geometry/ in as well, for
+ * context and the rep, and a node's geometry is resolved by the host: conv and pool windows by
+ * the node's schema once per plan, handed to every device's kernel (kernel_prep.params and
+ * kernel_call.params, core/op_params.h); slices, pads, axes and permutations by the host's own
+ * readers (ops/ over geometry/) called from here. The GPU runs a node with the very shapes the
+ * CPU would. The plugin compiles geometry/ in as well, for
  * the rules it applies to plain dims (matmul batches, broadcasts, axes). */
 typedef struct cuda_host_api {
     int abi;
@@ -44,12 +44,6 @@ typedef struct cuda_host_api {
     void (*error_clear)(void);
     onyx_status (*read_ints)(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
     onyx_status (*transpose_perm)(const graph_node *n, int rank, int64_t *perm);
-    onyx_status (*conv_geometry)(const graph_node *node, bool transpose, int x_rank,
-                                 const int64_t *x_dims, int w_rank, const int64_t *w_dims,
-                                 conv_geom *g);
-    onyx_status (*spatial_parse)(const graph_node *n, int nd, const int64_t *kernel_from_w,
-                                 spatial_params *p);
-    onyx_status (*spatial_resolve)(spatial_params *p, const int64_t *in_dims, int64_t *out_dims);
     onyx_status (*slice_resolve)(const graph_node *n, int rank, const int64_t *dims,
                                  const tensor *starts, const tensor *ends, const tensor *axes,
                                  const tensor *steps, ops_slice *out);

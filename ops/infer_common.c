@@ -117,3 +117,9 @@ onyx_status infer_dtype_in(infer_ctx *c, int i, dtype_mask mask) {
     }
     return ONYX_OK;
 }
+
+void infer_set_window(infer_ctx *c, const geom_window *w) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_WINDOW;
+    c->params->u.window = *w;
+}

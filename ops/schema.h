@@ -41,5 +41,8 @@ onyx_status infer_axis(infer_ctx *c, int64_t axis, int rank, int *out);
 onyx_status infer_same_dtypes(infer_ctx *c, int first, int count);
 /* Requires input i's dtype to be in mask. */
 onyx_status infer_dtype_in(infer_ctx *c, int i, dtype_mask mask);
+/* Hands the window the node's inference resolved to its kernels (infer_ctx.params, when asked):
+ * the one place a convolution's or pool's geometry comes from (core/op_params.h). */
+void infer_set_window(infer_ctx *c, const geom_window *w);
 
 #endif

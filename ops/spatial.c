@@ -115,3 +115,20 @@ onyx_status spatial_output_dims(const spatial_params *p, const int64_t *in_dims,
     spatial_params tmp = *p;
     return spatial_resolve(&tmp, in_dims, out_dims);
 }
+
+void spatial_pool_window(const spatial_params *p, const int64_t *x_dims, const int64_t *out_dims,
+                         geom_window *w) {
+    memset(w, 0, sizeof *w);
+    w->nsp = p->nd;
+    w->n = x_dims[0];
+    w->c = w->m = w->group = x_dims[1];
+    for (int i = 0; i < p->nd; i++) {
+        w->in[i] = x_dims[2 + i];
+        w->out[i] = out_dims[i];
+        w->k[i] = p->kernel[i];
+        w->stride[i] = p->stride[i];
+        w->dil[i] = p->dilation[i];
+        w->pad_b[i] = p->pad_begin[i];
+        w->pad_e[i] = p->pad_end[i];
+    }
+}

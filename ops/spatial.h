@@ -46,10 +46,17 @@ onyx_status spatial_output_dims(const spatial_params *p, const int64_t *in_dims,
                                 int64_t *out_dims);
 
 /* spatial_output_dims for known input dims, and, for the SAME_* modes, the pads they imply
- * written into p->pad_begin / p->pad_end (geom_window_out). Kernels call it with the
- * input they run on; after it the window of output o along dim i reads input positions
+ * written into p->pad_begin / p->pad_end (geom_window_out). Inference calls it with the
+ * input's dims; after it the window of output o along dim i reads input positions
  * o*s - pad_begin + j*d for j < k (those outside [0, in) are padding). */
 onyx_status spatial_resolve(spatial_params *p, const int64_t *in_dims, int64_t *out_dims);
+
+/* The window of a pool (kernel_shape, strides, dilations and pads of p, resolved by
+ * spatial_resolve for X's spatial dims) over X of rank p->nd + 2 with dims x_dims (-1 unknown)
+ * and pooled spatial dims out_dims: what the pool's kernels get from the plan
+ * (core/op_params.h). */
+void spatial_pool_window(const spatial_params *p, const int64_t *x_dims, const int64_t *out_dims,
+                         geom_window *w);
 
 /* The dilated window extent (k-1)*d+1 of dim i. */
 static inline int64_t spatial_window(const spatial_params *p, int i) {

@@ -12,7 +12,6 @@
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/cpu_types.h"
-#include "ops/conv/conv.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 #include "kernels_cpu/conv/qconv_avx2.h"
 
@@ -34,20 +33,6 @@ typedef struct qconv_state {
     int64_t group;
     qconv_avx2 *avx2;   /* the AVX2 path, where it applies, else NULL */
 } qconv_state;
-
-/* The geometry of a run, X's dims taken in NCHW order whatever the layout. */
-static onyx_status geometry(const graph_node *node, const tensor *x, const tensor *w, bool cl,
-                            conv_geom *g) {
-    int64_t xd[ONYX_MAX_RANK];
-    xd[0] = x->dims[0];
-    if (cl) {
-        xd[1] = x->dims[x->rank - 1];
-        for (int i = 1; i < x->rank - 1; i++) xd[i + 1] = x->dims[i];
-    } else {
-        for (int i = 1; i < x->rank; i++) xd[i] = x->dims[i];
-    }
-    return conv_geometry(node, false, x->rank, xd, w->rank, w->dims, g);
-}
 
 static int64_t kernel_size(const tensor *w) {
     int64_t ks = 1;
@@ -95,21 +80,22 @@ void cpu_msqlinearconv_release(void *state) {
 }
 
 typedef struct patch_job {
-    const conv_geom *g;
+    const geom_window *g;
     const uint8_t *x;      /* this image */
     uint8_t *a;            /* [P, kg] patches */
     uint8_t pad;           /* x_zero_point's byte */
     int64_t cg, c0, kg, ks;
-    int64_t cstride, sstride[CONV_MAX_SPATIAL]; /* element strides of a channel and spatial dims */
+    /* element strides of a channel and of the spatial dims */
+    int64_t cstride, sstride[GEOM_WINDOW_MAX_SPATIAL];
 } patch_job;
 
 /* Patches of output positions [b, e): a[p, kidx * cg + c] = x at the window's kidx-th tap. */
 static void patches(void *ctx, int64_t b, int64_t e) {
     const patch_job *j = ctx;
-    const conv_geom *g = j->g;
+    const geom_window *g = j->g;
     const int nsp = g->nsp;
     for (int64_t p = b; p < e; p++) {
-        int64_t o[CONV_MAX_SPATIAL], rest = p;
+        int64_t o[GEOM_WINDOW_MAX_SPATIAL], rest = p;
         for (int i = nsp - 1; i >= 0; i--) {
             o[i] = rest % g->out[i];
             rest /= g->out[i];
@@ -182,8 +168,9 @@ onyx_status cpu_msqlinearconv_run(const kernel_call *c) {
     TRY(cq_param_get(c, 6, 7, t, "y", &py));
     bool cl = attr_int(c->node, "channels_last", 0) != 0;
     if (x->rank < 3) return onyx_error(ONYX_ERR_SHAPE, "input 0 (x) has rank %d", x->rank);
-    conv_geom g;
-    TRY(geometry(c->node, x, w, cl, &g));
+    const geom_window *win; /* the plan's: X's dims in NCHW order whatever the layout */
+    TRY(kernel_window(c->params, &win));
+    const geom_window g = *win;
     const int64_t m = g.m, group = g.group, mg = m / group, cg = g.c / group, ks = kernel_size(w);
     const int64_t kg = cg * ks;
     if (!ws || ws->dtype != ONYX_FLOAT || (ws->numel != 1 && ws->numel != m))

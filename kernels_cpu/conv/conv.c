@@ -15,7 +15,6 @@
 #include "core/exec.h"
 #include "core/fuse.h"
 #include "core/parallel.h"
-#include "ops/conv/conv.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
@@ -37,7 +36,7 @@ typedef struct conv_prim {
     bool used;
     int rank;
     int64_t xdims[ONYX_MAX_RANK], wdims[ONYX_MAX_RANK];
-    conv_geom g;
+    geom_window g;
     int64_t xn, wn, yn;              /* element counts of X, W, Y */
     dnnl_primitive_t prim, wreorder; /* wreorder: ONNX weights -> primitive layout, or NULL */
     /* constant weights in the primitive's layout (the rep's, shared by every plan: kernel_shared),
@@ -54,7 +53,7 @@ typedef struct conv_prim {
      * which oneDNN refuses): the primitive writes a staging buffer with begin pads 0 and run()
      * places it `shift` pixels in, bias around it */
     bool staged;
-    int64_t stage_dims[ONYX_MAX_RANK], shift[CONV_MAX_SPATIAL];
+    int64_t stage_dims[ONYX_MAX_RANK], shift[GEOM_WINDOW_MAX_SPATIAL];
     /* layout changes between the tensors as stored and as the primitive computes them */
     dnnl_primitive_t reo_src, reo_dst, reo_add;
     /* pre-ops: applied on the way into the src copy when that is X channels last (pre_direct),
@@ -214,7 +213,7 @@ onyx_status cpu_conv_fork(const void *state, void **out) {
 /* Descriptors of the weights: the logical [G,] O, I, k... dims oneDNN wants, with the strides
  * ONNX stores them in (Conv: [M, C/G, k...]; ConvTranspose: [C, M/G, k...]) as float, and in
  * format "any" of type any_dt for the primitive. Caller destroys both (neither made on failure). */
-static onyx_status weights_md(const conv_state *s, const conv_geom *g, dnnl_data_type_t any_dt,
+static onyx_status weights_md(const conv_state *s, const geom_window *g, dnnl_data_type_t any_dt,
                               dnnl_memory_desc_t *user, dnnl_memory_desc_t *any) {
     dnnl_dims_t dims, strides;
     int nd = 0;
@@ -462,7 +461,7 @@ static onyx_status md_of(dnnl_memory_desc_t *out, const_dnnl_primitive_desc_t pd
 /* kp: the prepare asking (constant weights go through its rep's cache), NULL at run. */
 #define CONV_MAX_PAD 65536
 
-static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const graph_node *node,
+static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const geom_window *win,
                               conv_prim *p, int rank, const int64_t *xdims, const int64_t *wdims,
                               const tensor *w_const, const tensor *b, bool b_const) {
     onyx_status st = ONYX_OK;
@@ -481,10 +480,17 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
     p->rank = rank;
     memcpy(p->xdims, xdims, sizeof(int64_t) * (size_t)rank);
     memcpy(p->wdims, wdims, sizeof(int64_t) * (size_t)rank);
-    CHECK(conv_geometry(node, s->transpose, rank, xdims, rank, wdims, &p->g));
-    conv_geom *g = &p->g;
+    /* the plan's window (core/op_params.h), resolved for these dims */
+    bool fits = win->nsp == rank - 2 && win->n == xdims[0] && win->c == xdims[1];
+    for (int i = 0; i < win->nsp && fits; i++) fits = win->in[i] == xdims[2 + i];
+    if (!fits) {
+        st = onyx_error(ONYX_ERR_RUNTIME, "the plan's convolution window is for other input dims");
+        goto done;
+    }
+    p->g = *win;
+    geom_window *g = &p->g;
     int64_t ydims[ONYX_MAX_RANK];
-    conv_out_dims(g, ydims);
+    geom_window_out_dims(g, ydims);
     if (!shape_numel(rank, xdims, &p->xn) || !shape_numel(rank, wdims, &p->wn) ||
         !shape_numel(rank, ydims, &p->yn)) {
         st = onyx_error(ONYX_ERR_SHAPE, "convolution sizes overflow");
@@ -853,8 +859,9 @@ static onyx_status conv_setup(const kernel_prep *p, bool transpose, conv_state *
                           "rank 3 to 5 without pre-ops");
     conv_x_dims(x_last, x->rank, x->dims, xd);
     xc = x->rank >= 2 ? xd[1] : -1;
+    const geom_window *win = op_params_window(p->params); /* NULL until the run resolves it */
     if (x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
-                       !p->in_value[1] || attr_int(p->node, "group", 1) != 1))
+                       !p->in_value[1] || !win || win->group != 1))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "a scale on X taken into the weights needs a "
                           "float, ungrouped Conv with constant weights and no pre-ops");
     return take_chain(s, p->fused, m, xc);
@@ -869,7 +876,9 @@ static onyx_status conv_prepare(const kernel_prep *p, void **state, bool transpo
     const type_info *x = p->in_type[0], *w = p->in_type[1];
     if (s->dtype != ONYX_DOUBLE && type_is_static(x) && type_is_static(w) && x->rank == w->rank) {
         const tensor *b = s->has_bias ? p->in_value[2] : NULL;
-        st = build_prim(p, s, p->node, &s->prepared, x->rank, xd, w->dims,
+        const geom_window *win;
+        CHECK(kernel_window(p->params, &win));
+        st = build_prim(p, s, win, &s->prepared, x->rank, xd, w->dims,
                         s->chain.x_scale ? NULL : p->in_value[1], b, b != NULL);
         if (st != ONYX_OK) goto done;
     }
@@ -1045,7 +1054,9 @@ static onyx_status find_prim(conv_fork *f, const kernel_call *c, const conv_prim
      * here has no constant to fold */
     if (s->bn_mul) return onyx_error(ONYX_ERR_RUNTIME, "fused convolution got a new weight shape");
     conv_prim *p = &f->cache[k];
-    onyx_status st = build_prim(NULL, s, c->node, p, x->rank, xd, w->dims, NULL, NULL, false);
+    const geom_window *win;
+    TRY(kernel_window(c->params, &win));
+    onyx_status st = build_prim(NULL, s, win, p, x->rank, xd, w->dims, NULL, NULL, false);
     if (st == ONYX_OK && p->prim) st = mems_create(p, &f->cache_mems[k]);
     if (st != ONYX_OK) {
         prim_release(p);
@@ -1087,7 +1098,7 @@ static void fill_bias(const conv_state *s, const conv_prim *p, const tensor *b, 
 /* Places the staged output `stage` `shift` pixels into y (float, Y's dims), bias everywhere
  * else. */
 static void unstage(const conv_prim *p, const float *stage, const float *bias, float *y) {
-    const conv_geom *g = &p->g;
+    const geom_window *g = &p->g;
     int64_t per = p->yn / (g->n * g->m), last = p->stage_dims[p->rank - 1];
     for (int64_t nm = 0; nm < g->n * g->m; nm++) {
         float bv = bias ? bias[nm % g->m] : 0.f;
@@ -1116,7 +1127,7 @@ static void unstage(const conv_prim *p, const float *stage, const float *bias, f
  * not constant), into `to`. */
 static onyx_status scale_weights(const conv_state *s, const conv_prim *p, const tensor *sc,
                                  const float *w, float *to) {
-    const conv_geom *g = &p->g;
+    const geom_window *g = &p->g;
     if (!sc || sc->dtype != ONYX_FLOAT || sc->numel != g->c)
         return onyx_error(ONYX_ERR_SHAPE, "the scale on X has %lld values, expected one per "
                           "input channel (%lld)", sc ? (long long)sc->numel : 0LL,
@@ -1250,7 +1261,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
 
 /* Flat index in the `big` space (dims `big`) of position `pos` (small-space multi-index) shifted
  * by kernel offset `kk`: pos * stride - pad + kk * dilation; -1 when outside. */
-static int64_t tap_index(const conv_geom *g, const int64_t *big, const int64_t *pos,
+static int64_t tap_index(const geom_window *g, const int64_t *big, const int64_t *pos,
                          const int64_t *kk) {
     int64_t flat = 0;
     for (int i = 0; i < g->nsp; i++) {
@@ -1271,15 +1282,15 @@ static void next_index(int nsp, const int64_t *dims, int64_t *idx) {
 static onyx_status run_double(const conv_state *s, const kernel_call *c) {
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
     tensor *y = kernel_output(c, 0);
-    conv_geom g;
-    TRY(conv_geometry(c->node, s->transpose, x->rank, x->dims, w->rank, w->dims, &g));
+    const geom_window *g;
+    TRY(kernel_window(c->params, &g));
     int64_t kp = 1, ip = 1, op = 1;
-    for (int i = 0; i < g.nsp; i++) {
-        kp *= g.k[i];
-        ip *= g.in[i];
-        op *= g.out[i];
+    for (int i = 0; i < g->nsp; i++) {
+        kp *= g->k[i];
+        ip *= g->in[i];
+        op *= g->out[i];
     }
-    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    int64_t cg = g->c / g->group, mg = g->m / g->group;
     /* rows x columns of the column matrix: Conv (Cg*K) x out, ConvTranspose (Mg*K) x in */
     int64_t rows = (s->transpose ? mg : cg) * kp, cols = s->transpose ? ip : op;
     if (!cpu_blas_dims_ok(rows, cols, s->transpose ? cg : rows) || !cpu_blas_dims_ok(mg, op, cg))
@@ -1290,22 +1301,23 @@ static onyx_status run_double(const conv_state *s, const kernel_call *c) {
     TRY(kernel_scratch(c, (size_t)(rows * cols) * sizeof(double) + 1, &mem));
     double *col = mem, *yd = y->data;
     const double *xd = x->data, *wd = w->data, *bd = b ? b->data : NULL;
-    for (int64_t n = 0; n < g.n; n++)
-        for (int64_t gi = 0; gi < g.group; gi++) {
-            const double *xg = xd + (n * g.c + gi * cg) * ip;
-            double *yg = yd + (n * g.m + gi * mg) * op;
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            const double *xg = xd + (n * g->c + gi * cg) * ip;
+            double *yg = yd + (n * g->m + gi * mg) * op;
             if (!s->transpose) {
                 for (int64_t r = 0; r < rows; r++) {
-                    int64_t ch = r / kp, kk[CONV_MAX_SPATIAL], pos[CONV_MAX_SPATIAL] = {0};
+                    int64_t ch = r / kp, kk[GEOM_WINDOW_MAX_SPATIAL];
+                    int64_t pos[GEOM_WINDOW_MAX_SPATIAL] = {0};
                     int64_t kr = r % kp;
-                    for (int i = g.nsp - 1; i >= 0; i--) {
-                        kk[i] = kr % g.k[i];
-                        kr /= g.k[i];
+                    for (int i = g->nsp - 1; i >= 0; i--) {
+                        kk[i] = kr % g->k[i];
+                        kr /= g->k[i];
                     }
                     for (int64_t o = 0; o < op; o++) {
-                        int64_t t = tap_index(&g, g.in, pos, kk);
+                        int64_t t = tap_index(g, g->in, pos, kk);
                         col[r * op + o] = t >= 0 ? xg[ch * ip + t] : 0.0;
-                        next_index(g.nsp, g.out, pos);
+                        next_index(g->nsp, g->out, pos);
                     }
                 }
                 cpu_dgemm(false, false, mg, op, rows, 1.0, wd + gi * mg * rows, rows, col, op, 0.0,
@@ -1322,16 +1334,17 @@ static onyx_status run_double(const conv_state *s, const kernel_call *c) {
                     for (int64_t o = 0; o < op; o++) yg[m * op + o] = bv;
                 }
                 for (int64_t r = 0; r < rows; r++) {
-                    int64_t m = r / kp, kk[CONV_MAX_SPATIAL], pos[CONV_MAX_SPATIAL] = {0};
+                    int64_t m = r / kp, kk[GEOM_WINDOW_MAX_SPATIAL];
+                    int64_t pos[GEOM_WINDOW_MAX_SPATIAL] = {0};
                     int64_t kr = r % kp;
-                    for (int i = g.nsp - 1; i >= 0; i--) {
-                        kk[i] = kr % g.k[i];
-                        kr /= g.k[i];
+                    for (int i = g->nsp - 1; i >= 0; i--) {
+                        kk[i] = kr % g->k[i];
+                        kr /= g->k[i];
                     }
                     for (int64_t i = 0; i < ip; i++) {
-                        int64_t t = tap_index(&g, g.out, pos, kk);
+                        int64_t t = tap_index(g, g->out, pos, kk);
                         if (t >= 0) yg[m * op + t] += col[r * ip + i];
-                        next_index(g.nsp, g.in, pos);
+                        next_index(g->nsp, g->in, pos);
                     }
                 }
             }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "ops/conv/conv.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "core/fuse.h"
@@ -29,7 +28,7 @@ static int32_t load8(onyx_dtype d, const void *p, int64_t i) {
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 /* Carves the buffers a geometry needs out of the run's scratch. */
-static onyx_status take_buffers(const kernel_call *c, const conv_geom *g, bool need_acc,
+static onyx_status take_buffers(const kernel_call *c, const geom_window *g, bool need_acc,
                                 qconv_bufs *b) {
     int64_t kp = 1, op = 1, rows, wn, yn, cn;
     for (int i = 0; i < g->nsp; i++)
@@ -51,20 +50,9 @@ static onyx_status take_buffers(const kernel_call *c, const conv_geom *g, bool n
     return ONYX_OK;
 }
 
-/* Prepare checks the geometry when shapes are static. */
-static onyx_status check_geometry(const kernel_prep *p, int w_index) {
-    const type_info *x = p->in_type[0], *w = p->in_type[w_index];
-    if (x && w && type_is_static(x) && type_is_static(w)) {
-        conv_geom g;
-        TRY(conv_geometry(p->node, false, x->rank, x->dims, w->rank, w->dims, &g));
-    }
-    return ONYX_OK;
-}
-
 /* ConvInteger's state: the AVX2 path, or NULL (the reference). */
 onyx_status cpu_convinteger_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
-    TRY(check_geometry(p, 1));
     qconv_avx2 *q = NULL;
     TRY(qconv_avx2_prepare(p, QCONV_AVX2_INTEGER, (qconv_avx2_layout){0}, &q));
     *state = q;
@@ -95,7 +83,6 @@ void cpu_qlinearconv_release(void *state) {
 
 onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
-    TRY(check_geometry(p, 3));
     qlinear_paths *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("int8 convolution");
     onyx_status st = qconv_fast_prepare(p, &s->onednn);
@@ -178,62 +165,63 @@ static void rows_fn(void *ctx, int64_t begin, int64_t end) {
 static onyx_status int_conv(const kernel_call *c, const tensor *x,
                             const tensor *xz, const tensor *w, const tensor *wz, const tensor *b,
                             int32_t *acc_or_null, int32_t **acc_out) {
-    conv_geom g;
-    TRY(conv_geometry(c->node, false, x->rank, x->dims, w->rank, w->dims, &g));
+    const geom_window *g;
+    TRY(kernel_window(c->params, &g));
     TRY(zero_point(xz, 1, "x_zero_point"));
-    TRY(zero_point(wz, g.m, "w_zero_point"));
-    if (b && b->numel != g.m)
+    TRY(zero_point(wz, g->m, "w_zero_point"));
+    if (b && b->numel != g->m)
         return onyx_error(ONYX_ERR_SHAPE, "B has %lld values, expected %lld", (long long)b->numel,
-                          (long long)g.m);
+                          (long long)g->m);
     qconv_bufs bufs = {0}, *s = &bufs;
-    TRY(take_buffers(c, &g, acc_or_null == NULL, s));
+    TRY(take_buffers(c, g, acc_or_null == NULL, s));
     int32_t *acc = acc_or_null ? acc_or_null : s->acc;
     int64_t kp = 1, ip = 1, op = 1;
-    for (int i = 0; i < g.nsp; i++) {
-        kp *= g.k[i];
-        ip *= g.in[i];
-        op *= g.out[i];
+    for (int i = 0; i < g->nsp; i++) {
+        kp *= g->k[i];
+        ip *= g->in[i];
+        op *= g->out[i];
     }
-    int64_t cg = g.c / g.group, mg = g.m / g.group, rows = cg * kp;
-    for (int64_t m = 0; m < g.m; m++) {
+    int64_t cg = g->c / g->group, mg = g->m / g->group, rows = cg * kp;
+    for (int64_t m = 0; m < g->m; m++) {
         int32_t z = zp_at(wz, m);
         for (int64_t r = 0; r < rows; r++) s->w[m * rows + r] = load8(w->dtype, w->data, m * rows + r) - z;
     }
     int32_t xzv = zp_at(xz, 0);
-    for (int64_t n = 0; n < g.n; n++)
-        for (int64_t gi = 0; gi < g.group; gi++) {
-            int64_t xbase = (n * g.c + gi * cg) * ip;
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            int64_t xbase = (n * g->c + gi * cg) * ip;
             for (int64_t r = 0; r < rows; r++) {
-                int64_t ch = r / kp, kr = r % kp, kk[CONV_MAX_SPATIAL], pos[CONV_MAX_SPATIAL] = {0};
-                for (int i = g.nsp - 1; i >= 0; i--) {
-                    kk[i] = kr % g.k[i];
-                    kr /= g.k[i];
+                int64_t ch = r / kp, kr = r % kp, kk[GEOM_WINDOW_MAX_SPATIAL];
+                int64_t pos[GEOM_WINDOW_MAX_SPATIAL] = {0};
+                for (int i = g->nsp - 1; i >= 0; i--) {
+                    kk[i] = kr % g->k[i];
+                    kr /= g->k[i];
                 }
                 int32_t *col = s->col + r * op;
                 for (int64_t o = 0; o < op; o++) {
                     int64_t flat = 0;
                     bool inside = true;
-                    for (int i = 0; i < g.nsp && inside; i++) {
-                        int64_t t = pos[i] * g.stride[i] - g.pad_b[i] + kk[i] * g.dil[i];
-                        inside = t >= 0 && t < g.in[i];
-                        flat = flat * g.in[i] + t;
+                    for (int i = 0; i < g->nsp && inside; i++) {
+                        int64_t t = pos[i] * g->stride[i] - g->pad_b[i] + kk[i] * g->dil[i];
+                        inside = t >= 0 && t < g->in[i];
+                        flat = flat * g->in[i] + t;
                     }
                     col[o] = inside ? load8(x->dtype, x->data, xbase + ch * ip + flat) - xzv : 0;
-                    for (int i = g.nsp - 1; i >= 0; i--) {
-                        if (++pos[i] < g.out[i]) break;
+                    for (int i = g->nsp - 1; i >= 0; i--) {
+                        if (++pos[i] < g->out[i]) break;
                         pos[i] = 0;
                     }
                 }
             }
             row_job j = {.w = s->w + gi * mg * rows, .col = s->col,
-                         .y = acc + (n * g.m + gi * mg) * op, .rows = rows, .cols = op};
+                         .y = acc + (n * g->m + gi * mg) * op, .rows = rows, .cols = op};
             parallel_for(mg, (65536 + rows * op - 1) / (rows * op + 1), rows_fn, &j);
         }
     if (b) {
         const int32_t *bv = b->data;
-        for (int64_t n = 0; n < g.n; n++)
-            for (int64_t m = 0; m < g.m; m++) {
-                uint32_t *y = (uint32_t *)acc + (n * g.m + m) * op;
+        for (int64_t n = 0; n < g->n; n++)
+            for (int64_t m = 0; m < g->m; m++) {
+                uint32_t *y = (uint32_t *)acc + (n * g->m + m) * op;
                 for (int64_t o = 0; o < op; o++) y[o] += (uint32_t)bv[m];
             }
     }

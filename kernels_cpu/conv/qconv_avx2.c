@@ -41,11 +41,10 @@
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/i8_gemm_avx2.h"
 #include "kernels_cpu/common/requant.h"
-#include "ops/conv/conv.h"
 
 struct qconv_avx2 {
     qconv_avx2_op op;
-    conv_geom g;
+    geom_window g;
     int rank;
     int64_t xdims[ONYX_MAX_RANK], ydims[ONYX_MAX_RANK]; /* as the tensors give them */
     onyx_dtype xt, wt, yt;
@@ -181,17 +180,15 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
     q->wt = w->dtype;
     q->yt = yt->dtype;
     memcpy(q->xdims, xt->dims, (size_t)q->rank * sizeof *q->xdims);
-    int64_t nchw[ONYX_MAX_RANK]; /* X's dims in NCHW order */
-    nchw[0] = xt->dims[0];
-    for (int i = 1; i < q->rank; i++)
-        nchw[i] = layout.dims_last ? xt->dims[i == 1 ? q->rank - 1 : i - 1] : xt->dims[i];
-    if (conv_geometry(p->node, false, q->rank, nchw, wt->rank, wt->dims, &q->g) != ONYX_OK) {
-        onyx_error_clear(); /* the reference reports it at run */
-        free(q);
+    /* the plan's window (X's dims in NCHW order, whatever its layout) */
+    const geom_window *win = op_params_window(p->params);
+    if (!win || !geom_window_known(win)) {
+        free(q); /* the reference runs it */
         return ONYX_OK;
     }
+    q->g = *win;
     int64_t yd[ONYX_MAX_RANK];
-    conv_out_dims(&q->g, yd);
+    geom_window_out_dims(&q->g, yd);
     for (int i = 0; i < q->rank; i++)
         q->ydims[i] = layout.dims_last ? yd[i == 0 ? 0 : i == q->rank - 1 ? 1 : i + 1] : yd[i];
     q->yz_optional = layout.dims_last;
@@ -273,7 +270,7 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
 /* ---- run: the pieces, each over a range of output pixels */
 
 /* The window of output pixel o: each spatial dim's first input position, in base[]. */
-static void window_of(const conv_geom *g, int64_t o, int64_t *base) {
+static void window_of(const geom_window *g, int64_t o, int64_t *base) {
     for (int i = g->nsp - 1; i >= 0; i--) {
         base[i] = (o % g->out[i]) * g->stride[i] - g->pad_b[i];
         o /= g->out[i];
@@ -324,7 +321,7 @@ CPU_CLONES static void patches_fn(void *ctx, int64_t b, int64_t e) {
     const run_job *j = ctx;
     const qconv_avx2 *q = j->q;
     const int64_t cg = q->cg, c = q->g.c, kd = q->kdim;
-    int64_t base[CONV_MAX_SPATIAL];
+    int64_t base[GEOM_WINDOW_MAX_SPATIAL];
     for (int64_t p = b; p < e; p++) {
         uint8_t *row = j->a + p * kd;
         window_of(&q->g, p, base);
@@ -375,7 +372,7 @@ CPU_CLONES static void depthwise_fn(void *ctx, int64_t b, int64_t e) {
     const int64_t c = q->g.c;
     const int32_t zx = j->zx;
     const bool s8 = q->xt == ONYX_INT8;
-    int64_t base[CONV_MAX_SPATIAL];
+    int64_t base[GEOM_WINDOW_MAX_SPATIAL];
     for (int64_t p = b; p < e; p++) {
         window_of(&q->g, p, base);
         uint32_t *restrict sum = (uint32_t *)j->acc + p * c;

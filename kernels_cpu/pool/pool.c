@@ -16,6 +16,9 @@
 
 enum { POOL_MAX, POOL_AVG, POOL_LP };
 
+/* Spatial dims the loops take (the schemas' limit, ops/spatial.h's SPATIAL_MAX_DIMS). */
+#define POOL_MAX_SPATIAL 3
+
 /* Windows of 1-D and 2-D pools are padded to 3-D with leading unit dims, so one loop nest serves
  * every rank. */
 typedef struct pool_geom {
@@ -28,7 +31,6 @@ typedef struct pool_geom {
 } pool_geom;
 
 typedef struct pool_state {
-    spatial_params sp;
     int kind;
     bool include_pad, col_major;
     double p;
@@ -37,24 +39,24 @@ typedef struct pool_state {
     onyx_dtype dnnl_dtype;
     bool dnnl_half;            /* float16 X and Y, converted to and from the float primitive */
     int rank;
-    int64_t dnnl_in[2 + SPATIAL_MAX_DIMS];  /* input dims the primitive was made for */
+    int64_t dnnl_in[2 + POOL_MAX_SPATIAL];  /* input dims the primitive was made for */
 } pool_state;
 
-static void geom_fill(pool_geom *g, const spatial_params *sp, const int64_t *in_sp,
-                      const int64_t *out_sp) {
-    int off = 3 - sp->nd;
+/* The loops' 3-D window from the plan's (a pool's has at most POOL_MAX_SPATIAL dims). */
+static void geom_fill(pool_geom *g, const geom_window *w) {
+    int off = 3 - w->nsp;
     for (int i = 0; i < 3; i++) {
         g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
         g->pb[i] = g->pe[i] = 0;
     }
-    for (int i = 0; i < sp->nd; i++) {
-        g->in[off + i] = in_sp[i];
-        g->out[off + i] = out_sp[i];
-        g->k[off + i] = sp->kernel[i];
-        g->s[off + i] = sp->stride[i];
-        g->d[off + i] = sp->dilation[i];
-        g->pb[off + i] = sp->pad_begin[i];
-        g->pe[off + i] = sp->pad_end[i];
+    for (int i = 0; i < w->nsp; i++) {
+        g->in[off + i] = w->in[i];
+        g->out[off + i] = w->out[i];
+        g->k[off + i] = w->k[i];
+        g->s[off + i] = w->stride[i];
+        g->d[off + i] = w->dil[i];
+        g->pb[off + i] = w->pad_b[i];
+        g->pe[off + i] = w->pad_e[i];
     }
     g->in_size = g->in[0] * g->in[1] * g->in[2];
     g->out_size = g->out[0] * g->out[1] * g->out[2];
@@ -62,9 +64,9 @@ static void geom_fill(pool_geom *g, const spatial_params *sp, const int64_t *in_
 
 /* A window far larger than the input (a fuzzed kernel of 2^20): oneDNN walks every tap of it,
  * padding included (14 s for a 32x32 image), where the own loops visit the valid taps only. */
-static bool window_dwarfs_input(const spatial_params *sp, const int64_t *in) {
-    for (int i = 0; i < sp->nd; i++)
-        if ((sp->kernel[i] - 1) * sp->dilation[i] + 1 > 4 * in[i] + 64) return true;
+static bool window_dwarfs_input(const geom_window *w) {
+    for (int i = 0; i < w->nsp; i++)
+        if (geom_window_extent(w->k[i], w->dil[i]) > 4 * w->in[i] + 64) return true;
     return false;
 }
 
@@ -210,10 +212,19 @@ static int64_t plane_grain(int64_t work_per_plane) {
     return g < 1 ? 1 : g;
 }
 
-static onyx_status pool_check_input(const tensor *x, const spatial_params *sp) {
-    if (x->rank != sp->nd + 2)
-        return onyx_error(ONYX_ERR_SHAPE, "input 0 has rank %d, expected %d (kernel_shape has %d "
-                          "values)", x->rank, sp->nd + 2, sp->nd);
+/* Whether the window the plan handed is the one of X and Y (it is made for them: a check, not a
+ * second derivation). */
+static onyx_status pool_check_window(const geom_window *w, const tensor *x, const tensor *y,
+                                     const tensor *idx) {
+    if (w->nsp < 1 || w->nsp > POOL_MAX_SPATIAL || x->rank != w->nsp + 2 || y->rank != x->rank)
+        return onyx_error(ONYX_ERR_SHAPE, "input 0 has rank %d, expected %d (the window's spatial "
+                          "dims, at most %d, and two)", x->rank, w->nsp + 2, POOL_MAX_SPATIAL);
+    bool fits = x->dims[0] == w->n && x->dims[1] == w->c;
+    for (int i = 0; i < w->nsp && fits; i++)
+        fits = x->dims[2 + i] == w->in[i] && y->dims[2 + i] == w->out[i] &&
+               (!idx || idx->dims[2 + i] == w->out[i]);
+    if (!fits)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's pooling window is for other dims");
     return ONYX_OK;
 }
 
@@ -232,15 +243,9 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     s->include_pad = attr_int(n, "count_include_pad", 0) != 0;
     s->col_major = attr_int(n, "storage_order", 0) != 0;
     s->p = lp_p(n);
-    const int64_t *ks;
-    size_t nk = attr_ints(n, "kernel_shape", &ks);
-    if (nk < 1 || nk > SPATIAL_MAX_DIMS) {
-        st = onyx_error(ONYX_ERR_INVALID_MODEL, "attribute kernel_shape has %zu values, "
-                        "expected 1..%d", nk, SPATIAL_MAX_DIMS);
-        goto done;
-    }
-    CHECK(spatial_parse(n, (int)nk, NULL, &s->sp));
-    s->rank = (int)nk + 2;
+    /* the plan's window; unknown dims (a generic plan) wait for the run's */
+    const geom_window *win = op_params_window(p->params);
+    bool known = win && geom_window_known(win) && win->nsp <= POOL_MAX_SPATIAL;
     /* oneDNN for float32 max/average and int8/uint8 max without Indices, when the shapes are
      * known now */
     bool want_idx = p->n_out > 1 && n->outputs[1] >= 0;
@@ -254,22 +259,19 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
                         "max) and Y both opaque, static shapes and no Indices");
         goto done;
     }
-    if (kind != POOL_LP && !want_idx && xt && xt->kind == ONYX_VALUE_TENSOR &&
+    if (kind != POOL_LP && !want_idx && known && xt && xt->kind == ONYX_VALUE_TENSOR &&
         (xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !s->opaque) ||
          (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8))) &&
-        xt->rank == s->rank && type_is_static(xt)) {
-        spatial_params sp = s->sp;
-        int64_t out[2 + SPATIAL_MAX_DIMS];
-        out[0] = xt->dims[0];
-        out[1] = xt->dims[1];
-        CHECK(spatial_resolve(&sp, xt->dims + 2, out + 2));
+        xt->rank == win->nsp + 2 && type_is_static(xt)) {
+        s->rank = xt->rank;
+        int64_t out[2 + POOL_MAX_SPATIAL];
+        geom_window_out_dims(win, out);
         int64_t numel;
         if (shape_numel(s->rank, out, &numel) && numel > 0 &&
-            (s->opaque || !window_dwarfs_input(&sp, xt->dims + 2))) {
+            (s->opaque || !window_dwarfs_input(win))) {
             s->dnnl_half = xt->dtype == ONYX_FLOAT16;
-            CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, &sp,
-                                       kind == POOL_MAX, s->include_pad, s->opaque, xt->dims,
-                                       out, &s->dnnl));
+            CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, win,
+                                       kind == POOL_MAX, s->include_pad, s->opaque, &s->dnnl));
             s->dnnl_dtype = xt->dtype;
             memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
         }
@@ -340,14 +342,9 @@ onyx_status cpu_pool_run(const kernel_call *c) {
     const pool_state *s = f->s;
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0), *idx = kernel_output(c, 1);
-    TRY(pool_check_input(x, &s->sp));
-    spatial_params sp = s->sp;
-    int64_t out[SPATIAL_MAX_DIMS];
-    TRY(spatial_resolve(&sp, x->dims + 2, out));
-    for (int i = 0; i < sp.nd; i++)
-        if (y->dims[2 + i] != out[i] || (idx && idx->dims[2 + i] != out[i]))
-            return onyx_error(ONYX_ERR_SHAPE, "output spatial dim %d is %lld, expected %lld", i,
-                              (long long)y->dims[2 + i], (long long)out[i]);
+    const geom_window *w;
+    TRY(kernel_window(c->params, &w));
+    TRY(pool_check_window(w, x, y, idx));
     if (y->numel == 0) return ONYX_OK;
     if (s->dnnl && !idx && x->dtype == s->dnnl_dtype &&
         !memcmp(s->dnnl_in, x->dims, (size_t)s->rank * sizeof *x->dims)) {
@@ -375,14 +372,14 @@ onyx_status cpu_pool_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, not supported here",
                           onyx_dtype_name(x->dtype));
     pool_geom g;
-    geom_fill(&g, &sp, x->dims + 2, out);
+    geom_fill(&g, w);
     g.kind = s->kind;
     g.include_pad = s->include_pad;
     g.col_major = s->col_major;
     g.p = s->p;
     g.planes = x->dims[0] * x->dims[1];
     pool_job job = {&g, x->data, y->data, idx ? (int64_t *)idx->data : NULL};
-    int64_t kvol = sp.kernel[0] * (sp.nd > 1 ? sp.kernel[1] : 1) * (sp.nd > 2 ? sp.kernel[2] : 1);
+    int64_t kvol = g.k[0] * g.k[1] * g.k[2];
     parallel_for(g.planes, plane_grain(g.out_size * kvol), fn, &job);
     return ONYX_OK;
 }

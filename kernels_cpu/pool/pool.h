@@ -7,20 +7,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/spatial.h"
+#include "geometry/window.h"
 
 typedef struct cpu_pool_dnnl cpu_pool_dnnl;
 
 /* A oneDNN forward-inference pooling of element type dt (float32; int8/uint8 for max) over
- * plain N,C,spatial memory of rank 2 + p->nd (8-bit ones pooled channels last between two
+ * plain N,C,spatial memory of rank 2 + p->nsp (8-bit ones pooled channels last between two
  * reorders, where oneDNN has no other kernel; channels_last: N,spatial,C as
- * cpu_dnnl_md_channels_last describes it) with input dims in[] and output dims out[] (p already
- * resolved for in). max: max pooling, else average including (include_pad) or excluding
+ * cpu_dnnl_md_channels_last describes it) by the window p (known dims: the plan's, resolved by
+ * the pool's schema). max: max pooling, else average including (include_pad) or excluding
  * padding. Sets *out NULL without an error when oneDNN cannot do this case the ONNX way (the
  * caller then runs its own loops); fails only on allocation failure. */
-onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
-                                 bool include_pad, bool channels_last, const int64_t *in,
-                                 const int64_t *out, cpu_pool_dnnl **res);
+onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const geom_window *p, bool max,
+                                 bool include_pad, bool channels_last, cpu_pool_dnnl **res);
 /* The memory objects one run context binds to its buffers (concurrent runs each have their own;
  * the primitive itself is shared). */
 typedef struct cpu_pool_dnnl_mem cpu_pool_dnnl_mem;

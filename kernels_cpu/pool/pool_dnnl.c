@@ -109,9 +109,8 @@ done:
     return st;
 }
 
-onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool max,
-                                 bool include_pad, bool channels_last, const int64_t *in,
-                                 const int64_t *out, cpu_pool_dnnl **res) {
+onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const geom_window *p, bool max,
+                                 bool include_pad, bool channels_last, cpu_pool_dnnl **res) {
     *res = NULL;
     dnnl_data_type_t ddt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
                            : dt == ONYX_UINT8 ? dnnl_u8 : dnnl_data_type_undef;
@@ -121,25 +120,26 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const spatial_params *p, bool ma
         onyx_error_clear(); /* no oneDNN: the loops do the work */
         return ONYX_OK;
     }
-    int nd = p->nd, rank = nd + 2;
+    int nd = p->nsp, rank = nd + 2;
+    int64_t in[2 + GEOM_WINDOW_MAX_SPATIAL] = {p->n, p->c}, out[2 + GEOM_WINDOW_MAX_SPATIAL];
+    for (int i = 0; i < nd; i++) in[2 + i] = p->in[i];
+    geom_window_out_dims(p, out);
     dnnl_dims_t strides, kernel, dil, pl, pr;
     for (int i = 0; i < rank; i++)
         if (in[i] > INT32_MAX || out[i] > INT32_MAX) return ONYX_OK;
     for (int i = 0; i < nd; i++) {
         strides[i] = p->stride[i];
-        kernel[i] = p->kernel[i];
-        dil[i] = p->dilation[i] - 1; /* oneDNN counts dilation from 0 */
-        pl[i] = p->pad_begin[i];
+        kernel[i] = p->k[i];
+        dil[i] = p->dil[i] - 1; /* oneDNN counts dilation from 0 */
+        pl[i] = p->pad_b[i];
         /* oneDNN wants pads that give the output size with floor division; a ceil_mode output
          * needs a larger right pad, which is harmless for max and for averages that exclude
          * padding, but would be counted by averages that include it */
-        int64_t need = (out[2 + i] - 1) * p->stride[i] +
-                       (p->kernel[i] - 1) * p->dilation[i] + 1 - in[2 + i] - p->pad_begin[i];
-        pr[i] = need > p->pad_end[i] ? need : p->pad_end[i];
-        if (pr[i] != p->pad_end[i] && !max && include_pad) return ONYX_OK;
-        if (pl[i] >= (p->kernel[i] - 1) * p->dilation[i] + 1 ||
-            pr[i] >= (p->kernel[i] - 1) * p->dilation[i] + 1)
-            return ONYX_OK;
+        int64_t extent = geom_window_extent(p->k[i], p->dil[i]);
+        int64_t need = (out[2 + i] - 1) * p->stride[i] + extent - in[2 + i] - p->pad_b[i];
+        pr[i] = need > p->pad_e[i] ? need : p->pad_e[i];
+        if (pr[i] != p->pad_e[i] && !max && include_pad) return ONYX_OK;
+        if (pl[i] >= extent || pr[i] >= extent) return ONYX_OK;
     }
     cpu_pool_dnnl *d = calloc(1, sizeof *d);
     if (!d) return onyx_oom("oneDNN pooling");

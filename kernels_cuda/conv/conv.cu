@@ -1,5 +1,5 @@
 // Conv and ConvTranspose on CUDA through cuDNN's convolution (ConvTranspose as its backward-data
-// pass), with the geometry the host resolves (ops/conv/conv.c's conv_geometry); pads cuDNN
+// pass), with the window the node's schema resolved for the plan (core/op_params.h); pads cuDNN
 // cannot take (asymmetric ones, ConvTranspose's negative or output_shape-derived ones) go
 // through a padded copy of the input or a staged output cropped into Y.
 #include <limits.h>
@@ -8,7 +8,6 @@
 
 extern "C" {
 #include "core/fuse.h"
-#include "ops/conv/conv.h"
 }
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
@@ -29,18 +28,16 @@ bool static_dims(const type_info *t) {
     return true;
 }
 
-// The node's geometry as the host resolves it for every device (conv_geometry: the attributes
-// read by ops/conv/conv.c, the window rules of geometry/window.h), for known shapes; false where
-// it fails or is out of what this file takes.
-bool resolve(const graph_node *node, bool transpose, const type_info *x, const type_info *w,
-             conv_geom *g) {
+// The node's window as its schema resolved it for the plan, the same for every device
+// (kernel_prep.params: ops/conv/conv.c's conv_geometry over geometry/window.h's rules), for known
+// shapes; false where it is out of what this file takes.
+bool resolve(const kernel_prep *p, const type_info *x, const type_info *w, geom_window *g) {
     if (!static_dims(x) || !static_dims(w) || x->rank < 3 || x->rank > MAX_SP + 2 ||
         w->rank != x->rank)
         return false;
-    if (conv_geometry(node, transpose, x->rank, x->dims, w->rank, w->dims, g) != ONYX_OK) {
-        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
-        return false;
-    }
+    const geom_window *win = op_params_window(p->params);
+    if (!win || !geom_window_known(win) || win->nsp != x->rank - 2) return false;
+    *g = *win;
     for (int i = 0; i < g->nsp; i++)
         if (g->out[i] < 1) return false;
     return true;
@@ -255,8 +252,8 @@ bool build(const kernel_prep *p, bool transpose, conv_state *s) {
     // bfloat16 (Conv-22) stays on the CPU: cuDNN's legacy bfloat16 paths are not checked here
     dtype_mask types = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16);
     if (!x || !w || !dtype_in(x->dtype, types) || w->dtype != x->dtype) return false;
-    conv_geom g;
-    if (!resolve(p->node, transpose, x, w, &g)) return false;
+    geom_window g;
+    if (!resolve(p, x, w, &g)) return false;
     const type_info *y = &p->out_type[0];
     if (y->kind != ONYX_VALUE_TENSOR || y->rank != g.nsp + 2 || y->dims[0] != g.n ||
         y->dims[1] != g.m)

@@ -1,13 +1,10 @@
 // MaxPool (without Indices), AveragePool, GlobalMaxPool and GlobalAveragePool on CUDA: direct
-// kernels over the windows the host resolves (ops/spatial.c over geometry/window.h) with the
+// kernels over the windows the pools' schema resolved for the plan (core/op_params.h) with the
 // loops of kernels_cpu/pool/pool.c (asymmetric pads, ceil_mode, dilations, count_include_pad),
 // one thread per output.
 #include <stdlib.h>
 #include <string.h>
 
-extern "C" {
-#include "ops/spatial.h"
-}
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"
 
@@ -31,9 +28,9 @@ struct pool_state {
     int64_t x_numel, y_numel;
 };
 
-// The pool's window as the host resolves it for every device (spatial_parse and
-// spatial_resolve: the attributes read by ops/spatial.c, the window rule of geometry/window.h)
-// over known input dims; false where they fail or the output type disagrees.
+// The pool's window as its schema resolved it for the plan, the same for every device
+// (kernel_prep.params: ops/spatial.c over geometry/window.h's rule), over known input dims; false
+// where there is none or the output type disagrees.
 bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     const type_info *x = p->in_type[0];
     if (!x || x->kind != ONYX_VALUE_TENSOR) return false;
@@ -48,13 +45,9 @@ bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     int nd = x->rank - 2;
     for (int i = 0; i < x->rank; i++)
         if (x->dims[i] < 0) return false;
-    spatial_params sp;
-    int64_t out[SP_MAX];
-    if (spatial_parse(n, nd, NULL, &sp) != ONYX_OK ||
-        spatial_resolve(&sp, x->dims + 2, out) != ONYX_OK) {
-        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
-        return false;
-    }
+    const geom_window *sp = op_params_window(p->params);
+    if (!sp || !geom_window_known(sp) || sp->nsp != nd) return false;
+    const int64_t *out = sp->out;
     const type_info *y = &p->out_type[0];
     if (y->kind != ONYX_VALUE_TENSOR || y->rank != x->rank || y->dims[0] != x->dims[0] ||
         y->dims[1] != x->dims[1])
@@ -73,11 +66,11 @@ bool resolve(const kernel_prep *p, int kind, pool_state *s) {
     for (int i = 0; i < nd; i++) {
         g->in[off + i] = x->dims[2 + i];
         g->out[off + i] = out[i];
-        g->k[off + i] = sp.kernel[i];
-        g->s[off + i] = sp.stride[i];
-        g->d[off + i] = sp.dilation[i];
-        g->pb[off + i] = sp.pad_begin[i];
-        g->pe[off + i] = sp.pad_end[i];
+        g->k[off + i] = sp->k[i];
+        g->s[off + i] = sp->stride[i];
+        g->d[off + i] = sp->dil[i];
+        g->pb[off + i] = sp->pad_b[i];
+        g->pe[off + i] = sp->pad_e[i];
     }
     g->in_size = g->in[0] * g->in[1] * g->in[2];
     g->out_size = g->out[0] * g->out[1] * g->out[2];

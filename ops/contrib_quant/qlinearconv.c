@@ -36,9 +36,10 @@ static onyx_status qconv_infer(infer_ctx *c) {
         int64_t xd[ONYX_MAX_RANK], yd[ONYX_MAX_RANK], out[ONYX_MAX_RANK];
         if (cl) move_channels(x->rank, x->dims, xd, true);
         else for (int i = 0; i < x->rank; i++) xd[i] = x->dims[i];
-        conv_geom g;
+        geom_window g;
         TRY(conv_geometry(c->node, false, x->rank, xd, w->rank, w->dims, &g));
-        conv_out_dims(&g, yd);
+        geom_window_out_dims(&g, yd);
+        infer_set_window(c, &g); /* X's dims in NCHW order, whatever its layout */
         if (cl) move_channels(g.nsp + 2, yd, out, false);
         else for (int i = 0; i < g.nsp + 2; i++) out[i] = yd[i];
         type_set_tensor(&c->out[0], yt, g.nsp + 2, out);
@@ -68,6 +69,6 @@ static const attr_spec attrs[] = {
 
 /* named apart from ai.onnx's op_QLinearConv; the registry matches on domain and op_type */
 const op_schema op_MsQLinearConv[] = {
-    {"com.microsoft", "QLinearConv", 1, 8, 9, 1, 1, attrs, qconv_infer, 0},
+    {"com.microsoft", "QLinearConv", 1, 8, 9, 1, 1, attrs, qconv_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -1,7 +1,8 @@
 /* Schema of Conv, and the convolution geometry (attribute checks, channels and groups, pads and
- * output sizes by geometry/window.h's rules) that ConvTranspose, ConvInteger, QLinearConv and the
- * conv kernels (CPU and CUDA) share (ops/conv/conv.h). Written here rather than on the pooling
- * helpers because a convolution also checks W against X. */
+ * output sizes by geometry/window.h's rules) that ConvTranspose, ConvInteger and QLinearConv
+ * share (ops/conv/conv.h): their inference resolves it once per plan into the window every
+ * device's conv kernel gets (core/op_params.h). Written here rather than on the pooling helpers
+ * because a convolution also checks W against X. */
 #include "ops/conv/conv.h"
 
 #include <string.h>
@@ -40,8 +41,9 @@ static onyx_status spatial_ints(const graph_node *node, const char *name, size_t
 #define CONV_DIM_MAX GEOM_WINDOW_DIM_MAX
 
 onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, const int64_t *x_dims,
-                          int w_rank, const int64_t *w_dims, conv_geom *g) {
+                          int w_rank, const int64_t *w_dims, geom_window *g) {
     memset(g, 0, sizeof *g);
+    g->transposed = transpose;
     int rank = x_rank >= 0 ? x_rank : w_rank;
     if (rank < 0) return onyx_error(ONYX_ERR_SHAPE, "ranks of X and W are unknown");
     if (rank < 3)
@@ -68,7 +70,7 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
     TRY(parse_auto_pad(node, &ap));
     TRY(spatial_ints(node, "strides", un, 1, 1, g->stride));
     TRY(spatial_ints(node, "dilations", un, 1, 1, g->dil));
-    int64_t pads[2 * CONV_MAX_SPATIAL];
+    int64_t pads[2 * GEOM_WINDOW_MAX_SPATIAL];
     TRY(spatial_ints(node, "pads", 2 * un, 0, 0, pads));
     for (int i = 0; i < nsp; i++)
         if (g->stride[i] > CONV_DIM_MAX || g->dil[i] > CONV_DIM_MAX || pads[i] > CONV_DIM_MAX ||
@@ -159,12 +161,6 @@ onyx_status conv_geometry(const graph_node *node, bool transpose, int x_rank, co
     return ONYX_OK;
 }
 
-void conv_out_dims(const conv_geom *g, int64_t *dims) {
-    dims[0] = g->n;
-    dims[1] = g->m;
-    for (int i = 0; i < g->nsp; i++) dims[2 + i] = g->out[i];
-}
-
 #define CONV_TYPES (DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE))
 
 onyx_status conv_infer_float(infer_ctx *c, bool transpose, int bias_index) {
@@ -182,7 +178,7 @@ onyx_status conv_infer_float(infer_ctx *c, bool transpose, int bias_index) {
                               onyx_dtype_name(c->in[0]->dtype));
     }
     const type_info *x = c->in[0], *w = c->in[1];
-    conv_geom g;
+    geom_window g;
     TRY(conv_geometry(c->node, transpose, x->rank, x->dims, w->rank, w->dims, &g));
     if (has_b) {
         const type_info *b = c->in[bias_index];
@@ -193,8 +189,9 @@ onyx_status conv_infer_float(infer_ctx *c, bool transpose, int bias_index) {
                               (long long)b->dims[0], (long long)g.m);
     }
     int64_t dims[ONYX_MAX_RANK];
-    conv_out_dims(&g, dims);
+    geom_window_out_dims(&g, dims);
     type_set_tensor(&c->out[0], x->dtype, g.nsp + 2, dims);
+    infer_set_window(c, &g);
     return ONYX_OK;
 }
 
@@ -205,8 +202,8 @@ static const attr_spec conv_attrs[] = {
     {"kernel_shape", ATTR_INTS}, {"pads", ATTR_INTS}, {"strides", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_Conv[] = {
-    {"", "Conv", 1, 2, 3, 1, 1, conv_attrs, conv_infer, 0},
-    {"", "Conv", 11, 2, 3, 1, 1, conv_attrs, conv_infer, 0},
-    {"", "Conv", 22, 2, 3, 1, 1, conv_attrs, conv_infer, 0},
+    {"", "Conv", 1, 2, 3, 1, 1, conv_attrs, conv_infer, OP_GEOMETRY},
+    {"", "Conv", 11, 2, 3, 1, 1, conv_attrs, conv_infer, OP_GEOMETRY},
+    {"", "Conv", 22, 2, 3, 1, 1, conv_attrs, conv_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -21,8 +21,9 @@ onyx_status conv_check_qparam(infer_ctx *c, int i, const char *what, dtype_mask 
     return ONYX_OK;
 }
 
-/* Geometry from x (input 0) and w (input w_index); writes Y's type with dtype `out`. */
-onyx_status conv_infer_quant(infer_ctx *c, int w_index, onyx_dtype out, conv_geom *g) {
+/* Geometry from x (input 0) and w (input w_index), handed to the kernels; writes Y's type with
+ * dtype `out`. */
+onyx_status conv_infer_quant(infer_ctx *c, int w_index, onyx_dtype out, geom_window *g) {
     TRY(infer_need_tensor(c, 0));
     TRY(infer_need_tensor(c, w_index));
     TRY(infer_dtype_in(c, 0, CONV_Q8));
@@ -30,13 +31,14 @@ onyx_status conv_infer_quant(infer_ctx *c, int w_index, onyx_dtype out, conv_geo
     const type_info *x = c->in[0], *w = c->in[w_index];
     TRY(conv_geometry(c->node, false, x->rank, x->dims, w->rank, w->dims, g));
     int64_t dims[ONYX_MAX_RANK];
-    conv_out_dims(g, dims);
+    geom_window_out_dims(g, dims);
     type_set_tensor(&c->out[0], out, g->nsp + 2, dims);
+    infer_set_window(c, g);
     return ONYX_OK;
 }
 
 static onyx_status convinteger_infer(infer_ctx *c) {
-    conv_geom g;
+    geom_window g;
     TRY(conv_infer_quant(c, 1, ONYX_INT32, &g));
     TRY(conv_check_qparam(c, 2, "x_zero_point", DT_BIT(c->in[0]->dtype), 0));
     return conv_check_qparam(c, 3, "w_zero_point", DT_BIT(c->in[1]->dtype), g.m >= 0 ? g.m : -1);
@@ -47,6 +49,6 @@ static const attr_spec qconv_attrs[] = {
     {"kernel_shape", ATTR_INTS}, {"pads", ATTR_INTS}, {"strides", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_ConvInteger[] = {
-    {"", "ConvInteger", 10, 2, 4, 1, 1, qconv_attrs, convinteger_infer, 0},
+    {"", "ConvInteger", 10, 2, 4, 1, 1, qconv_attrs, convinteger_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -9,8 +9,8 @@ static const attr_spec convtranspose_attrs[] = {
     {"pads", ATTR_INTS},         {"strides", ATTR_INTS},        {NULL, 0}};
 
 const op_schema op_ConvTranspose[] = {
-    {"", "ConvTranspose", 1, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, 0},
-    {"", "ConvTranspose", 11, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, 0},
-    {"", "ConvTranspose", 22, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, 0},
+    {"", "ConvTranspose", 1, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, OP_GEOMETRY},
+    {"", "ConvTranspose", 11, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, OP_GEOMETRY},
+    {"", "ConvTranspose", 22, 2, 3, 1, 1, convtranspose_attrs, convtranspose_infer, OP_GEOMETRY},
     OP_END,
 };

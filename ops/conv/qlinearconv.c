@@ -2,7 +2,7 @@
 #include "ops/conv/conv.h"
 
 static onyx_status qlinearconv_infer(infer_ctx *c) {
-    conv_geom g;
+    geom_window g;
     TRY(conv_infer_quant(c, 3, ONYX_UNDEFINED, &g));
     onyx_dtype xt = c->in[0]->dtype;
     int64_t m = g.m >= 0 ? g.m : -1;
@@ -33,6 +33,6 @@ static const attr_spec qconv_attrs[] = {
     {"kernel_shape", ATTR_INTS}, {"pads", ATTR_INTS}, {"strides", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_QLinearConv[] = {
-    {"", "QLinearConv", 10, 8, 9, 1, 1, qconv_attrs, qlinearconv_infer, 0},
+    {"", "QLinearConv", 10, 8, 9, 1, 1, qconv_attrs, qlinearconv_infer, OP_GEOMETRY},
     OP_END,
 };

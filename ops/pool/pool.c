@@ -1,6 +1,7 @@
 /* Schemas of the pooling ops MaxPool, AveragePool, LpPool and their Global* forms. They share one
  * file because they share one inference (window attributes through spatial.h, output [N, C,
- * pooled spatial dims]) and differ only in their attribute lists and type sets. */
+ * pooled spatial dims], the window handed to the kernels) and differ only in their attribute
+ * lists and type sets. */
 #include <string.h>
 
 #include "ops/spatial.h"
@@ -60,7 +61,10 @@ static onyx_status pool_infer(infer_ctx *c) {
                                   "supported 1..%d", rank - 2, SPATIAL_MAX_DIMS);
             spatial_params p;
             TRY(spatial_parse(n, rank - 2, NULL, &p));
-            TRY(spatial_output_dims(&p, x->dims + 2, dims + 2));
+            TRY(spatial_resolve(&p, x->dims + 2, dims + 2));
+            geom_window w;
+            spatial_pool_window(&p, x->dims, dims + 2, &w);
+            infer_set_window(c, &w);
         }
     } else if (!global) {
         /* the attributes alone tell the spatial rank */
@@ -109,7 +113,9 @@ static const attr_spec lp_attrs[] = {WINDOW_ATTRS, {"p", ATTR_INT}, {"dilations"
 static const attr_spec glp1_attrs[] = {{"p", ATTR_FLOAT}, {NULL, 0}};
 static const attr_spec glp_attrs[] = {{"p", ATTR_INT}, {NULL, 0}};
 
-#define POOL(name, v, nout, attrs) {"", name, v, 1, 1, 1, nout, attrs, pool_infer, 0}
+/* the windowed pools hand their kernels the window; the global ones have none */
+#define POOL(name, v, nout, attrs) {"", name, v, 1, 1, 1, nout, attrs, pool_infer, OP_GEOMETRY}
+#define GLOBAL_POOL(name, v, attrs) {"", name, v, 1, 1, 1, 1, attrs, pool_infer, 0}
 
 const op_schema op_MaxPool[] = {
     POOL("MaxPool", 1, 1, max1_attrs), POOL("MaxPool", 8, 2, max8_attrs),
@@ -132,14 +138,14 @@ const op_schema op_LpPool[] = {
 };
 
 const op_schema op_GlobalAveragePool[] = {
-    POOL("GlobalAveragePool", 1, 1, NULL), POOL("GlobalAveragePool", 22, 1, NULL), OP_END,
+    GLOBAL_POOL("GlobalAveragePool", 1, NULL), GLOBAL_POOL("GlobalAveragePool", 22, NULL), OP_END,
 };
 
 const op_schema op_GlobalMaxPool[] = {
-    POOL("GlobalMaxPool", 1, 1, NULL), POOL("GlobalMaxPool", 22, 1, NULL), OP_END,
+    GLOBAL_POOL("GlobalMaxPool", 1, NULL), GLOBAL_POOL("GlobalMaxPool", 22, NULL), OP_END,
 };
 
 const op_schema op_GlobalLpPool[] = {
-    POOL("GlobalLpPool", 1, 1, glp1_attrs), POOL("GlobalLpPool", 2, 1, glp_attrs),
-    POOL("GlobalLpPool", 22, 1, glp_attrs), OP_END,
+    GLOBAL_POOL("GlobalLpPool", 1, glp1_attrs), GLOBAL_POOL("GlobalLpPool", 2, glp_attrs),
+    GLOBAL_POOL("GlobalLpPool", 22, glp_attrs), OP_END,
 };

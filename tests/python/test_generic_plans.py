@@ -74,3 +74,37 @@ def test_decoder_like_growing_inputs():
         assert len(plans) <= 4, plans
     finally:
         ort.set_default_logger_callback(None)
+
+
+def test_windows_resolved_per_run_on_a_generic_plan():
+    # A conv's and a pool's window is resolved once per plan (core/op_params.h); a generic plan's
+    # has unknown dims and each run resolves its own: SAME_UPPER's pads, ceil mode's last window
+    # and dilations differ with every image size here. Against onnx's reference.
+    from onnx.reference import ReferenceEvaluator
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    nodes = [h.make_node('Conv', ['x', 'w'], ['c'], auto_pad='SAME_UPPER', strides=[2, 2],
+                         dilations=[1, 2]),
+             h.make_node('MaxPool', ['c'], ['m'], kernel_shape=[3, 2], strides=[2, 2],
+                         ceil_mode=1),
+             h.make_node('AveragePool', ['x'], ['a'], kernel_shape=[2, 3], auto_pad='SAME_LOWER',
+                         count_include_pad=1)]
+    inputs = [h.make_tensor_value_info('x', TP.FLOAT, [1, 3, 'h', 'w'])]
+    outputs = [h.make_tensor_value_info('m', TP.FLOAT, None),
+               h.make_tensor_value_info('a', TP.FLOAT, None)]
+    s, lines = session(nodes, inputs, outputs, {'w': w})
+    g = h.make_graph(nodes, 'g', inputs, outputs, [nh.from_array(w, 'w')])
+    ref = ReferenceEvaluator(h.make_model(g, opset_imports=[h.make_opsetid('', 17)]))
+    try:
+        generic = built(lines)  # made at prepare, its image dims unknown: the generic one
+        assert generic and all('?' in p for p in generic), generic
+        plans = []
+        for size in range(7, 19):
+            x = rng.standard_normal((1, 3, size, size + 3)).astype(np.float32)
+            got, want = s.run(None, {'x': x}), ref.run(None, {'x': x})
+            for a, b in zip(got, want):
+                assert a.shape == b.shape
+                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+            plans += built(lines)
+        assert len(plans) <= 3, plans  # the rest ran on the generic plan
+    finally:
+        ort.set_default_logger_callback(None)
