@@ -131,6 +131,12 @@ struct subgraph {
     int *readers;     /* per graph value: the node inputs that read it, where the env evicts
                          weights and no node has a subgraph (which may read outer values
                          unseen); else NULL */
+    /* With readers, for weights read by several nodes (a tied embedding's codes): per value,
+     * how many of its node inputs were prepared reading it only through packed objects; per
+     * node input (input i of node n at input_at[n] + i), whether it was. */
+    atomic_int *packed_reads;
+    int *input_at;
+    atomic_bool *packed_input;
 };
 
 struct exec_frame {

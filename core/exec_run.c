@@ -46,6 +46,35 @@ void exec_optimize_options(const exec_env *env, optimize_options *out) {
     }
 }
 
+static void evict_counts_free(subgraph *sg) {
+    free(sg->readers);
+    free(sg->packed_reads);
+    free(sg->input_at);
+    free(sg->packed_input);
+    sg->readers = NULL, sg->packed_reads = NULL, sg->input_at = NULL, sg->packed_input = NULL;
+}
+
+/* The readers of each value and the counts of packed reads (exec_internal.h); without memory,
+ * none: no weight is evicted. */
+static void evict_counts(subgraph *sg, const graph *g) {
+    int inputs = 0;
+    for (int n = 0; n < g->n_nodes; n++) inputs += g->nodes[n].n_inputs;
+    sg->readers = calloc((size_t)g->n_values + 1, sizeof *sg->readers);
+    sg->packed_reads = calloc((size_t)g->n_values + 1, sizeof *sg->packed_reads);
+    sg->input_at = calloc((size_t)g->n_nodes + 1, sizeof *sg->input_at);
+    sg->packed_input = calloc((size_t)inputs + 1, sizeof *sg->packed_input);
+    if (!sg->readers || !sg->packed_reads || !sg->input_at || !sg->packed_input) {
+        evict_counts_free(sg);
+        return;
+    }
+    for (int n = 0, at = 0; n < g->n_nodes; n++) {
+        sg->input_at[n] = at;
+        at += g->nodes[n].n_inputs;
+        for (int i = 0; i < g->nodes[n].n_inputs; i++)
+            if (g->nodes[n].inputs[i] >= 0) sg->readers[g->nodes[n].inputs[i]]++;
+    }
+}
+
 onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out) {
     subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return onyx_oom("subgraph");
@@ -79,10 +108,7 @@ onyx_status subgraph_create(const graph *g, const exec_env *env, subgraph **out)
     for (int n = 0; n < g->n_nodes && evict; n++)
         for (int a = 0; a < g->nodes[n].n_attrs; a++)
             evict &= g->nodes[n].attrs[a].type != ATTR_GRAPH && g->nodes[n].attrs[a].type != ATTR_GRAPHS;
-    if (evict && (sg->readers = calloc((size_t)g->n_values + 1, sizeof *sg->readers)))
-        for (int n = 0; n < g->n_nodes; n++)
-            for (int i = 0; i < g->nodes[n].n_inputs; i++)
-                if (g->nodes[n].inputs[i] >= 0) sg->readers[g->nodes[n].inputs[i]]++;
+    if (evict) evict_counts(sg, g);
     *out = sg;
     return ONYX_OK;
 }
@@ -100,7 +126,7 @@ void subgraph_free(subgraph *sg) {
             free(sg->folded[i]);
         }
     free(sg->folded);
-    free(sg->readers);
+    evict_counts_free(sg);
     pthread_mutex_destroy(&sg->lock);
     free(sg->captured);
     graph_optimized_free(sg->rewritten);

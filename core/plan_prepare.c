@@ -4,6 +4,7 @@
  * (core/shared.h). Used by placement, the fusion passes and constant folding. */
 #include "core/plan_prepare.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,9 +64,10 @@ static onyx_status prep_view_make(prep_view *v, const subgraph *sg, const plan *
 }
 
 /* Evicted weights among k's constant inputs restored (and kept from then on) unless k reads
- * them through its packed objects (KF_PACKED_WEIGHTS). A weight that k reads is read by k's node
- * alone (evict_packed) and a node gets the same kernel in every plan of a CPU session: a weight
- * such a kernel reads is never evicted after, so nothing is pinned before it is. */
+ * them through its packed objects (KF_PACKED_WEIGHTS). A weight is evicted only once every node
+ * reading it read it packed (evict_packed), and a node gets the same kernel in every plan of a
+ * CPU session: a weight such a kernel reads is never evicted after, so nothing is pinned before
+ * it is. */
 static onyx_status restore_inputs(const subgraph *sg, const kernel *k, const prep_view *v) {
     if (!sg->readers || (k->flags & KF_PACKED_WEIGHTS)) return ONYX_OK;
     for (int i = 0; i < v->prep.n_in; i++)
@@ -89,22 +91,35 @@ static onyx_status note_raw(plan *p, const prep_view *v) {
     return ONYX_OK;
 }
 
+/* Whether every node input reading value vi has now been prepared reading it only through
+ * packed objects, input i of node counted (once) among them: the graph's node itself (not a
+ * fused copy) when others read vi too. */
+static bool all_reads_packed(const subgraph *sg, const graph_node *node, int i, int vi) {
+    if (sg->readers[vi] == 1) return true;
+    const graph *g = sg->g;
+    uintptr_t at = (uintptr_t)node, first = (uintptr_t)g->nodes;
+    if (at < first || at >= (uintptr_t)(g->nodes + g->n_nodes)) return false;
+    int n = (int)((at - first) / sizeof *node);
+    if (!atomic_exchange(&sg->packed_input[sg->input_at[n] + i], true))
+        atomic_fetch_add(&sg->packed_reads[vi], 1);
+    return atomic_load(&sg->packed_reads[vi]) == sg->readers[vi];
+}
+
 /* After k prepared: the weights it read only through packed objects, which nothing else reads
- * (one reader in the graph, not an output, on the CPU), are evicted (core/shared.h). Plan
- * constants from weights are the model's (its pool) or the subgraph's (folded): the rep owns
- * both. */
+ * but through packed objects too (a node gets the same kernel in every plan, so such a reader
+ * stays one; not an output; on the CPU), are evicted (core/shared.h). Plan constants from
+ * weights are the model's (its pool) or the subgraph's (folded): the rep owns both. */
 static void evict_packed(const subgraph *sg, const plan *p, const graph_node *node,
                          const prep_view *v) {
     if (!sg->readers) return;
     const graph *g = sg->g;
     for (int i = 0; i < node->n_inputs; i++) {
         int vi = node->inputs[i];
-        if (!v->packed[i] || vi < 0 || vi >= g->n_values || sg->readers[vi] != 1 ||
-            (g->values[vi].flags & GV_OUTPUT))
+        if (!v->packed[i] || vi < 0 || vi >= g->n_values || (g->values[vi].flags & GV_OUTPUT))
             continue;
         const plan_value *pv = &p->vals[vi];
         if (pv->where == ST_CONST && pv->from_weights && pv->device == DEVICE_CPU &&
-            pv->constant && pv->constant == v->in_values[i])
+            pv->constant && pv->constant == v->in_values[i] && all_reads_packed(sg, node, i, vi))
             shared_cache_evict(sg->env.shared, pv->constant);
     }
 }

@@ -49,6 +49,7 @@ onyx_status rule_global_average_pool(rewriter *r, const graph_node *mean);
 onyx_status rule_sink_transpose(rewriter *r, const graph_node *t);
 onyx_status rule_rows_before_product(rewriter *r, const graph_node *t);
 onyx_status rule_gather_transposed_weight(rewriter *r, const graph_node *gather);
+onyx_status rule_gather_nbits_weight(rewriter *r, const graph_node *gather);
 onyx_status rule_patch_embedding(rewriter *r, const graph_node *conv);
 onyx_status rule_qdq_table(rewriter *r, const graph_node *q);
 /* Shared by the table rules (qdq_table.c, qop_table.c): a new constant of the 256 codes of 8-bit

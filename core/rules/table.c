@@ -37,6 +37,9 @@ static const rewrite_rule table[] = {
     PATTERN("rows_before_product", "Transpose", "transpose.c", rule_rows_before_product),
     /* at a Gather: the tied embedding read through the output projection's transposed weight */
     PATTERN("gather_transposed_weight", "Gather", "tied_embedding.c", rule_gather_transposed_weight),
+    /* at a GatherBlockQuantized: the tied int4 embedding read as rows of the product's weight */
+    {"gather_nbits_weight", "com.microsoft", "GatherBlockQuantized", "core/rules/tied_embedding.c",
+     RULE_PATTERNS, false, ONYX_OPT_ALL, false, rule_gather_nbits_weight},
     PATTERN("swish", "Sigmoid", "swish.c", rule_swish),
     /* then, from the graph's end, over what the patterns made: a chain of 8-bit elementwise ops
      * (com.microsoft's, and the QDQ tables' LookupTables) of one tensor, as one table */

@@ -1,4 +1,5 @@
-/* CPU kernels of the contrib_nlp family (com.microsoft contrib ops; see cpu_kernels.h for the entry forms) */
+/* CPU kernels of the contrib_nlp family (com.microsoft contrib ops, ai.onyx GatherNBits; see
+ * cpu_kernels.h for the entry forms) */
 KERNEL("com.microsoft", "Attention", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_cnlp_attention)
 KERNEL("com.microsoft", "MultiHeadAttention", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_cnlp_mha)
 KERNEL("com.microsoft", "GroupQueryAttention", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_cnlp_gqa)
@@ -15,3 +16,4 @@ KERNEL("com.microsoft", "BiasSoftmax", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DO
 KERNEL("com.microsoft", "RotaryEmbedding", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16), 0, cpu_cnlp_rotary)
 KERNEL_STATEFUL("com.microsoft", "MatMulNBits", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16), KF_PACKED_WEIGHTS, cpu_cnlp_matmul_nbits_prepare, cpu_cnlp_matmul_nbits, cpu_cnlp_matmul_nbits_release)
 KERNEL("com.microsoft", "GatherBlockQuantized", 1, 1, DT_BIT(ONYX_INT4) | DT_BIT(ONYX_UINT4) | DT_BIT(ONYX_UINT8) | DT_BIT(ONYX_FLOAT8E4M3FN) | DT_BIT(ONYX_FLOAT8E4M3FNUZ) | DT_BIT(ONYX_FLOAT8E5M2) | DT_BIT(ONYX_FLOAT8E5M2FNUZ) | DT_BIT(ONYX_FLOAT4E2M1), 0, cpu_cnlp_gather_block_quantized)
+KERNEL_STATEFUL("ai.onyx", "GatherNBits", 1, 1, DT_BIT(ONYX_UINT8), KF_PACKED_WEIGHTS, cpu_onyx_gather_nbits_prepare, cpu_onyx_gather_nbits, cpu_onyx_gather_nbits_release)

@@ -7,14 +7,16 @@
  * rows (prefill) dequantize panels of columns, sized to stay in cache, into scratch and multiply
  * them with sgemm. At accuracy_level 4 with constant 4-bit weights, all row counts run instead as
  * an int8 GEMM on a copy of the weight repacked at prepare (kernels_cpu/contrib_nlp/nbits_i8.c).
- * Weights given at run time get the same per-block tables in scratch. */
+ * Which of the two forms a constant weight is kept in is chosen here for every kernel that reads
+ * it (nbits_form.h: a tied embedding's GatherNBits too). Weights given at run time get the same
+ * per-block tables in scratch. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
 #include "kernels_cpu/contrib_nlp/nbits_dot.h"
-#include "kernels_cpu/contrib_nlp/nbits_i8.h"
+#include "kernels_cpu/contrib_nlp/nbits_form.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "ops/contrib_nlp/contrib_nlp.h"
 
@@ -153,10 +155,43 @@ static onyx_status pack_unpack(const void *obj, void *dst) {
     return ONYX_OK;
 }
 
+onyx_status nbits_form_prepare(const kernel_prep *p, const cnlp_nbits *q, int64_t level, int b_in,
+                               int s_in, int z_in, nbits_form *out) {
+    memset(out, 0, sizeof *out);
+    const tensor *b = p->n_in > b_in ? p->in_value[b_in] : NULL,
+                 *sc = p->n_in > s_in ? p->in_value[s_in] : NULL;
+    const tensor *zp = p->n_in > z_in ? p->in_value[z_in] : NULL;
+    bool zp_given = p->n_in > z_in && p->in_type[z_in];
+    if (b && sc && (zp || !zp_given)) {
+        TRY(check_inputs(q, b, sc, zp));
+        nb_key key;
+        memset(&key, 0, sizeof key);
+        memcpy(key.tag, "cnlpnb2", 8);
+        key.b = b->data, key.scales = sc->data, key.zp = zp ? zp->data : NULL;
+        key.k = q->k, key.n = q->n, key.bits = q->bits, key.block = q->block;
+        key.st = sc->dtype, key.zt = zp ? zp->dtype : 0;
+        nb_src src = {*q, b, sc, zp};
+        void *obj = NULL;
+        const nbi8_isa isa = level == 4 ? nbi8_choose() : NBI8_NONE;
+        const bool int8 = isa != NBI8_NONE && q->bits == 4 && q->block % 8 == 0 &&
+                          q->block <= 8192 && (!zp || zp->dtype == ONYX_UINT8);
+        if (int8) {
+            memcpy(key.tag, "cnlpnb8", 8);
+            TRY(kernel_shared_weight(p, b_in, &key, sizeof key, pack_make, pack_free, pack_unpack,
+                                     &src, &obj));
+            out->pack = obj, out->isa = isa;
+            return ONYX_OK;
+        }
+        TRY(kernel_shared(p, &key, sizeof key, params_make, params_free, &src, &obj));
+        out->w = &((const nb_params *)obj)->w;
+    }
+    /* the block tables and the per-run path read B as stored */
+    return b ? kernel_weight_bytes(p, b_in) : ONYX_OK;
+}
+
 typedef struct nb_state {
-    const nb_params *params; /* shared, borrowed; NULL: made per run (or pack set) */
-    const nbi8_pack *pack;   /* shared, borrowed: level 4 runs as an int8 GEMM on it */
-    nbi8_isa isa;
+    nbits_form form; /* shared, borrowed: level 4 runs as an int8 GEMM on form.pack; neither
+                        set: the tables are made per run */
     int64_t level;
 } nb_state;
 
@@ -166,38 +201,7 @@ onyx_status cpu_cnlp_matmul_nbits_prepare(const kernel_prep *p, void **state) {
     nb_state *st = calloc(1, sizeof *st);
     if (!st) return onyx_oom("MatMulNBits state");
     st->level = attr_int(p->node, "accuracy_level", 0);
-    const tensor *b = p->n_in > 1 ? p->in_value[1] : NULL,
-                 *sc = p->n_in > 2 ? p->in_value[2] : NULL;
-    const tensor *zp = p->n_in > 3 ? p->in_value[3] : NULL;
-    bool zp_given = p->n_in > 3 && p->in_type[3];
-    if (b && sc && (zp || !zp_given)) {
-        onyx_status s = check_inputs(&q, b, sc, zp);
-        nb_key key;
-        memset(&key, 0, sizeof key);
-        memcpy(key.tag, "cnlpnb2", 8);
-        key.b = b->data, key.scales = sc->data, key.zp = zp ? zp->data : NULL;
-        key.k = q.k, key.n = q.n, key.bits = q.bits, key.block = q.block;
-        key.st = sc->dtype, key.zt = zp ? zp->dtype : 0;
-        nb_src src = {q, b, sc, zp};
-        void *obj = NULL;
-        st->isa = st->level == 4 ? nbi8_choose() : NBI8_NONE;
-        const bool int8 = st->isa != NBI8_NONE && q.bits == 4 && q.block % 8 == 0 &&
-                          q.block <= 8192 && (!zp || zp->dtype == ONYX_UINT8);
-        if (int8) memcpy(key.tag, "cnlpnb8", 8);
-        if (s == ONYX_OK && int8)
-            s = kernel_shared_weight(p, 1, &key, sizeof key, pack_make, pack_free, pack_unpack,
-                                     &src, &obj);
-        else if (s == ONYX_OK)
-            s = kernel_shared(p, &key, sizeof key, params_make, params_free, &src, &obj);
-        if (s != ONYX_OK) {
-            free(st);
-            return s;
-        }
-        if (int8) st->pack = obj;
-        else st->params = obj;
-    }
-    /* the block tables and the per-run path read B as stored */
-    onyx_status s = b && !st->pack ? kernel_weight_bytes(p, 1) : ONYX_OK;
+    onyx_status s = nbits_form_prepare(p, &q, st->level, 1, 2, 3, &st->form);
     if (s != ONYX_OK) {
         free(st);
         return s;
@@ -273,11 +277,12 @@ static void add_bias(const tensor *bias, int64_t m, int64_t n, float *y) {
 
 static onyx_status run_int8(const kernel_call *c, const nb_state *st, const tensor *A,
                             const tensor *bias, tensor *Y, int64_t m) {
+    const nbi8_pack *pack = st->form.pack;
     const bool fa = A->dtype == ONYX_FLOAT;
     size_t abytes = fa ? 0 : ALIGN64((size_t)A->numel * sizeof(float));
     size_t ybytes = fa ? 0 : ALIGN64((size_t)Y->numel * sizeof(float));
     char *buf = NULL;
-    TRY(kernel_scratch(c, abytes + ybytes + nbi8_scratch_bytes(st->pack, m) + 64,
+    TRY(kernel_scratch(c, abytes + ybytes + nbi8_scratch_bytes(pack, m) + 64,
                        (void **)&buf));
     const float *a = A->data;
     float *y = Y->data;
@@ -287,8 +292,8 @@ static onyx_status run_int8(const kernel_call *c, const nb_state *st, const tens
         y = (float *)(buf + abytes);
     }
     if (m > 0) {
-        nbi8_matmul(st->pack, st->isa, a, m, y, buf + abytes + ybytes);
-        add_bias(bias, m, st->pack->n, y);
+        nbi8_matmul(pack, st->form.isa, a, m, y, buf + abytes + ybytes);
+        add_bias(bias, m, pack->n, y);
     }
     if (!fa) cnlp_store(Y->data, Y->dtype, 0, y, Y->numel);
     return ONYX_OK;
@@ -311,16 +316,16 @@ onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     const int64_t m = A->numel / q.k, kp = q.k_blocks * q.block;
     if (!cpu_blas_dims_ok(m, q.n, q.k))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "matrix sizes exceed BLAS's int range");
-    if (st->pack) return run_int8(c, st, A, bias, Y, m);
-    if (!st->params) TRY(check_inputs(&q, B, S, Z));
+    if (st->form.pack) return run_int8(c, st, A, bias, Y, m);
+    if (!st->form.w) TRY(check_inputs(&q, B, S, Z));
     const bool fa = A->dtype == ONYX_FLOAT, dots = m <= DOT_MAX_ROWS;
     nb_weight wv;
-    if (st->params) wv = st->params->w;
+    if (st->form.w) wv = *st->form.w;
     else geometry(&q, &wv); /* the tables come below, in scratch */
     const bool i8 = dots && st->level == 4 && nb_i8_available(&wv);
 
     /* one scratch region: tables, A and Y as float, then the path's own buffers */
-    size_t tbytes = st->params ? 0 : params_bytes(&q, S, Z);
+    size_t tbytes = st->form.w ? 0 : params_bytes(&q, S, Z);
     size_t abytes = fa ? 0 : ALIGN64((size_t)A->numel * sizeof(float));
     size_t ybytes = fa ? 0 : ALIGN64((size_t)Y->numel * sizeof(float));
     size_t pbytes;
@@ -332,7 +337,7 @@ onyx_status cpu_cnlp_matmul_nbits(const kernel_call *c) {
     char *buf = NULL;
     TRY(kernel_scratch(c, tbytes + abytes + ybytes + pbytes + 64, (void **)&buf));
     char *tables = buf, *abuf = tables + tbytes, *ybuf = abuf + abytes, *pbuf = ybuf + ybytes;
-    if (!st->params) params_fill(&q, B, S, Z, tables, &wv);
+    if (!st->form.w) params_fill(&q, B, S, Z, tables, &wv);
 
     const float *a = A->data;
     float *y = Y->data;

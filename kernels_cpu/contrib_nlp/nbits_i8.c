@@ -103,6 +103,23 @@ void nbi8_unpack_codes(const nbi8_pack *p, uint8_t *b) {
     }
 }
 
+void nbi8_dequant_column(const nbi8_pack *p, int64_t n, float *out) {
+    const int64_t steps = p->block / 8, g = n / NBI8_COLS, c = n % NBI8_COLS;
+    const uint8_t *col = p->codes + g * p->k_blocks * p->block * 8 + c * 4;
+    for (int64_t kb = 0; kb < p->k_blocks; kb++) {
+        const int64_t t = (g * p->k_blocks + kb) * NBI8_COLS + c, e0 = kb * p->block;
+        const float s = p->scale[t], z = p->zp ? (float)p->zp[t] : 8.0f;
+        for (int64_t st = 0; st < steps; st++) {
+            /* lane byte i: element 8st+i in the low nibble, 8st+4+i in the high one */
+            const uint8_t *o = col + (kb * steps + st) * 64;
+            for (int i = 0; i < 8; i++) {
+                const int64_t e = e0 + 8 * st + i;
+                if (e < p->k) out[e] = ((float)(i < 4 ? o[i] & 15 : o[i - 4] >> 4) - z) * s;
+            }
+        }
+    }
+}
+
 onyx_status nbi8_pack_make(const nb_weight *w, nbi8_pack **out) {
     nbi8_pack *p = calloc(1, sizeof *p);
     if (!p) return onyx_oom("MatMulNBits int8 weight");

@@ -43,6 +43,10 @@ void nbi8_free(nbi8_pack *p);
  * first), rebuilt exactly from the pack: every code of the n columns is in it. */
 void nbi8_unpack_codes(const nbi8_pack *p, uint8_t *b);
 
+/* Column n of the weight (a row of B) dequantized into out[k], (code - zero point) * scale in
+ * float: the same values nb_dequant_column gives from B as stored. */
+void nbi8_dequant_column(const nbi8_pack *p, int64_t n, float *out);
+
 /* Bytes of scratch nbi8_matmul takes for m rows. */
 size_t nbi8_scratch_bytes(const nbi8_pack *p, int64_t m);
 

@@ -87,6 +87,10 @@ typedef struct cnlp_nbits {
 
 onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q);
 
+/* Refuses t (named `name` in the message) when its shape is known and has other than `want`
+ * elements: MatMulNBits' B, scales and zero points, which may come in any shape. */
+onyx_status cnlp_want_numel(const type_info *t, const char *name, int64_t want);
+
 /* GatherBlockQuantized's geometry: data (int4/uint4, uint8 holding 2/4/8-bit codes packed along
  * its last axis, or a float8/float4 type) dequantized per block of `block` along quantize_axis with
  * scales (and zero points for the integer types), gathered along gather_axis. Dims are logical

@@ -1,6 +1,7 @@
-/* ops of the contrib_nlp family (com.microsoft contrib ops, and onnxruntime's default-domain
- * SimplifiedLayerNormalization): one OP(Name) per ops/contrib_nlp/<name>.c; names carry a prefix
- * (Ms, Ort) because ai.onnx has ops of the same names (Attention, Gelu, RotaryEmbedding) */
+/* ops of the contrib_nlp family (com.microsoft contrib ops, onnxruntime's default-domain
+ * SimplifiedLayerNormalization, onyx's own ai.onyx GatherNBits): one OP(Name) per
+ * ops/contrib_nlp/<name>.c; names carry a prefix (Ms, Ort) because ai.onnx has ops of the same
+ * names (Attention, Gelu, RotaryEmbedding) */
 OP(MsAttention)
 OP(MsMultiHeadAttention)
 OP(MsGroupQueryAttention)
@@ -17,3 +18,4 @@ OP(MsBiasSoftmax)
 OP(MsRotaryEmbedding)
 OP(MsMatMulNBits)
 OP(MsGatherBlockQuantized)
+OP(GatherNBits)

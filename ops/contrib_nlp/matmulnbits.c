@@ -2,7 +2,7 @@
  * in 2/4/8-bit codes with a scale (and optional zero point) per block, plus an optional bias. */
 #include "ops/contrib_nlp/contrib_nlp.h"
 
-static onyx_status want_numel(const type_info *t, const char *name, int64_t want) {
+onyx_status cnlp_want_numel(const type_info *t, const char *name, int64_t want) {
     if (t->rank < 0) return ONYX_OK;
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
@@ -25,21 +25,21 @@ static onyx_status nbits_infer(infer_ctx *c) {
     if (cnlp_has(c, 4))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input g_idx (deprecated) is not supported");
     const type_info *a = c->in[0];
-    TRY(want_numel(c->in[1], "B", q.n * q.k_blocks * q.blob));
-    TRY(want_numel(c->in[2], "scales", q.n * q.k_blocks));
+    TRY(cnlp_want_numel(c->in[1], "B", q.n * q.k_blocks * q.blob));
+    TRY(cnlp_want_numel(c->in[2], "scales", q.n * q.k_blocks));
     if (cnlp_has(c, 3)) {
         const type_info *z = c->in[3];
         TRY(infer_need_tensor(c, 3));
         if (z->dtype == ONYX_UINT8) {
-            TRY(want_numel(z, "zero_points", q.n * q.zp_bytes));
+            TRY(cnlp_want_numel(z, "zero_points", q.n * q.zp_bytes));
         } else {
             TRY(cnlp_same_dtype(c, 0, 3));
-            TRY(want_numel(z, "zero_points", q.n * q.k_blocks));
+            TRY(cnlp_want_numel(z, "zero_points", q.n * q.k_blocks));
         }
     }
     if (cnlp_has(c, 5)) {
         TRY(cnlp_same_dtype(c, 0, 5));
-        TRY(want_numel(c->in[5], "bias", q.n));
+        TRY(cnlp_want_numel(c->in[5], "bias", q.n));
     }
     if (a->rank < 0) {
         type_set_tensor(&c->out[0], a->dtype, -1, NULL);

@@ -1,7 +1,8 @@
 """Every architecture the model builder writes for the CPU, on tiny random int4 exports at its CPU
-defaults (tools/llm/tiny_model.py --arch ARCH; tests/models/genai/*_int4): Mistral, Qwen3 (q/k
-norms), Phi-3 (plain rotary), Phi-3.5 (longrope: two cos/sin caches past 64 positions), Phi-4-mini
-(longrope on 3/4 of each head, tied), Gemma 2 (soft-capping, query_pre_attn_scalar, local layers
+defaults (tools/llm/tiny_model.py --arch ARCH; tests/models/genai/*_int4): Llama (untied), Qwen2
+(tied: its embedding read as rows of the lm_head's weight), Mistral, Qwen3 (q/k norms), Phi-3
+(plain rotary), Phi-3.5 (longrope: two cos/sin caches past 64 positions), Phi-4-mini (longrope on
+3/4 of each head, tied), Gemma 2 (soft-capping, query_pre_attn_scalar, local layers
 with a window-sized KV cache: GroupQueryAttention sliding_window_cache=1). Prefill then decode to
 72 positions through onyx and onnxruntime on the same tokens: at accuracy_level 1 within float32
 rounding of the logits (1e-5 of their range: the two engines sum in different orders); at level 4
@@ -21,7 +22,8 @@ ort = pytest.importorskip('onnxruntime')
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, '..', 'models', 'genai')
-ARCHS = ['mistral_int4', 'qwen3_int4', 'phi3_int4', 'phi3_5_int4', 'phi4_int4', 'gemma2_int4']
+ARCHS = ['llama_int4', 'qwen2_int4', 'mistral_int4', 'qwen3_int4', 'phi3_int4', 'phi3_5_int4',
+         'phi4_int4', 'gemma2_int4']
 PROMPT = [5, 17, 42, 99, 100, 7, 3, 250, 12, 64]
 TOTAL = 72   # past Phi-3.5/4's original 64 positions, many times Gemma 2's window of 8
 
@@ -90,7 +92,7 @@ def test_the_exports_have_what_each_architecture_is_tested_for():
     gemma = attrs('gemma2_int4', 'GroupQueryAttention')
     assert {a.get('sliding_window_cache', 0) for a in gemma} == {0, 1}
     assert all(a['softcap'] > 0 for a in gemma)
-    for name in ('qwen3_int4', 'phi4_int4', 'gemma2_int4'):   # tied embeddings
+    for name in ('qwen2_int4', 'qwen3_int4', 'phi4_int4', 'gemma2_int4'):   # tied embeddings
         assert attrs(name, 'GatherBlockQuantized'), name
     assert attrs('phi3_5_int4', 'If')   # longrope: the cache is chosen by position
 

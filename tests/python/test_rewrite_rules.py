@@ -174,6 +174,29 @@ def gather_transposed_weight():
             {'Gather': 1, 'Transpose': 1, 'MatMul': 1}, (0, 0))
 
 
+def gather_nbits_weight():
+    # a tied int4 embedding as onnxruntime-genai's builder writes it: the table is the output
+    # projection's codes reshaped to rows, with the projection's scales and zero points; the rows
+    # come out of the product's weight exactly (tolerance 0), negative indices included
+    m = Model()
+    n, k, block = 40, 64, 32
+    codes = rng().integers(0, 256, (n, k // block, block // 2)).astype(np.uint8)
+    scales = (rng().random((n, k // block)) * 0.05 + 0.01).astype(np.float32)
+    zp = rng().integers(0, 256, (n, 1)).astype(np.uint8)
+    ids = m.input('ids', TP.INT64, [2, 3])
+    a = m.input('a', TP.FLOAT, [2, k])
+    bc, sc, zc = m.const(codes), m.const(scales), m.const(zp)
+    logits = m.op('MatMulNBits', a, bc, sc, zc, domain='com.microsoft', K=k, N=n, bits=4,
+                  block_size=block, accuracy_level=4)
+    table = m.op('Reshape', bc, m.const(np.array([n, k // 2], np.int64)))
+    emb = m.op('GatherBlockQuantized', table, ids, sc, zc, domain='com.microsoft', bits=4,
+               block_size=block, gather_axis=0, quantize_axis=1)
+    feed = {'ids': np.array([[0, 5, 39], [-1, -40, 7]], np.int64),
+            'a': rng().standard_normal((2, k)).astype(np.float32)}
+    return (m, [emb, logits], feed,
+            {'ai.onyx:GatherNBits': 1, 'com.microsoft:MatMulNBits': 1}, (0, 0))
+
+
 def rows_before_product():
     # the same module's output: heads [B, H, S, D] to [S, B, H, D], rows, out-projection, [B, S, E]
     m = Model()
@@ -432,6 +455,7 @@ CASES = {
     'dynamic_quant_matmul': dynamic_quant_matmul, 'sink_transpose': sink_transpose,
     'rows_before_product': rows_before_product, 'swish': swish,
     'gather_transposed_weight': gather_transposed_weight,
+    'gather_nbits_weight': gather_nbits_weight,
     'common_subexpression': common_subexpression, 'float16_as_float': float16_as_float,
 }
 

@@ -1,6 +1,8 @@
 /* Unit test for kernels_cpu/contrib_nlp/nbits_i8.c's repacked MatMulNBits weight: unpacking gives
  * back the model's bytes exactly (the executor rebuilds an evicted weight from it, core/shared.h),
- * for N not a multiple of the 16-column groups and several block sizes. */
+ * and a column dequantized from it is bit for bit the one dequantized from the bytes as stored
+ * (a tied embedding's rows, ai.onyx GatherNBits), for N not a multiple of the 16-column groups,
+ * K not of the block, and several block sizes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +36,15 @@ static void roundtrip(int64_t k, int64_t n, int64_t block, bool zp) {
     memset(back, 0xAB, bytes);
     nbi8_unpack_codes(p, back);
     assert_memory_equal(back, b, bytes);
+    float *want = malloc((size_t)k * sizeof *want), *got = malloc((size_t)k * sizeof *got);
+    for (int64_t c = 0; c < n; c++) {
+        nb_dequant_column(&w, c, want);
+        memset(got, 0xAB, (size_t)k * sizeof *got);
+        nbi8_dequant_column(p, c, got);
+        assert_memory_equal(got, want, (size_t)k * sizeof *got);
+    }
+    free(want);
+    free(got);
     nbi8_free(p);
     free(b);
     free(back);
@@ -41,7 +52,7 @@ static void roundtrip(int64_t k, int64_t n, int64_t block, bool zp) {
     free(scale);
 }
 
-static void test_unpack_gives_the_bytes_back(void **state) {
+static void test_unpack_gives_the_bytes_and_columns_back(void **state) {
     (void)state;
     roundtrip(64, 16, 32, false);
     roundtrip(100, 33, 32, true);   /* K padded to the block, N past a group */
@@ -51,6 +62,6 @@ static void test_unpack_gives_the_bytes_back(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_unpack_gives_the_bytes_back)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_unpack_gives_the_bytes_and_columns_back)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

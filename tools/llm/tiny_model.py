@@ -73,7 +73,14 @@ ARCHS = {
     'gemma2': ('Gemma2ForCausalLM', 'Gemma2Config', dict(tie_word_embeddings=True, head_dim=16,
                                                           query_pre_attn_scalar=32,
                                                           sliding_window=8)),
-    # Gemma 3 text: q/k norms, local layers with their own rotary base, 1 global in 2 here
+    # Gemma 3 text: q/k norms, local layers with their own rotary base, 1 global in 2 here.
+    # onnxruntime-genai 0.18's builder (the newest on PyPI) cannot export it with transformers
+    # 5.x: builders/base.py make_rope_init reads rope_parameters['rope_type'], which Gemma 3's
+    # per-layer-type rope_parameters lack (KeyError: 'rope_type'; the older rope_theta /
+    # rope_local_base_freq fields are folded into that form on load); given a top-level
+    # rope_type, builders/gemma.py reads config.rope_local_base_freq, which transformers 5 no
+    # longer keeps (AttributeError); and the builder imports transformers 5's classes
+    # (Qwen3_5ForConditionalGeneration), so an older transformers cannot stand in
     'gemma3': ('Gemma3ForCausalLM', 'Gemma3TextConfig', dict(tie_word_embeddings=True,
                                                               head_dim=16,
                                                               query_pre_attn_scalar=32,
