@@ -54,6 +54,7 @@ typedef struct prep_case {
     type_info in[3], out;
     const type_info *in_ptr[3];
     const tensor *values[3];
+    op_params params; /* the window a Conv's schema resolves (core/op_params.h) */
     kernel_prep prep;
 } prep_case;
 
@@ -180,8 +181,17 @@ static void make_conv(prep_case *pc, const fuse_chain *c) {
     type_set_tensor(&pc->in[1], ONYX_FLOAT, 4, w);
     for (int i = 0; i < 2; i++) pc->in_ptr[i] = &pc->in[i];
     type_set_tensor(&pc->out, ONYX_FLOAT, 4, y);
+    geom_window *win = &pc->params.u.window;
+    pc->params.kind = OP_PARAMS_WINDOW;
+    win->nsp = 2;
+    win->n = 1, win->c = C, win->m = F, win->group = 1;
+    for (int i = 0; i < 2; i++) {
+        win->in[i] = 8, win->k[i] = 3, win->out[i] = 6;
+        win->stride[i] = 1, win->dil[i] = 1;
+    }
     pc->prep = (kernel_prep){.node = &pc->node, .n_in = 2, .n_out = 1, .in_type = pc->in_ptr,
-                             .in_value = pc->values, .out_type = &pc->out, .fused = c};
+                             .in_value = pc->values, .out_type = &pc->out, .fused = c,
+                             .params = &pc->params};
 }
 
 /* Kernel `op`'s query on pc says `takes`, and its prepare agrees: it prepares (a state that
