@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "core/op_schema.h"
 #include "kernels_cpu/cpu_kernels.h"
 

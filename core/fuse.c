@@ -12,6 +12,7 @@
  * fuses; the opaque layouts alone are still learnt by preparing (fewer opaque tensors where a
  * kernel refuses them). A plan layer: it edits steps through core/plan.h and prepares kernels
  * through core/plan_prepare.h; the driver (core/plan_build.c) calls it, it never calls the driver. */
+#include "core/fuse.h"
 #include "core/fuse_internal.h"
 
 #include <stdlib.h>

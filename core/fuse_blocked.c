@@ -4,6 +4,7 @@
  * quantized convs' 8-bit elementwise steps, Transposes that move channels last or first again)
  * and which tensors may then be stored so, on a device whose layouts allow it
  * (core/device_registry.h). */
+#include "core/fuse_blocked.h"
 #include "core/fuse_internal.h"
 
 #include <stdlib.h>

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fuse.h"
+#include "core/fuse_device.h"
+#include "core/fuse_match.h"
 #include "core/plan.h"
 #include "core/plan_prepare.h"
 

@@ -1,12 +1,14 @@
 /* What the files of the CPU fusion pass (core/fuse.c, the driver, and the core/fuse_*.c files of
  * its ideas) share, and nothing outside them reads: the pass's working state, the node matchers
- * (core/fuse_match.c), the walks through Transposes and relabellings that make strided views
+ * (core/fuse_match.h), the walks through Transposes and relabellings that make strided views
  * (core/fuse_views.c), and each idea's entry point, which the driver calls in order. Kernels see
- * only core/fuse.h. */
+ * only core/fuse_chain.h. Not core/fuse.h: that is the driver's interface, which the ideas
+ * never call. */
 #ifndef ONYX_CORE_FUSE_INTERNAL_H
 #define ONYX_CORE_FUSE_INTERNAL_H
 
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
+#include "core/fuse_match.h"
 #include "core/plan.h"
 #include "core/strided_view.h"
 
@@ -35,20 +37,6 @@ typedef struct fuse_pass {
     bool *gone;
     fuse_chain *chains;
 } fuse_pass;
-
-/* ---- core/fuse_match.c: what a node or value is */
-const tensor *fuse_host_const(const plan *p, const graph_node *n, int i);
-const tensor *fuse_const_float(const plan *p, const graph_node *n, int i, int64_t numel);
-const tensor *fuse_per_axis(const plan *p, int v, const type_info *t, int axis);
-bool fuse_scalar_factor(const plan *p, const graph_node *n, int cur, float *c);
-bool fuse_conv_step(const graph *g, const plan_step *ps);
-bool fuse_matmul_step(const graph *g, const plan_step *ps);
-int fuse_producer(const graph *g, const plan *p, int n, int v);
-bool fuse_float_value_type(const type_info *t);
-bool fuse_float_value(const plan *p, int v);
-bool fuse_any_float_value(const plan *p, int v, bool wide);
-bool fuse_channels_perm(const plan *p, const graph_node *n, bool to_last);
-bool fuse_channel_factor(const type_info *f, const type_info *t);
 
 /* ---- core/fuse_views.c: a MatMul's operands and result through the steps around it */
 enum { LINK_FACTOR, LINK_RELABEL, LINK_TRANSPOSE, LINK_SELECT };

@@ -1,8 +1,8 @@
-/* The node matchers of the fusion passes (core/fuse_internal.h; the first three are core/fuse.h's,
- * for core/fuse_device.c too): what op a node is, which constants it reads, what type a value
+/* The node matchers of the fusion passes (core/fuse_match.h; the first three serve
+ * core/fuse_device.c too): what op a node is, which constants it reads, what type a value
  * has, which steps take post-ops, and the Transposes that move channels last or first again. Each
  * idea's file asks these; they know nothing of chains. */
-#include "core/fuse_internal.h"
+#include "core/fuse_match.h"
 
 #include <math.h>
 #include <string.h>

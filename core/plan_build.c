@@ -11,6 +11,7 @@
 
 #include "core/exec_place.h"
 #include "core/fuse.h"
+#include "core/fuse_device.h"
 #include "core/log.h"
 #include "core/op_schema.h"
 #include "core/parallel.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/exec.h"
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "core/parallel.h"
 #include "ops/attention/attention_common.h"
 #include "kernels_cpu/common/blas.h"

@@ -2,7 +2,7 @@
  * threads), status translation, plain and channels-last descriptors and execution. */
 #include "kernels_cpu/common/dnnl_util.h"
 
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "core/parallel.h"
 
 #include <pthread.h>

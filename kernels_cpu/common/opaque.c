@@ -7,7 +7,8 @@
 
 #include <string.h>
 
-#include "core/fuse.h"
+#include "core/fuse_blocked.h"
+#include "core/fuse_chain.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/cpu_types.h"
 

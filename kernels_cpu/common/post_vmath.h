@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 
 /* The index of the chain's last op when vmath takes it (SiLU/Swish, GELU, Tanh), else -1. */
 int cpu_post_vmath_tail(const fuse_chain *chain);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/exec.h"
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"

@@ -11,7 +11,7 @@
 #include "core/parallel.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "kernels_cpu/conv/qconv_avx2.h"
 #include "kernels_cpu/conv/qconv_dnnl.h"
 

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "core/exec.h"
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/i8_gemm_avx2.h"

@@ -4,7 +4,7 @@
  * moves nothing. */
 #include <string.h>
 
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "geometry/perm.h"
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"

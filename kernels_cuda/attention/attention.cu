@@ -13,7 +13,7 @@
 #include <string.h>
 
 extern "C" {
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 }
 #include "geometry/attention.h"
 #include "kernels_cuda/common.cuh"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 extern "C" {
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 }
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 extern "C" {
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 }
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/conv/family.h"

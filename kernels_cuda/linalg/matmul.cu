@@ -8,7 +8,7 @@
 #include <string.h>
 
 extern "C" {
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 }
 #include "geometry/matmul.h"
 #include "kernels_cuda/common.cuh"

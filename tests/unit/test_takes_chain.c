@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/fuse.h"
+#include "core/fuse_chain.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 enum { B = 1, H = 2, S = 4, T = 6, D = 8 };
