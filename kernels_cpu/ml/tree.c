@@ -42,6 +42,7 @@ typedef struct forest {
     double *base;             /* n_base values, or NULL; the aggregate adds n_targets of them */
     int64_t n_base;
     bool legacy_nan;          /* older ops: a NaN feature follows missing_true whatever the mode */
+    bool all_leq;             /* every reachable node is a <= test: find_leaf_leq walks it */
     int64_t max_feature;
     /* classifier */
     bool binary;              /* every output names one class */
@@ -82,10 +83,11 @@ static onyx_status read_reals(const graph_node *n, const char *name, double **ou
 }
 
 /* Visits every node reachable from the roots once, in pre-order with the true branch first, giving
- * each MEMBER node its values (the order onnx's reference reads membership_values in), and refuses
- * a node reached twice (a cycle or a shared subtree). */
+ * each MEMBER node its values (the order onnx's reference reads membership_values in), noting
+ * whether all are <= tests, and refuses a node reached twice (a cycle or a shared subtree). */
 static onyx_status walk_trees(forest *f, const double *members, int64_t n_members) {
     onyx_status st = ONYX_OK;
+    f->all_leq = true;
     uint8_t *seen = calloc((size_t)f->n_nodes + 1, 1);
     int32_t *stack = malloc(((size_t)f->n_nodes + 1) * sizeof *stack);
     int64_t member_at = 0, n_sets = 0;
@@ -105,6 +107,7 @@ static onyx_status walk_trees(forest *f, const double *members, int64_t n_member
             }
             seen[i] = 1;
             tnode *nd = &f->nodes[i];
+            f->all_leq &= nd->mode == M_LEQ;
             if (nd->mode == M_MEMBER) {
                 nd->set_begin = (int32_t)member_at;
                 while (member_at < n_members && !isnan(members[member_at])) member_at++;
@@ -426,18 +429,25 @@ static inline bool goes_true(const forest *f, const tnode *nd, double x) {
     }
 }
 
-/* Element i of X: float and double (the usual inputs) read inline, the rest converted. */
-static inline double feature(const tensor *x, int64_t i) {
-    if (x->dtype == ONYX_FLOAT) return ((const float *)x->data)[i];
-    if (x->dtype == ONYX_DOUBLE) return ((const double *)x->data)[i];
-    return tensor_get_f64(x, i);
+/* The leaf that a float row reaches from a root through <= tests only (scikit-learn's and
+ * LightGBM's forests): goes_true without its mode switch. NaN <= split is false, so a NaN goes
+ * where missing_true sends it, as goes_true sends it under either NaN rule. */
+static inline int32_t find_leaf_leq(const tnode *nodes, const float *row, int32_t i) {
+    while (i >= 0) {
+        const tnode *nd = &nodes[i];
+        double v = row[nd->feature];
+        i = nd->next[(v <= nd->split) | (nd->missing_true & (isnan(v) != 0))];
+    }
+    return ~i;
 }
 
 /* The leaf that one row reaches from a root. */
 static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, int64_t cols, int32_t i) {
+    if (f->all_leq && x->dtype == ONYX_FLOAT)
+        return find_leaf_leq(f->nodes, (const float *)x->data + row * cols, i);
     while (i >= 0) {
         const tnode *nd = &f->nodes[i];
-        i = nd->next[goes_true(f, nd, feature(x, row * cols + nd->feature))];
+        i = nd->next[goes_true(f, nd, ml_x_at(x, row * cols + nd->feature))];
     }
     return ~i;
 }

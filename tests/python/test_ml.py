@@ -51,6 +51,18 @@ def test_tree_regressor_runs():
     np.testing.assert_array_equal(y.ravel(), [-1.0, 1.0, 1.0])
 
 
+@pytest.mark.parametrize('modes', [['BRANCH_LEQ', 'LEAF', 'LEAF'], ['BRANCH_LT', 'LEAF', 'LEAF']])
+@pytest.mark.parametrize('tracks', [0, 1])
+def test_tree_missing_value_tracks_true(modes, tracks):
+    """A NaN feature takes the true branch where nodes_missing_value_tracks_true says so, else the
+    false one; float rows through <= tests only take the fast walk (find_leaf_leq), the rest the
+    general one, and both follow the rule; a value on the split is true for <= only."""
+    model = regressor(nodes_modes=modes, nodes_missing_value_tracks_true=[tracks, 0, 0])
+    (y,) = onyx.Session(model).run(None, {'x': np.array([[0.2], [0.9], [np.nan], [0.5]], np.float32)})
+    on_split = -1.0 if modes[0] == 'BRANCH_LEQ' else 1.0
+    np.testing.assert_array_equal(y.ravel(), [-1.0, 1.0, -1.0 if tracks else 1.0, on_split])
+
+
 @pytest.mark.parametrize('override, message', [
     (dict(nodes_truenodeids=[0, 0, 0]), 'twice'),                 # the root points at itself
     (dict(nodes_falsenodeids=[7, 0, 0]), 'does not have'),         # a branch to a missing node
