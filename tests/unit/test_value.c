@@ -807,6 +807,25 @@ static void test_values_export_map_rows(void **state) {
     assert_int_equal(words[0], ONYX_VALUE_SEQUENCE);
     assert_int_equal(words[2], ONYX_VALUE_MAP);
     assert_int_equal(nw, 2 + 2 * 13);
+    /* the same rows made by value_make_map_rows (shared keys, values in one matrix): same words,
+     * same bytes */
+    tensor keys = {0};
+    assert_int_equal(tensor_set_shape(&keys, ONYX_INT64, 1, (int64_t[]){2}), ONYX_OK);
+    keys.data = k;
+    onyx_value *block = value_new();
+    void *data = NULL;
+    assert_int_equal(value_make_map_rows(block, &keys, ONYX_FLOAT, 2, &data), ONYX_OK);
+    memcpy(data, row0, sizeof row0);
+    memcpy((char *)data + sizeof row0, row1, sizeof row1);
+    memset(bytes, 0, sizeof bytes);
+    assert_int_equal(onyx_values_export((const onyx_value *[]){block}, 1, words, 64, &nw, bytes,
+                                        sizeof bytes, 4, &nb), ONYX_OK);
+    assert_int_equal(nw, sizeof expect / sizeof *expect);
+    assert_memory_equal(words, expect, sizeof expect);
+    assert_memory_equal(bytes, k, sizeof k);
+    assert_memory_equal(bytes + 16, row0, sizeof row0);
+    assert_memory_equal(bytes + 24, row1, sizeof row1);
+    onyx_value_free(block);
     onyx_value_free(rows);
     onyx_value_free(general);
 }
