@@ -1082,7 +1082,7 @@ onyx_status value_make_map_rows(onyx_value *v, const tensor *keys, onyx_dtype va
         *values = NULL;
         return ONYX_OK;
     }
-    map_rows_layout at;
+    map_rows_layout at = {0};
     TRY(map_rows_layout_of(keys, row.nbytes, rows, &at));
     seq_store *st = store_new((size_t)rows);
     char *block = st ? aligned_alloc(ALIGNMENT, at.size) : NULL;
