@@ -26,8 +26,17 @@ typedef struct tnode {
     uint8_t missing_true;
 } tnode;
 
+/* A <= node as float rows read it (find_leaf_leq): the split rounded down to a float, which
+ * answers x <= split alike for every float x that is not NaN. */
+typedef struct leq_node {
+    float split;
+    int32_t feature;
+    int32_t next[2];
+} leq_node;
+
 typedef struct forest {
     tnode *nodes;
+    leq_node *leq;            /* every reachable node a <= test: the nodes in that form, else NULL */
     int32_t n_nodes;
     int32_t *roots;           /* node index or ~leaf, per tree */
     int32_t n_trees;
@@ -42,7 +51,6 @@ typedef struct forest {
     double *base;             /* n_base values, or NULL; the aggregate adds n_targets of them */
     int64_t n_base;
     bool legacy_nan;          /* older ops: a NaN feature follows missing_true whatever the mode */
-    bool all_leq;             /* every reachable node is a <= test: find_leaf_leq walks it */
     int64_t max_feature;
     /* classifier */
     bool binary;              /* every output names one class */
@@ -51,6 +59,7 @@ typedef struct forest {
 static void forest_free(forest *f) {
     if (!f) return;
     free(f->nodes);
+    free(f->leq);
     free(f->roots);
     free(f->leaf_begin);
     free(f->out_target);
@@ -82,12 +91,28 @@ static onyx_status read_reals(const graph_node *n, const char *name, double **ou
     return ONYX_OK;
 }
 
+/* The largest float not above s (NaN for NaN): for a float x, x <= s exactly when x <= it. */
+static float float_at_most(double s) {
+    float f = (float)s;
+    return (double)f > s ? nextafterf(f, -INFINITY) : f;
+}
+
+static onyx_status compile_leq(forest *f) {
+    f->leq = malloc(((size_t)f->n_nodes + 1) * sizeof *f->leq);
+    if (!f->leq) return onyx_oom("tree nodes");
+    for (int32_t i = 0; i < f->n_nodes; i++) {
+        const tnode *nd = &f->nodes[i];
+        f->leq[i] = (leq_node){float_at_most(nd->split), (int32_t)nd->feature, {nd->next[0], nd->next[1]}};
+    }
+    return ONYX_OK;
+}
+
 /* Visits every node reachable from the roots once, in pre-order with the true branch first, giving
- * each MEMBER node its values (the order onnx's reference reads membership_values in), noting
- * whether all are <= tests, and refuses a node reached twice (a cycle or a shared subtree). */
+ * each MEMBER node its values (the order onnx's reference reads membership_values in), and refuses
+ * a node reached twice (a cycle or a shared subtree). When all are <= tests, compiles f->leq. */
 static onyx_status walk_trees(forest *f, const double *members, int64_t n_members) {
     onyx_status st = ONYX_OK;
-    f->all_leq = true;
+    bool all_leq = true;
     uint8_t *seen = calloc((size_t)f->n_nodes + 1, 1);
     int32_t *stack = malloc(((size_t)f->n_nodes + 1) * sizeof *stack);
     int64_t member_at = 0, n_sets = 0;
@@ -107,7 +132,7 @@ static onyx_status walk_trees(forest *f, const double *members, int64_t n_member
             }
             seen[i] = 1;
             tnode *nd = &f->nodes[i];
-            f->all_leq &= nd->mode == M_LEQ;
+            all_leq &= nd->mode == M_LEQ && nd->feature <= INT32_MAX;
             if (nd->mode == M_MEMBER) {
                 nd->set_begin = (int32_t)member_at;
                 while (member_at < n_members && !isnan(members[member_at])) member_at++;
@@ -132,6 +157,7 @@ static onyx_status walk_trees(forest *f, const double *members, int64_t n_member
         }
     }
     (void)n_sets;
+    if (all_leq) st = compile_leq(f);
 done:
     free(seen);
     free(stack);
@@ -429,22 +455,29 @@ static inline bool goes_true(const forest *f, const tnode *nd, double x) {
     }
 }
 
-/* The leaf that a float row reaches from a root through <= tests only (scikit-learn's and
- * LightGBM's forests): goes_true without its mode switch. NaN <= split is false, so a NaN goes
- * where missing_true sends it, as goes_true sends it under either NaN rule. */
-static inline int32_t find_leaf_leq(const tnode *nodes, const float *row, int32_t i) {
+/* Row `row` of X when find_leaf_leq may walk it: the forest has only <= tests (scikit-learn's and
+ * LightGBM's), X is float and the row has no NaN (whose branch missing_true decides); else NULL. */
+static inline const float *leq_row(const forest *f, const tensor *x, int64_t row, int64_t cols) {
+    if (!f->leq || x->dtype != ONYX_FLOAT) return NULL;
+    const float *r = (const float *)x->data + row * cols;
+    for (int64_t j = 0; j < cols; j++)
+        if (isnan(r[j])) return NULL;
+    return r;
+}
+
+/* The leaf that a leq_row reaches from a root: goes_true's answer in one float comparison. */
+static inline int32_t find_leaf_leq(const leq_node *nodes, const float *row, int32_t i) {
     while (i >= 0) {
-        const tnode *nd = &nodes[i];
-        double v = row[nd->feature];
-        i = nd->next[(v <= nd->split) | (nd->missing_true & (isnan(v) != 0))];
+        const leq_node *nd = &nodes[i];
+        i = nd->next[row[nd->feature] <= nd->split];
     }
     return ~i;
 }
 
-/* The leaf that one row reaches from a root. */
-static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, int64_t cols, int32_t i) {
-    if (f->all_leq && x->dtype == ONYX_FLOAT)
-        return find_leaf_leq(f->nodes, (const float *)x->data + row * cols, i);
+/* The leaf that one row reaches from a root; fast: its leq_row, or NULL. */
+static inline int32_t find_leaf(const forest *f, const tensor *x, const float *fast, int64_t row,
+                                int64_t cols, int32_t i) {
+    if (fast) return find_leaf_leq(f->leq, fast, i);
     while (i >= 0) {
         const tnode *nd = &f->nodes[i];
         i = nd->next[goes_true(f, nd, ml_x_at(x, row * cols + nd->feature))];
@@ -457,8 +490,9 @@ static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, i
     static void NAME(const forest *f, const tensor *x, int64_t row, int64_t cols, T *acc) {        \
         for (int64_t k = 0; k < f->n_targets; k++)                                                 \
             acc[k] = f->agg == AGG_MIN ? (T)(TMAX) : f->agg == AGG_MAX ? (T)-(TMAX) : (T)0;        \
+        const float *fast = leq_row(f, x, row, cols);                                              \
         for (int32_t t = 0; t < f->n_trees; t++) {                                                 \
-            int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);                                \
+            int32_t leaf = find_leaf(f, x, fast, row, cols, f->roots[t]);                          \
             for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {              \
                 T w = (T)f->out_weight[o], *a = &acc[f->out_target[o]];                            \
                 if (f->agg == AGG_MIN) *a = w < *a ? w : *a;                                       \
@@ -637,8 +671,9 @@ done:
  * that some reached leaf names: onnxruntime's binary rules and argmax depend on it. */
 static void class_sums(const forest *f, const tensor *x, int64_t row, int64_t cols, float *z, uint8_t *has) {
     for (int64_t k = 0; k < f->n_targets; k++) z[k] = 0, has[k] = 0;
+    const float *fast = leq_row(f, x, row, cols);
     for (int32_t t = 0; t < f->n_trees; t++) {
-        int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);
+        int32_t leaf = find_leaf(f, x, fast, row, cols, f->roots[t]);
         for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
             z[f->out_target[o]] += (float)f->out_weight[o];
             has[f->out_target[o]] = 1;

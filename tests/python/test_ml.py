@@ -51,6 +51,24 @@ def test_tree_regressor_runs():
     np.testing.assert_array_equal(y.ravel(), [-1.0, 1.0, 1.0])
 
 
+def test_tree_double_split_float_rows():
+    """A split that no float equals (0.1 as a double, nodes_values_as_tensor) against float rows: x <=
+    split as exactly as in double, on the fast walk (rows without NaN, split rounded down to a
+    float once) and on the general one (a NaN in a column the tree does not read)."""
+    split = h.make_tensor('nodes_values_as_tensor', TP.DOUBLE, [3], [0.1, 0.0, 0.0])
+    attrs = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+                 nodes_values_as_tensor=split, nodes_modes=['BRANCH_LEQ', 'LEAF', 'LEAF'],
+                 nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0],
+                 target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[-1.0, 1.0])
+    node = h.make_node('TreeEnsembleRegressor', ['x'], ['y'], domain='ai.onnx.ml', **attrs)
+    model = ml_model(node, TP.FLOAT, [None, 2], [h.make_tensor_value_info('y', TP.FLOAT, [None, 1])])
+    above = np.float32(0.1)                       # 0.10000000149 > 0.1
+    below = np.nextafter(above, np.float32(0))    # 0.09999999404 <= 0.1
+    x = np.array([[above, 0], [below, 0], [above, np.nan], [below, np.nan]], np.float32)
+    (y,) = onyx.Session(model).run(None, {'x': x})
+    np.testing.assert_array_equal(y.ravel(), [1.0, -1.0, 1.0, -1.0])
+
+
 @pytest.mark.parametrize('modes', [['BRANCH_LEQ', 'LEAF', 'LEAF'], ['BRANCH_LT', 'LEAF', 'LEAF']])
 @pytest.mark.parametrize('tracks', [0, 1])
 def test_tree_missing_value_tracks_true(modes, tracks):
