@@ -1090,12 +1090,12 @@ onyx_status value_make_map_rows(onyx_value *v, const tensor *keys, onyx_dtype va
         free(st);
         return onyx_oom("map rows");
     }
-    memset(block, 0, at.size);
+    /* the values are assigned whole below; the keys and the values' data start zeroed */
+    memset(block + at.keys_at, 0, at.size - at.keys_at);
     st->block = block;
     st->block_size = at.size;
     onyx_value *maps = (onyx_value *)block, *vals = maps + rows, *shared_keys = vals + rows;
-    shared_keys->kind = ONYX_VALUE_TENSOR;
-    shared_keys->t = *keys;
+    *shared_keys = (onyx_value){.kind = ONYX_VALUE_TENSOR, .t = *keys};
     shared_keys->t.owns = false;
     shared_keys->t.data = block + at.keys_at;
     if (keys->dtype == ONYX_STRING) { /* the pointers, then the strings they point at */
@@ -1111,12 +1111,12 @@ onyx_status value_make_map_rows(onyx_value *v, const tensor *keys, onyx_dtype va
         memcpy(shared_keys->t.data, keys->data, keys->nbytes);
     }
     char *data = block + at.values_at;
+    const onyx_value value_row = {.kind = ONYX_VALUE_TENSOR, .t = row},
+                      map = {.kind = ONYX_VALUE_MAP, .map.keys = shared_keys};
     for (int64_t r = 0; r < rows; r++) {
-        vals[r].kind = ONYX_VALUE_TENSOR;
-        vals[r].t = row;
+        vals[r] = value_row;
         vals[r].t.data = data + (size_t)r * row.nbytes;
-        maps[r].kind = ONYX_VALUE_MAP;
-        maps[r].map.keys = shared_keys;
+        maps[r] = map;
         maps[r].map.values = &vals[r];
         st->items[r] = &maps[r];
     }
