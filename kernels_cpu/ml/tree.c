@@ -669,15 +669,62 @@ done:
 
 /* Sums each class's leaf weights over the trees for one row into z, and marks in has the classes
  * that some reached leaf names: onnxruntime's binary rules and argmax depend on it. */
+static inline void add_leaf(const forest *f, int32_t leaf, float *z, uint8_t *has) {
+    for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
+        z[f->out_target[o]] += (float)f->out_weight[o];
+        has[f->out_target[o]] = 1;
+    }
+}
+
 static void class_sums(const forest *f, const tensor *x, int64_t row, int64_t cols, float *z, uint8_t *has) {
     for (int64_t k = 0; k < f->n_targets; k++) z[k] = 0, has[k] = 0;
     const float *fast = leq_row(f, x, row, cols);
-    for (int32_t t = 0; t < f->n_trees; t++) {
-        int32_t leaf = find_leaf(f, x, fast, row, cols, f->roots[t]);
-        for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
-            z[f->out_target[o]] += (float)f->out_weight[o];
-            has[f->out_target[o]] = 1;
+    for (int32_t t = 0; t < f->n_trees; t++) add_leaf(f, find_leaf(f, x, fast, row, cols, f->roots[t]), z, has);
+}
+
+enum { WALK_ROWS = 4 };
+
+/* The leaves that WALK_ROWS leq_rows reach from a root, walked together: a walk is a chain of
+ * dependent loads, and several chains at once keep the core busy. */
+static inline void find_leaves_leq(const leq_node *nodes, const float *const *rows, int32_t root,
+                                   int32_t *leaves) {
+    int32_t i[WALK_ROWS];
+    for (int k = 0; k < WALK_ROWS; k++) i[k] = root;
+    for (bool more = root >= 0; more;) {
+        more = false;
+        for (int k = 0; k < WALK_ROWS; k++)
+            if (i[k] >= 0) {
+                const leq_node *nd = &nodes[i[k]];
+                i[k] = nd->next[rows[k][nd->feature] <= nd->split];
+                more |= i[k] >= 0;
+            }
+    }
+    for (int k = 0; k < WALK_ROWS; k++) leaves[k] = ~i[k];
+}
+
+/* class_sums of rows [begin, end) into their score rows (width apart) and has rows (n_targets
+ * apart): WALK_ROWS rows at a time where all of them take the fast walk, else one by one. Each
+ * row's sums add the trees in the same order either way. */
+static void class_sums_rows(const forest *f, const tensor *x, int64_t begin, int64_t end, int64_t cols,
+                            float *z, int64_t width, uint8_t *has) {
+    int64_t n = f->n_targets;
+    for (int64_t r = begin; r < end;) {
+        const float *fast[WALK_ROWS];
+        int m = 0;
+        while (m < WALK_ROWS && r + m < end && (fast[m] = leq_row(f, x, r + m, cols))) m++;
+        if (m < WALK_ROWS) {
+            class_sums(f, x, r, cols, z + r * width, has + r * n);
+            r++;
+            continue;
         }
+        for (int k = 0; k < WALK_ROWS; k++)
+            for (int64_t c = 0; c < n; c++) z[(r + k) * width + c] = 0, has[(r + k) * n + c] = 0;
+        for (int32_t t = 0; t < f->n_trees; t++) {
+            int32_t leaves[WALK_ROWS];
+            find_leaves_leq(f->leq, fast, f->roots[t], leaves);
+            for (int k = 0; k < WALK_ROWS; k++) add_leaf(f, leaves[k], z + (r + k) * width, has + (r + k) * n);
+        }
+        r += WALK_ROWS;
     }
 }
 
@@ -753,10 +800,10 @@ static void classify(void *ctx, int64_t begin, int64_t end) {
     const classifier_state *s = j->s;
     const forest *f = s->f;
     int64_t n = s->n_labels;
+    class_sums_rows(f, j->x, begin, end, j->cols, j->scores->data, j->width, j->has);
     for (int64_t r = begin; r < end; r++) {
         float *z = (float *)j->scores->data + r * j->width;
         uint8_t *has = j->has + r * n;
-        class_sums(f, j->x, r, j->cols, z, has);
         int64_t best;
         if (n == 2) {
             best = binary_row(s, z, has);
