@@ -684,22 +684,26 @@ static void class_sums(const forest *f, const tensor *x, int64_t row, int64_t co
 
 enum { WALK_ROWS = 4 };
 
+/* One step of find_leaf_leq; a leaf (negative) stays where it is. */
+static inline int32_t leq_step(const leq_node *nodes, const float *row, int32_t i) {
+    if (i < 0) return i;
+    const leq_node *nd = &nodes[i];
+    return nd->next[row[nd->feature] <= nd->split];
+}
+
 /* The leaves that WALK_ROWS leq_rows reach from a root, walked together: a walk is a chain of
- * dependent loads, and several chains at once keep the core busy. */
+ * dependent loads, and several chains at once keep the core busy. The walks go on until all four
+ * are at leaves (the AND of the indices is negative). */
 static inline void find_leaves_leq(const leq_node *nodes, const float *const *rows, int32_t root,
                                    int32_t *leaves) {
-    int32_t i[WALK_ROWS];
-    for (int k = 0; k < WALK_ROWS; k++) i[k] = root;
-    for (bool more = root >= 0; more;) {
-        more = false;
-        for (int k = 0; k < WALK_ROWS; k++)
-            if (i[k] >= 0) {
-                const leq_node *nd = &nodes[i[k]];
-                i[k] = nd->next[rows[k][nd->feature] <= nd->split];
-                more |= i[k] >= 0;
-            }
+    int32_t a = root, b = root, c = root, d = root;
+    while ((a & b & c & d) >= 0) {
+        a = leq_step(nodes, rows[0], a);
+        b = leq_step(nodes, rows[1], b);
+        c = leq_step(nodes, rows[2], c);
+        d = leq_step(nodes, rows[3], d);
     }
-    for (int k = 0; k < WALK_ROWS; k++) leaves[k] = ~i[k];
+    leaves[0] = ~a, leaves[1] = ~b, leaves[2] = ~c, leaves[3] = ~d;
 }
 
 /* class_sums of rows [begin, end) into their score rows (width apart) and has rows (n_targets
