@@ -68,30 +68,37 @@ static bool plain_tensor(const onyx_value *v, size_t rank, onyx_tensor_info *inf
 }
 
 /* Whether a sequence is maps of equal keys and values of one dtype and length (ZipMap's rows):
- * then *keys is the first map's keys and *values its values. */
+ * then *keys is the first map's keys and *values its values, and *contiguous says whether the
+ * maps' values lie one after the other in memory (one copy takes them all). Maps that share their
+ * keys tensor (value_make_map_rows) skip comparing them. */
 static bool map_rows(const onyx_value *seq, size_t n, onyx_tensor_info *keys,
-                     onyx_tensor_info *values) {
+                     onyx_tensor_info *values, bool *contiguous) {
     const onyx_value *first = n ? onyx_sequence_at(seq, 0) : NULL;
-    if (!first || onyx_value_kind_of(first) != ONYX_VALUE_MAP ||
-        !plain_tensor(onyx_map_keys(first), 1, keys) ||
-        !plain_tensor(onyx_map_values(first), 1, values) ||
-        values->dims[0] != keys->dims[0])
+    const onyx_value *first_keys = first ? onyx_map_keys(first) : NULL;
+    if (!first || onyx_value_kind_of(first) != ONYX_VALUE_MAP || !plain_tensor(first_keys, 1, keys) ||
+        !plain_tensor(onyx_map_values(first), 1, values) || values->dims[0] != keys->dims[0])
         return false;
+    *contiguous = true;
     for (size_t i = 1; i < n; i++) {
         const onyx_value *m = onyx_sequence_at(seq, i);
         onyx_tensor_info k, v;
-        if (onyx_value_kind_of(m) != ONYX_VALUE_MAP || !plain_tensor(onyx_map_keys(m), 1, &k) ||
-            !plain_tensor(onyx_map_values(m), 1, &v) || k.dtype != keys->dtype ||
-            k.nbytes != keys->nbytes || v.dtype != values->dtype || v.nbytes != values->nbytes ||
-            (k.nbytes && memcmp(k.data, keys->data, k.nbytes) != 0))
+        if (onyx_value_kind_of(m) != ONYX_VALUE_MAP ||
+            !plain_tensor(onyx_map_values(m), 1, &v) || v.dtype != values->dtype ||
+            v.nbytes != values->nbytes)
             return false;
+        if (onyx_map_keys(m) != first_keys &&
+            (!plain_tensor(onyx_map_keys(m), 1, &k) || k.dtype != keys->dtype ||
+             k.nbytes != keys->nbytes || (k.nbytes && memcmp(k.data, keys->data, k.nbytes) != 0)))
+            return false;
+        *contiguous &= (uintptr_t)v.data == (uintptr_t)values->data + i * values->nbytes;
     }
     return true;
 }
 
 /* ONYX_EXPORT_MAP_ROWS: the keys once, every map's values as one row of a matrix. */
 static void export_map_rows(exporter *e, const onyx_value *seq, size_t n,
-                            const onyx_tensor_info *keys, const onyx_tensor_info *values) {
+                            const onyx_tensor_info *keys, const onyx_tensor_info *values,
+                            bool contiguous) {
     put(e, ONYX_EXPORT_MAP_ROWS);
     put(e, (int64_t)n);
     put(e, ONYX_VALUE_TENSOR);
@@ -109,7 +116,9 @@ static void export_map_rows(exporter *e, const onyx_value *seq, size_t n,
     put(e, (int64_t)n);
     put(e, values->dims[0]);
     at = reserve_bytes(e, total);
-    if (bytes_fit(e, at, total)) {
+    if (bytes_fit(e, at, total) && contiguous) {
+        memcpy(e->bytes + at, values->data, total);
+    } else if (bytes_fit(e, at, total)) {
         for (size_t i = 0; i < n; i++) {
             onyx_tensor_info v;
             onyx_tensor_get_info(onyx_map_values(onyx_sequence_at(seq, i)), &v);
@@ -128,8 +137,9 @@ static void export_value(exporter *e, const onyx_value *v) {
     case ONYX_VALUE_SEQUENCE: {
         size_t n = onyx_sequence_length(v);
         onyx_tensor_info keys, values;
-        if (map_rows(v, n, &keys, &values)) {
-            export_map_rows(e, v, n, &keys, &values);
+        bool contiguous;
+        if (map_rows(v, n, &keys, &values, &contiguous)) {
+            export_map_rows(e, v, n, &keys, &values, contiguous);
             return;
         }
         put(e, ONYX_VALUE_SEQUENCE);

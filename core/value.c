@@ -730,6 +730,10 @@ struct seq_store {
     atomic_size_t refs; /* sequence values holding it */
     atomic_size_t len;  /* items set: each value sees a prefix of them */
     size_t cap;
+    /* value_make_map_rows: one allocation holding items and their data (NULL: none). Items in it
+     * own nothing (their tensors borrow it) and go with it, not one by one. */
+    char *block;
+    size_t block_size;
     onyx_value *items[];
 };
 
@@ -741,13 +745,22 @@ static seq_store *store_new(size_t cap) {
     atomic_init(&st->refs, 1);
     atomic_init(&st->len, 0);
     st->cap = cap;
+    st->block = NULL;
+    st->block_size = 0;
     return st;
+}
+
+/* Frees an item of the store, unless it lives in the store's block (freed with the store). */
+static void item_destroy(const seq_store *st, onyx_value *item) {
+    uintptr_t at = (uintptr_t)item, block = (uintptr_t)st->block;
+    if (!st->block || at < block || at >= block + st->block_size) value_destroy(item);
 }
 
 static void store_release(seq_store *st) {
     if (!st || atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1) return;
     size_t len = atomic_load_explicit(&st->len, memory_order_relaxed);
-    for (size_t i = 0; i < len; i++) value_destroy(st->items[i]);
+    for (size_t i = 0; i < len; i++) item_destroy(st, st->items[i]);
+    free(st->block);
     free(st);
 }
 
@@ -762,7 +775,7 @@ static onyx_status seq_own(onyx_value *seq, size_t room) {
     if (room > SIZE_MAX / 4 - n) return onyx_oom("sequence items");
     if (st && atomic_load_explicit(&st->refs, memory_order_acquire) == 1) {
         size_t len = atomic_load_explicit(&st->len, memory_order_relaxed);
-        for (size_t i = n; i < len; i++) value_destroy(st->items[i]);
+        for (size_t i = n; i < len; i++) item_destroy(st, st->items[i]);
         atomic_store_explicit(&st->len, n, memory_order_relaxed);
         if (n + room <= st->cap) return ONYX_OK;
         size_t cap = st->cap * 2 > n + room ? st->cap * 2 : n + room;
@@ -1023,5 +1036,96 @@ onyx_status value_make_map(onyx_value *v, onyx_value *keys, onyx_value *values) 
     v->kind = ONYX_VALUE_MAP;
     v->map.keys = keys;
     v->map.values = values;
+    return ONYX_OK;
+}
+
+/* value_make_map_rows' block: the maps, their values tensors and the one keys tensor they share,
+ * then the keys' data, then the values (a rows x n matrix). */
+typedef struct map_rows_layout {
+    size_t keys_at, values_at, size;
+} map_rows_layout;
+
+static size_t align_up(size_t n) { return (n + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT; }
+
+static onyx_status map_rows_layout_of(const tensor *keys, size_t row_bytes, int64_t rows,
+                                      map_rows_layout *out) {
+    size_t n = (size_t)keys->numel, key_bytes = keys->nbytes;
+    if (keys->dtype == ONYX_STRING)
+        for (size_t k = 0; k < n; k++) {
+            const char *s = ((char *const *)keys->data)[k];
+            key_bytes += strlen(s ? s : "") + 1;
+        }
+    if ((uint64_t)rows > (SIZE_MAX / 4 - ALIGNMENT) / (2 * sizeof(onyx_value) + row_bytes) ||
+        key_bytes > SIZE_MAX / 4)
+        return onyx_oom("map rows");
+    out->keys_at = align_up(((size_t)rows * 2 + 1) * sizeof(onyx_value));
+    out->values_at = align_up(out->keys_at + key_bytes);
+    out->size = align_up(out->values_at + (size_t)rows * row_bytes);
+    return ONYX_OK;
+}
+
+onyx_status value_make_map_rows(onyx_value *v, const tensor *keys, onyx_dtype value_dtype,
+                                int64_t rows, void **values) {
+    size_t elem = value_dtype == ONYX_STRING ? 0 : dtype_size(value_dtype);
+    if (keys->rank != 1 || keys->device != DEVICE_CPU || (keys->numel && !keys->data) ||
+        (keys->dtype != ONYX_INT64 && keys->dtype != ONYX_INT32 && keys->dtype != ONYX_STRING))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "map rows: keys must be a 1-D host tensor of "
+                          "int64, int32 or strings");
+    if (!elem || rows < 0)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "map rows: %" PRId64 " rows of %s values",
+                          rows, onyx_dtype_name(value_dtype));
+    int64_t n = keys->numel;
+    tensor row = {0};
+    TRY(tensor_set_shape(&row, value_dtype, 1, &n));
+    if (rows == 0) {
+        TRY(value_make_sequence(v, NULL));
+        *values = NULL;
+        return ONYX_OK;
+    }
+    map_rows_layout at = {0};
+    TRY(map_rows_layout_of(keys, row.nbytes, rows, &at));
+    seq_store *st = store_new((size_t)rows);
+    char *block = st ? aligned_alloc(ALIGNMENT, at.size) : NULL;
+    if (!block) {
+        free(st);
+        return onyx_oom("map rows");
+    }
+    /* the values are assigned whole below; the keys and the values' data start zeroed */
+    memset(block + at.keys_at, 0, at.size - at.keys_at);
+    st->block = block;
+    st->block_size = at.size;
+    onyx_value *maps = (onyx_value *)block, *vals = maps + rows, *shared_keys = vals + rows;
+    *shared_keys = (onyx_value){.kind = ONYX_VALUE_TENSOR, .t = *keys};
+    shared_keys->t.owns = false;
+    shared_keys->t.data = block + at.keys_at;
+    if (keys->dtype == ONYX_STRING) { /* the pointers, then the strings they point at */
+        char **to = shared_keys->t.data, *text = (char *)(to + n);
+        for (int64_t k = 0; k < n; k++) {
+            const char *s = ((char *const *)keys->data)[k];
+            size_t len = strlen(s ? s : "") + 1;
+            memcpy(text, s ? s : "", len);
+            to[k] = text;
+            text += len;
+        }
+    } else if (keys->nbytes) {
+        memcpy(shared_keys->t.data, keys->data, keys->nbytes);
+    }
+    char *data = block + at.values_at;
+    const onyx_value value_row = {.kind = ONYX_VALUE_TENSOR, .t = row},
+                      map = {.kind = ONYX_VALUE_MAP, .map.keys = shared_keys};
+    for (int64_t r = 0; r < rows; r++) {
+        vals[r] = value_row;
+        vals[r].t.data = data + (size_t)r * row.nbytes;
+        maps[r] = map;
+        maps[r].map.values = &vals[r];
+        st->items[r] = &maps[r];
+    }
+    atomic_store_explicit(&st->len, (size_t)rows, memory_order_relaxed);
+    value_clear(v);
+    v->kind = ONYX_VALUE_SEQUENCE;
+    v->seq.store = st;
+    v->seq.items = st->items;
+    v->seq.count = (size_t)rows;
+    *values = data;
     return ONYX_OK;
 }

@@ -125,6 +125,14 @@ onyx_status value_make_optional(onyx_value *v, const type_info *elem);
 /* Makes `v` a map taking ownership of `keys` and `values` (1-D tensors of one length; keys int64,
  * int32 or string). On failure the caller keeps them. */
 onyx_status value_make_map(onyx_value *v, onyx_value *keys, onyx_value *values);
+/* Makes `v` a sequence of `rows` maps (ZipMap's output), each with the keys of `keys` (a 1-D host
+ * tensor of int64, int32 or strings, copied once: the maps share that copy) and as many values of
+ * `value_dtype`, zeroed; *values is where they are, a rows x keys->numel matrix whose row r is map
+ * r's values, for the caller to fill. The maps, their tensors and their data are one allocation
+ * that the sequence's store owns: a batch of maps for the price of one (NULL when rows is 0).
+ * Clears v first. */
+onyx_status value_make_map_rows(onyx_value *v, const tensor *keys, onyx_dtype value_dtype,
+                                int64_t rows, void **values);
 
 /* ---- types */
 

@@ -1,11 +1,19 @@
-/* What the ai.onnx.ml CPU kernels share: the score post-transforms of the classifiers and
- * regressors, computed as onnx's reference and onnxruntime do. */
+/* What the ai.onnx.ml CPU kernels share: reading an input element, and the score post-transforms
+ * of the classifiers and regressors, computed as onnx's reference and onnxruntime do. */
 #ifndef ONYX_KERNELS_CPU_ML_COMMON_H
 #define ONYX_KERNELS_CPU_ML_COMMON_H
 
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/value.h"
+
+/* Element i of X as a double: float and double (the usual inputs) read inline, the rest converted. */
+static inline double ml_x_at(const tensor *x, int64_t i) {
+    if (x->dtype == ONYX_FLOAT) return ((const float *)x->data)[i];
+    if (x->dtype == ONYX_DOUBLE) return ((const double *)x->data)[i];
+    return tensor_get_f64(x, i);
+}
 
 typedef enum ml_post {
     ML_POST_NONE = 0,

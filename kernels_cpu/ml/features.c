@@ -8,6 +8,7 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/move.h"
+#include "kernels_cpu/ml/common.h"
 
 /* Last-axis length and row count of x (a 1-D x is one row). */
 static void rows_cols(const tensor *x, int64_t *rows, int64_t *cols) {
@@ -82,7 +83,7 @@ onyx_status cpu_scaler_run(const kernel_call *c) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < cols; j++) {
             int64_t i = r * cols + j;
-            double v = x->dtype == ONYX_FLOAT ? ((const float *)x->data)[i] : tensor_get_f64(x, i);
+            double v = ml_x_at(x, i);
             out[i] = (float)((v - off[noff == 1 ? 0 : j]) * scale[nscale == 1 ? 0 : j]);
         }
     return ONYX_OK;
@@ -100,7 +101,7 @@ onyx_status cpu_normalizer_run(const kernel_call *c) {
     for (int64_t r = 0; r < rows; r++) {
         double s = 0;
         for (int64_t j = 0; j < cols; j++) {
-            double v = tensor_get_f64(x, r * cols + j);
+            double v = ml_x_at(x, r * cols + j);
             out[r * cols + j] = (float)v;
             if (norm[0] == 'M') s = fmax(s, fabs(v));
             else if (norm[1] == '1') s += fabs(v);

@@ -22,7 +22,7 @@ static void linear_rows(void *ctx, int64_t begin, int64_t end) {
         for (int64_t k = 0; k < j->classes; k++) {
             double s = j->intercepts ? j->intercepts[k] : 0.0;
             const float *w = j->coef + k * j->cols;
-            for (int64_t i = 0; i < j->cols; i++) s += w[i] * tensor_get_f64(j->x, r * j->cols + i);
+            for (int64_t i = 0; i < j->cols; i++) s += w[i] * ml_x_at(j->x, r * j->cols + i);
             z[k] = (float)s;
         }
         if (j->width == 2 && j->classes == 1) {

@@ -26,8 +26,17 @@ typedef struct tnode {
     uint8_t missing_true;
 } tnode;
 
+/* A <= node as float rows read it (find_leaf_leq): the split rounded down to a float, which
+ * answers x <= split alike for every float x that is not NaN. */
+typedef struct leq_node {
+    float split;
+    int32_t feature;
+    int32_t next[2];
+} leq_node;
+
 typedef struct forest {
     tnode *nodes;
+    leq_node *leq;            /* every reachable node a <= test: the nodes in that form, else NULL */
     int32_t n_nodes;
     int32_t *roots;           /* node index or ~leaf, per tree */
     int32_t n_trees;
@@ -50,6 +59,7 @@ typedef struct forest {
 static void forest_free(forest *f) {
     if (!f) return;
     free(f->nodes);
+    free(f->leq);
     free(f->roots);
     free(f->leaf_begin);
     free(f->out_target);
@@ -81,11 +91,28 @@ static onyx_status read_reals(const graph_node *n, const char *name, double **ou
     return ONYX_OK;
 }
 
+/* The largest float not above s (NaN for NaN): for a float x, x <= s exactly when x <= it. */
+static float float_at_most(double s) {
+    float f = (float)s;
+    return (double)f > s ? nextafterf(f, -INFINITY) : f;
+}
+
+static onyx_status compile_leq(forest *f) {
+    f->leq = malloc(((size_t)f->n_nodes + 1) * sizeof *f->leq);
+    if (!f->leq) return onyx_oom("tree nodes");
+    for (int32_t i = 0; i < f->n_nodes; i++) {
+        const tnode *nd = &f->nodes[i];
+        f->leq[i] = (leq_node){float_at_most(nd->split), (int32_t)nd->feature, {nd->next[0], nd->next[1]}};
+    }
+    return ONYX_OK;
+}
+
 /* Visits every node reachable from the roots once, in pre-order with the true branch first, giving
  * each MEMBER node its values (the order onnx's reference reads membership_values in), and refuses
- * a node reached twice (a cycle or a shared subtree). */
+ * a node reached twice (a cycle or a shared subtree). When all are <= tests, compiles f->leq. */
 static onyx_status walk_trees(forest *f, const double *members, int64_t n_members) {
     onyx_status st = ONYX_OK;
+    bool all_leq = true;
     uint8_t *seen = calloc((size_t)f->n_nodes + 1, 1);
     int32_t *stack = malloc(((size_t)f->n_nodes + 1) * sizeof *stack);
     int64_t member_at = 0, n_sets = 0;
@@ -105,6 +132,7 @@ static onyx_status walk_trees(forest *f, const double *members, int64_t n_member
             }
             seen[i] = 1;
             tnode *nd = &f->nodes[i];
+            all_leq &= nd->mode == M_LEQ && nd->feature <= INT32_MAX;
             if (nd->mode == M_MEMBER) {
                 nd->set_begin = (int32_t)member_at;
                 while (member_at < n_members && !isnan(members[member_at])) member_at++;
@@ -129,6 +157,7 @@ static onyx_status walk_trees(forest *f, const double *members, int64_t n_member
         }
     }
     (void)n_sets;
+    if (all_leq) st = compile_leq(f);
 done:
     free(seen);
     free(stack);
@@ -426,18 +455,32 @@ static inline bool goes_true(const forest *f, const tnode *nd, double x) {
     }
 }
 
-/* Element i of X: float and double (the usual inputs) read inline, the rest converted. */
-static inline double feature(const tensor *x, int64_t i) {
-    if (x->dtype == ONYX_FLOAT) return ((const float *)x->data)[i];
-    if (x->dtype == ONYX_DOUBLE) return ((const double *)x->data)[i];
-    return tensor_get_f64(x, i);
+/* Row `row` of X when find_leaf_leq may walk it: the forest has only <= tests (scikit-learn's and
+ * LightGBM's), X is float and the row has no NaN (whose branch missing_true decides); else NULL. */
+static inline const float *leq_row(const forest *f, const tensor *x, int64_t row, int64_t cols) {
+    if (!f->leq || x->dtype != ONYX_FLOAT) return NULL;
+    const float *r = (const float *)x->data + row * cols;
+    for (int64_t j = 0; j < cols; j++)
+        if (isnan(r[j])) return NULL;
+    return r;
 }
 
-/* The leaf that one row reaches from a root. */
-static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, int64_t cols, int32_t i) {
+/* The leaf that a leq_row reaches from a root: goes_true's answer in one float comparison. */
+static inline int32_t find_leaf_leq(const leq_node *nodes, const float *row, int32_t i) {
+    while (i >= 0) {
+        const leq_node *nd = &nodes[i];
+        i = nd->next[row[nd->feature] <= nd->split];
+    }
+    return ~i;
+}
+
+/* The leaf that one row reaches from a root; fast: its leq_row, or NULL. */
+static inline int32_t find_leaf(const forest *f, const tensor *x, const float *fast, int64_t row,
+                                int64_t cols, int32_t i) {
+    if (fast) return find_leaf_leq(f->leq, fast, i);
     while (i >= 0) {
         const tnode *nd = &f->nodes[i];
-        i = nd->next[goes_true(f, nd, feature(x, row * cols + nd->feature))];
+        i = nd->next[goes_true(f, nd, ml_x_at(x, row * cols + nd->feature))];
     }
     return ~i;
 }
@@ -447,8 +490,9 @@ static inline int32_t find_leaf(const forest *f, const tensor *x, int64_t row, i
     static void NAME(const forest *f, const tensor *x, int64_t row, int64_t cols, T *acc) {        \
         for (int64_t k = 0; k < f->n_targets; k++)                                                 \
             acc[k] = f->agg == AGG_MIN ? (T)(TMAX) : f->agg == AGG_MAX ? (T)-(TMAX) : (T)0;        \
+        const float *fast = leq_row(f, x, row, cols);                                              \
         for (int32_t t = 0; t < f->n_trees; t++) {                                                 \
-            int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);                                \
+            int32_t leaf = find_leaf(f, x, fast, row, cols, f->roots[t]);                          \
             for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {              \
                 T w = (T)f->out_weight[o], *a = &acc[f->out_target[o]];                            \
                 if (f->agg == AGG_MIN) *a = w < *a ? w : *a;                                       \
@@ -625,14 +669,66 @@ done:
 
 /* Sums each class's leaf weights over the trees for one row into z, and marks in has the classes
  * that some reached leaf names: onnxruntime's binary rules and argmax depend on it. */
+static inline void add_leaf(const forest *f, int32_t leaf, float *z, uint8_t *has) {
+    for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
+        z[f->out_target[o]] += (float)f->out_weight[o];
+        has[f->out_target[o]] = 1;
+    }
+}
+
 static void class_sums(const forest *f, const tensor *x, int64_t row, int64_t cols, float *z, uint8_t *has) {
     for (int64_t k = 0; k < f->n_targets; k++) z[k] = 0, has[k] = 0;
-    for (int32_t t = 0; t < f->n_trees; t++) {
-        int32_t leaf = find_leaf(f, x, row, cols, f->roots[t]);
-        for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
-            z[f->out_target[o]] += (float)f->out_weight[o];
-            has[f->out_target[o]] = 1;
+    const float *fast = leq_row(f, x, row, cols);
+    for (int32_t t = 0; t < f->n_trees; t++) add_leaf(f, find_leaf(f, x, fast, row, cols, f->roots[t]), z, has);
+}
+
+enum { WALK_ROWS = 4 };
+
+/* One step of find_leaf_leq; a leaf (negative) stays where it is. */
+static inline int32_t leq_step(const leq_node *nodes, const float *row, int32_t i) {
+    if (i < 0) return i;
+    const leq_node *nd = &nodes[i];
+    return nd->next[row[nd->feature] <= nd->split];
+}
+
+/* The leaves that WALK_ROWS leq_rows reach from a root, walked together: a walk is a chain of
+ * dependent loads, and several chains at once keep the core busy. The walks go on until all four
+ * are at leaves (the AND of the indices is negative). */
+static inline void find_leaves_leq(const leq_node *nodes, const float *const *rows, int32_t root,
+                                   int32_t *leaves) {
+    int32_t a = root, b = root, c = root, d = root;
+    while ((a & b & c & d) >= 0) {
+        a = leq_step(nodes, rows[0], a);
+        b = leq_step(nodes, rows[1], b);
+        c = leq_step(nodes, rows[2], c);
+        d = leq_step(nodes, rows[3], d);
+    }
+    leaves[0] = ~a, leaves[1] = ~b, leaves[2] = ~c, leaves[3] = ~d;
+}
+
+/* class_sums of rows [begin, end) into their score rows (width apart) and has rows (n_targets
+ * apart): WALK_ROWS rows at a time where all of them take the fast walk, else one by one. Each
+ * row's sums add the trees in the same order either way. */
+static void class_sums_rows(const forest *f, const tensor *x, int64_t begin, int64_t end, int64_t cols,
+                            float *z, int64_t width, uint8_t *has) {
+    int64_t n = f->n_targets;
+    for (int64_t r = begin; r < end;) {
+        const float *fast[WALK_ROWS];
+        int m = 0;
+        while (m < WALK_ROWS && r + m < end && (fast[m] = leq_row(f, x, r + m, cols))) m++;
+        if (m < WALK_ROWS) {
+            class_sums(f, x, r, cols, z + r * width, has + r * n);
+            r++;
+            continue;
         }
+        for (int k = 0; k < WALK_ROWS; k++)
+            for (int64_t c = 0; c < n; c++) z[(r + k) * width + c] = 0, has[(r + k) * n + c] = 0;
+        for (int32_t t = 0; t < f->n_trees; t++) {
+            int32_t leaves[WALK_ROWS];
+            find_leaves_leq(f->leq, fast, f->roots[t], leaves);
+            for (int k = 0; k < WALK_ROWS; k++) add_leaf(f, leaves[k], z + (r + k) * width, has + (r + k) * n);
+        }
+        r += WALK_ROWS;
     }
 }
 
@@ -708,10 +804,10 @@ static void classify(void *ctx, int64_t begin, int64_t end) {
     const classifier_state *s = j->s;
     const forest *f = s->f;
     int64_t n = s->n_labels;
+    class_sums_rows(f, j->x, begin, end, j->cols, j->scores->data, j->width, j->has);
     for (int64_t r = begin; r < end; r++) {
         float *z = (float *)j->scores->data + r * j->width;
         uint8_t *has = j->has + r * n;
-        class_sums(f, j->x, r, j->cols, z, has);
         int64_t best;
         if (n == 2) {
             best = binary_row(s, z, has);

@@ -51,6 +51,36 @@ def test_tree_regressor_runs():
     np.testing.assert_array_equal(y.ravel(), [-1.0, 1.0, 1.0])
 
 
+def test_tree_double_split_float_rows():
+    """A split that no float equals (0.1 as a double, nodes_values_as_tensor) against float rows: x <=
+    split as exactly as in double, on the fast walk (rows without NaN, split rounded down to a
+    float once) and on the general one (a NaN in a column the tree does not read)."""
+    split = h.make_tensor('nodes_values_as_tensor', TP.DOUBLE, [3], [0.1, 0.0, 0.0])
+    attrs = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+                 nodes_values_as_tensor=split, nodes_modes=['BRANCH_LEQ', 'LEAF', 'LEAF'],
+                 nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0],
+                 target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[-1.0, 1.0])
+    node = h.make_node('TreeEnsembleRegressor', ['x'], ['y'], domain='ai.onnx.ml', **attrs)
+    model = ml_model(node, TP.FLOAT, [None, 2], [h.make_tensor_value_info('y', TP.FLOAT, [None, 1])])
+    above = np.float32(0.1)                       # 0.10000000149 > 0.1
+    below = np.nextafter(above, np.float32(0))    # 0.09999999404 <= 0.1
+    x = np.array([[above, 0], [below, 0], [above, np.nan], [below, np.nan]], np.float32)
+    (y,) = onyx.Session(model).run(None, {'x': x})
+    np.testing.assert_array_equal(y.ravel(), [1.0, -1.0, 1.0, -1.0])
+
+
+@pytest.mark.parametrize('modes', [['BRANCH_LEQ', 'LEAF', 'LEAF'], ['BRANCH_LT', 'LEAF', 'LEAF']])
+@pytest.mark.parametrize('tracks', [0, 1])
+def test_tree_missing_value_tracks_true(modes, tracks):
+    """A NaN feature takes the true branch where nodes_missing_value_tracks_true says so, else the
+    false one; float rows through <= tests only take the fast walk (find_leaf_leq), the rest the
+    general one, and both follow the rule; a value on the split is true for <= only."""
+    model = regressor(nodes_modes=modes, nodes_missing_value_tracks_true=[tracks, 0, 0])
+    (y,) = onyx.Session(model).run(None, {'x': np.array([[0.2], [0.9], [np.nan], [0.5]], np.float32)})
+    on_split = -1.0 if modes[0] == 'BRANCH_LEQ' else 1.0
+    np.testing.assert_array_equal(y.ravel(), [-1.0, 1.0, -1.0 if tracks else 1.0, on_split])
+
+
 @pytest.mark.parametrize('override, message', [
     (dict(nodes_truenodeids=[0, 0, 0]), 'twice'),                 # the root points at itself
     (dict(nodes_falsenodeids=[7, 0, 0]), 'does not have'),         # a branch to a missing node

@@ -121,3 +121,21 @@ def test_binary_both_classes_in_every_leaf(post):
     (got_y, got_z), (_, want_z) = run_both(m)
     np.testing.assert_allclose(got_z, want_z, rtol=1e-5, atol=1e-6)
     assert got_y.tolist() == [[3, 7][k] for k in np.argmax(got_z, 1)]
+
+
+def test_rows_walked_together_or_alone():
+    """A batch answers as its rows one by one: rows are walked four at a time where none of the four
+    has a NaN (find_leaves_leq), else alone (the NaN follows missing_true), and the batch mixes both."""
+    m = classifier([0, 1, 0, 1], WEIGHTS['mixed'], LABELS['int01'], 'SOFTMAX')
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 2, (11, 2)).astype(np.float32)
+    x[5, 1] = np.nan
+    x[9, 0] = np.nan
+    sess = onyx.Session(m.SerializeToString())
+    y, z = sess.run(None, {'x': x})
+    rows = [sess.run(None, {'x': x[i:i + 1]}) for i in range(len(x))]
+    assert y.tolist() == [r[0][0] for r in rows]
+    np.testing.assert_array_equal(z, np.concatenate([r[1] for r in rows]))
+    want = ort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider']).run(None, {'x': x})
+    assert y.tolist() == want[0].tolist()
+    np.testing.assert_allclose(z, want[1], rtol=1e-5, atol=1e-6)

@@ -807,12 +807,107 @@ static void test_values_export_map_rows(void **state) {
     assert_int_equal(words[0], ONYX_VALUE_SEQUENCE);
     assert_int_equal(words[2], ONYX_VALUE_MAP);
     assert_int_equal(nw, 2 + 2 * 13);
+    /* the same rows made by value_make_map_rows (shared keys, values in one matrix): same words,
+     * same bytes */
+    tensor keys = {0};
+    assert_int_equal(tensor_set_shape(&keys, ONYX_INT64, 1, (int64_t[]){2}), ONYX_OK);
+    keys.data = k;
+    onyx_value *block = value_new();
+    void *data = NULL;
+    assert_int_equal(value_make_map_rows(block, &keys, ONYX_FLOAT, 2, &data), ONYX_OK);
+    memcpy(data, row0, sizeof row0);
+    memcpy((char *)data + sizeof row0, row1, sizeof row1);
+    memset(bytes, 0, sizeof bytes);
+    assert_int_equal(onyx_values_export((const onyx_value *[]){block}, 1, words, 64, &nw, bytes,
+                                        sizeof bytes, 4, &nb), ONYX_OK);
+    assert_int_equal(nw, sizeof expect / sizeof *expect);
+    assert_memory_equal(words, expect, sizeof expect);
+    assert_memory_equal(bytes, k, sizeof k);
+    assert_memory_equal(bytes + 16, row0, sizeof row0);
+    assert_memory_equal(bytes + 24, row1, sizeof row1);
+    onyx_value_free(block);
     onyx_value_free(rows);
     onyx_value_free(general);
 }
 
+/* value_make_map_rows (ZipMap's batch of maps in one block): every map has the keys and its row of
+ * the values; a deep copy outlives the original; a sequence derived from it (shared store, then
+ * erased and pushed to) frees what it holds once (ASan); string keys are copied; bad keys and value
+ * types are refused by name. */
+static void test_map_rows(void **state) {
+    (void)state;
+    int64_t labels[3] = {4, 5, 6};
+    tensor keys = {0};
+    assert_int_equal(tensor_set_shape(&keys, ONYX_INT64, 1, (int64_t[]){3}), ONYX_OK);
+    keys.data = labels;
+    onyx_value *seq = value_new(), *copy = value_new(), *derived = value_new();
+    assert_non_null(seq);
+    void *data = NULL;
+    assert_int_equal(value_make_map_rows(seq, &keys, ONYX_FLOAT, 2, &data), ONYX_OK);
+    float *values = data;
+    for (int i = 0; i < 6; i++) assert_true(values[i] == 0.0f);
+    for (int i = 0; i < 6; i++) values[i] = (float)i + 0.5f;
+    labels[0] = 99; /* the maps hold a copy of the keys */
+    assert_int_equal(onyx_sequence_length(seq), 2);
+    for (size_t r = 0; r < 2; r++) {
+        const onyx_value *m = onyx_sequence_at(seq, r);
+        assert_int_equal(onyx_value_kind_of(m), ONYX_VALUE_MAP);
+        const int64_t *k = m->map.keys->t.data;
+        const float *v = m->map.values->t.data;
+        assert_int_equal(m->map.values->t.dims[0], 3);
+        assert_int_equal(k[0], 4);
+        assert_int_equal(k[2], 6);
+        assert_true(v[0] == (float)(3 * r) + 0.5f && v[2] == (float)(3 * r + 2) + 0.5f);
+    }
+    assert_int_equal(value_copy(copy, seq), ONYX_OK);
+    assert_int_equal(value_share(derived, seq), ONYX_OK);
+    onyx_value_free(seq);
+    /* the derived sequence holds the block: erase its first map, append a map of its own */
+    assert_int_equal(value_seq_erase(derived, 0), ONYX_OK);
+    onyx_value *k2 = value_new(), *v2 = value_new(), *m2 = value_new();
+    assert_int_equal(value_alloc_tensor(k2, ONYX_INT64, 1, (int64_t[]){1}), ONYX_OK);
+    assert_int_equal(value_alloc_tensor(v2, ONYX_FLOAT, 1, (int64_t[]){1}), ONYX_OK);
+    assert_int_equal(value_make_map(m2, k2, v2), ONYX_OK);
+    assert_int_equal(value_seq_push(derived, m2), ONYX_OK);
+    assert_int_equal(onyx_sequence_length(derived), 2);
+    assert_true(((const float *)onyx_sequence_at(derived, 0)->map.values->t.data)[0] == 3.5f);
+    onyx_value_free(derived);
+    const onyx_value *last = onyx_sequence_at(copy, 1);
+    assert_true(((const float *)last->map.values->t.data)[1] == 4.5f);
+    assert_int_equal(((const int64_t *)last->map.keys->t.data)[0], 4);
+    onyx_value_free(copy);
+
+    /* string keys, and no rows */
+    const char *names[2] = {"cat", "dog"};
+    tensor skeys = {0};
+    assert_int_equal(tensor_set_shape(&skeys, ONYX_STRING, 1, (int64_t[]){2}), ONYX_OK);
+    skeys.data = (void *)names;
+    seq = value_new();
+    assert_int_equal(value_make_map_rows(seq, &skeys, ONYX_DOUBLE, 1, &data), ONYX_OK);
+    const onyx_value *m = onyx_sequence_at(seq, 0);
+    assert_string_equal(((char *const *)m->map.keys->t.data)[1], "dog");
+    assert_ptr_not_equal(((char *const *)m->map.keys->t.data)[1], names[1]);
+    assert_int_equal(m->map.values->t.dtype, ONYX_DOUBLE);
+    assert_int_equal(value_make_map_rows(seq, &keys, ONYX_FLOAT, 0, &data), ONYX_OK);
+    assert_int_equal(onyx_value_kind_of(seq), ONYX_VALUE_SEQUENCE);
+    assert_int_equal(onyx_sequence_length(seq), 0);
+    assert_null(data);
+
+    /* refusals */
+    float scores[3] = {0};
+    tensor fkeys = {0};
+    assert_int_equal(tensor_set_shape(&fkeys, ONYX_FLOAT, 1, (int64_t[]){3}), ONYX_OK);
+    fkeys.data = scores;
+    assert_int_equal(value_make_map_rows(seq, &fkeys, ONYX_FLOAT, 1, &data), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_mentions("keys");
+    assert_int_equal(value_make_map_rows(seq, &keys, ONYX_STRING, 1, &data), ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_mentions("string");
+    onyx_value_free(seq);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_map_rows),
         cmocka_unit_test(test_large_storage_reuse),
         cmocka_unit_test(test_map),
         cmocka_unit_test(test_shape_numel),

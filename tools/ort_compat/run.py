@@ -20,6 +20,18 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 TEST_FILES = ('onnxruntime_test_python.py', 'helper.py')
 
+# Why a test fails where it cannot pass: printed beside it (under either engine).
+KNOWN_FAILURES = {
+    'test_register_custom_ops_library':
+        "needs ./libcustom_op_library.so, built from onnxruntime's C++ test sources and not in its "
+        "wheel (fails under onnxruntime too); onyx cannot load such a library at all: its ops are "
+        "written against onnxruntime's C API (onyx's register_custom_ops_library says so)",
+    'test_session_options_add_free_dimension_override_by_name':
+        "onnxruntime's own model abs_free_dimensions.onnx names both free dims 'None', not the "
+        "'Dim1'/'Dim2' the test overrides, so no engine can answer [4, 6, 5] (fails under "
+        "onnxruntime too; the same overrides by denotation pass)",
+}
+
 
 def missing_files(src):
     return [f for f in TEST_FILES if not os.path.isfile(os.path.join(src, 'python', f))]
@@ -102,6 +114,8 @@ def main():
         for name, (outcome, reason) in sorted(res.items()):
             if outcome == 'failed':
                 print(f'   FAILED {name}: {reason}')
+                if name in KNOWN_FAILURES:
+                    print(f'      why: {KNOWN_FAILURES[name]}')
     if len(engines) == 2:
         behind = sorted(n for n, (o, _) in results['ort'].items()
                         if o == 'passed' and results['onyx'].get(n, ('failed',))[0] != 'passed')

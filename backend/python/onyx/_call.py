@@ -257,22 +257,22 @@ def _read_outputs(w, data, outs, count, wanted):
 
 _ALL = object()   # all outputs, in order
 _COPIED = {code: dtype for code, dtype in _DTYPES.items() if code not in _SUB_BYTE_BITS}
-_UNPACK = {}   # (dtype code, count) -> its struct: small lists of numbers read in one step
+_STRUCTS = {}   # (dtype code, count) -> the struct of that many numbers: read in one step
 _FORMATS = {1: 'f', 2: 'B', 3: 'b', 4: 'H', 5: 'h', 6: 'i', 7: 'q', 9: '?', 11: 'd', 12: 'I', 13: 'Q'}
 
 
-def _numbers(code, n, data, offset):
-    """n numbers of dtype `code` at data[offset:] as Python numbers (as ndarray.tolist() gives
-    them); None for a dtype without a struct format (float16, complex, ...)."""
-    unpack = _UNPACK.get((code, n))
-    if unpack is None:
+def _struct(code, n):
+    """The struct of n numbers of dtype `code` (read as ndarray.tolist() gives them), or None for a
+    dtype without a struct format (float16, complex, ...)."""
+    s = _STRUCTS.get((code, n))
+    if s is None:
         fmt = _FORMATS.get(code)
         if fmt is None:
             return None
-        unpack = struct.Struct(f'={n}{fmt}').unpack_from
-        if len(_UNPACK) < 256:
-            _UNPACK[code, n] = unpack
-    return unpack(data, offset)
+        s = struct.Struct(f'={n}{fmt}')
+        if len(_STRUCTS) < 256:
+            _STRUCTS[code, n] = s
+    return s
 
 
 def _map_rows(w, at, data):
@@ -280,21 +280,20 @@ def _map_rows(w, at, data):
     of values) as a list of dicts; None for types struct cannot read (then the reader does)."""
     # 5, count, keys (1, dtype, 1, n, offset, nbytes), values (1, dtype, 2, count, n, offset, nbytes)
     count, n = w[at + 1], w[at + 5]
-    keys = _numbers(w[at + 3], n, data, w[at + 6])
-    if keys is None:
+    key_struct, row_struct = _struct(w[at + 3], n), _struct(w[at + 9], n)
+    if key_struct is None or row_struct is None:
         return None
+    keys = key_struct.unpack_from(data, w[at + 6])
     make = _ROW_MAKERS.get(keys)
     if make is None:
         make = _row_maker(keys)
         if len(_ROW_MAKERS) < 64:
             _ROW_MAKERS[keys] = make
-    if count == 1:
-        values = _numbers(w[at + 9], n, data, w[at + 13])
-        return None if values is None else make((values,))
-    dtype = _COPIED.get(w[at + 9])
-    if dtype is None:
-        return None
-    return make(_frombuffer(data, dtype, count * n, w[at + 13]).reshape(count, n).tolist())
+    if count == 1 or not n:
+        return make((row_struct.unpack_from(data, w[at + 13]),) * count)
+    # each row straight from the bytes as a tuple of Python numbers (no array, no lists)
+    offset = w[at + 13]
+    return make(row_struct.iter_unpack(memoryview(data)[offset:offset + count * row_struct.size]))
 
 
 _ROWS_WORDS = 15   # the words of an ONYX_EXPORT_MAP_ROWS description
