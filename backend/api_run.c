@@ -309,10 +309,11 @@ onyx_status onyx_rep_output(const onyx_rep *rep, size_t index, onyx_io_info *out
 /* Inputs bound by position without an allocation for models with up to this many inputs. */
 #define BOUND_ON_STACK 32
 
-onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *options,
-                                      size_t input_count, const char *const *input_names,
-                                      const onyx_value *const *inputs, size_t *output_count,
-                                      onyx_value ***outputs) {
+/* A run of the main graph; `targets` NULL or one per graph output (NULL where none). */
+static onyx_status run_rep(onyx_rep *rep, const onyx_run_options *options, size_t input_count,
+                           const char *const *input_names, const onyx_value *const *inputs,
+                           onyx_value *const *targets, size_t *output_count,
+                           onyx_value ***outputs) {
     if (!rep || !output_count || !outputs || (input_count && !inputs))
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run: NULL argument");
     const graph *g = rep->m->main;
@@ -383,17 +384,71 @@ onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *opt
             st = onyx_oom("outputs");
             goto done;
         }
-    st = subgraph_run_main(rep->main, options ? &control : NULL, bound, outs);
+    st = subgraph_run_main(rep->main, options ? &control : NULL, bound, targets, outs);
     if (st != ONYX_OK) {
         onyx_error_prefix(st, "run");
         goto done;
     }
+    for (int i = 0; i < g->n_outputs && targets; i++)
+        if (targets[i]) { /* written into the caller's memory */
+            onyx_value_free(outs[i]);
+            outs[i] = NULL;
+        }
     *output_count = (size_t)g->n_outputs;
     *outputs = outs;
     outs = NULL;
 done:
     if (outs) onyx_values_free(outs, (size_t)g->n_outputs);
     if (bound != bound_stack) free(bound);
+    return st;
+}
+
+onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_options *options,
+                                      size_t input_count, const char *const *input_names,
+                                      const onyx_value *const *inputs, size_t *output_count,
+                                      onyx_value ***outputs) {
+    return run_rep(rep, options, input_count, input_names, inputs, NULL, output_count, outputs);
+}
+
+static int output_index(const graph *g, const char *name) {
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] >= 0 && strcmp(g->values[g->outputs[i]].name, name) == 0) return i;
+    return -1;
+}
+
+onyx_status onyx_rep_run_into(onyx_rep *rep, const onyx_run_options *options, size_t input_count,
+                              const char *const *input_names, const onyx_value *const *inputs,
+                              size_t target_count, const char *const *target_names,
+                              onyx_value *const *targets, size_t *output_count,
+                              onyx_value ***outputs) {
+    if (!rep || (target_count && (!target_names || !targets)))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_into: NULL argument");
+    const graph *g = rep->m->main;
+    onyx_value **by_output = calloc((size_t)g->n_outputs + 1, sizeof *by_output);
+    if (!by_output) return onyx_oom("run_into");
+    onyx_status st = ONYX_OK;
+    for (size_t k = 0; k < target_count && st == ONYX_OK; k++) {
+        const char *name = target_names[k] ? target_names[k] : "(null)";
+        int i = target_names[k] ? output_index(g, target_names[k]) : -1;
+        const onyx_value *t = targets[k];
+        if (i < 0)
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_into: no graph output named '%s'", name);
+        else if (by_output[i])
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_into: output '%s' has two targets",
+                            name);
+        else if (!t || t->kind != ONYX_VALUE_TENSOR || t->t.device != DEVICE_CPU ||
+                 t->t.dtype == ONYX_STRING || (!t->t.data && t->t.nbytes))
+            st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                            "run_into: the target of output '%s' is not a tensor of numbers in "
+                            "CPU memory",
+                            name);
+        else
+            by_output[i] = targets[k];
+    }
+    if (st == ONYX_OK)
+        st = run_rep(rep, options, input_count, input_names, inputs, by_output, output_count,
+                     outputs);
+    free(by_output);
     return st;
 }
 

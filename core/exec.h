@@ -83,9 +83,12 @@ onyx_status subgraph_specialize(subgraph *sg, const type_info *const *in_types);
 onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
                          onyx_value *const *outputs);
 
-/* Runs a main graph (no enclosing frame) under `control` (may be NULL). As subgraph_run. */
+/* Runs a main graph (no enclosing frame) under `control` (may be NULL). As subgraph_run, and
+ * `targets` (NULL, or one per graph output, NULL where none): CPU tensors over the caller's memory
+ * that receive those outputs (core/exec_target.h); their `outputs` entries stay empty. */
 onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
-                              const onyx_value *const *inputs, onyx_value *const *outputs);
+                              const onyx_value *const *inputs, onyx_value *const *targets,
+                              onyx_value *const *outputs);
 
 const graph *subgraph_graph(const subgraph *sg);
 

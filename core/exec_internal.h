@@ -81,6 +81,8 @@ typedef struct run_ctx {
     unsigned runs;        /* runs made in this context (graphs are captured from the second) */
     void **graphs;        /* per step that starts a graph segment: its captured graph, or NULL */
     bool *graph_failed;   /* per such step: capture failed once, run its steps one by one */
+    bool *targeted;       /* per value: a graph output computed straight into the caller's target
+                             during this run (core/exec_target.c) */
 } run_ctx;
 
 /* A graph specialized for one signature of input shapes. Read-only once built: concurrent runs

@@ -8,6 +8,7 @@
 #include "core/device_cache.h"
 #include "core/device_registry.h"
 #include "core/exec_internal.h"
+#include "core/exec_target.h"
 #include "core/log.h"
 #include "core/optimize.h"
 #include "core/parallel.h"
@@ -150,6 +151,7 @@ void run_ctx_free(const plan *p, run_ctx *ctx) {
     free(ctx->forks);
     free(ctx->slots);
     free(ctx->vals);
+    free(ctx->targeted);
     for (int d = 0; d < DEVICE_KINDS; d++) {
         /* queued work may still use the arena */
         if (ctx->queue[d]) {
@@ -181,7 +183,8 @@ static onyx_status run_ctx_create(const plan *p, const graph *g, run_ctx **out) 
     if (!ctx) return onyx_oom("run context");
     ctx->slots = calloc((size_t)p->n_vals + 1, sizeof *ctx->slots);
     ctx->vals = calloc((size_t)p->n_vals + 1, sizeof *ctx->vals);
-    if (!ctx->slots || !ctx->vals) {
+    ctx->targeted = calloc((size_t)p->n_vals + 1, sizeof *ctx->targeted);
+    if (!ctx->slots || !ctx->vals || !ctx->targeted) {
         st = onyx_oom("run context");
         goto done;
     }
@@ -703,7 +706,7 @@ static onyx_status walk_steps(void *arg) {
 /* Walks the plan's steps in a context and hands the graph outputs over. */
 static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_frame *outer,
                             const run_control *control, const onyx_value *const *inputs,
-                            onyx_value *const *outputs) {
+                            onyx_value *const *targets, onyx_value *const *outputs) {
     const graph *g = sg->g;
     onyx_value **vals = ctx->vals;
     for (int i = 0; i < p->n_vals; i++) vals[i] = &ctx->slots[i];
@@ -716,11 +719,14 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
                                .ctx = ctx,
                                .control = control,
                                .profiler = sg->env.profiler};
+    onyx_status st = targets ? target_mark(sg, p, ctx, inputs, targets) : ONYX_OK;
+    if (st != ONYX_OK) return st;
+    for (int i = 0; i < g->n_outputs && targets; i++) /* their steps write into them */
+        if (g->outputs[i] >= 0 && ctx->targeted[g->outputs[i]]) vals[g->outputs[i]] = targets[i];
 
     /* the main graph runs in the rep's arena; a subgraph in its caller's */
     steps_call call = {sg, p, ctx, &frame};
-    onyx_status st = parallel_within(outer ? 0 : sg->env.threads, &sg->env.threads_policy,
-                                     walk_steps, &call);
+    st = parallel_within(outer ? 0 : sg->env.threads, &sg->env.threads_policy, walk_steps, &call);
     onyx_status finished = run_ctx_finish(p, ctx);
     if (st == ONYX_OK) st = finished;
     ctx->runs++;
@@ -730,6 +736,10 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
         if (!kind_and_dtype_fit(&g->values[vi].type, vals[vi])) {
             st = type_mismatch("graph output", &g->values[vi], vals[vi]);
             break;
+        }
+        if (targets && targets[i]) { /* the caller's memory holds it: outputs[i] stays empty */
+            st = target_take(g, ctx, vi, vals[vi], targets[i]);
+            continue;
         }
         bool listed_again = false;
         for (int j = i + 1; j < g->n_outputs; j++) listed_again |= g->outputs[j] == vi;
@@ -743,11 +753,14 @@ static onyx_status run_plan(subgraph *sg, plan *p, run_ctx *ctx, struct exec_fra
     /* nothing of this run stays in the context but its arena and scratch */
     for (int i = 0; i < p->n_vals; i++)
         if (p->vals[i].where == ST_HEAP) value_clear(&ctx->slots[i]);
+    for (int i = 0; i < g->n_outputs && targets; i++)
+        if (g->outputs[i] >= 0) ctx->targeted[g->outputs[i]] = false;
     return st;
 }
 
 static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control *control,
-                       const onyx_value *const *inputs, onyx_value *const *outputs) {
+                       const onyx_value *const *inputs, onyx_value *const *targets,
+                       onyx_value *const *outputs) {
     const graph *g = sg->g;
     if (!outer) {
         if (sg->n_captured > 0)
@@ -775,7 +788,7 @@ static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control
     int64_t start = sg->env.profiler && !outer ? exec_now_ns() : 0;
     onyx_status st = run_ctx_take(p, g, &ctx);
     if (st == ONYX_OK) {
-        st = run_plan(sg, p, ctx, outer, control, inputs, outputs);
+        st = run_plan(sg, p, ctx, outer, control, inputs, targets, outputs);
         run_ctx_give_back(p, ctx);
     }
     if (start) profiler_run(sg->env.profiler, start, exec_now_ns(), control ? control->tag : NULL);
@@ -785,12 +798,13 @@ static onyx_status run(subgraph *sg, struct exec_frame *outer, const run_control
 
 onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_value *const *inputs,
                          onyx_value *const *outputs) {
-    return run(sg, outer, outer ? outer->control : NULL, inputs, outputs);
+    return run(sg, outer, outer ? outer->control : NULL, inputs, NULL, outputs);
 }
 
 onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
-                              const onyx_value *const *inputs, onyx_value *const *outputs) {
-    onyx_status st = run(sg, NULL, control, inputs, outputs);
+                              const onyx_value *const *inputs, onyx_value *const *targets,
+                              onyx_value *const *outputs) {
+    onyx_status st = run(sg, NULL, control, inputs, targets, outputs);
     /* the caller may write into its outputs: no sequence in them shares items (core/value.h)
      * with an input or another output */
     for (int i = 0; i < sg->g->n_outputs && st == ONYX_OK; i++) st = value_unshare(outputs[i]);

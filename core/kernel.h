@@ -58,6 +58,13 @@ enum {
      * executor may then leave the weight evicted while the kernel prepares. Other kernels get
      * their constant inputs restored first. */
     KF_PACKED_WEIGHTS = 1u << 10,
+    /* Outputs 1 and 2 may be the very buffers of inputs 3 and 4: a key/value cache of fixed
+     * capacity that the caller binds as both past and present (GroupQueryAttention, as
+     * onnxruntime-genai's past_present_share_buffer binds it). Where out->data == in->data the
+     * kernel writes only the new rows and reads the rest where it is. The executor computes such
+     * an output there only when the caller's target for it is exactly that input's memory and no
+     * later step reads the input (core/exec_target.c). */
+    KF_CACHE_IN_PLACE = 1u << 11,
 };
 
 struct fuse_chain;

@@ -1,13 +1,14 @@
 /* Running one step of a plan: its inputs checked to be on its kernel's device, its outputs
- * given buffers (arena slots, heap allocations, or shapes inferred from the actual inputs), its
- * kernel's run, timed when profiling. Used by the runs (core/exec_run.c) and by constant
- * folding while a plan is built (core/plan_build.c). */
+ * given buffers (arena slots, heap allocations, the caller's targets, or shapes inferred from the
+ * actual inputs), its kernel's run, timed when profiling. Used by the runs (core/exec_run.c) and
+ * by constant folding while a plan is built (core/plan_build.c). */
 #include "core/plan_step.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/exec_target.h"
 #include "core/op_schema.h"
 #include "core/parallel.h"
 #include "core/profile.h"
@@ -73,6 +74,15 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
     return st;
 }
 
+/* The node's output types from the inputs it actually gets, into *rt (made on first need), with
+ * its params when `params` is not NULL. */
+static onyx_status actual_types(const graph_node *node, onyx_value *const *in, type_info **rt,
+                                op_params *params) {
+    if (*rt) return ONYX_OK;
+    if (!(*rt = calloc((size_t)node->n_outputs, sizeof **rt))) return onyx_oom("output types");
+    return infer_actual(node, in, *rt, params);
+}
+
 /* Gives every output of the step a buffer before its kernel runs: arena outputs are ready (or
  * alias their input); heap outputs with a known shape are allocated; the rest are inferred from
  * the actual inputs now, or left empty for kernels that size their own outputs. A step whose
@@ -80,14 +90,12 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
  * give those shapes. run_params (or NULL): where the step's params have unknown dims, the ones
  * the actual inputs give, resolved by the same inference. */
 static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_node *node,
-                                onyx_value *const *in, onyx_value *const *out,
-                                op_params *run_params) {
+                                const struct exec_frame *frame, onyx_value *const *in,
+                                onyx_value *const *out, op_params *run_params) {
     type_info *rt = NULL;
+    const bool *targeted = frame->ctx ? frame->ctx->targeted : NULL;
     onyx_status st = ONYX_OK;
-    if (ps->recheck || run_params) {
-        if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) return onyx_oom("output types");
-        CHECK(infer_actual(node, in, rt, run_params));
-    }
+    if (ps->recheck || run_params) CHECK(actual_types(node, in, &rt, run_params));
     for (int o = 0; o < node->n_outputs; o++) {
         int vi = node->outputs[o];
         if (vi < 0) continue;
@@ -99,6 +107,12 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             st = onyx_error(ONYX_ERR_SHAPE, "output %d: the inputs give %s, expected %s", o,
                             type_str(&rt[o], got, sizeof got), type_str(&v->type, want, sizeof want));
             goto done;
+        }
+        if (targeted && targeted[vi]) { /* the caller's memory (core/exec_target.c), as it is */
+            if (!type_is_static(&v->type)) CHECK(actual_types(node, in, &rt, NULL));
+            const type_info *want = type_is_static(&v->type) ? &v->type : &rt[o];
+            CHECK(target_check(frame->g->values[vi].name, want, &out[o]->t));
+            continue;
         }
         if (v->where == ST_ARENA) {
             /* a reshape-like alias may have a graph input as its root, bound per run; an
@@ -123,13 +137,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             CHECK(value_alloc_tensor(out[o], v->type.dtype, v->type.rank, v->type.dims));
             continue;
         }
-        if (!rt) {
-            if (!(rt = calloc((size_t)node->n_outputs, sizeof *rt))) {
-                st = onyx_oom("output types");
-                goto done;
-            }
-            CHECK(infer_actual(node, in, rt, NULL));
-        }
+        CHECK(actual_types(node, in, &rt, NULL));
         if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
             value_clear(out[o]);
             continue;
@@ -181,7 +189,8 @@ onyx_status plan_run_step(const plan *p, const plan_step *ps, const graph *g,
     run_params.kind = OP_PARAMS_NONE;
     const op_params *params = ps->params;
     bool per_run = params && !op_params_known(params);
-    if (st == ONYX_OK) st = bind_outputs(p, ps, node, in, out, per_run ? &run_params : NULL);
+    if (st == ONYX_OK) st = bind_outputs(p, ps, node, frame, in, out,
+                                             per_run ? &run_params : NULL);
     if (per_run) {
         if (st == ONYX_OK && params->kind != OP_PARAMS_UNRESOLVED &&
             run_params.kind != params->kind)

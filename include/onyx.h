@@ -557,6 +557,26 @@ ONYX_API onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_opt
                                                const onyx_value *const *inputs,
                                                size_t *output_count, onyx_value ***outputs);
 
+/* onyx_rep_run_with_options with some outputs written into the caller's memory (onnxruntime's
+ * IOBinding of outputs): output `target_names[k]` goes into `targets[k]`, a tensor of numbers in
+ * CPU memory of the output's element type and shape (onyx_value_wrap_tensor over the caller's
+ * buffer, which the run writes). Its entry in *outputs is NULL; the others are as
+ * onyx_rep_run's. An output is computed straight in its target when the target overlaps no
+ * input; a target that is exactly an input's memory is written in place only where the node
+ * making the output declares that safe: GroupQueryAttention's present_key / present_value over
+ * its past_key / past_value, one buffer of the cache's capacity bound as both (onnxruntime-genai's
+ * past_present_share_buffer), which the run appends to in place. Other overlaps with inputs are
+ * computed apart and copied into the target after the run. Targets that overlap each other, an
+ * unknown name or a name given twice: ONYX_ERR_INVALID_ARGUMENT; an output of another type or
+ * shape than its target: ONYX_ERR_SHAPE (the target's contents are then unspecified, as after
+ * any failed run that writes in place). */
+ONYX_API onyx_status onyx_rep_run_into(onyx_rep *rep, const onyx_run_options *options,
+                                       size_t input_count, const char *const *input_names,
+                                       const onyx_value *const *inputs, size_t target_count,
+                                       const char *const *target_names,
+                                       onyx_value *const *targets, size_t *output_count,
+                                       onyx_value ***outputs);
+
 /* Room for onyx_values_export's description, as onyx_rep_run_export takes it. */
 typedef struct onyx_export_room {
     int64_t *words;

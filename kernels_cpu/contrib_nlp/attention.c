@@ -2,10 +2,11 @@
  * float core: per (batch, head, block of query rows) Q*K^T through BLAS with the scale in alpha,
  * onnxruntime's masks (padding adds mask_filter_value, causal keys are -inf) or GQA's per-batch
  * causal window (after GQA's optional rotary embedding of Q and K), a softmax per row, then P*V
- * straight into the output. Q/K/V are strided views (packed
- * projections, BSNH inputs, BNSH caches), so nothing is transposed; K/V are copied only where a
- * past cache is concatenated or a present cache is asked for. Working memory is the run's
- * scratch, so concurrent runs share nothing. */
+ * straight into the output. Q/K/V are strided views (packed projections, BSNH inputs, BNSH
+ * caches), so nothing is transposed; K/V are copied only where a past cache is concatenated or a
+ * present cache is asked for, and not at all where GQA's caller binds one buffer as both past and
+ * present (appended in place). Working memory is the run's scratch, so concurrent runs share
+ * nothing. */
 #include <math.h>
 
 #include "core/parallel.h"
@@ -413,7 +414,9 @@ static int64_t window_resident(int64_t T, int64_t C, int64_t W) {
 
 /* The windowed cache: per batch, the past's resident rows then the new ones form the keys this
  * step reads (positions T - S - Lp .. T - 1), attention runs over them with the window counted
- * from their end, and the last L(T) of them become the present buffers' first rows. */
+ * from their end, and the last L(T) of them become the present buffers' first rows. The past is
+ * read whole into scratch before the present is written, so a present bound to the past's own
+ * buffer (KF_CACHE_IN_PLACE) comes out right too. */
 static onyx_status gqa_windowed(const kernel_call *c, core *x, const cnlp_att_dims *d,
                                 const int32_t *seqlens, bool first, view vk, view vv,
                                 char *buf) {
@@ -466,6 +469,29 @@ static onyx_status gqa_windowed(const kernel_call *c, core *x, const cnlp_att_di
         }
     }
     return ONYX_OK;
+}
+
+/* One cache of the present (keys or values), dst [B, N, T, D]: per batch, the past's valid rows
+ * (of past [B, N, P, D], NULL: none) then the S new rows of src after them. Where dst is the
+ * past's own buffer (the caller binds one buffer as both, KF_CACHE_IN_PLACE; then P == T) only
+ * the new rows are written: no copy of the cache per token. Otherwise the past's rows are copied
+ * and the rows after the new ones zeroed. */
+static void gqa_append(float *dst, const float *past, int64_t P, view src, const int32_t *seqlens,
+                       bool first, int64_t B, int64_t N, int64_t S, int64_t T, int64_t D) {
+    bool in_place = dst == past;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t at = first ? 0 : (int64_t)seqlens[b] + 1 - S; /* the past rows still valid */
+        for (int64_t h = 0; h < N; h++) {
+            float *d = dst + (b * N + h) * T * D;
+            if (!in_place) {
+                if (past && at > 0) memcpy(d, past + (b * N + h) * P * D, (size_t)(at * D) * 4);
+                memset(d + (at + S) * D, 0, (size_t)((T - at - S) * D) * 4);
+            }
+            for (int64_t r = 0; r < S; r++)
+                memcpy(d + (at + r) * D, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
+                       (size_t)D * 4);
+        }
+    }
 }
 
 onyx_status cpu_cnlp_gqa(const kernel_call *c) {
@@ -544,25 +570,13 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
         TRY(gqa_rotary(c, &d, first, seqlens, &x.q, &vk, (float *)(buf + own),
                        (float *)(buf + own + rq)));
     if (d.windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
-    memset(kc, 0, cache);
-    memset(vc, 0, cache);
-    /* per batch: the past rows still valid, then the new rows after them */
-    for (int64_t b = 0; b < B; b++) {
-        int64_t past = first ? 0 : (int64_t)seqlens[b] + 1 - S;
-        view kb = vk, vb = vv;
-        kb.p += b * vk.s[0], vb.p += b * vv.s[0];
-        for (int64_t h = 0; h < Nkv; h++) {
-            float *kd = kc + ((b * Nkv + h) * T) * D, *vd = vc + ((b * Nkv + h) * T) * D;
-            if (PK && past > 0) {
-                memcpy(kd, (const float *)PK->data + (b * Nkv + h) * P * D, (size_t)(past * D) * 4);
-                memcpy(vd, (const float *)PV->data + (b * Nkv + h) * P * D, (size_t)(past * D) * 4);
-            }
-            for (int64_t r = 0; r < S; r++) {
-                memcpy(kd + (past + r) * D, kb.p + h * kb.s[1] + r * kb.s[2], (size_t)D * 4);
-                memcpy(vd + (past + r) * D, vb.p + h * vb.s[1] + r * vb.s[2], (size_t)D * 4);
-            }
-        }
-    }
+    const float *pk = PK ? PK->data : NULL, *pv = PV ? PV->data : NULL;
+    if ((kc == pk || vc == pv) && P != T)
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "present shares the past's buffer but holds %lld rows, not its %lld",
+                          (long long)T, (long long)P);
+    gqa_append(kc, pk, P, vk, seqlens, first, B, Nkv, S, T, D);
+    gqa_append(vc, pv, P, vv, seqlens, first, B, Nkv, S, T, D);
     x.k = (view){kc, {Nkv * T * D, T * D, D}};
     x.v = (view){vc, {Nkv * T * D, T * D, D}};
     core_run(&x);

@@ -1,7 +1,7 @@
 /* Session and run options through the public API: devices (the TEST device, CUDA without a GPU),
  * optimization levels, the memory limit, profiling to a Chrome trace, the log callback, thread
- * counts past the CPUs (clamped), and the errors of bad and absurd settings. Models: tests/models/
- * (example.onnx, concurrency.onnx). */
+ * counts past the CPUs (clamped), runs into the caller's buffers, and the errors of bad and absurd
+ * settings. Models: tests/models/ (example.onnx, concurrency.onnx). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,6 +343,63 @@ static void test_output_device_of_another_gpu(void **state) {
     onyx_model_free(m);
 }
 
+/* onyx_rep_run_into: an output written into the caller's buffer (its entry in the outputs NULL),
+ * the same numbers as a plain run; a buffer over the input's own memory computed apart and copied
+ * in after the run (a product written over the input it reads would be garbage); unknown names,
+ * an output given twice and a buffer of another shape refused. */
+static void test_run_into(void **state) {
+    (void)state;
+    onyx_model *m = load(CONCURRENCY_MODEL);
+    input in;
+    input_init(&in);
+    float want[10];
+    assert_int_equal(run_with(m, NULL, &in, want), ONYX_OK);
+    onyx_rep *rep = NULL;
+    assert_int_equal(onyx_prepare_session(m, NULL, &rep), ONYX_OK);
+    onyx_io_info info;
+    assert_int_equal(onyx_rep_output(rep, 0, &info), ONYX_OK);
+    const char *names[2] = {info.name, info.name};
+    float buf[10] = {0};
+    int64_t dims[2] = {2, 5}, wrong[2] = {5, 2};
+    onyx_value *t = NULL, *t2 = NULL, *over = NULL;
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 2, dims, buf, sizeof buf, &t), ONYX_OK);
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 2, wrong, buf, sizeof buf, &t2), ONYX_OK);
+    /* the input's first ten floats: read by the run, written after it */
+    assert_int_equal(onyx_value_wrap_tensor(ONYX_FLOAT, 2, dims, in.x, 10 * sizeof(float), &over),
+                     ONYX_OK);
+    const onyx_value *ins[1] = {in.v};
+    size_t n = 0;
+    onyx_value **outs = NULL;
+    onyx_value *targets[2] = {t, t};
+    assert_int_equal(onyx_rep_run_into(rep, NULL, 1, NULL, ins, 1, names, targets, &n, &outs),
+                     ONYX_OK);
+    assert_null(outs[0]);
+    assert_close(buf, want, 10);
+    onyx_values_free(outs, n);
+    assert_int_equal(onyx_rep_run_into(rep, NULL, 1, NULL, ins, 2, names, targets, &n, &outs),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("two targets");
+    const char *unknown[1] = {"no_such_output"};
+    assert_int_equal(onyx_rep_run_into(rep, NULL, 1, NULL, ins, 1, unknown, targets, &n, &outs),
+                     ONYX_ERR_INVALID_ARGUMENT);
+    assert_error_names("no_such_output");
+    targets[0] = t2;
+    assert_int_equal(onyx_rep_run_into(rep, NULL, 1, NULL, ins, 1, names, targets, &n, &outs),
+                     ONYX_ERR_SHAPE);
+    assert_error_names("its target is");
+    targets[0] = over;
+    assert_int_equal(onyx_rep_run_into(rep, NULL, 1, NULL, ins, 1, names, targets, &n, &outs),
+                     ONYX_OK);
+    assert_close(in.x, want, 10);
+    onyx_values_free(outs, n);
+    onyx_value_free(t);
+    onyx_value_free(t2);
+    onyx_value_free(over);
+    onyx_rep_free(rep);
+    onyx_value_free(in.v);
+    onyx_model_free(m);
+}
+
 typedef struct clamp_log {
     int warnings; /* lines saying the thread count was clamped */
 } clamp_log;
@@ -617,6 +674,7 @@ int main(void) {
         cmocka_unit_test(test_absurd_settings),
         cmocka_unit_test(test_threads_past_the_cpus),
         cmocka_unit_test(test_output_device_of_another_gpu),
+        cmocka_unit_test(test_run_into),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_profiling_and_log),
         cmocka_unit_test(test_activation_rewrites),

@@ -11,7 +11,12 @@ bound: a token reads every weight once, so ms/token >= weight bytes / bandwidth.
 a test.
 
   tools/bench/llm_bench.py MODEL_DIR... [--threads 2] [--prefill 128,512] [--decode 128]
-                           [--rounds 2] [--engines onyx,ort,genai]
+                           [--context 16] [--rounds 2] [--engines onyx,ort,genai]
+
+Decode runs after a prompt of --context tokens. Engines onyx-share and ort-share run the loop with
+the cache as onnxruntime-genai binds it (past_present_share_buffer): per layer one buffer of the
+generation's maximum length, bound through io_binding as both past and present, appended in place;
+onyx and ort carry each step's present over as the next step's past.
 
 Model folders come from tools/llm/tiny_model.py (make llm-models writes the default set under
 llm/). Needs onnxruntime-genai for the `genai` engine.
@@ -56,9 +61,10 @@ def weight_bytes(folder):
 
 class Loop:
     """The generation loop over a plain session (onyx or onnxruntime): the cache carried from the
-    outputs to the next step's inputs."""
+    outputs to the next step's inputs, or (share) one buffer per cache bound as both."""
 
-    def __init__(self, engine, folder, threads):
+    def __init__(self, engine, folder, threads, share=False):
+        self.share = share
         cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']
         dec = cfg['decoder']
         self.layers, self.kvh, self.hs = (dec['num_hidden_layers'], dec['num_key_value_heads'],
@@ -75,11 +81,20 @@ class Loop:
         self.inputs = {i.name for i in self.s.get_inputs()}
         self.outputs = [o.name for o in self.s.get_outputs()]
         self.dtype = np.float16 if 'float16' in self.s.get_inputs()[-1].type else np.float32
+        self.rt = rt
 
-    def start(self):
-        self.past = {f'past_key_values.{i}.{w}': np.zeros((1, self.kvh, 0, self.hs), self.dtype)
+    def start(self, max_length):
+        length = max_length if self.share else 0
+        self.past = {f'past_key_values.{i}.{w}': np.zeros((1, self.kvh, length, self.hs), self.dtype)
                      for i in range(self.layers) for w in ('key', 'value')}
         self.total = 0
+        if self.share:   # bound once per generation: past and present are one buffer
+            self.binding = self.s.io_binding()
+            self.binding.bind_output('logits')
+            for name, buf in self.past.items():
+                value = self.rt.OrtValue.ortvalue_from_numpy(buf)
+                self.binding.bind_ortvalue_input(name, value)
+                self.binding.bind_ortvalue_output(name.replace('past_key_values', 'present'), value)
 
     def step(self, ids):
         self.total += ids.shape[1]
@@ -88,6 +103,13 @@ class Loop:
             feed['attention_mask'] = np.ones((1, self.total), np.int64)
         if 'position_ids' in self.inputs:
             feed['position_ids'] = np.arange(self.total - ids.shape[1], self.total)[None, :]
+        if self.share:
+            for name in ('input_ids', 'attention_mask', 'position_ids'):
+                if name in feed:
+                    self.binding.bind_cpu_input(name, feed[name])
+            self.binding.bind_output('logits')   # onnxruntime sizes it anew each step
+            self.s.run_with_iobinding(self.binding)
+            return int(np.argmax(self.binding.get_outputs()[0].numpy()[0, -1]))
         r = dict(zip(self.outputs, self.s.run(None, feed)))
         for i in range(self.layers):
             for w in ('key', 'value'):
@@ -99,7 +121,7 @@ def prompt_ids(n, vocab):
     return np.random.default_rng(n).integers(1, min(vocab, 30000), (1, n)).astype(np.int64)
 
 
-def worker(engine, folder, threads, prefills, decode, out_path):
+def worker(engine, folder, threads, prefills, decode, context, out_path):
     res = {}
     t = time.perf_counter()
     if engine == 'genai':
@@ -123,10 +145,10 @@ def worker(engine, folder, threads, prefills, decode, out_path):
                 gen.generate_next_token()
             return t1 - t0, time.perf_counter() - t1
     else:
-        loop = Loop(engine, folder, threads)
+        loop = Loop(engine.split('-')[0], folder, threads, share=engine.endswith('-share'))
 
         def run(p, steps):
-            loop.start()
+            loop.start(p + steps + 1)
             t0 = time.perf_counter()
             tok = loop.step(prompt_ids(p, loop.vocab))
             t1 = time.perf_counter()
@@ -138,7 +160,7 @@ def worker(engine, folder, threads, prefills, decode, out_path):
     for p in prefills:
         first, _ = run(p, 0)
         res[f'prefill_{p}_ms'] = first * 1000
-    _, rest = run(16, decode)
+    _, rest = run(context, decode)
     res['decode_ms'] = rest * 1000 / decode
     res['peak_mib'] = peak_mib()
     with open(out_path, 'w') as f:
@@ -150,10 +172,10 @@ def run_worker(engine, folder, a):
         out = f.name
     try:
         env = dict(os.environ)
-        if engine == 'onyx':
+        if engine.startswith('onyx'):
             env['PYTHONPATH'] = os.path.join(ROOT, 'backend', 'python')
         proc = subprocess.run([sys.executable, __file__, '--worker', engine, folder,
-                               str(a.threads), a.prefill, str(a.decode), out],
+                               str(a.threads), a.prefill, str(a.decode), str(a.context), out],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode != 0:
             return {'error': proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
@@ -165,15 +187,16 @@ def run_worker(engine, folder, a):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == '--worker':
-        engine, folder, threads, prefill, decode, out = sys.argv[2:8]
+        engine, folder, threads, prefill, decode, context, out = sys.argv[2:9]
         worker(engine, folder, int(threads), [int(p) for p in prefill.split(',') if p],
-               int(decode), out)
+               int(decode), int(context), out)
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('models', nargs='+')
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--prefill', default='128,512')
     ap.add_argument('--decode', type=int, default=128)
+    ap.add_argument('--context', type=int, default=16, help='prompt tokens before decode')
     ap.add_argument('--rounds', type=int, default=2)
     ap.add_argument('--engines', default='onyx,ort,genai')
     a = ap.parse_args()
@@ -194,20 +217,20 @@ def main():
         bound = wb / (bw * 1e9) * 1000
         print(f'\n{os.path.basename(os.path.normpath(folder))}: weights {wb / 2**20:.0f} MiB, '
               f'decode bound {bound:.2f} ms/token')
-        print(f"{'engine':8}" + ''.join(f'{c:>15}' for c in cols) + f"{'vs bound':>10}")
+        print(f"{'engine':12}" + ''.join(f'{c:>15}' for c in cols) + f"{'vs bound':>10}")
         med = {}
         for e in engines:
             ok = [x for x in runs[e] if 'error' not in x]
             if not ok:
-                print(f'{e:8} error: {runs[e][0]["error"]}')
+                print(f'{e:12} error: {runs[e][0]["error"]}')
                 continue
             med[e] = {c: float(np.median([x[c] for x in ok])) for c in cols}
-            print(f'{e:8}' + ''.join(f'{med[e][c]:15.2f}' for c in cols) +
+            print(f'{e:12}' + ''.join(f'{med[e][c]:15.2f}' for c in cols) +
                   f"{med[e]['decode_ms'] / bound:10.2f}")
         if 'onyx' in med:
             for e in engines:
                 if e != 'onyx' and e in med:
-                    print(f'onyx/{e:3}' + ''.join(f'{med["onyx"][c] / med[e][c]:15.2f}'
+                    print(f'onyx/{e:7}' + ''.join(f'{med["onyx"][c] / med[e][c]:15.2f}'
                                                  for c in cols))
 
 

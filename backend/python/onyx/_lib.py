@@ -153,6 +153,8 @@ def _declare(lib):
         'onyx_run_options_set_output_device': (status, [vp, cp]),
         'onyx_rep_run_with_options': (status, [ctypes.POINTER(Rep), vp, sz, c_char_p_p, Value_pp,
                                                ctypes.POINTER(sz), ctypes.POINTER(Value_pp)]),
+        'onyx_rep_run_into': (status, [ctypes.POINTER(Rep), vp, sz, c_char_p_p, Value_pp, sz, c_char_p_p,
+                                       Value_pp, ctypes.POINTER(sz), ctypes.POINTER(Value_pp)]),
         # model metadata
         'onyx_model_metadata_read_file': (status, [cp, ctypes.POINTER(vp)]),
         'onyx_model_metadata_read_buffer': (status, [vp, sz, ctypes.POINTER(vp)]),

@@ -299,6 +299,22 @@ def _tensor_value(v, info):
     return raw.view(dtype).reshape(shape)
 
 
+def target_value(x, arena):
+    """A library value over array x's memory, for a run to write an output into (onyx_rep_run_into
+    in include/onyx.h); None when x cannot take one where it is (not a writable, C-ordered,
+    aligned numpy array of numbers): the caller then copies the output into it."""
+    if type(x) is not np.ndarray or x.dtype.kind not in 'biufc' or not (
+            x.flags.c_contiguous and x.flags.aligned and x.flags.writeable):
+        return None
+    try:
+        code = dtype_code(x.dtype)
+    except TypeError:
+        return None
+    if code in _SUB_BYTE_BITS:
+        return None
+    return to_value(x, arena, KIND_TENSOR)
+
+
 def values_array(values):
     return (Value_p * max(len(values), 1))(*values)
 
@@ -328,6 +344,8 @@ def take_output(outputs, i):
     its numpy array (a run's outputs own their storage: include/onyx.h), and outputs[i] is set to
     None; anything else is copied out and stays in `outputs` for the caller to free."""
     v = outputs[i]
+    if not v:   # written into the caller's target (onyx_rep_run_into)
+        return None
     info = TensorInfo()
     if lib.onyx_tensor_get_info(v, ctypes.byref(info)) != 0:   # no tensor
         return from_value(v)
@@ -348,5 +366,5 @@ def take_outputs(outputs, count):
         lib.onyx_values_free(outputs, count)
 
 
-__all__ = ['Arena', 'to_value', 'from_value', 'numpy_dtype', 'dtype_code', 'values_array',
+__all__ = ['Arena', 'to_value', 'from_value', 'numpy_dtype', 'dtype_code', 'values_array', 'target_value',
            'take_output', 'take_outputs', 'c_int64_p', 'Value_pp']

@@ -17,7 +17,10 @@ onyx. The names follow onnxruntime-genai's Python API, so that its loop runs unc
 Search: greedy (do_sample False) or sampling with temperature, top_k and top_p, a repetition
 penalty and min_length, as onnxruntime-genai applies them; several sequences at once (a 2-D
 append_tokens, prompts of one length). The cache is the model's past/present key-value inputs and
-outputs, carried from one step to the next. Tokenizing needs the `tokenizers` package.
+outputs: with past_present_share_buffer (genai_config.json's search option, which the builder sets
+for GroupQueryAttention models) one buffer per layer of max_length positions is bound as both and
+appended in place (Session.run_into), as onnxruntime-genai binds them; otherwise each step's
+present becomes the next step's past. Tokenizing needs the `tokenizers` package.
 """
 import json
 import os
@@ -223,7 +226,8 @@ class Generator:
         self._rng = np.random.default_rng(None if seed < 0 else seed)
         self._sequences = None        # [batch, length] int32
         self._done = None             # per sequence
-        self._cache = None
+        self._cache = None            # past input name -> its array
+        self._share = bool(self.search['past_present_share_buffer'])
         self._pending = None          # tokens appended but not yet run
         self._logits = None           # the last step's logits, [batch, vocab]
 
@@ -289,7 +293,8 @@ class Generator:
         c = self.config
         cache = {}
         for i in range(c.layers):
-            length = c.window_capacity if i in c.window_layers else 0
+            # window-sized caches keep their capacity; shared ones hold max_length positions
+            length = c.window_capacity if i in c.window_layers else self.max_length if self._share else 0
             shape = (batch, c.kv_heads, length, c.head_size)
             cache[c.inputs['past_key_names'] % i] = np.zeros(shape, self.model.cache_dtype)
             cache[c.inputs['past_value_names'] % i] = np.zeros(shape, self.model.cache_dtype)
@@ -307,14 +312,20 @@ class Generator:
             first = total - ids.shape[1]
             feed[c.inputs['position_ids']] = np.broadcast_to(
                 np.arange(first, total, dtype=np.int64), ids.shape).copy()
-        names = [c.outputs['logits']]
-        names += [c.outputs['present_key_names'] % i for i in range(c.layers)]
-        names += [c.outputs['present_value_names'] % i for i in range(c.layers)]
-        outs = m.session.run(names, feed)
-        self._logits = outs[0][:, -1, :] if outs[0].ndim == 3 else outs[0]
+        presents = {}   # present output name -> the past input it continues
         for i in range(c.layers):
-            self._cache[c.inputs['past_key_names'] % i] = outs[1 + i]
-            self._cache[c.inputs['past_value_names'] % i] = outs[1 + c.layers + i]
+            presents[c.outputs['present_key_names'] % i] = c.inputs['past_key_names'] % i
+            presents[c.outputs['present_value_names'] % i] = c.inputs['past_value_names'] % i
+        if self._share:   # each present written into its past's buffer, appended in place
+            logits, = m.session.run_into([c.outputs['logits']], feed,
+                                         {out: self._cache[past] for out, past in presents.items()})
+        else:
+            names = [c.outputs['logits'], *presents]
+            outs = m.session.run(names, feed)
+            logits = outs[0]
+            for out, value in zip(presents, outs[1:]):
+                self._cache[presents[out]] = value
+        self._logits = logits[:, -1, :] if logits.ndim == 3 else logits
         self._pending = None
 
     # ---- the search

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _adapter, _lib, _model_wire
 from ._lib import KIND_MAP, KIND_TENSOR, LogFn, Model, Rep, Value_p, Value_pp, lib
-from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, to_value,
+from ._values import (Arena, dtype_code, from_value, numpy_dtype, take_output, target_value, to_value,
                       values_array)
 from ._call import NOT_HANDLED, CallPlan
 from ._sparse import SparseTensor
@@ -934,7 +934,12 @@ class IOBinding:
         self._inputs[name] = ortvalue._value
 
     def _bind_out(self, name, target):
-        self._outputs = [(n, t) for n, t in self._outputs if n != name] + [(name, target)]
+        """A name bound again keeps its place (get_outputs' order), as onnxruntime's."""
+        for i, (n, _) in enumerate(self._outputs):
+            if n == name:
+                self._outputs[i] = (name, target)
+                return
+        self._outputs.append((name, target))
 
     def bind_output(self, name, device_type='cpu', device_id=0, element_type=None, shape=None,
                     buffer_ptr=None):
@@ -986,11 +991,14 @@ class IOBinding:
         if run_options is not None and run_options._adapters:   # onnxruntime's words and behaviour
             warnings.warn("run_with_iobinding has active adapters specified, but won't have an "
                           'effect', RuntimeWarning, stacklevel=3)
+        # bound buffers are written by the run where they are (a cache bound as both past and
+        # present is appended in place: onyx_rep_run_into), or filled from its result here
+        targets = {n: t for n, t in self._outputs if t is not None}
         results = self._session._run(names, self._inputs, run_options, self._output_device[0],
-                                     adapters=False)
+                                     adapters=False, targets=targets)
         out = []
         for (name, target), value in zip(self._outputs, results):
-            if target is not None:
+            if target is not None and value is not target:
                 if not isinstance(value, np.ndarray) or target.shape != value.shape or target.dtype != value.dtype:
                     _raise(_lib.InvalidArgument, 'ONYX_ERR_SHAPE',
                            f"output '{name}' is {_type_string(value)} of shape {getattr(value, 'shape', None)}; "
@@ -1516,10 +1524,14 @@ class InferenceSession:
 
     # -- runs
 
-    def _run(self, output_names, input_feed, run_options, output_device=b'CPU', adapters=True):
+    def _run(self, output_names, input_feed, run_options, output_device=b'CPU', adapters=True,
+             targets=None):
         """Python values of the outputs named (all when None or empty), in that order. With an
         output device, outputs left there come back as _DeviceTensor (owning their memory).
-        adapters: feed the parameters of run_options' active LoRA adapters."""
+        adapters: feed the parameters of run_options' active LoRA adapters. targets: output name ->
+        numpy array the run writes that output into (onyx_rep_run_into), which comes back as it;
+        arrays it cannot write where they are (see _values.target_value) get the run's own value
+        back, for the caller to copy into."""
         if self._rep is None:
             _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT', 'the session is closed')
         if output_names:
@@ -1546,11 +1558,12 @@ class InferenceSession:
                 _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                        f'Invalid input name: {unknown[0]} (the model has {list(self._input_index)}{also})')
             variant = self._overriding(overridden)
-            if output_device == b'CPU':
+            if output_device == b'CPU' and not targets:
                 results = variant._run_fast(output_names, input_feed, run_options)
                 if results is not NOT_HANDLED:
                     return results
-            return variant._run(output_names, input_feed, run_options, output_device, adapters=False)
+            return variant._run(output_names, input_feed, run_options, output_device, adapters=False,
+                                targets=targets)
         arena = Arena()
         count = ctypes.c_size_t()
         outs = Value_pp()
@@ -1581,10 +1594,22 @@ class InferenceSession:
                     run_options = RunOptions()
                 _check(lib.onyx_run_options_set_output_device(run_options._handle, output_device))
             handle = run_options._handle if run_options is not None else None
+            bound = {}
+            for name, x in (targets or {}).items():
+                v = target_value(x, arena)
+                if v is not None:
+                    bound[name] = v
             try:
-                _check(lib.onyx_rep_run_with_options(self._rep, handle, len(values), c_names,
-                                                     values_array(values), ctypes.byref(count),
-                                                     ctypes.byref(outs)))
+                if bound:
+                    t_names = (ctypes.c_char_p * len(bound))(*[n.encode() for n in bound])
+                    _check(lib.onyx_rep_run_into(self._rep, handle, len(values), c_names,
+                                                 values_array(values), len(bound), t_names,
+                                                 values_array(list(bound.values())),
+                                                 ctypes.byref(count), ctypes.byref(outs)))
+                else:
+                    _check(lib.onyx_rep_run_with_options(self._rep, handle, len(values), c_names,
+                                                         values_array(values), ctypes.byref(count),
+                                                         ctypes.byref(outs)))
             finally:
                 if output_device != b'CPU':
                     _check(lib.onyx_run_options_set_output_device(run_options._handle, b'CPU'))
@@ -1593,7 +1618,9 @@ class InferenceSession:
         try:
             results = []
             for i in wanted:
-                if output_device != b'CPU' and lib.onyx_tensor_device(outs[i]) not in (None, b'CPU'):
+                if self._outputs[i].name in bound:   # written where the caller wants it
+                    results.append(targets[self._outputs[i].name])
+                elif output_device != b'CPU' and lib.onyx_tensor_device(outs[i]) not in (None, b'CPU'):
                     kind = 'test' if lib.onyx_tensor_device(outs[i]) == b'TEST' else 'cuda'
                     results.append(_DeviceTensor(ctypes.cast(outs[i], Value_p), kind))
                     outs[i] = None   # owned by the _DeviceTensor now

@@ -2,8 +2,10 @@
 import ctypes
 import os
 
+import numpy as np
+
 from ._lib import KIND_NAMES, IoInfo, Model, Rep, Value_pp, check, lib, threads_option
-from ._values import Arena, numpy_dtype, take_outputs, to_value, values_array
+from ._values import Arena, numpy_dtype, take_outputs, target_value, to_value, values_array
 
 
 class NodeArg:
@@ -132,11 +134,13 @@ class Session:
             raise ValueError(f'unknown output name(s) {missing}; the model has {list(index)}')
         return [outputs[index[n]] for n in output_names]
 
-    def run_all(self, inputs):
-        """Every output, in graph order, for inputs given as a dict by name or a list in order."""
+    def run_all(self, inputs, targets=None):
+        """Every output, in graph order, for inputs given as a dict by name or a list in order.
+        targets: see run_into."""
         if self._rep is None:
             raise ValueError('session is closed')
         arena = Arena()
+        copies = {}   # targets the run cannot write where they are: filled from its outputs
         try:
             if isinstance(inputs, dict):
                 by_name = self._by_name
@@ -158,11 +162,47 @@ class Session:
                 c_names = None
             count = ctypes.c_size_t()
             outs = Value_pp()
-            check(lib.onyx_rep_run(self._rep, len(values), c_names, values_array(values),
-                                   ctypes.byref(count), ctypes.byref(outs)))
+            if targets:
+                bound = {}
+                for name, x in targets.items():
+                    v = target_value(x, arena)
+                    if v is None:
+                        copies[name] = x
+                    else:
+                        bound[name] = v
+                t_names = (ctypes.c_char_p * max(len(bound), 1))(*[n.encode() for n in bound])
+                check(lib.onyx_rep_run_into(self._rep, None, len(values), c_names, values_array(values),
+                                            len(bound), t_names, values_array(list(bound.values())),
+                                            ctypes.byref(count), ctypes.byref(outs)))
+            else:
+                check(lib.onyx_rep_run(self._rep, len(values), c_names, values_array(values),
+                                       ctypes.byref(count), ctypes.byref(outs)))
         finally:
             arena.free()
-        return take_outputs(outs, count.value)
+        results = take_outputs(outs, count.value)
+        for i, out in enumerate(self._outputs):
+            if out.name in copies:
+                target = copies[out.name]
+                if np.shape(results[i]) != np.shape(target):
+                    raise ValueError(f"output '{out.name}' has shape {np.shape(results[i])}; its "
+                                     f'target has {np.shape(target)}')
+                np.copyto(target, results[i])
+            if targets and out.name in targets:
+                results[i] = targets[out.name]
+        return results
+
+    def run_into(self, output_names, input_feed, targets):
+        """run, with the outputs named in `targets` (a dict of name -> numpy array of the output's
+        type and shape) written into those arrays, which come back as those outputs. An output is
+        computed where its array is unless it overlaps an input; a GroupQueryAttention's present
+        key/value whose array is its past key/value's own (one buffer of the cache's capacity,
+        bound as both: onnxruntime-genai's past_present_share_buffer) is appended in place."""
+        index = {o.name: i for i, o in enumerate(self._outputs)}
+        missing = [n for n in list(output_names) + list(targets) if n not in index]
+        if missing:
+            raise ValueError(f'unknown output name(s) {missing}; the model has {list(index)}')
+        outputs = self.run_all(input_feed, targets)
+        return [outputs[index[n]] for n in output_names]
 
     def close(self):
         # getattr: __del__ also runs on an object whose __init__ failed before _rep was set.
