@@ -141,3 +141,16 @@ bool fuse_channel_factor(const type_info *f, const type_info *t) {
         if (f->dims[i] != 1) return false;
     return true;
 }
+
+bool fuse_batchnorm_op(const plan *p, const graph_node *n, int64_t channels, fuse_op *op) {
+    if (n->n_inputs != 5) return false;
+    if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
+    if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
+    op->kind = FUSE_BATCHNORM;
+    op->epsilon = attr_float(n, "epsilon", 1e-5f);
+    op->scale = fuse_const_float(p, n, 1, channels);
+    op->bias = fuse_const_float(p, n, 2, channels);
+    op->mean = fuse_const_float(p, n, 3, channels);
+    op->var = fuse_const_float(p, n, 4, channels);
+    return op->scale && op->bias && op->mean && op->var;
+}

@@ -2,6 +2,7 @@
 #ifndef ONYX_CORE_FUSE_MATCH_H
 #define ONYX_CORE_FUSE_MATCH_H
 
+#include "core/fuse_chain.h"
 #include "core/plan.h"
 
 /* n is op `op` of the default domain; n makes output 0 alone; a and b are tensors of one static
@@ -24,5 +25,9 @@ bool fuse_float_value(const plan *p, int v);
 bool fuse_any_float_value(const plan *p, int v, bool wide);
 bool fuse_channels_perm(const plan *p, const graph_node *n, bool to_last);
 bool fuse_channel_factor(const type_info *f, const type_info *t);
+
+/* An inference BatchNormalization over `channels` channels with constant scale, bias, mean and
+ * variance, as a FUSE_BATCHNORM op in *op (a post-op or a pre-op); false for anything else. */
+bool fuse_batchnorm_op(const plan *p, const graph_node *n, int64_t channels, fuse_op *op);
 
 #endif

@@ -97,17 +97,8 @@ static bool classify(const plan *p, const graph_node *n, int cur, const type_inf
         }
         if (!(op->alpha <= op->beta)) return false;
     } else if (fuse_is_op(n, "BatchNormalization")) {
-        int64_t m = t->dims[1];
-        if (!affine || !w_const || matmul || n->n_inputs != 5) return false;
-        if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
-        if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
-        op->kind = FUSE_BATCHNORM;
-        op->epsilon = attr_float(n, "epsilon", 1e-5f);
-        op->scale = fuse_const_float(p, n, 1, m);
-        op->bias = fuse_const_float(p, n, 2, m);
-        op->mean = fuse_const_float(p, n, 3, m);
-        op->var = fuse_const_float(p, n, 4, m);
-        return op->scale && op->bias && op->mean && op->var;
+        if (!affine || !w_const || matmul) return false;
+        return fuse_batchnorm_op(p, n, t->dims[1], op);
     } else {
         return false;
     }

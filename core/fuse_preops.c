@@ -39,17 +39,7 @@ static bool classify_pre(const plan *p, const graph_node *n, const type_info *t,
         op->kind = FUSE_RELU;
         if (fuse_is_op(n, "LeakyRelu")) op->alpha = attr_float(n, "alpha", 0.01f);
     } else if (fuse_is_op(n, "BatchNormalization")) {
-        int64_t m = t->dims[1];
-        if (n->n_inputs != 5) return false;
-        if (n->version >= 14 && attr_int(n, "training_mode", 0) != 0) return false;
-        if (n->version < 9 && attr_int(n, "spatial", 1) == 0) return false;
-        op->kind = FUSE_BATCHNORM;
-        op->epsilon = attr_float(n, "epsilon", 1e-5f);
-        op->scale = fuse_const_float(p, n, 1, m);
-        op->bias = fuse_const_float(p, n, 2, m);
-        op->mean = fuse_const_float(p, n, 3, m);
-        op->var = fuse_const_float(p, n, 4, m);
-        if (!op->scale || !op->bias || !op->mean || !op->var) return false;
+        if (!fuse_batchnorm_op(p, n, t->dims[1], op)) return false;
     } else {
         return false;
     }
