@@ -4,6 +4,7 @@
 #include "core/device_cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -16,8 +17,19 @@
 
 typedef struct kept {
     void *p;
-    size_t bytes; /* its class */
+    size_t bytes;   /* its class */
+    uint64_t run;   /* the run count when it was kept (device_cache_run_begins) */
 } kept;
+
+/* Runs begun so far: a block kept since the newest began is that run's own (its values'
+ * storage, freed at their last use and taken again by the values after them) and is not given
+ * back to make room for a block of a new class in it, which would make every class of that run
+ * map and fault its memory again. */
+static _Atomic uint64_t runs_begun;
+
+void device_cache_run_begins(void) {
+    atomic_fetch_add_explicit(&runs_begun, 1, memory_order_relaxed);
+}
 
 typedef struct kind_cache {
     pthread_mutex_t lock;
@@ -45,12 +57,13 @@ static kind_cache *cache_of(const device_ops *d) {
     return (unsigned)d->kind < DEVICE_KINDS ? &caches[d->kind] : NULL;
 }
 
-/* Under c's lock: takes out the blocks kept longest until `bytes` of them are out or none is
- * left, into `gone`; how many. */
+/* Under c's lock: takes out the blocks kept longest, before the newest run began, until `bytes`
+ * of them are out or none is left, into `gone`; how many. */
 static int take_stalest(kind_cache *c, size_t bytes, kept *gone) {
+    uint64_t now = atomic_load_explicit(&runs_begun, memory_order_relaxed);
     int n = 0;
     size_t out = 0;
-    while (n < c->n && out < bytes) out += c->blocks[n++].bytes;
+    while (n < c->n && out < bytes && c->blocks[n].run != now) out += c->blocks[n++].bytes;
     memcpy(gone, c->blocks, sizeof *gone * (size_t)n);
     memmove(c->blocks, c->blocks + n, sizeof *gone * (size_t)(c->n - n));
     c->n -= n;
@@ -96,7 +109,8 @@ void device_cache_free(const device_ops *d, void *p, size_t bytes) {
         pthread_mutex_lock(&c->lock);
         size_t keep = d->kind == DEVICE_CPU ? KEEP_HOST_BYTES : KEEP_BYTES;
         if (c->n < KEEP_BLOCKS && cls <= keep - c->bytes) {
-            c->blocks[c->n++] = (kept){p, cls};
+            c->blocks[c->n++] =
+                (kept){p, cls, atomic_load_explicit(&runs_begun, memory_order_relaxed)};
             c->bytes += cls;
             pthread_mutex_unlock(&c->lock);
             return;

@@ -804,6 +804,7 @@ onyx_status subgraph_run(subgraph *sg, struct exec_frame *outer, const onyx_valu
 onyx_status subgraph_run_main(subgraph *sg, const run_control *control,
                               const onyx_value *const *inputs, onyx_value *const *targets,
                               onyx_value *const *outputs) {
+    device_cache_run_begins();
     onyx_status st = run(sg, NULL, control, inputs, targets, outputs);
     /* the caller may write into its outputs: no sequence in them shares items (core/value.h)
      * with an input or another output */

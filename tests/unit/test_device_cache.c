@@ -1,7 +1,8 @@
 /* Unit tests for core/device_cache.c, on a counting stand-in for a device's memory (host memory
  * under the TEST kind, with a capacity to run out of): freed blocks come back for their size
  * class and only for it, the cache is bounded, memory running out gives the kept blocks back
- * first, a new host block gives back the stalest kept ones first, and threads sharing the cache
+ * first, a new host block gives back the stalest kept ones first (those kept before the newest run
+ * began, never the blocks the run itself frees and takes again), and threads sharing the cache
  * never get one block twice. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,6 +150,7 @@ static void test_host_miss_gives_back_stalest(void **state) {
     device_cache_free(&fake_host, recent, 5 * mib);
     assert_int_equal(atomic_load(&frees), 0);
     size_t kept = atomic_load(&live_bytes);
+    device_cache_run_begins();                           /* a run of another shape */
     void *big = device_cache_alloc(&fake_host, 4 * mib); /* a class none of them has */
     assert_non_null(big);
     assert_int_equal(atomic_load(&frees), 2);        /* the two stalest: 5 MiB >= 4 MiB */
@@ -165,6 +167,7 @@ static void test_host_miss_gives_back_stalest(void **state) {
     device_cache_free(&fake_host, x, 3 * mib);
     device_cache_free(&fake_host, y, 5 * mib);
     device_cache_free(&fake_host, z, 7 * mib);           /* kept: w, x, y, z */
+    device_cache_run_begins();
     assert_ptr_equal(device_cache_alloc(&fake_host, 2 * mib), w); /* kept: x, y, z */
     int frees_before = atomic_load(&frees);
     void *v = device_cache_alloc(&fake_host, 3 * mib + mib / 2); /* gives back x (3), then y */
@@ -174,6 +177,36 @@ static void test_host_miss_gives_back_stalest(void **state) {
     device_cache_free(&fake_host, w, 2 * mib);
     device_cache_free(&fake_host, z, 7 * mib);
     assert_int_equal(device_cache_trim(&fake_host), 3);
+    assert_int_equal(atomic_load(&live_bytes), 0);
+}
+
+/* Within one run, a new class gives back only what earlier runs left: the blocks the run freed
+ * stay for its next values of their classes (else every class of a run of a new shape would be
+ * mapped, and its pages faulted in, again and again). */
+static void test_host_miss_keeps_the_runs_own(void **state) {
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    void *before = device_cache_alloc(&fake_host, 2 * mib);
+    device_cache_free(&fake_host, before, 2 * mib);        /* an earlier run's */
+    device_cache_run_begins();
+    void *a = device_cache_alloc(&fake_host, 5 * mib), *b = device_cache_alloc(&fake_host, 7 * mib);
+    assert_int_equal(atomic_load(&frees), 1);              /* the earlier run's block went */
+    device_cache_free(&fake_host, a, 5 * mib);             /* this run's: a, b */
+    device_cache_free(&fake_host, b, 7 * mib);
+    void *c = device_cache_alloc(&fake_host, 3 * mib);     /* a class none has */
+    assert_non_null(c);
+    assert_int_equal(atomic_load(&frees), 1);              /* a and b stay */
+    assert_ptr_equal(device_cache_alloc(&fake_host, 5 * mib), a);
+    assert_ptr_equal(device_cache_alloc(&fake_host, 7 * mib), b);
+    assert_int_equal(atomic_load(&allocs), 4);
+    device_cache_free(&fake_host, a, 5 * mib);
+    device_cache_free(&fake_host, b, 7 * mib);
+    device_cache_free(&fake_host, c, 3 * mib);
+    device_cache_run_begins();                             /* the next run may give them back */
+    void *d = device_cache_alloc(&fake_host, 14 * mib); /* a, b and c go */
+    assert_int_equal(atomic_load(&frees), 4);
+    device_cache_free(&fake_host, d, 14 * mib);
+    assert_int_equal(device_cache_trim(&fake_host), 1);
     assert_int_equal(atomic_load(&live_bytes), 0);
 }
 
@@ -227,6 +260,7 @@ int main(void) {
         cmocka_unit_test_setup(test_bounded, reset),
         cmocka_unit_test_setup(test_out_of_memory_trims, reset),
         cmocka_unit_test_setup(test_host_miss_gives_back_stalest, reset),
+        cmocka_unit_test_setup(test_host_miss_keeps_the_runs_own, reset),
         cmocka_unit_test_setup(test_device_miss_keeps, reset),
         cmocka_unit_test_setup(test_threads, reset),
     };
