@@ -14,7 +14,9 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "core/exec.h"
 #include "core/fuse_chain.h"
+#include "core/shared.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 enum { C = 16, HW = 8 };
@@ -266,9 +268,13 @@ static const tensor w_three = {.dtype = ONYX_INT8, .rank = 0, .numel = 1, .data 
 static const tensor w = {.dtype = ONYX_INT8, .rank = 4, .dims = {C, C, 3, 3}, .numel = C * C * 9,
                          .data = weights, .nbytes = sizeof weights};
 
+/* The rep's part a QLinearConv prepare uses: the shared cache its paths pack W into. */
+static exec_env rep_env;
+
 /* uint8 X [1, C, 8, 8] by int8 W [C, C, 3, 3] (zero point wz) into uint8 Y [1, C, 6, 6]. */
 static void make_qconv(prep_case *pc, const tensor *wz, const fuse_chain *c) {
     make_case(pc, "", "QLinearConv", 10, 8, 1, c);
+    pc->prep.env = &rep_env;
     const tensor *values[8] = {NULL, &scale, &x_zero, &w, &scale, wz, &scale, &x_zero};
     for (int i = 0; i < 8; i++) {
         pc->values[i] = values[i];
@@ -286,7 +292,11 @@ static void qlinearconv_takes_what_a_fast_path_takes(void **unused) {
     prep_case pc;
     fuse_chain both = layouts(true, true), addend = layouts(true, true), plain = layouts(false, false);
     addend.opaque_addend = true;
-    /* the answers depend on the CPU (VNNI, AVX2): the query and the prepare must agree */
+    shared_cache *cache;
+    assert_int_equal(shared_cache_create(&cache), ONYX_OK);
+    rep_env.shared = cache;
+    /* the answers depend on the CPU (VNNI, AVX2; ONYX_I8 forces a path): the query and the
+     * prepare must agree */
     make_qconv(&pc, &w_zero, &both);
     bool fast = k->takes_chain(&pc.prep);
     expect(k, &pc, fast);
@@ -297,6 +307,8 @@ static void qlinearconv_takes_what_a_fast_path_takes(void **unused) {
     expect(k, &pc, true);
     make_qconv(&pc, &w_zero, &addend); /* input 3 is W: no addend */
     expect(k, &pc, false);
+    rep_env.shared = NULL;
+    shared_cache_free(cache);
 }
 
 /* ---- Conv: opaque X, addend and Y, float of rank 3 to 5, X not through pre-ops */
