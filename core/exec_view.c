@@ -37,10 +37,7 @@ static bool elements(const type_info *t, int from, int64_t *out) {
 /* A Transpose whose perm keeps the dims other than 1 in their order moves no byte. */
 static bool transpose_keeps_order(const graph_node *node, const type_info *in) {
     int64_t perm[ONYX_MAX_RANK];
-    if (node_transpose_perm(node, in->rank, perm) != ONYX_OK) {
-        onyx_error_clear();
-        return false;
-    }
+    if (!node_transpose_perm_ok(node, in->rank, perm)) return false;
     int64_t last = -1;
     for (int k = 0; k < in->rank; k++) {
         if (in->dims[perm[k]] == 1) continue;
@@ -98,10 +95,7 @@ static bool transpose_relabels(const graph_node *node, const plan_value *in,
     int r = in->type.rank;
     if (in->channels_last == out->channels_last || !is_op(node, "Transpose") || r < 3)
         return false;
-    if (node_transpose_perm(node, r, perm) != ONYX_OK) {
-        onyx_error_clear();
-        return false;
-    }
+    if (!node_transpose_perm_ok(node, r, perm)) return false;
     return geom_perm_moves_channels(perm, r, in->channels_last);
 }
 

@@ -9,9 +9,9 @@
  *                          kept in the convs' opaque (channels-last) layout
  * then drops the absorbed steps, places each fused step where its chain's last node ran and
  * prepares the fused kernels. Each idea asks the step's kernel (kernel.takes_chain) before it
- * fuses; the opaque layouts alone are still learnt by preparing (fewer opaque tensors where a
- * kernel refuses them). A plan layer: it edits steps through core/plan.h and prepares kernels
- * through core/plan_prepare.h; the driver (core/plan_build.c) calls it, it never calls the driver. */
+ * fuses or marks a tensor opaque, so the one prepare of each fused step is the last word. A plan
+ * layer: it edits steps through core/plan.h and prepares kernels through core/plan_prepare.h;
+ * the driver (core/plan_build.c) calls it, it never calls the driver. */
 #include "core/fuse.h"
 #include "core/fuse_internal.h"
 
@@ -104,19 +104,9 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
     p->n_steps = k;
     plan_set_producers(g, p);
 
-    /* opaque layouts refused somewhere: between convs only, then the chains alone */
-    bool opaque = sg->env.blocked_layouts;
-    for (int level = opaque ? 2 : 0;; level--) {
-        for (int s = 0; s < k; s++)
-            placed[s].opaque_in0 = placed[s].opaque_out0 = placed[s].opaque_addend = false;
-        if (level > 0) CHECK(fuse_mark_opaque(g, p, uses, placed, level == 2));
-        if (level == 0) {
-            CHECK(prepare_all(sg, p, placed));
-            break;
-        }
-        if (prepare_all(sg, p, placed) == ONYX_OK) break;
-        onyx_error_clear();
-    }
+    /* the opaque layout where the session allows it and the kernels take it */
+    if (sg->env.blocked_layouts) CHECK(fuse_keep_opaque(sg, p, uses, placed));
+    CHECK(prepare_all(sg, p, placed));
     /* opaque tensors are stored channels last: the memory plan keeps them apart from plain ones
      * (no view into them, in place only over one of the same layout) */
     int opaque_values = 0;

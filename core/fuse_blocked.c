@@ -3,7 +3,8 @@
  * the KF_OPAQUE_LAYOUT kernels: channel Concat, pooling, global pooling, a per-channel Mul, the
  * quantized convs' 8-bit elementwise steps, Transposes that move channels last or first again)
  * and which tensors may then be stored so, on a device whose layouts allow it
- * (core/device_registry.h). */
+ * (core/device_registry.h), as far as the steps' kernels say they take them (kernel.takes_chain,
+ * asked before anything is prepared). */
 #include "core/fuse_blocked.h"
 #include "core/fuse_internal.h"
 
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "core/device_registry.h"
+#include "core/log.h"
+#include "core/plan_prepare.h"
 
 /* How a step takes the opaque layout: a conv on X, its addend and Y, each on its own; the other
  * kinds (KF_OPAQUE_LAYOUT kernels) on all their tensors at once: a Concat along channels (joined
@@ -148,10 +151,21 @@ static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, in
             ((i == 0 && c->n_pre == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
 }
 
+static bool has_opaque(const fuse_chain *c) {
+    return c->opaque_in0 || c->opaque_out0 || c->opaque_addend;
+}
+
+static void clear_opaque(const plan *p, fuse_chain *chains) {
+    for (int s = 0; s < p->n_steps; s++)
+        chains[s].opaque_in0 = chains[s].opaque_out0 = chains[s].opaque_addend = false;
+}
+
 /* Marks the outputs of such steps that only such steps read opaque, on both ends; a Concat or
- * pooling step only when all of its tensors are (all_kinds false: between convs only). */
-onyx_status fuse_mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains,
-                             bool all_kinds) {
+ * pooling step only when all of its tensors are (all_kinds false: between convs only); the
+ * other steps' tensors plain. */
+static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains,
+                               bool all_kinds) {
+    clear_opaque(p, chains);
     int *kind = calloc((size_t)p->n_steps + 1, sizeof *kind);
     bool *cand = calloc((size_t)p->n_vals + 1, sizeof *cand);
     if (!kind || !cand) {
@@ -215,5 +229,35 @@ onyx_status fuse_mark_opaque(const graph *g, const plan *p, const int *uses, fus
     }
     free(kind);
     free(cand);
+    return ONYX_OK;
+}
+
+/* The first step whose kernel does not take the opaque tensors its chain marks (its query, with
+ * its whole chain; a kernel without one takes none), or -1. */
+static int layout_refused(const subgraph *sg, const plan *p, const fuse_chain *chains) {
+    for (int s = 0; s < p->n_steps; s++) {
+        const plan_step *ps = &p->steps[s];
+        if (!has_opaque(&chains[s])) continue;
+        if (!ps->k->takes_chain ||
+            !plan_kernel_takes_chain(sg, p, ps->k, step_node(sg->g, ps), ps->params, &chains[s]))
+            return s;
+    }
+    return -1;
+}
+
+onyx_status fuse_keep_opaque(const subgraph *sg, const plan *p, const int *uses,
+                             fuse_chain *chains) {
+    static const char *const fallback[] = {"no tensor kept opaque",
+                                           "opaque tensors between convolutions only"};
+    for (int all_kinds = 1; all_kinds >= 0; all_kinds--) {
+        TRY(mark_opaque(sg->g, p, uses, chains, all_kinds));
+        int s = layout_refused(sg, p, chains);
+        if (s < 0) return ONYX_OK;
+        char label[256];
+        log_write(&sg->env.log, ONYX_LOG_VERBOSE, "fusion: %s takes no opaque layout here: %s",
+                  node_label(step_node(sg->g, &p->steps[s]), label, sizeof label),
+                  fallback[all_kinds]);
+    }
+    clear_opaque(p, chains);
     return ONYX_OK;
 }

@@ -86,8 +86,9 @@ onyx_status fuse_post_ops(fuse_pass *f, int s);
 onyx_status fuse_pre_ops(fuse_pass *f, int s);
 
 /* core/fuse_blocked.c: marks opaque (chains[s].opaque_*) the tensors passed only between steps
- * that take the opaque layout (all_kinds false: between convs only). */
-onyx_status fuse_mark_opaque(const graph *g, const plan *p, const int *uses, fuse_chain *chains,
-                             bool all_kinds);
+ * that take the opaque layout, as far as their kernels say they take it (kernel.takes_chain):
+ * between steps of every kind, else between convs only, else nowhere. */
+onyx_status fuse_keep_opaque(const subgraph *sg, const plan *p, const int *uses,
+                             fuse_chain *chains);
 
 #endif

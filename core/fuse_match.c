@@ -125,10 +125,7 @@ bool fuse_channels_perm(const plan *p, const graph_node *n, bool to_last) {
     int r = p->vals[n->inputs[0]].type.rank;
     int64_t perm[ONYX_MAX_RANK];
     if (r < 3 || r > 5) return false;
-    if (node_transpose_perm(n, r, perm) != ONYX_OK) {
-        onyx_error_clear();
-        return false;
-    }
+    if (!node_transpose_perm_ok(n, r, perm)) return false;
     return geom_perm_moves_channels(perm, r, to_last);
 }
 

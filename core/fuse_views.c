@@ -71,9 +71,7 @@ int fuse_link_of(const graph *g, const plan *p, const int *uses, const bool *gon
 }
 
 static bool link_transpose(const graph *g, const plan *p, int step, int rank, int64_t *perm) {
-    if (node_transpose_perm(step_node(g, &p->steps[step]), rank, perm) == ONYX_OK) return true;
-    onyx_error_clear();
-    return false;
+    return node_transpose_perm_ok(step_node(g, &p->steps[step]), rank, perm);
 }
 
 /* The links from `v` away from the MatMul of step s: towards its producers (an operand), or

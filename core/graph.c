@@ -64,6 +64,13 @@ onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return ONYX_OK;
 }
 
+bool node_transpose_perm_ok(const graph_node *n, int rank, int64_t *perm) {
+    const int64_t *p;
+    size_t k = attr_ints(n, "perm", &p);
+    geom_msg m;
+    return geom_transpose_perm(node_attr(n, "perm") != NULL, p, k, rank, perm, &m) == ONYX_OK;
+}
+
 const tensor *attr_tensor(const graph_node *n, const char *name) {
     const graph_attr *a = node_attr(n, name);
     return a && (a->type == ATTR_TENSOR || a->type == ATTR_SPARSE_TENSOR) ? a->t : NULL;

@@ -137,6 +137,10 @@ const graph *attr_graph(const graph_node *n, const char *name);
  * reversed; present: checked to be a permutation of 0..rank-1). Read where the schema, the
  * kernels and the planner's views and fusions need it. */
 onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm);
+/* node_transpose_perm as a question: false, with no message set, where the attribute is not a
+ * permutation for `rank` (the planner's matchers then leave the node alone; its kernel says
+ * why when it runs). */
+bool node_transpose_perm_ok(const graph_node *n, int rank, int64_t *perm);
 
 /* "node 'conv1' (Conv-11)" into buf, for error messages. */
 const char *node_label(const graph_node *n, char *buf, size_t cap);

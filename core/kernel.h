@@ -24,7 +24,8 @@ enum {
     KF_POST_OPS = 1u << 2,
     /* The kernel runs on tensors in the convolutions' opaque layout (channels last, core/fuse.h)
      * when all of its tensors are (a Concat along channels, Max/AveragePool, global pooling, a
-     * per-channel Mul): the fusion pass may keep them opaque around it. */
+     * per-channel Mul): the fusion pass may keep them opaque around it where its takes_chain
+     * says it takes them. */
     KF_OPAQUE_LAYOUT = 1u << 3,
     /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
     KF_DEVICE_COPY = 1u << 4,
@@ -135,11 +136,13 @@ typedef struct kernel {
      * axes, indices of slices and pads, which a device kernel needs to size its launch. Placement
      * keeps them in CPU memory. */
     unsigned host_inputs;
-    /* Whether the kernel's prepare applies the chain in p->fused (core/fuse.h), for a
-     * KF_POST_OPS or KF_DEVICE_EPILOGUE kernel: the fusion passes ask before they fuse a chain
-     * into its step, and a prepare that fails after a yes is an error, not a refusal. The answer
-     * comes from the rule the prepare itself follows, without building (oneDNN and cuBLASLt are
-     * asked for a descriptor or a heuristic at most). NULL: the kernel takes no chain. */
+    /* Whether the kernel's prepare applies the chain in p->fused (core/fuse_chain.h): its
+     * post-ops, for a KF_POST_OPS or KF_DEVICE_EPILOGUE kernel; which of its tensors are opaque
+     * (opaque_in0, opaque_out0, opaque_addend), for a KF_OPAQUE_LAYOUT kernel or a conv. The
+     * fusion passes ask before they fuse a chain into its step or mark its tensors opaque, and
+     * a prepare that fails after a yes is an error, not a refusal. The answer comes from the
+     * rule the prepare itself follows, without building (oneDNN and cuBLASLt are asked for a
+     * descriptor or a heuristic at most). NULL: the kernel takes no chain. */
     bool (*takes_chain)(const kernel_prep *p);
 } kernel;
 

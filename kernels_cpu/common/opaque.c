@@ -148,17 +148,31 @@ onyx_status cpu_opaque_mul(const tensor *a, const tensor *b, tensor *y) {
     return ONYX_OK;
 }
 
+bool cpu_chain_layout_only(const fuse_chain *f) {
+    return f->n == 0 && f->n_pre == 0 && !f->opaque_addend && !f->x_scale &&
+           !f->x_channels_last && !f->y_channels_last && !f->view_rank[0] && !f->view_rank[1] &&
+           !f->view_rank[2] && !f->view_rank[3] && !f->has_in_scale && !f->attention;
+}
+
 /* The fusion pass keeps a step's tensors opaque all together or not at all, but for a Y that is
  * the same opaque or plain (fuse_opaque_is_plain). */
 static const int opaque_marker;
 
+bool cpu_opaque_takes_chain(const kernel_prep *p) {
+    const fuse_chain *f = p->fused;
+    if (!f) return true;
+    if (!cpu_chain_layout_only(f)) return false;
+    return f->opaque_in0 ? f->opaque_out0 || fuse_opaque_is_plain(p->node, p->out_type)
+                         : !f->opaque_out0;
+}
+
 onyx_status cpu_opaque_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
-    if (!p->fused || !p->fused->opaque_in0) return ONYX_OK;
-    if (!p->fused->opaque_out0 && !fuse_opaque_is_plain(p->node, p->out_type))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout step needs its input and "
-                          "output both opaque");
-    *state = (void *)&opaque_marker;
+    if (!cpu_opaque_takes_chain(p))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout step takes no chain but its "
+                          "layouts, with its input and output both opaque (or a plain output "
+                          "stored as the opaque one)");
+    if (p->fused && p->fused->opaque_in0) *state = (void *)&opaque_marker;
     return ONYX_OK;
 }
 

@@ -831,9 +831,10 @@ static onyx_status take_chain(conv_state *s, const fuse_chain *chain, int64_t m,
 }
 
 /* What conv_prepare makes of the node and its chain before the primitive (s: its type, pre-ops,
- * channels-last X or Y, a scale on X, the post-ops folded or kept; xd: X's logical dims): the
- * checks of the chain its query (cpu_conv_takes_chain) makes as well. oneDNN's convolutions take
- * every post-op kind a chain holds (its reference kernel at worst), so nothing of oneDNN is
+ * channels-last X or Y, opaque tensors, a scale on X, the post-ops folded or kept; xd: X's
+ * logical dims): the checks of the chain its query (cpu_conv_takes_chain) makes as well.
+ * oneDNN's convolutions take every post-op kind a chain holds (its reference kernel at worst)
+ * and reorder opaque tensors to and from the layouts they compute in, so nothing of oneDNN is
  * asked here. */
 static onyx_status conv_setup(const kernel_prep *p, bool transpose, conv_state *s, int64_t *xd) {
     if (p->n_in < 2 || !p->in_type[0] || !p->in_type[1])
@@ -859,6 +860,14 @@ static onyx_status conv_setup(const kernel_prep *p, bool transpose, conv_state *
                           "rank 3 to 5 without pre-ops");
     conv_x_dims(x_last, x->rank, x->dims, xd);
     xc = x->rank >= 2 ? xd[1] : -1;
+    /* opaque tensors (core/fuse_chain.h) are stored channels last, which md_stored describes
+     * for float tensors of rank 3 to 5 alone; an opaque X is read as stored, not through
+     * pre-ops */
+    bool x_fits = !transpose && fc->n_pre == 0 && opaque_fits(s->dtype, x->rank, xc);
+    bool y_fits = !transpose && opaque_fits(s->dtype, x->rank, m);
+    if ((fc->opaque_in0 && !x_fits) || ((fc->opaque_out0 || fc->opaque_addend) && !y_fits))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "opaque tensors of a Conv are float, of rank 3 "
+                          "to 5 with known channels, and an opaque X has no pre-ops");
     const geom_window *win = op_params_window(p->params); /* NULL until the run resolves it */
     if (x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
                        !p->in_value[1] || !win || win->group != 1))
@@ -889,7 +898,8 @@ done:
     return st;
 }
 
-/* kernel.takes_chain of Conv: whether conv_prepare takes p->fused, from conv_setup's checks
+/* kernel.takes_chain of Conv: whether conv_prepare takes p->fused (its post-ops, pre-ops,
+ * channels-last X and Y, a scale on X, and which tensors are opaque), from conv_setup's checks
  * (the primitive is not built). A refusal is this answer, not an error: the message is
  * cleared. */
 bool cpu_conv_takes_chain(const kernel_prep *p) {

@@ -12,6 +12,7 @@
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "core/fuse_chain.h"
+#include "kernels_cpu/common/opaque.h"
 #include "kernels_cpu/conv/qconv_avx2.h"
 #include "kernels_cpu/conv/qconv_dnnl.h"
 
@@ -81,8 +82,21 @@ void cpu_qlinearconv_release(void *state) {
     free(s);
 }
 
+/* kernel.takes_chain of QLinearConv: a chain of its layouts alone (an opaque X or Y, never an
+ * addend: input 3 is W), and where one is opaque, a fast path that takes the node (the
+ * reference reads and writes plain tensors only), as cpu_qlinearconv_prepare finds it: oneDNN's,
+ * else the AVX2 one. */
+bool cpu_qlinearconv_takes_chain(const kernel_prep *p) {
+    const fuse_chain *f = p->fused;
+    if (f && !cpu_chain_layout_only(f)) return false;
+    if (!f || (!f->opaque_in0 && !f->opaque_out0)) return true;
+    return qconv_fast_takes(p) || qconv_avx2_takes(p, QCONV_AVX2_QLINEAR);
+}
+
 onyx_status cpu_qlinearconv_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
+    if (p->fused && !cpu_chain_layout_only(p->fused))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "QLinearConv takes no chain but an opaque X or Y");
     qlinear_paths *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("int8 convolution");
     onyx_status st = qconv_fast_prepare(p, &s->onednn);

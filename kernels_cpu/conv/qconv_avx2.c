@@ -153,8 +153,11 @@ static onyx_status pack_weights(const kernel_prep *p, qconv_avx2 *q, const tenso
 
 /* ---- prepare */
 
-onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx2_layout layout,
-                               qconv_avx2 **out) {
+/* What qconv_avx2_prepare decides before it packs anything, the rule its query
+ * (qconv_avx2_takes) follows too: in *out the path's state with its geometry, types and layouts,
+ * or NULL where the path does not take the node. Fails only for memory. */
+static onyx_status avx2_setup(const kernel_prep *p, qconv_avx2_op op, qconv_avx2_layout layout,
+                              qconv_avx2 **out) {
     *out = NULL;
     const int wi = op == QCONV_AVX2_INTEGER ? 1 : 3;
     const type_info *xt = p->in_type[0], *wt = p->n_in > wi ? p->in_type[wi] : NULL;
@@ -219,6 +222,25 @@ onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx
         free(q);
         return ONYX_OK;
     }
+    *out = q;
+    return ONYX_OK;
+}
+
+bool qconv_avx2_takes(const kernel_prep *p, qconv_avx2_op op) {
+    qconv_avx2 *q = NULL;
+    bool takes = avx2_setup(p, op, (qconv_avx2_layout){0}, &q) == ONYX_OK && q;
+    if (!takes) onyx_error_clear(); /* only a lack of memory sets one: the answer is no */
+    qconv_avx2_release(q);
+    return takes;
+}
+
+onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx2_layout layout,
+                               qconv_avx2 **out) {
+    *out = NULL;
+    qconv_avx2 *q = NULL;
+    TRY(avx2_setup(p, op, layout, &q));
+    if (!q) return ONYX_OK;
+    const tensor *w = p->in_value[op == QCONV_AVX2_INTEGER ? 1 : 3];
     onyx_status st = ONYX_OK;
     q->taps = malloc((size_t)(q->ks * q->g.nsp) * sizeof *q->taps);
     if (!q->taps) {

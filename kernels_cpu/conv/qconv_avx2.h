@@ -27,6 +27,9 @@ typedef struct qconv_avx2_layout {
  * uint8 X x int8 W), shapes not static, W not a constant, types other than 8-bit. Fails only for memory. */
 onyx_status qconv_avx2_prepare(const kernel_prep *p, qconv_avx2_op op, qconv_avx2_layout layout,
                                qconv_avx2 **out);
+/* Whether qconv_avx2_prepare would prepare the path for p (op), from the checks it makes before
+ * packing anything. */
+bool qconv_avx2_takes(const kernel_prep *p, qconv_avx2_op op);
 void qconv_avx2_release(qconv_avx2 *q);
 
 /* Runs the call; *done false (nothing written) where its inputs are not the prepared ones or its

@@ -233,10 +233,12 @@ done:
  * stay on this path for the opaque tensors around them). */
 #define REF_MACS_MAX ((int64_t)1 << 20)
 
-/* The convolution primitive; ONYX_ERR_UNSUPPORTED where oneDNN has only its reference kernel
- * and the convolution is larger than REF_MACS_MAX (no faster than ours, and not what this path
- * is for). */
-static onyx_status make_primitive(qconv_fast *q) {
+/* The convolution's primitive descriptor in *out (caller destroys), with X's, Y's and the bias's
+ * descriptors and the attributes' multipliers in q; ONYX_ERR_UNSUPPORTED where oneDNN has only
+ * its reference kernel and the convolution is larger than REF_MACS_MAX (no faster than ours, and
+ * not what this path is for). */
+static onyx_status describe(qconv_fast *q, dnnl_primitive_desc_t *out) {
+    *out = NULL;
     dnnl_engine_t eng;
     TRY(cpu_dnnl_engine(&eng));
     dnnl_dims_t strides, dil, pl, pr;
@@ -274,6 +276,20 @@ static onyx_status make_primitive(qconv_fast *q) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has only a reference int8 convolution here");
         goto done;
     }
+    *out = pd;
+    pd = NULL;
+done:
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (md_wany) dnnl_memory_desc_destroy(md_wany);
+    return st;
+}
+
+/* The convolution primitive, from its descriptor (describe). */
+static onyx_status make_primitive(qconv_fast *q) {
+    dnnl_primitive_desc_t pd = NULL;
+    TRY(describe(q, &pd));
+    onyx_status st = ONYX_OK;
     CHECK(md_of(&q->md_w, pd, dnnl_query_weights_md));
     size_t pad = cpu_dnnl_scratchpad(pd, &q->md_pad_conv);
     if (pad == SIZE_MAX) {
@@ -286,9 +302,7 @@ static onyx_status make_primitive(qconv_fast *q) {
     CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_zp, 1, one, dnnl_s32, dnnl_a),
                          "describing a zero point"));
 done:
-    if (pd) dnnl_primitive_desc_destroy(pd);
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    if (md_wany) dnnl_memory_desc_destroy(md_wany);
+    dnnl_primitive_desc_destroy(pd);
     return st;
 }
 
@@ -424,8 +438,12 @@ static onyx_status dots_prepare(qconv_fast *q, const tensor *w) {
     return ONYX_OK;
 }
 
-onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
-    *state = NULL;
+/* What qconv_fast_prepare decides before it builds anything, the rule its query
+ * (qconv_fast_takes) follows too: in *out the path's state with its geometry, types, layouts and
+ * the fold of X's zero point, or NULL where the path does not take the node (the reference, or
+ * the AVX2 path, does). Fails only for memory. */
+static onyx_status fast_setup(const kernel_prep *p, qconv_fast **out) {
+    *out = NULL;
     const type_info *xt = p->in_type[0], *wt = p->n_in > 3 ? p->in_type[3] : NULL;
     const tensor *w = p->n_in > 3 ? p->in_value[3] : NULL;
     const tensor *wz = p->n_in > 5 ? p->in_value[5] : NULL;
@@ -445,7 +463,6 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         return ONYX_OK;
     }
     q->g = *win;
-    onyx_status st = ONYX_OK;
     q->rank = xt->rank;
     memcpy(q->xdims, xt->dims, (size_t)q->rank * sizeof *q->xdims);
     geom_window_out_dims(&q->g, q->ydims);
@@ -464,15 +481,40 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         free(q);
         return ONYX_OK;
     }
-    if (one_pixel(q)) {
-        st = dots_prepare(q, w);
-    } else {
-        st = fold_zero_point(p, q, w);
-    }
-    if (st == ONYX_OK && !constant_bias_fits(p, q)) { /* the reference is exact */
+    onyx_status st = one_pixel(q) ? ONYX_OK : fold_zero_point(p, q, w);
+    if (st != ONYX_OK || !constant_bias_fits(p, q)) { /* the reference is exact */
         qconv_fast_release(q);
-        return ONYX_OK;
+        return st;
     }
+    *out = q;
+    return ONYX_OK;
+}
+
+bool qconv_fast_takes(const kernel_prep *p) {
+    qconv_fast *q = NULL;
+    bool takes = fast_setup(p, &q) == ONYX_OK && q;
+    if (takes && !one_pixel(q)) { /* oneDNN's descriptor, where the product is its */
+        dnnl_primitive_desc_t pd = NULL;
+        takes = describe(q, &pd) == ONYX_OK;
+        if (pd) dnnl_primitive_desc_destroy(pd);
+    }
+    if (!takes) onyx_error_clear(); /* a refusal is the answer, not an error */
+    qconv_fast_release(q);
+    return takes;
+}
+
+onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    qconv_fast *q = NULL;
+    TRY(fast_setup(p, &q));
+    if (!q) return ONYX_OK;
+    const tensor *w = p->in_value[3];
+    int64_t xn = 1, yn = 1; /* fast_setup checked that they fit */
+    for (int i = 0; i < q->rank; i++) {
+        xn *= q->xdims[i];
+        yn *= q->ydims[i];
+    }
+    onyx_status st = one_pixel(q) ? dots_prepare(q, w) : ONYX_OK;
     if (st == ONYX_OK && !q->w8) st = make_primitive(q);
     if (st == ONYX_OK && !q->x_opaque && !layouts_agree(q->rank, q->xdims)) {
         CHECK(cpu_dnnl_md_plain(&q->md_xu, q->rank, q->xdims, dnnl_type(q->xt)));

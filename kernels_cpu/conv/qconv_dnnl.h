@@ -13,6 +13,9 @@
  * uint8, no VNNI, a geometry oneDNN has no int8 kernel for): the caller then runs the
  * reference. Fails only on an error that would fail the reference too (no memory). */
 onyx_status qconv_fast_prepare(const kernel_prep *p, void **state);
+/* Whether qconv_fast_prepare would prepare the path for p, from the checks it makes before
+ * building (oneDNN asked for the primitive descriptor alone): nothing is packed or built. */
+bool qconv_fast_takes(const kernel_prep *p);
 void qconv_fast_release(void *state);
 
 /* A run context's working state (KERNEL_FORKED): the oneDNN memory objects of the prepared

@@ -1,7 +1,7 @@
 /* CPU kernels of the elementwise family (see cpu_kernels.h for the entry forms) */
 KERNEL("", "Add", 1, 14, DT_NUMERIC, KF_INPLACE, cpu_add)
 KERNEL("", "Sub", 1, 14, DT_NUMERIC, KF_INPLACE, cpu_sub)
-KERNEL_STATEFUL("", "Mul", 1, 14, DT_NUMERIC, KF_OPAQUE_LAYOUT | KF_INPLACE, cpu_opaque_prepare, cpu_mul, cpu_opaque_release)
+KERNEL_CHAIN("", "Mul", 1, 14, DT_NUMERIC, KF_OPAQUE_LAYOUT | KF_INPLACE, cpu_opaque_prepare, cpu_mul, cpu_opaque_release, cpu_opaque_takes_chain)
 KERNEL("", "Div", 1, 14, DT_NUMERIC, KF_INPLACE, cpu_div)
 KERNEL("", "Pow", 1, 15, DT_FLOATS | DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64), 0, cpu_pow)
 KERNEL("", "Mod", 10, 28, DT_NUMERIC, 0, cpu_mod)

@@ -233,6 +233,56 @@ static double lp_p(const graph_node *n) {
     return !a ? 2.0 : a->type == ATTR_FLOAT ? (double)a->f : (double)a->i;
 }
 
+/* The layouts pool_prepare takes (p->fused, core/fuse_chain.h): a chain of layouts alone, and
+ * X and Y opaque together or neither, for float X (8-bit for max) of static shape, no Indices,
+ * not LpPool: what oneDNN's channels-last pooling, the only one over opaque tensors, may take. */
+static bool layouts_fit(const kernel_prep *p, int kind) {
+    const fuse_chain *f = p->fused;
+    if (!f || (!f->opaque_in0 && !f->opaque_out0)) return !f || cpu_chain_layout_only(f);
+    const type_info *xt = p->in_type[0];
+    bool want_idx = p->n_out > 1 && p->node->outputs[1] >= 0;
+    bool opaque_type = xt && (xt->dtype == ONYX_FLOAT ||
+                              (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8)));
+    return cpu_chain_layout_only(f) && f->opaque_in0 && f->opaque_out0 && kind != POOL_LP &&
+           !want_idx && opaque_type && type_is_static(xt);
+}
+
+/* The window oneDNN is asked to pool (float32 max/average, float16 through float where not
+ * opaque, int8/uint8 max; no Indices; the plan's window known, for an output that is not empty;
+ * a plain window that does not dwarf its input), or NULL: the loops run the node. */
+static const geom_window *dnnl_window(const kernel_prep *p, int kind, bool opaque) {
+    const type_info *xt = p->in_type[0];
+    /* the plan's window; unknown dims (a generic plan) wait for the run's */
+    const geom_window *win = op_params_window(p->params);
+    bool known = win && geom_window_known(win) && win->nsp <= POOL_MAX_SPATIAL;
+    bool want_idx = p->n_out > 1 && p->node->outputs[1] >= 0;
+    if (kind == POOL_LP || want_idx || !known || !xt || xt->kind != ONYX_VALUE_TENSOR ||
+        !(xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !opaque) ||
+          (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8))) ||
+        xt->rank != win->nsp + 2 || !type_is_static(xt))
+        return NULL;
+    int64_t out[2 + POOL_MAX_SPATIAL], numel;
+    geom_window_out_dims(win, out);
+    return shape_numel(xt->rank, out, &numel) && numel > 0 &&
+                   (opaque || !window_dwarfs_input(win))
+               ? win
+               : NULL;
+}
+
+/* kernel.takes_chain of MaxPool and AveragePool: the layouts they take (layouts_fit) and, for
+ * opaque ones, oneDNN's channels-last pooling of the window (its descriptor alone). */
+static bool pool_takes_chain(const kernel_prep *p, int kind) {
+    if (!layouts_fit(p, kind)) return false;
+    if (!p->fused || !p->fused->opaque_in0) return true;
+    const geom_window *win = dnnl_window(p, kind, true);
+    return win && cpu_pool_dnnl_takes_channels_last(
+                      p->in_type[0]->dtype, win, kind == POOL_MAX,
+                      attr_int(p->node, "count_include_pad", 0) != 0);
+}
+
+bool cpu_maxpool_takes_chain(const kernel_prep *p) { return pool_takes_chain(p, POOL_MAX); }
+bool cpu_averagepool_takes_chain(const kernel_prep *p) { return pool_takes_chain(p, POOL_AVG); }
+
 static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     pool_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("pool state");
@@ -243,38 +293,22 @@ static onyx_status pool_prepare(const kernel_prep *p, int kind, void **state) {
     s->include_pad = attr_int(n, "count_include_pad", 0) != 0;
     s->col_major = attr_int(n, "storage_order", 0) != 0;
     s->p = lp_p(n);
-    /* the plan's window; unknown dims (a generic plan) wait for the run's */
-    const geom_window *win = op_params_window(p->params);
-    bool known = win && geom_window_known(win) && win->nsp <= POOL_MAX_SPATIAL;
-    /* oneDNN for float32 max/average and int8/uint8 max without Indices, when the shapes are
-     * known now */
-    bool want_idx = p->n_out > 1 && n->outputs[1] >= 0;
     /* the fusion pass keeps X and Y in the convolutions' opaque layout only together */
-    s->opaque = p->fused && p->fused->opaque_in0;
-    bool opaque_type = xt && (xt->dtype == ONYX_FLOAT ||
-                              (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8)));
-    if (s->opaque && (!p->fused->opaque_out0 || kind == POOL_LP || want_idx || !opaque_type ||
-                      !type_is_static(xt))) {
-        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout pooling needs float X (8-bit for "
-                        "max) and Y both opaque, static shapes and no Indices");
+    if (!layouts_fit(p, kind)) {
+        st = onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout pooling takes no chain but its "
+                        "layouts, and needs float X (8-bit for max) and Y both opaque, static "
+                        "shapes and no Indices");
         goto done;
     }
-    if (kind != POOL_LP && !want_idx && known && xt && xt->kind == ONYX_VALUE_TENSOR &&
-        (xt->dtype == ONYX_FLOAT || (xt->dtype == ONYX_FLOAT16 && !s->opaque) ||
-         (kind == POOL_MAX && (xt->dtype == ONYX_INT8 || xt->dtype == ONYX_UINT8))) &&
-        xt->rank == win->nsp + 2 && type_is_static(xt)) {
+    s->opaque = p->fused && p->fused->opaque_in0;
+    const geom_window *win = dnnl_window(p, kind, s->opaque);
+    if (win) {
         s->rank = xt->rank;
-        int64_t out[2 + POOL_MAX_SPATIAL];
-        geom_window_out_dims(win, out);
-        int64_t numel;
-        if (shape_numel(s->rank, out, &numel) && numel > 0 &&
-            (s->opaque || !window_dwarfs_input(win))) {
-            s->dnnl_half = xt->dtype == ONYX_FLOAT16;
-            CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, win,
-                                       kind == POOL_MAX, s->include_pad, s->opaque, &s->dnnl));
-            s->dnnl_dtype = xt->dtype;
-            memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
-        }
+        s->dnnl_half = xt->dtype == ONYX_FLOAT16;
+        CHECK(cpu_pool_dnnl_create(s->dnnl_half ? ONYX_FLOAT : xt->dtype, win, kind == POOL_MAX,
+                                   s->include_pad, s->opaque, &s->dnnl));
+        s->dnnl_dtype = xt->dtype;
+        memcpy(s->dnnl_in, xt->dims, (size_t)s->rank * sizeof *s->dnnl_in);
     }
     if (s->opaque && !s->dnnl) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN has no channels-last pooling for this case");

@@ -32,5 +32,9 @@ size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d);
 onyx_status cpu_pool_dnnl_run(const cpu_pool_dnnl *d, cpu_pool_dnnl_mem *m, const void *x,
                               void *y, void *scratch);
 void cpu_pool_dnnl_free(cpu_pool_dnnl *d);
+/* Whether cpu_pool_dnnl_create would make the channels-last pooling (its *res not NULL), from
+ * oneDNN's primitive descriptor alone: nothing is built. */
+bool cpu_pool_dnnl_takes_channels_last(onyx_dtype dt, const geom_window *p, bool max,
+                                       bool include_pad);
 
 #endif

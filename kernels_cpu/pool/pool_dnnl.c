@@ -82,22 +82,78 @@ size_t cpu_pool_dnnl_scratch(const cpu_pool_dnnl *d) {
     return d->reo_in ? round64(d->src_bytes) + round64(d->dst_bytes) + pads : pads;
 }
 
+/* What a oneDNN pooling of a window is made of: the element type, the engine, the algorithm, the
+ * dims of X and Y and the window in oneDNN's terms. */
+typedef struct pool_args {
+    dnnl_data_type_t dt;
+    dnnl_engine_t engine;
+    dnnl_alg_kind_t alg;
+    int rank;
+    int64_t in[2 + GEOM_WINDOW_MAX_SPATIAL], out[2 + GEOM_WINDOW_MAX_SPATIAL];
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+} pool_args;
+
+/* The arguments of the pooling of window p, or false where oneDNN cannot do this case the ONNX
+ * way (or there is no oneDNN): the loops do the work. Sets no error. */
+static bool args_of(onyx_dtype dt, const geom_window *p, bool max, bool include_pad,
+                    pool_args *a) {
+    a->dt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
+            : dt == ONYX_UINT8 ? dnnl_u8 : dnnl_data_type_undef;
+    if (a->dt == dnnl_data_type_undef || (a->dt != dnnl_f32 && !max)) return false;
+    if (cpu_dnnl_engine(&a->engine) != ONYX_OK) {
+        onyx_error_clear(); /* no oneDNN */
+        return false;
+    }
+    int nd = p->nsp;
+    a->rank = nd + 2;
+    a->in[0] = p->n;
+    a->in[1] = p->c;
+    for (int i = 0; i < nd; i++) a->in[2 + i] = p->in[i];
+    geom_window_out_dims(p, a->out);
+    for (int i = 0; i < a->rank; i++)
+        if (a->in[i] > INT32_MAX || a->out[i] > INT32_MAX) return false;
+    for (int i = 0; i < nd; i++) {
+        a->strides[i] = p->stride[i];
+        a->kernel[i] = p->k[i];
+        a->dil[i] = p->dil[i] - 1; /* oneDNN counts dilation from 0 */
+        a->pl[i] = p->pad_b[i];
+        /* oneDNN wants pads that give the output size with floor division; a ceil_mode output
+         * needs a larger right pad, which is harmless for max and for averages that exclude
+         * padding, but would be counted by averages that include it */
+        int64_t extent = geom_window_extent(p->k[i], p->dil[i]);
+        int64_t need = (a->out[2 + i] - 1) * p->stride[i] + extent - a->in[2 + i] - p->pad_b[i];
+        a->pr[i] = need > p->pad_e[i] ? need : p->pad_e[i];
+        if (a->pr[i] != p->pad_e[i] && !max && include_pad) return false;
+        if (a->pl[i] >= extent || a->pr[i] >= extent) return false;
+    }
+    a->alg = max           ? dnnl_pooling_max
+             : include_pad ? dnnl_pooling_avg_include_padding
+                           : dnnl_pooling_avg_exclude_padding;
+    return true;
+}
+
+/* The pooling's primitive descriptor between src and dst in *pd (caller destroys; NULL where
+ * oneDNN has none), and whether oneDNN has a kernel for it but its reference one. */
+static bool describe_pool(const pool_args *a, const_dnnl_memory_desc_t src,
+                          const_dnnl_memory_desc_t dst, dnnl_primitive_attr_t attr,
+                          dnnl_primitive_desc_t *pd) {
+    const char *impl = NULL;
+    return dnnl_guard_pooling_pd(pd, a->engine, dnnl_forward_inference, a->alg, src, dst,
+                                 a->strides, a->kernel, a->dil, a->pl, a->pr,
+                                 attr) == dnnl_success &&
+           dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+           impl && strncmp(impl, "ref", 3) != 0;
+}
+
 /* The pooling primitive between src_md and dst_md; *made false (no error) where oneDNN has none
  * or only its reference kernel. */
-static onyx_status make_pool(cpu_pool_dnnl *d, dnnl_engine_t engine, dnnl_alg_kind_t alg,
-                             const dnnl_dims_t strides, const dnnl_dims_t kernel,
-                             const dnnl_dims_t dil, const dnnl_dims_t pl, const dnnl_dims_t pr,
-                             bool *made) {
+static onyx_status make_pool(cpu_pool_dnnl *d, const pool_args *a, bool *made) {
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
     onyx_status st = ONYX_OK;
     *made = false;
     CHECK(cpu_dnnl_attr(&attr));
-    const char *impl = NULL;
-    bool ok = dnnl_guard_pooling_pd(&pd, engine, dnnl_forward_inference, alg, d->src_md,
-                                    d->dst_md, strides, kernel, dil, pl, pr, attr) == dnnl_success &&
-              dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-              impl && strncmp(impl, "ref", 3) != 0;
+    bool ok = describe_pool(a, d->src_md, d->dst_md, attr, &pd);
     if (ok && (d->pad_size = cpu_dnnl_scratchpad(pd, &d->pad_md)) == SIZE_MAX) {
         st = onyx_oom("oneDNN pooling scratchpad descriptor");
         goto done;
@@ -109,53 +165,44 @@ done:
     return st;
 }
 
+bool cpu_pool_dnnl_takes_channels_last(onyx_dtype dt, const geom_window *p, bool max,
+                                       bool include_pad) {
+    pool_args a;
+    if (!args_of(dt, p, max, include_pad, &a)) return false;
+    dnnl_memory_desc_t src = NULL, dst = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    bool takes = cpu_dnnl_md_channels_last(&src, a.rank, a.in, a.dt) == ONYX_OK &&
+                 cpu_dnnl_md_channels_last(&dst, a.rank, a.out, a.dt) == ONYX_OK &&
+                 cpu_dnnl_attr(&attr) == ONYX_OK && describe_pool(&a, src, dst, attr, &pd);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    md_free(src);
+    md_free(dst);
+    onyx_error_clear(); /* a descriptor oneDNN does not make is the answer no */
+    return takes;
+}
+
 onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const geom_window *p, bool max,
                                  bool include_pad, bool channels_last, cpu_pool_dnnl **res) {
     *res = NULL;
-    dnnl_data_type_t ddt = dt == ONYX_FLOAT ? dnnl_f32 : dt == ONYX_INT8 ? dnnl_s8
-                           : dt == ONYX_UINT8 ? dnnl_u8 : dnnl_data_type_undef;
-    if (ddt == dnnl_data_type_undef || (ddt != dnnl_f32 && !max)) return ONYX_OK;
-    dnnl_engine_t engine;
-    if (cpu_dnnl_engine(&engine) != ONYX_OK) {
-        onyx_error_clear(); /* no oneDNN: the loops do the work */
-        return ONYX_OK;
-    }
-    int nd = p->nsp, rank = nd + 2;
-    int64_t in[2 + GEOM_WINDOW_MAX_SPATIAL] = {p->n, p->c}, out[2 + GEOM_WINDOW_MAX_SPATIAL];
-    for (int i = 0; i < nd; i++) in[2 + i] = p->in[i];
-    geom_window_out_dims(p, out);
-    dnnl_dims_t strides, kernel, dil, pl, pr;
-    for (int i = 0; i < rank; i++)
-        if (in[i] > INT32_MAX || out[i] > INT32_MAX) return ONYX_OK;
-    for (int i = 0; i < nd; i++) {
-        strides[i] = p->stride[i];
-        kernel[i] = p->k[i];
-        dil[i] = p->dil[i] - 1; /* oneDNN counts dilation from 0 */
-        pl[i] = p->pad_b[i];
-        /* oneDNN wants pads that give the output size with floor division; a ceil_mode output
-         * needs a larger right pad, which is harmless for max and for averages that exclude
-         * padding, but would be counted by averages that include it */
-        int64_t extent = geom_window_extent(p->k[i], p->dil[i]);
-        int64_t need = (out[2 + i] - 1) * p->stride[i] + extent - in[2 + i] - p->pad_b[i];
-        pr[i] = need > p->pad_e[i] ? need : p->pad_e[i];
-        if (pr[i] != p->pad_e[i] && !max && include_pad) return ONYX_OK;
-        if (pl[i] >= extent || pr[i] >= extent) return ONYX_OK;
-    }
+    pool_args a;
+    if (!args_of(dt, p, max, include_pad, &a)) return ONYX_OK;
     cpu_pool_dnnl *d = calloc(1, sizeof *d);
     if (!d) return onyx_oom("oneDNN pooling");
-    dnnl_alg_kind_t alg = max ? dnnl_pooling_max
-                          : include_pad ? dnnl_pooling_avg_include_padding
-                                        : dnnl_pooling_avg_exclude_padding;
+    int rank = a.rank;
+    dnnl_data_type_t ddt = a.dt;
+    const int64_t *in = a.in, *out = a.out;
     onyx_status st = ONYX_OK;
     bool made = false;
     /* Anything oneDNN does not take leaves the work to the loops: no error. */
     if (channels_last) {
         if (cpu_dnnl_md_channels_last(&d->src_md, rank, in, ddt) == ONYX_OK &&
             cpu_dnnl_md_channels_last(&d->dst_md, rank, out, ddt) == ONYX_OK)
-            CHECK(make_pool(d, engine, alg, strides, kernel, dil, pl, pr, &made));
+            CHECK(make_pool(d, &a, &made));
     } else if (cpu_dnnl_md_plain(&d->src_md, rank, in, ddt) == ONYX_OK &&
                cpu_dnnl_md_plain(&d->dst_md, rank, out, ddt) == ONYX_OK) {
-        CHECK(make_pool(d, engine, alg, strides, kernel, dil, pl, pr, &made));
+        CHECK(make_pool(d, &a, &made));
         if (!made && ddt != dnnl_f32 && rank >= 3 && rank <= 5) { /* staged */
             d->user_src_md = d->src_md;
             d->user_dst_md = d->dst_md;
@@ -164,7 +211,7 @@ onyx_status cpu_pool_dnnl_create(onyx_dtype dt, const geom_window *p, bool max,
             d->pad_md = NULL;
             if (cpu_dnnl_md_channels_last(&d->src_md, rank, in, ddt) == ONYX_OK &&
                 cpu_dnnl_md_channels_last(&d->dst_md, rank, out, ddt) == ONYX_OK) {
-                CHECK(make_pool(d, engine, alg, strides, kernel, dil, pl, pr, &made));
+                CHECK(make_pool(d, &a, &made));
                 made = made &&
                        cpu_dnnl_reorder(d->user_src_md, d->src_md, &d->reo_in, &d->in_pad_md,
                                         &d->in_pad_size) == ONYX_OK &&

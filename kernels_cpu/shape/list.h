@@ -9,11 +9,12 @@ KERNEL("", "Unsqueeze", 1, 25, 0, KF_ALIAS_INPUT0, cpu_reshape_run)
 /* Sequences and optionals select with dtype UNDEFINED, which only the first entry's mask
  * (bit 0) admits before the tensor entry: they get a copy sized at run time, tensors alias. */
 KERNEL("", "Identity", 1, 25, 0, KF_ALIAS_INPUT0, cpu_identity_run)
-KERNEL_STATEFUL("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW | KF_OPAQUE_LAYOUT,
-                cpu_transpose_prepare, cpu_transpose_run, cpu_transpose_release)
-KERNEL_STATEFUL("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE),
-                KF_OPAQUE_LAYOUT | KF_INPLACE_PREFIX, cpu_opaque_prepare, cpu_concat_run,
-                cpu_opaque_release)
+KERNEL_CHAIN("", "Transpose", 1, 25, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW | KF_OPAQUE_LAYOUT,
+             cpu_transpose_prepare, cpu_transpose_run, cpu_transpose_release,
+             cpu_transpose_takes_chain)
+KERNEL_CHAIN("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE),
+             KF_OPAQUE_LAYOUT | KF_INPLACE_PREFIX, cpu_opaque_prepare, cpu_concat_run,
+             cpu_opaque_release, cpu_opaque_takes_chain)
 KERNEL("", "Split", 1, 18, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_split_run)
 KERNEL("", "Slice", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_slice_run)
 KERNEL("", "Gather", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_gather_run)

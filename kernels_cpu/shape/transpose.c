@@ -9,22 +9,33 @@
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
+#include "kernels_cpu/common/opaque.h"
 
 static const char relabel_marker = 0;
+
+/* kernel.takes_chain of Transpose, the rule its prepare follows: a chain of layouts alone, with
+ * X opaque and a perm that puts its channels last, or Y opaque and one that puts them first. */
+bool cpu_transpose_takes_chain(const kernel_prep *p) {
+    const fuse_chain *f = p->fused;
+    if (!f) return true;
+    if (!cpu_chain_layout_only(f)) return false;
+    if (!f->opaque_in0 && !f->opaque_out0) return true;
+    int64_t perm[ONYX_MAX_RANK];
+    int r = p->in_type[0] ? p->in_type[0]->rank : -1;
+    return f->opaque_in0 != f->opaque_out0 && r >= 3 && node_transpose_perm_ok(p->node, r, perm) &&
+           geom_perm_moves_channels(perm, r, f->opaque_in0);
+}
 
 /* A non-NULL state where the fusion pass made X opaque and the perm puts its channels last, or
  * Y opaque and the perm puts them first: Y's bytes are then X's. */
 onyx_status cpu_transpose_prepare(const kernel_prep *p, void **state) {
     *state = NULL;
+    if (!cpu_transpose_takes_chain(p))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout Transpose takes no chain but "
+                          "its layouts, and must put the channels of an opaque input last, or of "
+                          "a plain input first");
     const fuse_chain *f = p->fused;
-    if (!f || (!f->opaque_in0 && !f->opaque_out0)) return ONYX_OK;
-    int64_t perm[ONYX_MAX_RANK];
-    int r = p->in_type[0]->rank;
-    TRY(node_transpose_perm(p->node, r, perm));
-    if (f->opaque_in0 == f->opaque_out0 || !geom_perm_moves_channels(perm, r, f->opaque_in0))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "an opaque-layout Transpose must put the "
-                          "channels of an opaque input last, or of a plain input first");
-    *state = (void *)&relabel_marker;
+    if (f && (f->opaque_in0 || f->opaque_out0)) *state = (void *)&relabel_marker;
     return ONYX_OK;
 }
 
