@@ -306,6 +306,29 @@ done:
     return st;
 }
 
+/* The sum of one output channel's n weights from `at` (as int8: less `shift`) and of their
+ * magnitudes. Typed loops: the query and the prepare both run it over every weight. */
+static void weight_row_sums(const tensor *w, int64_t at, int64_t n, int32_t shift, int64_t *sum,
+                            int64_t *magnitude) {
+    int64_t s = 0, a = 0;
+    if (w->dtype == ONYX_INT8) {
+        const int8_t *v = (const int8_t *)w->data + at;
+        for (int64_t k = 0; k < n; k++) {
+            s += v[k];
+            a += v[k] < 0 ? -v[k] : v[k];
+        }
+    } else {
+        const uint8_t *v = (const uint8_t *)w->data + at;
+        for (int64_t k = 0; k < n; k++) {
+            int32_t x = (int32_t)v[k] - shift;
+            s += x;
+            a += x < 0 ? -x : x;
+        }
+    }
+    *sum = s;
+    *magnitude = a;
+}
+
 /* Whether X's zero point can go into the bias (qconv_fast above): absent or a constant 0, or
  * no padding, every sum of X W below 2^24 whatever X holds, and the constant zero point and bias
  * folding into a bias below 2^24; then the sums of W for the fold. */
@@ -329,12 +352,9 @@ static onyx_status fold_zero_point(const kernel_prep *p, qconv_fast *q, const te
     int32_t *sums = malloc((size_t)q->g.m * sizeof *sums);
     if (!sums) return onyx_oom("int8 convolution weight sums");
     for (int64_t m = 0; m < q->g.m; m++) {
-        int64_t sum = 0, reach = 0;
-        for (int64_t k = 0; k < per; k++) {
-            int32_t v = load8(w->dtype, w->data, m * per + k) - shift;
-            sum += v;
-            reach += xmax * (v < 0 ? -v : v);
-        }
+        int64_t sum, reach;
+        weight_row_sums(w, m * per, per, shift, &sum, &reach);
+        reach *= xmax;
         int64_t folded = (b ? ((const int32_t *)b->data)[m] : 0) - zx * sum;
         if (reach >= (int64_t)1 << 24 || folded <= -((int64_t)1 << 24) ||
             folded >= (int64_t)1 << 24) { /* float would round: keep oneDNN's zero point */
