@@ -1,5 +1,8 @@
 /* The kernel interface every device table implements: prepare once with shapes known, run many
- * times computing only. */
+ * times computing only. Types and inline accessors only: what a kernel calls of the executor is
+ * declared by the headers of the sources that define it, core/exec_run.h (kernel_shared,
+ * kernel_shared_weight, kernel_weight_bytes, kernel_check_run) and core/exec_frame.h
+ * (kernel_scratch, the frame's views). */
 #ifndef ONYX_CORE_KERNEL_H
 #define ONYX_CORE_KERNEL_H
 
