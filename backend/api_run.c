@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/loader.h"
 #include "core/loader_wire.h"
 #include "core/log.h"

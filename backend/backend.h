@@ -4,7 +4,7 @@
 #define ONYX_BACKEND_H
 
 #include "core/device_registry.h"
-#include "core/exec.h"
+#include "core/exec_run.h"
 
 /* Adds the devices' entries to the registry (core/device_registry.h), once; every function here
  * that names or parses devices calls it first. */

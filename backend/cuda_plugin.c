@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/exec_frame.h"
 #include "kernels_cuda/plugin.h"
 
 #define PLUGIN_FILE "libonyx_cuda.so"

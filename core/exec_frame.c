@@ -2,7 +2,7 @@
  * structures: read-only views of the frame (Gradient re-evaluates the graph it sits in), the
  * run context's scratch and device queues. Below the plan layers: the copy steps' kernel
  * (core/exec_place.c) uses it too. */
-#include "core/exec.h"
+#include "core/exec_frame.h"
 #include "core/exec_internal.h"
 
 #include <stdlib.h>

@@ -1,17 +1,19 @@
 /* The types the executor's layers share (core/plan*.c, exec*.c, fuse*.c, planner.c): plan values
- * and steps, plans, run contexts, subgraphs and frames; and the entry points of the top two
- * layers. Each lower layer declares its functions in its own header, bottom first: core/plan.h
- * (structure and step edits), core/plan_step.h (running one step), core/plan_prepare.h (kernel
- * preparation), core/exec_place.h (placement), core/exec_view.h (views), core/fuse.h (fusion),
- * core/planner.h (lifetimes and memory); core/plan_build.c builds plans with them,
- * core/exec_run.c runs them (docs/ARCHITECTURE.md). */
+ * and steps, plans, run contexts, subgraphs and frames; types only. Each layer declares its
+ * functions in the header of its source, bottom first: core/exec_frame.h (a kernel's frame),
+ * core/plan.h (structure and step edits), core/plan_step.h (running one step),
+ * core/plan_prepare.h (kernel preparation), core/exec_place.h (placement), core/exec_view.h
+ * (views), core/fuse.h (fusion), core/planner.h (lifetimes and memory), core/plan_build.h (the
+ * driver that builds plans with them), core/exec_run.h (runs) (docs/ARCHITECTURE.md). */
 #ifndef ONYX_CORE_EXEC_INTERNAL_H
 #define ONYX_CORE_EXEC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/exec.h"
+#include "core/exec_env.h"
+
+typedef struct subgraph subgraph; /* core/exec_run.h's */
 
 /* Where a value's data lives during a run of a plan. */
 typedef enum storage {
@@ -149,22 +151,5 @@ struct exec_frame {
     const run_control *control; /* the run's limits, shared by nested subgraph runs; may be NULL */
     struct profiler *profiler;  /* records each step when profiling; NULL otherwise */
 };
-
-/* ---- the entry points of the two top layers (used by core/exec_run.c) */
-
-/* Builds the plan for signature `sig` (graph inputs, then captured values) with those inputs on
- * `in_device` (NULL: all on the CPU) and the graph outputs made on `out_device` left there;
- * refs 1 (core/plan_build.c). */
-onyx_status plan_build(subgraph *sg, const type_info *sig, const device_kind *in_device,
-                       device_kind out_device, plan **out);
-/* Drops a reference; the last one frees the plan's idle run contexts, then the plan (plan_free)
- * (core/exec_run.c). */
-void plan_unref(plan *p);
-/* Frees a run context of plan p (its forks, slots, arena and scratch) (core/exec_run.c). */
-void run_ctx_free(const plan *p, run_ctx *ctx);
-
-/* The queue of `device` in the run context of call c, or NULL (no run, or no queues there)
- * (core/exec_frame.c: the copy steps' kernel reads it). */
-void *plan_step_queue(const kernel_call *c, device_kind device);
 
 #endif

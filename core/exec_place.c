@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/exec_place.h"
+#include "core/exec_frame.h"
 #include "core/log.h"
 #include "core/op_schema.h"
 #include "core/plan_prepare.h"

@@ -5,19 +5,26 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/device_cache.h"
 #include "core/device_registry.h"
+#include "core/exec_run.h"
 #include "core/exec_internal.h"
 #include "core/exec_target.h"
 #include "core/log.h"
 #include "core/optimize.h"
 #include "core/parallel.h"
 #include "core/plan.h"
+#include "core/plan_build.h"
 #include "core/plan_step.h"
 #include "core/profile.h"
 #include "core/shared.h"
 
 #define MAX_PLANS 16
+
+/* Drops a reference to p; the last one frees the plan's idle run contexts, then the plan
+ * (plan_free). */
+static void plan_unref(plan *p);
 
 const graph *subgraph_graph(const subgraph *sg) { return sg->g; }
 
@@ -136,7 +143,8 @@ void subgraph_free(subgraph *sg) {
 
 /* ------------------------------------------------------------------ run contexts */
 
-void run_ctx_free(const plan *p, run_ctx *ctx) {
+/* Frees a run context of plan p (its forks, slots, arena and scratch). */
+static void run_ctx_free(const plan *p, run_ctx *ctx) {
     if (!ctx) return;
     if (ctx->graphs)
         for (int s = 0; s < p->n_steps; s++)
@@ -302,7 +310,7 @@ onyx_status kernel_check_run(const kernel_call *c, int64_t iterations) {
 
 /* ------------------------------------------------------------------ the plan cache */
 
-void plan_unref(plan *p) {
+static void plan_unref(plan *p) {
     if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
     while (p->idle) {
         run_ctx *next = p->idle->next;

@@ -1,5 +1,8 @@
 /* The kernel interface every device table implements: prepare once with shapes known, run many
- * times computing only. */
+ * times computing only. Types and inline accessors only: what a kernel calls of the executor is
+ * declared by the headers of the sources that define it, core/exec_run.h (kernel_shared,
+ * kernel_shared_weight, kernel_weight_bytes, kernel_check_run) and core/exec_frame.h
+ * (kernel_scratch, the frame's views). */
 #ifndef ONYX_CORE_KERNEL_H
 #define ONYX_CORE_KERNEL_H
 
@@ -145,44 +148,6 @@ typedef struct kernel {
      * descriptor or a heuristic at most). NULL: the kernel takes no chain. */
     bool (*takes_chain)(const kernel_prep *p);
 } kernel;
-
-/* Read-only data made from constants only (reordered or packed weights), shared by every plan of
- * the rep that asks with the same key: the first call makes it with make(ctx, &obj), later calls
- * (other input shapes, other plans) get the same object, so a new shape repacks nothing. The key
- * must name everything the object depends on: the constant's data pointer (stable while the rep
- * lives) and the layout it is packed for, say. The object lives until the rep is freed
- * (`release`); *out is borrowed. Safe from concurrent prepares. */
-onyx_status kernel_shared(const kernel_prep *p, const void *key, size_t key_size,
-                          onyx_status (*make)(void *ctx, void **obj), void (*release)(void *obj),
-                          void *ctx, void **out);
-
-/* kernel_shared for an object made from constant input `input` alone, which the kernel then reads
- * only through that object, at prepare and at run. `unpack(obj, dst)` rebuilds the input's bytes
- * exactly from the object (NULL where it cannot: converted or scaled): the executor may then hand
- * the input's own memory back while the object holds it (core/shared.h), which keeps a model's
- * float weights in memory once, as packed, instead of twice. */
-onyx_status kernel_shared_weight(const kernel_prep *p, int input, const void *key, size_t key_size,
-                                 onyx_status (*make)(void *ctx, void **obj),
-                                 void (*release)(void *obj),
-                                 onyx_status (*unpack)(const void *obj, void *dst), void *ctx,
-                                 void **out);
-
-/* Makes constant input `input`'s bytes readable (a KF_PACKED_WEIGHTS kernel that reads them, at
- * prepare or per run, outside kernel_shared_weight's object): now, and whenever a plan holding
- * this kernel runs. */
-onyx_status kernel_weight_bytes(const kernel_prep *p, int input);
-
-/* Working memory for this call: at least `bytes`, 64-byte aligned, valid until the kernel's run
- * returns, not zeroed. It comes from the run context and is kept for its next runs, so a run in
- * steady state allocates nothing. One region per call: a kernel that needs several carves them
- * out of one request. */
-onyx_status kernel_scratch(const kernel_call *c, size_t bytes, void **out);
-
-/* ONYX_OK while the run may go on; the status to return (with its message set) once the caller
- * terminated the run, its deadline passed, or `iterations` exceeds the run's cap on Loop
- * iterations and sequence lengths. Kernels that loop for long (Loop, Scan, sequence builders)
- * call it once per iteration with the iteration count (0 when not counting). */
-onyx_status kernel_check_run(const kernel_call *c, int64_t iterations);
 
 /* The window (core/op_params.h) of a convolution's or pool's prepare or run, from its params;
  * an error where the plan handed none. */

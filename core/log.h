@@ -3,7 +3,14 @@
 #ifndef ONYX_CORE_LOG_H
 #define ONYX_CORE_LOG_H
 
-#include "core/exec.h"
+#include "core/status.h"
+
+/* Where log lines go: a session's callback and its level (exec_env.log). */
+typedef struct exec_log {
+    onyx_log_fn fn; /* NULL: off */
+    void *user;
+    onyx_log_level level;
+} exec_log;
 
 static inline bool log_enabled(const exec_log *log, onyx_log_level level) {
     return log->fn && level >= log->level;

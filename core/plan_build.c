@@ -4,7 +4,7 @@
  * core/exec_place.c), dead steps dropped, the fusion passes (core/fuse.c, core/fuse_device.c),
  * lifetimes and arena offsets (core/planner.c), then the device graph segments. Nothing below
  * calls it; running a plan is core/exec_run.c, above it. */
-#include "core/exec_internal.h"
+#include "core/plan_build.h"
 
 #include <stdlib.h>
 #include <string.h>

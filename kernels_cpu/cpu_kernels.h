@@ -2,6 +2,8 @@
 #ifndef ONYX_KERNELS_CPU_H
 #define ONYX_KERNELS_CPU_H
 
+#include "core/exec_frame.h"
+#include "core/exec_run.h"
 #include "core/kernel.h"
 
 /* List entries (in kernels_cpu/<family>/list.h):

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/exec_frame.h"
+#include "core/exec_run.h"
 #include "core/kernel.h"
 #include "kernels_cuda/cuda_kernels.h"
 #include "kernels_cuda/plugin.h"

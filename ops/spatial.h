@@ -52,9 +52,11 @@ onyx_status spatial_output_dims(const spatial_params *p, const int64_t *in_dims,
 onyx_status spatial_resolve(spatial_params *p, const int64_t *in_dims, int64_t *out_dims);
 
 /* The window of a pool (kernel_shape, strides, dilations and pads of p, resolved by
- * spatial_resolve for X's spatial dims) over X of rank p->nd + 2 with dims x_dims (-1 unknown)
- * and pooled spatial dims out_dims: what the pool's kernels get from the plan
- * (core/op_params.h). */
+ * spatial_resolve for X's spatial dims) over X of rank p->nd + 2 with dims x_dims [N, C,
+ * spatial...] (-1 unknown) and pooled spatial dims out_dims: what the pool's kernels get from the
+ * plan (core/op_params.h). Each channel is its own group (m = group = c). The other windowed
+ * schemas start from it: Col2Im (X the image, the window one per block), MaxUnpool (the
+ * transposed window of the pool it undoes), DeformConv (a convolution's m and group set after). */
 void spatial_pool_window(const spatial_params *p, const int64_t *x_dims, const int64_t *out_dims,
                          geom_window *w);
 

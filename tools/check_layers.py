@@ -3,14 +3,18 @@
 include of ops/, kernels_*/ or backend/ from core (docs/ARCHITECTURE.md).
 
 The graph's nodes are core's modules: a source with the header of its name (core/x.c and
-core/x.h are one module, named core/x.c; core/x.cc where there is no core/x.c), and each header
-that has no source of its name (types and inline functions only, as core/kernel.h). A module
+core/x.h are one module, named core/x.c; core/x.cc where there is no core/x.c), a header that
+HEADERS below names as the interface of a source of another name (one module with it), and
+each other header (types and inline functions only, as core/kernel.h, or a table's
+declarations), a module of its own. A module
 depends on each module whose header it includes (#include "core/..." lines) and on each module
 that defines a symbol its object uses (nm on the built objects: undefined against defined global
 symbols). Any circle in that graph is an error, named with the edges that make it. Counting a
 header as the source behind it is what makes the check whole: a file that includes x.h depends
 on x.c, whose calls may lead back to it, so a header may name one module's interface only (a
-header the interface of several files hides a circle through its name).
+header the interface of several files hides a circle through its name). So, with --obj, each
+function a core header declares must be defined by that header's source (HEADERS: its sources),
+and a header of no source declares none that a core object defines.
 
   tools/check_layers.py [--root DIR] [--obj DIR] [--list]
 
@@ -18,6 +22,7 @@ header the interface of several files hides a circle through its name).
 the includes are checked. --list prints every module's dependencies, bottom layer first.
 """
 import argparse
+import fnmatch
 import os
 import re
 import subprocess
@@ -25,6 +30,34 @@ import sys
 
 FORBIDDEN = ("ops/", "kernels_cpu/", "kernels_cuda/", "backend/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+# The core headers with no source of their name, each with what it is: (sources, why). Sources
+# None: types and inline functions only, a module of its own (the check verifies that it declares
+# no function a core object defines). One source: the header is that source's interface, one
+# module with it. Patterns: a header of declarations each of which one of the matching files
+# defines (a table's entries): a module of its own, since tying it to all of them would tie them
+# to each other; its callers depend on what they call through the calls themselves.
+HEADERS = {
+    "core/kernel.h": (None, "the kernel interface every device's table implements (kernel, "
+                      "kernel_prep, kernel_call, their flags) and inline accessors; what a kernel "
+                      "calls of the executor is declared by core/exec_run.h and core/exec_frame.h"),
+    "core/op_schema.h": (None, "the operator-schema types the core works with; the schemas are "
+                         "ops/'s, reached through an op_registry"),
+    "core/op_params.h": (None, "a node's resolved parameters: their kinds, union and accessors"),
+    "core/exec_env.h": (None, "the settings a session prepares under and a run's limits, which "
+                        "the backend fills and every executor layer reads"),
+    "core/exec_internal.h": (None, "the types the plan layers share (plan values and steps, "
+                             "plans, run contexts, subgraphs, frames); each layer declares its "
+                             "functions in its own source's header"),
+    "core/fuse_chain.h": (None, "the chain a fused step carries, as kernels receive it"),
+    "core/parallel_tbb.h": (("core/parallel.cc",), "the C interface of the TBB shim, which is "
+                            "C++ and so cannot be core/parallel.c, core/parallel.h's source"),
+    "core/fuse_internal.h": (("core/fuse_*.c",), "what the CPU fusion pass's files share: the "
+                             "pass's state, and each idea's entry point, defined by the idea's "
+                             "file and called by the driver core/fuse.c"),
+    "core/rules/rules.h": (("core/rules/*.c",), "the rule table's declarations: each rule's "
+                           "apply function is defined by its family's file"),
+}
 
 
 def source_of(obj_path, root):
@@ -45,15 +78,33 @@ def core_sources(root):
     return sorted(out)
 
 
-def module_of(path, root):
-    """The module a core file belongs to: core/x.h is core/x.c's (or core/x.cc's where there is
-    no core/x.c); a header without a source of its name, and any source, is its own."""
-    if not path.endswith(".h"):
-        return path
+def own_source(path, root):
+    """core/x.c for core/x.h (core/x.cc where there is no core/x.c), or None."""
     base = path[: -len(".h")]
     for ext in (".c", ".cc"):
         if os.path.exists(os.path.join(root, base + ext)):
             return base + ext
+    return None
+
+
+def header_sources(path, root):
+    """The sources (patterns) that define what header `path` declares: its own, HEADERS', or ()
+    for a header of types and inline functions."""
+    own = own_source(path, root)
+    if own:
+        return (own,)
+    return HEADERS.get(path, (None, ""))[0] or ()
+
+
+def module_of(path, root):
+    """The module a core file belongs to: core/x.h is core/x.c's (or core/x.cc's where there is
+    no core/x.c), or the one source HEADERS names; any other header, and any source, is its
+    own."""
+    if not path.endswith(".h"):
+        return path
+    sources = header_sources(path, root)
+    if len(sources) == 1 and not any(c in sources[0] for c in "*?["):
+        return sources[0]
     return path
 
 
@@ -91,6 +142,59 @@ def nm_symbols(obj):
     return defined, undefined
 
 
+def declared_functions(text):
+    """The functions a header declares: prototypes at file scope, not inline definitions,
+    typedefs or pointers to functions."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = text.replace("\\\n", " ")
+    text = re.sub(r"#\s*ifdef\s+__cplusplus.*?#\s*endif", " ", text, flags=re.S)
+    text = re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    while True:  # bodies and initializers, innermost first
+        shorter = re.sub(r"\{[^{}]*\}", "{}", text)
+        if shorter == text:
+            break
+        text = shorter
+    text = re.sub(r"\)\s*\{\}", ");", text)  # an inline definition ends its statement
+    names = []
+    for stmt in text.split(";"):
+        words = re.findall(r"\w+", stmt)
+        if "(" not in stmt or not words or words[0] == "typedef" or "static" in words:
+            continue
+        head, rest = stmt.split("(", 1)
+        name = re.search(r"(\w+)\s*$", head)
+        if name and not rest.lstrip().startswith("*"):
+            names.append(name.group(1))
+    return names
+
+
+def declaration_errors(root, defs, errors):
+    """Each function a core header declares is defined by that header's source(s)."""
+    if os.path.exists(os.path.join(root, "tools", "check_layers.py")):  # the table's own tree
+        for path in HEADERS:
+            if not os.path.exists(os.path.join(root, path)):
+                errors.append(f"HEADERS lists {path}, which is not there")
+    for path in core_sources(root):
+        if not path.endswith(".h"):
+            continue
+        sources = header_sources(path, root)
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+            declared = declared_functions(fh.read())
+        for name in declared:
+            owner = defs.get(name)
+            if owner is None or any(fnmatch.fnmatch(owner, s) for s in sources):
+                continue
+            if sources:
+                errors.append(f"{path} declares {name}, which {owner} defines, not "
+                              f"{' or '.join(sources)}: a header declares its own source's "
+                              "functions")
+            else:
+                errors.append(f"{path} declares {name}, which {owner} defines: a header of no "
+                              "source holds types and inline functions only (declare it in "
+                              "its source's header, or map the header in HEADERS)")
+
+
 def call_edges(root, obj_root, edges, errors):
     core_obj = os.path.join(obj_root, "core")
     objects = []
@@ -100,7 +204,7 @@ def call_edges(root, obj_root, edges, errors):
                 objects.append(os.path.join(folder, f))
     if not objects:
         errors.append(f"no objects under {core_obj}: build first (make)")
-        return
+        return {}
     defs, uses = {}, {}
     for obj in sorted(objects):
         mod = source_of(os.path.relpath(obj, obj_root), root)
@@ -115,6 +219,7 @@ def call_edges(root, obj_root, edges, errors):
         for sym in syms:
             if sym in defs:
                 add_edge(edges, mod, defs[sym], f"calls {sym}")
+    return defs
 
 
 def cycles(edges):
@@ -186,7 +291,9 @@ def main():
     edges, errors = {}, []
     include_edges(root, edges, errors)
     if args.obj:
-        call_edges(root, os.path.abspath(args.obj), edges, errors)
+        defs = call_edges(root, os.path.abspath(args.obj), edges, errors)
+        if defs:
+            declaration_errors(root, defs, errors)
     for comp in cycles(edges):
         inside = set(comp)
         lines = [f"  {a} -> {b} ({', '.join(sorted(edges[a][b])[:3])})"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec.h"
+#include "core/exec_run.h"
 #include "core/fuse_chain.h"
 #include "core/parallel.h"
 #include "ops/attention/attention_common.h"

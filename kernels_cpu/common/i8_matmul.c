@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_run.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/cpu_types.h"

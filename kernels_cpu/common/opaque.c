@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "core/exec_frame.h"
 #include "core/fuse_blocked.h"
 #include "core/fuse_chain.h"
 #include "core/parallel.h"

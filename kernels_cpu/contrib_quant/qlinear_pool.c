@@ -3,12 +3,12 @@
  * Two roundings, as onnxruntime: the global pool sums integers and requantizes the sum with one
  * float multiplier x_scale / (y_scale * count); the windowed pool averages dequantized floats and
  * quantizes round(avg / y_scale + y_zero_point), except that a window covering the whole unpadded
- * image goes the global way as onnxruntime sends it there. */
+ * image goes the global way as onnxruntime sends it there. The windowed pool's window comes from
+ * the plan (core/op_params.h). */
 #include <string.h>
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/cpu_types.h"
-#include "ops/spatial.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
 typedef struct gap_job {
@@ -193,18 +193,24 @@ onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
     tensor *y = kernel_output(c, 0);
     bool cl = attr_int(c->node, "channels_last", 0) != 0;
     int nd = x->rank - 2, first = cl ? 1 : 2;
-    spatial_params p;
-    TRY(spatial_parse(c->node, nd, NULL, &p));
-    int64_t out[SPATIAL_MAX_DIMS];
-    TRY(spatial_resolve(&p, x->dims + first, out));
     int64_t ch = cl ? x->dims[x->rank - 1] : x->dims[1], batch = x->dims[0];
+    /* the plan's window (NCHW order): checked against X and Y in their layout, not derived
+     * again */
+    const geom_window *w;
+    TRY(kernel_window(c->params, &w));
+    bool fits = w->nsp == nd && nd <= 3 && y->rank == x->rank && w->n == batch && w->c == ch &&
+                y->dims[0] == batch && (cl ? y->dims[y->rank - 1] : y->dims[1]) == ch;
+    for (int i = 0; i < nd && fits; i++)
+        fits = w->in[i] == x->dims[first + i] && w->out[i] == y->dims[first + i] &&
+               w->dil[i] == 1;
+    if (!fits) return onyx_error(ONYX_ERR_RUNTIME, "the plan's pooling window is for other dims");
     if (y->numel == 0) return ONYX_OK;
     bool whole = true;
     int64_t image = 1, ksize = 1;
     for (int i = 0; i < nd; i++) {
-        whole = whole && p.kernel[i] == x->dims[first + i] && !p.pad_begin[i] && !p.pad_end[i];
-        image *= x->dims[first + i];
-        ksize *= p.kernel[i];
+        whole = whole && w->k[i] == w->in[i] && !w->pad_b[i] && !w->pad_e[i];
+        image *= w->in[i];
+        ksize *= w->k[i];
     }
     if (whole) {
         global_pool(t, x, y->data, batch, ch, image, cl, px, py);
@@ -227,11 +233,11 @@ onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
     j->out_size = 1;
     for (int i = 0; i < 3; i++) {
         bool has = i < nd;
-        j->in[i] = has ? x->dims[first + i] : 1;
-        j->out[i] = has ? out[i] : 1;
-        j->k[i] = has ? p.kernel[i] : 1;
-        j->s[i] = has ? p.stride[i] : 1;
-        j->pb[i] = has ? p.pad_begin[i] : 0;
+        j->in[i] = has ? w->in[i] : 1;
+        j->out[i] = has ? w->out[i] : 1;
+        j->k[i] = has ? w->k[i] : 1;
+        j->s[i] = has ? w->stride[i] : 1;
+        j->pb[i] = has ? w->pad_b[i] : 0;
         j->out_size *= j->out[i];
     }
     for (int b = 0; b < 256; b++)

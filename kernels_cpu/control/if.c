@@ -1,7 +1,7 @@
 /* If: runs the then or else subgraph, prepared once, and hands its results out as the node's. */
 #include <stdlib.h>
 
-#include "core/exec.h"
+#include "core/exec_run.h"
 #include "kernels_cpu/control/util.h"
 #include "kernels_cpu/cpu_kernels.h"
 

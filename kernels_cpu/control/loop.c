@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec.h"
+#include "core/exec_run.h"
 #include "kernels_cpu/control/util.h"
 #include "kernels_cpu/cpu_kernels.h"
 

@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_frame.h"
+#include "core/exec_run.h"
 #include "core/parallel.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/dnnl_util.h"

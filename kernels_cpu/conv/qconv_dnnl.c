@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec.h"
+#include "core/exec_frame.h"
+#include "core/exec_run.h"
 #include "core/fuse_chain.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"

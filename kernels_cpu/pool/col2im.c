@@ -1,10 +1,9 @@
 /* CPU kernel of Col2Im: every column entry of a sliding block is added into the image position
- * it came from; taps that fall in the padding are dropped. Planes (n, c) run in parallel. */
+ * it came from; taps that fall in the padding are dropped. Planes (n, c) run in parallel. The
+ * blocks' window over the image comes from the plan (core/op_params.h). */
 #include <string.h>
 
 #include "core/parallel.h"
-#include "ops/spatial.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
@@ -69,45 +68,36 @@ COL2IM_INT(u32, uint32_t)
 COL2IM_INT(u64, uint64_t)
 
 onyx_status cpu_col2im_run(const kernel_call *c) {
-    const tensor *x = kernel_input(c, 0), *img = kernel_input(c, 1), *blk = kernel_input(c, 2);
+    const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    int64_t image[ONYX_MAX_RANK], block[ONYX_MAX_RANK];
-    size_t ni, nb;
-    TRY(ops_read_ints(img, 1, image, ONYX_MAX_RANK, &ni));
-    TRY(ops_read_ints(blk, 2, block, ONYX_MAX_RANK, &nb));
-    if (x->rank != 3 || ni != nb || ni < 1 || ni > SPATIAL_MAX_DIMS || y->rank != (int)ni + 2)
-        return onyx_error(ONYX_ERR_SHAPE, "expected input [N, C*prod(block), L] and image_shape, "
-                          "block_shape of the same length 1..%d", SPATIAL_MAX_DIMS);
-    spatial_params p;
-    TRY(spatial_parse(c->node, (int)ni, block, &p));
-    int64_t cols[SPATIAL_MAX_DIMS];
-    TRY(spatial_output_dims(&p, image, cols));
+    /* the plan's window (image_shape and block_shape as the schema read them): checked against
+     * X and Y, not derived again */
+    const geom_window *w;
+    TRY(kernel_window(c->params, &w));
+    int nd = w->nsp;
+    int64_t bvol, nblocks;
+    if (nd < 1 || nd > 3 || x->rank != 3 || y->rank != nd + 2 ||
+        !shape_numel(nd, w->k, &bvol) || !shape_numel(nd, w->out, &nblocks))
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's Col2Im window is for other ranks");
+    bool fits = y->dims[0] == w->n && y->dims[1] == w->c && x->dims[0] == w->n &&
+                x->dims[1] % bvol == 0 && x->dims[1] / bvol == w->c && x->dims[2] == nblocks;
+    for (int i = 0; i < nd && fits; i++) fits = y->dims[2 + i] == w->in[i];
+    if (!fits) return onyx_error(ONYX_ERR_RUNTIME, "the plan's Col2Im window is for other dims");
     col_job j;
-    int off = 3 - (int)ni;
+    int off = 3 - nd;
     for (int i = 0; i < 3; i++) {
         j.img[i] = j.k[i] = j.s[i] = j.d[i] = j.cols[i] = 1;
         j.pb[i] = 0;
     }
-    int64_t nblocks;
-    if (!shape_numel((int)ni, p.kernel, &j.bvol) || !shape_numel((int)ni, cols, &nblocks))
-        return onyx_error(ONYX_ERR_SHAPE, "block_shape or the sliding block count is too large");
-    for (int i = 0; i < (int)ni; i++) {
-        j.img[off + i] = image[i];
-        j.k[off + i] = p.kernel[i];
-        j.s[off + i] = p.stride[i];
-        j.d[off + i] = p.dilation[i];
-        j.pb[off + i] = p.pad_begin[i];
-        j.cols[off + i] = cols[i];
-        if (y->dims[2 + i] != image[i])
-            return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, expected %lld", 2 + i,
-                              (long long)y->dims[2 + i], (long long)image[i]);
+    j.bvol = bvol;
+    for (int i = 0; i < nd; i++) {
+        j.img[off + i] = w->in[i];
+        j.k[off + i] = w->k[i];
+        j.s[off + i] = w->stride[i];
+        j.d[off + i] = w->dil[i];
+        j.pb[off + i] = w->pad_b[i];
+        j.cols[off + i] = w->out[i];
     }
-    if (x->dims[1] % j.bvol || x->dims[1] / j.bvol != y->dims[1] || x->dims[2] != nblocks ||
-        x->dims[0] != y->dims[0])
-        return onyx_error(ONYX_ERR_SHAPE, "input has shape [%lld, %lld, %lld], expected "
-                          "[%lld, %lld * prod(block_shape), %lld]", (long long)x->dims[0],
-                          (long long)x->dims[1], (long long)x->dims[2], (long long)y->dims[0],
-                          (long long)y->dims[1], (long long)nblocks);
     j.x = x->data;
     j.y = y->data;
     j.L = nblocks;

@@ -1,12 +1,12 @@
 /* CPU kernel of DeformConv (2-D): per image and group, the taps are sampled bilinearly at their
  * offset positions (scaled by the mask) into a column matrix, then one GEMM with the group's
- * weights. float16/bfloat16 compute in float through scratch copies. */
+ * weights, over the window the plan hands (core/op_params.h). float16/bfloat16 compute in float
+ * through scratch copies. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
-#include "ops/spatial.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
@@ -99,19 +99,25 @@ onyx_status cpu_deformconv_run(const kernel_call *c) {
     if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "only 2-D DeformConv (rank-4 X, W, offset) is "
                           "supported");
-    deform_geom g = {.C = x->dims[1], .H = x->dims[2], .W = x->dims[3], .oc = w->dims[0],
-                     .kh = w->dims[2], .kw = w->dims[3], .oh = y->dims[2], .ow = y->dims[3],
-                     .group = attr_int(n, "group", 1), .og = attr_int(n, "offset_group", 1)};
-    spatial_params sp;
-    TRY(spatial_parse(n, 2, w->dims + 2, &sp));
-    int64_t od[2];
-    TRY(spatial_output_dims(&sp, x->dims + 2, od));
-    /* kernel dims are at most 2^30 each (spatial_parse); group and offset_group any int64 */
+    /* the plan's window (the schema's for these shapes): checked, not derived again */
+    const geom_window *win;
+    TRY(kernel_window(c->params, &win));
+    if (win->nsp != 2 || win->transposed || win->n != x->dims[0] || win->c != x->dims[1] ||
+        win->m != w->dims[0] || win->in[0] != x->dims[2] || win->in[1] != x->dims[3] ||
+        win->k[0] != w->dims[2] || win->k[1] != w->dims[3] || win->out[0] != y->dims[2] ||
+        win->out[1] != y->dims[3])
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's DeformConv window is for other dims");
+    deform_geom g = {.C = win->c, .H = win->in[0], .W = win->in[1], .oc = win->m,
+                     .kh = win->k[0], .kw = win->k[1], .oh = win->out[0], .ow = win->out[1],
+                     .group = win->group, .og = attr_int(n, "offset_group", 1),
+                     .sh = win->stride[0], .sw = win->stride[1], .dh = win->dil[0],
+                     .dw = win->dil[1], .ph = win->pad_b[0], .pw = win->pad_b[1]};
+    /* kernel dims are at most 2^30 each (ops/spatial.c); group and offset_group any int64 */
     int64_t kvol = g.kh * g.kw, P = g.oh * g.ow, cin = 0, mc = 0, oc2 = 0;
     bool ovf = __builtin_mul_overflow(w->dims[1], g.group, &cin) ||
                __builtin_mul_overflow(g.og, kvol, &mc) || __builtin_mul_overflow(mc, 2, &oc2);
     if (ovf || g.group < 1 || g.og < 1 || g.C % g.group || g.oc % g.group || g.C % g.og ||
-        cin != g.C || od[0] != g.oh || od[1] != g.ow ||
+        cin != g.C ||
         y->dims[0] != x->dims[0] || y->dims[1] != g.oc || off->dims[0] != x->dims[0] ||
         off->dims[1] != oc2 || off->dims[2] != g.oh || off->dims[3] != g.ow ||
         (b && (b->rank != 1 || b->dims[0] != g.oc)) ||
@@ -124,12 +130,6 @@ onyx_status cpu_deformconv_run(const kernel_call *c) {
     if (y->numel == 0) return ONYX_OK;
     if (!cpu_blas_dims_ok(g.oc, P, w->dims[1] * kvol))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "DeformConv too large for BLAS");
-    g.sh = sp.stride[0];
-    g.sw = sp.stride[1];
-    g.dh = sp.dilation[0];
-    g.dw = sp.dilation[1];
-    g.ph = sp.pad_begin[0];
-    g.pw = sp.pad_begin[1];
 
     onyx_dtype d = x->dtype;
     bool half = d == ONYX_FLOAT16 || d == ONYX_BFLOAT16;

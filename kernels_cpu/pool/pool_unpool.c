@@ -1,35 +1,26 @@
 /* CPU kernel of MaxUnpool: zero the output, then put each pooled value where its index says.
- * Indices address the default unpooled shape ((in-1)*stride - pads + kernel); a larger
- * output_shape only pads that at the end of each dim, as onnx's reference does. */
+ * Indices address the default unpooled shape ((in-1)*stride - pads + kernel: the output of the
+ * plan's transposed window, core/op_params.h); a larger output_shape only pads that at the end of
+ * each dim, as onnx's reference does. */
 #include <string.h>
 
-#include "ops/spatial.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 onyx_status cpu_maxunpool_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0), *ix = kernel_input(c, 1);
     tensor *y = kernel_output(c, 0);
+    const geom_window *w;
+    TRY(kernel_window(c->params, &w));
+    /* the plan's window is the schema's for X: a check, not a second derivation */
     int rank = x->rank;
-    if (rank < 3 || rank - 2 > SPATIAL_MAX_DIMS)
-        return onyx_error(ONYX_ERR_SHAPE, "input 0 has rank %d, expected 3..%d", rank,
-                          2 + SPATIAL_MAX_DIMS);
+    bool fits = w->transposed && w->nsp >= 1 && w->nsp <= GEOM_WINDOW_MAX_SPATIAL &&
+                rank == w->nsp + 2 && y->rank == rank && x->dims[0] == w->n && x->dims[1] == w->c;
+    for (int i = 0; i < w->nsp && fits; i++) fits = x->dims[2 + i] == w->in[i];
+    if (!fits) return onyx_error(ONYX_ERR_RUNTIME, "the plan's unpooling window is for other dims");
     if (!shape_equal(rank, x->dims, ix->rank, ix->dims))
         return onyx_error(ONYX_ERR_SHAPE, "input 1 (indices) must have the shape of input 0");
-    if (y->rank != rank)
-        return onyx_error(ONYX_ERR_SHAPE, "output has rank %d, expected %d", y->rank, rank);
-    spatial_params p;
-    TRY(spatial_parse(c->node, rank - 2, NULL, &p));
-    int64_t dflt[2 + SPATIAL_MAX_DIMS] = {x->dims[0], x->dims[1]};
-    for (int i = 0; i < p.nd; i++) {
-        int64_t span;
-        if (__builtin_mul_overflow(x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0, p.stride[i],
-                                   &span) ||
-            span > INT64_MAX / 2)
-            return onyx_error(ONYX_ERR_SHAPE, "spatial dim %d is too large for stride %lld", i,
-                              (long long)p.stride[i]);
-        dflt[2 + i] = (x->dims[2 + i] - 1) * p.stride[i] - p.pad_begin[i] - p.pad_end[i] +
-                      p.kernel[i];
-    }
+    int64_t dflt[2 + GEOM_WINDOW_MAX_SPATIAL]; /* the shape the indices address */
+    geom_window_out_dims(w, dflt);
     for (int i = 0; i < rank; i++)
         if (dflt[i] < 0 || y->dims[i] < dflt[i])
             return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, expected at least %lld", i,

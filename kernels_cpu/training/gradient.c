@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/exec.h"
+#include "core/exec_run.h"
 #include "geometry/broadcast.h"
 #include "kernels_cpu/cpu_kernels.h"
 

@@ -1,5 +1,7 @@
 /* Schemas of com.microsoft QLinearGlobalAveragePool and QLinearAveragePool: average pools of a
- * quantized NCHW (or, with channels_last, NHWC) tensor requantized to Y's parameters. */
+ * quantized NCHW (or, with channels_last, NHWC) tensor requantized to Y's parameters. The windowed
+ * pool hands its kernels the window from the plan (core/op_params.h), in NCHW order whatever the
+ * layout. */
 #include "ops/spatial.h"
 #include "ops/contrib_quant/cq_infer.h"
 
@@ -75,8 +77,13 @@ static onyx_status qavg_infer(infer_ctx *c) {
     dims[0] = x->dims[0];
     if (cl) dims[rank - 1] = x->dims[rank - 1];
     else dims[1] = x->dims[1];
-    TRY(spatial_output_dims(&p, x->dims + first, dims + first));
+    TRY(spatial_resolve(&p, x->dims + first, dims + first));
     type_set_tensor(&c->out[0], x->dtype, rank, dims);
+    int64_t nchw[ONYX_MAX_RANK] = {x->dims[0], cl ? x->dims[rank - 1] : x->dims[1]};
+    for (int i = 0; i < nd; i++) nchw[2 + i] = x->dims[first + i];
+    geom_window w;
+    spatial_pool_window(&p, nchw, dims + first, &w);
+    infer_set_window(c, &w);
     return ONYX_OK;
 }
 
@@ -92,6 +99,6 @@ const op_schema op_QLinearGlobalAveragePool[] = {
 };
 
 const op_schema op_QLinearAveragePool[] = {
-    {"com.microsoft", "QLinearAveragePool", 1, 4, 5, 1, 1, avg_attrs, qavg_infer, 0},
+    {"com.microsoft", "QLinearAveragePool", 1, 4, 5, 1, 1, avg_attrs, qavg_infer, OP_GEOMETRY},
     OP_END,
 };

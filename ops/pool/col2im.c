@@ -1,4 +1,7 @@
-/* Schema of Col2Im: sums sliding blocks [N, C*prod(block), L] back into an image [N, C, image]. */
+/* Schema of Col2Im: sums sliding blocks [N, C*prod(block), L] back into an image [N, C, image].
+ * Its kernels get the window from the plan (core/op_params.h): the forward window of the blocks
+ * over the image (input dims the image's, kernel the block's, output dims the block counts), which
+ * needs image_shape and block_shape known (constants, or each run's values). */
 #include "ops/shape_common.h"
 #include "ops/spatial.h"
 
@@ -46,7 +49,7 @@ static onyx_status col2im_infer(infer_ctx *c) {
         if (image[i] < 1)
             return onyx_error(ONYX_ERR_SHAPE, "image_shape[%zu] is %lld, expected >= 1", i,
                               (long long)image[i]);
-    TRY(spatial_output_dims(&p, image, cols));
+    TRY(spatial_resolve(&p, image, cols));
     /* block dims are 1..2^30 each and the image is unchecked data: the products may overflow */
     if (!shape_numel((int)ni, block, &bvol) || !shape_numel((int)ni, cols, &nblocks))
         return onyx_error(ONYX_ERR_SHAPE, "block_shape or the sliding block count is too large");
@@ -61,6 +64,9 @@ static onyx_status col2im_infer(infer_ctx *c) {
     }
     for (size_t i = 0; i < ni; i++) dims[2 + i] = image[i];
     type_set_tensor(&c->out[0], x->dtype, (int)ni + 2, dims);
+    geom_window w; /* over the image [N, C, image...], one window per block */
+    spatial_pool_window(&p, dims, cols, &w);
+    infer_set_window(c, &w);
     return ONYX_OK;
 }
 
@@ -68,6 +74,6 @@ static const attr_spec attrs[] = {{"dilations", ATTR_INTS}, {"pads", ATTR_INTS},
                                   {"strides", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_Col2Im[] = {
-    {"", "Col2Im", 18, 3, 3, 1, 1, attrs, col2im_infer, 0},
+    {"", "Col2Im", 18, 3, 3, 1, 1, attrs, col2im_infer, OP_GEOMETRY},
     OP_END,
 };

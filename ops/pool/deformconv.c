@@ -1,4 +1,5 @@
-/* Schema of DeformConv: a 2-D convolution whose taps sample the input at learned offsets. */
+/* Schema of DeformConv: a 2-D convolution whose taps sample the input at learned offsets. Its
+ * kernels get the convolution's window from the plan (core/op_params.h). */
 #include "ops/shape_common.h"
 #include "ops/spatial.h"
 
@@ -61,10 +62,15 @@ static onyx_status deformconv_infer(infer_ctx *c) {
             c->in[4]->dims[1] >= 0 && c->in[4]->dims[1] != mc)
             return shape_err(4, "mask channels", c->in[4]->dims[1], mc);
         if (known(x)) {
-            TRY(spatial_output_dims(&p, x->dims + 2, dims + 2));
+            TRY(spatial_resolve(&p, x->dims + 2, dims + 2));
             for (int i = 0; i < 2 && known(off); i++)
                 if (off->dims[2 + i] >= 0 && dims[2 + i] >= 0 && off->dims[2 + i] != dims[2 + i])
                     return shape_err(2, "offset spatial dim", off->dims[2 + i], dims[2 + i]);
+            geom_window win;
+            spatial_pool_window(&p, x->dims, dims + 2, &win);
+            win.m = w->dims[0]; /* a convolution's: W's output channels in groups */
+            win.group = group;
+            infer_set_window(c, &win);
         }
     }
     if (ops_has_input(c, 3) && known(c->in[3]) &&
@@ -81,7 +87,7 @@ static const attr_spec attrs[] = {{"dilations", ATTR_INTS}, {"group", ATTR_INT},
                                   {"pads", ATTR_INTS}, {"strides", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_DeformConv[] = {
-    {"", "DeformConv", 19, 3, 5, 1, 1, attrs, deformconv_infer, 0},
-    {"", "DeformConv", 22, 3, 5, 1, 1, attrs, deformconv_infer, 0},
+    {"", "DeformConv", 19, 3, 5, 1, 1, attrs, deformconv_infer, OP_GEOMETRY},
+    {"", "DeformConv", 22, 3, 5, 1, 1, attrs, deformconv_infer, OP_GEOMETRY},
     OP_END,
 };

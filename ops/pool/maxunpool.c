@@ -1,4 +1,6 @@
-/* Schema of MaxUnpool: scatters pooled values back to the positions MaxPool's Indices name. */
+/* Schema of MaxUnpool: scatters pooled values back to the positions MaxPool's Indices name. Its
+ * kernels get the unpooling window from the plan (core/op_params.h): the transposed window of the
+ * pool it undoes, whose output is the default unpooled shape the indices address. */
 #include "ops/shape_common.h"
 #include "ops/spatial.h"
 
@@ -51,6 +53,10 @@ static onyx_status maxunpool_infer(infer_ctx *c) {
                                   "negative output size", i, (long long)p.pad_begin[i],
                                   (long long)p.pad_end[i]);
         }
+        geom_window w;
+        spatial_pool_window(&p, x->dims, dims + 2, &w);
+        w.transposed = true; /* input i scatters to outputs i*stride - pad_begin + j */
+        infer_set_window(c, &w);
     }
     if (ops_has_input(c, 2)) {
         TRY(infer_dtype_in(c, 2, DT_BIT(ONYX_INT64)));
@@ -85,8 +91,8 @@ static const attr_spec attrs[] = {{"kernel_shape", ATTR_INTS}, {"strides", ATTR_
                                   {"pads", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_MaxUnpool[] = {
-    {"", "MaxUnpool", 9, 2, 3, 1, 1, attrs, maxunpool_infer, 0},
-    {"", "MaxUnpool", 11, 2, 3, 1, 1, attrs, maxunpool_infer, 0},
-    {"", "MaxUnpool", 22, 2, 3, 1, 1, attrs, maxunpool_infer, 0},
+    {"", "MaxUnpool", 9, 2, 3, 1, 1, attrs, maxunpool_infer, OP_GEOMETRY},
+    {"", "MaxUnpool", 11, 2, 3, 1, 1, attrs, maxunpool_infer, OP_GEOMETRY},
+    {"", "MaxUnpool", 22, 2, 3, 1, 1, attrs, maxunpool_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -42,6 +42,12 @@ def test_core_has_no_circle():
     for f in ideas:
         assert level["fuse_match.c"] < level[f] < level["fuse.c"], (f, listed)
     assert level["fuse_match.c"] < level["fuse_device.c"] < level["plan_build.c"], listed
+    # headers are modules of their sources: exec_frame.c (a kernel's frame) below the plan
+    # layers, the types-only headers (kernel.h, exec_env.h, exec_internal.h) below every layer
+    # that includes them, and the TBB shim's C interface one module with its C++ source
+    assert level["exec_frame.c"] < level["exec_place.c"], listed
+    assert level["kernel.h"] < level["exec_env.h"] < level["exec_internal.h"] < level["plan.c"]
+    assert "parallel_tbb.h" not in level and "exec.h" not in level, listed
 
 
 def write(root, path, text):
@@ -101,3 +107,32 @@ def test_check_counts_a_header_as_its_source(tmp_path):
     assert "types.h" not in r.stderr
     listed = run_check("--root", root, "--list").stdout
     assert " low.c: types.h" in listed and " types.h: " in listed
+
+
+@pytest.mark.skipif(not shutil.which("cc") or not shutil.which("nm"), reason="needs cc and nm")
+def test_check_ties_a_declaration_to_its_source(tmp_path):
+    """A header declares its own source's functions: api.h (api.c's) declaring a function
+    other.c defines, and a header of no source (types.h) declaring one, are reported with the
+    file nm says defines it; inline functions, typedefs of function pointers and api.c's own
+    functions are not."""
+    root, obj = str(tmp_path / "src"), str(tmp_path / "obj")
+    write(root, "core/types.h", "typedef struct pair { int a, b; } pair;\n"
+                                "typedef int (*callback)(pair p);\n"
+                                "static inline int twice(int x) { return 2 * x; }\n"
+                                "int other(void);\n")
+    write(root, "core/api.h", '#include "core/types.h"\n/* api(x) */\nint api(int x);\n'
+                              "int other(void);\nint (*hook)(void);\n")
+    write(root, "core/api.c", '#include "core/api.h"\nint api(int x) { return twice(x); }\n')
+    write(root, "core/other.c", "int other(void) { return 2; }\n")
+    os.makedirs(os.path.join(obj, "core"))
+    for name in ("api", "other"):
+        subprocess.run(["cc", "-I", root, "-c", os.path.join(root, "core", name + ".c"), "-o",
+                        os.path.join(obj, "core", name + ".o")], check=True)
+    r = run_check("--root", root, "--obj", obj)
+    assert r.returncode == 1
+    assert "core/api.h declares other, which core/other.c defines, not core/api.c" in r.stderr
+    assert "core/types.h declares other, which core/other.c defines: a header of no source" \
+        in r.stderr
+    assert "declares api" not in r.stderr and "twice" not in r.stderr
+    assert "callback" not in r.stderr and "hook" not in r.stderr
+    assert "circle" not in r.stderr

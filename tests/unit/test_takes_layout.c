@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/exec.h"
+#include "core/exec_env.h"
 #include "core/fuse_chain.h"
 #include "core/shared.h"
 #include "kernels_cpu/cpu_kernels.h"
