@@ -1,9 +1,9 @@
 /* Outputs that are views: a Transpose that only moves dims of 1, a Gather of one constant index
  * and a Split, along an axis after dims of 1, and a Slice that keeps whole inner axes (its bounds
  * as its schema resolved them for the plan, geom_slice_contiguous) give outputs that are one
- * contiguous run of their input's bytes. The memory planner lets such an output point into its input instead of copying
- * (KF_VIEW kernels leave an output alone when it already is that run), on any device: a view is
- * an offset in the device's arena. */
+ * contiguous run of their input's bytes. The memory planner lets such an output point into its
+ * input instead of copying (KF_VIEW kernels leave an output alone when it already is that run),
+ * on any device: a view is an offset in the device's arena. */
 #include "core/exec_view.h"
 
 #include <string.h>

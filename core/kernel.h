@@ -204,7 +204,7 @@ static inline onyx_status kernel_pads(const op_params *params, const geom_pads *
 static inline onyx_status kernel_blocks(const op_params *params, const geom_blocks **out) {
     *out = op_params_blocks(params);
     return *out ? ONYX_OK
-                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no depth/space geometry");
+                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no depth/space blocks");
 }
 
 /* Input i as a tensor, or NULL when it is omitted or not a tensor. */
