@@ -41,10 +41,6 @@ static const cuda_host_api host_api = {
     .error_clear = onyx_error_clear,
     .read_ints = ops_read_ints,
     .transpose_perm = node_transpose_perm,
-    .slice_resolve = ops_slice_resolve,
-    .pads_resolve = ops_pads_resolve,
-    .pad_mode = ops_pad_mode,
-    .depth_space_plan = ops_depth_space_plan,
     .reduce_axes_from_input = reduce_axes_from_input,
     .reduce_axes_mask = reduce_axes_mask,
 };

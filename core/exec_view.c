@@ -1,14 +1,16 @@
 /* Outputs that are views: a Transpose that only moves dims of 1, a Gather of one constant index
- * and a Split, along an axis after dims of 1, give outputs that are one contiguous run of their
- * input's bytes. The memory planner lets such an output point into its input instead of copying
- * (KF_VIEW kernels leave an output alone when it already is that run), on any device: a view is
- * an offset in the device's arena. */
+ * and a Split, along an axis after dims of 1, and a Slice that keeps whole inner axes (its bounds
+ * as its schema resolved them for the plan, geom_slice_contiguous) give outputs that are one
+ * contiguous run of their input's bytes. The memory planner lets such an output point into its
+ * input instead of copying (KF_VIEW kernels leave an output alone when it already is that run),
+ * on any device: a view is an offset in the device's arena. */
 #include "core/exec_view.h"
 
 #include <string.h>
 
 #include "geometry/axes.h"
 #include "geometry/perm.h"
+#include "geometry/slice.h"
 
 static bool is_op(const graph_node *n, const char *op) {
     return !*n->domain && !strcmp(n->op_type, op);
@@ -99,7 +101,8 @@ static bool transpose_relabels(const graph_node *node, const plan_value *in,
     return geom_perm_moves_channels(perm, r, in->channels_last);
 }
 
-bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offset) {
+bool plan_view_offset(const plan *p, const graph_node *node, const op_params *params, int o,
+                      size_t *offset) {
     if (node->n_inputs < 1 || node->inputs[0] < 0 || node->outputs[o] < 0) return false;
     const plan_value *in = &p->vals[node->inputs[0]], *out = &p->vals[node->outputs[o]];
     size_t esize;
@@ -123,6 +126,9 @@ bool plan_view_offset(const plan *p, const graph_node *node, int o, size_t *offs
         if (!gather_slice(p, node, &in->type, &at)) return false;
     } else if (is_op(node, "Split")) {
         if (!split_part(p, node, o, &in->type, in_n, &at)) return false;
+    } else if (is_op(node, "Slice") && o == 0) {
+        const geom_slice *s = op_params_slice(params);
+        if (!s || !geom_slice_contiguous(s, &at)) return false;
     } else {
         return false;
     }

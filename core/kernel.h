@@ -157,6 +157,24 @@ static inline onyx_status kernel_window(const op_params *params, const geom_wind
                 : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no window geometry");
 }
 
+/* The slice, pads or depth/space blocks (core/op_params.h) of a Slice's, Pad's or DepthToSpace's
+ * and SpaceToDepth's run, from its params; an error where the plan handed none. */
+static inline onyx_status kernel_slice(const op_params *params, const geom_slice **out) {
+    *out = op_params_slice(params);
+    return *out ? ONYX_OK
+                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no slice geometry");
+}
+static inline onyx_status kernel_pads(const op_params *params, const geom_pads **out) {
+    *out = op_params_pads(params);
+    return *out ? ONYX_OK
+                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no pads geometry");
+}
+static inline onyx_status kernel_blocks(const op_params *params, const geom_blocks **out) {
+    *out = op_params_blocks(params);
+    return *out ? ONYX_OK
+                : onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no depth/space blocks");
+}
+
 /* Input i as a tensor, or NULL when it is omitted or not a tensor. */
 static inline tensor *kernel_input(const kernel_call *c, int i) {
     return (i < c->n_in && c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR) ? &c->in[i]->t : NULL;

@@ -2,23 +2,36 @@
  * a plan infers the node's shapes, kept with the node's plan step and handed to every device's
  * kernel through kernel_prep and kernel_call (core/kernel.h). Kernels read it and never derive it
  * again from the attributes. A plan's parameters are read-only; where they have unknown dims (a
- * generic plan), each run resolves them again from its own inputs, for that run alone. */
+ * generic plan), each run resolves them again from its own inputs, for that run alone. So does a
+ * node whose geometry comes from a non-constant input (a Slice's starts, ends, axes or steps, a
+ * Pad's pads or axes, computed by the graph): its schema resolves none at plan time
+ * (OP_PARAMS_UNRESOLVED), and each run's inference, which sees that run's inputs, resolves it. */
 #ifndef ONYX_CORE_OP_PARAMS_H
 #define ONYX_CORE_OP_PARAMS_H
 
+#include "geometry/depth_space.h"
+#include "geometry/pads.h"
+#include "geometry/slice.h"
 #include "geometry/window.h"
 
 typedef enum op_params_kind {
     OP_PARAMS_NONE = 0,   /* the schema resolves nothing for its kernels */
     OP_PARAMS_UNRESOLVED, /* a plan's step of an OP_GEOMETRY schema that resolved none yet
-                             (inputs of unknown type or rank): each run resolves what it gives */
+                             (inputs of unknown type or rank, geometry inputs of unknown value):
+                             each run resolves what it gives */
     OP_PARAMS_WINDOW,     /* convolutions and pools: geometry/window.h's geom_window */
+    OP_PARAMS_SLICE,      /* Slice: geometry/slice.h's geom_slice */
+    OP_PARAMS_PADS,       /* Pad: geometry/pads.h's geom_pads */
+    OP_PARAMS_BLOCKS,     /* DepthToSpace, SpaceToDepth: geometry/depth_space.h's geom_blocks */
 } op_params_kind;
 
 typedef struct op_params {
     op_params_kind kind;
     union {
         geom_window window;
+        geom_slice slice;
+        geom_pads pads;
+        geom_blocks blocks;
     } u;
 } op_params;
 
@@ -26,6 +39,9 @@ typedef struct op_params {
 static inline bool op_params_known(const op_params *p) {
     switch (p->kind) {
     case OP_PARAMS_WINDOW: return geom_window_known(&p->u.window);
+    case OP_PARAMS_SLICE: return geom_slice_known(&p->u.slice);
+    case OP_PARAMS_PADS: return geom_pads_known(&p->u.pads);
+    case OP_PARAMS_BLOCKS: return geom_blocks_known(&p->u.blocks);
     case OP_PARAMS_UNRESOLVED: return false;
     case OP_PARAMS_NONE: break;
     }
@@ -35,6 +51,17 @@ static inline bool op_params_known(const op_params *p) {
 /* p's window, or NULL when p is NULL or holds another kind. */
 static inline const geom_window *op_params_window(const op_params *p) {
     return p && p->kind == OP_PARAMS_WINDOW ? &p->u.window : NULL;
+}
+
+/* p's slice, pads or depth/space blocks, or NULL when p is NULL or holds another kind. */
+static inline const geom_slice *op_params_slice(const op_params *p) {
+    return p && p->kind == OP_PARAMS_SLICE ? &p->u.slice : NULL;
+}
+static inline const geom_pads *op_params_pads(const op_params *p) {
+    return p && p->kind == OP_PARAMS_PADS ? &p->u.pads : NULL;
+}
+static inline const geom_blocks *op_params_blocks(const op_params *p) {
+    return p && p->kind == OP_PARAMS_BLOCKS ? &p->u.blocks : NULL;
 }
 
 #endif

@@ -198,7 +198,8 @@ onyx_status plan_lay_out(subgraph *sg, plan *p) {
                 }
             }
             size_t at;
-            if ((ps->k->flags & KF_VIEW) && v->alias_of < 0 && plan_view_offset(p, node, o, &at)) {
+            if ((ps->k->flags & KF_VIEW) && v->alias_of < 0 &&
+                plan_view_offset(p, node, ps->params, o, &at)) {
                 const plan_value *in = &p->vals[node->inputs[0]];
                 int root = in->alias_of >= 0 ? in->alias_of : node->inputs[0];
                 if (in->where == ST_ARENA && p->vals[root].where == ST_ARENA) {

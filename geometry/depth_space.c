@@ -53,3 +53,9 @@ onyx_status geom_depth_space(bool to_space, bool crd, int64_t b, const int64_t *
     memcpy(out, o, sizeof o);
     return ONYX_OK;
 }
+
+bool geom_blocks_known(const geom_blocks *b) {
+    for (int k = 0; k < 4; k++)
+        if (b->in[k] < 0) return false;
+    return true;
+}

@@ -46,3 +46,9 @@ void geom_pad_interior(int64_t dim, int64_t begin, int64_t end, int64_t *at, int
     *crop = crop_lo;
     *kept = dim - crop_lo - crop_hi;
 }
+
+bool geom_pads_known(const geom_pads *p) {
+    for (int k = 0; k < p->rank; k++)
+        if (p->in[k] < 0) return false;
+    return true;
+}

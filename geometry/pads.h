@@ -1,6 +1,7 @@
-/* Pad's geometry: per-axis pads from a list over some axes, the padded size of a dim, and where
- * the (cropped) input lands in the output. Negative pads crop. Reading the pads from the
- * attribute or input stays in ops/shape_common.c. */
+/* Pad's geometry: per-axis pads from a list over some axes, the padded size of a dim, where the
+ * (cropped) input lands in the output, and a whole node's pads as its schema resolves them once
+ * per plan for every device's kernel (core/op_params.h). Negative pads crop. Reading the pads
+ * and the mode from the attributes or inputs stays in ops/shape_common.c. */
 #ifndef ONYX_GEOMETRY_PADS_H
 #define ONYX_GEOMETRY_PADS_H
 
@@ -26,6 +27,23 @@ onyx_status geom_pad_dim(int64_t dim, int64_t begin, int64_t end, int64_t *out, 
  * <= 0 when the crop takes all). */
 void geom_pad_interior(int64_t dim, int64_t begin, int64_t end, int64_t *at, int64_t *crop,
                        int64_t *kept);
+
+/* What fills the border: a value, the interior mirrored without its edge, its edge repeated, or
+ * its other end (wrap, Pad-19). */
+enum { GEOM_PAD_CONSTANT, GEOM_PAD_REFLECT, GEOM_PAD_EDGE, GEOM_PAD_WRAP };
+
+/* A Pad node resolved over input dims in[]: its mode (GEOM_PAD_*), pads begin[] and end[] per
+ * axis, and per axis of a known dim the output dim and geom_pad_interior's at, crop and kept.
+ * An unknown input dim (-1) leaves those -1 until a run knows it. */
+typedef struct geom_pads {
+    int rank, mode;
+    int64_t in[GEOM_MAX_RANK], out[GEOM_MAX_RANK];
+    int64_t begin[GEOM_MAX_RANK], end[GEOM_MAX_RANK];
+    int64_t at[GEOM_MAX_RANK], crop[GEOM_MAX_RANK], kept[GEOM_MAX_RANK];
+} geom_pads;
+
+/* Whether every input dim of p is known: then p holds for every input of those dims. */
+bool geom_pads_known(const geom_pads *p);
 
 #ifdef __cplusplus
 }

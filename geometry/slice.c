@@ -1,4 +1,4 @@
-/* Slice's bounds along one axis (geometry/slice.h). */
+/* Slice's bounds along one axis and over a whole tensor (geometry/slice.h). */
 #include "geometry/slice.h"
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -20,4 +20,26 @@ void geom_slice_axis(int64_t start, int64_t end, int64_t step, int64_t dim, int6
     }
     *first = n > 0 ? s : 0;
     *len = n;
+}
+
+bool geom_slice_known(const geom_slice *s) {
+    for (int k = 0; k < s->rank; k++)
+        if (s->in[k] < 0) return false;
+    return true;
+}
+
+bool geom_slice_contiguous(const geom_slice *s, int64_t *offset) {
+    if (!geom_slice_known(s)) return false;
+    int64_t stride = 1, at = 0;
+    bool cut = false; /* an inner axis is not kept whole: every outer one must keep one element */
+    for (int k = s->rank - 1; k >= 0; k--) {
+        int64_t len = s->len[k], dim = s->in[k];
+        if (len <= 0 || (len > 1 && (s->step[k] != 1 || cut))) return false;
+        at += s->start[k] * stride; /* start < dim: within the input's element count */
+        if (len != dim) cut = true;
+        if (stride > INT64_MAX / dim) return false;
+        stride *= dim;
+    }
+    *offset = at;
+    return true;
 }

@@ -97,24 +97,6 @@ onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return host->transpose_perm(n, rank, perm);
 }
 
-onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
-                              const tensor *starts, const tensor *ends, const tensor *axes,
-                              const tensor *steps, ops_slice *out) {
-    return host->slice_resolve(n, rank, dims, starts, ends, axes, steps, out);
-}
-
-onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
-                             ops_pads *out) {
-    return host->pads_resolve(n, rank, pads, axes, out);
-}
-
-onyx_status ops_pad_mode(const graph_node *n, int *mode) { return host->pad_mode(n, mode); }
-
-onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
-                                 int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
-    return host->depth_space_plan(n, to_space, in_dims, view_dims, perm, out_dims);
-}
-
 bool reduce_axes_from_input(const graph_node *n) { return host->reduce_axes_from_input(n); }
 
 onyx_status reduce_axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {

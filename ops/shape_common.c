@@ -1,5 +1,5 @@
 /* Reading axis lists, slice bounds, pads and depth/space attributes and inputs for the shape ops'
- * inference and their kernels; the rules themselves are geometry/'s. */
+ * inference (and, for axes, their kernels); the rules themselves are geometry/'s. */
 #include "ops/shape_common.h"
 
 #include <inttypes.h>
@@ -57,7 +57,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 
 onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
                               const tensor *starts, const tensor *ends, const tensor *axes,
-                              const tensor *steps, ops_slice *out) {
+                              const tensor *steps, geom_slice *out) {
     enum { R = ONYX_MAX_RANK };
     int64_t st[R], en[R], ax[R], sp[R];
     size_t ns, ne, na = 0, np = 0;
@@ -94,7 +94,9 @@ onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims
     }
     int iax[R];
     TRY(ops_norm_axes(ax, ns, rank, iax, "axes"));
+    out->rank = rank;
     for (int k = 0; k < rank; k++) {
+        out->in[k] = dims[k];
         out->start[k] = 0;
         out->step[k] = 1;
         out->len[k] = dims[k];
@@ -113,11 +115,12 @@ onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims
     return ONYX_OK;
 }
 
-onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
-                             ops_pads *out) {
+onyx_status ops_pads_resolve(const graph_node *n, int rank, const int64_t *dims,
+                             const tensor *pads, const tensor *axes, geom_pads *out) {
     enum { R = ONYX_MAX_RANK };
     int64_t p[2 * R], ax[R];
     size_t np, na = 0;
+    TRY(ops_pad_mode(n, &out->mode));
     if (n->version < 11) {
         TRY(attr_ints_into(n, n->version < 2 ? "paddings" : "pads", p, 2 * R, &np));
     } else {
@@ -128,12 +131,25 @@ onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, 
     geom_msg m;
     GEOM_TRY(m, geom_pads_place(p, np, axes ? ax : NULL, axes ? na : 0, rank, out->begin,
                                 out->end, &m));
+    out->rank = rank;
+    for (int k = 0; k < rank; k++) {
+        int64_t d = dims[k];
+        out->in[k] = d;
+        out->out[k] = out->at[k] = out->crop[k] = out->kept[k] = -1;
+        if (d < 0) continue;
+        if (geom_pad_dim(d, out->begin[k], out->end[k], &out->out[k], &m) != ONYX_OK)
+            return onyx_error(ONYX_ERR_SHAPE, "axis %d: %s", k, m.text);
+        geom_pad_interior(d, out->begin[k], out->end[k], &out->at[k], &out->crop[k],
+                          &out->kept[k]);
+    }
     return ONYX_OK;
 }
 
 onyx_status ops_pad_mode(const graph_node *n, int *mode) {
     const char *m = attr_string(n, "mode", "constant");
-    static const char *const names[] = {"constant", "reflect", "edge", "wrap"};
+    static const char *const names[] = {[GEOM_PAD_CONSTANT] = "constant",
+                                        [GEOM_PAD_REFLECT] = "reflect", [GEOM_PAD_EDGE] = "edge",
+                                        [GEOM_PAD_WRAP] = "wrap"};
     int count = n->version >= 19 ? 4 : 3;
     for (int i = 0; i < count; i++)
         if (strcmp(m, names[i]) == 0) {
@@ -145,7 +161,7 @@ onyx_status ops_pad_mode(const graph_node *n, int *mode) {
 }
 
 onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
-                                 int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
+                                 geom_blocks *out) {
     int64_t b = attr_int(n, "blocksize", 0);
     /* DepthToSpace has had a mode since 11, SpaceToDepth since 28; before, both are DCR */
     const char *mode = n->version >= (to_space ? 11 : 28) ? attr_string(n, "mode", "DCR") : "DCR";
@@ -153,8 +169,27 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
     if (!crd && strcmp(mode, "DCR") != 0)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "mode '%s' is not DCR or CRD", mode);
     geom_msg m;
-    GEOM_TRY(m, geom_depth_space(to_space, crd, b, in_dims, view_dims, perm, out_dims, &m));
+    GEOM_TRY(m, geom_depth_space(to_space, crd, b, in_dims, out->view, out->perm, out->out, &m));
+    memcpy(out->in, in_dims, sizeof out->in);
     return ONYX_OK;
+}
+
+void ops_set_slice(infer_ctx *c, const geom_slice *s) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_SLICE;
+    c->params->u.slice = *s;
+}
+
+void ops_set_pads(infer_ctx *c, const geom_pads *p) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_PADS;
+    c->params->u.pads = *p;
+}
+
+void ops_set_blocks(infer_ctx *c, const geom_blocks *b) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_BLOCKS;
+    c->params->u.blocks = *b;
 }
 
 bool ops_dims_product(const int64_t *dims, int from, int to, int64_t *out) {

@@ -1,6 +1,7 @@
-/* What op inference and the kernels both read from attributes and index inputs (axes, slice
- * bounds, pads, depth/space and transpose attributes), so that they read them the same way; the
- * shape rules applied to what is read are geometry/'s. */
+/* What op inference and the kernels read from attributes and index inputs (axes, slice bounds,
+ * pads, depth/space and transpose attributes), so that they read them the same way; the shape
+ * rules applied to what is read are geometry/'s. Slices, pads and depth/space blocks are read by
+ * their schemas alone, once per plan, and handed to the kernels (core/op_params.h). */
 #ifndef ONYX_OPS_SHAPE_COMMON_H
 #define ONYX_OPS_SHAPE_COMMON_H
 
@@ -33,33 +34,31 @@ onyx_status ops_norm_axes(const int64_t *axes, size_t n, int rank, int *out, con
  * the input on failure. */
 onyx_status ops_read_ints(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
 
-/* Slice bounds resolved for every axis: element (start + i*step) for i < len. */
-typedef struct ops_slice {
-    int64_t start[ONYX_MAX_RANK], step[ONYX_MAX_RANK], len[ONYX_MAX_RANK];
-} ops_slice;
-
-/* Slice's bounds for data of rank/dims: from attributes before v10, else from the tensors
- * starts, ends, axes, steps (the last two may be NULL). Unknown dims (-1) give len -1. */
+/* Slice's bounds for data of rank/dims (-1 unknown): from attributes before v10, else from the
+ * tensors starts, ends, axes, steps (the last two may be NULL). Unknown dims give len -1. */
 onyx_status ops_slice_resolve(const graph_node *n, int rank, const int64_t *dims,
                               const tensor *starts, const tensor *ends, const tensor *axes,
-                              const tensor *steps, ops_slice *out);
+                              const tensor *steps, geom_slice *out);
 
-/* Pad amounts per axis (negative crops): from the attribute before v11, else from the pads
- * tensor and the optional axes tensor (v18). */
-typedef struct ops_pads {
-    int64_t begin[ONYX_MAX_RANK], end[ONYX_MAX_RANK];
-} ops_pads;
+/* Pad's geometry for data of rank/dims (-1 unknown): its mode, the pad amounts per axis
+ * (negative crops) from the attribute before v11, else from the pads tensor and the optional
+ * axes tensor (v18), and the output dims and interior of each known dim. */
+onyx_status ops_pads_resolve(const graph_node *n, int rank, const int64_t *dims,
+                             const tensor *pads, const tensor *axes, geom_pads *out);
 
-onyx_status ops_pads_resolve(const graph_node *n, int rank, const tensor *pads, const tensor *axes,
-                             ops_pads *out);
-
-/* Pad's mode attribute: 0 constant, 1 reflect, 2 edge, 3 wrap (v19). */
+/* Pad's mode attribute: GEOM_PAD_CONSTANT, _REFLECT, _EDGE or _WRAP (v19). */
 onyx_status ops_pad_mode(const graph_node *n, int *mode);
 
-/* Depth/space rearrangement of [N, C, H, W] into a 6-D view and a transpose: the view's dims and
- * the permutation whose result, read densely, is the output. */
+/* Depth/space rearrangement of [N, C, H, W] (in_dims, -1 unknown) into a 6-D view and a
+ * transpose: the view's dims and the permutation whose result, read densely, is the output. */
 onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64_t *in_dims,
-                                 int64_t *view_dims, int64_t *perm, int64_t *out_dims);
+                                 geom_blocks *out);
+
+/* Hand the geometry a Slice's, Pad's, DepthToSpace's or SpaceToDepth's inference resolved to its
+ * kernels (infer_ctx.params, when asked): the one place theirs comes from (core/op_params.h). */
+void ops_set_slice(infer_ctx *c, const geom_slice *s);
+void ops_set_pads(infer_ctx *c, const geom_pads *p);
+void ops_set_blocks(infer_ctx *c, const geom_blocks *b);
 
 /* Shape's [start, end) over the input dims (v15 attributes, clamped to [0, rank]). */
 void ops_shape_range(const graph_node *n, int rank, int *start, int *end);

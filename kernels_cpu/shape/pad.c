@@ -1,21 +1,17 @@
-/* CPU kernel of Pad: the (cropped) input is copied into the output's interior; constant mode
- * fills the rest with the value, reflect/edge/wrap fill it axis by axis (innermost first) by
- * copying slabs of the output onto itself. */
+/* CPU kernel of Pad: the (cropped) input is copied into the output's interior, as the plan's pads
+ * place it (core/op_params.h); constant mode fills the rest with the value, reflect/edge/wrap
+ * fill it axis by axis (innermost first) by copying slabs of the output onto itself. */
 #include <inttypes.h>
 #include <string.h>
 
-#include "geometry/pads.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
-
-enum { MODE_CONSTANT, MODE_REFLECT, MODE_EDGE, MODE_WRAP };
 
 /* Interior coordinate that output coordinate x (relative to the interior start) reads. */
 static int64_t source_index(int mode, int64_t x, int64_t n) {
     switch (mode) {
-    case MODE_EDGE: return x < 0 ? 0 : x >= n ? n - 1 : x;
-    case MODE_WRAP: return ((x % n) + n) % n;
+    case GEOM_PAD_EDGE: return x < 0 ? 0 : x >= n ? n - 1 : x;
+    case GEOM_PAD_WRAP: return ((x % n) + n) % n;
     default: {
         if (n == 1) return 0;
         int64_t period = 2 * (n - 1), m = (x < 0 ? -x : x) % period;
@@ -45,40 +41,48 @@ static onyx_status pad_value(const kernel_call *c, const tensor *x, unsigned cha
     return ONYX_OK;
 }
 
+/* Whether the pads the plan handed are the ones of X and Y (made for them: a check, not a second
+ * derivation). */
+static onyx_status pads_check(const geom_pads *p, const tensor *x, const tensor *y) {
+    bool fits = p->rank == x->rank && y->rank == x->rank;
+    for (int k = 0; k < x->rank && fits; k++)
+        fits = x->dims[k] == p->in[k] && y->dims[k] == p->out[k];
+    return fits ? ONYX_OK : onyx_error(ONYX_ERR_RUNTIME, "the plan's pads are for other dims");
+}
+
 onyx_status cpu_pad_run(const kernel_call *c) {
     enum { R = ONYX_MAX_RANK };
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    int r = x->rank, mode;
-    TRY(ops_pad_mode(c->node, &mode));
-    ops_pads p;
-    TRY(ops_pads_resolve(c->node, r, kernel_input(c, 1), c->node->version >= 18 ? kernel_input(c, 3) : NULL, &p));
+    const geom_pads *p;
+    TRY(kernel_pads(c->params, &p));
+    TRY(pads_check(p, x, y));
+    int r = x->rank, mode = p->mode;
     size_t es = cpu_move_esize(x);
     unsigned char value[16];
-    if (mode == MODE_CONSTANT) TRY(pad_value(c, x, value));
+    if (mode == GEOM_PAD_CONSTANT) TRY(pad_value(c, x, value));
     if (y->numel == 0) return ONYX_OK;
 
     /* interior: where the cropped input lands */
-    int64_t xst[R], yst[R], lo[R], len[R], xoff = 0, yoff = 0;
+    int64_t xst[R], yst[R], xoff = 0, yoff = 0;
+    const int64_t *lo = p->at, *len = p->kept;
     bool empty = false;
     cpu_strides(r, x->dims, xst);
     cpu_strides(r, y->dims, yst);
     for (int k = 0; k < r; k++) {
-        int64_t crop_lo;
-        geom_pad_interior(x->dims[k], p.begin[k], p.end[k], &lo[k], &crop_lo, &len[k]);
         if (len[k] <= 0) empty = true;
-        xoff += crop_lo * xst[k];
+        xoff += p->crop[k] * xst[k];
         yoff += lo[k] * yst[k];
     }
-    if (empty && mode != MODE_CONSTANT)
+    if (empty && mode != GEOM_PAD_CONSTANT)
         return onyx_error(ONYX_ERR_RUNTIME, "cannot pad an empty input in this mode");
     char *yd = y->data;
     cpu_move_begin(y);
-    if (mode == MODE_CONSTANT) cpu_fill(yd, value, es, y->numel);
+    if (mode == GEOM_PAD_CONSTANT) cpu_fill(yd, value, es, y->numel);
     if (!empty)
         cpu_copy_strided(yd + yoff * (int64_t)es, (const char *)x->data + xoff * (int64_t)es, es, r,
                          len, yst, xst);
-    if (mode != MODE_CONSTANT) {
+    if (mode != GEOM_PAD_CONSTANT) {
         /* axis k: slabs span the interior of outer axes and everything of the inner ones */
         for (int k = r - 1; k >= 0; k--) {
             int64_t dims[R], base = 0;

@@ -1,31 +1,38 @@
-/* CPU kernels of Slice (a strided view of the input, steps may be negative) and Tile (the input
- * read with stride 0 over each repeat), both one call of the strided copy engine. */
-#include "ops/shape_common.h"
+/* CPU kernels of Slice and Tile, one call each of the strided copy engine: Slice reads its input
+ * by the plan's bounds (core/op_params.h; steps may be negative; a slice that is one contiguous
+ * run of its input may be a view of it, KF_VIEW), Tile with stride 0 over each repeat. */
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
+
+/* Whether the slice the plan handed is the one of X and Y (it is made for them: a check, not a
+ * second derivation). */
+static onyx_status slice_check(const geom_slice *s, const tensor *x, const tensor *y) {
+    bool fits = s->rank == x->rank && y->rank == x->rank;
+    for (int k = 0; k < x->rank && fits; k++)
+        fits = x->dims[k] == s->in[k] && y->dims[k] == s->len[k];
+    return fits ? ONYX_OK : onyx_error(ONYX_ERR_RUNTIME, "the plan's slice is for other dims");
+}
 
 onyx_status cpu_slice_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    ops_slice s;
-    TRY(ops_slice_resolve(c->node, x->rank, x->dims, kernel_input(c, 1), kernel_input(c, 2), kernel_input(c, 3), kernel_input(c, 4),
-                          &s));
+    const geom_slice *s;
+    TRY(kernel_slice(c->params, &s));
+    TRY(slice_check(s, x, y));
     if (y->numel == 0) return ONYX_OK;
     int64_t in_st[ONYX_MAX_RANK], out_st[ONYX_MAX_RANK], src_st[ONYX_MAX_RANK], off = 0;
     cpu_strides(x->rank, x->dims, in_st);
     cpu_strides(y->rank, y->dims, out_st);
     for (int k = 0; k < x->rank; k++) {
-        if (s.len[k] != y->dims[k])
-            return onyx_error(ONYX_ERR_SHAPE, "output dim %d is %lld, the slice gives %lld", k,
-                              (long long)y->dims[k], (long long)s.len[k]);
-        off += s.start[k] * in_st[k];
+        off += s->start[k] * in_st[k];
         /* a step larger than the axis takes one element: its product could overflow */
-        src_st[k] = s.len[k] > 1 ? s.step[k] * in_st[k] : 0;
+        src_st[k] = s->len[k] > 1 ? s->step[k] * in_st[k] : 0;
     }
     size_t es = cpu_move_esize(x);
+    const char *from = (const char *)x->data + off * (int64_t)es;
+    if (y->data == from) return ONYX_OK; /* a view (KF_VIEW): the plan put Y over the run */
     cpu_move_begin(y);
-    cpu_copy_strided(y->data, (const char *)x->data + off * (int64_t)es, es, x->rank, y->dims,
-                     out_st, src_st);
+    cpu_copy_strided(y->data, from, es, x->rank, y->dims, out_st, src_st);
     return cpu_move_end(y);
 }
 

@@ -1,7 +1,7 @@
 /* CPU kernels of Transpose and of DepthToSpace / SpaceToDepth, which are transposes of a 6-D
- * view; all go through the strided copy engine (tiled when the innermost axes swap). A Transpose
- * between an opaque tensor (channels last, core/fuse.h) and the plain one of the same bytes
- * moves nothing. */
+ * view (the plan's, core/op_params.h); all go through the strided copy engine (tiled when the
+ * innermost axes swap). A Transpose between an opaque tensor (channels last, core/fuse.h) and the
+ * plain one of the same bytes moves nothing. */
 #include <string.h>
 
 #include "core/fuse_chain.h"
@@ -57,16 +57,17 @@ onyx_status cpu_transpose_run(const kernel_call *c) {
     return cpu_move_end(y);
 }
 
-static onyx_status depth_space(const kernel_call *c, bool to_space) {
+/* DepthToSpace and SpaceToDepth alike: X read as the plan's 6-D view, permuted. */
+onyx_status cpu_depth_space_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    if (x->rank != 4) return onyx_error(ONYX_ERR_SHAPE, "input has rank %d, expected 4", x->rank);
-    int64_t view[6], perm[6], out[4];
-    TRY(ops_depth_space_plan(c->node, to_space, x->dims, view, perm, out));
+    const geom_blocks *b;
+    TRY(kernel_blocks(c->params, &b));
+    bool fits = x->rank == 4 && y->rank == 4;
+    for (int k = 0; k < 4 && fits; k++) fits = x->dims[k] == b->in[k] && y->dims[k] == b->out[k];
+    if (!fits)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's depth/space blocks are for other dims");
     cpu_move_begin(y);
-    cpu_transpose(y->data, x->data, cpu_move_esize(x), 6, view, perm);
+    cpu_transpose(y->data, x->data, cpu_move_esize(x), 6, b->view, b->perm);
     return cpu_move_end(y);
 }
-
-onyx_status cpu_depth_to_space_run(const kernel_call *c) { return depth_space(c, true); }
-onyx_status cpu_space_to_depth_run(const kernel_call *c) { return depth_space(c, false); }

@@ -69,37 +69,26 @@ onyx_status transpose_run(const kernel_call *c) {
 
 // ---------------------------------------------------------------- DepthToSpace, SpaceToDepth
 
-// [N, C, H, W] as a 6-D view and the permutation whose dense result is the output, as the host
-// resolves it (ops_depth_space_plan over geometry/depth_space.h); false when the attributes or
-// dims do not fit.
-bool depth_space_plan(const graph_node *n, bool to_space, const int64_t *in, int64_t *view,
-                      int64_t *perm) {
-    int64_t out[4];
-    if (ops_depth_space_plan(n, to_space, in, view, perm, out) == ONYX_OK) return true;
-    onyx_error_clear(); // supports declines; run says so itself
-    return false;
-}
-
-bool depth_space_supports(const kernel_prep *p, bool to_space) {
+// [N, C, H, W] as a 6-D view and the permutation whose dense result is the output, as the node's
+// schema resolved it for the plan (kernel_call.params, core/op_params.h over
+// geometry/depth_space.h); DepthToSpace and SpaceToDepth differ only in those.
+bool depth_space_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
-    int64_t view[6], perm[6];
-    return x->rank == 4 && p->out_type[0].rank == 4 && mv_size_ok(x->dtype) &&
-           depth_space_plan(p->node, to_space, x->dims, view, perm);
+    return x->rank == 4 && p->out_type[0].rank == 4 && mv_size_ok(x->dtype);
 }
-bool depth_to_space_supports(const kernel_prep *p) { return depth_space_supports(p, true); }
-bool space_to_depth_supports(const kernel_prep *p) { return depth_space_supports(p, false); }
 
-onyx_status depth_space_run(const kernel_call *c, bool to_space) {
+onyx_status depth_space_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    const char *what = to_space ? "DepthToSpace" : "SpaceToDepth";
-    int64_t view[6], perm[6];
-    if (x->rank != 4 || !depth_space_plan(c->node, to_space, x->dims, view, perm))
-        return onyx_error(ONYX_ERR_SHAPE, "%s: the input does not fit the blocksize", what);
-    return transposed_copy(c, x, y, 6, view, perm, what);
+    const geom_blocks *b;
+    TRY(kernel_blocks(c->params, &b));
+    bool fits = x->rank == 4;
+    for (int k = 0; k < 4 && fits; k++) fits = x->dims[k] == b->in[k];
+    if (!fits)
+        return onyx_error(ONYX_ERR_RUNTIME, "%s: the plan's blocks are for other dims",
+                          c->node->op_type);
+    return transposed_copy(c, x, y, 6, b->view, b->perm, c->node->op_type);
 }
-onyx_status depth_to_space_run(const kernel_call *c) { return depth_space_run(c, true); }
-onyx_status space_to_depth_run(const kernel_call *c) { return depth_space_run(c, false); }
 
 // ---------------------------------------------------------------- Concat, Split
 
@@ -205,21 +194,19 @@ bool slice_supports(const kernel_prep *p) {
     return mv_ranks_ok(p) && mv_size_ok(p->in_type[0]->dtype);
 }
 
+// The bounds as the node's schema resolved them for the plan (kernel_call.params,
+// core/op_params.h over geometry/slice.h); inputs 1..4 stay on the host for that inference,
+// which a run whose bounds are not constant does again.
 onyx_status slice_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    // the bounds as the host resolves them (ops_slice_resolve over geometry/slice.h)
-    for (int i = 1; i <= 4; i++) TRY(mv_on_host(kernel_input(c, i), i));
-    ops_slice sl;
-    TRY(ops_slice_resolve(c->node, x->rank, x->dims, kernel_input(c, 1), kernel_input(c, 2),
-                          kernel_input(c, 3), kernel_input(c, 4), &sl));
-    const int64_t *start = sl.start, *step = sl.step, *len = sl.len;
-    if (y->rank != x->rank)
-        return onyx_error(ONYX_ERR_SHAPE, "Slice: output rank %d, expected %d", y->rank, x->rank);
-    for (int k = 0; k < x->rank; k++)
-        if (len[k] != y->dims[k])
-            return onyx_error(ONYX_ERR_SHAPE, "Slice: output dim %d is %lld, the slice gives %lld",
-                              k, (long long)y->dims[k], (long long)len[k]);
+    const geom_slice *sl;
+    TRY(kernel_slice(c->params, &sl));
+    const int64_t *start = sl->start, *step = sl->step, *len = sl->len;
+    bool fits = sl->rank == x->rank && y->rank == x->rank;
+    for (int k = 0; k < x->rank && fits; k++)
+        fits = x->dims[k] == sl->in[k] && y->dims[k] == len[k];
+    if (!fits) return onyx_error(ONYX_ERR_RUNTIME, "Slice: the plan's slice is for other dims");
     if (y->numel == 0) return ONYX_OK;
     int64_t in_st[ONYX_MAX_RANK], out_st[ONYX_MAX_RANK], src_st[ONYX_MAX_RANK], off = 0;
     mv_strides(x->rank, x->dims, in_st);
@@ -229,8 +216,9 @@ onyx_status slice_run(const kernel_call *c) {
         src_st[k] = len[k] > 1 ? step[k] * in_st[k] : 0;
     }
     size_t es = dtype_size(x->dtype);
-    return mv_copy(c, y->data, (const char *)x->data + off * (int64_t)es, es, x->rank, y->dims,
-                   out_st, src_st, "Slice");
+    const char *from = (const char *)x->data + off * (int64_t)es;
+    if (y->data == from) return ONYX_OK; // a view (KF_VIEW, core/exec_view.c): Y is that run
+    return mv_copy(c, y->data, from, es, x->rank, y->dims, out_st, src_st, "Slice");
 }
 
 // ---------------------------------------------------------------- Tile, Expand
@@ -312,16 +300,16 @@ const kernel entries[] = {
      concat_supports, 0},
     {"", "Split", 1, 18, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, split_run, NULL, NULL, NULL,
      split_supports, IN(1)},
-    {"", "Slice", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, slice_run, NULL, NULL, NULL,
+    {"", "Slice", 1, 13, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, slice_run, NULL, NULL, NULL,
      slice_supports, IN(1) | IN(2) | IN(3) | IN(4)},
     {"", "Tile", 1, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, tile_run, NULL, NULL, NULL,
      tile_supports, IN(1) | IN(2)},
     {"", "Expand", 8, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, expand_run, NULL, NULL, NULL,
      expand_supports, IN(1)},
-    {"", "DepthToSpace", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_to_space_run, NULL, NULL,
-     NULL, depth_to_space_supports, 0},
-    {"", "SpaceToDepth", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, space_to_depth_run, NULL, NULL,
-     NULL, space_to_depth_supports, 0},
+    {"", "DepthToSpace", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_space_run, NULL, NULL,
+     NULL, depth_space_supports, 0},
+    {"", "SpaceToDepth", 1, 28, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, depth_space_run, NULL, NULL,
+     NULL, depth_space_supports, 0},
     {"", "Gather", 1, 13, DEVICE_CUDA, MV_DT_MOVE, KF_VIEW, NULL, mv_gather_run, NULL, NULL, NULL,
      mv_gather_supports, 0},
     {"", "GatherElements", 11, 13, DEVICE_CUDA, MV_DT_MOVE, 0, NULL, mv_gather_elements_run, NULL,

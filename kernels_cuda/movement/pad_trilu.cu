@@ -1,15 +1,13 @@
-// Pad (constant, reflect, edge, wrap; negative pads crop) and Trilu on CUDA: one thread per
-// output element, each reading the input element its coordinates map to.
+// Pad (constant, reflect, edge, wrap; negative pads crop; the pads and mode the node's schema
+// resolved for the plan, core/op_params.h) and Trilu on CUDA: one thread per output element, each
+// reading the input element its coordinates map to.
 #include <string.h>
 
-#include "geometry/pads.h"
 #include "kernels_cuda/movement/movement.cuh"
 
 namespace {
 
 // ---------------------------------------------------------------- Pad
-
-enum { MODE_CONSTANT, MODE_REFLECT, MODE_EDGE, MODE_WRAP };
 
 struct pad_params {
     int rank, mode;
@@ -22,8 +20,8 @@ struct pad_params {
 
 // Interior coordinate that interior-relative coordinate x (outside [0, n)) reads, as the CPU.
 __device__ __forceinline__ int64_t source_index(int mode, int64_t x, int64_t n) {
-    if (mode == MODE_EDGE) return x < 0 ? 0 : x >= n ? n - 1 : x;
-    if (mode == MODE_WRAP) return ((x % n) + n) % n;
+    if (mode == GEOM_PAD_EDGE) return x < 0 ? 0 : x >= n ? n - 1 : x;
+    if (mode == GEOM_PAD_WRAP) return ((x % n) + n) % n;
     if (n == 1) return 0;
     int64_t period = 2 * (n - 1), m = (x < 0 ? -x : x) % period;
     return m >= n ? period - m : m;
@@ -42,7 +40,7 @@ __device__ __forceinline__ void pad_body(T *__restrict__ y, const T *__restrict_
             int64_t xk = (int64_t)(rem - q * d) - p.lo[k];
             rem = q;
             if (xk < 0 || xk >= p.len[k]) {
-                if (p.mode == MODE_CONSTANT) {
+                if (p.mode == GEOM_PAD_CONSTANT) {
                     inside = false;
                     break;
                 }
@@ -72,14 +70,6 @@ struct pad_launch {
         return cuda_launched("Pad");
     }
 };
-
-// The mode as the host reads it (ops_pad_mode), or -1 where it names none.
-int pad_mode(const graph_node *n) {
-    int mode;
-    if (ops_pad_mode(n, &mode) == ONYX_OK) return mode;
-    onyx_error_clear(); // supports declines; run says so itself
-    return -1;
-}
 
 // A number as one element of dtype d, as the CPU's cpu_scalar_from_double (Pad before v11).
 bool scalar_from_double(onyx_dtype d, double v, unsigned char *out) {
@@ -124,7 +114,7 @@ bool scalar_from_double(onyx_dtype d, double v, unsigned char *out) {
 
 bool mv_pad_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
-    if (!mv_ranks_ok(p) || !mv_size_ok(x->dtype) || pad_mode(p->node) < 0) return false;
+    if (!mv_ranks_ok(p) || !mv_size_ok(x->dtype)) return false;
     if (p->node->version < 11) {
         unsigned char v[16];
         return scalar_from_double(x->dtype, 0.0, v);
@@ -136,22 +126,19 @@ bool mv_pad_supports(const kernel_prep *p) {
 onyx_status mv_pad_run(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    int r = x->rank, mode = pad_mode(c->node);
-    if (mode < 0) return onyx_error(ONYX_ERR_INVALID_MODEL, "Pad: unknown mode");
-    if (r > CUDA_MAX_RANK || y->rank != r)
-        return onyx_error(ONYX_ERR_SHAPE, "Pad: rank %d on CUDA", r);
-    // the pads as the host resolves them (ops_pads_resolve over geometry/pads.h)
-    const tensor *pads = kernel_input(c, 1), *axes = c->node->version >= 18 ? kernel_input(c, 3)
-                                                                             : NULL;
-    TRY(mv_on_host(pads, 1));
-    TRY(mv_on_host(axes, 3));
-    ops_pads pd;
-    TRY(ops_pads_resolve(c->node, r, pads, axes, &pd));
-    const int64_t *begin = pd.begin, *end = pd.end;
+    // the pads as the node's schema resolved them for the plan; inputs 1 and 3 stay on the host
+    // for that inference, which a run whose pads are not constant does again
+    const geom_pads *pd;
+    TRY(kernel_pads(c->params, &pd));
+    int r = x->rank, mode = pd->mode;
+    bool fits = r <= CUDA_MAX_RANK && pd->rank == r && y->rank == r;
+    for (int k = 0; k < r && fits; k++)
+        fits = x->dims[k] == pd->in[k] && y->dims[k] == pd->out[k];
+    if (!fits) return onyx_error(ONYX_ERR_RUNTIME, "Pad: the plan's pads are for other dims");
     size_t es = dtype_size(x->dtype);
     unsigned char value[16];
     memset(value, 0, sizeof value);
-    if (mode == MODE_CONSTANT) {
+    if (mode == GEOM_PAD_CONSTANT) {
         if (c->node->version < 11) {
             if (!scalar_from_double(x->dtype, attr_float(c->node, "value", 0.0f), value))
                 return onyx_error(ONYX_ERR_UNSUPPORTED, "Pad: a value of type %d", (int)x->dtype);
@@ -174,11 +161,13 @@ onyx_status mv_pad_run(const kernel_call *c) {
     bool empty = false;
     for (int k = 0; k < r; k++) {
         p.ydims[k] = y->dims[k];
-        geom_pad_interior(x->dims[k], begin[k], end[k], &p.lo[k], &p.crop[k], &p.len[k]);
+        p.lo[k] = pd->at[k];
+        p.crop[k] = pd->crop[k];
+        p.len[k] = pd->kept[k];
         if (p.len[k] <= 0) empty = true;
     }
     if (empty) {
-        if (mode != MODE_CONSTANT)
+        if (mode != GEOM_PAD_CONSTANT)
             return onyx_error(ONYX_ERR_RUNTIME, "Pad: cannot pad an empty input in this mode");
         for (int k = 0; k < r; k++) p.len[k] = 0; /* every element is the value */
     }

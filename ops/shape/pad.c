@@ -1,8 +1,9 @@
 /* Schema of Pad: pads from an attribute (v1 paddings, v2 pads) or an input (v11), optionally
- * for some axes only (v18); negative pads crop. Modes constant, reflect, edge, wrap (v19). */
+ * for some axes only (v18); negative pads crop. Modes constant, reflect, edge, wrap (v19). The
+ * pads and mode are resolved here once per plan and handed to every device's kernel
+ * (core/op_params.h); where the inputs holding them are not constant, each run resolves them from
+ * its own (OP_GEOMETRY). */
 #include "ops/shape_common.h"
-
-#include "geometry/pads.h"
 
 static onyx_status pad_infer(infer_ctx *c) {
     TRY(infer_need_tensor(c, 0));
@@ -26,21 +27,11 @@ static onyx_status pad_infer(infer_ctx *c) {
         type_set_tensor(&c->out[0], x->dtype, x->rank, NULL);
         return ONYX_OK;
     }
-    ops_pads p;
-    TRY(ops_pads_resolve(c->node, x->rank, ops_value(c, 1),
+    geom_pads p;
+    TRY(ops_pads_resolve(c->node, x->rank, x->dims, ops_value(c, 1),
                          c->node->version >= 18 ? ops_value(c, 3) : NULL, &p));
-    int64_t dims[ONYX_MAX_RANK];
-    for (int k = 0; k < x->rank; k++) {
-        int64_t d = x->dims[k];
-        if (d < 0) {
-            dims[k] = -1;
-            continue;
-        }
-        geom_msg m;
-        if (geom_pad_dim(d, p.begin[k], p.end[k], &dims[k], &m) != ONYX_OK)
-            return onyx_error(ONYX_ERR_SHAPE, "axis %d: %s", k, m.text);
-    }
-    type_set_tensor(&c->out[0], x->dtype, x->rank, dims);
+    type_set_tensor(&c->out[0], x->dtype, x->rank, p.out);
+    ops_set_pads(c, &p);
     return ONYX_OK;
 }
 
@@ -51,9 +42,9 @@ static const attr_spec attrs_2[] = {
 static const attr_spec attrs_11[] = {{"mode", ATTR_STRING}, {NULL, 0}};
 
 #define PAD_V(v, lo, hi)                                                                           \
-    { "", "Pad", v, lo, hi, 1, 1, attrs_11, pad_infer, 0 }
-const op_schema op_Pad[] = {{"", "Pad", 1, 1, 1, 1, 1, attrs_1, pad_infer, 0},
-                            {"", "Pad", 2, 1, 1, 1, 1, attrs_2, pad_infer, 0},
+    { "", "Pad", v, lo, hi, 1, 1, attrs_11, pad_infer, OP_GEOMETRY }
+const op_schema op_Pad[] = {{"", "Pad", 1, 1, 1, 1, 1, attrs_1, pad_infer, OP_GEOMETRY},
+                            {"", "Pad", 2, 1, 1, 1, 1, attrs_2, pad_infer, OP_GEOMETRY},
                             PAD_V(11, 2, 3),
                             PAD_V(13, 2, 3),
                             PAD_V(18, 2, 4),

@@ -1,5 +1,7 @@
 /* Schema of Slice: bounds from attributes (v1) or the starts/ends/axes/steps inputs (v10+),
- * clamped per the spec; negative steps walk backwards. */
+ * clamped per the spec; negative steps walk backwards. The bounds are resolved here once per plan
+ * and handed to every device's kernel (core/op_params.h); where the inputs holding them are not
+ * constant, each run resolves them from its own (OP_GEOMETRY). */
 #include "ops/shape_common.h"
 
 static onyx_status slice_infer(infer_ctx *c) {
@@ -20,18 +22,18 @@ static onyx_status slice_infer(infer_ctx *c) {
         type_set_tensor(&c->out[0], x->dtype, x->rank, NULL);
         return ONYX_OK;
     }
-    ops_slice s;
+    geom_slice s;
     TRY(ops_slice_resolve(c->node, x->rank, x->dims, ops_value(c, 1), ops_value(c, 2),
                           ops_value(c, 3), ops_value(c, 4), &s));
     type_set_tensor(&c->out[0], x->dtype, x->rank, s.len);
+    ops_set_slice(c, &s);
     return ONYX_OK;
 }
 
 static const attr_spec attrs_1[] = {
     {"starts", ATTR_INTS}, {"ends", ATTR_INTS}, {"axes", ATTR_INTS}, {NULL, 0}};
 
-const op_schema op_Slice[] = {{"", "Slice", 1, 1, 1, 1, 1, attrs_1, slice_infer, 0},
-                              {"", "Slice", 10, 3, 5, 1, 1, NULL, slice_infer, 0},
-                              {"", "Slice", 11, 3, 5, 1, 1, NULL, slice_infer, 0},
-                              {"", "Slice", 13, 3, 5, 1, 1, NULL, slice_infer, 0},
-                              OP_END};
+/* v10 on: bounds from inputs 1..4 */
+#define SLICE_V(v) {"", "Slice", v, 3, 5, 1, 1, NULL, slice_infer, OP_GEOMETRY}
+const op_schema op_Slice[] = {{"", "Slice", 1, 1, 1, 1, 1, attrs_1, slice_infer, OP_GEOMETRY},
+                              SLICE_V(10), SLICE_V(11), SLICE_V(13), OP_END};
