@@ -44,8 +44,6 @@ static const cuda_host_api host_api = {
     .pads_resolve = ops_pads_resolve,
     .pad_mode = ops_pad_mode,
     .depth_space_plan = ops_depth_space_plan,
-    .reduce_axes_from_input = reduce_axes_from_input,
-    .reduce_axes_mask = reduce_axes_mask,
 };
 
 static const cuda_plugin *try_open(const char *path) {

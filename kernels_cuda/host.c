@@ -112,9 +112,3 @@ onyx_status ops_depth_space_plan(const graph_node *n, bool to_space, const int64
                                  int64_t *view_dims, int64_t *perm, int64_t *out_dims) {
     return host->depth_space_plan(n, to_space, in_dims, view_dims, perm, out_dims);
 }
-
-bool reduce_axes_from_input(const graph_node *n) { return host->reduce_axes_from_input(n); }
-
-onyx_status reduce_axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {
-    return host->reduce_axes_mask(n, axes, rank, mask);
-}

@@ -11,20 +11,20 @@
 #include <stddef.h>
 
 #include "core/kernel.h"
-#include "ops/reduce/reduce.h"
 #include "ops/shape_common.h"
 
-#define CUDA_PLUGIN_ABI 5
+#define CUDA_PLUGIN_ABI 6
 #define CUDA_PLUGIN_SYMBOL "onyx_cuda_plugin"
 
 /* What the plugin's kernels use of libonyx: errors go into the caller's thread-local message,
  * attributes are read as the core parses them, scratch and shared data come from the run
- * context and the rep, and a node's geometry is resolved by the host: conv and pool windows by
- * the node's schema once per plan, handed to every device's kernel (kernel_prep.params and
- * kernel_call.params, core/op_params.h); slices, pads, axes and permutations by the host's own
- * readers (ops/ over geometry/) called from here. The GPU runs a node with the very shapes the
- * CPU would. The plugin compiles geometry/ in as well, for
- * the rules it applies to plain dims (matmul batches, broadcasts, axes). */
+ * context and the rep, and a node's geometry is resolved by the host: conv and pool windows,
+ * products' batches and the axes of reductions, softmaxes and normalizations by the node's schema
+ * once per plan, handed to every device's kernel (kernel_prep.params and kernel_call.params,
+ * core/op_params.h); slices, pads and permutations by the host's own readers (ops/ over
+ * geometry/) called from here. The GPU runs a node with the very shapes the CPU would. The
+ * plugin compiles geometry/ in as well, for the rules it applies to plain dims (broadcasts, the
+ * movement ops' axes). */
 typedef struct cuda_host_api {
     int abi;
     onyx_status (*verror)(onyx_status status, const char *fmt, va_list ap);
@@ -52,9 +52,6 @@ typedef struct cuda_host_api {
     onyx_status (*pad_mode)(const graph_node *n, int *mode);
     onyx_status (*depth_space_plan)(const graph_node *n, bool to_space, const int64_t *in_dims,
                                     int64_t *view_dims, int64_t *perm, int64_t *out_dims);
-    bool (*reduce_axes_from_input)(const graph_node *n);
-    onyx_status (*reduce_axes_mask)(const graph_node *n, const tensor *axes, int rank,
-                                    bool *mask);
 } cuda_host_api;
 
 typedef struct cuda_plugin {
