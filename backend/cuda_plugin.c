@@ -41,8 +41,6 @@ static const cuda_host_api host_api = {
     .error_clear = onyx_error_clear,
     .read_ints = ops_read_ints,
     .transpose_perm = node_transpose_perm,
-    .reduce_axes_from_input = reduce_axes_from_input,
-    .reduce_axes_mask = reduce_axes_mask,
 };
 
 static const cuda_plugin *try_open(const char *path) {

@@ -324,6 +324,7 @@ onyx_status fuse_attention(fuse_pass *f, int s, bool *fused) {
     ps->state = NULL;
     ps->k = ak;
     plan_set_fused(ps, fn);
+    ps->params = NULL; /* the first product's geometry is not the Attention's (which has none) */
     plan_absorb_steps(p, f->gone, att_taken, att_n);
     f->gone[s] = true;
     f->emit[att_last] = s;

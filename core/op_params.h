@@ -9,7 +9,10 @@
 #ifndef ONYX_CORE_OP_PARAMS_H
 #define ONYX_CORE_OP_PARAMS_H
 
+#include "core/status.h"
+#include "geometry/axes.h"
 #include "geometry/depth_space.h"
+#include "geometry/matmul.h"
 #include "geometry/pads.h"
 #include "geometry/slice.h"
 #include "geometry/window.h"
@@ -23,6 +26,13 @@ typedef enum op_params_kind {
     OP_PARAMS_SLICE,      /* Slice: geometry/slice.h's geom_slice */
     OP_PARAMS_PADS,       /* Pad: geometry/pads.h's geom_pads */
     OP_PARAMS_BLOCKS,     /* DepthToSpace, SpaceToDepth: geometry/depth_space.h's geom_blocks */
+    /* the products and the ops along axes: written only once known (all dims of the operands;
+     * the input's rank), so never partly unknown */
+    OP_PARAMS_MATMUL,     /* MatMul, MatMulInteger, QLinearMatMul, FusedMatMul,
+                             MatMulIntegerToFloat, DynamicQuantizeMatMul: geometry/matmul.h's
+                             geom_matmul */
+    OP_PARAMS_AXES,       /* the reductions, ArgMax/ArgMin, the softmaxes, the normalizations:
+                             geometry/axes.h's geom_axis_set */
 } op_params_kind;
 
 typedef struct op_params {
@@ -32,6 +42,8 @@ typedef struct op_params {
         geom_slice slice;
         geom_pads pads;
         geom_blocks blocks;
+        geom_matmul matmul;
+        geom_axis_set axes;
     } u;
 } op_params;
 
@@ -43,6 +55,7 @@ static inline bool op_params_known(const op_params *p) {
     case OP_PARAMS_PADS: return geom_pads_known(&p->u.pads);
     case OP_PARAMS_BLOCKS: return geom_blocks_known(&p->u.blocks);
     case OP_PARAMS_UNRESOLVED: return false;
+    case OP_PARAMS_MATMUL: case OP_PARAMS_AXES: break;
     case OP_PARAMS_NONE: break;
     }
     return true;
@@ -62,6 +75,41 @@ static inline const geom_pads *op_params_pads(const op_params *p) {
 }
 static inline const geom_blocks *op_params_blocks(const op_params *p) {
     return p && p->kind == OP_PARAMS_BLOCKS ? &p->u.blocks : NULL;
+}
+
+/* ---- the products and the ops along axes */
+
+/* p's product geometry, or NULL when p is NULL or holds another kind. */
+static inline const geom_matmul *op_params_matmul(const op_params *p) {
+    return p && p->kind == OP_PARAMS_MATMUL ? &p->u.matmul : NULL;
+}
+
+/* p's axes, or NULL when p is NULL or holds another kind. */
+static inline const geom_axis_set *op_params_axes(const op_params *p) {
+    return p && p->kind == OP_PARAMS_AXES ? &p->u.axes : NULL;
+}
+
+/* The axes of a kernel's run over an input of rank `rank`, from its params; an error where the
+ * plan handed none, or resolved them for another rank. */
+static inline onyx_status kernel_axes(const op_params *params, int rank,
+                                      const geom_axis_set **out) {
+    *out = op_params_axes(params);
+    if (!*out) return onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no axes");
+    if ((*out)->rank != rank)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's axes are for rank %d, the input has rank "
+                          "%d", (*out)->rank, rank);
+    return ONYX_OK;
+}
+
+/* kernel_axes for an op along one axis: that axis in *axis. */
+static inline onyx_status kernel_axis(const op_params *params, int rank, int *axis) {
+    *axis = -1;
+    const geom_axis_set *a;
+    TRY(kernel_axes(params, rank, &a));
+    if (a->axis < 0)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no single axis");
+    *axis = a->axis;
+    return ONYX_OK;
 }
 
 #endif

@@ -1,6 +1,8 @@
 /* Axis normalisation (geometry/axes.h). */
 #include "geometry/axes.h"
 
+#include <string.h>
+
 static bool in_range(int64_t axis, int rank) {
     return axis >= -(int64_t)rank && axis < (int64_t)rank;
 }
@@ -43,4 +45,18 @@ onyx_status geom_reduce_axes(const int64_t *axes, size_t count, bool noop_when_e
     for (int i = 0; i < rank; i++) mask[i] = count == 0 && !noop_when_empty;
     for (size_t k = 0; k < count; k++) mask[axes[k] < 0 ? axes[k] + rank : axes[k]] = true;
     return ONYX_OK;
+}
+
+void geom_axis_set_one(int rank, int axis, geom_axis_set *out) {
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    out->axis = axis;
+    out->mask[axis] = true;
+}
+
+void geom_axis_set_mask(int rank, const bool *mask, geom_axis_set *out) {
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    out->axis = -1;
+    for (int i = 0; i < rank; i++) out->mask[i] = mask[i];
 }

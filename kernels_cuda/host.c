@@ -97,8 +97,4 @@ onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return host->transpose_perm(n, rank, perm);
 }
 
-bool reduce_axes_from_input(const graph_node *n) { return host->reduce_axes_from_input(n); }
-
-onyx_status reduce_axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {
-    return host->reduce_axes_mask(n, axes, rank, mask);
 }

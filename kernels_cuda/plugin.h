@@ -11,7 +11,6 @@
 #include <stddef.h>
 
 #include "core/kernel.h"
-#include "ops/reduce/reduce.h"
 #include "ops/shape_common.h"
 
 #define CUDA_PLUGIN_ABI 6
@@ -20,11 +19,12 @@
 /* What the plugin's kernels use of libonyx: errors go into the caller's thread-local message,
  * attributes are read as the core parses them, scratch and shared data come from the run
  * context and the rep, and a node's geometry is resolved by the host: conv and pool windows,
- * slices, pads and depth/space blocks by the node's schema once per plan, handed to every
- * device's kernel (kernel_prep.params and kernel_call.params, core/op_params.h); axes and
- * permutations by the host's own readers (ops/ over geometry/) called from here. The GPU runs a
- * node with the very shapes the CPU would. The plugin compiles geometry/ in as well, for the rules
- * it applies to plain dims (matmul batches, broadcasts, axes). */
+ * slices, pads, depth/space blocks, the products' batches and the axes of reductions,
+ * softmaxes and normalizations by the node's schema once per plan, handed to every device's
+ * kernel (kernel_prep.params and kernel_call.params, core/op_params.h); permutations by the
+ * host's own readers (ops/ over geometry/) called from here. The GPU runs a node with the very
+ * shapes the CPU would. The plugin compiles geometry/ in as well, for the rules it applies to
+ * plain dims (broadcasts, the movement ops' axes). */
 typedef struct cuda_host_api {
     int abi;
     onyx_status (*verror)(onyx_status status, const char *fmt, va_list ap);
@@ -44,9 +44,6 @@ typedef struct cuda_host_api {
     void (*error_clear)(void);
     onyx_status (*read_ints)(const tensor *t, int input, int64_t *out, size_t cap, size_t *n);
     onyx_status (*transpose_perm)(const graph_node *n, int rank, int64_t *perm);
-    bool (*reduce_axes_from_input)(const graph_node *n);
-    onyx_status (*reduce_axes_mask)(const graph_node *n, const tensor *axes, int rank,
-                                    bool *mask);
 } cuda_host_api;
 
 typedef struct cuda_plugin {

@@ -1,11 +1,13 @@
 /* Type and shape inference helpers that every op file shares: presence/kind checks, numpy
- * broadcasting over partially known shapes, axis normalization and dtype constraints. */
+ * broadcasting over partially known shapes, axis normalization and dtype constraints; and the
+ * geometry a schema hands its kernels (core/op_params.h). */
 #include "ops/schema.h"
 
 #include <stdio.h>
 
 #include "geometry/axes.h"
 #include "geometry/broadcast.h"
+#include "geometry/matmul.h"
 
 static const char *kind_name(onyx_value_kind k) {
     switch (k) {
@@ -122,4 +124,33 @@ void infer_set_window(infer_ctx *c, const geom_window *w) {
     if (!c->params) return;
     c->params->kind = OP_PARAMS_WINDOW;
     c->params->u.window = *w;
+}
+
+static bool dims_known(int rank, const int64_t *dims) {
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0) return false;
+    return true;
+}
+
+onyx_status infer_set_matmul(infer_ctx *c, int ra, const int64_t *a, int rb, const int64_t *b) {
+    if (!c->params || ra < 0 || rb < 0 || !dims_known(ra, a) || !dims_known(rb, b)) return ONYX_OK;
+    geom_msg m;
+    GEOM_TRY(m, geom_matmul_plan(ra, a, rb, b, &c->params->u.matmul, &m));
+    c->params->kind = OP_PARAMS_MATMUL;
+    return ONYX_OK;
+}
+
+onyx_status infer_kernel_axis(infer_ctx *c, int64_t axis, int rank, int *out) {
+    TRY(infer_axis(c, axis, rank, out));
+    if (c->params) {
+        c->params->kind = OP_PARAMS_AXES;
+        geom_axis_set_one(rank, *out, &c->params->u.axes);
+    }
+    return ONYX_OK;
+}
+
+void infer_set_axes(infer_ctx *c, int rank, const bool *mask) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_AXES;
+    geom_axis_set_mask(rank, mask, &c->params->u.axes);
 }

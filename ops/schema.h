@@ -44,5 +44,14 @@ onyx_status infer_dtype_in(infer_ctx *c, int i, dtype_mask mask);
 /* Hands the window the node's inference resolved to its kernels (infer_ctx.params, when asked):
  * the one place a convolution's or pool's geometry comes from (core/op_params.h). */
 void infer_set_window(infer_ctx *c, const geom_window *w);
+/* Hands a product's geometry (A of rank ra and dims a @ B of rank rb and dims b, as the kernels
+ * read them) to its kernels (infer_ctx.params, when asked) once every dim is known; a refusal of
+ * geometry/matmul.h's rule is the error. Unknown dims leave it to each run (OP_GEOMETRY). */
+onyx_status infer_set_matmul(infer_ctx *c, int ra, const int64_t *a, int rb, const int64_t *b);
+/* Normalizes one axis as infer_axis does and hands it to the node's kernels (infer_ctx.params,
+ * when asked): the one place the axis of an op along one axis comes from. */
+onyx_status infer_kernel_axis(infer_ctx *c, int64_t axis, int rank, int *out);
+/* Hands the set mask[0..rank) of axes to the node's kernels (infer_ctx.params, when asked). */
+void infer_set_axes(infer_ctx *c, int rank, const bool *mask);
 
 #endif

@@ -8,7 +8,6 @@
 #include "kernels_cpu/common/vmath.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
 #include "kernels_cpu/cpu_kernels.h"
-#include "ops/shape_common.h"
 
 #define GRAIN 16384
 
@@ -73,7 +72,7 @@ onyx_status cpu_cnlp_bias_softmax(const kernel_call *c) {
                           onyx_dtype_name(b->dtype), onyx_dtype_name(x->dtype));
     if (x->rank < 1) return onyx_error(ONYX_ERR_SHAPE, "data is a scalar, expected rank >= 1");
     int axis;
-    TRY(ops_axis(attr_int(c->node, "axis", 1), x->rank, "axis", &axis));
+    TRY(kernel_axis(c->params, x->rank, &axis));
     bsm_job j = {
         .t = x->dtype, .x = x->data, .bias = b->data, .y = y->data, .cols = 1, .lead = axis};
     char s1[160], s2[160];

@@ -69,7 +69,7 @@ onyx_status cpu_cnlp_fused_matmul(const kernel_call *c) {
     op_view(B, tbb, tb, &vb);
     fmm_job j = {
         .dbl = A->dtype == ONYX_DOUBLE, .ta = ta, .tb = tb, .alpha = attr_float(n, "alpha", 1.0f)};
-    TRY(cpu_mm_shape_init(&va, &vb, Y, &j.sh));
+    TRY(cpu_mm_shape_init(c->params, &va, &vb, Y, &j.sh));
     if (Y->numel == 0) return ONYX_OK;
     if (!cpu_blas_dims_ok(j.sh.m, j.sh.n, j.sh.k))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "matrix sizes exceed BLAS's int range");

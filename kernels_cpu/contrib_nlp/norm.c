@@ -7,7 +7,6 @@
 #include <stdatomic.h>
 
 #include "core/parallel.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
 #include "kernels_cpu/cpu_kernels.h"
 
@@ -199,7 +198,7 @@ onyx_status cpu_cnlp_simplified_layernorm(const kernel_call *c) {
     tensor *y = kernel_output(c, 0), *inv = kernel_output(c, 1);
     if (x->rank < 1) return onyx_error(ONYX_ERR_SHAPE, "X is a scalar, expected rank >= 1");
     int axis;
-    TRY(ops_axis(attr_int(c->node, "axis", -1), x->rank, "axis", &axis));
+    TRY(kernel_axis(c->params, x->rank, &axis));
     int64_t rows = 1, cols = 1;
     for (int i = 0; i < x->rank; i++) {
         if (i < axis)

@@ -86,7 +86,7 @@ static onyx_status mm_to_float(const kernel_call *c, const tensor *a, const void
                  *bz = kernel_input(c, bzi), *bias = kernel_input(c, biasi);
     tensor *y = kernel_output(c, 0);
     cpu_mm_shape sh;
-    TRY(cpu_mm_shape_init(a, b, y, &sh));
+    TRY(cpu_mm_shape_init(c->params, a, b, y, &sh));
     const int64_t m = sh.m, n = sh.n, k = sh.k;
     bp_kind sk, zk = BP_ONE;
     if (!bs || bs->dtype != ONYX_FLOAT)

@@ -184,12 +184,21 @@ static void mm_run_job(mm_job *j, bool b_shared) {
         mm_batches(j, 0, j->sh.nbatch);
 }
 
-onyx_status cpu_mm_shape_init(const tensor *A, const tensor *B, const tensor *Y, cpu_mm_shape *s) {
-    geom_msg m;
-    GEOM_TRY(m, geom_matmul_plan(A->rank, A->dims, B->rank, B->dims, s, &m));
-    if (Y->numel != s->nbatch * s->m * s->n)
+onyx_status cpu_mm_shape_init(const op_params *params, const tensor *A, const tensor *B,
+                              const tensor *Y, cpu_mm_shape *s) {
+    const geom_matmul *g = op_params_matmul(params);
+    if (!g) return onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no product geometry");
+    int64_t ka = A->rank >= 1 ? A->dims[A->rank - 1] : -1;
+    int64_t kb = B->rank >= 2 ? B->dims[B->rank - 2] : B->rank == 1 ? B->dims[0] : -1;
+    if (ka != g->k || kb != g->k || A->numel != g->a_batches * g->m * g->k ||
+        B->numel != g->b_batches * g->k * g->n)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's product geometry ([%lld,%lld] @ "
+                          "[%lld,%lld]) is for other operands", (long long)g->m, (long long)g->k,
+                          (long long)g->k, (long long)g->n);
+    if (Y->numel != g->nbatch * g->m * g->n)
         return onyx_error(ONYX_ERR_SHAPE, "output has %lld elements, expected %lld",
-                          (long long)Y->numel, (long long)(s->nbatch * s->m * s->n));
+                          (long long)Y->numel, (long long)(g->nbatch * g->m * g->n));
+    *s = *g;
     return ONYX_OK;
 }
 
@@ -201,7 +210,7 @@ static onyx_status matmul_generic(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "inputs have types %s and %s, expected one type",
                           onyx_dtype_name(A->dtype), onyx_dtype_name(B->dtype));
     mm_job j = {.dtype = A->dtype};
-    TRY(cpu_mm_shape_init(A, B, Y, &j.sh));
+    TRY(cpu_mm_shape_init(c->params, A, B, Y, &j.sh));
     int rb = B->rank;
     if (Y->numel == 0) return ONYX_OK;
     if (j.sh.k == 0) {

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 static inline double ld(onyx_dtype d, const void *p, int64_t i) {
@@ -38,7 +37,7 @@ onyx_status cpu_lpnormalization(const kernel_call *c) {
     TRY(need_float(x));
     int64_t p = attr_int(c->node, "p", 2);
     int axis;
-    TRY(ops_axis(attr_int(c->node, "axis", -1), x->rank, "axis", &axis));
+    TRY(kernel_axis(c->params, x->rank, &axis));
     if (p != 1 && p != 2)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "attribute p is %lld, expected 1 or 2",
                           (long long)p);
@@ -67,19 +66,9 @@ onyx_status cpu_meanvariancenormalization(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
     TRY(need_float(x));
-    const int64_t *axes;
-    size_t na = attr_ints(c->node, "axes", &axes);
-    static const int64_t dflt[] = {0, 2, 3};
-    if (!axes) {
-        axes = dflt;
-        na = 3;
-    }
-    bool red[ONYX_MAX_RANK] = {false};
-    for (size_t i = 0; i < na; i++) {
-        int a;
-        TRY(ops_axis(axes[i], x->rank, "axis", &a));
-        red[a] = true;
-    }
+    const geom_axis_set *axes;
+    TRY(kernel_axes(c->params, x->rank, &axes));
+    const bool *red = axes->mask;
     /* group index of an element = its position over the kept dims (row-major) */
     int64_t gstride[ONYX_MAX_RANK], groups = 1, count = 1;
     for (int i = x->rank - 1; i >= 0; i--) {

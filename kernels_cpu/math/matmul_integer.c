@@ -126,7 +126,7 @@ onyx_status cpu_matmul_integer_run(const kernel_call *c) {
                  *zb = kernel_input(c, 3);
     tensor *Y = kernel_output(c, 0);
     mmi_job q = {0};
-    TRY(cpu_mm_shape_init(A, B, Y, &q.j.sh));
+    TRY(cpu_mm_shape_init(c->params, A, B, Y, &q.j.sh));
     bool sa = A->dtype == ONYX_INT8, sb = B->dtype == ONYX_INT8;
     if ((!sa && A->dtype != ONYX_UINT8) || (!sb && B->dtype != ONYX_UINT8) ||
         Y->dtype != ONYX_INT32)

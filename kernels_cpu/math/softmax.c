@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/vmath.h"
@@ -253,7 +252,7 @@ static onyx_status softmax_run(const kernel_call *c, sm_mode mode) {
     }
     bool coerce = c->node->version < 13;
     int axis;
-    TRY(ops_axis(attr_int(c->node, "axis", coerce ? 1 : -1), x->rank, "axis", &axis));
+    TRY(kernel_axis(c->params, x->rank, &axis));
     sm_plan p = {.mode = mode, .x = x->data, .y = y->data, .n = 1, .inner = 1};
     int64_t outer = 1;
     for (int i = 0; i < axis; i++) outer *= x->dims[i];

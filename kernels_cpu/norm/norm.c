@@ -7,7 +7,6 @@
 
 #include "core/parallel.h"
 #include "geometry/broadcast.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/norm/common.h"
 
@@ -243,7 +242,7 @@ static onyx_status ln_run(const kernel_call *c, bool rms) {
                  .rms = rms,
                  .stash = (int)attr_int(c->node, "stash_type", 1),
                  .eps = attr_float(c->node, "epsilon", 1e-5f)};
-    TRY(ops_axis(attr_int(c->node, "axis", -1), x->rank, "axis", &p.axis));
+    TRY(kernel_axis(c->params, x->rank, &p.axis));
     if (!kernel_input(c, 1)) return onyx_error(ONYX_ERR_SHAPE, "input 1 (scale) is missing");
     TRY(ln_param_init(&p.w, kernel_input(c, 1), x, p.axis, 1));
     TRY(ln_param_init(&p.b, rms ? NULL : kernel_input(c, 2), x, p.axis, 2));

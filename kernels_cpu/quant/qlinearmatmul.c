@@ -313,7 +313,7 @@ onyx_status cpu_qlinearmatmul_run(const kernel_call *c) {
     if (ys->numel != 1 || yz->numel != 1)
         return onyx_error(ONYX_ERR_SHAPE, "y_scale and y_zero_point have %lld and %lld elements, "
                           "expected 1", (long long)ys->numel, (long long)yz->numel);
-    TRY(cpu_mm_shape_init(j.a, j.b, j.y, &j.sh));
+    TRY(cpu_mm_shape_init(c->params, j.a, j.b, j.y, &j.sh));
     TRY(param_kind(j.as, j.az, 1, j.a, j.sh.m, &j.ak));
     TRY(param_kind(j.bs, j.bz, 4, j.b, j.sh.n, &j.bk));
     j.sd = ys->dtype;

@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "ops/reduce/reduce.h"
-#include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 
@@ -512,9 +510,8 @@ static bool reduce_pick(onyx_dtype d, reduce_fns *f) {
 static onyx_status reduce_run(const kernel_call *c, reduce_op op) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    const tensor *axes = reduce_axes_from_input(c->node) ? kernel_input(c, 1) : NULL;
-    bool mask[ONYX_MAX_RANK];
-    TRY(reduce_axes_mask(c->node, axes, x->rank, mask));
+    const geom_axis_set *axes; /* as the schema resolved them (per run for an axes input) */
+    TRY(kernel_axes(c->params, x->rank, &axes));
     reduce_fns f;
     if (!reduce_pick(x->dtype, &f) || (x->dtype == ONYX_BOOL && op != R_MAX && op != R_MIN))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "input 0 has type %s, which this reduction "
@@ -525,7 +522,7 @@ static onyx_status reduce_run(const kernel_call *c, reduce_op op) {
                           onyx_dtype_name(x->dtype), c->node->op_type, c->node->version);
     if (y->numel == 0) return ONYX_OK;
     rplan p;
-    plan_build(&p, x, mask, y->numel);
+    plan_build(&p, x, axes->mask, y->numel);
     p.op = op;
     p.x = x->data;
     p.y = y->data;
@@ -577,7 +574,7 @@ static onyx_status arg_run(const kernel_call *c, bool is_max) {
                           onyx_dtype_name(x->dtype));
     }
     int axis;
-    TRY(ops_axis(attr_int(c->node, "axis", 0), x->rank, "axis", &axis));
+    TRY(kernel_axis(c->params, x->rank, &axis));
     aplan p = {.x = x->data, .y = y->data, .n = x->dims[axis], .inner = 1,
                .is_max = is_max, .last = attr_int(c->node, "select_last_index", 0) != 0};
     int64_t outer = 1;

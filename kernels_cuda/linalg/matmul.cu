@@ -1,7 +1,8 @@
 // MatMul and Gemm on CUDA through cuBLAS (row-major products computed as the column-major
 // Y^T = B^T A^T), float16/bfloat16 with float accumulation, float without TF32. A product with a
 // device epilogue (core/fuse_device.c: a bias per column, a Relu) runs through cuBLASLt, which
-// applies them as it writes Y.
+// applies them as it writes Y. MatMul computes over the product's geometry its schema resolved for
+// the plan (core/op_params.h).
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 extern "C" {
 #include "core/fuse_chain.h"
 }
-#include "geometry/matmul.h"
 #include "kernels_cuda/common.cuh"
 
 namespace {
@@ -296,14 +296,15 @@ __global__ void mm_pointers_kernel(mm_ptr_args a, const char *A, const char *B, 
     }
 }
 
-// Fills s from the operand shapes (geometry/matmul.h's plan, as the CPU's); false where cuBLAS
-// cannot take the product.
-bool mm_resolve(const type_info *A, const type_info *B, mm_state *s) {
-    geom_matmul g;
-    if (!static_tensor(A) || !static_tensor(B) ||
-        geom_matmul_plan(A->rank, A->dims, B->rank, B->dims, &g, NULL) != ONYX_OK ||
-        g.nb > MM_MAX_BATCH)
-        return false;
+// Fills s from the product's geometry the MatMul's schema resolved for the plan
+// (kernel_prep.params, core/op_params.h; known dims only); false where there is none (shapes
+// unknown at prepare) or cuBLAS cannot take the product.
+bool mm_resolve(const kernel_prep *p, mm_state *s) {
+    const geom_matmul *pg = op_params_matmul(p->params);
+    const type_info *A = p->n_in > 1 ? p->in_type[0] : NULL;
+    const type_info *B = p->n_in > 1 ? p->in_type[1] : NULL;
+    if (!pg || !static_tensor(A) || !static_tensor(B) || pg->nb > MM_MAX_BATCH) return false;
+    const geom_matmul &g = *pg;
     memset(s, 0, sizeof *s);
     s->dtype = A->dtype;
     s->m = g.m;
@@ -340,7 +341,7 @@ bool matmul_supports(const kernel_prep *p) {
         B->dtype != A->dtype)
         return false;
     mm_state s;
-    return mm_resolve(A, B, &s);
+    return mm_resolve(p, &s);
 }
 
 void mm_release(void *state) {
@@ -365,7 +366,7 @@ bool mm_epilogue(const kernel_prep *p, mm_state *s) {
 // epilogue, cuBLASLt asked for its heuristic's algorithm (nothing else is kept).
 bool matmul_takes_chain(const kernel_prep *p) {
     mm_state s;
-    if (!mm_resolve(p->in_type[0], p->in_type[1], &s)) return false;
+    if (!mm_resolve(p, &s)) return false;
     bool ok = mm_epilogue(p, &s);
     lt_free(s.ep);
     return ok;
@@ -374,7 +375,7 @@ bool matmul_takes_chain(const kernel_prep *p) {
 onyx_status matmul_prepare(const kernel_prep *p, void **state) {
     mm_state *s = (mm_state *)calloc(1, sizeof *s);
     if (!s) return onyx_error(ONYX_ERR_NO_MEMORY, "MatMul: out of memory");
-    if (!mm_resolve(p->in_type[0], p->in_type[1], s)) {
+    if (!mm_resolve(p, s)) {
         free(s);
         return onyx_error(ONYX_ERR_SHAPE, "MatMul: operand shapes do not multiply");
     }

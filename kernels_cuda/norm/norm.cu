@@ -2,10 +2,10 @@
 // GroupNormalization, InstanceNormalization and MeanVarianceNormalization (statistics of long
 // groups split over blocks and merged, then an elementwise pass). Statistics accumulate in
 // double, two-pass per part (mean, then squared deviations), as kernels_cpu/norm/norm.c and
-// kernels_cpu/math/lpnorm_mvn.c do; the affine pass mirrors the CPU's compute type.
+// kernels_cpu/math/lpnorm_mvn.c do; the affine pass mirrors the CPU's compute type. The axes are
+// the ones the schemas resolved (core/op_params.h).
 #include <string.h>
 
-#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
 namespace nrm {
@@ -52,8 +52,13 @@ int64_t type_numel(const type_info *t) {
     return n;
 }
 
-bool norm_axis(int64_t a, int rank, int *axis) {
-    return geom_axis(a, rank, "axis", axis, NULL) == ONYX_OK;
+// The single axis the schema resolved for an input of rank `rank` (params, core/op_params.h);
+// false where the plan handed none.
+bool norm_axis(const op_params *params, int rank, int *axis) {
+    const geom_axis_set *axes = op_params_axes(params);
+    if (!axes || axes->rank != rank || axes->axis < 0) return false;
+    *axis = axes->axis;
+    return true;
 }
 
 // ---- Layer / RMS normalization: x as [rows, cols], cols the axes from `axis` on
@@ -231,7 +236,7 @@ bool ln_supports_(const kernel_prep *p, bool rms) {
     const type_info *x = p->in_type[0];
     if (!x || x->rank < 1 || !dtype_is_float(x->dtype)) return false;
     int axis;
-    if (!norm_axis(attr_int(p->node, "axis", -1), x->rank, &axis)) return false;
+    if (!norm_axis(p->params, x->rank, &axis)) return false;
     if (p->n_in < 2 || !param_fits(p->in_type[1], x, axis)) return false;
     if (!rms && p->n_in > 2 && p->in_type[2] && !param_fits(p->in_type[2], x, axis)) return false;
     if (p->out_type[0].dtype != x->dtype) return false;
@@ -250,9 +255,7 @@ onyx_status ln_run(const kernel_call *c, bool rms) {
     const tensor *b = rms ? NULL : kernel_input(c, 2);
     tensor *mean = rms ? NULL : kernel_output(c, 1), *inv = rms ? NULL : kernel_output(c, 2);
     int axis;
-    if (!norm_axis(attr_int(c->node, "axis", -1), x->rank, &axis))
-        return onyx_error(ONYX_ERR_SHAPE, "%s: axis is out of range for rank %d", c->node->op_type,
-                          x->rank);
+    TRY(kernel_axis(c->params, x->rank, &axis));
     if (!w) return onyx_error(ONYX_ERR_SHAPE, "%s: input 1 (scale) is missing", c->node->op_type);
     ln_args a;
     a.x = x->data;
@@ -463,24 +466,6 @@ onyx_status gn_run(const kernel_call *c, int64_t groups, bool per_channel, int s
 
 // ---- MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) over the axes, in double
 
-// Which axes; false when one is out of range. Default [0, 2, 3].
-bool mvn_mask(const graph_node *n, int rank, bool *mask) {
-    const int64_t *axes;
-    size_t na = attr_ints(n, "axes", &axes);
-    static const int64_t dflt[] = {0, 2, 3};
-    if (!axes) {
-        axes = dflt;
-        na = 3;
-    }
-    for (int i = 0; i < rank; i++) mask[i] = false;
-    for (size_t i = 0; i < na; i++) {
-        int a;
-        if (!norm_axis(axes[i], rank, &a)) return false;
-        mask[a] = true;
-    }
-    return true;
-}
-
 // Element index -> group index: the position over the kept dims (row-major).
 struct gmap {
     int rank;
@@ -546,18 +531,20 @@ bool mvn_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
     if (!x || x->rank < 0 || x->rank > CUDA_MAX_RANK || !dtype_is_float(x->dtype)) return false;
     if (p->out_type[0].dtype != x->dtype) return false;
-    bool mask[CUDA_MAX_RANK];
-    return mvn_mask(p->node, x->rank, mask);
+    const geom_axis_set *axes = op_params_axes(p->params); // the schema's, for the plan
+    return axes && axes->rank == x->rank;
 }
 
 onyx_status cuda_mvn(const kernel_call *c) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
-    bool mask[CUDA_MAX_RANK];
-    if (x->rank > CUDA_MAX_RANK || !mvn_mask(c->node, x->rank, mask))
-        return onyx_error(ONYX_ERR_SHAPE, "MeanVarianceNormalization: bad axes on CUDA");
+    if (x->rank > CUDA_MAX_RANK)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "MeanVarianceNormalization: rank %d on CUDA",
+                          x->rank);
+    const geom_axis_set *axes;
+    TRY(kernel_axes(c->params, x->rank, &axes));
     if (x->numel == 0) return ONYX_OK;
-    CUDA_DISPATCH_FLOATS(x->dtype, mvn_launch, c, x, y, mask)
+    CUDA_DISPATCH_FLOATS(x->dtype, mvn_launch, c, x, y, axes->mask)
     return onyx_error(ONYX_ERR_UNSUPPORTED, "MeanVarianceNormalization: type %d on CUDA",
                       (int)x->dtype);
 }

@@ -1,13 +1,10 @@
 // Reduce* and ArgMax/ArgMin on CUDA, and the reduce family's table (Softmax, LogSoftmax, Hardmax
-// and CumSum live in softmax.cu). Semantics mirror kernels_cpu/reduce/reduce.c.
+// and CumSum live in softmax.cu). Semantics mirror kernels_cpu/reduce/reduce.c; the axes are the
+// ones the schemas resolved (core/op_params.h).
 #include <string.h>
 
 #include <type_traits>
 
-extern "C" {
-#include "ops/reduce/reduce.h"
-}
-#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
@@ -312,14 +309,9 @@ struct reduce_launch {
     }
 };
 
-// ---- which axes a node reduces: the host's reduce_axes_mask (ops/reduce/reduce.c over
-// geometry/axes.h), given the axes input only where it lies on the host
-
-onyx_status axes_mask(const graph_node *n, const tensor *axes, int rank, bool *mask) {
-    if (axes && axes->device != DEVICE_CPU)
-        return onyx_error(ONYX_ERR_SHAPE, "axes (input 1) must be int64 on the host");
-    return reduce_axes_mask(n, axes, rank, mask);
-}
+// ---- which axes a node reduces: the ones its schema resolved (kernel_prep/kernel_call.params,
+// core/op_params.h): for the plan, or per run where they come from an axes input the plan does
+// not know (that input kept on the host, RED below)
 
 bool int_type(onyx_dtype d) { return d == ONYX_INT32 || d == ONYX_INT64; }
 
@@ -330,20 +322,11 @@ bool reduce_supports(const kernel_prep *p) {
     bool float_only = strcmp(op, "ReduceL2") == 0 || strcmp(op, "ReduceLogSum") == 0 ||
                       strcmp(op, "ReduceLogSumExp") == 0;
     if (!dtype_is_float(x->dtype) && (float_only || !int_type(x->dtype))) return false;
-    const tensor *axes = NULL;
-    if (reduce_axes_from_input(p->node) && p->n_in > 1 && p->in_type[1]) {
-        if (p->in_type[1]->dtype != ONYX_INT64) return false;
-        axes = p->in_value[1];
-        // a constant on the host is checked now; otherwise at run, where a bad one fails as
-        // it does on the CPU
-        if (!axes || axes->device != DEVICE_CPU) return true;
-    }
-    bool mask[CUDA_MAX_RANK];
-    if (axes_mask(p->node, axes, x->rank, mask) != ONYX_OK) {
-        onyx_error_clear(); // the node stays on the CPU, whose kernel gives the reason
-        return false;
-    }
-    return true;
+    const geom_axis_set *axes = op_params_axes(p->params);
+    if (axes) return axes->rank == x->rank;
+    // none yet: axes from an input whose value each run gives (a bad one fails at run as it does
+    // on the CPU)
+    return p->n_in > 1 && p->in_type[1] && p->in_type[1]->dtype == ONYX_INT64;
 }
 
 onyx_status reduce_run(const kernel_call *c, int op) {
@@ -351,12 +334,11 @@ onyx_status reduce_run(const kernel_call *c, int op) {
     tensor *y = kernel_output(c, 0);
     if (x->rank > CUDA_MAX_RANK)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: rank %d on CUDA", c->node->op_type, x->rank);
-    bool mask[CUDA_MAX_RANK];
-    TRY(axes_mask(c->node, reduce_axes_from_input(c->node) ? kernel_input(c, 1) : NULL, x->rank,
-                  mask));
+    const geom_axis_set *axes;
+    TRY(kernel_axes(c->params, x->rank, &axes));
     if (y->numel == 0) return ONYX_OK;
     rplan p;
-    rplan_build(&p, x->rank, x->dims, mask);
+    rplan_build(&p, x->rank, x->dims, axes->mask);
     if (p.nout != y->numel)
         return onyx_error(ONYX_ERR_SHAPE, "%s: output has %lld elements, expected %lld",
                           c->node->op_type, (long long)y->numel, (long long)p.nout);
@@ -473,16 +455,13 @@ struct arg_launch {
     }
 };
 
-bool arg_axis(const graph_node *n, int rank, int *axis) {
-    return geom_axis(attr_int(n, "axis", 0), rank, "axis", axis, NULL) == ONYX_OK;
-}
-
 bool arg_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
     if (!x || x->rank < 1 || x->rank > CUDA_MAX_RANK) return false;
     if (!dtype_is_float(x->dtype) && !int_type(x->dtype)) return false;
-    int axis;
-    if (!arg_axis(p->node, x->rank, &axis)) return false;
+    const geom_axis_set *axes = op_params_axes(p->params); // the schema's, for the plan
+    if (!axes || axes->rank != x->rank || axes->axis < 0) return false;
+    int axis = axes->axis;
     // an empty axis with outputs is the CPU's error to report
     int64_t numel = 1;
     for (int i = 0; i < x->rank; i++) numel *= x->dims[i];
@@ -493,8 +472,7 @@ onyx_status arg_run(const kernel_call *c, bool is_max) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
     int axis;
-    if (!arg_axis(c->node, x->rank, &axis))
-        return onyx_error(ONYX_ERR_SHAPE, "axis is out of range for rank %d", x->rank);
+    TRY(kernel_axis(c->params, x->rank, &axis));
     bool last = attr_int(c->node, "select_last_index", 0) != 0;
     int64_t outer = 1, n = x->dims[axis], inner = 1;
     for (int i = 0; i < axis; i++) outer *= x->dims[i];

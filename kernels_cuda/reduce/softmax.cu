@@ -3,7 +3,6 @@
 // kernels_cpu/math/softmax.c and cumulative.c.
 #include <type_traits>
 
-#include "geometry/axes.h"
 #include "kernels_cuda/reduce/reduce.h"
 #include "kernels_cuda/reduce/reduce_common.cuh"
 
@@ -149,13 +148,14 @@ struct softmax_launch {
     }
 };
 
-// The [outer, n, inner] view; false when the axis is out of range.
-bool softmax_view(const graph_node *node, int rank, const int64_t *dims, int64_t *outer, int64_t *n,
-                  int64_t *inner) {
+// The [outer, n, inner] view around the axis the schema resolved (params, core/op_params.h);
+// false when there is none for this rank.
+bool softmax_view(const graph_node *node, const op_params *params, int rank, const int64_t *dims,
+                  int64_t *outer, int64_t *n, int64_t *inner) {
     bool coerce = node->version < 13;
-    int axis;
-    if (geom_axis(attr_int(node, "axis", coerce ? 1 : -1), rank, "axis", &axis, NULL) != ONYX_OK)
-        return false;
+    const geom_axis_set *axes = op_params_axes(params);
+    if (!axes || axes->rank != rank || axes->axis < 0) return false;
+    int axis = axes->axis;
     *outer = *n = *inner = 1;
     for (int i = 0; i < axis; i++) *outer *= dims[i];
     for (int i = axis; i < rank; i++) {
@@ -171,9 +171,9 @@ onyx_status softmax_run(const kernel_call *c, int mode) {
     const tensor *x = kernel_input(c, 0);
     tensor *y = kernel_output(c, 0);
     int64_t outer, n, inner;
-    if (!softmax_view(c->node, x->rank, x->dims, &outer, &n, &inner))
-        return onyx_error(ONYX_ERR_SHAPE, "%s: axis is out of range for rank %d", c->node->op_type,
-                          x->rank);
+    int axis;
+    TRY(kernel_axis(c->params, x->rank, &axis)); // an error where the plan handed none
+    softmax_view(c->node, c->params, x->rank, x->dims, &outer, &n, &inner);
     if (x->numel == 0) return ONYX_OK;
     CUDA_DISPATCH_FLOATS(x->dtype, softmax_launch, c, x, y, outer, n, inner, mode)
     return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: type %d on CUDA", c->node->op_type, (int)x->dtype);
@@ -298,7 +298,7 @@ bool cuda_softmax_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
     if (!x || x->rank < 0 || !dtype_is_float(x->dtype)) return false;
     int64_t outer, n, inner;
-    return softmax_view(p->node, x->rank, x->dims, &outer, &n, &inner);
+    return softmax_view(p->node, p->params, x->rank, x->dims, &outer, &n, &inner);
 }
 
 onyx_status cuda_softmax(const kernel_call *c) { return softmax_run(c, SM_SOFTMAX); }

@@ -1,5 +1,6 @@
 /* Schema of com.microsoft.BiasSoftmax: softmax(data + bias) over the axes from `axis` on (one
- * flattened row each), the bias broadcast over data's leading axes. */
+ * flattened row each), the bias broadcast over data's leading axes. Its inference hands the axis
+ * to the kernels (core/op_params.h). */
 #include "ops/contrib_nlp/contrib_nlp.h"
 
 static onyx_status bsm_infer(infer_ctx *c) {
@@ -11,7 +12,7 @@ static onyx_status bsm_infer(infer_ctx *c) {
     const type_info *x = c->in[0], *b = c->in[1];
     if (x->rank >= 0 && b->rank >= 0) {
         int axis;
-        TRY(infer_axis(c, attr_int(c->node, "axis", 1), x->rank, &axis));
+        TRY(infer_kernel_axis(c, attr_int(c->node, "axis", 1), x->rank, &axis));
         char s1[160], s2[160];
         bool ok = b->rank <= x->rank;
         for (int i = 0; ok && i < b->rank; i++) {
@@ -33,6 +34,6 @@ static onyx_status bsm_infer(infer_ctx *c) {
 static const attr_spec attrs[] = {{"axis", ATTR_INT}, {"is_inner_broadcast", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_MsBiasSoftmax[] = {
-    {CNLP_MS, "BiasSoftmax", 1, 2, 2, 1, 1, attrs, bsm_infer, 0},
+    {CNLP_MS, "BiasSoftmax", 1, 2, 2, 1, 1, attrs, bsm_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -38,7 +38,8 @@ static onyx_status fmm_infer(infer_ctx *c) {
     if (geom_matmul_dims(a->rank, ad, b->rank, bd, &r, dims, &m) != ONYX_OK)
         return onyx_error(ONYX_ERR_SHAPE, "after the transposes, %s", m.text);
     type_set_tensor(&c->out[0], yd, r, dims);
-    return ONYX_OK;
+    /* the kernels' product is over the transposed operands */
+    return infer_set_matmul(c, a->rank, ad, b->rank, bd);
 }
 
 static const attr_spec attrs[] = {{"alpha", ATTR_FLOAT},     {"transA", ATTR_INT},
@@ -46,6 +47,6 @@ static const attr_spec attrs[] = {{"alpha", ATTR_FLOAT},     {"transA", ATTR_INT
                                   {"transBatchB", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_MsFusedMatMul[] = {
-    {CNLP_MS, "FusedMatMul", 1, 2, 2, 1, 1, attrs, fmm_infer, 0},
+    {CNLP_MS, "FusedMatMul", 1, 2, 2, 1, 1, attrs, fmm_infer, OP_GEOMETRY},
     OP_END,
 };

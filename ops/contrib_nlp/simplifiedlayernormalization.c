@@ -1,6 +1,7 @@
 /* Schema of SimplifiedLayerNormalization, the RMS normalization onnxruntime registers in the
  * default domain (version 1) and its transformer optimizer emits: x / sqrt(mean(x^2) + eps) *
- * scale over the axes from `axis` on. */
+ * scale over the axes from `axis` on. Its inference hands the axis to the kernels
+ * (core/op_params.h). */
 #include "ops/contrib_nlp/contrib_nlp.h"
 
 static onyx_status sln_infer(infer_ctx *c) {
@@ -21,7 +22,7 @@ static onyx_status sln_infer(infer_ctx *c) {
     }
     if (x->rank == 0) return onyx_error(ONYX_ERR_SHAPE, "X is a scalar, expected rank >= 1");
     int axis;
-    TRY(infer_axis(c, attr_int(c->node, "axis", -1), x->rank, &axis));
+    TRY(infer_kernel_axis(c, attr_int(c->node, "axis", -1), x->rank, &axis));
     if (s->rank >= 0) {
         bool ok = s->rank <= x->rank - axis;
         for (int i = 0; ok && i < s->rank; i++) {
@@ -50,6 +51,6 @@ static const attr_spec attrs[] = {
     {"axis", ATTR_INT}, {"epsilon", ATTR_FLOAT}, {"stash_type", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_OrtSimplifiedLayerNormalization[] = {
-    {"", "SimplifiedLayerNormalization", 1, 2, 2, 1, 2, attrs, sln_infer, 0},
+    {"", "SimplifiedLayerNormalization", 1, 2, 2, 1, 2, attrs, sln_infer, OP_GEOMETRY},
     OP_END,
 };

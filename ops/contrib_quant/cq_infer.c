@@ -62,5 +62,5 @@ onyx_status cq_infer_matmul(infer_ctx *c, int ia, int ib, onyx_dtype t) {
     if (geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m) != ONYX_OK)
         return onyx_error(ONYX_ERR_SHAPE, "inputs %d and %d: %s", ia, ib, m.text);
     type_set_tensor(&c->out[0], t, r, dims);
-    return ONYX_OK;
+    return infer_set_matmul(c, a->rank, a->dims, b->rank, b->dims);
 }

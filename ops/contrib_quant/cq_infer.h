@@ -23,7 +23,8 @@ onyx_status cq_infer_zero_point(infer_ctx *c, int i, onyx_dtype t, bool optional
 onyx_status cq_infer_quantized(infer_ctx *c, int i, onyx_dtype t, const char *name);
 
 /* Output 0 of type t with the numpy-matmul shape of inputs a and b (1-D operands promoted and
- * their dim dropped again, batch dims broadcast). */
+ * their dim dropped again, batch dims broadcast), and the product's geometry for the kernels
+ * (infer_set_matmul). */
 onyx_status cq_infer_matmul(infer_ctx *c, int a, int b, onyx_dtype t);
 
 #endif

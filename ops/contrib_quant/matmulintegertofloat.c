@@ -68,11 +68,11 @@ static onyx_status dqmm_infer(infer_ctx *c) {
 }
 
 const op_schema op_MatMulIntegerToFloat[] = {
-    {"com.microsoft", "MatMulIntegerToFloat", 1, 4, 7, 1, 1, NULL, mmitf_infer, 0},
+    {"com.microsoft", "MatMulIntegerToFloat", 1, 4, 7, 1, 1, NULL, mmitf_infer, OP_GEOMETRY},
     OP_END,
 };
 
 const op_schema op_DynamicQuantizeMatMul[] = {
-    {"com.microsoft", "DynamicQuantizeMatMul", 1, 3, 5, 1, 1, NULL, dqmm_infer, 0},
+    {"com.microsoft", "DynamicQuantizeMatMul", 1, 3, 5, 1, 1, NULL, dqmm_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -1,4 +1,5 @@
-/* Schema of LpNormalization: x divided by its L1 or L2 norm along one axis. */
+/* Schema of LpNormalization: x divided by its L1 or L2 norm along one axis (handed to the
+ * kernels, core/op_params.h). */
 #include "ops/schema.h"
 
 #define LP_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16))
@@ -11,7 +12,7 @@ static onyx_status lp_infer(infer_ctx *c) {
                           (long long)p);
     if (c->in[0]->rank >= 0) {
         int axis;
-        TRY(infer_axis(c, attr_int(c->node, "axis", -1), c->in[0]->rank, &axis));
+        TRY(infer_kernel_axis(c, attr_int(c->node, "axis", -1), c->in[0]->rank, &axis));
     }
     return infer_same_as_input(c, 0, 0);
 }
@@ -19,7 +20,7 @@ static onyx_status lp_infer(infer_ctx *c) {
 static const attr_spec attrs[] = {{"axis", ATTR_INT}, {"p", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_LpNormalization[] = {
-    {"", "LpNormalization", 1, 1, 1, 1, 1, attrs, lp_infer, 0},
-    {"", "LpNormalization", 22, 1, 1, 1, 1, attrs, lp_infer, 0},
+    {"", "LpNormalization", 1, 1, 1, 1, 1, attrs, lp_infer, OP_GEOMETRY},
+    {"", "LpNormalization", 22, 1, 1, 1, 1, attrs, lp_infer, OP_GEOMETRY},
     OP_END,
 };

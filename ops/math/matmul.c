@@ -1,5 +1,6 @@
 /* Schemas of MatMul and MatMulInteger: numpy matmul semantics (1-D operands promoted and their
- * dim dropped again, batch dims broadcast); MatMulInteger subtracts zero points and gives int32. */
+ * dim dropped again, batch dims broadcast); MatMulInteger subtracts zero points and gives int32.
+ * Their inference hands the product's geometry to every device's kernel (core/op_params.h). */
 #include "ops/schema.h"
 
 #include "geometry/matmul.h"
@@ -9,7 +10,8 @@
                     DT_BIT(ONYX_UINT64))
 #define MM_TYPES_13 (MM_TYPES_9 | DT_BIT(ONYX_BFLOAT16))
 
-/* Output 0 of type `dtype` with the matmul shape of inputs 0 and 1. */
+/* Output 0 of type `dtype` with the matmul shape of inputs 0 and 1, and the product's geometry
+ * for the kernels. */
 static onyx_status matmul_shape(infer_ctx *c, onyx_dtype dtype) {
     const type_info *a = c->in[0], *b = c->in[1];
     if (a->rank < 0 || b->rank < 0) {
@@ -21,7 +23,7 @@ static onyx_status matmul_shape(infer_ctx *c, onyx_dtype dtype) {
     geom_msg m;
     GEOM_TRY(m, geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m));
     type_set_tensor(&c->out[0], dtype, r, dims);
-    return ONYX_OK;
+    return infer_set_matmul(c, a->rank, a->dims, b->rank, b->dims);
 }
 
 static onyx_status matmul_infer(infer_ctx *c) {
@@ -50,13 +52,13 @@ static onyx_status matmul_integer_infer(infer_ctx *c) {
 }
 
 const op_schema op_MatMul[] = {
-    {"", "MatMul", 1, 2, 2, 1, 1, NULL, matmul_infer, 0},
-    {"", "MatMul", 9, 2, 2, 1, 1, NULL, matmul_infer, 0},
-    {"", "MatMul", 13, 2, 2, 1, 1, NULL, matmul_infer, 0},
+    {"", "MatMul", 1, 2, 2, 1, 1, NULL, matmul_infer, OP_GEOMETRY},
+    {"", "MatMul", 9, 2, 2, 1, 1, NULL, matmul_infer, OP_GEOMETRY},
+    {"", "MatMul", 13, 2, 2, 1, 1, NULL, matmul_infer, OP_GEOMETRY},
     OP_END,
 };
 
 const op_schema op_MatMulInteger[] = {
-    {"", "MatMulInteger", 10, 2, 4, 1, 1, NULL, matmul_integer_infer, 0},
+    {"", "MatMulInteger", 10, 2, 4, 1, 1, NULL, matmul_integer_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -1,5 +1,5 @@
 /* Schema of MeanVarianceNormalization: (x - mean) / sqrt(variance) over `axes` (default
- * [0, 2, 3]). */
+ * [0, 2, 3]), handed to the kernels (core/op_params.h). */
 #include "ops/schema.h"
 
 #define MVN_TYPES (DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_DOUBLE) | DT_BIT(ONYX_FLOAT16))
@@ -15,10 +15,13 @@ static onyx_status mvn_infer(infer_ctx *c) {
             axes = dflt;
             n = 3;
         }
+        bool mask[ONYX_MAX_RANK] = {false};
         for (size_t i = 0; i < n; i++) {
             int a;
             TRY(infer_axis(c, axes[i], rank, &a));
+            mask[a] = true;
         }
+        infer_set_axes(c, rank, mask); /* the kernels' axes */
     }
     return infer_same_as_input(c, 0, 0);
 }
@@ -26,7 +29,7 @@ static onyx_status mvn_infer(infer_ctx *c) {
 static const attr_spec attrs[] = {{"axes", ATTR_INTS}, {NULL, 0}};
 
 const op_schema op_MeanVarianceNormalization[] = {
-    {"", "MeanVarianceNormalization", 9, 1, 1, 1, 1, attrs, mvn_infer, 0},
-    {"", "MeanVarianceNormalization", 13, 1, 1, 1, 1, attrs, mvn_infer, 0},
+    {"", "MeanVarianceNormalization", 9, 1, 1, 1, 1, attrs, mvn_infer, OP_GEOMETRY},
+    {"", "MeanVarianceNormalization", 13, 1, 1, 1, 1, attrs, mvn_infer, OP_GEOMETRY},
     OP_END,
 };

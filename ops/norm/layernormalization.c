@@ -1,6 +1,7 @@
 /* Schemas of LayerNormalization and RMSNormalization: x normalized over its trailing axes
  * [axis, rank), then scaled (and for LayerNorm shifted) by tensors broadcast to x. They share
- * this file because they share inference: the same axis, stash_type and scale rules. */
+ * this file because they share inference: the same axis (handed to the kernels,
+ * core/op_params.h), stash_type and scale rules. */
 #include "ops/shape_common.h"
 
 /* stash_type: the precision of the statistics (1 float, 11 double, 16 bfloat16) */
@@ -43,7 +44,7 @@ static onyx_status norm_common(infer_ctx *c, int n_params, int *axis) {
     *axis = -1;
     if (x->rank < 0) return ONYX_OK;
     if (x->rank == 0) return onyx_error(ONYX_ERR_SHAPE, "input 0 is a scalar, expected rank >= 1");
-    TRY(infer_axis(c, attr_int(c->node, "axis", -1), x->rank, axis));
+    TRY(infer_kernel_axis(c, attr_int(c->node, "axis", -1), x->rank, axis));
     for (int i = 1; i < n_params; i++)
         if (i < c->n_in && c->in[i]) TRY(check_bcast(c, i));
     return ONYX_OK;
@@ -81,11 +82,11 @@ static const attr_spec attrs[] = {
     {"axis", ATTR_INT}, {"epsilon", ATTR_FLOAT}, {"stash_type", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_LayerNormalization[] = {
-    {"", "LayerNormalization", 17, 2, 3, 1, 3, attrs, ln_infer, 0},
+    {"", "LayerNormalization", 17, 2, 3, 1, 3, attrs, ln_infer, OP_GEOMETRY},
     OP_END,
 };
 
 const op_schema op_RMSNormalization[] = {
-    {"", "RMSNormalization", 23, 2, 2, 1, 1, attrs, rms_infer, 0},
+    {"", "RMSNormalization", 23, 2, 2, 1, 1, attrs, rms_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -38,11 +38,11 @@ static onyx_status qmm_infer(infer_ctx *c) {
     geom_msg m;
     GEOM_TRY(m, geom_matmul_dims(a->rank, a->dims, b->rank, b->dims, &r, dims, &m));
     type_set_tensor(&c->out[0], yd, r, dims);
-    return ONYX_OK;
+    return infer_set_matmul(c, a->rank, a->dims, b->rank, b->dims);
 }
 
 const op_schema op_QLinearMatMul[] = {
-    {"", "QLinearMatMul", 10, 8, 8, 1, 1, NULL, qmm_infer, 0},
-    {"", "QLinearMatMul", 21, 8, 8, 1, 1, NULL, qmm_infer, 0},
+    {"", "QLinearMatMul", 10, 8, 8, 1, 1, NULL, qmm_infer, OP_GEOMETRY},
+    {"", "QLinearMatMul", 21, 8, 8, 1, 1, NULL, qmm_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -1,5 +1,7 @@
 /* Schemas of the ten Reduce* ops. They share attributes, arity and inference (only the allowed
- * element types differ), so one file stamps all their version lists. */
+ * element types differ), so one file stamps all their version lists. Their inference hands the
+ * axes reduced to every device's kernel (core/op_params.h); axes from an input whose value the
+ * plan does not know are resolved per run. */
 #include "ops/reduce/reduce.h"
 
 #include <string.h>
@@ -66,6 +68,7 @@ static onyx_status reduce_infer(infer_ctx *c) {
     }
     bool mask[ONYX_MAX_RANK];
     TRY(reduce_axes_mask(c->node, axes, x->rank, mask));
+    infer_set_axes(c, x->rank, mask);
     int64_t dims[ONYX_MAX_RANK];
     int r = 0;
     for (int i = 0; i < x->rank; i++) {
@@ -80,8 +83,8 @@ static const attr_spec attrs_axes[] = {{"axes", ATTR_INTS}, {"keepdims", ATTR_IN
 static const attr_spec attrs_input[] = {
     {"keepdims", ATTR_INT}, {"noop_with_empty_axes", ATTR_INT}, {NULL, 0}};
 
-#define R_ATTR(op, v) {"", #op, v, 1, 1, 1, 1, attrs_axes, reduce_infer, 0}
-#define R_INPUT(op, v) {"", #op, v, 1, 2, 1, 1, attrs_input, reduce_infer, 0}
+#define R_ATTR(op, v) {"", #op, v, 1, 1, 1, 1, attrs_axes, reduce_infer, OP_GEOMETRY}
+#define R_INPUT(op, v) {"", #op, v, 1, 2, 1, 1, attrs_input, reduce_infer, OP_GEOMETRY}
 
 /* The usual history: axes attribute at 1, negative axes at 11, bfloat16 at 13, axes input at 18. */
 #define REDUCE_SCHEMA(op)                                                                          \

@@ -108,3 +108,43 @@ def test_windows_resolved_per_run_on_a_generic_plan():
         assert len(plans) <= 3, plans  # the rest ran on the generic plan
     finally:
         ort.set_default_logger_callback(None)
+
+
+def test_products_and_axes_resolved_per_run_on_a_generic_plan():
+    # A product's geometry and the axes of a reduction, softmax, normalization or ArgMax are
+    # resolved once per plan (core/op_params.h); a generic plan's products have unknown dims and
+    # each run resolves its own, as does a reduction whose axes come from an input (each run's
+    # value here). Against numpy.
+    b = rng.standard_normal((1, 8, 5)).astype(np.float32)  # one matrix for every batch
+    scale = rng.standard_normal(5).astype(np.float32)
+    nodes = [h.make_node('MatMul', ['x', 'b'], ['p']),
+             h.make_node('Softmax', ['p'], ['s'], axis=1),
+             h.make_node('ReduceSum', ['s', 'axes'], ['r'], keepdims=1),
+             h.make_node('LayerNormalization', ['p', 'scale'], ['ln'], axis=-1),
+             h.make_node('ArgMax', ['p'], ['am'], axis=1, keepdims=0)]
+    inputs = [h.make_tensor_value_info('x', TP.FLOAT, ['n', 's', 8]),
+              h.make_tensor_value_info('axes', TP.INT64, [1])]
+    outputs = [h.make_tensor_value_info(name, t, None)
+               for name, t in (('r', TP.FLOAT), ('ln', TP.FLOAT), ('am', TP.INT64))]
+    s, lines = session(nodes, inputs, outputs, {'b': b, 'scale': scale})
+    try:
+        built(lines)
+        plans = []
+        for i, (n, seq) in enumerate([(1, 3), (2, 5), (3, 4), (2, 7), (4, 2), (1, 9), (3, 6)]):
+            x = rng.standard_normal((n, seq, 8)).astype(np.float32)
+            axis = [1, 2, -1, 0][i % 4]
+            r, ln, am = s.run(None, {'x': x, 'axes': np.array([axis], np.int64)})
+            p = x @ b
+            e = np.exp(p - p.max(axis=1, keepdims=True))
+            soft = e / e.sum(axis=1, keepdims=True)
+            np.testing.assert_allclose(r, soft.sum(axis=axis, keepdims=True), rtol=1e-5,
+                                       atol=1e-5)
+            mean = p.mean(axis=-1, keepdims=True)
+            var = ((p - mean) ** 2).mean(axis=-1, keepdims=True)
+            np.testing.assert_allclose(ln, (p - mean) / np.sqrt(var + 1e-5) * scale, rtol=1e-4,
+                                       atol=1e-4)
+            np.testing.assert_array_equal(am, p.argmax(axis=1))
+            plans += built(lines)
+        assert len(plans) <= 3, plans  # the rest ran on the generic plan
+    finally:
+        ort.set_default_logger_callback(None)
