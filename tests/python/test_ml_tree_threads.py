@@ -1,8 +1,9 @@
 """Tree ensembles over a batch large enough to be split over threads (kernels_cpu/ml/tree.c splits the
-rows): a two-thread session answers bit for bit as a one-thread one and as the rows run one at a
-time, for TreeEnsembleClassifier (scores, labels), TreeEnsembleRegressor and TreeEnsemble (v5), on
-rows with and without NaN (walked four at a time or alone) and batch sizes that are not a multiple
-of four."""
+rows): a two-thread session answers bit for bit as a one-thread one and as a sample of its rows
+run one at a time, for TreeEnsembleClassifier (scores, labels; leaves with one output or all),
+TreeEnsembleRegressor and TreeEnsemble (v5), on rows with and without NaN (walked four at a time or
+alone) and batch sizes that are not a multiple of four. On a one-CPU machine the two-thread session
+runs on one (parallel_usable_threads) and the comparison is of one thread with itself."""
 import numpy as np
 import pytest
 from onnx import TensorProto as TP
