@@ -34,6 +34,12 @@ typedef struct leq_node {
     int32_t next[2];
 } leq_node;
 
+/* A leaf's one output as the classifier adds it: its weight already a float. */
+typedef struct leaf_score {
+    int32_t target;
+    float weight;
+} leaf_score;
+
 typedef struct forest {
     tnode *nodes;
     leq_node *leq;            /* every reachable node a <= test: the nodes in that form, else NULL */
@@ -54,6 +60,7 @@ typedef struct forest {
     int64_t max_feature;
     /* classifier */
     bool binary;              /* every output names one class */
+    leaf_score *single;       /* every leaf has one output (LightGBM's, XGBoost's): those, else NULL */
 } forest;
 
 static void forest_free(forest *f) {
@@ -66,6 +73,7 @@ static void forest_free(forest *f) {
     free(f->out_weight);
     free(f->sets);
     free(f->base);
+    free(f->single);
     free(f);
 }
 
@@ -542,8 +550,13 @@ static void regress_f64(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
-/* Rows per parallel chunk: enough tree walks to be worth a thread. */
-static int64_t grain(const forest *f) { return 1 + 4096 / (f->n_trees + 1); }
+/* Tree walks per parallel chunk. A worker that spins after a run (core/parallel.h) takes a chunk
+ * within a few microseconds, and TBB has the caller run a chunk no worker has taken, so a late
+ * worker costs little: a chunk needs only to outweigh the hand-over. */
+enum { CHUNK_WALKS = 1024 };
+
+/* Rows per parallel chunk: CHUNK_WALKS walks, at least one row. */
+static int64_t grain(const forest *f) { return 1 + CHUNK_WALKS / (f->n_trees + 1); }
 
 onyx_status cpu_tree_ensemble_prepare(const kernel_prep *p, void **state) {
     forest *f = calloc(1, sizeof *f);
@@ -637,6 +650,20 @@ void cpu_tree_classifier_release(void *state) {
     free(s);
 }
 
+/* f->single when every leaf has exactly one output (a class index that fits an int32). */
+static onyx_status compile_single(forest *f) {
+    if (f->n_targets > INT32_MAX) return ONYX_OK;
+    for (int32_t l = 0; l < f->n_leaves; l++)
+        if (f->leaf_begin[l + 1] - f->leaf_begin[l] != 1) return ONYX_OK;
+    f->single = malloc(((size_t)f->n_leaves + 1) * sizeof *f->single);
+    if (!f->single) return onyx_oom("tree leaves");
+    for (int32_t l = 0; l < f->n_leaves; l++) {
+        int32_t o = f->leaf_begin[l];
+        f->single[l] = (leaf_score){(int32_t)f->out_target[o], (float)f->out_weight[o]};
+    }
+    return ONYX_OK;
+}
+
 onyx_status cpu_tree_classifier_prepare(const kernel_prep *p, void **state) {
     classifier_state *s = calloc(1, sizeof *s);
     if (!s) return onyx_oom("tree classifier");
@@ -660,6 +687,7 @@ onyx_status cpu_tree_classifier_prepare(const kernel_prep *p, void **state) {
     s->all_positive = true;
     for (int32_t o = 0; o < s->f->leaf_begin[s->f->n_leaves]; o++)
         if (s->f->out_weight[o] < 0) s->all_positive = false;
+    CHECK(compile_single(s->f));
     *state = s;
     return ONYX_OK;
 done:
@@ -670,6 +698,12 @@ done:
 /* Sums each class's leaf weights over the trees for one row into z, and marks in has the classes
  * that some reached leaf names: onnxruntime's binary rules and argmax depend on it. */
 static inline void add_leaf(const forest *f, int32_t leaf, float *z, uint8_t *has) {
+    if (f->single) { /* the same float added as below, without the loop */
+        leaf_score one = f->single[leaf];
+        z[one.target] += one.weight;
+        has[one.target] = 1;
+        return;
+    }
     for (int32_t o = f->leaf_begin[leaf]; o < f->leaf_begin[leaf + 1]; o++) {
         z[f->out_target[o]] += (float)f->out_weight[o];
         has[f->out_target[o]] = 1;
@@ -797,6 +831,7 @@ typedef struct classify_job {
     uint8_t *has;               /* rows x n_labels */
     int64_t *best;              /* rows: the label's index */
     const graph_node *node;
+    int64_t rows;
 } classify_job;
 
 static void classify(void *ctx, int64_t begin, int64_t end) {
@@ -832,6 +867,13 @@ static void classify(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
+/* classify over groups [begin, end) of WALK_ROWS rows: a parallel chunk never splits a group, so
+ * each of its rows is walked with three others (but in the batch's last, short group). */
+static void classify_groups(void *ctx, int64_t begin, int64_t end) {
+    const classify_job *j = ctx;
+    classify(ctx, begin * WALK_ROWS, end * WALK_ROWS < j->rows ? end * WALK_ROWS : j->rows);
+}
+
 /* The rows' labels as strings (serial: strings allocate). */
 static onyx_status string_labels(const classify_job *j, int64_t rows) {
     const graph_attr *names = node_attr(j->node, "classlabels_strings");
@@ -860,8 +902,9 @@ onyx_status cpu_tree_classifier_run(const kernel_call *c) {
         scores = &tmp;
     }
     classify_job j = {s, x, labels, scores, cols, width, (uint8_t *)mem + (size_t)rows * sizeof(int64_t),
-                      (int64_t *)mem, c->node};
-    parallel_for(rows, grain(s->f), classify, &j);
+                      (int64_t *)mem, c->node, rows};
+    parallel_for((rows + WALK_ROWS - 1) / WALK_ROWS, (grain(s->f) + WALK_ROWS - 1) / WALK_ROWS,
+                 classify_groups, &j);
     onyx_status st = s->string_labels ? string_labels(&j, rows) : ONYX_OK;
     tensor_release(&tmp);
     return st;

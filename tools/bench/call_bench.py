@@ -9,7 +9,10 @@ folder (build/call_bench/). Each engine runs in its own long-lived process with 
 options (what `import onyx as onnxruntime` gives a user); the driver asks them for blocks of calls
 in turn (onyx, onnxruntime, onnxruntime, onyx, ...) so that drift on a shared machine falls on both,
 and reports the median of all calls of each engine and the ratio onyx / onnxruntime (below 1: onyx
-costs less). Both engines' outputs are compared before timing. A benchmark, not a test.
+costs less). Beside the wall time, each block's CPU time per call: the process's (all its threads,
+workers that spin between calls included: both engines spin by default) and the calling thread's
+(steadier than the wall time on a loaded machine, but blind to work handed to other threads); each
+the median over blocks. Both engines' outputs are compared before timing. A benchmark, not a test.
 
   tools/bench/call_bench.py [--rounds R] [--calls N] [--batch B] [--models rf,pipeline,...]
 """
@@ -100,7 +103,8 @@ def build_models(names):
 
 def worker(engine):
     """Reads JSON commands from stdin, one a line: {"load": {name: path}, "batch": B} loads the
-    sessions and answers their outputs; {"time": name, "calls": N} answers the N calls' times (ns)."""
+    sessions and answers their outputs; {"time": name, "calls": N} answers the N calls' times (ns)
+    and the block's process and calling-thread CPU times (ns)."""
     if engine == 'onyx':
         sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
         import onyx as rt
@@ -123,11 +127,13 @@ def worker(engine):
             run, feed = sessions[cmd['time']].run, feeds[cmd['time']]
             clock = time.perf_counter_ns
             times = []
+            cpu0, thread0 = time.process_time_ns(), time.thread_time_ns()
             for _ in range(cmd['calls']):
                 t0 = clock()
                 run(None, feed)
                 times.append(clock() - t0)
-            print(json.dumps(times), flush=True)
+            cpu, thread = time.process_time_ns() - cpu0, time.thread_time_ns() - thread0
+            print(json.dumps({'times': times, 'cpu': cpu, 'thread_cpu': thread}), flush=True)
 
 
 class Worker:
@@ -187,19 +193,35 @@ def main():
                                  f'{loaded["onnxruntime"][name]}\n  onyx        {loaded["onyx"][name]}')
         results = {}
         print(f'{"model":10} {"onnxruntime ms":>15} {"onyx ms":>9} {"onyx/ort":>9}   '
+              f'{"process CPU ms ort / onyx (ratio)":>34}   {"caller CPU ms ort / onyx (ratio)":>33}   '
               f'(batch {args.batch}; median of {args.rounds} x {args.calls} calls each)')
         for name in paths:
             times = {'onyx': [], 'onnxruntime': []}
+            cpu = {'onyx': [], 'onnxruntime': []}        # per block: ms per call
+            thread = {'onyx': [], 'onnxruntime': []}
             for e, w in workers.items():   # warm-up
                 w.ask({'time': name, 'calls': args.calls})
             order = ['onyx', 'onnxruntime']
             for r in range(args.rounds):
                 for e in (order if r % 2 == 0 else order[::-1]):
-                    times[e] += workers[e].ask({'time': name, 'calls': args.calls})
+                    block = workers[e].ask({'time': name, 'calls': args.calls})
+                    times[e] += block['times']
+                    cpu[e].append(block['cpu'] / args.calls / 1e6)
+                    thread[e].append(block['thread_cpu'] / args.calls / 1e6)
             med = {e: float(np.median(t)) / 1e6 for e, t in times.items()}
+            med_cpu = {e: float(np.median(c)) for e, c in cpu.items()}
+            med_thread = {e: float(np.median(c)) for e, c in thread.items()}
             ratio = med['onyx'] / med['onnxruntime']
-            results[name] = {'onnxruntime_ms': med['onnxruntime'], 'onyx_ms': med['onyx'], 'ratio': ratio}
-            print(f'{name:10} {med["onnxruntime"]:15.4f} {med["onyx"]:9.4f} {ratio:9.2f}', flush=True)
+            cpu_ratio = med_cpu['onyx'] / med_cpu['onnxruntime']
+            thread_ratio = med_thread['onyx'] / med_thread['onnxruntime']
+            results[name] = {'onnxruntime_ms': med['onnxruntime'], 'onyx_ms': med['onyx'], 'ratio': ratio,
+                             'onnxruntime_cpu_ms': med_cpu['onnxruntime'], 'onyx_cpu_ms': med_cpu['onyx'],
+                             'cpu_ratio': cpu_ratio, 'onnxruntime_caller_cpu_ms': med_thread['onnxruntime'],
+                             'onyx_caller_cpu_ms': med_thread['onyx'], 'caller_cpu_ratio': thread_ratio}
+            print(f'{name:10} {med["onnxruntime"]:15.4f} {med["onyx"]:9.4f} {ratio:9.2f}   '
+                  f'{med_cpu["onnxruntime"]:14.4f} / {med_cpu["onyx"]:.4f} ({cpu_ratio:.2f})   '
+                  f'{med_thread["onnxruntime"]:13.4f} / {med_thread["onyx"]:.4f} ({thread_ratio:.2f})',
+                  flush=True)
         if args.json:
             with open(args.json, 'w') as f:
                 json.dump(results, f, indent=1)
