@@ -676,15 +676,16 @@ def test_qlinear_add_equals_onnxruntime(t, seed):
 
 @pytest.mark.parametrize('t', [np.uint8, np.int8])
 @pytest.mark.parametrize('shape,cs', [((3, 37), 0.05), ((1, 16, 7, 9), 0.05), ((5, 29), 1e-4)])
-def test_qlinear_add_vector_tails_equal_onnxruntime(t, shape, cs):
-    """The AVX-512 Add of two tensors of one shape (16 elements a step) and the loop that ends it:
-    sizes past whole steps, and a tiny output scale that saturates most outputs."""
+@pytest.mark.parametrize('op', ['QLinearAdd', 'QLinearMul'])
+def test_qlinear_binary_vector_tails_equal_onnxruntime(op, t, shape, cs):
+    """The AVX-512 Add and Mul of two tensors of one shape (16 elements a step) and the loop that
+    ends them: sizes past whole steps, and a tiny output scale that saturates most outputs."""
     lo, hi = (-128, 127) if t == np.int8 else (0, 255)
     r = np.random.default_rng(7)
     params = {'as': np.array(0.07, np.float32), 'az': np.array(r.integers(lo, hi + 1), t),
               'bs': np.array(0.03, np.float32), 'bz': np.array(r.integers(lo, hi + 1), t),
               'cs': np.array(cs, np.float32), 'cz': np.array(r.integers(lo, hi + 1), t)}
-    node = oh.make_node('QLinearAdd', ['a', 'as', 'az', 'b', 'bs', 'bz', 'cs', 'cz'], ['y'],
+    node = oh.make_node(op, ['a', 'as', 'az', 'b', 'bs', 'bz', 'cs', 'cz'], ['y'],
                         domain='com.microsoft')
     tp = NP2TP[t]
     b = model_bytes([node], [oh.make_tensor_value_info('a', tp, shape), oh.make_tensor_value_info('b', tp, shape)],
