@@ -5,7 +5,8 @@
  * broadcast operand folded into the constant first), Mul as (a - zA)(b - zB) * (sA sB / sC) +
  * zC; then rounded half to even and saturated. Tensors the fusion pass keeps opaque (channels
  * last, core/fuse.h; cpu_opaque_prepare's marker as the state) broadcast as they are stored: a
- * per-channel factor [N, C, 1, ...] against [N, spatial..., C]. */
+ * per-channel factor [N, C, 1, ...] against [N, spatial..., C]. With AVX-512, runs of two
+ * tensors of one shape take 16-element steps written with intrinsics (the same arithmetic). */
 #include <math.h>
 
 #include "kernels_cpu/common/broadcast.h"
@@ -63,7 +64,6 @@ typedef struct qbin_ctx {
     CPU_CLONES static void NAME(void *ctx, int64_t n, char *const *p, const int64_t *s) { ADD_BODY(T) }
 DEFINE_ADD(add_u8, uint8_t)
 DEFINE_ADD(add_s8, int8_t)
-
 
 /* (a - zA)(b - zB) is exact in int32; one product rounding to float, then the scale. */
 #define DEFINE_MUL(NAME, T)                                                                        \
