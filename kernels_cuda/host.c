@@ -96,5 +96,3 @@ onyx_status ops_read_ints(const tensor *t, int input, int64_t *out, size_t cap, 
 onyx_status node_transpose_perm(const graph_node *n, int rank, int64_t *perm) {
     return host->transpose_perm(n, rank, perm);
 }
-
-}
