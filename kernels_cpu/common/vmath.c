@@ -82,7 +82,6 @@ static inline float vs_round(float a) {
 #define V_SUB(a, b) ((a) - (b))
 #define V_MUL(a, b) ((a) * (b))
 #define V_DIV(a, b) ((a) / (b))
-#define V_MULIF(m, a, b) ((m) ? (a) * (b) : (a))
 #define V_FMA(a, b, c) ((a) * (b) + (c))
 #define V_FNMA(a, b, c) ((c) - (a) * (b))
 #define V_MIN(a, b) ((a) < (b) ? (a) : (b)) /* x86 semantics: b when either is NaN */
@@ -165,7 +164,6 @@ T2 static inline float v2_hmax(__m256 a) {
 #define V_SUB _mm256_sub_ps
 #define V_MUL _mm256_mul_ps
 #define V_DIV _mm256_div_ps
-#define V_MULIF(m, a, b) _mm256_blendv_ps(a, _mm256_mul_ps(a, b), m)
 #define V_FMA _mm256_fmadd_ps
 #define V_FNMA _mm256_fnmadd_ps
 #define V_MIN _mm256_min_ps
@@ -219,8 +217,6 @@ T2 static inline float v2_hmax(__m256 a) {
 #define V_SUB _mm512_sub_ps
 #define V_MUL _mm512_mul_ps
 #define V_DIV _mm512_div_ps
-/* a * b where m, a elsewhere */
-#define V_MULIF(m, a, b) _mm512_mask_mul_ps(a, m, a, b)
 #define V_FMA _mm512_fmadd_ps
 #define V_FNMA _mm512_fnmadd_ps
 #define V_MIN _mm512_min_ps

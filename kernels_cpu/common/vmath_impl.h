@@ -214,23 +214,7 @@ VM_MAP(gelu_tanh_a, VM(gelu_tanh_v)(v))
 VM_MAP(mish_a, VM(mish_v)(v))
 VM_MAP(softplus_a, VM(softplus_v)(v))
 
-/* x sigmoid(x) = x / (1 + e), times e where x < 0, with e = exp(-|x|) in (0, 1]: sigmoid_v's
- * formula with fewer steps (-|x| as one OR of the sign, no upper clamp on the exp's argument,
- * the numerator as a masked product), since SiLU after every convolution of a network like
- * EfficientNet is a seventh of its run. */
-VM_INLINE V VM(silu_v)(V x) {
-    V nx = V_OR(x, V_SET1(-0.0f));
-    V n, em = VM(expm1_r)(V_MAX(V_SET1(-104.0f), nx), &n);
-    V e = V_SCALE(V_ADD(em, V_SET1(1.0f)), n);
-    V q = V_DIV(x, V_ADD(V_SET1(1.0f), e));
-    return V_MULIF(M_LT(x, V_SET1(0.0f)), q, e);
-}
-
 VM_FN void VM(swish_a)(const float *x, float *y, int64_t n, float alpha) {
-    if (alpha == 1.0f) {
-        VM_MAP_BODY(VM(silu_v)(v));
-        return;
-    }
     const V a = V_SET1(alpha);
     VM_MAP_BODY(V_MUL(v, VM(sigmoid_v)(V_MUL(a, v))));
 }
@@ -328,7 +312,6 @@ static const cpu_vmath VM_TABLE = {
 #undef V_SUB
 #undef V_MUL
 #undef V_DIV
-#undef V_MULIF
 #undef V_FMA
 #undef V_FNMA
 #undef V_MIN
