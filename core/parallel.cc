@@ -149,13 +149,16 @@ warm_arena &arena_for(int threads) {
     return *slot;
 }
 
-// What tbb_shim_execute is running on this thread: the arena and how its workers wait.
+// What tbb_shim_execute is running on this thread: the arena, how its workers wait, and whether
+// the run has handed out parallel work yet (a run that never does, a small tree ensemble or a
+// graph of serial steps, leaves the workers asleep: spinning them would only burn CPU).
 struct run_policy {
     warm_arena *warm;
     int workers;
     int64_t spin_us, doze_us, nap_us;
+    bool handed_out;
 };
-thread_local const run_policy *current_run = nullptr;
+thread_local run_policy *current_run = nullptr;
 
 // Keeps the arena's workers spinning, then dozing (core/parallel.h), until parallel work is
 // handed out anywhere: one spinner per worker that has none. A dozer wakes on its own timer, never
@@ -197,7 +200,10 @@ void keep_warm(const run_policy &p) {
 
 extern "C" int tbb_shim_concurrency(void) { return tbb::this_task_arena::max_concurrency(); }
 
-extern "C" void tbb_shim_work_coming(void) { work_epoch.fetch_add(1, std::memory_order_relaxed); }
+extern "C" void tbb_shim_work_coming(void) {
+    work_epoch.fetch_add(1, std::memory_order_relaxed);
+    if (current_run) current_run->handed_out = true;
+}
 
 // Between a run's parallel steps too, or the workers fall asleep in TBB after each one and every
 // step waits for a wake-up; after a pause those cost several times their back-to-back time on
@@ -236,7 +242,7 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
     } catch (...) {
         return false;
     }
-    const run_policy policy = {warm, threads - 1, spin_us, doze_us, nap_us};
+    run_policy policy = {warm, threads - 1, spin_us, doze_us, nap_us, false};
     const bool alone = runs_in_flight.fetch_add(1, std::memory_order_relaxed) == 0;
     if (alone && threads > 1) {
         const int cpu = sched_getcpu();
@@ -246,7 +252,7 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
     // execute() runs fn on this thread when it can join the arena, else on one of its threads
     warm->arena.execute([&] {
         TSAN_ACQUIRE(ctx);
-        const run_policy *outer = current_run;
+        run_policy *outer = current_run;
         current_run = &policy;
         fn(ctx);
         current_run = outer;
@@ -254,6 +260,6 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
     });
     TSAN_ACQUIRE(ctx);
     runs_in_flight.fetch_sub(1, std::memory_order_relaxed);
-    keep_warm(policy);
+    if (policy.handed_out) keep_warm(policy);
     return true;
 }

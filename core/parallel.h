@@ -31,8 +31,8 @@ int parallel_threads(void);
 void parallel_work_coming(void);
 void parallel_work_done(void);
 
-/* How a rep's workers wait after each parallel step of a run and after the run, before they
- * sleep until TBB wakes them: they spin for spin_us microseconds, then doze for doze_us (sleep in
+/* How a rep's workers wait after each parallel step of a run and after a run that had any, before
+ * they sleep until TBB wakes them (a run with no parallel step leaves them asleep): they spin for spin_us microseconds, then doze for doze_us (sleep in
  * naps of PARALLEL_NAP_US, looking for work after each); 0 leaves a phase out. A step or request
  * within the spin starts on running threads; one within a doze waits at most a nap for them.
  * Parallel work handed out anywhere (parallel_for, parallel_work_coming) ends both at once. The

@@ -1,6 +1,7 @@
 /* Unit tests for core/parallel.c and parallel.cc: parallel_for covers its range once in chunks of
  * at least the grain, arenas set the thread count that loops see, errors come back with their
- * message, the workers' spin after a run is bounded, off when asked and ended by parallel work,
+ * message, the workers' spin after a run is bounded, off when asked, ended by parallel work
+ * and left out after a run that had none,
  * and a run alone in the process keeps the workers off its caller's CPU. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +170,19 @@ static void test_spin_is_bounded(void **state) {
     assert_int_equal(parallel_within(2, NULL, nothing, NULL), ONYX_OK);
 }
 
+/* A run that hands out no parallel work (a graph of serial steps) leaves the workers asleep,
+ * whatever its spin: they had nothing to stay warm for. Same loose bound as the no-spin case. */
+static void test_serial_run_does_not_spin(void **state) {
+    (void)state;
+    if (parallel_cores() < 2) skip();
+    parallel_policy long_spin = {600000, 0};
+    assert_int_equal(parallel_within(2, &long_spin, nothing, NULL), ONYX_OK);
+    double t0 = cpu_seconds();
+    struct timespec pause = {0, 400000000};
+    nanosleep(&pause, NULL);
+    assert_true(cpu_seconds() - t0 < 0.0075 + 0.0375 / 5);
+}
+
 /* A thread that runs with spinning workers and ends at once: its arena goes with it while the
  * spinners it left are still queued or dozing, and they must not touch what went (AddressSanitizer
  * catches the use after free this once was; the threads' count of parallel steps says whether
@@ -262,6 +276,7 @@ int main(void) {
         cmocka_unit_test(test_error_reaches_caller),
         cmocka_unit_test(test_callers_run_concurrently),
         cmocka_unit_test(test_spin_is_bounded),
+        cmocka_unit_test(test_serial_run_does_not_spin),
         cmocka_unit_test(test_spinners_outlive_their_thread),
         cmocka_unit_test(test_workers_avoid_the_callers_cpu),
     };
