@@ -3,7 +3,8 @@ defaults (tools/llm/tiny_model.py --arch ARCH; tests/models/genai/*_int4): Llama
 (tied: its embedding read as rows of the lm_head's weight), Mistral, Qwen3 (q/k norms), Phi-3
 (plain rotary), Phi-3.5 (longrope: two cos/sin caches past 64 positions), Phi-4-mini (longrope on
 3/4 of each head, tied), Gemma 2 (soft-capping, query_pre_attn_scalar, local layers
-with a window-sized KV cache: GroupQueryAttention sliding_window_cache=1). Prefill then decode to
+with a window-sized KV cache: GroupQueryAttention sliding_window_cache=1), Gemma 3 (q/k norms,
+local and global layers with rotary caches of their own bases, through tools/llm/genai_builder.py). Prefill then decode to
 72 positions through onyx and onnxruntime on the same tokens: at accuracy_level 1 within float32
 rounding of the logits (1e-5 of their range: the two engines sum in different orders); at level 4
 within onnxruntime's own difference between levels 1 and 4; greedy tokens through onyx.genai equal
@@ -23,7 +24,7 @@ ort = pytest.importorskip('onnxruntime')
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, '..', 'models', 'genai')
 ARCHS = ['llama_int4', 'qwen2_int4', 'mistral_int4', 'qwen3_int4', 'phi3_int4', 'phi3_5_int4',
-         'phi4_int4', 'gemma2_int4']
+         'phi4_int4', 'gemma2_int4', 'gemma3_int4']
 PROMPT = [5, 17, 42, 99, 100, 7, 3, 250, 12, 64]
 TOTAL = 72   # past Phi-3.5/4's original 64 positions, many times Gemma 2's window of 8
 
@@ -92,8 +93,13 @@ def test_the_exports_have_what_each_architecture_is_tested_for():
     gemma = attrs('gemma2_int4', 'GroupQueryAttention')
     assert {a.get('sliding_window_cache', 0) for a in gemma} == {0, 1}
     assert all(a['softcap'] > 0 for a in gemma)
-    for name in ('qwen2_int4', 'qwen3_int4', 'phi4_int4', 'gemma2_int4'):   # tied embeddings
+    for name in ('qwen2_int4', 'qwen3_int4', 'phi4_int4', 'gemma2_int4', 'gemma3_int4'):  # tied
         assert attrs(name, 'GatherBlockQuantized'), name
+    gemma3 = attrs('gemma3_int4', 'GroupQueryAttention')   # one local layer, one global
+    assert sorted(a['local_window_size'] for a in gemma3) == [-1, 8]
+    m = onnx.load(os.path.join(MODELS, 'gemma3_int4', 'model.onnx'), load_external_data=False)
+    caches = {n.input[7] for n in m.graph.node if n.op_type == 'GroupQueryAttention'}
+    assert caches == {'cos_cache_local', 'cos_cache_global'}
     assert attrs('phi3_5_int4', 'If')   # longrope: the cache is chosen by position
 
 

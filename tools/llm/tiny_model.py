@@ -2,7 +2,8 @@
 full-size ones (--preset) for `make bench-llm`. A byte-level BPE tokenizer trained on a few
 sentences, a transformers model of the architecture asked for with random weights (fixed seed;
 the tiny ones' weights large enough that greedy search does not repeat one token), then
-`onnxruntime_genai.models.builder` (int4 for the CPU by default). No model hub is needed.
+onnxruntime-genai's model builder (genai_builder.py; int4 for the CPU by default). No model hub
+is needed.
 
     python tools/llm/tiny_model.py OUT_DIR [--arch ARCH] [--precision int4|fp32]
         [--preset qwen2-0.5b|llama-3.2-1b] [--untied] [--extra-options KEY=VALUE ...]
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 SENTENCES = ['the quick brown fox jumps over the lazy dog ' * 4,
              'hello world, onyx runs language models on the cpu']
 
@@ -74,13 +76,8 @@ ARCHS = {
                                                           query_pre_attn_scalar=32,
                                                           sliding_window=8)),
     # Gemma 3 text: q/k norms, local layers with their own rotary base, 1 global in 2 here.
-    # onnxruntime-genai 0.18's builder (the newest on PyPI) cannot export it with transformers
-    # 5.x: builders/base.py make_rope_init reads rope_parameters['rope_type'], which Gemma 3's
-    # per-layer-type rope_parameters lack (KeyError: 'rope_type'; the older rope_theta /
-    # rope_local_base_freq fields are folded into that form on load); given a top-level
-    # rope_type, builders/gemma.py reads config.rope_local_base_freq, which transformers 5 no
-    # longer keeps (AttributeError); and the builder imports transformers 5's classes
-    # (Qwen3_5ForConditionalGeneration), so an older transformers cannot stand in
+    # Exported through genai_builder.py, which gives onnxruntime-genai 0.18's builder the rotary
+    # fields transformers 5 no longer keeps where the builder reads them
     'gemma3': ('Gemma3ForCausalLM', 'Gemma3TextConfig', dict(tie_word_embeddings=True,
                                                               head_dim=16,
                                                               query_pre_attn_scalar=32,
@@ -139,7 +136,7 @@ def main():
     try:
         hf = os.path.join(work, 'hf')
         hf_folder(hf, a.arch, a.hidden, a.layers, a.preset, a.untied)
-        cmd = [sys.executable, '-m', 'onnxruntime_genai.models.builder', '-i', hf, '-o', a.out,
+        cmd = [sys.executable, os.path.join(HERE, 'genai_builder.py'), '-i', hf, '-o', a.out,
                '-p', a.precision, '-e', 'cpu', '-c', os.path.join(work, 'cache')]
         if a.extra_options:
             cmd += ['--extra_options'] + a.extra_options
