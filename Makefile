@@ -500,8 +500,9 @@ bench-traffic: $(LIB_SO) $(ZOO_PYTHON)
 
 # decoder LLMs as onnxruntime-genai's builder writes them (issue 34), random weights at the issue's
 # sizes, into llm/ (ignored): Qwen2-0.5B int4 (the builder's default: tied embeddings,
-# accuracy_level 4), int4 untied, fp32. Minutes each on 2 cores. LLM_PRESETS="llama-3.2-1b" adds more.
-LLM_PRESETS ?= qwen2-0.5b
+# accuracy_level 4), int4 untied, fp32, and the same of Llama-3.2-1B. Minutes each on 2 cores;
+# LLM_PRESETS="qwen2-0.5b" makes (and bench-llm times) one size only.
+LLM_PRESETS ?= qwen2-0.5b llama-3.2-1b
 llm-models: $(ZOO_PYTHON)
 	@for p in $(LLM_PRESETS); do \
 	    [ -d llm/$$p-int4 ] || $(ZOO_PYTHON) tools/llm/tiny_model.py llm/$$p-int4 --preset $$p || exit 1; \
