@@ -89,20 +89,20 @@ static int version_at(const int *versions, int64_t opset) {
     return v;
 }
 
-/* Why an op's versions give no schema for an opset. */
-typedef enum version_miss {
+/* What pick_version finds: the schema, or why there is none. */
+typedef enum version_pick {
     VERSION_FOUND,
     VERSION_UNKNOWN_OP,        /* neither ONNX nor onyx has the op */
     VERSION_NONE_AT_OPSET,     /* the op's first version is newer than the opset */
     VERSION_NOT_IMPLEMENTED,   /* onyx has no version of the op */
     VERSION_NEWER_THAN_ONYX,   /* the opset asks for a version past onyx's newest */
     VERSION_SKIPPED,           /* the opset asks for a version between two of onyx's */
-} version_miss;
+} version_pick;
 
 /* The rule that picks an op's version, written once: the version the opset asks for (ONNX's
  * where it has a history, else onyx's own) in *asked, and onyx's schema of exactly that version
  * in *out, or why there is none. Sets no message. */
-static version_miss pick_version(const int *spec_versions, const op_schema *versions,
+static version_pick pick_version(const int *spec_versions, const op_schema *versions,
                                  int64_t opset, int *asked, const op_schema **out) {
     *asked = 0;
     if (!versions && !spec_versions) return VERSION_UNKNOWN_OP;
@@ -137,7 +137,8 @@ onyx_status schema_resolve_in(const int *spec_versions, const op_schema *version
                               const op_schema **out) {
     const char *dot = *domain ? "." : "";
     int asked;
-    switch (pick_version(spec_versions, versions, opset, &asked, out)) {
+    version_pick pick = pick_version(spec_versions, versions, opset, &asked, out);
+    switch (pick) {
     case VERSION_FOUND: return ONYX_OK;
     case VERSION_UNKNOWN_OP:
         return onyx_error(ONYX_ERR_UNSUPPORTED, "unknown op %s%s%s", domain, dot, op_type);
@@ -160,7 +161,7 @@ onyx_status schema_resolve_in(const int *spec_versions, const op_schema *version
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
                                      s == versions ? "" : ", ", s->since_version);
     }
-    if (asked > newest->since_version)
+    if (pick == VERSION_NEWER_THAN_ONYX)
         return onyx_error(ONYX_ERR_UNSUPPORTED,
                           "%s%s%s-%d is newer than the newest version onyx implements (%d)", domain,
                           dot, op_type, asked, newest->since_version);
