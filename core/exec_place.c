@@ -276,12 +276,10 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     char label[256];
     const kernel *k = choose_kernel(sg, p, node, in_types, params);
     if (!k) {
-        /* why, as the last device tried says it */
-        device_kind last = sg->env.priority[sg->env.n_priority - 1];
-        const kernel *declined = sg->env.select(node, node->n_inputs, in_types, last);
-        if (declined)
-            onyx_error(ONYX_ERR_UNSUPPORTED, "the %s kernel for %s does not take these inputs",
-                       device_name(last), node->op_type);
+        /* why, as the CPU (every session's last resort) says it; a CPU kernel here declined */
+        if (sg->env.select(node, node->n_inputs, in_types, DEVICE_CPU))
+            onyx_error(ONYX_ERR_UNSUPPORTED, "the CPU kernel for %s does not take these inputs",
+                       node->op_type);
         return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
     }
     device_kind d = k->device;
