@@ -98,6 +98,7 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
         env->threads_policy.doze_us = o->doze_us;
     }
     env->select = device_supports;
+    env->find_kernel = device_find_kernel;
     env->optimization = o->optimization;
     env->blocked_layouts = o->blocked_layouts;
     env->half_as_float = o->half_as_float;

@@ -90,11 +90,8 @@ onyx_status backend_devices(exec_env *env, device_kind device, int index, bool c
 bool onyx_supports_device(const char *device) {
     device_kind kind;
     int index;
-    if (backend_device_parse(device, &kind, &index) != ONYX_OK) {
-        onyx_error_clear();
-        return false;
-    }
-    return device_usable(kind, index);
+    backend_register_devices();
+    return device_lookup(device, &kind, &index) && device_usable(kind, index);
 }
 
 bool backend_has_kernel(const graph_node *node, const exec_env *env) {

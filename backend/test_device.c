@@ -211,7 +211,7 @@ static onyx_status host_constant(const kernel_prep *p, const tensor *c, void **o
 static bool test_takes_chain(const kernel_prep *p) {
     if (!p->fused->attention) return epilogue_ok(p);
     if (p->out_type[0].dtype != ONYX_FLOAT || p->n_in > TEST_MAX_IO) return false;
-    const kernel *cpu = device_supports(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    const kernel *cpu = device_find_kernel(p->node, p->n_in, p->in_type, DEVICE_CPU);
     return cpu && cpu->takes_chain && cpu->takes_chain(p);
 }
 
@@ -377,11 +377,8 @@ static onyx_status test_run(const kernel_call *c) {
 /* Numbers only, and nothing the CPU kernel would size or alias itself. */
 static bool test_supports(const kernel_prep *p) {
     if (p->n_in > TEST_MAX_IO || p->n_out > TEST_MAX_IO) return false;
-    const kernel *cpu = device_supports(p->node, p->n_in, p->in_type, DEVICE_CPU);
-    if (!cpu || (cpu->flags & (KF_DYNAMIC_OUTPUT | KF_ALIAS_INPUT0))) {
-        onyx_error_clear();
-        return false;
-    }
+    const kernel *cpu = device_find_kernel(p->node, p->n_in, p->in_type, DEVICE_CPU);
+    if (!cpu || (cpu->flags & (KF_DYNAMIC_OUTPUT | KF_ALIAS_INPUT0))) return false;
     for (int i = 0; i < p->n_in; i++)
         if (p->in_type[i] && !dtype_in(p->in_type[i]->dtype, DT_FLOATS | DT_INTS)) return false;
     return true;

@@ -46,12 +46,8 @@ static const char *spellings(char *buf, size_t cap) {
     return buf;
 }
 
-onyx_status device_parse(const char *text, device_kind *kind, int *index) {
-    char known[160];
+bool device_lookup(const char *text, device_kind *kind, int *index) {
     if (!text) text = "CPU";
-    if (!*text)
-        return onyx_error(ONYX_ERR_DEVICE, "the device name is empty (expected %s)",
-                          spellings(known, sizeof known));
     for (int k = 0; k < DEVICE_KINDS; k++) {
         const device_entry *e = device_entry_of((device_kind)k);
         size_t n = e ? strlen(e->name) : 0;
@@ -69,8 +65,17 @@ onyx_status device_parse(const char *text, device_kind *kind, int *index) {
         }
         *kind = e->kind;
         *index = (int)i;
-        return ONYX_OK;
+        return true;
     }
+    return false;
+}
+
+onyx_status device_parse(const char *text, device_kind *kind, int *index) {
+    if (device_lookup(text, kind, index)) return ONYX_OK;
+    char known[160];
+    if (!*text)
+        return onyx_error(ONYX_ERR_DEVICE, "the device name is empty (expected %s)",
+                          spellings(known, sizeof known));
     return onyx_error(ONYX_ERR_DEVICE, "unknown device '%s' (expected %s)", text,
                       spellings(known, sizeof known));
 }
@@ -111,26 +116,38 @@ static const kernel *find(const device_entry *d, const graph_node *node, onyx_dt
 
 const kernel *device_table_supports(const device_entry *d, const graph_node *node, int n_in,
                                     const type_info *const *in_type) {
-    onyx_dtype dtype = key_dtype(n_in, in_type);
-    const kernel *k = find(d, node, dtype, false);
-    if (k) return k;
-    if (find(d, node, dtype, true))
-        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for %s input type %s", d->name,
-                   node->op_type, onyx_dtype_name(dtype));
-    else
-        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for op %s%s%s version %d", d->name,
-                   node->domain, *node->domain ? "." : "", node->op_type, node->version);
-    return NULL;
+    return find(d, node, key_dtype(n_in, in_type), false);
+}
+
+const kernel *device_find_kernel(const graph_node *node, int n_in,
+                                 const type_info *const *in_type, device_kind kind) {
+    const device_entry *d = device_entry_of(kind);
+    if (!d) return NULL;
+    return (d->supports ? d->supports : device_table_supports)(d, node, n_in, in_type);
 }
 
 const kernel *device_supports(const graph_node *node, int n_in, const type_info *const *in_type,
                               device_kind kind) {
+    const kernel *k = device_find_kernel(node, n_in, in_type, kind);
+    if (k) return k;
     const device_entry *d = device_entry_of(kind);
     if (!d) {
         onyx_error(ONYX_ERR_DEVICE, "no device of kind %d is registered", (int)kind);
         return NULL;
     }
-    return (d->supports ? d->supports : device_table_supports)(d, node, n_in, in_type);
+    const char *dot = *node->domain ? "." : "";
+    onyx_dtype dtype = key_dtype(n_in, in_type);
+    if (!find(d, node, dtype, true))
+        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for op %s%s%s version %d", d->name,
+                   node->domain, dot, node->op_type, node->version);
+    else if (!find(d, node, dtype, false))
+        onyx_error(ONYX_ERR_UNSUPPORTED, "no %s kernel for %s input type %s", d->name,
+                   node->op_type, onyx_dtype_name(dtype));
+    else /* the table has one, which the device's own query declined */
+        onyx_error(ONYX_ERR_UNSUPPORTED, "the %s device does not take %s%s%s version %d with "
+                   "input type %s", d->name, node->domain, dot, node->op_type, node->version,
+                   onyx_dtype_name(dtype));
+    return NULL;
 }
 
 bool device_has_kernel(device_kind kind, const graph_node *node) {

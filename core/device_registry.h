@@ -23,8 +23,8 @@ typedef struct device_layouts {
 
 typedef struct device_entry device_entry;
 
-/* The kernel of the device for a node with these input types, or NULL with a message naming the
- * device, op, version and dtype (input types may be NULL: unknown). */
+/* The kernel of the device for a node with these input types, or NULL (input types may be NULL:
+ * unknown). A query: it sets no message (device_supports says why none). */
 typedef const kernel *(*device_supports_fn)(const device_entry *d, const graph_node *node,
                                             int n_in, const type_info *const *in_type);
 
@@ -57,16 +57,23 @@ void device_registry_add(const device_entry *e);
 const device_entry *device_entry_of(device_kind kind);
 
 /* Parses a device's spelling: a registered name (ignoring case), with ":N" where the device is
- * indexed; NULL is the CPU. An empty or unknown name is an error naming it and listing the known
+ * indexed; NULL is the CPU. False for an empty or unknown name, without a message. */
+bool device_lookup(const char *text, device_kind *kind, int *index);
+/* device_lookup, where an empty or unknown name is an error naming it and listing the known
  * spellings. */
 onyx_status device_parse(const char *text, device_kind *kind, int *index);
 /* Whether the device can run kernels here (false for a kind not registered). */
 bool device_usable(device_kind kind, int index);
 
-/* The device's kernel for a node (its supports query, or the table lookup). */
+/* The device's kernel for a node (its supports query, or the table lookup), or NULL without a
+ * message: the question "has the device a kernel for it" (kernel_selector). */
+const kernel *device_find_kernel(const graph_node *node, int n_in,
+                                 const type_info *const *in_type, device_kind kind);
+/* device_find_kernel's answer, or NULL with a message naming the device, op, version and dtype:
+ * the selector whose failure is the caller's error (kernel_selector). */
 const kernel *device_supports(const graph_node *node, int n_in, const type_info *const *in_type,
                               device_kind kind);
-/* The default supports query: the first table entry that fits. */
+/* The default supports query: the first table entry that fits (no message). */
 const kernel *device_table_supports(const device_entry *d, const graph_node *node, int n_in,
                                     const type_info *const *in_type);
 /* Whether some kernel of the device serves the node's op and version, whatever the dtype. */

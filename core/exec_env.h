@@ -13,8 +13,10 @@
 #include "core/log.h"
 #include "core/parallel.h"
 
-/* The kernel of `device`'s table for a node with the given input types, or NULL with a message
- * (no fallback: the executor walks the session's devices itself). */
+/* The kernel of `device`'s table for a node with the given input types, or NULL (no fallback: the
+ * executor walks the session's devices itself). exec_env has two: one that answers NULL with a
+ * message saying why (device_supports), for a node that must be placed; and a query that sets
+ * none (device_find_kernel), for passes that only ask whether a device has one. */
 typedef const kernel *(*kernel_selector)(const graph_node *node, int n_in,
                                          const type_info *const *in_type, device_kind device);
 
@@ -29,7 +31,8 @@ typedef struct exec_env {
     int device_index;                   /* which GPU, for CUDA */
     int threads;
     parallel_policy threads_policy; /* how the threads wait between runs */
-    kernel_selector select;
+    kernel_selector select;      /* reports why not */
+    kernel_selector find_kernel; /* a query: no message */
     onyx_optimization_level optimization;
     bool blocked_layouts;       /* the fusion pass may keep tensors opaque (channels last) */
     bool half_as_float;         /* float16 computes in float where the CPU alone runs it */

@@ -260,7 +260,7 @@ static const kernel *choose_kernel(const subgraph *sg, const plan *p, const grap
     const kernel *k = NULL;
     for (int i = 0; i < sg->env.n_priority && !k; i++) {
         device_kind d = sg->env.priority[i];
-        const kernel *cand = sg->env.select(node, node->n_inputs, in_types, d);
+        const kernel *cand = sg->env.find_kernel(node, node->n_inputs, in_types, d);
         if (!cand) continue;
         if (d != DEVICE_CPU && !device_can_hold(p, node)) continue;
         if (cand->supports && !plan_kernel_supports(sg, p, cand, node, params)) continue;
@@ -275,7 +275,13 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
     const graph_node *node = &g->nodes[n];
     char label[256];
     const kernel *k = choose_kernel(sg, p, node, in_types, params);
-    if (!k) return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
+    if (!k) {
+        /* why, as the CPU (every session's last resort) says it; a CPU kernel here declined */
+        if (sg->env.select(node, node->n_inputs, in_types, DEVICE_CPU))
+            onyx_error(ONYX_ERR_UNSUPPORTED, "the CPU kernel for %s does not take these inputs",
+                       node->op_type);
+        return onyx_error_prefix(ONYX_ERR_UNSUPPORTED, "%s", node_label(node, label, sizeof label));
+    }
     device_kind d = k->device;
     /* with several devices, every node's place (onyx info --placement reads these lines) */
     if (d != DEVICE_CPU || sg->env.n_priority > 1)

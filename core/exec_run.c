@@ -679,7 +679,7 @@ static onyx_status run_segment(subgraph *sg, const plan *p, run_ctx *ctx,
     log_write(&sg->env.log, ONYX_LOG_VERBOSE, "device graph: steps %d-%d from %s run one by one: %s",
               s, end - 1, node_label(step_node(sg->g, &p->steps[s]), label, sizeof label),
               onyx_last_error());
-    onyx_error_clear();
+    onyx_error_clear(); /* a real failure, logged and recovered from: the steps run one by one */
     ctx->graph_failed[s] = true;
     return run_steps(p, ctx, frame, s, end);
 }

@@ -274,11 +274,8 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain *chain,
                                   const int *src, int out, graph_node **node, const kernel **k) {
     *node = NULL;
-    const op_schema *schema = NULL;
-    if (!sg->env.ops || sg->env.ops->resolve("", "Attention", 23, &schema) != ONYX_OK) {
-        onyx_error_clear();
-        return ONYX_OK;
-    }
+    const op_schema *schema = sg->env.ops ? sg->env.ops->find("", "Attention", 23) : NULL;
+    if (!schema) return ONYX_OK;
     graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
     if (!fn) return onyx_oom("fused attention");
     *fn = (graph_node){.name = step_node(sg->g, &p->steps[s])->name, .op_type = "Attention",
@@ -290,8 +287,8 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     fn->outputs[0] = out;
     const type_info *in_types[4];
     for (int i = 0; i < fn->n_inputs; i++) in_types[i] = &p->vals[src[i]].type;
-    const kernel *cand = sg->env.select(fn, fn->n_inputs, in_types, p->steps[s].k->device);
-    if (!cand) onyx_error_clear(); /* no Attention kernel on that device: no fusion */
+    /* no Attention kernel on that device: no fusion */
+    const kernel *cand = sg->env.find_kernel(fn, fn->n_inputs, in_types, p->steps[s].k->device);
     /* the kernel answers; its prepare comes with the others' (one without the query takes no
      * chain) */
     if (cand && (!cand->takes_chain || !plan_kernel_takes_chain(sg, p, cand, fn, NULL, chain)))

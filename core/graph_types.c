@@ -13,13 +13,16 @@ onyx_status graph_infer_types(const graph *g, type_info **out) {
     for (int v = 0; v < g->n_values; v++) {
         const graph_value *gv = &g->values[v];
         type_init(&types[v]);
+        onyx_status st = ONYX_OK;
         if ((gv->flags & GV_INITIALIZER) && gv->init)
             type_set_tensor(&types[v], gv->init->dtype, gv->init->rank, gv->init->dims);
-        else if ((gv->flags & GV_INPUT) && gv->type.kind == ONYX_VALUE_TENSOR &&
-                 type_copy(&types[v], &gv->type) != ONYX_OK)
-            type_init(&types[v]);
+        else if ((gv->flags & GV_INPUT) && gv->type.kind == ONYX_VALUE_TENSOR)
+            st = type_copy(&types[v], &gv->type);
+        if (st != ONYX_OK) {
+            graph_types_free(g, types);
+            return st;
+        }
     }
-    onyx_error_clear();
     for (int n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
         if (!nd->schema || !nd->schema->infer) continue;
@@ -54,6 +57,8 @@ onyx_status graph_infer_types(const graph *g, type_info **out) {
                     type_init(&outs[o]);
                 }
             } else {
+                /* a real refusal, recovered from: the outputs stay unknown here, and the
+                 * node's inference reports it again when a plan prepares the node */
                 onyx_error_clear();
             }
         }

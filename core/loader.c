@@ -456,6 +456,7 @@ static onyx_status resolve_schema(loader *ld, graph_node *n) {
     const op_schema *s = NULL;
     onyx_status st = ld->ops->resolve(n->domain, n->op_type, opset, &s);
     if (st == ONYX_ERR_UNSUPPORTED) {
+        /* the refusal moves into the node's note: the model still loads */
         n->unsupported = pool_strdup(ld->p, onyx_last_error());
         onyx_error_clear();
         if (!n->unsupported) return onyx_oom("node");

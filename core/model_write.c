@@ -375,12 +375,11 @@ static onyx_status outputs(writer *w, const graph *orig, const graph *g, const s
         int v = g->outputs[k];
         const graph_value *gv = v < orig->n_values ? &orig->values[v] : &g->values[v];
         const type_info *t = &gv->type;
-        if ((t->kind == ONYX_VALUE_NONE ||
-             (t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_UNDEFINED)) &&
-            (inferred || graph_infer_types(g, &inferred) == ONYX_OK)) {
+        if (t->kind == ONYX_VALUE_NONE ||
+            (t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_UNDEFINED)) {
+            if (!inferred) CHECK(graph_infer_types(g, &inferred));
             t = &inferred[v];
         }
-        onyx_error_clear();
         CHECK(value_info(w, sc->names[v], t, gv->dim_params, &gp->output[gp->n_output++]));
     }
 done:
@@ -468,11 +467,8 @@ static int64_t written_opset(const writer *w, const char *domain, int64_t onnx_o
 
 /* Whether ai.onyx names node n's op at n's version (ops/registry.c's aliases). */
 static bool has_alias(const writer *w, const graph_node *n) {
-    const op_schema *s = NULL;
-    bool ok = w->ops->resolve("ai.onyx", n->op_type, 1, &s) == ONYX_OK && !*s->domain &&
-              !strcmp(s->op_type, n->op_type) && s->since_version == n->version;
-    onyx_error_clear();
-    return ok;
+    const op_schema *s = w->ops->find("ai.onyx", n->op_type, 1);
+    return s && !*s->domain && !strcmp(s->op_type, n->op_type) && s->since_version == n->version;
 }
 
 /* Whether every node reads as its own version under ai.onnx `opset` (the others' opsets as the
@@ -481,18 +477,14 @@ static bool has_alias(const writer *w, const graph_node *n) {
 static bool reads_the_same(const writer *w, int64_t opset, bool aliases, const graph_node **bad) {
     for (int i = 0; i < w->n_nodes; i++) {
         const graph_node *n = w->nodes[i];
-        const op_schema *s = NULL;
         *bad = n;
         if (aliases && is_default_domain(n->domain) && n->version > opset) {
             if (!has_alias(w, n)) return false;
             continue;
         }
-        if (w->ops->resolve(n->domain, n->op_type, written_opset(w, n->domain, opset), &s) !=
-            ONYX_OK) {
-            onyx_error_clear();
-            return false;
-        }
-        if (s->since_version != n->version) return false;
+        const op_schema *s =
+            w->ops->find(n->domain, n->op_type, written_opset(w, n->domain, opset));
+        if (!s || s->since_version != n->version) return false;
     }
     return true;
 }

@@ -67,6 +67,9 @@ typedef struct op_registry {
      * does not implement that version, or the op. */
     onyx_status (*resolve)(const char *domain, const char *op_type, int64_t opset,
                            const op_schema **out);
+    /* The same schema, or NULL where resolve would fail, without a message: the question "is
+     * there one", for the graph rewrites that make an op only where the registry has it. */
+    const op_schema *(*find)(const char *domain, const char *op_type, int64_t opset);
     /* Newest opset onyx knows for a domain; 0 for a domain it knows nothing of. */
     int64_t (*max_opset)(const char *domain);
 } op_registry;

@@ -288,7 +288,7 @@ static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int 
     if (st != ONYX_OK) return st;
 
     /* constant inputs: evaluated now, on the CPU, whatever the session's devices */
-    const kernel *cpu = sg->env.select(node, node->n_inputs, in_types, DEVICE_CPU);
+    const kernel *cpu = sg->env.find_kernel(node, node->n_inputs, in_types, DEVICE_CPU);
     if (cpu && foldable(sg, p, node)) {
         bool from_weights = !(node->schema->flags & OP_SHAPE_ONLY);
         for (int i = 0; i < node->n_inputs; i++)
@@ -302,7 +302,6 @@ static onyx_status specialize_node_io(subgraph *sg, plan *p, placement *pl, int 
         if (from_weights) keep_folded(sg, p, node);
         return ONYX_OK;
     }
-    onyx_error_clear();
     return place_node(sg, p, pl, n, in_types, params);
 }
 

@@ -263,6 +263,8 @@ onyx_status rw_need_types(rewriter *r) {
 
 int rw_known_dims(rewriter *r, int v, const int64_t **dims) {
     if (!r->types && graph_infer_types(r->g, &r->types) != ONYX_OK) {
+        /* out of memory for the types: recovered from, as the rules that need dims do not apply
+         * (every rewrite is optional) */
         onyx_error_clear();
         r->types = NULL;
         return -1;
@@ -328,15 +330,11 @@ onyx_status rw_place_node(rewriter *r, const graph_node *anchor, bool after,
      * for (which then differs only in the types it takes): the rewritten graph reads the same
      * under the model's opset when it is written out (core/model_write.c). */
     int64_t opset = *like->domain ? 0 : model_opset(r->g->model, "");
-    if (!schema && opset > like->version &&
-        r->ops->resolve(like->domain, like->op_type, opset, &schema) != ONYX_OK) {
-        onyx_error_clear(); /* an opset past onyx's newest (onyx.allow_newer_opsets) */
-        schema = NULL;
-    }
-    if (!schema && r->ops->resolve(like->domain, like->op_type, like->version, &schema) != ONYX_OK) {
-        onyx_error_clear();
-        return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
-    }
+    /* (none there for an opset past onyx's newest: onyx.allow_newer_opsets) */
+    if (!schema && opset > like->version)
+        schema = r->ops->find(like->domain, like->op_type, opset);
+    if (!schema) schema = r->ops->find(like->domain, like->op_type, like->version);
+    if (!schema) return ONYX_OK; /* the registry lacks the op: keep the pattern as it is */
     if (r->n_placed == r->cap_placed) {
         int cap = r->cap_placed ? 2 * r->cap_placed : 16;
         rw_placed *grown = realloc(r->placed, (size_t)cap * sizeof *grown);

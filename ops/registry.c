@@ -89,44 +89,82 @@ static int version_at(const int *versions, int64_t opset) {
     return v;
 }
 
+/* What pick_version finds: the schema, or why there is none. */
+typedef enum version_pick {
+    VERSION_FOUND,
+    VERSION_UNKNOWN_OP,        /* neither ONNX nor onyx has the op */
+    VERSION_NONE_AT_OPSET,     /* the op's first version is newer than the opset */
+    VERSION_NOT_IMPLEMENTED,   /* onyx has no version of the op */
+    VERSION_NEWER_THAN_ONYX,   /* the opset asks for a version past onyx's newest */
+    VERSION_SKIPPED,           /* the opset asks for a version between two of onyx's */
+} version_pick;
+
+/* The rule that picks an op's version, written once: the version the opset asks for (ONNX's
+ * where it has a history, else onyx's own) in *asked, and onyx's schema of exactly that version
+ * in *out, or why there is none. Sets no message. */
+static version_pick pick_version(const int *spec_versions, const op_schema *versions,
+                                 int64_t opset, int *asked, const op_schema **out) {
+    *asked = 0;
+    if (!versions && !spec_versions) return VERSION_UNKNOWN_OP;
+    if (spec_versions) {
+        *asked = version_at(spec_versions, opset);
+    } else {
+        for (const op_schema *s = versions; s->op_type; s++)
+            if (s->since_version <= opset) *asked = s->since_version;
+    }
+    if (!*asked) return VERSION_NONE_AT_OPSET;
+    if (!versions) return VERSION_NOT_IMPLEMENTED;
+    const op_schema *newest = versions;
+    for (const op_schema *s = versions; s->op_type; s++) {
+        if (s->since_version == *asked) {
+            *out = s;
+            return VERSION_FOUND;
+        }
+        newest = s;
+    }
+    return *asked > newest->since_version ? VERSION_NEWER_THAN_ONYX : VERSION_SKIPPED;
+}
+
+const op_schema *schema_find_in(const int *spec_versions, const op_schema *versions,
+                                int64_t opset) {
+    const op_schema *s = NULL;
+    int asked;
+    return pick_version(spec_versions, versions, opset, &asked, &s) == VERSION_FOUND ? s : NULL;
+}
+
 onyx_status schema_resolve_in(const int *spec_versions, const op_schema *versions,
                               const char *domain, const char *op_type, int64_t opset,
                               const op_schema **out) {
     const char *dot = *domain ? "." : "";
-    if (!versions && !spec_versions)
+    int asked;
+    version_pick pick = pick_version(spec_versions, versions, opset, &asked, out);
+    switch (pick) {
+    case VERSION_FOUND: return ONYX_OK;
+    case VERSION_UNKNOWN_OP:
         return onyx_error(ONYX_ERR_UNSUPPORTED, "unknown op %s%s%s", domain, dot, op_type);
-    /* the version the model asks for: ONNX's where it has a history, else onyx's own */
-    int asked = 0;
-    if (spec_versions) {
-        asked = version_at(spec_versions, opset);
-    } else {
-        for (const op_schema *s = versions; s->op_type; s++)
-            if (s->since_version <= opset) asked = s->since_version;
-    }
-    if (!asked)
+    case VERSION_NONE_AT_OPSET:
         return onyx_error(ONYX_ERR_INVALID_MODEL, "op %s%s%s has no version at or below opset %lld",
                           domain, dot, op_type, (long long)opset);
-    if (!versions)
+    case VERSION_NOT_IMPLEMENTED:
         return onyx_error(ONYX_ERR_UNSUPPORTED, "onyx does not implement %s%s%s-%d", domain, dot,
                           op_type, asked);
-    const op_schema *newest = versions;
-    for (const op_schema *s = versions; s->op_type; s++) {
-        if (s->since_version == asked) {
-            *out = s;
-            return ONYX_OK;
-        }
-        newest = s;
+    case VERSION_NEWER_THAN_ONYX:
+    case VERSION_SKIPPED: break;
     }
-    if (asked > newest->since_version)
-        return onyx_error(ONYX_ERR_UNSUPPORTED,
-                          "%s%s%s-%d is newer than the newest version onyx implements (%d)", domain,
-                          dot, op_type, asked, newest->since_version);
+    const op_schema *newest = versions;
     char list[256];
     size_t used = 0;
     list[0] = '\0';
-    for (const op_schema *s = versions; s->op_type && used < sizeof list; s++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
-                                 s == versions ? "" : ", ", s->since_version);
+    for (const op_schema *s = versions; s->op_type; s++) {
+        newest = s;
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
+                                     s == versions ? "" : ", ", s->since_version);
+    }
+    if (pick == VERSION_NEWER_THAN_ONYX)
+        return onyx_error(ONYX_ERR_UNSUPPORTED,
+                          "%s%s%s-%d is newer than the newest version onyx implements (%d)", domain,
+                          dot, op_type, asked, newest->since_version);
     return onyx_error(ONYX_ERR_UNSUPPORTED, "onyx does not implement %s%s%s-%d (it implements %s)",
                       domain, dot, op_type, asked, list);
 }
@@ -139,15 +177,28 @@ static const struct {
     int version;
 } onyx_aliases[] = {{"Gelu", 20}, {"Swish", 24}, {"LayerNormalization", 17}};
 
+/* An ai.onyx alias as the standard op it stands for: *domain and *opset rewritten to that op's. */
+static void unalias(const char **domain, const char *op_type, int64_t *opset) {
+    if (strcmp(*domain, "ai.onyx") != 0 || *opset < 1) return;
+    for (size_t k = 0; k < COUNT(onyx_aliases); k++)
+        if (!strcmp(onyx_aliases[k].op_type, op_type)) {
+            *domain = "";
+            *opset = onyx_aliases[k].version;
+        }
+}
+
 onyx_status schema_resolve(const char *domain, const char *op_type, int64_t opset,
                            const op_schema **out) {
-    if (!strcmp(domain, "ai.onyx") && opset >= 1)
-        for (size_t k = 0; k < COUNT(onyx_aliases); k++)
-            if (!strcmp(onyx_aliases[k].op_type, op_type))
-                return schema_resolve("", op_type, onyx_aliases[k].version, out);
+    unalias(&domain, op_type, &opset);
     const spec_op *spec = find_spec(domain, op_type);
     return schema_resolve_in(spec ? spec->versions : NULL, find_versions(domain, op_type), domain,
                              op_type, opset, out);
+}
+
+const op_schema *schema_find(const char *domain, const char *op_type, int64_t opset) {
+    unalias(&domain, op_type, &opset);
+    const spec_op *spec = find_spec(domain, op_type);
+    return schema_find_in(spec ? spec->versions : NULL, find_versions(domain, op_type), opset);
 }
 
 const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t opset) {
@@ -165,4 +216,8 @@ void schema_foreach(void (*fn)(const op_schema *s, void *arg), void *arg) {
         for (const op_schema *s = all_ops[k]; s->op_type; s++) fn(s, arg);
 }
 
-const op_registry ops_registry = {schema_resolve, schema_max_opset};
+const op_registry ops_registry = {
+    .resolve = schema_resolve,
+    .find = schema_find,
+    .max_opset = schema_max_opset,
+};

@@ -9,11 +9,16 @@
 /* The schema a node of `op_type` resolves to under `opset` of its domain (op_registry.resolve). */
 onyx_status schema_resolve(const char *domain, const char *op_type, int64_t opset,
                            const op_schema **out);
-/* The same over given tables (unit tests): spec_versions is ONNX's 0-terminated version list of
- * the op (NULL outside the standard domains), versions onyx's (OP_END-terminated, or NULL). */
+/* The same schema, or NULL without a message (op_registry.find). */
+const op_schema *schema_find(const char *domain, const char *op_type, int64_t opset);
+/* schema_resolve and schema_find over given tables (unit tests): spec_versions is ONNX's
+ * 0-terminated version list of the op (NULL outside the standard domains), versions onyx's
+ * (OP_END-terminated, or NULL). */
 onyx_status schema_resolve_in(const int *spec_versions, const op_schema *versions,
                               const char *domain, const char *op_type, int64_t opset,
                               const op_schema **out);
+const op_schema *schema_find_in(const int *spec_versions, const op_schema *versions,
+                                int64_t opset);
 /* schema_resolve's schema, or NULL with its message. */
 const op_schema *schema_lookup(const char *domain, const char *op_type, int64_t opset);
 

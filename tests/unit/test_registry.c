@@ -90,6 +90,57 @@ static void test_real_registry(void **state) {
     assert_error_mentions("unknown op NoSuchOp");
 }
 
+/* ---- the lookup that answers without a message (op_registry.find) */
+
+/* A miss of find: NULL, and the message it found empty is still empty. */
+static void misses_quietly(const op_schema *found) {
+    assert_null(found);
+    if (*onyx_last_error()) fail_msg("a lookup set the message '%s'", onyx_last_error());
+}
+
+static void test_find_answers_without_a_message(void **state) {
+    (void)state;
+    onyx_error_clear();
+    static const int spec_late[] = {9, 0};
+    /* present: the version resolve picks */
+    assert_ptr_equal(schema_find_in(spec_x, onyx_x, 5), &onyx_x[0]);
+    assert_ptr_equal(schema_find_in(spec_x, onyx_x, 24), &onyx_x[1]);
+    /* each of resolve's refusals, found quietly */
+    misses_quietly(schema_find_in(spec_x, onyx_x, 28));   /* newer than onyx's newest */
+    misses_quietly(schema_find_in(spec_x, onyx_x, 7));    /* a version onyx skipped */
+    misses_quietly(schema_find_in(spec_late, NULL, 8));   /* no version at the opset */
+    misses_quietly(schema_find_in(spec_x, NULL, 13));     /* an op onyx lacks */
+    misses_quietly(schema_find_in(NULL, NULL, 1));        /* an op nobody has */
+    /* and resolve still says why, for the same tables */
+    const op_schema *s = NULL;
+    assert_int_equal(schema_resolve_in(spec_x, onyx_x, "", "X", 28, &s), ONYX_ERR_UNSUPPORTED);
+    assert_error_mentions("X-25 is newer");
+    onyx_error_clear();
+}
+
+static void test_real_registry_find(void **state) {
+    (void)state;
+    onyx_error_clear();
+    const op_schema *s = NULL;
+    /* find answers as resolve does, through the loader's registry too */
+    assert_int_equal(schema_resolve("", "Abs", 12, &s), ONYX_OK);
+    assert_ptr_equal(schema_find("", "Abs", 12), s);
+    assert_ptr_equal(ops_registry.find("ai.onnx", "Abs", 12), s);
+    assert_int_equal(schema_find("", "Abs", 12)->since_version, 6);
+    /* an ai.onyx alias is the standard op at its one version */
+    const op_schema *gelu = schema_find("ai.onyx", "Gelu", 1);
+    assert_non_null(gelu);
+    assert_string_equal(gelu->domain, "");
+    assert_int_equal(gelu->since_version, 20);
+    misses_quietly(schema_find("", "NoSuchOp", 13));           /* absent */
+    misses_quietly(ops_registry.find("", "Gelu", 19));         /* an opset before the op */
+    misses_quietly(schema_find("com.microsoft", "Abs", 1));    /* the wrong domain */
+    misses_quietly(schema_find("com.example", "Abs", 13));     /* a domain nobody has */
+    misses_quietly(schema_find("ai.onyx", "LookupTable", 0));  /* before ai.onyx's first */
+    assert_non_null(ops_registry.find("ai.onyx", "LookupTable", 1));
+    assert_string_equal(onyx_last_error(), "");
+}
+
 /* ---- every onyx schema against the op's real versions and attributes */
 
 typedef struct spec_attrs {
@@ -237,6 +288,8 @@ int main(void) {
         cmocka_unit_test(test_refuses_below_the_first_version),
         cmocka_unit_test(test_unknown_ops),
         cmocka_unit_test(test_real_registry),
+        cmocka_unit_test(test_find_answers_without_a_message),
+        cmocka_unit_test(test_real_registry_find),
         cmocka_unit_test(test_schemas_match_the_ops),
         cmocka_unit_test(test_every_version_implemented),
         cmocka_unit_test(test_kernel_ranges_are_versions),
