@@ -497,6 +497,8 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
     const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
                   P = d.past_len, T = d.total_len;
+    if (SL->dtype != ONYX_INT32 || SL->numel != B) /* data of this run, one per row */
+        return onyx_error(ONYX_ERR_SHAPE, "seqlens_k must be int32 of %lld values", (long long)B);
     const int32_t *seqlens = SL->data;
     bool first = S == total;
     /* a windowed cache holds at most its capacity T of the past, whatever their count */

@@ -397,6 +397,11 @@ static void gqa_kernel_reads_the_params_and_the_runs_total(void **unused) {
     assert_int_equal(run_stripped(&f, &r, 3, NULL), ONYX_ERR_RUNTIME);
     ((int32_t *)r.vals[6].t.data)[0] = 0; /* this run's total below its one new row */
     assert_int_equal(run_stripped(&f, &r, 3, &f.params), ONYX_ERR_SHAPE);
+    ((int32_t *)r.vals[6].t.data)[0] = 3;
+    value_clear(&r.vals[5]); /* seqlens_k of no row */
+    const int64_t none[] = {0};
+    alloc(&r.vals[5], ONYX_INT32, 1, none);
+    assert_int_equal(run_stripped(&f, &r, 3, &f.params), ONYX_ERR_SHAPE);
     run_io_release(&r);
     teardown(&f);
 }
