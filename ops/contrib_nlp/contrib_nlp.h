@@ -23,8 +23,8 @@ onyx_status cnlp_same_dtype(infer_ctx *c, int ref, int i);
 
 /* com.microsoft.Attention: inputs input, weights, bias, mask_index, past, attention_bias,
  * past_sequence_length (types in `in`, NULL when absent); unknown sizes are -1. Refuses what the
- * kernels do not do
- * (rotary, shared past/present buffers, 4-D Megatron masks) with a message saying so. */
+ * kernels do not do (rotary, shared past/present buffers, 4-D Megatron masks) with a message
+ * saying so. */
 onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *const *in,
                                 geom_attention *d);
 
