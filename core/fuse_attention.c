@@ -269,11 +269,22 @@ static int attention_chain(const graph *g, const plan *p, const int *uses, const
 
 /* The fused node of an attention chain found at step s: an Attention node of the chain's
  * inputs and output, run by the Attention kernel (*k) of step s's device with the chain
- * prepared. *node stays NULL (the steps stay as they are) when that kernel is missing or refuses
- * the chain. */
+ * prepared, and its geometry (geometry/attention.h's rule for a chain of products) kept by the
+ * plan in *params. *node stays NULL (the steps stay as they are) when the views make no attention
+ * or that kernel is missing or refuses the chain. */
 static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain *chain,
-                                  const int *src, int out, graph_node **node, const kernel **k) {
+                                  const int *src, int out, graph_node **node, const kernel **k,
+                                  const op_params **params) {
     *node = NULL;
+    /* its geometry, which the kernel reads from the step's params: none, no fusion */
+    op_params att = {.kind = OP_PARAMS_ATTENTION};
+    int rank = chain->view_rank[0];
+    for (int i = 1; i < 4; i++)
+        if (chain->view_rank[i] != rank) return ONYX_OK;
+    geom_msg m;
+    if (geom_attention_chain(rank, chain->view_dims[0], chain->view_dims[1], chain->view_dims[3],
+                             chain->view_dims[2], &att.u.attention, &m) != ONYX_OK)
+        return ONYX_OK;
     const op_schema *schema = sg->env.ops ? sg->env.ops->find("", "Attention", 23) : NULL;
     if (!schema) return ONYX_OK;
     graph_node *fn = calloc(1, sizeof *fn + 5 * sizeof(int));
@@ -291,11 +302,12 @@ static onyx_status attention_node(subgraph *sg, plan *p, int s, const fuse_chain
     const kernel *cand = sg->env.find_kernel(fn, fn->n_inputs, in_types, p->steps[s].k->device);
     /* the kernel answers; its prepare comes with the others' (one without the query takes no
      * chain) */
-    if (cand && (!cand->takes_chain || !plan_kernel_takes_chain(sg, p, cand, fn, NULL, chain)))
+    if (cand && (!cand->takes_chain || !plan_kernel_takes_chain(sg, p, cand, fn, &att, chain)))
         cand = NULL;
-    if (!cand) {
+    onyx_status st = cand ? plan_keep_params(p, &att, params) : ONYX_OK;
+    if (!cand || st != ONYX_OK) {
         free(fn);
-        return ONYX_OK;
+        return st;
     }
     *node = fn;
     *k = cand;
@@ -312,7 +324,8 @@ onyx_status fuse_attention(fuse_pass *f, int s, bool *fused) {
     if (att_last < 0) return ONYX_OK;
     graph_node *fn;
     const kernel *ak;
-    TRY(attention_node(f->sg, p, s, &f->chains[s], att_src, att_out, &fn, &ak));
+    const op_params *params;
+    TRY(attention_node(f->sg, p, s, &f->chains[s], att_src, att_out, &fn, &ak, &params));
     if (!fn) {
         memset(&f->chains[s], 0, sizeof f->chains[s]);
         return ONYX_OK;
@@ -321,7 +334,7 @@ onyx_status fuse_attention(fuse_pass *f, int s, bool *fused) {
     ps->state = NULL;
     ps->k = ak;
     plan_set_fused(ps, fn);
-    ps->params = NULL; /* the first product's geometry is not the Attention's (which has none) */
+    ps->params = params; /* the Attention's geometry, not its first product's */
     plan_absorb_steps(p, f->gone, att_taken, att_n);
     f->gone[s] = true;
     f->emit[att_last] = s;

@@ -5,11 +5,15 @@
  * generic plan), each run resolves them again from its own inputs, for that run alone. So does a
  * node whose geometry comes from a non-constant input (a Slice's starts, ends, axes or steps, a
  * Pad's pads or axes, computed by the graph): its schema resolves none at plan time
- * (OP_PARAMS_UNRESOLVED), and each run's inference, which sees that run's inputs, resolves it. */
+ * (OP_PARAMS_UNRESOLVED), and each run's inference, which sees that run's inputs, resolves it.
+ * What is data of each run, not geometry, stays per run and is read by the kernel from its
+ * inputs: GroupQueryAttention's total_sequence_length value (the present buffers' length,
+ * geom_attention_gqa_total) and seqlens_k (each row's past length). */
 #ifndef ONYX_CORE_OP_PARAMS_H
 #define ONYX_CORE_OP_PARAMS_H
 
 #include "core/status.h"
+#include "geometry/attention.h"
 #include "geometry/axes.h"
 #include "geometry/depth_space.h"
 #include "geometry/matmul.h"
@@ -33,6 +37,9 @@ typedef enum op_params_kind {
                              geom_matmul */
     OP_PARAMS_AXES,       /* the reductions, ArgMax/ArgMin, the softmaxes, the normalizations:
                              geometry/axes.h's geom_axis_set */
+    OP_PARAMS_ATTENTION,  /* ONNX Attention and FlexAttention, com.microsoft Attention,
+                             MultiHeadAttention and GroupQueryAttention, and the fusion pass's
+                             Attention node: geometry/attention.h's geom_attention */
 } op_params_kind;
 
 typedef struct op_params {
@@ -44,6 +51,7 @@ typedef struct op_params {
         geom_blocks blocks;
         geom_matmul matmul;
         geom_axis_set axes;
+        geom_attention attention;
     } u;
 } op_params;
 
@@ -54,6 +62,7 @@ static inline bool op_params_known(const op_params *p) {
     case OP_PARAMS_SLICE: return geom_slice_known(&p->u.slice);
     case OP_PARAMS_PADS: return geom_pads_known(&p->u.pads);
     case OP_PARAMS_BLOCKS: return geom_blocks_known(&p->u.blocks);
+    case OP_PARAMS_ATTENTION: return geom_attention_known(&p->u.attention);
     case OP_PARAMS_UNRESOLVED: return false;
     case OP_PARAMS_MATMUL: case OP_PARAMS_AXES: break;
     case OP_PARAMS_NONE: break;
@@ -87,6 +96,29 @@ static inline const geom_matmul *op_params_matmul(const op_params *p) {
 /* p's axes, or NULL when p is NULL or holds another kind. */
 static inline const geom_axis_set *op_params_axes(const op_params *p) {
     return p && p->kind == OP_PARAMS_AXES ? &p->u.axes : NULL;
+}
+
+/* p's attention geometry, or NULL when p is NULL or holds another kind. */
+static inline const geom_attention *op_params_attention(const op_params *p) {
+    return p && p->kind == OP_PARAMS_ATTENTION ? &p->u.attention : NULL;
+}
+
+/* The attention geometry of a kernel's prepare or run, from its params; an error where the plan
+ * handed none, or one for another form of attention, or (query_numel >= 0, a run's) for a first
+ * input of another size than query_numel. */
+static inline onyx_status kernel_attention(const op_params *params, geom_att_form form,
+                                           int64_t query_numel, const geom_attention **out) {
+    *out = op_params_attention(params);
+    if (!*out) return onyx_error(ONYX_ERR_RUNTIME, "the plan handed the kernel no attention "
+                                 "geometry");
+    if ((*out)->form != form)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's attention geometry is for another op");
+    int64_t want = geom_attention_query_numel(*out);
+    if (query_numel >= 0 && query_numel != want)
+        return onyx_error(ONYX_ERR_RUNTIME, "the plan's attention geometry is for a first input "
+                          "of %lld elements, the input has %lld", (long long)want,
+                          (long long)query_numel);
+    return ONYX_OK;
 }
 
 /* The axes of a kernel's run over an input of rank `rank`, from its params; an error where the

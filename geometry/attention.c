@@ -73,8 +73,9 @@ static onyx_status total_of(geom_attention *d, geom_msg *msg) {
     return ONYX_OK;
 }
 
-static void unknown(geom_attention *d) {
+static void unknown(geom_attention *d, geom_att_form form) {
     memset(d, 0, sizeof *d);
+    d->form = form;
     d->batch = d->q_heads = d->kv_heads = d->q_len = d->kv_len = -1;
     d->total_len = d->head = d->v_head = d->in_hidden = -1;
 }
@@ -126,7 +127,7 @@ onyx_status geom_attention_onnx(const geom_att_shape *q, const geom_att_shape *k
                                 const geom_att_shape *past_v, int64_t q_num_heads,
                                 int64_t kv_num_heads, geom_attention *out, geom_msg *msg) {
     geom_attention d;
-    unknown(&d);
+    unknown(&d, GEOM_ATT_ONNX);
     const geom_att_shape *qkv[3] = {q, k, v};
     static const char *const names[3] = {"Q", "K", "V"};
     int rank = -1;
@@ -233,7 +234,7 @@ onyx_status geom_attention_ms(const geom_att_shape *x, const geom_att_shape *w,
                               int64_t heads, const int64_t *qkv_hidden_sizes, size_t n_qkv,
                               geom_attention *out, geom_msg *msg) {
     geom_attention d;
-    unknown(&d);
+    unknown(&d, GEOM_ATT_MS);
     CHECK(positive_heads(heads, "num_heads", msg));
     CHECK(want_rank(x, "input", 3, 3, msg));
     CHECK(want_rank(w, "weights", 2, 2, msg));
@@ -243,6 +244,7 @@ onyx_status geom_attention_ms(const geom_att_shape *x, const geom_att_shape *w,
     d.in_hidden = dim(x, 2);
     d.q_heads = d.kv_heads = heads;
     CHECK(want_dim(w, "weights", 0, d.in_hidden, "the input's hidden size", msg));
+    if (d.in_hidden < 0) d.in_hidden = dim(w, 0);
     int64_t width = dim(w, 1) >= 0 ? dim(w, 1) : dim(bias, 0), hq, hk, hv;
     if (n_qkv) {
         if (n_qkv != 3 || qkv_hidden_sizes[0] <= 0 || qkv_hidden_sizes[1] <= 0 ||
@@ -309,7 +311,7 @@ onyx_status geom_attention_mha(const geom_att_shape *q, const geom_att_shape *k,
                                const geom_att_shape *pk, const geom_att_shape *pv, int64_t heads,
                                geom_attention *out, geom_msg *msg) {
     geom_attention d;
-    unknown(&d);
+    unknown(&d, GEOM_ATT_MHA);
     CHECK(positive_heads(heads, "num_heads", msg));
     if (!k || !v)
         return geom_fail(msg, ONYX_ERR_UNSUPPORTED, "key and value are required (packed QKV is "
@@ -369,7 +371,7 @@ onyx_status geom_attention_gqa(const geom_att_shape *q, const geom_att_shape *k,
                                int64_t total, int64_t window_cache, geom_attention *out,
                                geom_msg *msg) {
     geom_attention d;
-    unknown(&d);
+    unknown(&d, GEOM_ATT_GQA);
     CHECK(positive_heads(heads, "num_heads", msg));
     CHECK(positive_heads(kvh, "kv_num_heads", msg));
     if (heads % kvh != 0)
@@ -417,6 +419,13 @@ onyx_status geom_attention_gqa(const geom_att_shape *q, const geom_att_shape *k,
                              "%lld is less than local_window_size %lld", (long long)d.past_len,
                              (long long)window_cache);
     }
+    d.window_cache = window_cache > 0 ? window_cache : 0;
+    return geom_attention_gqa_total(&d, total, out, msg);
+}
+
+onyx_status geom_attention_gqa_total(const geom_attention *plan, int64_t total,
+                                     geom_attention *out, geom_msg *msg) {
+    geom_attention d = *plan;
     d.total_len = -1;
     if (total >= 0) {
         if (d.q_len >= 0 && total < d.q_len)
@@ -424,7 +433,56 @@ onyx_status geom_attention_gqa(const geom_att_shape *q, const geom_att_shape *k,
                              "sequence length %lld", (long long)total, (long long)d.q_len);
         d.total_len = d.past_len >= 0 && d.past_len > total ? d.past_len : total;
     }
-    if (window_cache > 0) d.total_len = d.past_len; /* present keeps the past's capacity */
+    if (d.window_cache > 0) d.total_len = d.past_len; /* present keeps the past's capacity */
+    *out = d;
+    return ONYX_OK;
+}
+
+/* ---------------------------------------------------------------- for plans and kernels */
+
+bool geom_attention_known(const geom_attention *d) {
+    const int64_t sizes[] = {d->batch, d->q_heads, d->kv_heads, d->q_len,  d->kv_len,
+                             d->past_len, d->head, d->v_head, d->rot, d->max_pos};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i] < 0) return false;
+    if (d->form != GEOM_ATT_GQA && d->total_len < 0) return false;
+    if (d->form == GEOM_ATT_MS && d->in_hidden < 0) return false;
+    return d->mask != GEOM_ATT_MASK_UNKNOWN;
+}
+
+int64_t geom_attention_query_numel(const geom_attention *d) {
+    int64_t rows = mul(d->batch, d->q_len);
+    if (d->form == GEOM_ATT_MS) return mul(rows, d->in_hidden);
+    if (d->qkv_packed) return mul(rows, mul(add(d->q_heads, mul(2, d->kv_heads)), d->head));
+    return mul(rows, mul(d->q_heads, d->head));
+}
+
+/* ---------------------------------------------------------------- a chain of products */
+
+onyx_status geom_attention_chain(int rank, const int64_t *q, const int64_t *kt, const int64_t *v,
+                                 const int64_t *y, geom_attention *out, geom_msg *msg) {
+    if (rank != 3 && rank != 4)
+        return geom_fail(msg, ONYX_ERR_SHAPE, "views of rank %d, expected 3 or 4", rank);
+    geom_attention d;
+    unknown(&d, GEOM_ATT_CHAIN);
+    int r = rank;
+    d.batch = r == 4 ? q[0] : 1;
+    d.q_heads = d.kv_heads = q[r - 3];
+    d.q_len = q[r - 2];
+    d.head = q[r - 1];
+    d.kv_len = d.total_len = kt[r - 1];
+    d.v_head = v[r - 1];
+    d.past_len = 0;
+    for (int i = 0; i < r - 2; i++)
+        if (kt[i] != q[i] || v[i] != q[i] || y[i] != q[i])
+            return geom_fail(msg, ONYX_ERR_SHAPE, "the views' batch and head dims differ");
+    if (kt[r - 2] != d.head || v[r - 2] != d.kv_len || y[r - 2] != d.q_len ||
+        y[r - 1] != d.v_head)
+        return geom_fail(msg, ONYX_ERR_SHAPE, "the views do not make an attention: Q [%lld, "
+                         "%lld], K^T [%lld, %lld], V [%lld, %lld], output [%lld, %lld]",
+                         (long long)q[r - 2], (long long)q[r - 1], (long long)kt[r - 2],
+                         (long long)kt[r - 1], (long long)v[r - 2], (long long)v[r - 1],
+                         (long long)y[r - 2], (long long)y[r - 1]);
     *out = d;
     return ONYX_OK;
 }

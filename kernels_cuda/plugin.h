@@ -13,14 +13,15 @@
 #include "core/kernel.h"
 #include "ops/shape_common.h"
 
-#define CUDA_PLUGIN_ABI 6
+#define CUDA_PLUGIN_ABI 7
 #define CUDA_PLUGIN_SYMBOL "onyx_cuda_plugin"
 
 /* What the plugin's kernels use of libonyx: errors go into the caller's thread-local message,
  * attributes are read as the core parses them, scratch and shared data come from the run
  * context and the rep, and a node's geometry is resolved by the host: conv and pool windows,
- * slices, pads, depth/space blocks, the products' batches and the axes of reductions,
- * softmaxes and normalizations by the node's schema once per plan, handed to every device's
+ * slices, pads, depth/space blocks, the products' batches, the axes of reductions,
+ * softmaxes and normalizations and the attention geometry by the node's schema (or the fusion
+ * pass) once per plan, handed to every device's
  * kernel (kernel_prep.params and kernel_call.params, core/op_params.h); permutations by the
  * host's own readers (ops/ over geometry/) called from here. The GPU runs a node with the very
  * shapes the CPU would. The plugin compiles geometry/ in as well, for the rules it applies to

@@ -149,6 +149,12 @@ onyx_status infer_kernel_axis(infer_ctx *c, int64_t axis, int rank, int *out) {
     return ONYX_OK;
 }
 
+void infer_set_attention(infer_ctx *c, const geom_attention *d) {
+    if (!c->params) return;
+    c->params->kind = OP_PARAMS_ATTENTION;
+    c->params->u.attention = *d;
+}
+
 void infer_set_axes(infer_ctx *c, int rank, const bool *mask) {
     if (!c->params) return;
     c->params->kind = OP_PARAMS_AXES;

@@ -58,5 +58,8 @@ onyx_status infer_set_matmul(infer_ctx *c, int ra, const int64_t *a, int rb, con
 onyx_status infer_kernel_axis(infer_ctx *c, int64_t axis, int rank, int *out);
 /* Hands the set mask[0..rank) of axes to the node's kernels (infer_ctx.params, when asked). */
 void infer_set_axes(infer_ctx *c, int rank, const bool *mask);
+/* Hands an attention's geometry to its kernels (infer_ctx.params, when asked); unknown sizes
+ * leave it to each run (OP_GEOMETRY). */
+void infer_set_attention(infer_ctx *c, const geom_attention *d);
 
 #endif

@@ -1,9 +1,9 @@
-/* CPU kernels of Attention and FlexAttention: Q*K^T and P*V per (batch, head, block of query
- * rows) through BLAS with the scale folded into alpha, over the keys the causal band and v25's
- * sliding window leave the block; softcap, masks and a numerically stable softmax fused in one
- * pass over each score row. float16/bfloat16 compute in float (rounded once, at the output),
- * double in double. Working memory is the run context's scratch (kernel_scratch), kept across
- * runs. */
+/* CPU kernels of Attention and FlexAttention: Q*K^T and P*V per (batch, head, block of query rows)
+ * through BLAS with the scale folded into alpha, over the keys the causal band and v25's sliding
+ * window leave the block; softcap, masks and a numerically stable softmax fused in one pass over
+ * each score row. float16/bfloat16 compute in float (rounded once, at the output), double in
+ * double. The geometry is the plan's (kernel_attention, core/op_params.h). Working memory is the
+ * run context's scratch (kernel_scratch), kept across runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,11 +226,6 @@ static bool att_layout_of(const geom_attention *d, onyx_dtype qt, onyx_dtype vt,
     L->slots = L->total;
     L->total += (size_t)L->nslots * slot;
     return true;
-}
-
-static void type_of_tensor(type_info *ti, const tensor *t) {
-    type_init(ti);
-    type_set_tensor(ti, t->dtype, t->rank, t->dims);
 }
 
 /* The softmax's passes over a score row: float through vmath's vector paths (NaN anywhere makes
@@ -529,50 +524,43 @@ typedef struct att_fused {
     float scale;
 } att_fused;
 
-/* The (batch, head, row) strides of a rank-3 ([B*H, rows, cols], one head) or rank-4 view. */
-static void batch_head_row(const int64_t *dims, const int64_t *strides, int rank, int64_t *bh,
-                           int64_t *s) {
-    bool four = rank == 4;
-    bh[0] = dims[0];
-    bh[1] = four ? dims[1] : 1;
-    s[0] = strides[0];
-    s[1] = four ? strides[1] : 0;
+/* The (batch, head, row) strides of a rank-3 ([heads, rows, cols], batch 1) or rank-4 view. */
+static void batch_head_row(const int64_t *strides, int rank, int64_t *s) {
+    s[0] = rank == 4 ? strides[0] : 0;
+    s[1] = strides[rank - 3];
     s[2] = strides[rank - 2];
 }
 
-static bool same_batch(const int64_t *a, const int64_t *b) { return a[0] == b[0] && a[1] == b[1]; }
-
-/* A fused chain (core/fuse.h) as this kernel reads it, into *f: NULL where it applies, else
- * why not. */
+/* A fused chain (core/fuse.h) as this kernel reads it, into *f, its geometry the plan's (the
+ * fusion pass resolved it from these views): NULL where it applies, else why not. */
 static const char *chain_geometry(const kernel_prep *p, att_fused *f) {
     const fuse_chain *fc = p->fused;
+    const geom_attention *g = op_params_attention(p->params);
+    if (!g || g->form != GEOM_ATT_CHAIN) return "the plan handed no geometry of a chain";
     int r = fc->view_rank[0];
     for (int i = 1; i < 4; i++)
         if (fc->view_rank[i] != r) r = 0;
     if (r != 3 && r != 4) return "views not all of rank 3 or all of rank 4";
-    const int64_t *qd = fc->view_dims[0], *kd = fc->view_dims[1], *yd = fc->view_dims[2],
-                  *vd = fc->view_dims[3];
+    const int64_t *qd = fc->view_dims[0], *kd = fc->view_dims[1], *vd = fc->view_dims[3];
+    if (qd[r - 3] != g->q_heads || qd[r - 2] != g->q_len || qd[r - 1] != g->head ||
+        kd[r - 1] != g->total_len || vd[r - 1] != g->v_head)
+        return "the plan's geometry is for other views";
     const int64_t *kst = fc->view_strides[1];
-    *f = (att_fused){.scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
+    *f = (att_fused){.d = *g, .scale = fc->in_scale, .nan_zero = fc->nan_to_zero};
     memcpy(f->offset, fc->view_offset, sizeof f->offset);
-    int64_t qb[2], kb[2], vb[2], yb[2];
-    batch_head_row(qd, fc->view_strides[0], r, qb, f->qs);
-    batch_head_row(kd, kst, r, kb, f->ks);
-    batch_head_row(vd, fc->view_strides[3], r, vb, f->vs);
-    batch_head_row(yd, fc->view_strides[2], r, yb, f->ys);
+    batch_head_row(fc->view_strides[0], r, f->qs);
+    batch_head_row(kst, r, f->ks);
+    batch_head_row(fc->view_strides[3], r, f->vs);
+    batch_head_row(fc->view_strides[2], r, f->ys);
     /* K^T [.., Dk, T]: K's rows are its columns, a column apart (kst[r - 1]) when its own rows
      * are not contiguous */
     f->kt_rows = kst[r - 2] != 1;
     f->ks[2] = f->kt_rows ? kst[r - 2] : kst[r - 1];
-    int64_t S = qd[r - 2], Dk = qd[r - 1], T = kd[r - 1], Dv = vd[r - 1];
-    if (!same_batch(qb, kb) || !same_batch(qb, vb) || !same_batch(qb, yb) || kd[r - 2] != Dk ||
-        vd[r - 2] != T || yd[r - 2] != S || yd[r - 1] != Dv ||
-        fc->view_strides[0][r - 1] != 1 || fc->view_strides[3][r - 1] != 1 ||
+    int64_t S = g->q_len, T = g->total_len, Dk = g->head, Dv = g->v_head;
+    if (fc->view_strides[0][r - 1] != 1 || fc->view_strides[3][r - 1] != 1 ||
         fc->view_strides[2][r - 1] != 1 || (f->kt_rows && kst[r - 1] != 1))
-        return "views do not make an attention";
-    f->d = (geom_attention){.batch = qb[0], .q_heads = qb[1], .kv_heads = qb[1], .q_len = S,
-                            .kv_len = T, .total_len = T, .head = Dk, .v_head = Dv};
-    if (p->n_in > 3 && p->in_type[3]) { /* the mask, broadcast to [B, H, S, T] ([B*H, S, T]) */
+        return "views' rows are not contiguous";
+    if (p->n_in > 3 && p->in_type[3]) { /* the mask, broadcast to [B, H, S, T] ([H, S, T]) */
         const type_info *m = p->in_type[3];
         int64_t md[4] = {1, 1, 1, 1}, st[4];
         for (int i = 0; i < m->rank; i++) md[r - m->rank + i] = m->dims[i];
@@ -580,8 +568,8 @@ static const char *chain_geometry(const kernel_prep *p, att_fused *f) {
         for (int i = r - 2; i >= 0; i--) st[i] = st[i + 1] * md[i + 1];
         int64_t ms[4] = {0};
         for (int i = 0; i < r; i++) ms[i] = md[i] == 1 ? 0 : st[i];
-        f->ms[0] = ms[0];
-        f->ms[1] = r == 4 ? ms[1] : 0;
+        f->ms[0] = r == 4 ? ms[0] : 0;
+        f->ms[1] = ms[r - 3];
         f->ms[2] = ms[r - 2];
         f->mlen = md[r - 1];
         f->mbcast = f->mlen == 1 && T > 1;
@@ -657,18 +645,9 @@ onyx_status cpu_attention_run(const kernel_call *c) {
            *QK = kernel_output(c, 3);
     const graph_node *n = c->node;
     if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "Q, K and V must be tensors");
-    type_info tq, tk, tv, tpk, tpv, tm;
-    type_of_tensor(&tq, Q);
-    type_of_tensor(&tk, K);
-    type_of_tensor(&tv, V);
-    if (PK) type_of_tensor(&tpk, PK);
-    if (PV) type_of_tensor(&tpv, PV);
-    geom_attention d;
-    TRY(ops_attention_dims(n, &tq, &tk, &tv, PK ? &tpk : NULL, PV ? &tpv : NULL, &d));
-    if (M) {
-        type_of_tensor(&tm, M);
-        TRY(ops_attention_check_mask(&tm, &d));
-    }
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_ONNX, Q->numel, &g));
+    const geom_attention d = *g;
     if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
         return onyx_error(ONYX_ERR_SHAPE, "nonpad_kv_seqlen must be int64 of shape [%lld]",
                           (long long)d.batch);
@@ -949,15 +928,9 @@ onyx_status cpu_flex_attention_run(const kernel_call *c) {
     tensor *Y = kernel_output(c, 0);
     const graph_node *n = c->node;
     if (!Q || !K || !V) return onyx_error(ONYX_ERR_SHAPE, "Q, K and V must be tensors");
-    if (Q->rank != 4 || K->rank != 4 || V->rank != 4)
-        return onyx_error(ONYX_ERR_SHAPE, "Q, K and V have ranks %d, %d and %d, expected 4",
-                          Q->rank, K->rank, V->rank);
-    type_info tq, tk, tv;
-    type_of_tensor(&tq, Q);
-    type_of_tensor(&tk, K);
-    type_of_tensor(&tv, V);
-    geom_attention d;
-    TRY(ops_attention_dims(n, &tq, &tk, &tv, NULL, NULL, &d));
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_ONNX, Q->numel, &g));
+    const geom_attention d = *g;
     if (K->dtype != Q->dtype || V->dtype != Q->dtype)
         return onyx_error(ONYX_ERR_SHAPE, "Q, K and V have types %s, %s and %s, expected one",
                           onyx_dtype_name(Q->dtype), onyx_dtype_name(K->dtype),

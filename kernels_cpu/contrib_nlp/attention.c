@@ -1,12 +1,12 @@
 /* CPU kernels of com.microsoft Attention, MultiHeadAttention and GroupQueryAttention over one
- * float core: per (batch, head, block of query rows) Q*K^T through BLAS with the scale in alpha,
- * onnxruntime's masks (padding adds mask_filter_value, causal keys are -inf) or GQA's per-batch
- * causal window (after GQA's optional rotary embedding of Q and K), a softmax per row, then P*V
- * straight into the output. Q/K/V are strided views (packed projections, BSNH inputs, BNSH
- * caches), so nothing is transposed; K/V are copied only where a past cache is concatenated or a
- * present cache is asked for, and not at all where GQA's caller binds one buffer as both past and
- * present (appended in place). Working memory is the run's scratch, so concurrent runs share
- * nothing. */
+ * float core, their geometry the plan's (kernel_attention, core/op_params.h): per (batch, head,
+ * block of query rows) Q*K^T through BLAS with the scale in alpha, onnxruntime's masks (padding
+ * adds mask_filter_value, causal keys are -inf) or GQA's per-batch causal window (after GQA's
+ * optional rotary embedding of Q and K), a softmax per row, then P*V straight into the output.
+ * Q/K/V are strided views (packed projections, BSNH inputs, BNSH caches), so nothing is
+ * transposed; K/V are copied only where a past cache is concatenated or a present cache is asked
+ * for, and not at all where GQA's caller binds one buffer as both past and present (appended in
+ * place). Working memory is the run's scratch, so concurrent runs share nothing. */
 #include <math.h>
 
 #include "core/parallel.h"
@@ -31,7 +31,7 @@ typedef struct core {
     int64_t ys[3];
     float scale;
     /* Attention / MultiHeadAttention: additive masks as onnxruntime builds them */
-    cnlp_mask_kind mask;
+    geom_att_mask mask;
     const int32_t *mdata;
     float filter;
     bool causal;       /* keys j > P + i are out (-inf), as onnxruntime 1.30 */
@@ -55,23 +55,25 @@ static void add_mask(const core *x, int64_t b, int64_t h, int64_t i, float *row)
     }
     const float f = x->filter;
     switch (x->mask) {
-    case CNLP_MASK_NONE: break;
-    case CNLP_MASK_END:
-    case CNLP_MASK_END_START: {
-        int64_t end = x->mdata[b], start = x->mask == CNLP_MASK_END_START ? x->mdata[b + x->B] : 0;
+    case GEOM_ATT_MASK_NONE:
+    case GEOM_ATT_MASK_UNKNOWN: break; /* a plan's, never a run's (op_params_known) */
+    case GEOM_ATT_MASK_END:
+    case GEOM_ATT_MASK_END_START: {
+        int64_t end = x->mdata[b],
+                start = x->mask == GEOM_ATT_MASK_END_START ? x->mdata[b + x->B] : 0;
         if (end < 0) end = 0;
         for (int64_t j = end; j < T; j++) row[j] += f;
         if (start > T) start = T;
         for (int64_t j = 0; j < start && j < end; j++) row[j] += f;
         break;
     }
-    case CNLP_MASK_2D: {
+    case GEOM_ATT_MASK_2D: {
         const int32_t *m = x->mdata + b * T;
         for (int64_t j = 0; j < T; j++)
             if (m[j] <= 0) row[j] += f;
         break;
     }
-    case CNLP_MASK_3D: {
+    case GEOM_ATT_MASK_3D: {
         const int32_t *m = x->mdata + (b * x->S + i) * T;
         for (int64_t j = 0; j < T; j++)
             if (m[j] <= 0) row[j] += f;
@@ -190,22 +192,8 @@ static void fill_cache(float *dst, int64_t T, const float *past, int64_t P, view
         }
 }
 
-static void type_of(type_info *t, const tensor *x) {
-    type_init(t);
-    if (x) type_set_tensor(t, x->dtype, x->rank, x->dims);
-}
-
-/* The node's inputs as types, for the geometry functions; n at most 16. */
-static void types_of(const kernel_call *c, type_info *store, const type_info **in, int n) {
-    for (int i = 0; i < n; i++) {
-        const tensor *t = kernel_input(c, i);
-        type_of(&store[i], t);
-        in[i] = t ? &store[i] : NULL;
-    }
-}
-
-static void mask_setup(core *x, const cnlp_att_dims *d, const tensor *m, const graph_node *n) {
-    x->mask = m ? d->mask : CNLP_MASK_NONE;
+static void mask_setup(core *x, const geom_attention *d, const tensor *m, const graph_node *n) {
+    x->mask = m ? d->mask : GEOM_ATT_MASK_NONE;
     x->mdata = m ? m->data : NULL;
     x->filter = attr_float(n, "mask_filter_value", -10000.0f);
     x->causal = attr_int(n, "unidirectional", 0) != 0 && d->q_len > 1;
@@ -221,13 +209,11 @@ static void bias_setup(core *x, const tensor *ab) {
 /* ---------------------------------------------------------------- Attention */
 
 onyx_status cpu_cnlp_attention(const kernel_call *c) {
-    type_info store[7];
-    const type_info *in[7];
-    int n_in = c->n_in < 7 ? c->n_in : 7;
-    types_of(c, store, in, n_in);
-    cnlp_att_dims d;
-    TRY(cnlp_attention_dims(c->node, n_in, in, &d));
-    const tensor *X = kernel_input(c, 0), *W = kernel_input(c, 1), *Bi = kernel_input(c, 2),
+    const tensor *X = kernel_input(c, 0);
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_MS, X ? X->numel : 0, &g));
+    const geom_attention d = *g;
+    const tensor *W = kernel_input(c, 1), *Bi = kernel_input(c, 2),
                  *M = kernel_input(c, 3), *Past = kernel_input(c, 4), *AB = kernel_input(c, 5);
     tensor *Y = kernel_output(c, 0), *Pres = kernel_output(c, 1);
     const int64_t B = d.batch, S = d.q_len, N = d.q_heads, Dk = d.head, Dv = d.v_head,
@@ -291,13 +277,11 @@ onyx_status cpu_cnlp_attention(const kernel_call *c) {
 /* ---------------------------------------------------------------- MultiHeadAttention */
 
 onyx_status cpu_cnlp_mha(const kernel_call *c) {
-    type_info store[10];
-    const type_info *in[10];
-    int n_in = c->n_in < 10 ? c->n_in : 10;
-    types_of(c, store, in, n_in);
-    cnlp_att_dims d;
-    TRY(cnlp_mha_dims(c->node, n_in, in, &d));
-    const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
+    const tensor *Q = kernel_input(c, 0);
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_MHA, Q ? Q->numel : 0, &g));
+    const geom_attention d = *g;
+    const tensor *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *Bi = kernel_input(c, 3), *M = kernel_input(c, 4), *AB = kernel_input(c, 5),
                  *PK = kernel_input(c, 6), *PV = kernel_input(c, 7);
     tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
@@ -371,7 +355,7 @@ onyx_status cpu_cnlp_mha(const kernel_call *c) {
 /* do_rotary: Q and the new K rotated into qr [B, S, Nq, D] and kr [B, S, Nkv, D], which become
  * their views. Positions as onnxruntime: the first prompt counts from position_ids[0] (else 0),
  * later tokens from each batch's past length (or position_ids). */
-static onyx_status gqa_rotary(const kernel_call *c, const cnlp_att_dims *d, bool first,
+static onyx_status gqa_rotary(const kernel_call *c, const geom_attention *d, bool first,
                               const int32_t *seqlens, view *q, view *k, float *qr, float *kr) {
     const tensor *cs = kernel_input(c, 7), *sn = kernel_input(c, 8), *pos = kernel_input(c, 9);
     const int64_t B = d->batch, S = d->q_len, Nq = d->q_heads, Nkv = d->kv_heads, D = d->head,
@@ -417,13 +401,13 @@ static int64_t window_resident(int64_t T, int64_t C, int64_t W) {
  * from their end, and the last L(T) of them become the present buffers' first rows. The past is
  * read whole into scratch before the present is written, so a present bound to the past's own
  * buffer (KF_CACHE_IN_PLACE) comes out right too. */
-static onyx_status gqa_windowed(const kernel_call *c, core *x, const cnlp_att_dims *d,
+static onyx_status gqa_windowed(const kernel_call *c, core *x, const geom_attention *d,
                                 const int32_t *seqlens, bool first, view vk, view vv,
                                 char *buf) {
     const tensor *PK = kernel_input(c, 3), *PV = kernel_input(c, 4);
     tensor *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
     const int64_t B = d->batch, S = d->q_len, Nkv = d->kv_heads, D = d->head, C = d->past_len,
-                  W = attr_int(c->node, "local_window_size", -1), V = x->T;
+                  W = d->window_cache, V = x->T;
     int32_t *rows = (int32_t *)buf; /* per batch: the keys read, minus one (as seqlens_k) */
     float *kc = (float *)(buf + ((size_t)B * 4 + 63) / 64 * 64);
     float *vc = kc + B * Nkv * V * D;
@@ -495,30 +479,33 @@ static void gqa_append(float *dst, const float *past, int64_t P, view src, const
 }
 
 onyx_status cpu_cnlp_gqa(const kernel_call *c) {
-    type_info store[16];
-    const type_info *in[16];
-    int n_in = c->n_in < 16 ? c->n_in : 16;
-    types_of(c, store, in, n_in);
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *PK = kernel_input(c, 3), *PV = kernel_input(c, 4), *SL = kernel_input(c, 5),
                  *TS = kernel_input(c, 6);
     if (!SL || !TS || TS->numel != 1 || TS->dtype != ONYX_INT32)
         return onyx_error(ONYX_ERR_SHAPE, "total_sequence_length must be one int32");
     int64_t total = ((const int32_t *)TS->data)[0];
-    cnlp_att_dims d;
-    TRY(cnlp_gqa_dims(c->node, n_in, in, total, &d));
+    /* the plan's geometry; the present buffers' length from this run's total */
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_GQA, Q ? Q->numel : 0, &g));
+    geom_attention d;
+    geom_msg m;
+    GEOM_TRY(m, geom_attention_gqa_total(g, total, &d, &m));
+    const bool windowed = d.window_cache > 0;
     tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
     if (kernel_output(c, 3))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
     const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
                   P = d.past_len, T = d.total_len;
+    if (SL->dtype != ONYX_INT32 || SL->numel != B) /* data of this run, one per row */
+        return onyx_error(ONYX_ERR_SHAPE, "seqlens_k must be int32 of %lld values", (long long)B);
     const int32_t *seqlens = SL->data;
     bool first = S == total;
     /* a windowed cache holds at most its capacity T of the past, whatever their count */
-    int64_t room = d.windowed ? INT32_MAX : T;
+    int64_t room = windowed ? INT32_MAX : T;
     for (int64_t b = 0; b < B; b++) {
         int64_t tb = (int64_t)seqlens[b] + 1, past = first ? 0 : tb - S;
-        if (tb < 1 || tb > room || past < 0 || past + S > room || (!first && !d.windowed && past > P))
+        if (tb < 1 || tb > room || past < 0 || past + S > room || (!first && !windowed && past > P))
             return onyx_error(ONYX_ERR_SHAPE,
                               "seqlens_k[%lld] = %lld does not fit sequence "
                               "length %lld, total_sequence_length %lld and a past of %lld",
@@ -541,23 +528,23 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
               .window = attr_int(c->node, "local_window_size", -1),
               .softcap = attr_float(c->node, "softcap", 0.0f)};
     x.ys[0] = S * Nq * D, x.ys[1] = D, x.ys[2] = Nq * D;
-    int64_t qw = d.packed ? (Nq + 2 * Nkv) * D : Nq * D;
+    int64_t qw = d.qkv_packed ? (Nq + 2 * Nkv) * D : Nq * D;
     x.q = (view){Q->data, {S * qw, D, qw}};
     view vk, vv;
-    if (d.packed) {
+    if (d.qkv_packed) {
         vk = (view){(const float *)Q->data + Nq * D, {S * qw, D, qw}};
         vv = (view){(const float *)Q->data + (Nq + Nkv) * D, {S * qw, D, qw}};
     } else {
         vk = (view){K->data, {S * Nkv * D, D, Nkv * D}};
         vv = (view){V->data, {S * Nkv * D, D, Nkv * D}};
     }
-    if (d.windowed) { /* the keys read: the past's resident rows (at most T) and the new ones */
+    if (windowed) { /* the keys read: the past's resident rows (at most T) and the new ones */
         x.T = first ? S : T + S;
         x.seqlens = NULL;
     }
     size_t cache = (size_t)(B * Nkv * T * D) * 4;
     size_t own = ((OK_ ? 0 : cache) + (OV ? 0 : cache) + 63) / 64 * 64;
-    if (d.windowed)
+    if (windowed)
         own = ((size_t)B * 4 + 63) / 64 * 64 + (((size_t)(B * Nkv * x.T * D) * 8 + 63) / 64 * 64);
     bool rotary = attr_int(c->node, "do_rotary", 0) != 0;
     size_t rq = rotary ? ((size_t)(B * S * Nq * D) * 4 + 63) / 64 * 64 : 0;
@@ -569,7 +556,7 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
     if (rotary)
         TRY(gqa_rotary(c, &d, first, seqlens, &x.q, &vk, (float *)(buf + own),
                        (float *)(buf + own + rq)));
-    if (d.windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
+    if (windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
     const float *pk = PK ? PK->data : NULL, *pv = PV ? PV->data : NULL;
     if ((kc == pk || vc == pv) && P != T)
         return onyx_error(ONYX_ERR_SHAPE,

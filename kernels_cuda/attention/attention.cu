@@ -27,16 +27,6 @@ constexpr int BK = 64;      // keys per tile
 constexpr int SC = BK / 32; // score columns per lane
 constexpr int MAX_HEAD = 256;
 
-// The node's geometry (geometry/attention.h, the rule inference and the CPU kernel use; past
-// caches stay on the CPU); false where the rule refuses the shapes.
-bool get_dims(const graph_node *n, int rank, const int64_t *qd, const int64_t *kd,
-              const int64_t *vd, geom_attention *d) {
-    const geom_att_shape q = {rank, qd}, k = {rank, kd}, v = {rank, vd};
-    geom_msg m;
-    return geom_attention_onnx(&q, &k, &v, NULL, NULL, attr_int(n, "q_num_heads", 0),
-                               attr_int(n, "kv_num_heads", 0), d, &m) == ONYX_OK;
-}
-
 // strides of batch, head, row: [B, H, S, Dh] (4-D) or [B, S, H*Dh] (3-D)
 void view_strides(bool packed, int64_t H, int64_t S, int64_t Dh, int64_t *s) {
     s[0] = H * S * Dh;
@@ -773,14 +763,12 @@ bool input_given(const kernel_prep *p, int i) { return i < p->n_in && p->in_type
 
 bool output_wanted(const graph_node *n, int o) { return o < n->n_outputs && n->outputs[o] >= 0; }
 
-// attn_mask's dims, all known, against the scores (geometry/attention.h's rule)
-bool mask_fits(int rank, const int64_t *md, const geom_attention &d) {
+// attn_mask's dims all known (their fit to the scores is inference's, geometry/attention.h)
+bool mask_known(int rank, const int64_t *md) {
     if (rank < 0) return false;
     for (int i = 0; i < rank; i++)
         if (md[i] < 0) return false;
-    const geom_att_shape m = {rank, md};
-    geom_msg msg;
-    return geom_attention_mask(&m, &d, &msg) == ONYX_OK;
+    return true;
 }
 
 bool att_supports(const kernel_prep *p) {
@@ -794,11 +782,10 @@ bool att_supports(const kernel_prep *p) {
     if (!dtype_in(q->dtype, QKV_TYPES) || k->dtype != q->dtype || v->dtype != q->dtype ||
         p->out_type[0].dtype != q->dtype)
         return false;
-    if (q->rank != k->rank || q->rank != v->rank) return false;
-    for (int i = 0; i < q->rank; i++)
-        if (q->dims[i] < 0 || k->dims[i] < 0 || v->dims[i] < 0) return false;
-    geom_attention d;
-    if (!get_dims(n, q->rank, q->dims, k->dims, v->dims, &d)) return false;
+    // the plan's geometry (a generic plan's, with unknown sizes, stays on the CPU)
+    const geom_attention *g = op_params_attention(p->params);
+    if (!g || g->form != GEOM_ATT_ONNX || !geom_attention_known(g)) return false;
+    const geom_attention &d = *g;
     if (d.head > MAX_HEAD || d.v_head > MAX_HEAD) return false;
     // lengths and rows as ints in the kernel, with room for a tile past the end
     if (d.total_len > INT_MAX - BK || d.q_len > INT_MAX ||
@@ -813,7 +800,7 @@ bool att_supports(const kernel_prep *p) {
     if (input_given(p, 3)) {
         const type_info *m = p->in_type[3];
         if (m->kind != ONYX_VALUE_TENSOR || !dtype_in(m->dtype, MASK_TYPES) ||
-            !mask_fits(m->rank, m->dims, d))
+            !mask_known(m->rank, m->dims))
             return false;
     }
     if (input_given(p, 6)) {
@@ -891,19 +878,19 @@ bool chain_plan(const kernel_prep *p, chain_state *cs) {
     if (!c->attention || c->n || c->n_pre || (r != 3 && r != 4) || c->view_rank[1] != r ||
         c->view_rank[2] != r || c->view_rank[3] != r || p->n_in < 3)
         return false;
-    const int64_t *q = c->view_dims[0], *kt = c->view_dims[1], *y = c->view_dims[2],
-                  *v = c->view_dims[3];
-    for (int i = 0; i < r - 2; i++)
-        if (kt[i] != q[i] || y[i] != q[i] || v[i] != q[i]) return false;
-    memset(cs, 0, sizeof *cs);
-    cs->B = r == 4 ? q[0] : 1;
-    cs->H = q[r - 3];
-    cs->S = q[r - 2];
-    cs->D = q[r - 1];
-    cs->T = kt[r - 1];
-    cs->Dv = v[r - 1];
-    if (kt[r - 2] != cs->D || v[r - 2] != cs->T || y[r - 2] != cs->S || y[r - 1] != cs->Dv)
+    // the geometry the fusion pass resolved from these views (geometry/attention.h)
+    const geom_attention *g = op_params_attention(p->params);
+    const int64_t *q = c->view_dims[0], *kt = c->view_dims[1], *v = c->view_dims[3];
+    if (!g || g->form != GEOM_ATT_CHAIN || q[r - 3] != g->q_heads || q[r - 2] != g->q_len ||
+        q[r - 1] != g->head || kt[r - 1] != g->total_len || v[r - 1] != g->v_head)
         return false;
+    memset(cs, 0, sizeof *cs);
+    cs->B = g->batch;
+    cs->H = g->q_heads;
+    cs->S = g->q_len;
+    cs->D = g->head;
+    cs->T = g->total_len;
+    cs->Dv = g->v_head;
     const type_info *tq = p->in_type[0];
     for (int i = 0; i < 3; i++)
         if (!p->in_type[i] || p->in_type[i]->dtype != tq->dtype) return false;
@@ -1003,12 +990,9 @@ onyx_status att_run(const kernel_call *c) {
                  *M = kernel_input(c, 3), *NP = kernel_input(c, 6);
     tensor *Y = kernel_output(c, 0);
     if (!Q || !K || !V || !Y) return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K, V and Y needed");
-    geom_attention d;
-    if (Q->rank != K->rank || Q->rank != V->rank ||
-        !get_dims(n, Q->rank, Q->dims, K->dims, V->dims, &d))
-        return onyx_error(ONYX_ERR_SHAPE, "Attention: Q, K and V shapes do not agree");
-    if (M && !mask_fits(M->rank, M->dims, d))
-        return onyx_error(ONYX_ERR_SHAPE, "Attention: attn_mask does not broadcast to the scores");
+    const geom_attention *g;
+    TRY(kernel_attention(c->params, GEOM_ATT_ONNX, Q->numel, &g));
+    const geom_attention &d = *g;
     if (NP && (NP->dtype != ONYX_INT64 || NP->rank != 1 || NP->dims[0] != d.batch))
         return onyx_error(ONYX_ERR_SHAPE, "Attention: nonpad_kv_seqlen must be int64 [%lld]",
                           (long long)d.batch);

@@ -92,6 +92,7 @@ static onyx_status attention_infer(infer_ctx *c) {
     if (c->n_out > 3)
         type_set_tensor(&c->out[3], qt, 4,
                         (const int64_t[]){d.batch, d.q_heads, d.q_len, d.total_len});
+    infer_set_attention(c, &d);
     return ONYX_OK;
 }
 
@@ -111,8 +112,8 @@ static const attr_spec attrs25[] = {
 };
 
 const op_schema op_Attention[] = {
-    {"", "Attention", 23, 3, 6, 1, 4, attrs, attention_infer, 0},
-    {"", "Attention", 24, 3, 7, 1, 4, attrs, attention_infer, 0},
-    {"", "Attention", 25, 3, 7, 1, 4, attrs25, attention_infer, 0},
+    {"", "Attention", 23, 3, 6, 1, 4, attrs, attention_infer, OP_GEOMETRY},
+    {"", "Attention", 24, 3, 7, 1, 4, attrs, attention_infer, OP_GEOMETRY},
+    {"", "Attention", 25, 3, 7, 1, 4, attrs25, attention_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -1,6 +1,7 @@
-/* What Attention and FlexAttention share between their inference and the CPU kernels: the float
- * types, and their geometry (geometry/attention.h) read from a node's input types and head-count
- * attributes, so that both check alike; the com.microsoft attention ops read shapes alike. */
+/* What Attention and FlexAttention share between their schemas and the CPU kernels: the float
+ * types, and for the schemas their geometry (geometry/attention.h) read from a node's input types
+ * and head-count attributes, which they hand to every device's kernel (core/op_params.h); the
+ * com.microsoft attention ops read shapes alike. */
 #ifndef ONYX_OPS_ATTENTION_COMMON_H
 #define ONYX_OPS_ATTENTION_COMMON_H
 

@@ -39,6 +39,7 @@ static onyx_status flex_infer(infer_ctx *c) {
     TRY(ops_attention_dims(n, c->in[0], c->in[1], c->in[2], NULL, NULL, &d));
     type_set_tensor(&c->out[0], c->in[0]->dtype, 4,
                     (const int64_t[]){d.batch, d.q_heads, d.q_len, d.v_head});
+    infer_set_attention(c, &d);
     return ONYX_OK;
 }
 
@@ -47,6 +48,6 @@ static const attr_spec attrs[] = {
     {"softmax_precision", ATTR_INT}, {NULL, 0}};
 
 const op_schema op_FlexAttention[] = {
-    {"ai.onnx.preview", "FlexAttention", 1, 3, 3, 1, 1, attrs, flex_infer, 0},
+    {"ai.onnx.preview", "FlexAttention", 1, 3, 3, 1, 1, attrs, flex_infer, OP_GEOMETRY},
     OP_END,
 };

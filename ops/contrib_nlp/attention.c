@@ -7,7 +7,7 @@ static onyx_status att_infer(infer_ctx *c) {
     TRY(infer_dtype_in(c, 0, CNLP_T));
     static const int same[] = {1, 2, 4, 5};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) TRY(cnlp_same_dtype(c, 0, same[i]));
-    cnlp_att_dims d;
+    geom_attention d;
     TRY(cnlp_attention_dims(c->node, c->n_in, c->in, &d));
     if (c->n_out > 1 && c->node->outputs[1] >= 0 && d.head >= 0 && d.v_head >= 0 &&
         d.head != d.v_head)
@@ -20,6 +20,7 @@ static onyx_status att_infer(infer_ctx *c) {
         int64_t p[5] = {2, d.batch, d.q_heads, d.total_len, d.head};
         type_set_tensor(&c->out[1], t, 5, p);
     }
+    infer_set_attention(c, &d);
     return ONYX_OK;
 }
 
@@ -34,6 +35,6 @@ static const attr_spec attrs[] = {{"do_rotary", ATTR_INT},
                                   {NULL, 0}};
 
 const op_schema op_MsAttention[] = {
-    {CNLP_MS, "Attention", 1, 2, 7, 1, 2, attrs, att_infer, 0},
+    {CNLP_MS, "Attention", 1, 2, 7, 1, 2, attrs, att_infer, OP_GEOMETRY},
     OP_END,
 };

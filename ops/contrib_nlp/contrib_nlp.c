@@ -1,6 +1,6 @@
-/* The com.microsoft attention-family ops read from a node, shared by inference and the CPU kernels
- * (see contrib_nlp.h): every refusal of a form onyx does not implement lives here, once; the sizes
- * come from the rules of geometry/attention.h. */
+/* The com.microsoft attention-family ops read from a node by their schemas (see contrib_nlp.h),
+ * whose geometry every device's kernel then reads from the plan: every refusal of a form onyx does
+ * not implement lives here, once; the sizes come from the rules of geometry/attention.h. */
 #include "ops/contrib_nlp/contrib_nlp.h"
 
 #include <math.h>
@@ -67,19 +67,19 @@ static onyx_status divisible(int64_t hidden, int64_t heads, const char *what) {
 
 /* key_padding_mask / mask_index: int32 of rank 1 ([B] or [2B]), 2 ([B, T]) or 3 ([B, S, T]) */
 static onyx_status mask_kind(const type_info *m, const char *name, bool allow_start,
-                             cnlp_att_dims *d) {
-    d->mask = CNLP_MASK_NONE;
+                             geom_attention *d) {
+    d->mask = GEOM_ATT_MASK_NONE;
     if (!m) return ONYX_OK;
     TRY(want_dtype(m, name, ONYX_INT32));
     char b[160];
     switch (m->rank) {
-    case -1: d->mask = CNLP_MASK_2D; return ONYX_OK; /* decided at run time */
+    case -1: d->mask = GEOM_ATT_MASK_UNKNOWN; return ONYX_OK; /* each run decides */
     case 1: {
         int64_t n = m->dims[0];
-        d->mask = CNLP_MASK_END;
+        d->mask = GEOM_ATT_MASK_END;
         if (n < 0 || d->batch < 0 || n == d->batch) return ONYX_OK;
         if (allow_start && n == 2 * d->batch) {
-            d->mask = CNLP_MASK_END_START;
+            d->mask = GEOM_ATT_MASK_END_START;
             return ONYX_OK;
         }
         if (n == 3 * d->batch + 2)
@@ -92,11 +92,11 @@ static onyx_status mask_kind(const type_info *m, const char *name, bool allow_st
                           allow_start ? " or [2*batch] (ends, then starts)" : "");
     }
     case 2:
-        d->mask = CNLP_MASK_2D;
+        d->mask = GEOM_ATT_MASK_2D;
         TRY(want_dim(m, name, 0, d->batch, "batch"));
         return want_dim(m, name, 1, d->total_len, "total sequence length");
     case 3:
-        d->mask = CNLP_MASK_3D;
+        d->mask = GEOM_ATT_MASK_3D;
         TRY(want_dim(m, name, 0, d->batch, "batch"));
         TRY(want_dim(m, name, 1, d->q_len, "sequence length"));
         return want_dim(m, name, 2, d->total_len, "total sequence length");
@@ -111,7 +111,7 @@ static onyx_status mask_kind(const type_info *m, const char *name, bool allow_st
     }
 }
 
-onyx_status cnlp_check_attn_bias(const type_info *t, const cnlp_att_dims *d) {
+onyx_status cnlp_check_attn_bias(const type_info *t, const geom_attention *d) {
     if (!t) return ONYX_OK;
     TRY(want_rank(t, "attention_bias", 4, 4));
     if (t->rank < 0) return ONYX_OK;
@@ -134,25 +134,8 @@ float cnlp_att_scale(const graph_node *n, int64_t head) {
     return head > 0 ? 1.0f / sqrtf((float)head) : 1.0f;
 }
 
-/* d's sizes from the geometry; the rest of d as the caller sets it */
-static void take_geometry(cnlp_att_dims *d, const geom_attention *g) {
-    memset(d, 0, sizeof *d);
-    d->batch = g->batch;
-    d->q_len = g->q_len;
-    d->kv_len = g->kv_len;
-    d->past_len = g->past_len;
-    d->total_len = g->total_len;
-    d->q_heads = g->q_heads;
-    d->kv_heads = g->kv_heads;
-    d->head = g->head;
-    d->v_head = g->v_head;
-    d->in_hidden = g->in_hidden;
-    d->kv_bnsh = g->kv_bnsh;
-    d->packed = g->qkv_packed;
-}
-
 onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *const *in,
-                                cnlp_att_dims *d) {
+                                geom_attention *d) {
     const type_info *mask = input(n_in, in, 3), *past = input(n_in, in, 4),
                     *ab = input(n_in, in, 5), *psl = input(n_in, in, 6);
     if (attr_int(n, "do_rotary", 0))
@@ -166,11 +149,9 @@ onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *
     const geom_att_shape *shape[4];
     static const int shape_inputs[4] = {0, 1, 2, 4}; /* input, weights, bias, past */
     for (int i = 0; i < 4; i++) shape[i] = ops_att_shape(input(n_in, in, shape_inputs[i]), &s[i]);
-    geom_attention g;
     geom_msg m;
     GEOM_TRY(m, geom_attention_ms(shape[0], shape[1], shape[2], shape[3],
-                                  attr_int(n, "num_heads", 0), qkv, nq, &g, &m));
-    take_geometry(d, &g);
+                                  attr_int(n, "num_heads", 0), qkv, nq, d, &m));
     if (past && ab)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "Attention takes past or attention_bias, not "
                                                   "both (as onnxruntime)");
@@ -179,7 +160,7 @@ onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *
 }
 
 onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const *in,
-                          cnlp_att_dims *d) {
+                          geom_attention *d) {
     const type_info *q = input(n_in, in, 0), *k = input(n_in, in, 1), *kpm = input(n_in, in, 4),
                     *ab = input(n_in, in, 5);
     TRY(refuse_input(input(n_in, in, 8), "past_sequence_length", "shared past/present buffers"));
@@ -192,17 +173,15 @@ onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const 
     const geom_att_shape *shape[6];
     static const int shape_inputs[6] = {0, 1, 2, 3, 6, 7}; /* query, key, value, bias, past */
     for (int i = 0; i < 6; i++) shape[i] = ops_att_shape(input(n_in, in, shape_inputs[i]), &s[i]);
-    geom_attention g;
     geom_msg m;
     GEOM_TRY(m, geom_attention_mha(shape[0], shape[1], shape[2], shape[3], shape[4], shape[5],
-                                   attr_int(n, "num_heads", 0), &g, &m));
-    take_geometry(d, &g);
+                                   attr_int(n, "num_heads", 0), d, &m));
     TRY(mask_kind(kpm, "key_padding_mask", false, d));
     return cnlp_check_attn_bias(ab, d);
 }
 
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
-                          cnlp_att_dims *d) {
+                          geom_attention *d) {
     const type_info *q = input(n_in, in, 0), *pk = input(n_in, in, 3), *pv = input(n_in, in, 4),
                     *seqlens = input(n_in, in, 5), *ts = input(n_in, in, 6);
     static const char *const extra[] = {"attention_bias", "head_sink",     "k_scale",
@@ -238,13 +217,10 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
     geom_att_shape s[5];
     const geom_att_shape *shape[5]; /* query, key, value, past_key, past_value */
     for (int i = 0; i < 5; i++) shape[i] = ops_att_shape(input(n_in, in, i), &s[i]);
-    geom_attention g;
     geom_msg m;
     GEOM_TRY(m, geom_attention_gqa(shape[0], shape[1], shape[2], shape[3], shape[4],
                                    attr_int(n, "num_heads", 0), attr_int(n, "kv_num_heads", 0),
-                                   total, windowed ? window : 0, &g, &m));
-    take_geometry(d, &g);
-    d->windowed = windowed;
+                                   total, windowed ? window : 0, d, &m));
     if (q && q->dtype != ONYX_UNDEFINED) {
         TRY(want_dtype(pk, "past_key", q->dtype));
         TRY(want_dtype(pv, "past_value", q->dtype));

@@ -1,9 +1,11 @@
 /* Shared by the com.microsoft transformer ops' schemas and their CPU kernels: type masks, and the
  * geometry of Attention / MultiHeadAttention / GroupQueryAttention read from input shapes and
- * attributes, so inference and the kernels accept and refuse exactly the same nodes. */
+ * attributes (geometry/attention.h's geom_attention, with the mask's form and GQA's rotary
+ * caches), which their schemas hand to every device's kernel (core/op_params.h). */
 #ifndef ONYX_OPS_CONTRIB_NLP_H
 #define ONYX_OPS_CONTRIB_NLP_H
 
+#include "geometry/attention.h"
 #include "ops/schema.h"
 
 #define CNLP_MS "com.microsoft"
@@ -19,39 +21,17 @@ static inline bool cnlp_has(const infer_ctx *c, int i) { return i < c->n_in && c
 /* Requires input i, when present, to have input ref's dtype (when both are known). */
 onyx_status cnlp_same_dtype(infer_ctx *c, int ref, int i);
 
-/* How a mask or index input restricts the keys each query sees. */
-typedef enum cnlp_mask_kind {
-    CNLP_MASK_NONE,
-    CNLP_MASK_END,       /* [B]: keys at or after end[b] are padding */
-    CNLP_MASK_END_START, /* [2B]: end positions, then start positions (left padding) */
-    CNLP_MASK_2D,        /* [B, T] 0/1 */
-    CNLP_MASK_3D,        /* [B, S, T] 0/1 */
-} cnlp_mask_kind;
-
-/* Geometry of one attention: the sizes of geometry/attention.h's geom_attention (packed: its
- * qkv_packed) and what the kernels add; unknown sizes are -1 during inference, all known in
- * kernels. */
-typedef struct cnlp_att_dims {
-    int64_t batch, q_len, kv_len, past_len, total_len; /* total = past + kv */
-    int64_t q_heads, kv_heads, head, v_head;           /* head: Q/K head size */
-    int64_t in_hidden;                                 /* Attention: input's hidden size */
-    bool kv_bnsh;                                      /* MHA: key/value given as [B, N, L, D] */
-    bool packed;                                       /* GQA: key and value packed in query */
-    int64_t rot, max_pos;                              /* GQA do_rotary: rotary dim, cache rows */
-    bool windowed; /* GQA sliding_window_cache=1: past and present are window-sized buffers */
-    cnlp_mask_kind mask;
-} cnlp_att_dims;
-
 /* com.microsoft.Attention: inputs input, weights, bias, mask_index, past, attention_bias,
- * past_sequence_length (types in `in`, NULL when absent). Refuses what the kernel does not do
- * (rotary, shared past/present buffers, 4-D Megatron masks) with a message saying so. */
+ * past_sequence_length (types in `in`, NULL when absent); unknown sizes are -1. Refuses what the
+ * kernels do not do (rotary, shared past/present buffers, 4-D Megatron masks) with a message
+ * saying so. */
 onyx_status cnlp_attention_dims(const graph_node *n, int n_in, const type_info *const *in,
-                                cnlp_att_dims *d);
+                                geom_attention *d);
 
 /* com.microsoft.MultiHeadAttention: query, key, value, bias, key_padding_mask, attention_bias,
  * past_key, past_value, past_sequence_length, cache_indirection. */
 onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const *in,
-                          cnlp_att_dims *d);
+                          geom_attention *d);
 
 /* com.microsoft.GroupQueryAttention: query, key, value, past_key, past_value, seqlens_k,
  * total_sequence_length, cos_cache, sin_cache, position_ids, attention_bias, head_sink, ...
@@ -60,10 +40,10 @@ onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const 
  * buffer's length (its capacity, at least local_window_size). Refuses attention_bias, head_sink,
  * quantized caches, smooth softmax and the QK output. */
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
-                          cnlp_att_dims *d);
+                          geom_attention *d);
 
 /* The attention_bias input (B or 1, N or 1, S, T) against the geometry. */
-onyx_status cnlp_check_attn_bias(const type_info *t, const cnlp_att_dims *d);
+onyx_status cnlp_check_attn_bias(const type_info *t, const geom_attention *d);
 
 /* Effective scale: the attribute when set and non-zero, else 1/sqrt(head). */
 float cnlp_att_scale(const graph_node *n, int64_t head);

@@ -14,7 +14,7 @@ static onyx_status gqa_infer(infer_ctx *c) {
     for (int i = 1; i < 5; i++) TRY(cnlp_same_dtype(c, 0, i));
     if (c->n_out > 3 && c->node->outputs[3] >= 0)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
-    cnlp_att_dims d;
+    geom_attention d;
     TRY(cnlp_gqa_dims(c->node, c->n_in, c->in, total_value(c), &d));
     onyx_dtype t = c->in[0]->dtype;
     int64_t y[3] = {d.batch, d.q_len, d.head < 0 ? -1 : d.q_heads * d.head};
@@ -23,6 +23,7 @@ static onyx_status gqa_infer(infer_ctx *c) {
         int64_t p[4] = {d.batch, d.kv_heads, d.total_len, d.head};
         type_set_tensor(&c->out[o], t, 4, p);
     }
+    infer_set_attention(c, &d);
     return ONYX_OK;
 }
 
@@ -44,6 +45,6 @@ static const attr_spec attrs[] = {{"num_heads", ATTR_INT},
                                   {NULL, 0}};
 
 const op_schema op_MsGroupQueryAttention[] = {
-    {CNLP_MS, "GroupQueryAttention", 1, 7, 16, 1, 4, attrs, gqa_infer, 0},
+    {CNLP_MS, "GroupQueryAttention", 1, 7, 16, 1, 4, attrs, gqa_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -9,7 +9,7 @@ static onyx_status mha_infer(infer_ctx *c) {
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) TRY(cnlp_same_dtype(c, 0, same[i]));
     if (c->n_out > 3 && c->node->outputs[3] >= 0)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "output qk is not supported");
-    cnlp_att_dims d;
+    geom_attention d;
     TRY(cnlp_mha_dims(c->node, c->n_in, c->in, &d));
     onyx_dtype t = c->in[0]->dtype;
     int64_t y[3] = {d.batch, d.q_len, d.v_head < 0 ? -1 : d.q_heads * d.v_head};
@@ -22,6 +22,7 @@ static onyx_status mha_infer(infer_ctx *c) {
         int64_t p[4] = {d.batch, d.q_heads, d.total_len, d.v_head};
         type_set_tensor(&c->out[2], t, 4, p);
     }
+    infer_set_attention(c, &d);
     return ONYX_OK;
 }
 
@@ -32,6 +33,6 @@ static const attr_spec attrs[] = {{"num_heads", ATTR_INT},
                                   {NULL, 0}};
 
 const op_schema op_MsMultiHeadAttention[] = {
-    {CNLP_MS, "MultiHeadAttention", 1, 1, 10, 1, 4, attrs, mha_infer, 0},
+    {CNLP_MS, "MultiHeadAttention", 1, 1, 10, 1, 4, attrs, mha_infer, OP_GEOMETRY},
     OP_END,
 };

@@ -258,3 +258,34 @@ def test_fused_chain_masked_row(zero_nan, provider, tmp_path):
     (want,) = ReferenceEvaluator(model).run(None, feeds)
     assert np.isnan(want[0, 0, 1]).all() != zero_nan
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('provider', PROVIDERS)
+@pytest.mark.parametrize('mask_shape', [[4, 6, 7], [1, 6, 7], [4, 1, 7], [7]])
+def test_fused_chain_of_rank_3(mask_shape, provider, tmp_path):
+    """A chain over [B*H, rows, cols] operands (rank 3: the fused node's geometry has batch 1 and
+    B*H heads) with masks broadcast along each leading dim computes what its nodes do."""
+    n = helper.make_node
+    nodes = [n('MatMul', ['q', 'kt'], ['s']), n('Mul', ['s', 'c'], ['ss']),
+             n('Add', ['ss', 'mask'], ['sm']), n('Softmax', ['sm'], ['p'], axis=-1),
+             n('MatMul', ['p', 'v'], ['y'])]
+    shapes = {'q': [4, 6, 5], 'kt': [4, 5, 7], 'v': [4, 7, 3], 'mask': mask_shape}
+    graph = helper.make_graph(
+        nodes, 'g', [helper.make_tensor_value_info(k, TensorProto.FLOAT, s)
+                     for k, s in shapes.items()],
+        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [4, 6, 3])],
+        [numpy_helper.from_array(np.array(0.5, np.float32), 'c')])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 18)])
+    rng = np.random.default_rng(2)
+    feeds = {k: _f(rng, *s) for k, s in shapes.items()}
+    opts = ort.SessionOptions()
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(tmp_path / 'profile_')
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=[provider])
+    (y,) = sess.run(None, feeds)
+    with open(sess.end_profiling()) as f:
+        ops = {e['args']['op_name'] for e in json.load(f)
+               if e.get('cat') == 'Node' and 'op_name' in e.get('args', {})}
+    assert 'Attention' in ops and 'Softmax' not in ops  # it ran fused
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)

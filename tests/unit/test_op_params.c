@@ -11,92 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "core/exec_internal.h"
-#include "kernels_cpu/cpu_kernels.h"
-#include "ops/schema.h"
-
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#include "op_params_fixture.h"
 
 /* ---------------------------------------------------------------- the schemas' windows */
-
-typedef struct fixture {
-    graph_node node;
-    graph_attr attrs[6];
-    type_info in[3];
-    const type_info *in_ptrs[3];
-    const tensor *values[3];
-    type_info out[2];
-    op_params params;
-} fixture;
-
-static void setup_node(fixture *f, const char *op, int64_t opset, int n_in) {
-    memset(f, 0, sizeof *f);
-    f->node.op_type = op;
-    f->node.domain = "";
-    f->node.name = "n";
-    f->node.schema = schema_lookup("", op, opset);
-    assert_non_null(f->node.schema);
-    f->node.version = f->node.schema->since_version;
-    f->node.n_inputs = n_in;
-    f->node.n_outputs = 1;
-    f->node.attrs = f->attrs;
-    for (int i = 0; i < 3; i++) type_init(&f->in[i]);
-    for (int i = 0; i < 2; i++) type_init(&f->out[i]);
-}
-
-static void set_input(fixture *f, int i, int rank, const int64_t *dims) {
-    type_set_tensor(&f->in[i], ONYX_FLOAT, rank, dims);
-    f->in_ptrs[i] = &f->in[i];
-}
-
-static void add_ints(fixture *f, const char *name, const int64_t *v, size_t n) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INTS;
-    a->ints = v;
-    a->n = n;
-}
-
-static void add_int(fixture *f, const char *name, int64_t v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INT;
-    a->i = v;
-}
-
-static void add_string(fixture *f, const char *name, const char *v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_STRING;
-    a->s = v;
-    a->s_len = strlen(v);
-}
-
-/* Runs the schema's inference asking for its params. */
-static void infer_params(fixture *f) {
-    infer_ctx ctx = {.node = &f->node, .n_in = f->node.n_inputs, .n_out = f->node.n_outputs,
-                     .in = f->in_ptrs, .in_value = f->values, .out = f->out,
-                     .params = &f->params};
-    assert_int_equal(f->node.schema->infer(&ctx), ONYX_OK);
-}
-
-/* Runs the schema's inference asking for its params; the window it resolved. */
-static const geom_window *infer_window(fixture *f) {
-    infer_ctx ctx = {.node = &f->node, .n_in = f->node.n_inputs, .n_out = f->node.n_outputs,
-                     .in = f->in_ptrs, .in_value = f->values, .out = f->out,
-                     .params = &f->params};
-    assert_int_equal(f->node.schema->infer(&ctx), ONYX_OK);
-    assert_int_equal(f->params.kind, OP_PARAMS_WINDOW);
-    return op_params_window(&f->params);
-}
-
-static void teardown(fixture *f) {
-    for (int i = 0; i < 3; i++) type_release(&f->in[i]);
-    for (int i = 0; i < 2; i++) type_release(&f->out[i]);
-}
 
 static void assert_pads(const geom_window *w, int i, int64_t begin, int64_t end) {
     assert_int_equal(w->pad_b[i], begin);
@@ -110,10 +28,10 @@ static void conv_same_upper_and_lower(void **unused) {
     const char *modes[] = {"SAME_UPPER", "SAME_LOWER"};
     for (int m = 0; m < 2; m++) {
         fixture f;
-        setup_node(&f, "Conv", 22, 2);
+        setup_node(&f, "", "Conv", 22, 2);
         const int64_t x[] = {1, 3, 5, 5}, w[] = {8, 3, 4, 4};
-        set_input(&f, 0, 4, x);
-        set_input(&f, 1, 4, w);
+        set_input(&f, 0, ONYX_FLOAT, 4, x);
+        set_input(&f, 1, ONYX_FLOAT, 4, w);
         add_string(&f, "auto_pad", modes[m]);
         const geom_window *g = infer_window(&f);
         assert_true(geom_window_known(g));
@@ -138,11 +56,11 @@ static void conv_same_upper_and_lower(void **unused) {
 static void conv_dilations_and_groups(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Conv", 11, 2);
+    setup_node(&f, "", "Conv", 11, 2);
     const int64_t x[] = {2, 4, 9, 10}, w[] = {6, 2, 3, 3};
     const int64_t dil[] = {2, 3}, pads[] = {1, 0, 1, 2}, strides[] = {1, 2};
-    set_input(&f, 0, 4, x);
-    set_input(&f, 1, 4, w);
+    set_input(&f, 0, ONYX_FLOAT, 4, x);
+    set_input(&f, 1, ONYX_FLOAT, 4, w);
     add_ints(&f, "dilations", dil, 2);
     add_ints(&f, "pads", pads, 4);
     add_ints(&f, "strides", strides, 2);
@@ -166,9 +84,9 @@ static void maxpool_ceil_mode(void **unused) {
     (void)unused;
     for (int ceil = 0; ceil <= 1; ceil++) {
         fixture f;
-        setup_node(&f, "MaxPool", 12, 1);
+        setup_node(&f, "", "MaxPool", 12, 1);
         const int64_t x[] = {1, 2, 6, 7}, k[] = {3, 3}, s[] = {2, 2};
-        set_input(&f, 0, 4, x);
+        set_input(&f, 0, ONYX_FLOAT, 4, x);
         add_ints(&f, "kernel_shape", k, 2);
         add_ints(&f, "strides", s, 2);
         add_int(&f, "ceil_mode", ceil);
@@ -188,9 +106,9 @@ static void maxpool_ceil_mode(void **unused) {
 static void pool_with_unknown_dims(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "AveragePool", 19, 1);
+    setup_node(&f, "", "AveragePool", 19, 1);
     const int64_t x[] = {-1, 3, -1, 8}, k[] = {2, 2};
-    set_input(&f, 0, 4, x);
+    set_input(&f, 0, ONYX_FLOAT, 4, x);
     add_ints(&f, "kernel_shape", k, 2);
     add_string(&f, "auto_pad", "SAME_LOWER");
     const geom_window *g = infer_window(&f);
@@ -209,10 +127,10 @@ static void pool_with_unknown_dims(void **unused) {
 static void convtranspose_window(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "ConvTranspose", 11, 2);
+    setup_node(&f, "", "ConvTranspose", 11, 2);
     const int64_t x[] = {1, 4, 3, 3}, w[] = {4, 3, 3, 3}, s[] = {2, 2};
-    set_input(&f, 0, 4, x);
-    set_input(&f, 1, 4, w);
+    set_input(&f, 0, ONYX_FLOAT, 4, x);
+    set_input(&f, 1, ONYX_FLOAT, 4, w);
     add_ints(&f, "strides", s, 2);
     add_int(&f, "group", 2);
     add_string(&f, "auto_pad", "SAME_UPPER");
@@ -228,9 +146,9 @@ static void convtranspose_window(void **unused) {
 static void global_pool_has_no_window(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "GlobalAveragePool", 22, 1);
+    setup_node(&f, "", "GlobalAveragePool", 22, 1);
     const int64_t x[] = {1, 2, 3, 3};
-    set_input(&f, 0, 4, x);
+    set_input(&f, 0, ONYX_FLOAT, 4, x);
     f.params.kind = OP_PARAMS_WINDOW; /* inference must not touch what it has none of */
     infer_ctx ctx = {.node = &f.node, .n_in = 1, .n_out = 1, .in = f.in_ptrs,
                      .in_value = f.values, .out = f.out, .params = &f.params};
@@ -253,12 +171,12 @@ static void matmul_schemas_resolve_the_product(void **unused) {
     const char *ops[] = {"MatMul", "MatMulInteger"};
     for (int o = 0; o < N(ops); o++) {
         fixture f;
-        setup_node(&f, ops[o], 13, 2);
+        setup_node(&f, "", ops[o], 13, 2);
         const int64_t a[] = {2, 1, 3, 4}, b[] = {5, 4, 6};
-        set_input(&f, 0, 4, a);
-        set_input(&f, 1, 3, b);
+        set_input(&f, 0, ONYX_FLOAT, 4, a);
+        set_input(&f, 1, ONYX_FLOAT, 3, b);
         for (int i = 0; o == 1 && i < 2; i++) f.in[i].dtype = ONYX_UINT8;
-        infer_params(&f);
+        infer(&f);
         assert_true(f.node.schema->flags & OP_GEOMETRY);
         const geom_matmul *g = op_params_matmul(&f.params);
         assert_non_null(g);
@@ -280,22 +198,22 @@ static void matmul_schemas_resolve_the_product(void **unused) {
         teardown(&f);
     }
     fixture f;
-    setup_node(&f, "MatMul", 13, 2);
+    setup_node(&f, "", "MatMul", 13, 2);
     const int64_t v[] = {4}, b[] = {4, 6};
-    set_input(&f, 0, 1, v);
-    set_input(&f, 1, 2, b);
-    infer_params(&f);
+    set_input(&f, 0, ONYX_FLOAT, 1, v);
+    set_input(&f, 1, ONYX_FLOAT, 2, b);
+    infer(&f);
     const geom_matmul *g = op_params_matmul(&f.params);
     assert_non_null(g);
     assert_int_equal(g->m, 1);
     assert_int_equal(g->nbatch, 1);
     assert_int_equal(g->n, 6);
     teardown(&f);
-    setup_node(&f, "MatMul", 13, 2);
+    setup_node(&f, "", "MatMul", 13, 2);
     const int64_t rows_unknown[] = {-1, 4};
-    set_input(&f, 0, 2, rows_unknown);
-    set_input(&f, 1, 2, b);
-    infer_params(&f);
+    set_input(&f, 0, ONYX_FLOAT, 2, rows_unknown);
+    set_input(&f, 1, ONYX_FLOAT, 2, b);
+    infer(&f);
     assert_int_equal(f.params.kind, OP_PARAMS_NONE); /* the plan marks it: resolved per run */
     teardown(&f);
 }
@@ -305,17 +223,17 @@ static void matmul_schemas_resolve_the_product(void **unused) {
 static void fused_matmul_resolves_the_transposed_product(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "MatMul", 13, 2);
+    setup_node(&f, "", "MatMul", 13, 2);
     f.node.op_type = "FusedMatMul";
     f.node.domain = "com.microsoft";
     f.node.schema = schema_lookup("com.microsoft", "FusedMatMul", 1);
     assert_non_null(f.node.schema);
     f.node.version = 1;
     const int64_t a[] = {4, 3}, b[] = {4, 6};
-    set_input(&f, 0, 2, a);
-    set_input(&f, 1, 2, b);
+    set_input(&f, 0, ONYX_FLOAT, 2, a);
+    set_input(&f, 1, ONYX_FLOAT, 2, b);
     add_int(&f, "transA", 1);
-    infer_params(&f);
+    infer(&f);
     const geom_matmul *g = op_params_matmul(&f.params);
     assert_non_null(g);
     assert_int_equal(g->m, 3);
@@ -334,17 +252,17 @@ static void assert_mask(const geom_axis_set *a, int rank, const bool *want) {
 static void reduce_schemas_resolve_their_axes(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "ReduceSum", 13, 2);
+    setup_node(&f, "", "ReduceSum", 13, 2);
     const int64_t x[] = {2, 3, 4}, two[] = {2};
-    set_input(&f, 0, 3, x);
-    set_input(&f, 1, 1, two);
+    set_input(&f, 0, ONYX_FLOAT, 3, x);
+    set_input(&f, 1, ONYX_FLOAT, 1, two);
     f.in[1].dtype = ONYX_INT64;
     onyx_value axes = {0};
     assert_int_equal(value_alloc_tensor(&axes, ONYX_INT64, 1, two), ONYX_OK);
     ((int64_t *)axes.t.data)[0] = -1;
     ((int64_t *)axes.t.data)[1] = 0;
     f.values[1] = &axes.t;
-    infer_params(&f);
+    infer(&f);
     assert_true(f.node.schema->flags & OP_GEOMETRY);
     const geom_axis_set *a = op_params_axes(&f.params);
     assert_non_null(a);
@@ -355,15 +273,15 @@ static void reduce_schemas_resolve_their_axes(void **unused) {
     f.params.kind = OP_PARAMS_NONE;
     type_release(&f.out[0]);
     type_init(&f.out[0]);
-    infer_params(&f);
+    infer(&f);
     assert_int_equal(f.params.kind, OP_PARAMS_NONE);
     value_clear(&axes);
     teardown(&f);
-    setup_node(&f, "ReduceMean", 11, 1);
+    setup_node(&f, "", "ReduceMean", 11, 1);
     const int64_t one[] = {-2};
-    set_input(&f, 0, 3, x);
+    set_input(&f, 0, ONYX_FLOAT, 3, x);
     add_ints(&f, "axes", one, 1);
-    infer_params(&f);
+    infer(&f);
     a = op_params_axes(&f.params);
     assert_non_null(a);
     assert_mask(a, 3, (const bool[]){false, true, false});
@@ -387,11 +305,11 @@ static void axis_schemas_resolve_their_axis(void **unused) {
                  {"LpNormalization", 22, 1, 99, 2}, {"LayerNormalization", 17, 2, -1, 2}};
     for (int i = 0; i < N(cases); i++) {
         fixture f;
-        setup_node(&f, cases[i].op, cases[i].opset, cases[i].n_in);
-        set_input(&f, 0, 3, x);
-        if (cases[i].n_in > 1) set_input(&f, 1, 1, scale);
+        setup_node(&f, "", cases[i].op, cases[i].opset, cases[i].n_in);
+        set_input(&f, 0, ONYX_FLOAT, 3, x);
+        if (cases[i].n_in > 1) set_input(&f, 1, ONYX_FLOAT, 1, scale);
         if (cases[i].axis != 99) add_int(&f, "axis", cases[i].axis);
-        infer_params(&f);
+        infer(&f);
         assert_true(f.node.schema->flags & OP_GEOMETRY);
         const geom_axis_set *a = op_params_axes(&f.params);
         assert_non_null(a);
@@ -401,9 +319,9 @@ static void axis_schemas_resolve_their_axis(void **unused) {
         teardown(&f);
     }
     fixture f;
-    setup_node(&f, "MeanVarianceNormalization", 13, 1);
-    set_input(&f, 0, 4, x4);
-    infer_params(&f);
+    setup_node(&f, "", "MeanVarianceNormalization", 13, 1);
+    set_input(&f, 0, ONYX_FLOAT, 4, x4);
+    infer(&f);
     const geom_axis_set *a = op_params_axes(&f.params);
     assert_non_null(a);
     assert_int_equal(a->axis, -1);
@@ -413,78 +331,11 @@ static void axis_schemas_resolve_their_axis(void **unused) {
 
 /* ---------------------------------------------------------------- kernels read the window */
 
-static const kernel *cpu_kernel(const char *op) {
-    size_t n;
-    const kernel *t = cpu_kernel_table(&n);
-    for (size_t i = 0; i < n; i++)
-        if (!*t[i].domain && !strcmp(t[i].op_type, op)) return &t[i];
-    return NULL;
-}
-
-/* A window of `nsp` = 2 over X [n, c, h, w]: kernel k, stride s, pads pb/pe, output out. */
-static geom_window window_2d(int64_t n, int64_t c, int64_t m, int64_t h, int64_t w, int64_t k,
-                             int64_t s, int64_t pb, int64_t pe, int64_t oh, int64_t ow) {
-    geom_window g;
-    memset(&g, 0, sizeof g);
-    g.nsp = 2;
-    g.n = n;
-    g.c = c;
-    g.m = m;
-    g.group = 1;
-    const int64_t in[2] = {h, w}, out[2] = {oh, ow};
-    for (int i = 0; i < 2; i++) {
-        g.in[i] = in[i];
-        g.out[i] = out[i];
-        g.k[i] = k;
-        g.stride[i] = s;
-        g.dil[i] = 1;
-        g.pad_b[i] = pb;
-        g.pad_e[i] = pe;
-    }
-    return g;
-}
-
-/* Prepares kernel k for `node` with these input and output types and prepare-time params, then
- * runs it once on `in` into `out` with run-time params. */
-static onyx_status prepare_and_run(const kernel *k, const graph_node *node, int n_in,
-                                   const type_info *in_types, const type_info *out_type,
-                                   const op_params *at_prepare, const op_params *at_run,
-                                   onyx_value *in, onyx_value *out) {
-    const type_info *in_ptrs[3] = {&in_types[0], n_in > 1 ? &in_types[1] : NULL, NULL};
-    const tensor *values[3] = {0};
-    kernel_prep prep = {.node = node, .n_in = n_in, .n_out = 1, .in_type = in_ptrs,
-                        .in_value = values, .out_type = out_type, .params = at_prepare};
-    void *state = NULL, *fork = NULL;
-    onyx_status st = k->prepare ? k->prepare(&prep, &state) : ONYX_OK;
-    if (st == ONYX_OK && k->fork) st = k->fork(state, &fork);
-    if (st == ONYX_OK) {
-        run_ctx ctx;
-        memset(&ctx, 0, sizeof ctx);
-        struct exec_frame frame = {.ctx = &ctx};
-        onyx_value *ins[3] = {&in[0], n_in > 1 ? &in[1] : NULL, NULL};
-        onyx_value *outs[1] = {out};
-        kernel_call call = {.node = node, .state = fork ? fork : state, .n_in = n_in, .n_out = 1,
-                            .in = ins, .out = outs, .frame = &frame, .threads = 1,
-                            .params = at_run};
-        st = k->run(&call);
-        free(ctx.scratch);
-    }
-    if (fork) k->unfork(fork);
-    if (state && k->release) k->release(state);
-    return st;
-}
-
-static void fill_float(onyx_value *v, int rank, const int64_t *dims, float start) {
-    assert_int_equal(value_alloc_tensor(v, ONYX_FLOAT, rank, dims), ONYX_OK);
-    float *d = v->t.data;
-    for (int64_t i = 0; i < v->t.numel; i++) d[i] = start + (float)i;
-}
-
 /* MaxPool from the window alone (its node has no kernel_shape): known at prepare (oneDNN's
  * primitive) and known only per run (a generic plan's prepare, then the run's own window). */
 static void maxpool_kernel_reads_the_window(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("MaxPool");
+    const kernel *k = cpu_kernel("", "MaxPool");
     assert_non_null(k);
     graph_node node = {.name = "pool", .op_type = "MaxPool", .domain = "", .version = 12,
                        .n_inputs = 1, .n_outputs = 1};
@@ -521,7 +372,7 @@ static void maxpool_kernel_reads_the_window(void **unused) {
  * primitive made at prepare, double the im2col loops at run. */
 static void conv_kernel_reads_the_window(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("Conv");
+    const kernel *k = cpu_kernel("", "Conv");
     assert_non_null(k);
     graph_node node = {.name = "conv", .op_type = "Conv", .domain = "", .version = 11,
                        .n_inputs = 2, .n_outputs = 1};
@@ -561,7 +412,7 @@ static void conv_kernel_reads_the_window(void **unused) {
  * for other operands, the kernel refuses. */
 static void matmul_kernel_reads_the_product(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("MatMul");
+    const kernel *k = cpu_kernel("", "MatMul");
     assert_non_null(k);
     graph_node node = {.name = "mm", .op_type = "MatMul", .domain = "", .version = 13,
                        .n_inputs = 2, .n_outputs = 1};
@@ -602,7 +453,7 @@ static void matmul_kernel_reads_the_product(void **unused) {
  * into Y of dims yd; NULL params must fail. */
 static void run_along(const char *op, int axis, onyx_dtype yt_dtype, int yrank,
                       const int64_t *yd, onyx_value *y) {
-    const kernel *k = cpu_kernel(op);
+    const kernel *k = cpu_kernel("", op);
     assert_non_null(k);
     graph_node node = {.name = "n", .op_type = op, .domain = "", .version = 13, .n_inputs = 1,
                        .n_outputs = 1};

@@ -9,101 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "core/exec_internal.h"
-#include "kernels_cpu/cpu_kernels.h"
-#include "ops/schema.h"
-
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define MAX_IN 5
+#include "op_params_fixture.h"
 
 /* ---------------------------------------------------------------- the schemas' params */
-
-typedef struct fixture {
-    graph_node node;
-    graph_attr attrs[4];
-    type_info in[MAX_IN];
-    const type_info *in_ptrs[MAX_IN];
-    const tensor *values[MAX_IN];
-    tensor consts[MAX_IN];
-    type_info out[1];
-    op_params params;
-} fixture;
-
-static void setup_node(fixture *f, const char *op, int64_t opset, int n_in) {
-    memset(f, 0, sizeof *f);
-    f->node.op_type = op;
-    f->node.domain = "";
-    f->node.name = "n";
-    f->node.schema = schema_lookup("", op, opset);
-    assert_non_null(f->node.schema);
-    f->node.version = f->node.schema->since_version;
-    f->node.n_inputs = n_in;
-    f->node.n_outputs = 1;
-    f->node.attrs = f->attrs;
-    for (int i = 0; i < MAX_IN; i++) type_init(&f->in[i]);
-    type_init(&f->out[0]);
-}
-
-static void set_input(fixture *f, int i, int rank, const int64_t *dims) {
-    type_set_tensor(&f->in[i], ONYX_FLOAT, rank, dims);
-    f->in_ptrs[i] = &f->in[i];
-}
-
-/* Input i as an int64 vector of n values; constant (its value known to inference) or not. */
-static void set_ints_input(fixture *f, int i, const int64_t *v, int64_t n, bool constant) {
-    type_set_tensor(&f->in[i], ONYX_INT64, 1, &n);
-    f->in_ptrs[i] = &f->in[i];
-    if (!constant) return;
-    tensor *t = &f->consts[i];
-    t->dtype = ONYX_INT64;
-    t->rank = 1;
-    t->dims[0] = n;
-    t->numel = n;
-    t->nbytes = (size_t)n * sizeof *v;
-    t->data = (void *)v;
-    t->device = DEVICE_CPU;
-    f->values[i] = t;
-}
-
-static void add_ints(fixture *f, const char *name, const int64_t *v, size_t n) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INTS;
-    a->ints = v;
-    a->n = n;
-}
-
-static void add_int(fixture *f, const char *name, int64_t v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INT;
-    a->i = v;
-}
-
-static void add_string(fixture *f, const char *name, const char *v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_STRING;
-    a->s = v;
-    a->s_len = strlen(v);
-}
-
-/* Runs the schema's inference asking for its params. */
-static void infer(fixture *f) {
-    infer_ctx ctx = {.node = &f->node, .n_in = f->node.n_inputs, .n_out = f->node.n_outputs,
-                     .in = f->in_ptrs, .in_value = f->values, .out = f->out,
-                     .params = &f->params};
-    assert_int_equal(f->node.schema->infer(&ctx), ONYX_OK);
-    assert_true(f->node.schema->flags & OP_GEOMETRY);
-}
-
-static void teardown(fixture *f) {
-    for (int i = 0; i < MAX_IN; i++) type_release(&f->in[i]);
-    type_release(&f->out[0]);
-}
 
 static void assert_ints(const int64_t *got, const int64_t *want, int n) {
     for (int i = 0; i < n; i++) assert_int_equal(got[i], want[i]);
@@ -114,16 +23,16 @@ static void assert_ints(const int64_t *got, const int64_t *want, int n) {
 static void slice_from_constant_inputs(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Slice", 13, 5);
+    setup_node(&f, "", "Slice", 13, 5);
     const int64_t x[] = {5, 3, 6};
     const int64_t starts[] = {-1, 1}, ends[] = {INT64_MIN, 100}, axes[] = {0, -1},
                   steps[] = {-2, 2};
-    set_input(&f, 0, 3, x);
-    set_ints_input(&f, 1, starts, 2, true);
-    set_ints_input(&f, 2, ends, 2, true);
-    set_ints_input(&f, 3, axes, 2, true);
-    set_ints_input(&f, 4, steps, 2, true);
-    infer(&f);
+    set_input(&f, 0, ONYX_FLOAT, 3, x);
+    set_ints(&f, 1, starts, 2, true);
+    set_ints(&f, 2, ends, 2, true);
+    set_ints(&f, 3, axes, 2, true);
+    set_ints(&f, 4, steps, 2, true);
+    infer_geometry(&f);
     const geom_slice *s = op_params_slice(&f.params);
     assert_non_null(s);
     assert_true(op_params_known(&f.params));
@@ -141,13 +50,13 @@ static void slice_from_constant_inputs(void **unused) {
 static void slice_from_attributes(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Slice", 9, 1);
+    setup_node(&f, "", "Slice", 9, 1);
     const int64_t x[] = {4, 10}, starts[] = {2}, ends[] = {-1}, axes[] = {1};
-    set_input(&f, 0, 2, x);
+    set_input(&f, 0, ONYX_FLOAT, 2, x);
     add_ints(&f, "starts", starts, 1);
     add_ints(&f, "ends", ends, 1);
     add_ints(&f, "axes", axes, 1);
-    infer(&f);
+    infer_geometry(&f);
     const geom_slice *s = op_params_slice(&f.params);
     assert_non_null(s);
     assert_int_equal(s->start[1], 2);
@@ -161,22 +70,22 @@ static void slice_from_attributes(void **unused) {
 static void slice_runtime_bounds_and_unknown_dims(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Slice", 13, 3);
+    setup_node(&f, "", "Slice", 13, 3);
     const int64_t x[] = {4, 10}, starts[] = {1}, ends[] = {3};
-    set_input(&f, 0, 2, x);
-    set_ints_input(&f, 1, starts, 1, false);
-    set_ints_input(&f, 2, ends, 1, true);
-    infer(&f);
+    set_input(&f, 0, ONYX_FLOAT, 2, x);
+    set_ints(&f, 1, starts, 1, false);
+    set_ints(&f, 2, ends, 1, true);
+    infer_geometry(&f);
     assert_int_equal(f.params.kind, OP_PARAMS_NONE);
     assert_int_equal(f.out[0].rank, 2);
     teardown(&f);
 
-    setup_node(&f, "Slice", 13, 3);
+    setup_node(&f, "", "Slice", 13, 3);
     const int64_t u[] = {-1, 10};
-    set_input(&f, 0, 2, u);
-    set_ints_input(&f, 1, starts, 1, true);
-    set_ints_input(&f, 2, ends, 1, true);
-    infer(&f);
+    set_input(&f, 0, ONYX_FLOAT, 2, u);
+    set_ints(&f, 1, starts, 1, true);
+    set_ints(&f, 2, ends, 1, true);
+    infer_geometry(&f);
     const geom_slice *s = op_params_slice(&f.params);
     assert_non_null(s);
     assert_false(op_params_known(&f.params));
@@ -190,13 +99,13 @@ static void slice_runtime_bounds_and_unknown_dims(void **unused) {
 static void pad_with_axes_and_crops(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Pad", 18, 4);
+    setup_node(&f, "", "Pad", 18, 4);
     const int64_t x[] = {2, 5, 4}, pads[] = {1, -2, 0, 3}, axes[] = {0, 2};
-    set_input(&f, 0, 3, x);
-    set_ints_input(&f, 1, pads, 4, true);
-    set_ints_input(&f, 3, axes, 2, true);
+    set_input(&f, 0, ONYX_FLOAT, 3, x);
+    set_ints(&f, 1, pads, 4, true);
+    set_ints(&f, 3, axes, 2, true);
     add_string(&f, "mode", "reflect");
-    infer(&f);
+    infer_geometry(&f);
     const geom_pads *p = op_params_pads(&f.params);
     assert_non_null(p);
     assert_true(op_params_known(&f.params));
@@ -218,12 +127,12 @@ static void pad_with_axes_and_crops(void **unused) {
 static void pad_attributes_unknown_dims_and_runtime_pads(void **unused) {
     (void)unused;
     fixture f;
-    setup_node(&f, "Pad", 2, 1);
+    setup_node(&f, "", "Pad", 2, 1);
     const int64_t x[] = {-1, 3}, pads[] = {0, 2, 0, 1};
-    set_input(&f, 0, 2, x);
+    set_input(&f, 0, ONYX_FLOAT, 2, x);
     add_ints(&f, "pads", pads, 4);
     add_string(&f, "mode", "edge");
-    infer(&f);
+    infer_geometry(&f);
     const geom_pads *p = op_params_pads(&f.params);
     assert_non_null(p);
     assert_false(op_params_known(&f.params));
@@ -234,11 +143,11 @@ static void pad_attributes_unknown_dims_and_runtime_pads(void **unused) {
     assert_int_equal(p->kept[1], 3);
     teardown(&f);
 
-    setup_node(&f, "Pad", 13, 2);
+    setup_node(&f, "", "Pad", 13, 2);
     const int64_t y[] = {2, 3};
-    set_input(&f, 0, 2, y);
-    set_ints_input(&f, 1, pads, 4, false);
-    infer(&f);
+    set_input(&f, 0, ONYX_FLOAT, 2, y);
+    set_ints(&f, 1, pads, 4, false);
+    infer_geometry(&f);
     assert_int_equal(f.params.kind, OP_PARAMS_NONE);
     teardown(&f);
 }
@@ -249,12 +158,12 @@ static void depth_space_blocks(void **unused) {
     const char *modes[] = {"DCR", "CRD"};
     for (int m = 0; m < 2; m++) {
         fixture f;
-        setup_node(&f, "DepthToSpace", 13, 1);
+        setup_node(&f, "", "DepthToSpace", 13, 1);
         const int64_t x[] = {1, 8, 2, 3};
-        set_input(&f, 0, 4, x);
+        set_input(&f, 0, ONYX_FLOAT, 4, x);
         add_int(&f, "blocksize", 2);
         add_string(&f, "mode", modes[m]);
-        infer(&f);
+        infer_geometry(&f);
         const geom_blocks *b = op_params_blocks(&f.params);
         assert_non_null(b);
         assert_true(op_params_known(&f.params));
@@ -268,11 +177,11 @@ static void depth_space_blocks(void **unused) {
         teardown(&f);
     }
     fixture f;
-    setup_node(&f, "SpaceToDepth", 13, 1);
+    setup_node(&f, "", "SpaceToDepth", 13, 1);
     const int64_t x[] = {1, 2, 4, -1};
-    set_input(&f, 0, 4, x);
+    set_input(&f, 0, ONYX_FLOAT, 4, x);
     add_int(&f, "blocksize", 2);
-    infer(&f);
+    infer_geometry(&f);
     const geom_blocks *b = op_params_blocks(&f.params);
     assert_non_null(b);
     assert_false(op_params_known(&f.params)); /* W unknown: each run resolves it */
@@ -334,28 +243,6 @@ static void slice_contiguous_runs(void **unused) {
 
 /* ---------------------------------------------------------------- kernels read the params */
 
-static const kernel *cpu_kernel(const char *op) {
-    size_t n;
-    const kernel *t = cpu_kernel_table(&n);
-    for (size_t i = 0; i < n; i++)
-        if (!*t[i].domain && !strcmp(t[i].op_type, op)) return &t[i];
-    return NULL;
-}
-
-/* Runs kernel k (stateless) for `node` on x into y with `params`. */
-static onyx_status run_with(const kernel *k, const graph_node *node, onyx_value *x, onyx_value *y,
-                            const op_params *params) {
-    run_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    struct exec_frame frame = {.ctx = &ctx};
-    onyx_value *ins[1] = {x}, *outs[1] = {y};
-    kernel_call call = {.node = node, .n_in = 1, .n_out = 1, .in = ins, .out = outs,
-                        .frame = &frame, .threads = 1, .params = params};
-    onyx_status st = k->run(&call);
-    free(ctx.scratch);
-    return st;
-}
-
 static void iota(onyx_value *v, int rank, const int64_t *dims) {
     assert_int_equal(value_alloc_tensor(v, ONYX_FLOAT, rank, dims), ONYX_OK);
     float *d = v->t.data;
@@ -372,7 +259,7 @@ static void assert_floats(const onyx_value *v, const float *want, int n) {
  * columns 3 and 1; the plan's slice for other dims, or none, is an error. */
 static void slice_kernel_reads_the_params(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("Slice");
+    const kernel *k = cpu_kernel("", "Slice");
     assert_non_null(k);
     graph_node node = {.name = "s", .op_type = "Slice", .domain = "", .version = 13,
                        .n_inputs = 1, .n_outputs = 1};
@@ -382,11 +269,11 @@ static void slice_kernel_reads_the_params(void **unused) {
     onyx_value x = {0}, y = {0};
     iota(&x, 2, xd);
     assert_int_equal(value_alloc_tensor(&y, ONYX_FLOAT, 2, yd), ONYX_OK);
-    assert_int_equal(run_with(k, &node, &x, &y, &p), ONYX_OK);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, &p), ONYX_OK);
     assert_floats(&y, (const float[]){11, 9, 3, 1}, 4);
-    assert_int_equal(run_with(k, &node, &x, &y, NULL), ONYX_ERR_RUNTIME);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, NULL), ONYX_ERR_RUNTIME);
     p.u.slice.in[1] = 5;
-    assert_int_equal(run_with(k, &node, &x, &y, &p), ONYX_ERR_RUNTIME);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, &p), ONYX_ERR_RUNTIME);
     value_clear(&x);
     value_clear(&y);
 }
@@ -395,7 +282,7 @@ static void slice_kernel_reads_the_params(void **unused) {
  * params' reflect mode, [1, 3] padded 2 before and cropped 1 after along the last axis. */
 static void pad_kernel_reads_the_params(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("Pad");
+    const kernel *k = cpu_kernel("", "Pad");
     assert_non_null(k);
     graph_node node = {.name = "p", .op_type = "Pad", .domain = "", .version = 18,
                        .n_inputs = 1, .n_outputs = 1};
@@ -418,10 +305,10 @@ static void pad_kernel_reads_the_params(void **unused) {
     onyx_value x = {0}, y = {0};
     iota(&x, 2, xd);
     assert_int_equal(value_alloc_tensor(&y, ONYX_FLOAT, 2, yd), ONYX_OK);
-    assert_int_equal(run_with(k, &node, &x, &y, &p), ONYX_OK);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, &p), ONYX_OK);
     /* the kept [0, 1] at 2, reflected: 0 1 | 0 1 */
     assert_floats(&y, (const float[]){0, 1, 0, 1}, 4);
-    assert_int_equal(run_with(k, &node, &x, &y, NULL), ONYX_ERR_RUNTIME);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, NULL), ONYX_ERR_RUNTIME);
     value_clear(&x);
     value_clear(&y);
 }
@@ -430,7 +317,7 @@ static void pad_kernel_reads_the_params(void **unused) {
  * in DCR order reads the channels in order. */
 static void depth_space_kernel_reads_the_params(void **unused) {
     (void)unused;
-    const kernel *k = cpu_kernel("DepthToSpace");
+    const kernel *k = cpu_kernel("", "DepthToSpace");
     assert_non_null(k);
     graph_node node = {.name = "d", .op_type = "DepthToSpace", .domain = "", .version = 13,
                        .n_inputs = 1, .n_outputs = 1};
@@ -445,9 +332,9 @@ static void depth_space_kernel_reads_the_params(void **unused) {
     onyx_value x = {0}, y = {0};
     iota(&x, 4, xd);
     assert_int_equal(value_alloc_tensor(&y, ONYX_FLOAT, 4, yd), ONYX_OK);
-    assert_int_equal(run_with(k, &node, &x, &y, &p), ONYX_OK);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, &p), ONYX_OK);
     assert_floats(&y, (const float[]){0, 1, 2, 3}, 4);
-    assert_int_equal(run_with(k, &node, &x, &y, NULL), ONYX_ERR_RUNTIME);
+    assert_int_equal(run_kernel(k, &node, 1, &x, &y, NULL), ONYX_ERR_RUNTIME);
     value_clear(&x);
     value_clear(&y);
 }

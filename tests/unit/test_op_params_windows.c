@@ -9,100 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "core/exec_internal.h"
-#include "kernels_cpu/cpu_kernels.h"
-#include "ops/schema.h"
-
-#define MAX_IN 5
+#include "op_params_fixture.h"
 
 /* ---------------------------------------------------------------- the schemas' windows */
-
-typedef struct fixture {
-    graph_node node;
-    graph_attr attrs[6];
-    type_info in[MAX_IN];
-    const type_info *in_ptrs[MAX_IN];
-    const tensor *values[MAX_IN];
-    onyx_value owned[MAX_IN];
-    type_info out[1];
-    op_params params;
-} fixture;
-
-static void setup_node(fixture *f, const char *domain, const char *op, int64_t opset, int n_in) {
-    memset(f, 0, sizeof *f);
-    f->node.op_type = op;
-    f->node.domain = domain;
-    f->node.name = "n";
-    f->node.schema = schema_lookup(domain, op, opset);
-    assert_non_null(f->node.schema);
-    assert_true(f->node.schema->flags & OP_GEOMETRY);
-    f->node.version = f->node.schema->since_version;
-    f->node.n_inputs = n_in;
-    f->node.n_outputs = 1;
-    f->node.attrs = f->attrs;
-    for (int i = 0; i < MAX_IN; i++) type_init(&f->in[i]);
-    type_init(&f->out[0]);
-}
-
-static void set_input(fixture *f, int i, onyx_dtype dt, int rank, const int64_t *dims) {
-    type_set_tensor(&f->in[i], dt, rank, dims);
-    f->in_ptrs[i] = &f->in[i];
-}
-
-/* Input i as a known int64 vector (a constant shape input). */
-static void set_ints(fixture *f, int i, const int64_t *v, int64_t n) {
-    set_input(f, i, ONYX_INT64, 1, &n);
-    assert_int_equal(value_alloc_tensor(&f->owned[i], ONYX_INT64, 1, &n), ONYX_OK);
-    memcpy(f->owned[i].t.data, v, (size_t)n * sizeof *v);
-    f->values[i] = &f->owned[i].t;
-}
-
-static void add_ints(fixture *f, const char *name, const int64_t *v, size_t n) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INTS;
-    a->ints = v;
-    a->n = n;
-}
-
-static void add_int(fixture *f, const char *name, int64_t v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_INT;
-    a->i = v;
-}
-
-static void add_string(fixture *f, const char *name, const char *v) {
-    graph_attr *a = &f->attrs[f->node.n_attrs++];
-    a->name = name;
-    a->type = ATTR_STRING;
-    a->s = v;
-    a->s_len = strlen(v);
-}
-
-/* Runs the schema's inference asking for its params. */
-static void infer(fixture *f) {
-    infer_ctx ctx = {.node = &f->node, .n_in = f->node.n_inputs, .n_out = 1, .in = f->in_ptrs,
-                     .in_value = f->values, .out = f->out, .params = &f->params};
-    assert_int_equal(f->node.schema->infer(&ctx), ONYX_OK);
-}
-
-static const geom_window *infer_window(fixture *f) {
-    infer(f);
-    assert_int_equal(f->params.kind, OP_PARAMS_WINDOW);
-    return op_params_window(&f->params);
-}
-
-static void teardown(fixture *f) {
-    for (int i = 0; i < MAX_IN; i++) {
-        type_release(&f->in[i]);
-        value_clear(&f->owned[i]);
-    }
-    type_release(&f->out[0]);
-}
 
 /* MaxUnpool: kernel 2, stride 2 and an end pad of 1 over 3 pixels unpool to (3-1)*2 - 1 + 2 = 5;
  * an output_shape of 6 pads Y, not the window the indices address. */
@@ -114,7 +24,7 @@ static void maxunpool_window(void **unused) {
     const int64_t shape[] = {1, 2, 6, 6};
     set_input(&f, 0, ONYX_FLOAT, 4, x);
     set_input(&f, 1, ONYX_INT64, 4, x);
-    set_ints(&f, 2, shape, 4);
+    set_ints(&f, 2, shape, 4, true);
     add_ints(&f, "kernel_shape", k, 2);
     add_ints(&f, "strides", s, 2);
     add_ints(&f, "pads", pads, 4);
@@ -148,15 +58,15 @@ static void col2im_window(void **unused) {
         const int64_t two = 2;
         set_input(&f, 0, ONYX_FLOAT, 3, x);
         if (known) {
-            set_ints(&f, 1, image, 2);
-            set_ints(&f, 2, block, 2);
+            set_ints(&f, 1, image, 2, true);
+            set_ints(&f, 2, block, 2, true);
         } else {
             set_input(&f, 1, ONYX_INT64, 1, &two);
             set_input(&f, 2, ONYX_INT64, 1, &two);
         }
         add_ints(&f, "dilations", dil, 2);
         if (!known) {
-            infer(&f);
+            infer_geometry(&f);
             assert_int_equal(f.params.kind, OP_PARAMS_NONE);
             assert_int_equal(f.out[0].rank, 4);
             teardown(&f);
@@ -235,7 +145,7 @@ static void qlinearaveragepool_window(void **unused) {
         add_ints(&f, "strides", s, 2);
         add_string(&f, "auto_pad", "SAME_UPPER");
         if (!rank_known) {
-            infer(&f);
+            infer_geometry(&f);
             assert_int_equal(f.params.kind, OP_PARAMS_NONE);
             teardown(&f);
             continue;
@@ -259,53 +169,6 @@ static void qlinearaveragepool_window(void **unused) {
 }
 
 /* ---------------------------------------------------------------- kernels read the window */
-
-static const kernel *cpu_kernel(const char *domain, const char *op) {
-    size_t n;
-    const kernel *t = cpu_kernel_table(&n);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(t[i].domain, domain) && !strcmp(t[i].op_type, op)) return &t[i];
-    return NULL;
-}
-
-/* A window of 2 spatial dims over [n, c, h, w]: kernel k, stride s, pads pb/pe, output out. */
-static geom_window window_2d(int64_t n, int64_t c, int64_t m, int64_t h, int64_t w, int64_t k,
-                             int64_t s, int64_t pb, int64_t pe, int64_t oh, int64_t ow) {
-    geom_window g;
-    memset(&g, 0, sizeof g);
-    g.nsp = 2;
-    g.n = n;
-    g.c = c;
-    g.m = m;
-    g.group = 1;
-    const int64_t in[2] = {h, w}, out[2] = {oh, ow};
-    for (int i = 0; i < 2; i++) {
-        g.in[i] = in[i];
-        g.out[i] = out[i];
-        g.k[i] = k;
-        g.stride[i] = s;
-        g.dil[i] = 1;
-        g.pad_b[i] = pb;
-        g.pad_e[i] = pe;
-    }
-    return g;
-}
-
-/* Runs the (stateless) kernel once on in[0..n_in) into out with these params. */
-static onyx_status run_kernel(const kernel *k, const graph_node *node, int n_in, onyx_value *in,
-                              onyx_value *out, const op_params *params) {
-    run_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    struct exec_frame frame = {.ctx = &ctx};
-    onyx_value *ins[MAX_IN];
-    for (int i = 0; i < n_in; i++) ins[i] = &in[i];
-    onyx_value *outs[1] = {out};
-    kernel_call call = {.node = node, .n_in = n_in, .n_out = 1, .in = ins, .out = outs,
-                        .frame = &frame, .threads = 1, .params = params};
-    onyx_status st = k->run(&call);
-    free(ctx.scratch);
-    return st;
-}
 
 static void alloc_float(onyx_value *v, int rank, const int64_t *dims, float fill) {
     assert_int_equal(value_alloc_tensor(v, ONYX_FLOAT, rank, dims), ONYX_OK);

@@ -1,10 +1,12 @@
 /* kernel.takes_chain (core/kernel.h): the CPU's kernels that take chains answer the fusion
  * passes' query as their prepare would. Attention: yes for a chain of views that make an
- * attention (and then its prepare takes it), no for one that does not (where its prepare
- * refuses) or a chain that is not an attention. MatMul, Gemm and Conv: yes for the post-ops
- * their prepare applies, no (and their prepare fails) for a bias that is not first, a Gemm's bias
- * besides its C, a chain on integers, a per-channel step after an activation, a scale on X
- * without its input. And every CPU kernel flagged KF_POST_OPS has the query. */
+ * attention, with the geometry the fusion pass resolves from them (geom_attention_chain; then its
+ * prepare takes it), no for one whose views do not (where the rule refuses them and its prepare
+ * refuses), for geometry resolved for other views, or a chain that is not an attention. MatMul,
+ * Gemm and Conv: yes for the post-ops their prepare applies, no (and their prepare fails) for a
+ * bias that is not first, a Gemm's bias besides its C, a chain on integers, a per-channel step
+ * after an activation, a scale on X without its input. And every CPU kernel flagged KF_POST_OPS
+ * has the query. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,7 +56,8 @@ typedef struct prep_case {
     type_info in[3], out;
     const type_info *in_ptr[3];
     const tensor *values[3];
-    op_params params; /* the window a Conv's schema resolves (core/op_params.h) */
+    op_params params; /* the window a Conv's schema resolves, or the geometry the fusion pass
+                         resolves for an attention chain (core/op_params.h) */
     kernel_prep prep;
 } prep_case;
 
@@ -73,6 +76,16 @@ static void make_case(prep_case *pc, const fuse_chain *chain) {
     type_set_tensor(&pc->out, ONYX_FLOAT, 4, q);
     pc->prep = (kernel_prep){.node = &pc->node, .n_in = 3, .n_out = 1, .in_type = pc->in_ptr,
                              .in_value = pc->values, .out_type = &pc->out, .fused = chain};
+    /* the geometry, as the fusion pass resolves it for views of one rank that make one */
+    pc->params.kind = OP_PARAMS_ATTENTION;
+    geom_msg m;
+    bool one_rank = true;
+    for (int v = 1; v < 4; v++) one_rank &= chain->view_rank[v] == chain->view_rank[0];
+    if (one_rank && geom_attention_chain(chain->view_rank[0], chain->view_dims[0],
+                                         chain->view_dims[1], chain->view_dims[3],
+                                         chain->view_dims[2], &pc->params.u.attention,
+                                         &m) == ONYX_OK)
+        pc->prep.params = &pc->params;
 }
 
 /* The query's answer and the prepare's result agree. */
@@ -112,11 +125,45 @@ static void refuses_views_of_other_ranks(void **unused) {
 static void refuses_views_that_do_not_make_an_attention(void **unused) {
     (void)unused;
     fuse_chain c = attention_chain();
-    c.view_dims[1][2] = D - 1; /* K^T's rows are not Q's columns */
+    c.view_dims[1][2] = D - 1; /* K^T's rows are not Q's columns: the rule refuses them */
+    geom_attention g;
+    geom_msg m;
+    assert_int_equal(geom_attention_chain(4, c.view_dims[0], c.view_dims[1], c.view_dims[3],
+                                          c.view_dims[2], &g, &m), ONYX_ERR_SHAPE);
     expect(&c, false);
     c = attention_chain();
     c.view_strides[0][3] = 2; /* Q's rows not contiguous */
     expect(&c, false);
+}
+
+/* The geometry of a chain of rank-4 views, resolved for them, and none for other views. */
+static void reads_the_geometry_resolved_for_its_views(void **unused) {
+    (void)unused;
+    fuse_chain c = attention_chain();
+    prep_case pc;
+    make_case(&pc, &c);
+    const geom_attention *g = op_params_attention(pc.prep.params);
+    assert_non_null(g);
+    assert_int_equal(g->form, GEOM_ATT_CHAIN);
+    assert_int_equal(g->batch, B);
+    assert_int_equal(g->q_heads, H);
+    assert_int_equal(g->kv_heads, H);
+    assert_int_equal(g->q_len, S);
+    assert_int_equal(g->kv_len, T);
+    assert_int_equal(g->total_len, T);
+    assert_int_equal(g->past_len, 0);
+    assert_int_equal(g->head, D);
+    assert_int_equal(g->v_head, D);
+    assert_true(geom_attention_known(g));
+    const kernel *k = cpu_attention();
+    assert_true(k->takes_chain(&pc.prep));
+    pc.params.u.attention.total_len = T + 1; /* resolved for other views */
+    assert_false(k->takes_chain(&pc.prep));
+    pc.prep.params = NULL; /* none */
+    assert_false(k->takes_chain(&pc.prep));
+    void *state = NULL;
+    assert_int_equal(k->prepare(&pc.prep, &state), ONYX_ERR_UNSUPPORTED);
+    assert_null(state);
 }
 
 static void refuses_a_chain_that_is_not_an_attention(void **unused) {
@@ -292,6 +339,7 @@ static void every_post_op_kernel_answers(void **unused) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_an_attention),
+        cmocka_unit_test(reads_the_geometry_resolved_for_its_views),
         cmocka_unit_test(refuses_views_of_other_ranks),
         cmocka_unit_test(refuses_views_that_do_not_make_an_attention),
         cmocka_unit_test(refuses_a_chain_that_is_not_an_attention),
