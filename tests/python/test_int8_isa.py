@@ -7,7 +7,9 @@ onyx asks oneDNN, not cpuid, which path it is on (cpu_int8_exact), so the cap mo
 choices with it. Both paths sum exactly in int32: outputs must equal onnxruntime's bit for bit
 either way (onnxruntime runs its own AMX or VNNI kernels, also exact). ONEDNN_VERBOSE=1 in the
 child shows which kernels ran: AMX ones where the CPU has AMX and nothing caps it, none under
-the cap. (The AVX2 kernels of CPUs without VNNI: test_i8_avx2.py, test_qconv_avx2.py.)"""
+the cap, and none for the pointwise convolutions with few input channels, which onyx keeps on
+VNNI (AMX fills its tiles badly there: kernels_cpu/conv/qconv_dnnl.c). (The AVX2 kernels of CPUs
+without VNNI: test_i8_avx2.py, test_qconv_avx2.py.)"""
 import os
 import subprocess
 import sys
@@ -100,10 +102,14 @@ def dynamic_quantize_matmul(m, k, n):
             {'a': rng.uniform(-3, 3, (1, m, k)).astype(np.float32)})
 
 
-# name: (builder, what oneDNN runs it with where AMX is on: None where it has no AMX kernel)
+# name: (builder, the primitive kind that runs on AMX where the CPU has it; 'vnni': a convolution
+# onyx keeps off AMX; None: nothing to check, oneDNN has no AMX kernel or picks either itself)
 CASES = {
     'conv3x3': (lambda: qlinear_conv(32, 64, 14, 3, 1, np.int8, False, 1), 'convolution'),
     'conv1x1_per_channel': (lambda: qlinear_conv(64, 96, 7, 1, 1, np.int8, True, 0), 'convolution'),
+    # fewer than 64 input channels a group: left to VNNI (qconv_dnnl.c, AMX_MIN_POINTWISE_CHANNELS)
+    'conv1x1_narrow': (lambda: qlinear_conv(24, 96, 12, 1, 1, np.int8, False, 0), 'vnni'),
+    'conv1x1_narrow_grouped': (lambda: qlinear_conv(64, 64, 9, 1, 2, np.int8, True, 0), 'vnni'),
     'conv_uint8_weights': (lambda: qlinear_conv(16, 32, 9, 3, 1, np.uint8, True, 1), 'convolution'),
     'conv_grouped': (lambda: qlinear_conv(64, 64, 8, 3, 4, np.int8, False, 1), 'convolution'),
     'conv_depthwise': (lambda: qlinear_conv(32, 32, 10, 3, 32, np.int8, True, 1), None),
@@ -150,7 +156,10 @@ def test_default_isa_equals_onnxruntime(case, tmp_path):
     m, feeds = build()
     got, kernels = run_onyx_child(tmp_path, m, feeds, {})
     np.testing.assert_array_equal(got, run_ort(m, feeds))
-    if kind and HAS_AMX:
+    if kind == 'vnni' and HAS_VNNI:  # without VNNI onyx takes its own AVX2 kernels
+        assert any(k == 'convolution' and 'vnni' in impl for k, impl in kernels), kernels
+        assert not any('amx' in impl for _, impl in kernels), kernels
+    elif kind and HAS_AMX:
         assert any(k == kind and 'amx' in impl for k, impl in kernels), kernels
 
 
@@ -164,6 +173,7 @@ def test_vnni_without_amx_equals_onnxruntime(case, tmp_path):
     np.testing.assert_array_equal(got, run_ort(m, feeds))
     assert not any('amx' in impl for _, impl in kernels), kernels
     if kind:
+        kind = 'convolution' if kind == 'vnni' else kind
         assert any(k == kind and 'vnni' in impl for k, impl in kernels), kernels
 
 
