@@ -77,6 +77,10 @@ extern "C" dnnl_status_t dnnl_guard_deconvolution_pd(
     });
 }
 
+extern "C" dnnl_status_t dnnl_guard_next_impl(dnnl_primitive_desc_t pd) {
+    return guarded([&] { return dnnl_primitive_desc_next_impl(pd); });
+}
+
 extern "C" dnnl_status_t dnnl_guard_matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t engine,
                                               const_dnnl_memory_desc_t src,
                                               const_dnnl_memory_desc_t weights,

@@ -39,6 +39,9 @@ dnnl_status_t dnnl_guard_deconvolution_pd(dnnl_primitive_desc_t *pd, dnnl_engine
                                           const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
                                           const dnnl_dims_t padding_r,
                                           const_dnnl_primitive_attr_t attr);
+/* Moves pd to oneDNN's next implementation of the same primitive (dnnl_last_impl_reached where
+ * none is left). */
+dnnl_status_t dnnl_guard_next_impl(dnnl_primitive_desc_t pd);
 dnnl_status_t dnnl_guard_matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t engine,
                                    const_dnnl_memory_desc_t src, const_dnnl_memory_desc_t weights,
                                    const_dnnl_memory_desc_t bias, const_dnnl_memory_desc_t dst,

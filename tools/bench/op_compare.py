@@ -12,7 +12,7 @@ gives medians over the rounds. On a machine shared with other work the wall time
 load; the CPU time per run at --threads 1 moves far less (it counts only the time the engine ran),
 which makes it the figure to compare kernels by there. At more threads it also counts the time
 the engines' workers spin waiting for work. Inputs: uniform [-1, 1] floats with a fixed seed,
-symbolic dims taken as 1 (float inputs only).
+every symbolic dim taken as --free-dim (default 1); integer inputs (token ids, masks) all ones.
 """
 import argparse
 import collections
@@ -28,10 +28,13 @@ import time
 import numpy as np
 
 
-def feeds_for(sess):
+def feeds_for(sess, free_dim):
     feeds = {}
     for k, inp in enumerate(sess.get_inputs()):
-        shape = [d if isinstance(d, int) else 1 for d in inp.shape]
+        shape = [d if isinstance(d, int) else free_dim for d in inp.shape]
+        if 'int' in inp.type:  # token ids, masks, segment ids: ones are valid for all three
+            feeds[inp.name] = np.ones(shape, np.int64 if 'int64' in inp.type else np.int32)
+            continue
         rng = np.random.default_rng(1000 + k)
         feeds[inp.name] = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
     return feeds
@@ -66,9 +69,9 @@ def node_events(path):
             e.get('name', '').endswith('_kernel_time')]
 
 
-def worker(engine, model, threads, runs, out):
+def worker(engine, model, threads, runs, out, free_dim):
     sess = open_session(engine, model, threads)
-    feeds = feeds_for(sess)
+    feeds = feeds_for(sess, free_dim)
     for _ in range(5):
         sess.run(None, feeds)
     walls = []
@@ -106,10 +109,11 @@ def main():
     ap.add_argument('--runs', type=int, default=30)
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--nodes', type=int, default=0, help='also list the K slowest nodes of each engine')
+    ap.add_argument('--free-dim', type=int, default=1, help='the value of every symbolic dim (a sequence length)')
     ap.add_argument('--worker', nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        worker(a.worker[0], a.model, a.threads, int(a.worker[1]), a.worker[2])
+        worker(a.worker[0], a.model, a.threads, int(a.worker[1]), a.worker[2], a.free_dim)
         return
     got = {'onyx': [], 'ort': []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +121,7 @@ def main():
             for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                 out = os.path.join(tmp, engine + '.json')
                 proc = subprocess.run([sys.executable, __file__, a.model, '--threads', str(a.threads),
-                                       '--worker', engine, str(a.runs), out],
+                                       '--free-dim', str(a.free_dim), '--worker', engine, str(a.runs), out],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if proc.returncode != 0:
                     sys.exit(f'{engine}: ' + (proc.stderr.strip().splitlines() or ['?'])[-1])
