@@ -5,9 +5,11 @@
  * Sum), and may write its Y through the Transpose that puts its channels last. A MatMul or Gemm
  * absorbs the same but for the affine steps: an Add of per-column constants first (its bias),
  * then activations and an Add; a MatMul of two computed operands also reads them and writes its
- * result through strided views (core/fuse_views.c). The step's kernel says through its
- * takes_chain query (core/kernel.h) whether it applies the chain; the absorbed steps then leave
- * the plan, and the fused step runs where the chain's last node ran, so every addend is ready. */
+ * result through strided views (core/fuse_views.c). On a generic plan, a MatMul by constant
+ * weights over rows known only at run takes the same chain but an addend. The step's kernel
+ * says through its takes_chain query (core/kernel.h) whether it applies the chain; the absorbed
+ * steps then leave the plan, and the fused step runs where the chain's last node ran, so every
+ * addend is ready. */
 #include "core/fuse_internal.h"
 
 #include <float.h>
