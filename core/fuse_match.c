@@ -54,6 +54,17 @@ bool fuse_same_type(const type_info *a, const type_info *b) {
            shape_equal(a->rank, a->dims, b->rank, b->dims);
 }
 
+bool fuse_rows_at_run(const graph *g, const plan *p, const plan_step *ps) {
+    const graph_node *n = step_node(g, ps);
+    if (!fuse_matmul_step(g, ps) || !fuse_is_op(n, "MatMul") || n->n_inputs != 2 ||
+        n->n_outputs != 1 || n->inputs[1] < 0 || n->outputs[0] < 0)
+        return false;
+    const type_info *t = &p->vals[n->outputs[0]].type, *b = &p->vals[n->inputs[1]].type;
+    return t->kind == ONYX_VALUE_TENSOR && t->dtype == ONYX_FLOAT && t->rank >= 2 &&
+           !type_is_static(t) && t->dims[t->rank - 1] > 0 &&
+           p->vals[n->inputs[1]].where == ST_CONST && b->rank == 2 && type_is_static(b);
+}
+
 /* Value v as a float constant that broadcasts over `t` along axis `axis` only ([M,1,..],
  * [1,M,1,..], a single value for the channel axis 1), or NULL. */
 const tensor *fuse_per_axis(const plan *p, int v, const type_info *t, int axis) {

@@ -10,6 +10,9 @@
 bool fuse_is_op(const struct graph_node *n, const char *op);
 bool fuse_only_output0(const struct graph_node *n);
 bool fuse_same_type(const type_info *a, const type_info *b);
+/* A product over rows known only at run (a generic plan's MatMul by a constant 2-D B, of a float
+ * result whose columns are known), step ps: the kernel may take its shape-keeping post-ops. */
+bool fuse_rows_at_run(const graph *g, const plan *p, const plan_step *ps);
 
 /* The CPU pass's: constants a node reads, scalar factors, conv and product steps, producers,
  * float values, channel permutations and per-channel factors. */

@@ -5,9 +5,11 @@
  * Sum), and may write its Y through the Transpose that puts its channels last. A MatMul or Gemm
  * absorbs the same but for the affine steps: an Add of per-column constants first (its bias),
  * then activations and an Add; a MatMul of two computed operands also reads them and writes its
- * result through strided views (core/fuse_views.c). The step's kernel says through its
- * takes_chain query (core/kernel.h) whether it applies the chain; the absorbed steps then leave
- * the plan, and the fused step runs where the chain's last node ran, so every addend is ready. */
+ * result through strided views (core/fuse_views.c). On a generic plan, a MatMul by constant
+ * weights over rows known only at run takes the same chain but an addend. The step's kernel
+ * says through its takes_chain query (core/kernel.h) whether it applies the chain; the absorbed
+ * steps then leave the plan, and the fused step runs where the chain's last node ran, so every
+ * addend is ready. */
 #include "core/fuse_internal.h"
 
 #include <float.h>
@@ -17,15 +19,28 @@
 
 #include "core/plan_prepare.h"
 
+/* Whether n's output is of cur's type t: static and equal, or (`rows`: a product over rows known
+ * only at run, fuse_rows_at_run) equal with the same dims unknown, which the steps classify
+ * takes there keep (each writes its input's shape: an addend, whose shape could differ at run,
+ * is refused by fuse_same_type). */
+static bool same_output(const type_info *out, const type_info *t, bool rows) {
+    if (!rows) return fuse_same_type(out, t);
+    return out->kind == ONYX_VALUE_TENSOR && out->dtype == t->dtype &&
+           shape_equal(out->rank, out->dims, t->rank, t->dims);
+}
+
 /* Whether node n, reading `cur` (the chain's value so far, of type `t` with M channels), can be
  * absorbed; fills *op. `*addend` receives an Add's other operand. `affine`: the chain so far only
  * has per-channel affine steps that fold into the weights (so may this one, with w_const).
  * `matmul`: the chain of a MatMul, whose channels are its last axis: an Add of per-column
- * constants first (its bias), no other affine step, no BatchNormalization. */
+ * constants first (its bias), no other affine step, no BatchNormalization. `rows`: see
+ * same_output. */
 static bool classify(const plan *p, const graph_node *n, int cur, const type_info *t,
-                     bool affine, bool w_const, bool matmul, int *addend, fuse_op *op) {
+                     bool affine, bool w_const, bool matmul, bool rows, int *addend,
+                     fuse_op *op) {
     memset(op, 0, sizeof *op);
-    if (!fuse_only_output0(n) || !fuse_same_type(&p->vals[n->outputs[0]].type, t)) return false;
+    if (!fuse_only_output0(n) || !same_output(&p->vals[n->outputs[0]].type, t, rows))
+        return false;
     if (n->n_inputs < 1) return false;
     bool first = n->inputs[0] == cur;
     if ((fuse_is_op(n, "Mul") || fuse_is_op(n, "Add")) && n->version >= 7 && n->n_inputs == 2 &&
@@ -141,7 +156,9 @@ onyx_status fuse_post_ops(fuse_pass *f, int s) {
     const graph_node *conv = step_node(g, ps);
     bool matmul = fuse_matmul_step(g, ps);
     const type_info *t = &p->vals[conv->outputs[0]].type;
-    if (!fuse_same_type(t, t) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3))
+    /* a generic plan's product by a constant B runs the same epilogue as a known shape's */
+    bool rows = fuse_rows_at_run(g, p, ps);
+    if (!(rows || fuse_same_type(t, t)) || t->dtype != ONYX_FLOAT || t->rank < (matmul ? 2 : 3))
         return ONYX_OK;
     bool w_const = matmul || (p->vals[conv->inputs[1]].where == ST_CONST &&
                               (conv->n_inputs < 3 || conv->inputs[2] < 0 ||
@@ -177,7 +194,7 @@ onyx_status fuse_post_ops(fuse_pass *f, int s) {
          * columns (GPT-2's Reshape of a Gemm's rows into [batch, sequence]) lets them on */
         int relabel = -1, x = cur, rx;
         float unused;
-        if (matmul &&
+        if (matmul && !rows &&
             fuse_link_of(g, p, uses, gone, tstep, cur, true, false, false, &rx, &unused) ==
                 LINK_RELABEL &&
             p->vals[rx].type.rank >= 1 &&
@@ -194,7 +211,7 @@ onyx_status fuse_post_ops(fuse_pass *f, int s) {
         for (int i = 0; i < chain->n; i++)
             affine &= chain->ops[i].kind == FUSE_BATCHNORM ||
                       chain->ops[i].kind == FUSE_SCALE || chain->ops[i].kind == FUSE_SHIFT;
-        if (!classify(p, nn, x, xt, affine, w_const, matmul, &addend, &op)) break;
+        if (!classify(p, nn, x, xt, affine, w_const, matmul, rows, &addend, &op)) break;
         if (op.kind == FUSE_SUM) op.input = 3;
         if (!add_op(chain, &op)) break;
         if (relabel >= 0) taken[n_taken++] = relabel;

@@ -134,7 +134,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             continue;
         }
         if (type_is_static(&v->type)) {
-            CHECK(value_alloc_tensor(out[o], v->type.dtype, v->type.rank, v->type.dims));
+            CHECK(value_alloc_output(out[o], v->type.dtype, v->type.rank, v->type.dims));
             continue;
         }
         CHECK(actual_types(node, in, &rt, NULL));
@@ -148,7 +148,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
                             o, type_str(&rt[o], buf, sizeof buf));
             goto done;
         }
-        CHECK(value_alloc_tensor(out[o], rt[o].dtype, rt[o].rank, rt[o].dims));
+        CHECK(value_alloc_output(out[o], rt[o].dtype, rt[o].rank, rt[o].dims));
     }
 done:
     if (rt) {

@@ -220,13 +220,20 @@ onyx_status tensor_set_shape(tensor *t, onyx_dtype dtype, int rank, const int64_
     return ONYX_OK;
 }
 
-onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims) {
+/* tensor_alloc, its bytes zeroed where `zero` (strings are made empty either way). */
+static onyx_status alloc_tensor(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims,
+                                bool zero) {
     tensor n = {0};
     TRY(tensor_set_shape(&n, dtype, rank, dims));
     bool zeroed;
     n.data = storage_alloc(n.nbytes, &zeroed);
     if (!n.data) return onyx_oom("tensor storage");
-    if (!zeroed) memset(n.data, 0, n.nbytes);
+    if (zero && !zeroed) memset(n.data, 0, n.nbytes);
+#if defined(__SANITIZE_ADDRESS__) || defined(ONYX_ASAN)
+    /* under the sanitizers a kernel that leaves part of its output unwritten reads as garbage,
+     * not as the zeros a fresh block happens to hold */
+    if (!zero) memset(n.data, 0xa5, n.nbytes);
+#endif
     n.owns = true;
     if (dtype == ONYX_STRING) {
         char **s = n.data;
@@ -241,6 +248,10 @@ onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *d
     }
     *t = n;
     return ONYX_OK;
+}
+
+onyx_status tensor_alloc(tensor *t, onyx_dtype dtype, int rank, const int64_t *dims) {
+    return alloc_tensor(t, dtype, rank, dims, true);
 }
 
 void tensor_release(tensor *t) {
@@ -835,6 +846,13 @@ void value_clear(onyx_value *v) {
 onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims) {
     value_clear(v);
     TRY(tensor_alloc(&v->t, dtype, rank, dims));
+    v->kind = ONYX_VALUE_TENSOR;
+    return ONYX_OK;
+}
+
+onyx_status value_alloc_output(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims) {
+    value_clear(v);
+    TRY(alloc_tensor(&v->t, dtype, rank, dims, false));
     v->kind = ONYX_VALUE_TENSOR;
     return ONYX_OK;
 }

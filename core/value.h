@@ -100,6 +100,9 @@ onyx_value *value_new(void);              /* kind NONE; NULL on OOM */
 void value_clear(onyx_value *v);          /* releases contents, back to kind NONE */
 /* Makes `v` an owned tensor with the given shape (contents zeroed). Clears v first. */
 onyx_status value_alloc_tensor(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims);
+/* The same, its contents left as they are (strings: empty): a step's output, which its kernel
+ * writes in full, as it does arena memory, which is never cleared between runs. */
+onyx_status value_alloc_output(onyx_value *v, onyx_dtype dtype, int rank, const int64_t *dims);
 /* Makes `v` a tensor that borrows `data` from `src` (no copy). Clears v first. */
 void value_borrow_tensor(onyx_value *v, const tensor *src);
 onyx_status value_copy(onyx_value *dst, const onyx_value *src);  /* deep; clears dst first */

@@ -399,6 +399,7 @@ typedef struct mm_prim {
      * layout), a primitive made per call for its rows, or the panels (gemv) for one row */
     bool run_rows;
     const float *row_panels;
+    fuse_chain *rows_chain;          /* the chain applied per call (owned copy), or NULL */
     int64_t an, bn, yn, n;           /* elements of A, B, Y; N */
     /* Gemm's C: a bias of N elements (C itself, or beta * C broadcast into scratch when
      * bias_own), or (sum) for a C with rows beta * C written into Y before a sum post-op adds
@@ -432,6 +433,8 @@ typedef struct mm_geom {
     int nd;
     dnnl_dims_t a, b, y, as, bs, ys;
     const tensor *b_const;           /* a constant 2-D B to pack once, or NULL (bound per run) */
+    const_dnnl_memory_desc_t b_packed; /* or B packed before in this layout (rows_run) */
+    bool take_ref;                   /* oneDNN's reference kernel too: B packed has no other path */
     float alpha;                     /* folded into the packed B */
     bool bias, sum;
     const fuse_chain *chain;         /* post-ops, or NULL */
@@ -584,13 +587,15 @@ static onyx_status mm_describe(const mm_geom *g, mm_desc *d) {
     /* bfloat16 A: dense strides, so the same layout in half the bytes */
     CHECK(md_strided(&d->a, g->nd, g->a, g->as, g->bf16 ? dnnl_bf16 : dnnl_f32));
     CHECK(md_strided(&d->b_user, g->nd, g->b, g->bs, dnnl_f32));
-    if (g->b_const)
+    if (g->b_packed)
+        CHECK(cpu_dnnl_check(dnnl_memory_desc_clone(&d->b, g->b_packed), "copying B's layout"));
+    else if (g->b_const)
         CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&d->b, g->nd, g->b,
                                                               g->bf16 ? dnnl_bf16 : dnnl_f32,
                                                               dnnl_format_tag_any),
                              "describing matrix B"));
     /* B bound per run is read as stored */
-    const_dnnl_memory_desc_t b_prim = g->b_const ? d->b : d->b_user;
+    const_dnnl_memory_desc_t b_prim = d->b ? d->b : d->b_user;
     CHECK(md_strided(&d->y, g->nd, g->y, g->ys, dnnl_f32));
     /* an exp-based activation last, Y dense: vmath applies it after the primitive */
     dnnl_dim_t dense[DNNL_MAX_NDIMS];
@@ -623,7 +628,7 @@ static onyx_status mm_describe(const mm_geom *g, mm_desc *d) {
     /* oneDNN's reference matmul is far slower than dnnl_sgemm: leave such products to it */
     const char *impl = NULL;
     dnnl_primitive_desc_query(d->pd, dnnl_query_impl_info_str, 0, &impl);
-    if (impl && !strncmp(impl, "ref", 3))
+    if (impl && !strncmp(impl, "ref", 3) && !g->take_ref)
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "no optimized matmul for this product");
 done:
     if (po) dnnl_post_ops_destroy(po);
@@ -839,8 +844,9 @@ static float gemv_post(const fuse_op *op, float v, float addend) {
     }
 }
 
-static onyx_status gemv_run(const mm_prim *m, const kernel_call *c, const tensor *A,
-                            const tensor *C, tensor *Y) {
+/* One row on `panels` (m->gemv, or rows_run's m->row_panels), then the bias and post-ops. */
+static onyx_status gemv_run(const mm_prim *m, const kernel_call *c, const float *panels,
+                            const tensor *A, const tensor *C, tensor *Y) {
     float *y = Y->data;
     const float *addend = NULL;
     if (m->chain_sum) {
@@ -855,7 +861,7 @@ static onyx_status gemv_run(const mm_prim *m, const kernel_call *c, const tensor
             addend = copy;
         }
     }
-    gemv_job j = {A->data, m->gemv, y, m->k, m->n, m->panel_stride};
+    gemv_job j = {A->data, panels, y, m->k, m->n, m->panel_stride};
     parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
     float beta = m->bias_own ? m->beta : 1.f;
     for (int64_t i = 0; i < m->n; i++) {
@@ -1051,23 +1057,62 @@ static onyx_status bind(dnnl_memory_t mem, const void *ptr) {
 /* ---- a float MatMul by a constant 2-D B whose rows (A's leading dims) are known only at run:
  * B is packed at prepare as for known shapes (so the model's copy can be handed back), and each
  * call makes a primitive for its rows over the packed B (oneDNN's matmul with the rows as a
- * run-time dim takes only its reference kernel with a packed B), or runs one row on the panels. */
+ * run-time dim takes only its reference kernel with a packed B; its primitive cache keeps the
+ * per-call ones), or runs one row on the panels. A generic plan's chain (core/fuse_postops.c:
+ * a bias, activations, factors; no addend, whose shape could differ at run) is applied as a known
+ * shape's is (the same post-ops, bias and vmath tail), so a prompt of a new length runs the
+ * steps of a known one. */
 
-static onyx_status rows_prepare(const kernel_prep *p, mm_prim *m) {
-    if (p->n_in < 2) return ONYX_OK;
+/* The product of `rows` rows on this path (B as stored), or false: A float with B's K columns,
+ * B a constant float [K, N]. */
+static bool rows_geom(const kernel_prep *p, int64_t rows, mm_geom *g) {
+    if (p->n_in < 2) return false;
     const type_info *A = p->in_type[0], *B = p->in_type[1];
     const tensor *b = p->in_value[1];
     if (!A || !B || !b || A->kind != ONYX_VALUE_TENSOR || A->dtype != ONYX_FLOAT || A->rank < 1 ||
         b->dtype != ONYX_FLOAT || B->rank != 2 || A->dims[A->rank - 1] != B->dims[0] ||
         B->dims[0] <= 0 || B->dims[1] <= 0)
-        return ONYX_OK;
-    mm_geom g = {.nd = 2, .alpha = 1.0f, .b_const = b};
-    g.a[0] = g.y[0] = 1;
-    g.a[1] = g.b[0] = B->dims[0];
-    g.b[1] = g.y[1] = B->dims[1];
-    dense_strides(2, g.a, g.as);
-    dense_strides(2, g.b, g.bs);
-    dense_strides(2, g.y, g.ys);
+        return false;
+    *g = (mm_geom){.nd = 2, .alpha = 1.0f, .b_const = b};
+    g->a[0] = g->y[0] = rows;
+    g->a[1] = g->b[0] = B->dims[0];
+    g->b[1] = g->y[1] = B->dims[1];
+    dense_strides(2, g->a, g->as);
+    dense_strides(2, g->b, g->bs);
+    dense_strides(2, g->y, g->ys);
+    return true;
+}
+
+/* Why this path does not take chain c, or NULL: MatMul's rule (chain_refusal), and only what one
+ * row's panels apply too (gemv_chain_ok: no views, no factors of the operands), no addend. The
+ * rule prepare (rows_prepare) and the query (rows_take_chain) share. */
+static const char *rows_refusal(const fuse_chain *c, const mm_geom *g) {
+    const char *refused = chain_refusal(c, false, g);
+    if (refused) return refused;
+    if (!gemv_chain_ok(c)) return "a product whose rows are known only at run takes no views";
+    for (int i = 0; i < c->n; i++)
+        if (c->ops[i].kind == FUSE_SUM)
+            return "a product whose rows are known only at run takes no addend";
+    return NULL;
+}
+
+/* The chain into m for rows_run: its bias (take_chain), its post-ops for one row (as
+ * gemv_prepare's) and a copy for the per-call primitives (the pass's is gone after prepare). */
+static onyx_status rows_take(const fuse_chain *c, mm_geom *g, mm_prim *m) {
+    const char *refused = rows_refusal(c, g);
+    if (refused) return onyx_error(ONYX_ERR_UNSUPPORTED, "%s", refused);
+    TRY(take_chain(c, false, g, m));
+    if (!(m->rows_chain = malloc(sizeof *m->rows_chain))) return onyx_oom("matmul post-ops");
+    *m->rows_chain = *c;
+    m->n_post = c->n;
+    memcpy(m->post, c->ops, sizeof(fuse_op) * (size_t)c->n);
+    return ONYX_OK;
+}
+
+/* `chain`: p's chain, which this path then must take (A's shape unknown at prepare). */
+static onyx_status rows_prepare(const kernel_prep *p, const fuse_chain *chain, mm_prim *m) {
+    mm_geom g;
+    if (!rows_geom(p, 1, &g)) return ONYX_OK;
     mm_prim probe = {.dtype = ONYX_FLOAT};
     onyx_status st = mm_build(p, &g, &probe);
     if (st == ONYX_OK) {
@@ -1080,9 +1125,10 @@ static onyx_status rows_prepare(const kernel_prep *p, mm_prim *m) {
         m->n = g.b[1];
         int64_t stride;
         if (gemv_layout(m->md_wei, &stride)) m->row_panels = probe.packed, m->panel_stride = stride;
+        if (chain) st = rows_take(chain, &g, m);
     }
     drop_prim(&probe);
-    if (st == ONYX_ERR_NO_MEMORY) return st;
+    if (st == ONYX_ERR_NO_MEMORY || (st != ONYX_OK && chain)) return st;
     if (st != ONYX_OK) onyx_error_clear(); /* the generic path reads B as stored */
     return ONYX_OK;
 }
@@ -1096,39 +1142,40 @@ static bool rows_fit(const mm_prim *m, const tensor *A, const tensor *B) {
 static onyx_status rows_run(const mm_prim *m, const kernel_call *c, const tensor *A, tensor *Y) {
     int64_t rows = A->numel / m->k;
     if (rows == 0) return ONYX_OK;
-    if (rows == 1 && m->row_panels) {
-        gemv_job j = {A->data, m->row_panels, Y->data, m->k, m->n, m->panel_stride};
-        parallel_for((m->n + GEMV_PANEL - 1) / GEMV_PANEL, 1, gemv_panels, &j);
-        return ONYX_OK;
-    }
+    if (rows == 1 && m->row_panels) return gemv_run(m, c, m->row_panels, A, NULL, Y);
     onyx_status st = ONYX_OK;
-    dnnl_engine_t eng;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
+    mm_geom g = {.nd = 2, .alpha = 1.0f, .b_packed = m->md_wei, .take_ref = true};
+    g.a[0] = g.y[0] = rows;
+    g.a[1] = g.b[0] = m->k;
+    g.b[1] = g.y[1] = m->n;
+    dense_strides(2, g.a, g.as);
+    dense_strides(2, g.b, g.bs);
+    dense_strides(2, g.y, g.ys);
+    if (m->rows_chain) chain_into(m->rows_chain, &g);
+    mm_desc d;
     dnnl_primitive_t prim = NULL;
-    dnnl_memory_desc_t a_md = NULL, y_md = NULL, pad_md = NULL;
-    dnnl_memory_t src = NULL, wei = NULL, dst = NULL, pad = NULL;
-    int64_t ad[2] = {rows, m->k}, yd[2] = {rows, m->n};
-    CHECK(cpu_dnnl_engine(&eng));
-    CHECK(cpu_dnnl_md_plain(&a_md, 2, ad, dnnl_f32));
-    CHECK(cpu_dnnl_md_plain(&y_md, 2, yd, dnnl_f32));
-    CHECK(cpu_dnnl_attr(&attr));
-    CHECK(cpu_dnnl_check(dnnl_guard_matmul_pd(&pd, eng, a_md, m->md_wei, NULL, y_md, attr),
-                         "creating the product"));
-    size_t pad_size = cpu_dnnl_scratchpad(pd, &pad_md);
+    dnnl_memory_desc_t pad_md = NULL;
+    dnnl_memory_t src = NULL, wei = NULL, dst = NULL, bias = NULL, pad = NULL;
+    TRY(mm_describe(&g, &d));
+    size_t pad_size = cpu_dnnl_scratchpad(d.pd, &pad_md);
     if (pad_size == SIZE_MAX) {
         st = onyx_oom("matmul scratchpad descriptor");
         goto done;
     }
-    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&prim, pd), "creating the product"));
-    CHECK(cpu_dnnl_memory(&src, a_md));
-    CHECK(cpu_dnnl_memory(&wei, m->md_wei));
-    CHECK(cpu_dnnl_memory(&dst, y_md));
+    CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&prim, d.pd), "creating the product"));
+    CHECK(cpu_dnnl_memory(&src, d.a));
+    CHECK(cpu_dnnl_memory(&wei, d.b));
+    CHECK(cpu_dnnl_memory(&dst, d.y));
     CHECK(bind(src, A->data));
     CHECK(bind(wei, m->packed));
     CHECK(bind(dst, Y->data));
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
     int nargs = 3;
+    if (g.bias) {
+        CHECK(cpu_dnnl_memory(&bias, d.bias));
+        CHECK(bind(bias, m->chain_bias));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias};
+    }
     if (pad_size) {
         void *mem;
         CHECK(kernel_scratch(c, pad_size, &mem));
@@ -1137,16 +1184,14 @@ static onyx_status rows_run(const mm_prim *m, const kernel_call *c, const tensor
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
     }
     CHECK(cpu_dnnl_execute(prim, nargs, args));
+    if (d.tail >= 0) cpu_post_vmath_apply(&m->rows_chain->ops[d.tail], Y->data, rows * m->n);
 done:
-    dnnl_memory_t mems[] = {src, wei, dst, pad};
+    dnnl_memory_t mems[] = {src, wei, dst, bias, pad};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i]) dnnl_memory_destroy(mems[i]);
     if (prim) dnnl_primitive_destroy(prim);
-    if (pd) dnnl_primitive_desc_destroy(pd);
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    dnnl_memory_desc_t mds[] = {a_md, y_md, pad_md};
-    for (size_t i = 0; i < sizeof mds / sizeof mds[0]; i++)
-        if (mds[i]) dnnl_memory_desc_destroy(mds[i]);
+    if (pad_md) dnnl_memory_desc_destroy(pad_md);
+    desc_drop(&d);
     return st;
 }
 
@@ -1206,16 +1251,17 @@ static onyx_status prim_prepare(const kernel_prep *p, void **state, bool gemm) {
             st = mm_try(p, &g, m);
         }
     }
-    if (st == ONYX_OK && !gemm && !chain && !m->prim && !m->gemv) st = rows_prepare(p, m);
-    if (st == ONYX_OK && chain && !m->prim && !m->gemv)
+    /* rows known only at run take the chain on their path; known ones only on the primitive */
+    bool rows_chain = chain && !known(p, 0);
+    if (st == ONYX_OK && !gemm && (!chain || rows_chain) && !m->prim && !m->gemv)
+        st = rows_prepare(p, rows_chain ? p->fused : NULL, m);
+    if (st == ONYX_OK && chain && !m->prim && !m->gemv && !m->run_rows)
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "a MatMul's post-ops need its oneDNN primitive");
     /* a constant B read as stored (the generic path, or a primitive taking B per run) */
     if (st == ONYX_OK && p->n_in > 1 && p->in_value[1] && !m->packed && !m->gemv)
         st = kernel_weight_bytes(p, 1);
     if (st != ONYX_OK) {
-        free(m->chain_bias);
-        drop_prim(m);
-        free(m);
+        cpu_matmul_release(m);
         return st;
     }
     *state = m;
@@ -1250,6 +1296,20 @@ static bool panels_fit(const mm_geom *g) {
     return panels;
 }
 
+/* Whether rows_prepare takes p's chain (A's shape unknown): its geometry and rule
+ * (rows_refusal), and oneDNN making the plain product for one row (mm_build's probe) and one with
+ * the chain for several (rows_run's, any kernel). */
+static bool rows_take_chain(const kernel_prep *p) {
+    mm_geom g;
+    if (!rows_geom(p, 1, &g) || rows_refusal(p->fused, &g) || !mm_describable(&g)) return false;
+    g.a[0] = g.y[0] = 2;
+    dense_strides(2, g.a, g.as);
+    dense_strides(2, g.y, g.ys);
+    chain_into(p->fused, &g);
+    g.take_ref = true;
+    return mm_describable(&g);
+}
+
 /* kernel.takes_chain of MatMul and Gemm: whether prim_prepare applies p->fused, decided as it
  * decides (prim_geom, chain_refusal, bf16_fits, gemv_fits, then the primitive or the panels
  * oneDNN would make), with oneDNN asked for primitive descriptors only: nothing is packed or
@@ -1257,6 +1317,7 @@ static bool panels_fit(const mm_geom *g) {
 static bool prim_takes_chain(const kernel_prep *p, bool gemm) {
     bool views;
     if (!has_chain(p, gemm, &views)) return true; /* nothing for the product to apply */
+    if (!gemm && !known(p, 0)) return rows_take_chain(p);
     mm_prim m = {0};
     mm_geom g;
     if (!prim_geom(p, gemm, &m, &g) || chain_refusal(p->fused, gemm, &g)) return false;
@@ -1287,6 +1348,7 @@ void cpu_matmul_release(void *state) {
     if (!m) return;
     drop_prim(m);
     free(m->chain_bias);
+    free(m->rows_chain);
     free(m); /* m->packed belongs to the rep's shared cache */
 }
 
@@ -1403,7 +1465,7 @@ onyx_status cpu_matmul_run(const kernel_call *c) {
     const mm_fork *f = c->state;
     if (A && B && f && rows_fit(f->p, A, B)) return rows_run(f->p, c, A, kernel_output(c, 0));
     if (A && B && prim_fits(f, A, B, NULL))
-        return f->p->gemv ? gemv_run(f->p, c, A, NULL, kernel_output(c, 0))
+        return f->p->gemv ? gemv_run(f->p, c, f->p->gemv, A, NULL, kernel_output(c, 0))
                           : prim_run(f, c, A, B, NULL, kernel_output(c, 0));
     if (f && f->p && f->p->fused) /* fused only with static shapes: cannot happen */
         return onyx_error(ONYX_ERR_RUNTIME, "fused MatMul called with other shapes than planned");
@@ -1414,7 +1476,7 @@ onyx_status cpu_gemm_run(const kernel_call *c) {
     const tensor *A = kernel_input(c, 0), *B = kernel_input(c, 1), *C = kernel_input(c, 2);
     const mm_fork *f = c->state;
     if (A && B && prim_fits(f, A, B, C))
-        return f->p->gemv ? gemv_run(f->p, c, A, C, kernel_output(c, 0))
+        return f->p->gemv ? gemv_run(f->p, c, f->p->gemv, A, C, kernel_output(c, 0))
                           : prim_run(f, c, A, B, C, kernel_output(c, 0));
     if (f && f->p && f->p->fused) /* fused only with static shapes: cannot happen */
         return onyx_error(ONYX_ERR_RUNTIME, "fused Gemm called with other shapes than planned");

@@ -2,6 +2,8 @@
 input pattern, a new shape runs on one generic plan (its changing dims left unknown) instead of
 building a plan per run, as a decoder's growing cache would; a shape that comes again gets a plan
 of its own. Read from the verbose log's "plan: built for ..." lines; every result against numpy."""
+import json
+
 import numpy as np
 from onnx import TensorProto as TP
 from onnx import helper as h
@@ -148,3 +150,73 @@ def test_products_and_axes_resolved_per_run_on_a_generic_plan():
         assert len(plans) <= 3, plans  # the rest ran on the generic plan
     finally:
         ort.set_default_logger_callback(None)
+
+
+_EPILOGUE_WEIGHTS = {'w1': rng.standard_normal((16, 80)).astype(np.float32),
+                     'b1': rng.standard_normal(80).astype(np.float32),
+                     'w2': rng.standard_normal((16, 72)).astype(np.float32),
+                     'half': np.array(0.5, np.float32)}
+
+
+def _epilogue_session(level, tmp_path=None):
+    """x [1, s, 16] by constant weights, each product with an epilogue the fusion pass gives it:
+    a bias and SiLU spelled out (a decoder's MLP gate), and a scalar factor then Tanh."""
+    nodes = [h.make_node('MatMul', ['x', 'w1'], ['p1']),
+             h.make_node('Add', ['p1', 'b1'], ['q1']),
+             h.make_node('Sigmoid', ['q1'], ['s1']),
+             h.make_node('Mul', ['q1', 's1'], ['y1']),
+             h.make_node('MatMul', ['x', 'w2'], ['p2']),
+             h.make_node('Mul', ['p2', 'half'], ['q2']),
+             h.make_node('Tanh', ['q2'], ['y2'])]
+    inputs = [h.make_tensor_value_info('x', TP.FLOAT, [1, 's', 16])]
+    outputs = [h.make_tensor_value_info(y, TP.FLOAT, [1, 's', n]) for y, n in (('y1', 80),
+                                                                               ('y2', 72))]
+    g = h.make_graph(nodes, 'g', inputs, outputs,
+                     [nh.from_array(v, k) for k, v in _EPILOGUE_WEIGHTS.items()])
+    data = h.make_model(g, opset_imports=[h.make_opsetid('', 17)]).SerializeToString()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    so.graph_optimization_level = level
+    if tmp_path is not None:
+        so.enable_profiling = True
+        so.profile_file_prefix = str(tmp_path / 'profile_')
+    return ort.InferenceSession(data, so, providers=['CPUExecutionProvider'])
+
+
+def _steps_per_run(profile):
+    """The op names of each run's steps, run by run, from a profile's events."""
+    runs, steps = [], []
+    with open(profile) as f:
+        for e in json.load(f):
+            if e.get('cat') == 'Node':
+                steps.append(e['args']['op_name'])
+            elif e.get('cat') == 'Session' and e.get('name') == 'model_run':
+                runs.append(steps)
+                steps = []
+    return runs
+
+
+def test_products_keep_their_epilogues_on_a_generic_plan(tmp_path):
+    # A prompt of a new length runs on the generic plan: its products by constant weights take
+    # the same post-ops (bias, SiLU, factor, Tanh) as a known length's: a length that comes again
+    # gets its own plan, whose results are the generic plan's bits. Both within a float's last
+    # bits of the unfused steps (vmath's SiLU after the product is not the Swish kernel's). One
+    # row runs on the weights' panels, with the same epilogue.
+    fused = _epilogue_session(ort.GraphOptimizationLevel.ORT_ENABLE_ALL, tmp_path)
+    plain = _epilogue_session(ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    lengths = [5, 9, 1, 12, 33, 7, 1, 33]
+    first = {}
+    for s in lengths:
+        x = rng.standard_normal((1, s, 16)).astype(np.float32)
+        got, want = fused.run(None, {'x': x}), plain.run(None, {'x': x})
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        if s in first:  # its own plan now: the generic plan's bits again
+            for a, b in zip(fused.run(None, {'x': first[s][0]}), first[s][1]):
+                np.testing.assert_array_equal(a, b)
+        else:
+            first[s] = (x, got)
+    runs = _steps_per_run(fused.end_profiling())
+    assert len(runs) == len(lengths) + 2, len(runs)
+    for steps in runs:  # every run, on the generic plan or its own, fused
+        assert sorted(steps) == ['MatMul', 'MatMul'], steps

@@ -1,9 +1,9 @@
 /* Unit tests for core/device_cache.c, on a counting stand-in for a device's memory (host memory
  * under the TEST kind, with a capacity to run out of): freed blocks come back for their size
- * class and only for it, the cache is bounded, memory running out gives the kept blocks back
- * first, a new host block gives back the stalest kept ones first (those kept before the newest run
- * began, never the blocks the run itself frees and takes again), and threads sharing the cache
- * never get one block twice. */
+ * class and only for it, the cache is bounded (the host as much as a device), memory running out
+ * gives the kept blocks back first, a new host block gives back the stalest kept ones first
+ * (those kept before the newest run began, never the blocks the run itself frees and takes
+ * again), and threads sharing the cache never get one block twice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +121,27 @@ static void test_bounded(void **state) {
     assert_non_null(big);
     device_cache_free(&fake, big, (size_t)3 << 29);
     assert_int_equal(atomic_load(&frees), N + 1);
+}
+
+/* The host keeps as much as a device: a block larger than a quarter of the bound (a long
+ * prompt's logits) comes back to the next run instead of being mapped and faulted again; one past
+ * the bound is freed at once. */
+static void test_host_keeps_a_large_block(void **state) {
+    (void)state;
+    const size_t logits = (size_t)512 * 151936 * 4; /* 311 MB */
+    void *p = device_cache_alloc(&fake_host, logits);
+    assert_non_null(p);
+    device_cache_free(&fake_host, p, logits);
+    assert_int_equal(atomic_load(&frees), 0);
+    device_cache_run_begins();
+    assert_ptr_equal(device_cache_alloc(&fake_host, logits), p);
+    assert_int_equal(atomic_load(&allocs), 1);
+    device_cache_free(&fake_host, p, logits);
+    void *big = device_cache_alloc(&fake_host, (size_t)3 << 29);
+    assert_non_null(big);
+    device_cache_free(&fake_host, big, (size_t)3 << 29);
+    assert_int_equal(atomic_load(&frees), 1); /* the run's own logits block stays */
+    assert_int_equal(device_cache_trim(&fake_host), 1);
 }
 
 /* Kept blocks of other classes are given back when the device has no room for a new one. */
@@ -258,6 +279,7 @@ int main(void) {
         cmocka_unit_test_setup(test_reuse_by_class, reset),
         cmocka_unit_test_setup(test_tensors, reset),
         cmocka_unit_test_setup(test_bounded, reset),
+        cmocka_unit_test_setup(test_host_keeps_a_large_block, reset),
         cmocka_unit_test_setup(test_out_of_memory_trims, reset),
         cmocka_unit_test_setup(test_host_miss_gives_back_stalest, reset),
         cmocka_unit_test_setup(test_host_miss_keeps_the_runs_own, reset),

@@ -3,10 +3,11 @@
  * attention, with the geometry the fusion pass resolves from them (geom_attention_chain; then its
  * prepare takes it), no for one whose views do not (where the rule refuses them and its prepare
  * refuses), for geometry resolved for other views, or a chain that is not an attention. MatMul,
- * Gemm and Conv: yes for the post-ops their prepare applies, no (and their prepare fails) for a
- * bias that is not first, a Gemm's bias besides its C, a chain on integers, a per-channel step
- * after an activation, a scale on X without its input. And every CPU kernel flagged KF_POST_OPS
- * has the query. */
+ * Gemm and Conv: yes for the post-ops their prepare applies (a MatMul's also over rows known only
+ * at run, by a constant B), no (and their prepare fails) for a bias that is not first, a Gemm's
+ * bias besides its C, an addend or views over rows known only at run, a chain on integers, a
+ * per-channel step after an activation, a scale on X without its input. And every CPU kernel
+ * flagged KF_POST_OPS has the query. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,9 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "core/exec_env.h"
 #include "core/fuse_chain.h"
+#include "core/shared.h"
 #include "kernels_cpu/cpu_kernels.h"
 
 enum { B = 1, H = 2, S = 4, T = 6, D = 8 };
@@ -292,6 +295,71 @@ static void matmul_refuses_what_its_prepare_refuses(void **unused) {
     expect_kernel("MatMul", &pc, false);
 }
 
+/* A MatMul of a generic plan: A [?, K] (its rows known only at run) by a constant B [K, N]. */
+static float weight_values[K * N];
+static const tensor weight = {.dtype = ONYX_FLOAT, .rank = 2, .dims = {K, N}, .numel = K * N,
+                              .data = weight_values, .nbytes = sizeof weight_values};
+
+/* The rep's part such a prepare uses: the shared cache it packs B into. */
+static exec_env rep_env;
+
+static int make_cache(void **unused) {
+    (void)unused;
+    shared_cache *cache;
+    if (shared_cache_create(&cache) != ONYX_OK) return -1;
+    rep_env.shared = cache;
+    return 0;
+}
+
+static int free_cache(void **unused) {
+    (void)unused;
+    shared_cache_free(rep_env.shared);
+    rep_env.shared = NULL;
+    return 0;
+}
+
+static void make_rows_product(prep_case *pc, const fuse_chain *c) {
+    make_product(pc, "MatMul", ONYX_FLOAT, c);
+    pc->in[0].dims[0] = -1;
+    pc->out.dims[0] = -1;
+    pc->values[1] = &weight;
+    pc->prep.env = &rep_env;
+}
+
+static void matmul_over_unknown_rows_takes_its_post_ops(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind bias_swish[] = {FUSE_SHIFT, FUSE_SWISH}, linear_tanh[] = {FUSE_LINEAR,
+                                                                             FUSE_TANH};
+    fuse_chain c = post_ops(2, bias_swish);
+    make_rows_product(&pc, &c);
+    expect_kernel("MatMul", &pc, true);
+    c = post_ops(2, linear_tanh);
+    make_rows_product(&pc, &c);
+    expect_kernel("MatMul", &pc, true);
+}
+
+static void matmul_over_unknown_rows_refuses_an_addend_and_views(void **unused) {
+    (void)unused;
+    prep_case pc;
+    const fuse_kind relu_sum[] = {FUSE_RELU, FUSE_SUM}, relu[] = {FUSE_RELU},
+                    relu_bias[] = {FUSE_RELU, FUSE_SHIFT};
+    fuse_chain c = post_ops(2, relu_sum); /* the addend's shape could differ at run */
+    make_rows_product(&pc, &c);
+    expect_kernel("MatMul", &pc, false);
+    c = post_ops(1, relu);
+    c.view_rank[2] = 2;
+    make_rows_product(&pc, &c);
+    expect_kernel("MatMul", &pc, false);
+    c = post_ops(2, relu_bias); /* the bias not first, as with known rows */
+    make_rows_product(&pc, &c);
+    expect_kernel("MatMul", &pc, false);
+    c = post_ops(1, relu); /* B computed: no packed B to run the rows over */
+    make_rows_product(&pc, &c);
+    pc.values[1] = NULL;
+    expect_kernel("MatMul", &pc, false);
+}
+
 static void conv_takes_its_post_ops(void **unused) {
     (void)unused;
     prep_case pc;
@@ -345,6 +413,10 @@ int main(void) {
         cmocka_unit_test(refuses_a_chain_that_is_not_an_attention),
         cmocka_unit_test(matmul_takes_its_post_ops),
         cmocka_unit_test(matmul_refuses_what_its_prepare_refuses),
+        cmocka_unit_test_setup_teardown(matmul_over_unknown_rows_takes_its_post_ops, make_cache,
+                                        free_cache),
+        cmocka_unit_test_setup_teardown(matmul_over_unknown_rows_refuses_an_addend_and_views,
+                                        make_cache, free_cache),
         cmocka_unit_test(conv_takes_its_post_ops),
         cmocka_unit_test(conv_refuses_what_its_prepare_refuses),
         cmocka_unit_test(every_post_op_kernel_answers),
