@@ -143,3 +143,27 @@ def test_concurrent_runs_share_nothing():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize('to, name', [(TensorProto.BFLOAT16, 'bfloat16'), (TensorProto.FLOAT8E4M3FN, 'float8_e4m3fn'),
+                                      (TensorProto.FLOAT4E2M1, 'float4_e2m1fn'), (TensorProto.INT4, 'int4'),
+                                      (TensorProto.UINT2, 'uint2')])
+def test_ml_dtypes_outputs(to, name):
+    """Outputs of ml_dtypes' types (sub-byte ones packed): the run copies them and frees its
+    values, so the reader must decode the copy (it used to read the freed outputs and crash)."""
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['n'])
+    y = helper.make_tensor_value_info('y', to, ['n'])
+    graph = helper.make_graph([helper.make_node('Cast', ['x'], ['y'], to=to)], 'g', [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 25)])
+    model.ir_version = 12
+    data = model.SerializeToString()
+    sess, session = ort.InferenceSession(data), onyx.Session(data)
+    for n in (0, 3, 6):
+        feed = {'x': np.arange(n, dtype=np.float32) - 1}
+        fast, = sess.run(None, feed)
+        general, = sess._run(None, feed, None)
+        assert fast.dtype == general.dtype and fast.dtype.name == name
+        assert fast.shape == (n,) and fast.tobytes() == general.tobytes()
+        assert session.run(None, feed)[0].tobytes() == fast.tobytes()
+    assert fast.astype(np.float32).tolist()[1:4] == [0.0, 1.0, 2.0]
+
