@@ -167,3 +167,31 @@ def test_ml_dtypes_outputs(to, name):
         assert session.run(None, feed)[0].tobytes() == fast.tobytes()
     assert fast.astype(np.float32).tolist()[1:4] == [0.0, 1.0, 2.0]
 
+
+def test_session_run_takes_the_fast_path_with_its_own_semantics():
+    """onyx.Session.run and run_all take the same one-call path (inputs by name or in order);
+    what that path does not take keeps Session's own behaviour and messages."""
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['n', 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, ['n', 4])
+    graph = helper.make_graph([helper.make_node('Add', ['x', 'y'], ['z']), helper.make_node('Mul', ['x', 'y'], ['w'])],
+                              'g', [x, y], [helper.make_tensor_value_info('z', TensorProto.FLOAT, ['n', 4]),
+                                            helper.make_tensor_value_info('w', TensorProto.FLOAT, ['n', 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    session = onyx.Session(model.SerializeToString())
+    a, b = np.full((2, 4), 2, np.float32), np.full((2, 4), 3, np.float32)
+    z, w = session.run(None, {'x': a, 'y': b})
+    assert z.tolist() == (a + b).tolist() and w.tolist() == (a * b).tolist() and z.flags.writeable
+    assert [o.tolist() for o in session.run(None, [a, b])] == [z.tolist(), w.tolist()]
+    assert [o.tolist() for o in session.run_all((a, b))] == [z.tolist(), w.tolist()]
+    assert session.run(['w'], {'y': b, 'x': a})[0].tolist() == w.tolist()
+    assert session.run([], {'x': a, 'y': b}) == []   # no names: no outputs (not all of them)
+    with pytest.raises(ValueError, match='unknown output name'):
+        session.run(['nope'], {'x': a, 'y': b})
+    with pytest.raises(ValueError, match='unknown input name'):
+        session.run(None, {'x': a, 'nope': b})
+    with pytest.raises(onyx.OnyxError):   # float64 for a float input: refused, never cast
+        session.run(None, {'x': a.astype(np.float64), 'y': b})
+    session.close()
+    with pytest.raises(ValueError, match='session is closed'):
+        session.run(None, {'x': a, 'y': b})
