@@ -143,3 +143,55 @@ def test_concurrent_runs_share_nothing():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize('to, name', [(TensorProto.BFLOAT16, 'bfloat16'), (TensorProto.FLOAT8E4M3FN, 'float8_e4m3fn'),
+                                      (TensorProto.FLOAT4E2M1, 'float4_e2m1fn'), (TensorProto.INT4, 'int4'),
+                                      (TensorProto.UINT2, 'uint2')])
+def test_ml_dtypes_outputs(to, name):
+    """Outputs of ml_dtypes' types (sub-byte ones packed): the run copies them and frees its
+    values, so the reader must decode the copy (it used to read the freed outputs and crash)."""
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['n'])
+    y = helper.make_tensor_value_info('y', to, ['n'])
+    graph = helper.make_graph([helper.make_node('Cast', ['x'], ['y'], to=to)], 'g', [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 25)])
+    model.ir_version = 12
+    data = model.SerializeToString()
+    sess, session = ort.InferenceSession(data), onyx.Session(data)
+    for n in (0, 3, 6):
+        feed = {'x': np.arange(n, dtype=np.float32) - 1}
+        fast, = sess.run(None, feed)
+        general, = sess._run(None, feed, None)
+        assert fast.dtype == general.dtype and fast.dtype.name == name
+        assert fast.shape == (n,) and fast.tobytes() == general.tobytes()
+        assert session.run(None, feed)[0].tobytes() == fast.tobytes()
+    assert fast.astype(np.float32).tolist()[1:4] == [0.0, 1.0, 2.0]
+
+
+def test_session_run_takes_the_fast_path_with_its_own_semantics():
+    """onyx.Session.run and run_all take the same one-call path (inputs by name or in order);
+    what that path does not take keeps Session's own behaviour and messages."""
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['n', 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, ['n', 4])
+    graph = helper.make_graph([helper.make_node('Add', ['x', 'y'], ['z']), helper.make_node('Mul', ['x', 'y'], ['w'])],
+                              'g', [x, y], [helper.make_tensor_value_info('z', TensorProto.FLOAT, ['n', 4]),
+                                            helper.make_tensor_value_info('w', TensorProto.FLOAT, ['n', 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    session = onyx.Session(model.SerializeToString())
+    a, b = np.full((2, 4), 2, np.float32), np.full((2, 4), 3, np.float32)
+    z, w = session.run(None, {'x': a, 'y': b})
+    assert z.tolist() == (a + b).tolist() and w.tolist() == (a * b).tolist() and z.flags.writeable
+    assert [o.tolist() for o in session.run(None, [a, b])] == [z.tolist(), w.tolist()]
+    assert [o.tolist() for o in session.run_all((a, b))] == [z.tolist(), w.tolist()]
+    assert session.run(['w'], {'y': b, 'x': a})[0].tolist() == w.tolist()
+    assert session.run([], {'x': a, 'y': b}) == []   # no names: no outputs (not all of them)
+    with pytest.raises(ValueError, match='unknown output name'):
+        session.run(['nope'], {'x': a, 'y': b})
+    with pytest.raises(ValueError, match='unknown input name'):
+        session.run(None, {'x': a, 'nope': b})
+    with pytest.raises(onyx.OnyxError):   # float64 for a float input: refused, never cast
+        session.run(None, {'x': a.astype(np.float64), 'y': b})
+    session.close()
+    with pytest.raises(ValueError, match='session is closed'):
+        session.run(None, {'x': a, 'y': b})

@@ -13,6 +13,7 @@ library call, and the general path in ort.py deals with it, with its checks and 
 words cannot carry (strings, device tensors, big ones) are read from the values as before.
 """
 import ctypes
+import math
 import struct
 import threading
 
@@ -20,7 +21,8 @@ import numpy as np
 
 from . import _lib
 from ._lib import KIND_MAP, KIND_SEQUENCE, KIND_TENSOR, Value_p, lib
-from ._values import _NUMPY, _SUB_BYTE_BITS, ADOPT_MIN_BYTES, STRING, _Adopted, from_value, numpy_dtype
+from ._values import (_NUMPY, _SUB_BYTE_BITS, ADOPT_MIN_BYTES, STRING, _Adopted, from_value, numpy_dtype,
+                      unpack_sub_byte)
 
 NOT_HANDLED = object()
 
@@ -367,9 +369,12 @@ class _Reader:
             shape = tuple(w[at + 3:at + 3 + rank])
             offset, nbytes = w[at + 3 + rank], w[at + 4 + rank]
             self.at = at + 5 + rank
-            dtype = _DTYPES.get(code)
-            if offset >= 0 and dtype is not None and code not in _SUB_BYTE_BITS:
-                return _frombuffer(self.data[offset:offset + nbytes], dtype).reshape(shape)
+            if offset >= 0:   # copied (then the run may have freed the outputs: outs is NULL)
+                packed = self.data[offset:offset + nbytes]
+                if code in _SUB_BYTE_BITS:
+                    return unpack_sub_byte(packed, code, math.prod(shape), shape)
+                dtype = _DTYPES.get(code)
+                return _frombuffer(packed, numpy_dtype(code) if dtype is None else dtype).reshape(shape)
             return self._uncopied(index, at)
         if kind == _SEQ:
             count = w[at + 1]

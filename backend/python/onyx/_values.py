@@ -293,10 +293,17 @@ def _tensor_value(v, info):
     if not nbytes:
         return np.zeros(shape, dtype)
     # over the storage, then copied: cheaper than memmove into a new array's ctypes address
-    raw = np.frombuffer((ctypes.c_char * nbytes).from_address(data), np.uint8).copy()
+    raw = np.frombuffer((ctypes.c_char * nbytes).from_address(data), np.uint8)
     if code in _SUB_BYTE_BITS:
-        raw = _unpack(raw, _SUB_BYTE_BITS[code], count)
-    return raw.view(dtype).reshape(shape)
+        return unpack_sub_byte(raw, code, count, shape)
+    return raw.copy().view(dtype).reshape(shape)
+
+
+def unpack_sub_byte(packed, code, count, shape):
+    """A new array of `count` elements of sub-byte dtype `code` (one per byte, as ml_dtypes keeps
+    them) from their packed bits (a bytes-like object or uint8 array)."""
+    raw = _unpack(np.frombuffer(packed, np.uint8), _SUB_BYTE_BITS[code], count)
+    return raw.view(numpy_dtype(code)).reshape(shape)
 
 
 def target_value(x, arena):

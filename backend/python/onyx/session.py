@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 
+from ._call import NOT_HANDLED, CallPlan
 from ._lib import KIND_NAMES, IoInfo, Model, Rep, Value_pp, check, lib, threads_option
 from ._values import Arena, numpy_dtype, take_outputs, target_value, to_value, values_array
 
@@ -99,8 +100,10 @@ class Session:
                 lib.onyx_model_free(model_handle)
         self._inputs = _io_list(lib.onyx_rep_input_count, lib.onyx_rep_input, self._rep)
         self._by_name = {i.name: i for i in self._inputs}
+        self._input_names = [i.name for i in self._inputs]
         self._c_names = {}   # tuple of input names -> their C array, per order given
         self._outputs = _io_list(lib.onyx_rep_output_count, lib.onyx_rep_output, self._rep)
+        self._plan = CallPlan(self._rep, self._inputs, self._outputs)
         self.device = device
 
     def _examples(self, example, arena):
@@ -125,7 +128,10 @@ class Session:
     def run(self, output_names=None, input_feed=None):
         """Runs the model. input_feed: a dict by input name (or a list in input order); returns the
         outputs named in output_names (all when None), in that order."""
-        outputs = self.run_all(input_feed if input_feed is not None else {})
+        results = self._run_fast(output_names, input_feed)
+        if results is not NOT_HANDLED:
+            return results
+        outputs = self._run_general(input_feed if input_feed is not None else {})
         if output_names is None:
             return outputs
         index = {o.name: i for i, o in enumerate(self._outputs)}
@@ -134,9 +140,29 @@ class Session:
             raise ValueError(f'unknown output name(s) {missing}; the model has {list(index)}')
         return [outputs[index[n]] for n in output_names]
 
+    def _run_fast(self, output_names, inputs):
+        """The one-call path of _call.py (numeric arrays of the inputs' own types in, by name or in
+        order), or NOT_HANDLED when the call is off it: _run_general then deals with it, with its
+        checks and messages."""
+        if self._rep is None or (output_names is not None and not output_names):   # []: no outputs
+            return NOT_HANDLED
+        if type(inputs) is not dict:
+            if type(inputs) not in (list, tuple) or len(inputs) != len(self._inputs):
+                return NOT_HANDLED
+            inputs = dict(zip(self._input_names, inputs))
+        return self._plan.run(output_names, inputs, None)
+
     def run_all(self, inputs, targets=None):
         """Every output, in graph order, for inputs given as a dict by name or a list in order.
         targets: see run_into."""
+        if not targets:
+            results = self._run_fast(None, inputs)
+            if results is not NOT_HANDLED:
+                return results
+        return self._run_general(inputs, targets)
+
+    def _run_general(self, inputs, targets=None):
+        """run_all for any inputs: values made one by one, every check and message."""
         if self._rep is None:
             raise ValueError('session is closed')
         arena = Arena()
@@ -201,7 +227,7 @@ class Session:
         missing = [n for n in list(output_names) + list(targets) if n not in index]
         if missing:
             raise ValueError(f'unknown output name(s) {missing}; the model has {list(index)}')
-        outputs = self.run_all(input_feed, targets)
+        outputs = self._run_general(input_feed, targets)
         return [outputs[index[n]] for n in output_names]
 
     def close(self):
