@@ -449,7 +449,8 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  *       threads spin spin_us, then doze doze_us (sleep in 0.5 ms naps, looking for work after
  *       each), then sleep until work comes. A request within the spin starts on running threads,
  *       one within the doze waits at most a nap for them. Parallel work starting anywhere
- *       (another rep's too) ends the spin and the doze. Decimal digits only. A run alone in the
+ *       (another rep's too) ends the spin and the doze. A run that handed the threads no
+ *       parallel work leaves them asleep. Decimal digits only. A run alone in the
  *       process keeps the rep's worker threads off the CPU its caller runs on (their affinity).
  *   onyx.allow_newer_opsets          domains, comma-sep.    ""        a model importing one of
  *       these domains ("ai.onnx" for the default one) at an opset past the newest onyx implements
