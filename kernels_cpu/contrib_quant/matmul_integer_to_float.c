@@ -13,6 +13,7 @@
 
 #include "core/parallel.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/dyn_q8.h"
 #include "kernels_cpu/common/i8_matmul.h"
 #include "kernels_cpu/common/matmul_shape.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
@@ -174,18 +175,6 @@ CPU_CLONES static void dq_range(void *ctx, int64_t b, int64_t e) {
     }
 }
 
-/* [min(x, 0), max(x, 0)] (NaN left out) */
-CPU_CLONES static void range_of(const float *x, int64_t n, float *lo, float *hi) {
-    float mn = 0, mx = 0;
-    _Pragma("omp simd reduction(min:mn) reduction(max:mx)")
-    for (int64_t i = 0; i < n; i++) {
-        mn = x[i] < mn ? x[i] : mn;
-        mx = x[i] > mx ? x[i] : mx;
-    }
-    *lo = mn;
-    *hi = mx;
-}
-
 onyx_status cpu_dynamicquantizematmul_run(const kernel_call *c) {
     const tensor *a = kernel_input(c, 0), *b = kernel_input(c, 1);
     if (!a || a->dtype != ONYX_FLOAT)
@@ -200,7 +189,7 @@ onyx_status cpu_dynamicquantizematmul_run(const kernel_call *c) {
     uint8_t *qa = (uint8_t *)scratch + mm;
     const float *x = a->data;
     float lo, hi;
-    range_of(x, a->numel, &lo, &hi);
+    cpu_dyn_q8_range(x, a->numel, &lo, &hi);
     float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     float z = 0.0f - lo / scale;
     z = z > 0 ? z : 0;

@@ -9,6 +9,7 @@
 #include "ops/quant/quant_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/common/dyn_q8.h"
 
 /* Elements per chunk; a multiple of 8 so that chunks own whole bytes of packed outputs. */
 #define CHUNK 256
@@ -355,13 +356,16 @@ onyx_status cpu_dequantizelinear_run(const kernel_call *c) {
 }
 
 /* ---- DynamicQuantizeLinear: uint8 with scale (max(0, max x) - min(0, min x)) / 255, in float
- * arithmetic step by step as onnx's reference. Both passes vectorize (CPU_CLONES): a BERT-base
- * at sequence 128 quantizes 49 activations a run, 31 ms of 89 with the scalar loops (nearbyintf
- * is a libm call in the x86-64 baseline). NaN is left out of the range and quantizes to 0. */
+ * arithmetic step by step as onnx's reference. Both passes vectorize (the range in
+ * kernels_cpu/common/dyn_q8.c, in one call below 2^16 elements, else in 64 parts over the
+ * threads; the quantizing CPU_CLONES): a BERT-base at sequence 128 quantizes 49 activations a
+ * run, 31 ms of 89 with the scalar loops (nearbyintf is a libm call in the x86-64 baseline). NaN
+ * is left out of the range and quantizes to 0. */
 
 typedef struct dq_range {
     const float *x;
     int64_t n;
+    int parts; /* RANGE_PARTS for a range worth threads, else 1 */
     float mn[64], mx[64];
     float scale, zp;
     uint8_t *y;
@@ -369,19 +373,11 @@ typedef struct dq_range {
 
 #define RANGE_PARTS 64
 
-CPU_CLONES static void range_task(void *ctx, int64_t b, int64_t e) {
+static void range_task(void *ctx, int64_t b, int64_t e) {
     dq_range *r = ctx;
     for (int64_t p = b; p < e; p++) {
-        int64_t lo = r->n * p / RANGE_PARTS, hi = r->n * (p + 1) / RANGE_PARTS;
-        const float *x = r->x;
-        float mn = 0, mx = 0;
-        _Pragma("omp simd reduction(min:mn) reduction(max:mx)")
-        for (int64_t i = lo; i < hi; i++) {
-            mn = x[i] < mn ? x[i] : mn;
-            mx = x[i] > mx ? x[i] : mx;
-        }
-        r->mn[p] = mn;
-        r->mx[p] = mx;
+        int64_t lo = r->n * p / r->parts, hi = r->n * (p + 1) / r->parts;
+        cpu_dyn_q8_range(r->x + lo, hi - lo, &r->mn[p], &r->mx[p]);
     }
 }
 
@@ -409,10 +405,11 @@ onyx_status cpu_dynamicquantizelinear_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "input 0 must be a float tensor");
     if ((y && y->numel != x->numel) || (ys && ys->numel != 1) || (yz && yz->numel != 1))
         return onyx_error(ONYX_ERR_SHAPE, "outputs do not have the expected sizes");
-    dq_range r = {.x = x->data, .n = x->numel, .y = y ? y->data : NULL};
-    parallel_for(RANGE_PARTS, x->numel >= (1 << 16) ? 1 : RANGE_PARTS, range_task, &r);
+    dq_range r = {.x = x->data, .n = x->numel, .parts = x->numel >= (1 << 16) ? RANGE_PARTS : 1,
+                  .y = y ? y->data : NULL};
+    parallel_for(r.parts, 1, range_task, &r);
     float mn = 0, mx = 0;
-    for (int p = 0; p < RANGE_PARTS; p++) {
+    for (int p = 0; p < r.parts; p++) {
         mn = r.mn[p] < mn ? r.mn[p] : mn;
         mx = r.mx[p] > mx ? r.mx[p] : mx;
     }

@@ -250,6 +250,30 @@ def test_dynamic_quantize_linear(shape, kind):
         assert (np.abs(x / ws - np.floor(x / ws) - 0.5) < 1e-6).sum() > 100  # ties were there
 
 
+@pytest.mark.parametrize('n', [67, 12 * 768 + 5, 70001])
+@pytest.mark.parametrize('at', [1, 17, 63, 64, 130, -1])
+def test_dynamic_quantize_range_extremes(n, at):
+    """The range (kernels_cpu/common/dyn_q8.c keeps 64 running minima and maxima, then a tail;
+    above 2^16 elements it runs in parts): the minimum and the maximum wherever they lie, NaN
+    first, in the last block and in the tail, still set the scale and zero point."""
+    x = np.random.default_rng(n).uniform(-1, 1, n).astype(np.float32)
+    at = at if at < n else n - 2  # past a short input's end: in its tail
+    x[0] = np.nan
+    x[at] = -7.0
+    x[at - 1 if at != 1 else 2] = 3.0
+    node = oh.make_node('DynamicQuantizeLinear', ['x'], ['y', 'ys', 'yz'])
+    g = oh.make_graph([node], 't', [oh.make_tensor_value_info('x', TP.FLOAT, [n])],
+                      [oh.make_tensor_value_info('y', TP.UINT8, None),
+                       oh.make_tensor_value_info('ys', TP.FLOAT, None),
+                       oh.make_tensor_value_info('yz', TP.UINT8, None)])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)])
+    m.ir_version = 8
+    y, ys, yz = onyx.InferenceSession(m.SerializeToString()).run(None, {'x': x})
+    wy, ws, wz = dql_reference(x)
+    assert ws == np.float32(10.0) / np.float32(255) and ys == ws and yz == wz
+    np.testing.assert_array_equal(y, wy)
+
+
 # ---------------------------------------------------------------- the fusion (core/rules/dynamic_quant.c)
 
 FUSED = '(com.microsoft.MatMulIntegerToFloat-1) made data from its constants'
