@@ -107,14 +107,21 @@ static void core_slots(void *ctx, int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; s++) {
         float *sc = x->slots + s * ROWB * x->T;
         for (int64_t t = s; t < x->tasks; t += x->nslots) {
+            /* every other head takes its blocks last first: a causal block's cost grows with its
+             * index, and the slots take tasks in turn, so each slot gets a fair mix of both */
             int64_t blk = t % x->nblk, bh = t / x->nblk, b = bh / x->Nq, h = bh % x->Nq,
-                    kh = h / group, i0 = blk * ROWB, rb = x->S - i0;
+                    kh = h / group;
+            if (x->gqa_causal && bh % 2) blk = x->nblk - 1 - blk;
+            int64_t i0 = blk * ROWB, rb = x->S - i0;
             if (rb > ROWB) rb = ROWB;
-            /* keys this block reads: all T, or GQA's valid length for the batch */
+            /* keys this block reads: all T, or GQA's valid length for the batch, and under
+             * GQA's causal mask only those up to its last row's (half a prompt's products) */
             int64_t nc = x->T, total = 0;
             if (x->gqa) {
                 total = (int64_t)x->seqlens[b] + 1;
                 nc = total;
+                int64_t last = x->first_prompt ? i0 + rb : total - x->S + i0 + rb;
+                if (x->gqa_causal && last < nc) nc = last > 0 ? last : 0;
             }
             const float *q = x->q.p + b * x->q.s[0] + h * x->q.s[1] + i0 * x->q.s[2];
             const float *k = x->k.p + b * x->k.s[0] + kh * x->k.s[1];
