@@ -1,8 +1,9 @@
 /* CPU kernels of com.microsoft Attention, MultiHeadAttention and GroupQueryAttention over one
  * float core, their geometry the plan's (kernel_attention, core/op_params.h): per (batch, head,
- * block of query rows) Q*K^T through BLAS with the scale in alpha, onnxruntime's masks (padding
- * adds mask_filter_value, causal keys are -inf) or GQA's per-batch causal window (after GQA's
- * optional rotary embedding of Q and K), a softmax per row, then P*V straight into the output.
+ * block of query rows) Q*K^T through BLAS with the scale in alpha (under GQA's causal mask over
+ * the keys up to the block's last row only), onnxruntime's masks (padding adds mask_filter_value,
+ * causal keys are -inf) or GQA's per-batch causal window (after GQA's optional rotary embedding of
+ * Q and K), a softmax per row, then P*V straight into the output.
  * Q/K/V are strided views (packed projections, BSNH inputs, BNSH caches), so nothing is
  * transposed; K/V are copied only where a past cache is concatenated or a present cache is asked
  * for, and not at all where GQA's caller binds one buffer as both past and present (appended in
