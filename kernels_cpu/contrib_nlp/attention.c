@@ -1,8 +1,9 @@
 /* CPU kernels of com.microsoft Attention, MultiHeadAttention and GroupQueryAttention over one
  * float core, their geometry the plan's (kernel_attention, core/op_params.h): per (batch, head,
- * block of query rows) Q*K^T through BLAS with the scale in alpha, onnxruntime's masks (padding
- * adds mask_filter_value, causal keys are -inf) or GQA's per-batch causal window (after GQA's
- * optional rotary embedding of Q and K), a softmax per row, then P*V straight into the output.
+ * block of query rows) Q*K^T through BLAS with the scale in alpha (under GQA's causal mask over
+ * the keys up to the block's last row only), onnxruntime's masks (padding adds mask_filter_value,
+ * causal keys are -inf) or GQA's per-batch causal window (after GQA's optional rotary embedding of
+ * Q and K), a softmax per row, then P*V straight into the output.
  * Q/K/V are strided views (packed projections, BSNH inputs, BNSH caches), so nothing is
  * transposed; K/V are copied only where a past cache is concatenated or a present cache is asked
  * for, and not at all where GQA's caller binds one buffer as both past and present (appended in
@@ -107,14 +108,21 @@ static void core_slots(void *ctx, int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; s++) {
         float *sc = x->slots + s * ROWB * x->T;
         for (int64_t t = s; t < x->tasks; t += x->nslots) {
+            /* every other head takes its blocks last first: a causal block's cost grows with its
+             * index, and the slots take tasks in turn, so each slot gets a fair mix of both */
             int64_t blk = t % x->nblk, bh = t / x->nblk, b = bh / x->Nq, h = bh % x->Nq,
-                    kh = h / group, i0 = blk * ROWB, rb = x->S - i0;
+                    kh = h / group;
+            if (x->gqa_causal && bh % 2) blk = x->nblk - 1 - blk;
+            int64_t i0 = blk * ROWB, rb = x->S - i0;
             if (rb > ROWB) rb = ROWB;
-            /* keys this block reads: all T, or GQA's valid length for the batch */
+            /* keys this block reads: all T, or GQA's valid length for the batch, and under
+             * GQA's causal mask only those up to its last row's (half a prompt's products) */
             int64_t nc = x->T, total = 0;
             if (x->gqa) {
                 total = (int64_t)x->seqlens[b] + 1;
                 nc = total;
+                int64_t last = x->first_prompt ? i0 + rb : total - x->S + i0 + rb;
+                if (x->gqa_causal && last < nc) nc = last > 0 ? last : 0;
             }
             const float *q = x->q.p + b * x->q.s[0] + h * x->q.s[1] + i0 * x->q.s[2];
             const float *k = x->k.p + b * x->k.s[0] + kh * x->k.s[1];

@@ -571,6 +571,21 @@ def test_gqa_subsequent_prompt_window_softcap_scale():
     check(m, gqa_feeds(2, 1, nq, nkv, d, [9, 4], 10, past_len))
 
 
+@pytest.mark.parametrize('packed', [False, True])
+def test_gqa_long_prompts(packed):
+    """Prompts of more than the kernel's 64-row blocks: each block reads the keys up to its last
+    row's, and every other head takes its blocks last first. A first prompt, one after a past of
+    40 (the keys' window moved by it) and one with a local window, three query heads so that
+    heads of both orders share one key head."""
+    nq, nkv, d = 3, 1, 8
+    m = gqa_model(packed=packed, num_heads=nq, kv_num_heads=nkv)
+    check(m, gqa_feeds(2, 150, nq, nkv, d, [149, 149], 150, packed=packed))
+    m = gqa_model(packed=packed, past=True, num_heads=nq, kv_num_heads=nkv)
+    check(m, gqa_feeds(1, 130, nq, nkv, d, [169], 170, 40, packed=packed))
+    m = gqa_model(packed=packed, num_heads=nq, kv_num_heads=nkv, local_window_size=50)
+    check(m, gqa_feeds(1, 150, nq, nkv, d, [149], 150, packed=packed))
+
+
 @pytest.mark.parametrize('interleaved', [0, 1])
 @pytest.mark.parametrize('packed', [False, True])
 def test_gqa_rotary(interleaved, packed):
