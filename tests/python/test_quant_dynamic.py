@@ -276,7 +276,9 @@ def test_dynamic_quantize_range_extremes(n, at):
 
 # ---------------------------------------------------------------- the fusion (core/rules/dynamic_quant.c)
 
-FUSED = '(com.microsoft.MatMulIntegerToFloat-1) made data from its constants'
+# either fused op's weights packed at prepare
+FUSED = ('(com.microsoft.MatMulIntegerToFloat-1) made data from its constants',
+         '(com.microsoft.DynamicQuantizeMatMul-1) made data from its constants')
 
 
 def projections_model(r):
@@ -324,7 +326,12 @@ def test_fusion_same_bits_at_every_level(tmp_path, weight_type, per_channel, cap
         ops = collections.Counter(e.get('args', {}).get('op_name')
                                   for e in json.load(open(sess.end_profiling())))
         fused = level == 'ORT_ENABLE_ALL'
-        assert ops['MatMulIntegerToFloat'] == (4 if fused else 0), ops
+        # x's quantization feeds q, k and v: it stays, read by three products; t's feeds the
+        # output projection alone and joins it
+        assert ops['MatMulIntegerToFloat'] == (3 if fused else 0), ops
+        assert ops['DynamicQuantizeMatMul'] == (1 if fused else 0), ops
+        assert ops['DynamicQuantizeLinear'] == (1 if fused else 2), ops
         assert ops['MatMulInteger'] == (0 if fused else 4) and ops['Cast'] == (0 if fused else 4)
-        assert capfd.readouterr().err.count(FUSED) == (4 if fused and vnni() else 0)
+        err = capfd.readouterr().err
+        assert sum(err.count(f) for f in FUSED) == (4 if fused and vnni() else 0)
     np.testing.assert_array_equal(out['ORT_ENABLE_ALL'], out['ORT_DISABLE_ALL'])

@@ -417,14 +417,24 @@ def qdq_move():
 def dynamic_quant_matmul():
     m = Model()
     x = m.input('x', TP.FLOAT, [3, 4])
-    q, s, z = m.op('DynamicQuantizeLinear', x, outputs=3)
-    w = m.const(rng().integers(-100, 100, (4, 5)).astype(np.int8))
-    acc = m.op('Cast', m.op('MatMulInteger', q, w, z, m.const(np.int8(0))), to=TP.FLOAT)
-    scaled = m.op('Mul', acc, m.op('Mul', s, m.const(np.float32(0.02))))
-    y = m.op('Add', scaled, m.const(rng().standard_normal(5).astype(np.float32)))
-    # the DynamicQuantizeLinear stays: its outputs usually feed several products
-    return (m, [y], {'x': rng().standard_normal((3, 4)).astype(np.float32)},
-            {'DynamicQuantizeLinear': 1, 'com.microsoft:MatMulIntegerToFloat': 1}, (1e-5, 1e-5))
+
+    def product(x, k, q=None):
+        """x's ([3, k]) dynamically quantized product, scaled and biased, as quantize_dynamic
+        writes it"""
+        q, s, z = q or m.op('DynamicQuantizeLinear', x, outputs=3)
+        w = m.const(rng().integers(-100, 100, (k, 5)).astype(np.int8))
+        acc = m.op('Cast', m.op('MatMulInteger', q, w, z, m.const(np.int8(0))), to=TP.FLOAT)
+        scaled = m.op('Mul', acc, m.op('Mul', s, m.const(np.float32(0.02))))
+        return m.op('Add', scaled, m.const(rng().standard_normal(5).astype(np.float32)))
+
+    # x's quantization feeds another product too: it stays, the product becomes
+    # MatMulIntegerToFloat; y's feeds one product alone: both become one DynamicQuantizeMatMul
+    q = m.op('DynamicQuantizeLinear', x, outputs=3)
+    other = m.op('MatMulInteger', q[0], m.const(rng().integers(-100, 100, (4, 2)).astype(np.int8)), q[2])
+    y = product(x, 4, q)
+    return (m, [product(m.op('Tanh', y), 5), other], {'x': rng().standard_normal((3, 4)).astype(np.float32)},
+            {'DynamicQuantizeLinear': 1, 'com.microsoft:MatMulIntegerToFloat': 1, 'MatMulInteger': 1,
+             'com.microsoft:DynamicQuantizeMatMul': 1, 'Tanh': 1}, (1e-5, 1e-5))
 
 
 def common_subexpression():
