@@ -11,6 +11,8 @@
 #   make run-example   deps + build + `onyx run` on the bundled example model
 #   make example       regenerate tests/models/example.onnx (needs .venv)
 #   make bench         onyx vs onnxruntime on the light models (tools/bench/bench.py)
+#   make bench-conv-impls  each oneDNN implementation of one float conv, timed
+#                      (CONV_IMPLS_FLAGS="IC OC HW K STRIDE PAD [--x ...]", tools/bench/conv_impls.c)
 #   make bench-call    the Python call's cost, onyx vs onnxruntime, on scikit-learn / LightGBM models
 #   make test-serving  onyx.serve on a local Ray cluster (Ray Serve + Ray Data, own venv .venv-serve
 #                      with the wheel; never in make test / CI: minutes on 2 cores)
@@ -470,6 +472,14 @@ $(CORE_BENCH): $(BUILD)/obj/tools/bench/core_bench.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 bench-core: $(CORE_BENCH)
 	$(CORE_BENCH) $(CORE_BENCH_FLAGS)
+
+# ---- oneDNN convolution implementations (not a test): each one's time on one shape, by layout
+.PHONY: bench-conv-impls
+CONV_IMPLS := $(BUILD)/conv_impls
+$(CONV_IMPLS): $(BUILD)/obj/tools/bench/conv_impls.o
+	$(CC) $(LDFLAGS) -o $@ $^ -ldnnl
+bench-conv-impls: $(CONV_IMPLS)
+	$(CONV_IMPLS) $(CONV_IMPLS_FLAGS)
 
 # ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
 .PHONY: zoo zoo-quant bench-zoo bench-traffic llm-models bench-llm
