@@ -44,6 +44,14 @@ with urllib.request.urlopen(req) as r:
     probs = np.load(io.BytesIO(r.read()))['probs']
     print('npz: ', probs.shape, r.headers['x-onyx-latency-ms'], 'ms')
 
+# Raw tensors in, raw tensors out: the cheapest body for the replica to decode and encode.
+x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+req = urllib.request.Request('http://127.0.0.1:8000/example', data=onyx.serve.encode_tensors({'x': x}),
+                             headers={'Content-Type': onyx.serve.TENSORS})
+with urllib.request.urlopen(req) as r:
+    probs = onyx.serve.decode_tensors(r.read())['probs']
+    print('tensors:', probs.shape, r.headers['x-onyx-latency-ms'], 'ms')
+
 # A replica's view: engine, where it imported onyx from, latency percentiles, batch sizes.
 with urllib.request.urlopen('http://127.0.0.1:8000/example') as r:
     print('replica:', json.loads(r.read()))

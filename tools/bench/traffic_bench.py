@@ -19,8 +19,9 @@ the engines' order swapped from one model (and round) to the next. Each process:
     time while the load runs, and then while idle for --idle seconds after a burst of runs
     (spinning workers show there as CPU time with nothing to do).
 Engines onyx.serve and ort.serve put the same session behind onyx.serve (Ray Serve: a local
-cluster, one replica of --threads threads, batch 1) and send each request over HTTP (npz) from
-the worker process, so that the serving layer's cost shows beside the engine's own; their CPU
+cluster, one replica of --threads threads, batch 1) and send each request over HTTP (the raw
+tensor body, or npz with --serve-body npz) from the worker process, so that the serving layer's
+cost shows beside the engine's own, and where it goes inside the replica; their CPU
 time is the whole machine's (Ray's processes included), so run them on a quiet machine. They
 need Ray and the onyx wheel (make bench-traffic-serve uses .venv-serve).
 The table gives onyx / onnxruntime ratios. p99 of a few dozen requests is close to their maximum;
@@ -28,7 +29,7 @@ The table gives onyx / onnxruntime ratios. p99 of a few dozen requests is close 
 
   tools/bench/traffic_bench.py [--threads N] [--models mobilenet_v3_small,all_minilm_l6:12]
       [--rates 5,25,50,80] [--gaps 10,50,200,1000] [--requests N] [--budget S] [--rounds R]
-      [--idle S] [--engines onyx,ort] [--onyx-env K=V ...] [--ort-env K=V ...]
+      [--idle S] [--engines onyx,ort] [--serve-body tensors|npz] [--onyx-env K=V ...] [--ort-env K=V ...]
       [--onyx-config K=V ...] [--json FILE] [--zoo DIR]
 A model is a zoo name, with ":N" for the sequence length of token models (default 128).
 --onyx-env / --ort-env set environment variables in that engine's process only (e.g.
@@ -83,11 +84,15 @@ def sleep_until(t):
         time.sleep(left)
 
 
+# where a request's time inside the replica went, in order (onyx.serve's x-onyx-*-ms headers)
+PARTS = ('receive', 'decode', 'queue', 'run', 'encode')
+
+
 class ServeSession:
     """One replica of onyx.serve (batch 1) on a local Ray cluster, asked over keep-alive HTTP
-    with npz bodies: run() has InferenceSession.run's form."""
+    with `body` (tensors or npz) bodies: run() has InferenceSession.run's form."""
 
-    def __init__(self, engine, model_path, threads):
+    def __init__(self, engine, model_path, threads, body):
         sys.path.insert(0, os.path.join(ROOT, 'tests', 'serving'))
         import serving_util
         from ray import serve
@@ -98,28 +103,35 @@ class ServeSession:
                                     engine={'onyx': 'onyx', 'ort': 'onnxruntime'}[engine])
         serve.run(app, name='traffic', route_prefix='/traffic')
         self.conn = http.client.HTTPConnection('127.0.0.1', port, timeout=120)
-        # each request's time inside the replica, receiving its body, running it (onyx.serve's headers)
-        self.replica_ms, self.receive_ms, self.run_ms = [], [], []
+        self.body = body
+        # each request's time inside the replica, all of it and its parts
+        self.times = {k: [] for k in ('replica',) + PARTS}
 
     def run(self, _names, feeds):
-        buf = io.BytesIO()
-        np.savez(buf, **feeds)
-        self.conn.request('POST', '/traffic', body=buf.getvalue(),
-                          headers={'Content-Type': 'application/x-npz'})
+        if self.body == 'tensors':
+            import onyx.serve
+            payload, ctype = onyx.serve.encode_tensors(feeds), onyx.serve.TENSORS
+        else:
+            buf = io.BytesIO()
+            np.savez(buf, **feeds)
+            payload, ctype = buf.getvalue(), 'application/x-npz'
+        self.conn.request('POST', '/traffic', body=payload, headers={'Content-Type': ctype})
         r = self.conn.getresponse()
         body = r.read()
         if r.status != 200:
             raise RuntimeError(f'serve answered {r.status}: {body[:200]!r}')
-        self.replica_ms.append(float(r.getheader('x-onyx-latency-ms', 'nan')))
-        self.receive_ms.append(float(r.getheader('x-onyx-receive-ms', 'nan')))
-        self.run_ms.append(float(r.getheader('x-onyx-run-ms', 'nan')))
+        for k in self.times:
+            header = 'x-onyx-latency-ms' if k == 'replica' else f'x-onyx-{k}-ms'
+            self.times[k].append(float(r.getheader(header, 'nan')))
+        if self.body == 'tensors':
+            return list(onyx.serve.decode_tensors(body).values())
         with np.load(io.BytesIO(body), allow_pickle=False) as z:
             return [z[k] for k in z.files]
 
 
-def session(engine, model_path, threads, config):
+def session(engine, model_path, threads, config, serve_body):
     if engine.endswith('.serve'):
-        return ServeSession(engine[:-len('.serve')], model_path, threads)
+        return ServeSession(engine[:-len('.serve')], model_path, threads, serve_body)
     if engine == 'onyx':
         sys.path.insert(0, os.path.join(ROOT, 'backend', 'python'))
         import onyx
@@ -166,7 +178,7 @@ def worker(plan_path, out_path):
     if plan['engine'].endswith('.serve'):
         cpu_seconds = machine_cpu_seconds
     t0 = time.perf_counter()
-    sess = session(plan['engine'], plan['model'], plan['threads'], plan['config'])
+    sess = session(plan['engine'], plan['model'], plan['threads'], plan['config'], plan['serve_body'])
     result = {'create_ms': (time.perf_counter() - t0) * 1e3}
     for _ in range(3):
         sess.run(None, feeds)
@@ -213,7 +225,7 @@ def worker(plan_path, out_path):
     result['idle'] = idle
     result['peak_mib'] = peak_rss_mib()
     if isinstance(sess, ServeSession):
-        result.update(replica_ms=sess.replica_ms, receive_ms=sess.receive_ms, run_ms=sess.run_ms)
+        result['replica'] = sess.times
     with open(out_path, 'w') as f:
         json.dump(result, f)
 
@@ -259,6 +271,8 @@ def main():
     ap.add_argument('--models', default=DEFAULT_MODELS,
                     help='comma-separated zoo names, NAME:SEQ for token models')
     ap.add_argument('--engines', default='onyx,ort')
+    ap.add_argument('--serve-body', choices=('tensors', 'npz'), default='tensors',
+                    help='the request and answer bodies of the .serve engines')
     ap.add_argument('--rates', default='5,25,50,80', help='percent of back-to-back throughput')
     ap.add_argument('--gaps', default='10,50,200,1000', help='fixed gaps in ms')
     ap.add_argument('--requests', type=int, default=30, help='most requests per load point')
@@ -316,7 +330,8 @@ def main():
             plan = {'model': path, 'spec': spec, 'seq': seq, 'threads': args.threads,
                     'b2b_seconds': args.b2b_seconds, 'requests': args.requests,
                     'min_requests': args.min_requests, 'budget': args.budget, 'idle': args.idle,
-                    'seed': args.seed, 'config': args.onyx_config, 'points': [], 'basis_ms': 0}
+                    'seed': args.seed, 'config': args.onyx_config, 'serve_body': args.serve_body,
+                    'points': [], 'basis_ms': 0}
             # calibration: each engine's back-to-back time; the slower one sets the rates
             calib, failed = {}, {}
             for e in engines:
@@ -393,12 +408,11 @@ def report(entry, plan, engines, results):
         f'{e} {np.median([r["create_ms"] for r in results[e]]):.0f}' for e in cols)
         + '; peak MiB: ' + ', '.join(f'{e} {max(r["peak_mib"] for r in results[e]):.0f}' for e in cols))
     for e in cols:
-        if 'replica_ms' in results[e][0]:
-            p50 = {k: pct([x for r in results[e] for x in r[k]], 50)
-                   for k in ('replica_ms', 'receive_ms', 'run_ms')}
-            print(f'{e}: p50 {p50["replica_ms"]:.2f} ms of a request inside the replica, of which '
-                  f'{p50["receive_ms"]:.2f} receiving its body and {p50["run_ms"]:.2f} in the '
-                  f'engine\'s run; the rest in Ray\'s proxy, router and HTTP')
+        if 'replica' in results[e][0]:
+            p50 = {k: pct([x for r in results[e] for x in r['replica'][k]], 50) for k in ('replica',) + PARTS}
+            print(f'{e} ({plan["serve_body"]} bodies): p50 {p50["replica"]:.2f} ms of a request inside the '
+                  f'replica; p50 of its parts: ' + ', '.join(f'{k} {p50[k]:.2f}' for k in PARTS)
+                  + '; the rest of a request\'s time is in Ray\'s proxy, router and HTTP')
     sys.stdout.flush()
 
 

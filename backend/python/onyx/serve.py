@@ -8,7 +8,8 @@ Ray (`pip install "ray[serve,data]"`) is imported only when these functions are 
     import onyx.serve
     app = onyx.serve.deployment("model.onnx", num_replicas=2, threads=1, max_batch_size=8)
     serve.run(app, name="model", route_prefix="/model")
-    # POST /model  body: {"inputs": {"x": [[...]]}}  (JSON)  or np.savez bytes (application/x-npz)
+    # POST /model  body: onyx.serve.encode_tensors({"x": x}) (application/x-onyx-tensors),
+    #              np.savez bytes (application/x-npz) or {"inputs": {"x": [[...]]}} (JSON)
     # GET  /model  this replica's engine, onyx.__file__ and latency/batch statistics
 
     ds = onyx.serve.map_batches(ray.data.from_numpy(x), "model.onnx", concurrency=2)
@@ -24,12 +25,19 @@ import os
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ['deployment', 'server_class', 'map_batches', 'Predictor', 'load_engine']
+from . import _tensor_body
+
+__all__ = ['deployment', 'server_class', 'map_batches', 'Predictor', 'load_engine', 'encode_tensors',
+           'decode_tensors']
 
 NPZ = 'application/x-npz'
+TENSORS = _tensor_body.CONTENT_TYPE
+encode_tensors = _tensor_body.encode
+decode_tensors = _tensor_body.decode
 _STATS_WINDOW = 10000
 
 
@@ -111,6 +119,24 @@ def _run_batch(engine, feeds):
     return [engine.run(f) for f in feeds]
 
 
+def _decode_npz(body):
+    if body[:4] not in (b'PK\x03\x04', b'PK\x05\x06'):   # np.load would call anything else pickled data
+        raise ValueError(f'{NPZ} body is not an np.savez archive (no zip signature)')
+    with np.load(io.BytesIO(body), allow_pickle=False) as z:
+        return {n: z[n] for n in z.files}
+
+
+def _encode_npz(named):
+    buf = io.BytesIO()
+    np.savez(buf, **named)
+    return buf.getvalue()
+
+
+# A request body's form by its Content-Type (anything else is JSON) and the answer's in the same form.
+_DECODE = {NPZ: _decode_npz, TENSORS: _tensor_body.decode, 'json': lambda body: json.loads(body)['inputs']}
+_ENCODE = {NPZ: _encode_npz, TENSORS: _tensor_body.encode}
+
+
 def _timed_batch(engine, feeds):
     t = time.perf_counter()
     outs = _run_batch(engine, feeds)
@@ -145,6 +171,10 @@ def server_class():
             # are set on the batch handler here.
             self._infer.set_max_batch_size(max_batch_size)
             self._infer.set_batch_wait_timeout_s(batch_wait_timeout_s)
+            # One thread runs the engine, off the event loop (a run takes milliseconds and ctypes
+            # releases the GIL, so the replica keeps receiving requests meanwhile), one run at a
+            # time in arrival order, as the session's threads expect the cores to themselves.
+            self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix='onyx-run')
             self.batching = {'max_batch_size': max_batch_size, 'batch_wait_timeout_s': batch_wait_timeout_s}
             self._lock = threading.Lock()
             self._latency_ms = deque(maxlen=_STATS_WINDOW)
@@ -154,9 +184,7 @@ def server_class():
 
         @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005)
         async def _infer(self, feeds):
-            # Off the event loop: a run takes milliseconds and ctypes releases the GIL, so the
-            # replica keeps accepting (and batching) requests while it runs.
-            outs, run_ms = await asyncio.get_running_loop().run_in_executor(None, _timed_batch,
+            outs, run_ms = await asyncio.get_running_loop().run_in_executor(self._runner, _timed_batch,
                                                                             self.engine, feeds)
             return [(o, len(feeds), run_ms) for o in outs]
 
@@ -173,45 +201,55 @@ def server_class():
                     'batch_size': {'mean': float(np.mean(sizes)) if sizes else None,
                                    'max': int(max(sizes)) if sizes else None}}
 
+        async def _run(self, feed):
+            """A request's run: through serve.batch when batching is on, else straight to the
+            executor, so that batch 1 never waits on the batch queue's wake-up."""
+            if self.batching['max_batch_size'] > 1:
+                return await self._infer(feed)
+            outs, run_ms = await asyncio.get_running_loop().run_in_executor(self._runner, _timed_batch,
+                                                                            self.engine, [feed])
+            return outs[0], 1, run_ms
+
         async def __call__(self, request: Request):
             t0 = time.perf_counter()
             if request.method == 'GET':
                 return JSONResponse(self.info())
             body = await request.body()
             t_body = time.perf_counter()
-            npz = request.headers.get('content-type', '').split(';')[0].strip() == NPZ
+            form = request.headers.get('content-type', '').split(';')[0].strip()
+            form = form if form in _DECODE else 'json'
             try:
-                if npz:
-                    with np.load(io.BytesIO(body), allow_pickle=False) as z:
-                        named = {n: z[n] for n in z.files}
-                else:
-                    named = json.loads(body)['inputs']
-                feed = self.engine.feed(named)
+                feed = self.engine.feed(_DECODE[form](body))
             except Exception as e:  # a client's mistake: say what, keep serving
                 with self._lock:
                     self._errors += 1
                 return JSONResponse({'error': f'{type(e).__name__}: {e}'}, status_code=400)
+            t_feed = time.perf_counter()
             try:
-                out, batch, run_ms = await self._infer(feed)
+                out, batch, run_ms = await self._run(feed)
             except Exception as e:
                 with self._lock:
                     self._errors += 1
                 return JSONResponse({'error': f'{type(e).__name__}: {e}'}, status_code=500)
-            ms = (time.perf_counter() - t0) * 1e3
+            t_run = time.perf_counter()
+            # JSON's cost is in tolist(); its dumps below carries the latency, so it stays out of it
+            payload = {n: v.tolist() for n, v in out.items()} if form == 'json' else _ENCODE[form](out)
+            t_end = time.perf_counter()
+            ms = (t_end - t0) * 1e3
             with self._lock:
                 self._requests += 1
                 self._latency_ms.append(ms)
                 self._batch_sizes.append(batch)
-            # where the replica's time went: receiving the body, the engine's run of the batch
+            # where the replica's time went (docs/SERVING.md)
             headers = {'x-onyx-latency-ms': f'{ms:.3f}', 'x-onyx-batch-size': str(batch),
                        'x-onyx-receive-ms': f'{(t_body - t0) * 1e3:.3f}',
-                       'x-onyx-run-ms': f'{run_ms:.3f}'}
-            if npz:
-                buf = io.BytesIO()
-                np.savez(buf, **out)
-                return Response(buf.getvalue(), media_type=NPZ, headers=headers)
-            return JSONResponse({'outputs': {n: v.tolist() for n, v in out.items()},
-                                 'latency_ms': ms, 'batch_size': batch}, headers=headers)
+                       'x-onyx-decode-ms': f'{(t_feed - t_body) * 1e3:.3f}',
+                       'x-onyx-queue-ms': f'{(t_run - t_feed) * 1e3 - run_ms:.3f}',
+                       'x-onyx-run-ms': f'{run_ms:.3f}',
+                       'x-onyx-encode-ms': f'{(t_end - t_run) * 1e3:.3f}'}
+            if form == 'json':
+                return JSONResponse({'outputs': payload, 'latency_ms': ms, 'batch_size': batch}, headers=headers)
+            return Response(payload, media_type=form, headers=headers)
 
     _server_cls = OnyxServer
     return _server_cls
@@ -222,12 +260,12 @@ def deployment(model, *, num_replicas=1, threads=1, max_batch_size=8, batch_wait
     """A Ray Serve application (pass it to serve.run) that serves `model` (path, bytes or
     onnx.ModelProto) with `num_replicas` replicas, each holding one session that runs on `threads`
     threads (and reserves as many CPUs from Ray). Concurrent requests to a replica are batched
-    along the first axis with serve.batch, up to max_batch_size requests or batch_wait_timeout_s.
-    Requests: POST a JSON {"inputs": {name: nested list}} or an np.savez body with
-    Content-Type application/x-npz; the answer comes in the same form, with the replica's
-    per-request latency in the x-onyx-latency-ms header (and "latency_ms" in JSON), of which
-    x-onyx-receive-ms went to receiving the request's body and x-onyx-run-ms to the engine's run
-    of its batch."""
+    along the first axis with serve.batch, up to max_batch_size requests or batch_wait_timeout_s
+    (max_batch_size=1: no batch queue). Requests: POST an encode_tensors body with Content-Type
+    application/x-onyx-tensors, an np.savez body with application/x-npz, or a JSON
+    {"inputs": {name: nested list}}; the answer comes in the same form, with the replica's
+    per-request latency in the x-onyx-latency-ms header (and "latency_ms" in JSON) and its parts
+    in x-onyx-{receive,decode,queue,run,encode}-ms (docs/SERVING.md)."""
     from ray import serve
     options = {'num_cpus': threads}
     options.update(ray_actor_options or {})
