@@ -63,29 +63,27 @@ def open_session(engine, model, threads, profile_prefix=None):
     return rt.InferenceSession(model, so, providers=['CPUExecutionProvider'])
 
 
-def node_events(path):
-    """The node events ("cat": "Node", "<node>_kernel_time") of a profile, in order."""
+def profile_events(path):
+    """Every event of a profile: a JSON list, or one event per line."""
     with open(path) as f:
         text = f.read()
     try:
-        events = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError:  # one event per line
-        events = [json.loads(line.strip().rstrip(',')) for line in text.splitlines()
-                  if line.strip().startswith('{')]
-    return [e for e in events if e.get('cat') == 'Node' and 'dur' in e and
+        return [json.loads(line.strip().rstrip(',')) for line in text.splitlines()
+                if line.strip().startswith('{')]
+
+
+def node_events(path):
+    """The node events ("cat": "Node", "<node>_kernel_time") of a profile, in order."""
+    return [e for e in profile_events(path) if e.get('cat') == 'Node' and 'dur' in e and
             e.get('name', '').endswith('_kernel_time')]
 
 
 def run_events(path):
     """The whole-run events ("cat": "Session", "model_run") of a profile, in order."""
-    with open(path) as f:
-        text = f.read()
-    try:
-        events = json.loads(text)
-    except json.JSONDecodeError:
-        events = [json.loads(line.strip().rstrip(',')) for line in text.splitlines()
-                  if line.strip().startswith('{')]
-    return [e for e in events if e.get('cat') == 'Session' and e.get('name') == 'model_run' and 'dur' in e]
+    return [e for e in profile_events(path)
+            if e.get('cat') == 'Session' and e.get('name') == 'model_run' and 'dur' in e]
 
 
 def worker(engine, model, threads, runs, out, free_dim):
