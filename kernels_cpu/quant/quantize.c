@@ -254,7 +254,8 @@ static void run_chunks(q_job *j, void (*task)(void *, int64_t, int64_t)) {
 /* ---- QuantizeLinear into the opaque layout (channels last, core/fuse.h): a network's input,
  * quantized by one scale straight into the layout its first conv reads, so that the conv does
  * not reorder it. Each task quantizes a run of one image's pixels channel by channel, as the
- * plain layout's q_fast does (the same bytes), and stores them C apart. */
+ * plain layout's q_fast does (the same bytes), and interleaves them pixel by pixel (three
+ * channels, an image's, by vector permutes). */
 
 /* Pixels per task. */
 #define LAST_PIXELS 1024
@@ -354,7 +355,8 @@ bool cpu_quantizelinear_takes_chain(const kernel_prep *p) {
     if (!cpu_chain_layout_only(f) || f->opaque_in0 || p->n_in < 2 || !p->in_type[0] ||
         !p->in_type[1] || p->n_out < 1)
         return false;
-    const type_info *x = p->in_type[0], *s = p->in_type[1], *z = p->n_in > 2 ? p->in_type[2] : NULL;
+    const type_info *x = p->in_type[0], *s = p->in_type[1];
+    const type_info *z = p->n_in > 2 ? p->in_type[2] : NULL;
     int64_t s_numel, z_numel = 1;
     bool one_scale = type_is_static(s) && shape_numel(s->rank, s->dims, &s_numel) &&
                      s_numel == 1 &&

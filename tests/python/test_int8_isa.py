@@ -193,8 +193,9 @@ def quantized_stem(quantize):
                       nh.from_array(np.array(0.05, np.float32), name + 'ys'),
                       nh.from_array(np.array(117, np.uint8), name + 'yz'),
                       nh.from_array(rng.integers(-2000, 2000, m).astype(np.int32), name + 'b')])
-        nodes.append(h.make_node('QLinearConv', [x, xs, xz] + [name + p for p in ('w', 'ws', 'wz', 'ys', 'yz', 'b')],
-                                 [name], pads=[k // 2] * 4, strides=[stride] * 2))
+        params = [name + p for p in ('w', 'ws', 'wz', 'ys', 'yz', 'b')]
+        nodes.append(h.make_node('QLinearConv', [x, xs, xz] + params, [name], pads=[k // 2] * 4,
+                                 strides=[stride] * 2))
         return name
     y = conv(conv('xq', 'xs', 'xz', 'c1', 3, 16, 3, 2), 'c1ys', 'c1yz', 'c2', 16, 24, 1, 1)
     if quantize:
