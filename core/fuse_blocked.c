@@ -1,7 +1,8 @@
 /* The opaque layout between convolutions (core/fuse.h: channels last, no padding; the name
  * "blocked" is from when it was oneDNN's channel-blocked one): which steps take it (convs, and
  * the KF_OPAQUE_LAYOUT kernels: channel Concat, pooling, global pooling, a per-channel Mul, the
- * quantized convs' 8-bit elementwise steps, Transposes that move channels last or first again)
+ * quantized convs' 8-bit elementwise steps, Transposes that move channels last or first again,
+ * a QuantizeLinear into the first quantized conv)
  * and which tensors may then be stored so, on a device whose layouts allow it
  * (core/device_registry.h), as far as the steps' kernels say they take them (kernel.takes_chain,
  * asked before anything is prepared). */
@@ -23,8 +24,9 @@
  * a Transpose that puts the channels last reads an opaque X as the plain Y of the same bytes
  * (LAY_TO_LAST), and one that puts them first again makes an opaque Y of its plain X's bytes
  * (LAY_FROM_LAST): it moves nothing (ConvNeXt's blocks, between their depthwise conv and their
- * channel MLP). */
-enum { LAY_NONE, LAY_CONV, LAY_ALL, LAY_TO_LAST, LAY_FROM_LAST };
+ * channel MLP). A QuantizeLinear of a plain float X may write an opaque 8-bit Y (LAY_QUANTIZE:
+ * a quantized network's input, quantized into the layout its first conv reads). */
+enum { LAY_NONE, LAY_CONV, LAY_ALL, LAY_TO_LAST, LAY_FROM_LAST, LAY_QUANTIZE };
 
 /* Whether value v may be opaque on a device with layouts `l` (core/device_registry.h; the CPU's:
  * rank 3 to 5): a static tensor of a rank the device takes, float, or 8-bit where eight_bit (the
@@ -84,6 +86,11 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     const type_info *out = &p->vals[nd->outputs[0]].type;
     int rank = out->rank;
     bool eight_bit = out->dtype != ONYX_FLOAT;
+    if (fuse_is_op(nd, "QuantizeLinear"))
+        return eight_bit && nd->inputs[0] >= 0 && opaque_value(l, p, nd->inputs[0], false) &&
+                       p->vals[nd->inputs[0]].type.rank == rank
+                   ? LAY_QUANTIZE
+                   : LAY_NONE;
     /* 8-bit tensors: pooling, activations, and the elementwise ops of one shape or by a
      * per-channel factor (a squeeze-and-excitation scale), the kinds 8-bit kernels take */
     if (qbinary_op(nd)) {

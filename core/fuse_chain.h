@@ -44,10 +44,10 @@ typedef struct fuse_op {
  * written only by conv steps of this same kernel (X as input 0, an addend, or its output) and by
  * CPU steps of KF_OPAQUE_LAYOUT kernels (channel Concat, pooling, global pooling, a
  * squeeze-and-excitation Mul: they get opaque_in0 and opaque_out0 together, all their tensors
- * opaque). Opaque float tensors of rank 3 to 5 are stored channels last ([N, spatial..., C] for
- * the logical [N, C, spatial...]: oneDNN's nwc / nhwc / ndhwc, the layout its brgemm
- * convolution kernels take), no padding (plan_value.channels_last); a Concat of them along
- * channels joins them pixel by pixel. */
+ * opaque; a QuantizeLinear of a plain float X gets opaque_out0 alone). Opaque float tensors of
+ * rank 3 to 5 are stored channels last ([N, spatial..., C] for the logical [N, C, spatial...]:
+ * oneDNN's nwc / nhwc / ndhwc, the layout its brgemm convolution kernels take), no padding
+ * (plan_value.channels_last); a Concat of them along channels joins them pixel by pixel. */
 typedef struct fuse_chain {
     int n;
     fuse_op ops[FUSE_MAX_OPS];

@@ -27,8 +27,8 @@ enum {
     KF_POST_OPS = 1u << 2,
     /* The kernel runs on tensors in the convolutions' opaque layout (channels last, core/fuse.h)
      * when all of its tensors are (a Concat along channels, Max/AveragePool, global pooling, a
-     * per-channel Mul): the fusion pass may keep them opaque around it where its takes_chain
-     * says it takes them. */
+     * per-channel Mul; a QuantizeLinear's Y alone): the fusion pass may keep them opaque
+     * around it where its takes_chain says it takes them. */
     KF_OPAQUE_LAYOUT = 1u << 3,
     /* A copy between devices (core/exec_place.c): reads another device's memory by design. */
     KF_DEVICE_COPY = 1u << 4,

@@ -4,12 +4,17 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "core/floatconv.h"
 #include "core/parallel.h"
 #include "ops/quant/quant_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/common/dyn_q8.h"
+#include "kernels_cpu/common/opaque.h"
 
 /* Elements per chunk; a multiple of 8 so that chunks own whole bytes of packed outputs. */
 #define CHUNK 256
@@ -138,23 +143,33 @@ DEFINE_Q_FAST(q_fast_u8, uint8_t)
 DEFINE_Q_FAST(q_fast_s16, int16_t)
 DEFINE_Q_FAST(q_fast_u16, uint16_t)
 
-static bool q_fast(const q_job *j, int64_t idx, int64_t n, int64_t si) {
+/* Whether job j is the common case (float x and scale, 8/16-bit integer output). */
+static bool q_fast_applies(const q_job *j) {
     onyx_dtype yd = j->y->dtype;
-    if (j->x->dtype != ONYX_FLOAT || j->s->dtype != ONYX_FLOAT || j->prec != ONYX_FLOAT ||
-        (yd != ONYX_INT8 && yd != ONYX_UINT8 && yd != ONYX_INT16 && yd != ONYX_UINT16))
-        return false;
-    const float *x = (const float *)j->x->data + idx;
+    return j->x->dtype == ONYX_FLOAT && j->s->dtype == ONYX_FLOAT && j->prec == ONYX_FLOAT &&
+           (yd == ONYX_INT8 || yd == ONYX_UINT8 || yd == ONYX_INT16 || yd == ONYX_UINT16);
+}
+
+/* The common case: n elements of x quantized by scale and zero point si into y, of j's output
+ * type. */
+static void q_fast_into(const q_job *j, const float *x, void *y, int64_t n, int64_t si) {
+    onyx_dtype yd = j->y->dtype;
     float s = ((const float *)j->s->data)[si];
     double z = 0, lo, hi;
     if (j->z) load(j->z->dtype, j->z->data, si, 1, &z);
     int_range(yd, &lo, &hi);
-    void *y = j->y->data;
     switch (yd) {
-    case ONYX_INT8: q_fast_s8(x, s, (float)z, (float)lo, (float)hi, (int8_t *)y + idx, n); break;
-    case ONYX_UINT8: q_fast_u8(x, s, (float)z, (float)lo, (float)hi, (uint8_t *)y + idx, n); break;
-    case ONYX_INT16: q_fast_s16(x, s, (float)z, (float)lo, (float)hi, (int16_t *)y + idx, n); break;
-    default: q_fast_u16(x, s, (float)z, (float)lo, (float)hi, (uint16_t *)y + idx, n); break;
+    case ONYX_INT8: q_fast_s8(x, s, (float)z, (float)lo, (float)hi, y, n); break;
+    case ONYX_UINT8: q_fast_u8(x, s, (float)z, (float)lo, (float)hi, y, n); break;
+    case ONYX_INT16: q_fast_s16(x, s, (float)z, (float)lo, (float)hi, y, n); break;
+    default: q_fast_u16(x, s, (float)z, (float)lo, (float)hi, y, n); break;
     }
+}
+
+static bool q_fast(const q_job *j, int64_t idx, int64_t n, int64_t si) {
+    if (!q_fast_applies(j)) return false;
+    q_fast_into(j, (const float *)j->x->data + idx,
+                (char *)j->y->data + (size_t)idx * dtype_size(j->y->dtype), n, si);
     return true;
 }
 
@@ -237,6 +252,133 @@ static void run_chunks(q_job *j, void (*task)(void *, int64_t, int64_t)) {
     parallel_for(chunks, GRAIN_CHUNKS, task, j);
 }
 
+/* ---- QuantizeLinear into the opaque layout (channels last, core/fuse.h): a network's input,
+ * quantized by one scale straight into the layout its first conv reads, so that the conv does
+ * not reorder it. Each task quantizes a run of one image's pixels channel by channel, as the
+ * plain layout's q_fast does (the same bytes), and interleaves them pixel by pixel (three
+ * channels, an image's, by vector permutes). */
+
+/* Pixels per task. */
+#define LAST_PIXELS 1024
+
+/* The prepared state's marker: the output is opaque. */
+static const int opaque_y_marker;
+
+/* Where each byte of three vectors of 64 interleaved pixels comes from: a pixel's channel 0 and
+ * 1 from a two-table byte permute of rows 0 and 1 (from01: the pixel, 64 past it for row 1),
+ * its channel 2 (the bits of is2) from a permute of row 2 (from2). */
+typedef struct {
+    uint8_t from01[3][64], from2[3][64];
+    uint64_t is2[3];
+} interleave_tables;
+
+static void interleave_tables_init(interleave_tables *t) {
+    memset(t, 0, sizeof *t);
+    for (int k = 0; k < 192; k++) {
+        int p = k / 3, ch = k % 3;
+        t->from01[k / 64][k % 64] = (uint8_t)(ch == 1 ? 64 + p : p);
+        t->from2[k / 64][k % 64] = (uint8_t)p;
+        if (ch == 2) t->is2[k / 64] |= (uint64_t)1 << (k % 64);
+    }
+}
+
+/* Three rows of n bytes (an image's RGB channels) interleaved pixel by pixel. (The compiler
+ * vectorizes no stores of three bytes; byte by byte this cost twice the conv's own reorder.) */
+static void interleave3(const interleave_tables *t, const uint8_t *r0, const uint8_t *r1,
+                        const uint8_t *r2, int64_t n, uint8_t *out) {
+    (void)t;
+    for (int64_t i = 0; i < n; i++) {
+        out[3 * i] = r0[i];
+        out[3 * i + 1] = r1[i];
+        out[3 * i + 2] = r2[i];
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same with AVX-512 VBMI, 64 pixels into three vectors by the tables' permutes. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void
+interleave3_vbmi(const interleave_tables *t, const uint8_t *r0, const uint8_t *r1,
+                 const uint8_t *r2, int64_t n, uint8_t *out) {
+    __m512i i01[3], i2[3];
+    for (int v = 0; v < 3; v++) {
+        i01[v] = _mm512_loadu_si512(t->from01[v]);
+        i2[v] = _mm512_loadu_si512(t->from2[v]);
+    }
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i a = _mm512_loadu_si512(r0 + i), b = _mm512_loadu_si512(r1 + i),
+                c = _mm512_loadu_si512(r2 + i);
+        for (int v = 0; v < 3; v++)
+            _mm512_storeu_si512(out + 3 * i + 64 * v,
+                                _mm512_mask_blend_epi8(t->is2[v],
+                                                       _mm512_permutex2var_epi8(a, i01[v], b),
+                                                       _mm512_permutexvar_epi8(i2[v], c)));
+    }
+    interleave3(t, r0 + i, r1 + i, r2 + i, n - i, out + 3 * i);
+}
+#define HAVE_VBMI_INTERLEAVE 1
+#endif
+
+typedef struct {
+    const q_job *j;
+    int64_t c, sp, runs; /* channels, pixels and runs of pixels per image */
+    void (*interleave)(const interleave_tables *, const uint8_t *, const uint8_t *,
+                       const uint8_t *, int64_t, uint8_t *);
+    interleave_tables tables;
+} q_last_job;
+
+static void q_last_task(void *ctx, int64_t b, int64_t e) {
+    const q_last_job *l = ctx;
+    const float *x = l->j->x->data;
+    uint8_t *y = l->j->y->data, rows[3][LAST_PIXELS];
+    for (int64_t t = b; t < e; t++) {
+        int64_t n = t / l->runs, s0 = t % l->runs * LAST_PIXELS;
+        int64_t np = l->sp - s0 < LAST_PIXELS ? l->sp - s0 : LAST_PIXELS;
+        const float *xs = x + n * l->c * l->sp + s0;
+        uint8_t *out = y + (n * l->sp + s0) * l->c;
+        if (l->c == 3) {
+            for (int ch = 0; ch < 3; ch++) q_fast_into(l->j, xs + ch * l->sp, rows[ch], np, 0);
+            l->interleave(&l->tables, rows[0], rows[1], rows[2], np, out);
+            continue;
+        }
+        for (int64_t ch = 0; ch < l->c; ch++) {
+            q_fast_into(l->j, xs + ch * l->sp, rows[0], np, 0);
+            for (int64_t i = 0; i < np; i++) out[i * l->c + ch] = rows[0][i];
+        }
+    }
+}
+
+/* The rule of the prepare: a chain of layouts alone with X plain; an opaque Y of 8 bits from
+ * float X by one float scale (and zero point), in float precision: the case q_fast takes. */
+bool cpu_quantizelinear_takes_chain(const kernel_prep *p) {
+    const fuse_chain *f = p->fused;
+    if (!f || !f->opaque_out0) return !f || (cpu_chain_layout_only(f) && !f->opaque_in0);
+    if (!cpu_chain_layout_only(f) || f->opaque_in0 || p->n_in < 2 || !p->in_type[0] ||
+        !p->in_type[1] || p->n_out < 1)
+        return false;
+    const type_info *x = p->in_type[0], *s = p->in_type[1];
+    const type_info *z = p->n_in > 2 ? p->in_type[2] : NULL;
+    int64_t s_numel, z_numel = 1;
+    bool one_scale = type_is_static(s) && shape_numel(s->rank, s->dims, &s_numel) &&
+                     s_numel == 1 &&
+                     (!z || (type_is_static(z) && shape_numel(z->rank, z->dims, &z_numel) &&
+                             z_numel == 1 && z->dtype == p->out_type[0].dtype));
+    int64_t prec = attr_int(p->node, "precision", 0);
+    return one_scale && x->dtype == ONYX_FLOAT && s->dtype == ONYX_FLOAT &&
+           (prec == 0 || prec == ONYX_FLOAT) && attr_int(p->node, "block_size", 0) == 0 &&
+           (p->out_type[0].dtype == ONYX_UINT8 || p->out_type[0].dtype == ONYX_INT8);
+}
+
+onyx_status cpu_quantizelinear_prepare(const kernel_prep *p, void **state) {
+    *state = NULL;
+    if (!cpu_quantizelinear_takes_chain(p))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "QuantizeLinear writes an opaque output only "
+                          "from a plain float input by one float scale into 8 bits, and takes "
+                          "no other chain");
+    if (p->fused && p->fused->opaque_out0) *state = (void *)&opaque_y_marker;
+    return ONYX_OK;
+}
+
 onyx_status cpu_quantizelinear_run(const kernel_call *c) {
     q_job j = {0};
     TRY(q_setup(c, &j));
@@ -253,6 +395,24 @@ onyx_status cpu_quantizelinear_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "zero point has type %s, output %s",
                           onyx_dtype_name(j.z->dtype), onyx_dtype_name(j.y->dtype));
     if (is_subbyte(j.y->dtype)) memset(j.y->data, 0, j.y->nbytes);
+    if (c->state) {
+        if (!q_fast_applies(&j) || j.l.block > 0 || j.s->numel != 1 || j.x->rank < 3 ||
+            dtype_size(j.y->dtype) != 1)
+            return onyx_error(ONYX_ERR_RUNTIME, "QuantizeLinear into the opaque layout takes "
+                              "float x by one float scale into 8 bits");
+        q_last_job l = {.j = &j, .c = j.x->dims[1], .sp = 1, .interleave = interleave3};
+#ifdef HAVE_VBMI_INTERLEAVE
+        if (__builtin_cpu_supports("avx512vbmi")) l.interleave = interleave3_vbmi;
+#endif
+        if (l.c == 3) interleave_tables_init(&l.tables);
+        for (int i = 2; i < j.x->rank; i++) l.sp *= j.x->dims[i];
+        if (j.x->numel == 0) return ONYX_OK;
+        l.runs = (l.sp + LAST_PIXELS - 1) / LAST_PIXELS;
+        int64_t per_task = l.c * LAST_PIXELS; /* elements */
+        parallel_for(j.x->dims[0] * l.runs, (GRAIN_CHUNKS * CHUNK + per_task - 1) / per_task,
+                     q_last_task, &l);
+        return ONYX_OK;
+    }
     run_chunks(&j, q_task);
     return ONYX_OK;
 }

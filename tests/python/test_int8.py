@@ -303,8 +303,8 @@ def test_chain_same_at_every_level(xt, per_channel, capfd):
     b = chain_bytes(xt, per_channel)
     x = np.random.default_rng(1).uniform(-3, 3, (2, 3, 24, 24)).astype(np.float32)
     fused, = onyx_run(b, {'x': x}, verbose=True)
-    if vnni():  # every 8-bit tensor from c1's output to c4's (c1, p, c2, c3, a, c4)
-        assert 'fusion: 6 tensors kept opaque' in capfd.readouterr().err
+    if vnni():  # every 8-bit tensor from the quantized input to c4's (xq, c1, p, c2, c3, a, c4)
+        assert 'fusion: 7 tensors kept opaque' in capfd.readouterr().err
     plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL, verbose=True)
     assert 'tensors kept opaque' not in capfd.readouterr().err
     assert np.abs(fused).max() > 0
@@ -374,12 +374,12 @@ def convnext_block_bytes(seed=6):
 
 def test_channels_transposes_move_nothing(capfd):
     """The Transposes around ConvNeXt's channel MLP read and write 8-bit tensors kept channels
-    last as the plain tensors of the same bytes: c1, dw, t2 and a stay opaque, same bits."""
+    last as the plain tensors of the same bytes: xq, c1, dw, t2 and a stay opaque, same bits."""
     b = convnext_block_bytes()
     x = np.random.default_rng(3).uniform(-3, 3, (1, 3, 12, 12)).astype(np.float32)
     fused, = onyx_run(b, {'x': x}, verbose=True)
     if vnni():
-        assert 'fusion: 4 tensors kept opaque' in capfd.readouterr().err
+        assert 'fusion: 5 tensors kept opaque' in capfd.readouterr().err
     plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
     assert len(np.unique(fused)) > 20
     np.testing.assert_array_equal(fused, plain)
@@ -414,9 +414,9 @@ def test_squeeze_excitation_stays_opaque(capfd):
     b = se_bytes()
     x = np.random.default_rng(2).uniform(-3, 3, (1, 3, 20, 20)).astype(np.float32)
     fused, = onyx_run(b, {'x': x}, verbose=True)
-    if vnni():  # c1, a, g, fc, f, e, c2: all but the plain x (the SiLU is one table of c1,
+    if vnni():  # xq, c1, a, g, fc, f, e, c2: all but the plain x (the SiLU is one table of c1,
         # core/rules/qop_table.c, its sigmoid no tensor of its own)
-        assert 'fusion: 7 tensors kept opaque' in capfd.readouterr().err
+        assert 'fusion: 8 tensors kept opaque' in capfd.readouterr().err
     plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
     assert np.abs(fused).max() > 0
     np.testing.assert_array_equal(fused, plain)

@@ -130,9 +130,10 @@ def run_ort(m, feeds):
                                 providers=['CPUExecutionProvider']).run(None, feeds)[0]
 
 
-def run_onyx_child(tmp_path, m, feeds, env_extra):
+def run_onyx_child(tmp_path, m, feeds, env_extra, lines=False):
     """onyx in a child process (oneDNN reads its ISA cap once per process): the output and the
-    oneDNN kernels that ran, as (primitive kind, implementation) pairs."""
+    oneDNN kernels that ran, as (primitive kind, implementation) pairs (lines: and the child's
+    lines of output, oneDNN's verbose log)."""
     path = tmp_path / 'm.onnx'
     path.write_bytes(m.SerializeToString())
     np.savez(tmp_path / 'in.npz', **feeds)
@@ -146,7 +147,8 @@ def run_onyx_child(tmp_path, m, feeds, env_extra):
         parts = line.split(',')
         if len(parts) > 4 and parts[0] in ('onednn_verbose', 'dnnl_verbose') and parts[1] == 'exec':
             kernels.add((parts[3], parts[4]))
-    return np.load(tmp_path / 'out.npy'), kernels
+    out = np.load(tmp_path / 'out.npy')
+    return (out, kernels, proc.stdout.splitlines()) if lines else (out, kernels)
 
 
 @pytest.mark.parametrize('case', sorted(CASES))
@@ -175,6 +177,56 @@ def test_vnni_without_amx_equals_onnxruntime(case, tmp_path):
     if kind:
         kind = 'convolution' if kind == 'vnni' else kind
         assert any(k == kind and 'vnni' in impl for k, impl in kernels), kernels
+
+
+def quantized_stem(quantize):
+    """A network's input: float X [2, 3, 20, 20] quantized by one scale (quantize; else X given in
+    uint8) into a 3x3 stride-2 QLinearConv of 3 channels, then a pointwise one that keeps the
+    stem's Y channels last."""
+    inits = [nh.from_array(np.array(0.02, np.float32), 'xs'), nh.from_array(np.array(121, np.uint8), 'xz')]
+    nodes = [h.make_node('QuantizeLinear', ['x', 'xs', 'xz'], ['xq'])] if quantize else []
+
+    def conv(x, xs, xz, name, c, m, k, stride):
+        inits.extend([nh.from_array(ints(np.int8, (m, c, k, k)), name + 'w'),
+                      nh.from_array(np.array(0.004, np.float32), name + 'ws'),
+                      nh.from_array(np.array(0, np.int8), name + 'wz'),
+                      nh.from_array(np.array(0.05, np.float32), name + 'ys'),
+                      nh.from_array(np.array(117, np.uint8), name + 'yz'),
+                      nh.from_array(rng.integers(-2000, 2000, m).astype(np.int32), name + 'b')])
+        params = [name + p for p in ('w', 'ws', 'wz', 'ys', 'yz', 'b')]
+        nodes.append(h.make_node('QLinearConv', [x, xs, xz] + params, [name], pads=[k // 2] * 4,
+                                 strides=[stride] * 2))
+        return name
+    y = conv(conv('xq', 'xs', 'xz', 'c1', 3, 16, 3, 2), 'c1ys', 'c1yz', 'c2', 16, 24, 1, 1)
+    if quantize:
+        feeds = {'x': rng.uniform(-3, 3, (2, 3, 20, 20)).astype(np.float32)}
+        x_info = h.make_tensor_value_info('x', TP.FLOAT, [2, 3, 20, 20])
+    else:
+        feeds = {'xq': ints(np.uint8, (2, 3, 20, 20))}
+        x_info = h.make_tensor_value_info('xq', TP.UINT8, [2, 3, 20, 20])
+    return (model(nodes, [x_info], [h.make_tensor_value_info(y, TP.UINT8, [2, 24, 10, 10])], inits),
+            feeds)
+
+
+def plain_u8_reorders(lines):
+    """oneDNN's reorders of uint8 tensors out of the plain layout (NCHW: abcd) that ran."""
+    return [l for l in lines if l.startswith(('onednn_verbose,exec', 'dnnl_verbose,exec')) and
+            ',reorder,' in l and 'src_u8::blocked:abcd' in l]
+
+
+@pytest.mark.skipif(not HAS_VNNI, reason='without VNNI QLinearConv takes the AVX2 path')
+def test_input_quantized_channels_last(tmp_path):
+    """The input QuantizeLinear writes the channels-last layout the stem conv reads
+    (core/fuse_blocked.c, LAY_QUANTIZE): no reorder of the stem's X runs, the same bits as
+    onnxruntime. Given in uint8 (plain), the same conv reorders its X: the check can fail."""
+    m, feeds = quantized_stem(True)
+    got, _, lines = run_onyx_child(tmp_path, m, feeds, {}, lines=True)
+    np.testing.assert_array_equal(got, run_ort(m, feeds))
+    assert plain_u8_reorders(lines) == []
+    m, feeds = quantized_stem(False)
+    got, _, lines = run_onyx_child(tmp_path, m, feeds, {}, lines=True)
+    np.testing.assert_array_equal(got, run_ort(m, feeds))
+    assert len(plain_u8_reorders(lines)) >= 1
 
 
 if __name__ == '__main__':  # the child: one model, inputs from an .npz, the output to an .npy

@@ -2,8 +2,9 @@
  * (core/fuse_blocked.c) only where the kernels of the steps around it say they take it, so each
  * query must answer as its kernel's prepare then does. For every CPU kernel flagged
  * KF_OPAQUE_LAYOUT, and the float Conv: yes for the layouts the pass makes (X and Y opaque
- * together, a global pooling's plain Y, a Transpose that moves the channels of an opaque X last
- * or of a plain X first again, a conv's opaque X, addend and Y), and its prepare then takes them;
+ * together, a global pooling's plain Y, a QuantizeLinear's opaque Y of a plain X, a Transpose
+ * that moves the channels of an opaque X last or of a plain X first again, a conv's opaque X,
+ * addend and Y), and its prepare then takes them;
  * no for what its prepare refuses (X or Y opaque alone, a wrong perm, a pooling oneDNN has no
  * channels-last kernel for, Indices, a chain of post-ops, an opaque X with pre-ops, a conv in
  * double). And every such kernel has the query: without it the pass keeps its tensors plain. */
@@ -182,6 +183,46 @@ static void global_pools_take_an_opaque_x_alone(void **unused) {
     }
 }
 
+/* ---- QuantizeLinear: an opaque Y alone, from a plain float X by one scale into 8 bits */
+
+/* X [1, C, HW, HW] of type xt by a scale of `scale_n` elements into Y of type yt. */
+static void make_quantize(prep_case *pc, onyx_dtype xt, int64_t scale_n, onyx_dtype yt,
+                          const fuse_chain *c) {
+    make_case(pc, "", "QuantizeLinear", 21, 3, 1, c);
+    set_tensor(&pc->in[0], xt, 1, C, HW, HW);
+    const int64_t sdims[1] = {scale_n};
+    type_set_tensor(&pc->in[1], xt, scale_n == 1 ? 0 : 1, sdims);
+    type_set_tensor(&pc->in[2], yt, scale_n == 1 ? 0 : 1, sdims);
+    set_tensor(&pc->out[0], yt, 1, C, HW, HW);
+}
+
+static void quantize_takes_an_opaque_y_alone(void **unused) {
+    (void)unused;
+    const kernel *k = cpu_kernel("", "QuantizeLinear");
+    prep_case pc;
+    fuse_chain y = layouts(false, true), x = layouts(true, false), both = layouts(true, true);
+    fuse_chain plain = layouts(false, false), post = layouts(false, true);
+    post.ops[post.n++] = (fuse_op){.kind = FUSE_RELU};
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_UINT8, &y);
+    assert_true(expect(k, &pc, true)); /* the channels-last path */
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_INT8, &y);
+    assert_true(expect(k, &pc, true));
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_UINT8, &plain);
+    assert_false(expect(k, &pc, true)); /* the plain one */
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_UINT8, &x); /* it reads no opaque X */
+    expect(k, &pc, false);
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_UINT8, &both);
+    expect(k, &pc, false);
+    make_quantize(&pc, ONYX_FLOAT, C, ONYX_UINT8, &y); /* a scale per channel */
+    expect(k, &pc, false);
+    make_quantize(&pc, ONYX_FLOAT16, 1, ONYX_UINT8, &y); /* not the float fast path */
+    expect(k, &pc, false);
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_INT16, &y); /* opaque tensors are of 8 bits */
+    expect(k, &pc, false);
+    make_quantize(&pc, ONYX_FLOAT, 1, ONYX_UINT8, &post); /* post-ops it does not apply */
+    expect(k, &pc, false);
+}
+
 /* ---- Transpose: the same bytes read as the plain tensor channels last, or back */
 
 static const int64_t to_last[] = {0, 2, 3, 1}, to_first[] = {0, 3, 1, 2};
@@ -354,14 +395,15 @@ static void every_opaque_layout_kernel_answers(void **unused) {
     }
     /* Transpose, Concat, QLinearConv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
      * Mul, QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, LookupTable,
-     * QLinearGlobalAveragePool */
-    assert_int_equal(opaque_kernels, 14);
+     * QLinearGlobalAveragePool, QuantizeLinear */
+    assert_int_equal(opaque_kernels, 15);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_shape_steps_take_x_and_y_together),
         cmocka_unit_test(global_pools_take_an_opaque_x_alone),
+        cmocka_unit_test(quantize_takes_an_opaque_y_alone),
         cmocka_unit_test(transpose_takes_what_moves_the_channels),
         cmocka_unit_test(pools_take_what_onednn_pools_channels_last),
         cmocka_unit_test(qlinearconv_takes_what_a_fast_path_takes),

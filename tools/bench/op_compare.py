@@ -3,7 +3,7 @@
 the same Chrome-trace events in both) summed per op type, and each engine's latency and process
 CPU time per run. A benchmark, not a test.
 
-  tools/bench/op_compare.py MODEL [--threads N] [--runs R] [--rounds K] [--nodes K]
+  tools/bench/op_compare.py MODEL [--threads N] [--runs R] [--rounds K] [--nodes K] [--paired K]
 
 Each engine runs in a process of its own, K rounds alternated (each engine first in every other
 round); per round a timed block of R runs without profiling (wall median, and the process's user +
@@ -13,11 +13,18 @@ load; the CPU time per run at --threads 1 moves far less (it counts only the tim
 which makes it the figure to compare kernels by there. At more threads it also counts the time
 the engines' workers spin waiting for work. Inputs: uniform [-1, 1] floats with a fixed seed,
 every symbolic dim taken as --free-dim (default 1); integer inputs (token ids, masks) all ones.
+
+--paired K lists the K nodes where onyx loses most, node by node, by each node's shortest profiled
+run (over all runs and rounds: a minimum moves little with the load at 2 threads, where medians
+move with every preemption), and each engine's shortest run time outside its nodes (the run's
+profiled time less its nodes': dispatch between nodes, and each profiler's own cost, which for
+onnxruntime is a few microseconds a node, so its per-node times read a little long).
 """
 import argparse
 import collections
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -56,17 +63,27 @@ def open_session(engine, model, threads, profile_prefix=None):
     return rt.InferenceSession(model, so, providers=['CPUExecutionProvider'])
 
 
-def node_events(path):
-    """The node events ("cat": "Node", "<node>_kernel_time") of a profile, in order."""
+def profile_events(path):
+    """Every event of a profile: a JSON list, or one event per line."""
     with open(path) as f:
         text = f.read()
     try:
-        events = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError:  # one event per line
-        events = [json.loads(line.strip().rstrip(',')) for line in text.splitlines()
-                  if line.strip().startswith('{')]
-    return [e for e in events if e.get('cat') == 'Node' and 'dur' in e and
+        return [json.loads(line.strip().rstrip(',')) for line in text.splitlines()
+                if line.strip().startswith('{')]
+
+
+def node_events(path):
+    """The node events ("cat": "Node", "<node>_kernel_time") of a profile, in order."""
+    return [e for e in profile_events(path) if e.get('cat') == 'Node' and 'dur' in e and
             e.get('name', '').endswith('_kernel_time')]
+
+
+def run_events(path):
+    """The whole-run events ("cat": "Session", "model_run") of a profile, in order."""
+    return [e for e in profile_events(path)
+            if e.get('cat') == 'Session' and e.get('name') == 'model_run' and 'dur' in e]
 
 
 def worker(engine, model, threads, runs, out, free_dim):
@@ -89,17 +106,28 @@ def worker(engine, model, threads, runs, out, free_dim):
         prof.run(None, feeds)
     path = prof.end_profiling()
     events = node_events(path)
-    os.remove(path)
     per_run = len(events) // (warm + runs)  # the warm-up runs' events come first
     ops, nodes, calls = collections.defaultdict(float), collections.defaultdict(float), collections.Counter()
-    for e in events[len(events) - per_run * runs:]:
+    node_min, order = {}, []
+    timed = events[len(events) - per_run * runs:]
+    for e in timed:
         op = e.get('args', {}).get('op_name', '?')
         ops[op] += e['dur'] / 1e3 / runs
         calls[op] += 1
         nodes[f"{e['name'][:-len('_kernel_time')]} ({op})"] += e['dur'] / 1e3 / runs
+        # onnxruntime names a node's events "<node>_token_<k>"; the node's name is the rest
+        name = re.sub(r'_token_\d+$', '', e['name'][:-len('_kernel_time')])
+        if name not in node_min:
+            order.append(name)
+        node_min[name] = min(node_min.get(name, e['dur'] / 1e3), e['dur'] / 1e3)
+    outside = [r['dur'] - sum(n['dur'] for n in timed[i * per_run:(i + 1) * per_run])
+               for i, r in enumerate(run_events(path)[-runs:])]
+    os.remove(path)
     with open(out, 'w') as f:
         json.dump({'wall_ms': statistics.median(walls) * 1e3, 'cpu_ms': cpu * 1e3, 'ops': ops,
-                   'calls': {k: v // runs for k, v in calls.items()}, 'nodes': nodes}, f)
+                   'calls': {k: v // runs for k, v in calls.items()}, 'nodes': nodes,
+                   'node_min': node_min, 'order': order,
+                   'outside_ms': min(outside) / 1e3 if outside else float('nan')}, f)
 
 
 def main():
@@ -109,6 +137,8 @@ def main():
     ap.add_argument('--runs', type=int, default=30)
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--nodes', type=int, default=0, help='also list the K slowest nodes of each engine')
+    ap.add_argument('--paired', type=int, default=0,
+                    help='also list the K nodes where onyx loses most, by each node\'s shortest run')
     ap.add_argument('--free-dim', type=int, default=1, help='the value of every symbolic dim (a sequence length)')
     ap.add_argument('--worker', nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -148,6 +178,26 @@ def main():
         print(f'\n  {engine}: slowest nodes')
         for t, n in times[:a.nodes]:
             print(f'  {t:9.3f}  {n}')
+    if a.paired:
+        print_paired(got, a.paired)
+
+
+def print_paired(got, k):
+    """Node by node, each engine's shortest run of it over every round, the K where onyx loses most."""
+    def shortest(engine):
+        best = {}
+        for d in got[engine]:
+            for n, t in d['node_min'].items():
+                best[n] = min(best.get(n, t), t)
+        return best
+    x, y = shortest('onyx'), shortest('ort')
+    for engine in ('onyx', 'ort'):
+        print(f"\n  {engine}: shortest run outside its nodes {min(d['outside_ms'] for d in got[engine]):.3f} ms"
+              f"; sum of its nodes' shortest runs {sum(shortest(engine).values()):.3f} ms")
+    rows = sorted(((x[n] - y.get(n, 0.0), n) for n in got['onyx'][0]['order']), reverse=True)
+    print(f"\n  {'node (shortest run, ms)':60s} {'onyx':>8s} {'onnxruntime':>11s} {'onyx - ort':>10s}")
+    for diff, n in rows[:k]:
+        print(f'  {n[-60:]:60s} {x[n]:8.3f} {y.get(n, 0.0):11.3f} {diff:+10.3f}')
 
 
 if __name__ == '__main__':
