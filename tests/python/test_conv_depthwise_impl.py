@@ -15,6 +15,8 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+CHILD = os.path.join(os.path.dirname(__file__), 'onyx_child.py')  # runs a model in a process of its own
+
 CPU_FLAGS = set(next((l.split(':', 1)[1].split() for l in open('/proc/cpuinfo')
                       if l.startswith('flags')), []))
 rng = np.random.default_rng(3131)
@@ -52,7 +54,7 @@ def test_depthwise_takes_jit_dw(case, tmp_path):
     path = tmp_path / 'm.onnx'
     path.write_bytes(m.SerializeToString())
     np.savez(tmp_path / 'in.npz', **feeds)
-    proc = subprocess.run([sys.executable, __file__, str(path), str(tmp_path / 'in.npz'),
+    proc = subprocess.run([sys.executable, CHILD, str(path), str(tmp_path / 'in.npz'),
                            str(tmp_path / 'out.npy')], env=dict(os.environ, ONEDNN_VERBOSE='1'),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -63,12 +65,3 @@ def test_depthwise_takes_jit_dw(case, tmp_path):
                                 providers=['CPUExecutionProvider']).run(None, feeds)[0]
     np.testing.assert_allclose(np.load(tmp_path / 'out.npy'), want, rtol=1e-5, atol=1e-5)
 
-
-if __name__ == '__main__':  # the child: one model, inputs from an .npz, the output to an .npy
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'backend', 'python'))
-    import onyx
-    model_path, in_path, out_path = sys.argv[1:4]
-    inputs = dict(np.load(in_path))
-    session = onyx.Session(model_path, threads=2, input_example=inputs)
-    np.save(out_path, session.run(None, inputs)[0])
-    sys.stdout.flush()

@@ -21,6 +21,8 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+CHILD = os.path.join(os.path.dirname(__file__), 'onyx_child.py')  # runs a model in a process of its own
+
 MS = 'com.microsoft'
 CPU_FLAGS = set(next((l.split(':', 1)[1].split() for l in open('/proc/cpuinfo')
                       if l.startswith('flags')), []))
@@ -138,7 +140,7 @@ def run_onyx_child(tmp_path, m, feeds, env_extra, lines=False):
     path.write_bytes(m.SerializeToString())
     np.savez(tmp_path / 'in.npz', **feeds)
     env = dict(os.environ, ONEDNN_VERBOSE='1', **env_extra)
-    proc = subprocess.run([sys.executable, __file__, str(path), str(tmp_path / 'in.npz'),
+    proc = subprocess.run([sys.executable, CHILD, str(path), str(tmp_path / 'in.npz'),
                            str(tmp_path / 'out.npy')], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -228,12 +230,3 @@ def test_input_quantized_channels_last(tmp_path):
     np.testing.assert_array_equal(got, run_ort(m, feeds))
     assert len(plain_u8_reorders(lines)) >= 1
 
-
-if __name__ == '__main__':  # the child: one model, inputs from an .npz, the output to an .npy
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'backend', 'python'))
-    import onyx
-    model_path, in_path, out_path = sys.argv[1:4]
-    inputs = dict(np.load(in_path))
-    session = onyx.Session(model_path, threads=2, input_example=inputs)
-    np.save(out_path, session.run(None, inputs)[0])
-    sys.stdout.flush()
