@@ -2,6 +2,7 @@
  * type (8/16-bit ints, packed int4/int2, float8, packed float6/float4) in chunks: each chunk is
  * loaded as double, computed, and stored, so the type switches run per chunk, not per element. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -261,9 +262,6 @@ static void run_chunks(q_job *j, void (*task)(void *, int64_t, int64_t)) {
 /* Pixels per task. */
 #define LAST_PIXELS 1024
 
-/* The prepared state's marker: the output is opaque. */
-static const int opaque_y_marker;
-
 /* Where each byte of three vectors of 64 interleaved pixels comes from: a pixel's channel 0 and
  * 1 from a two-table byte permute of rows 0 and 1 (from01: the pixel, 64 past it for row 1),
  * its channel 2 (the bits of is2) from a permute of row 2 (from2). */
@@ -319,12 +317,29 @@ interleave3_vbmi(const interleave_tables *t, const uint8_t *r0, const uint8_t *r
 #define HAVE_VBMI_INTERLEAVE 1
 #endif
 
+/* The prepared state of a QuantizeLinear with an opaque output: this CPU's interleave and its
+ * tables, made once per process (owning nothing per rep, so cpu_opaque_release releases it). */
 typedef struct {
-    const q_job *j;
-    int64_t c, sp, runs; /* channels, pixels and runs of pixels per image */
     void (*interleave)(const interleave_tables *, const uint8_t *, const uint8_t *,
                        const uint8_t *, int64_t, uint8_t *);
     interleave_tables tables;
+} q_last_kit;
+
+static q_last_kit last_kit;
+static pthread_once_t last_kit_once = PTHREAD_ONCE_INIT;
+
+static void make_last_kit(void) {
+    last_kit.interleave = interleave3;
+#ifdef HAVE_VBMI_INTERLEAVE
+    if (__builtin_cpu_supports("avx512vbmi")) last_kit.interleave = interleave3_vbmi;
+#endif
+    interleave_tables_init(&last_kit.tables);
+}
+
+typedef struct {
+    const q_job *j;
+    const q_last_kit *kit;
+    int64_t c, sp, runs; /* channels, pixels and runs of pixels per image */
 } q_last_job;
 
 static void q_last_task(void *ctx, int64_t b, int64_t e) {
@@ -338,7 +353,7 @@ static void q_last_task(void *ctx, int64_t b, int64_t e) {
         uint8_t *out = y + (n * l->sp + s0) * l->c;
         if (l->c == 3) {
             for (int ch = 0; ch < 3; ch++) q_fast_into(l->j, xs + ch * l->sp, rows[ch], np, 0);
-            l->interleave(&l->tables, rows[0], rows[1], rows[2], np, out);
+            l->kit->interleave(&l->kit->tables, rows[0], rows[1], rows[2], np, out);
             continue;
         }
         for (int64_t ch = 0; ch < l->c; ch++) {
@@ -375,7 +390,10 @@ onyx_status cpu_quantizelinear_prepare(const kernel_prep *p, void **state) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "QuantizeLinear writes an opaque output only "
                           "from a plain float input by one float scale into 8 bits, and takes "
                           "no other chain");
-    if (p->fused && p->fused->opaque_out0) *state = (void *)&opaque_y_marker;
+    if (p->fused && p->fused->opaque_out0) {
+        pthread_once(&last_kit_once, make_last_kit);
+        *state = &last_kit;
+    }
     return ONYX_OK;
 }
 
@@ -400,11 +418,7 @@ onyx_status cpu_quantizelinear_run(const kernel_call *c) {
             dtype_size(j.y->dtype) != 1)
             return onyx_error(ONYX_ERR_RUNTIME, "QuantizeLinear into the opaque layout takes "
                               "float x by one float scale into 8 bits");
-        q_last_job l = {.j = &j, .c = j.x->dims[1], .sp = 1, .interleave = interleave3};
-#ifdef HAVE_VBMI_INTERLEAVE
-        if (__builtin_cpu_supports("avx512vbmi")) l.interleave = interleave3_vbmi;
-#endif
-        if (l.c == 3) interleave_tables_init(&l.tables);
+        q_last_job l = {.j = &j, .kit = c->state, .c = j.x->dims[1], .sp = 1};
         for (int i = 2; i < j.x->rank; i++) l.sp *= j.x->dims[i];
         if (j.x->numel == 0) return ONYX_OK;
         l.runs = (l.sp + LAST_PIXELS - 1) / LAST_PIXELS;
