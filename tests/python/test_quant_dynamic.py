@@ -218,6 +218,18 @@ def dql_reference(x):
     return y.astype(np.uint8), scale, zp.astype(np.uint8)
 
 
+def onyx_dql(x):
+    """onyx's DynamicQuantizeLinear of x: (y, y_scale, y_zero_point)."""
+    node = oh.make_node('DynamicQuantizeLinear', ['x'], ['y', 'ys', 'yz'])
+    g = oh.make_graph([node], 't', [oh.make_tensor_value_info('x', TP.FLOAT, list(x.shape))],
+                      [oh.make_tensor_value_info('y', TP.UINT8, None),
+                       oh.make_tensor_value_info('ys', TP.FLOAT, None),
+                       oh.make_tensor_value_info('yz', TP.UINT8, None)])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)])
+    m.ir_version = 8
+    return onyx.InferenceSession(m.SerializeToString()).run(None, {'x': x})
+
+
 @pytest.mark.parametrize('shape,kind', [((12, 768), 'normal'), ((1, 128, 3072), 'normal'),
                                         ((1000,), 'positive'), ((33,), 'negative'), ((7,), 'zeros'),
                                         ((300001,), 'normal'), ((4096,), 'ties'), ((64,), 'nan')])
@@ -235,14 +247,7 @@ def test_dynamic_quantize_linear(shape, kind):
         x[0], x[1] = -1.0, 254.0
     elif kind == 'nan':
         x[::5] = np.nan
-    node = oh.make_node('DynamicQuantizeLinear', ['x'], ['y', 'ys', 'yz'])
-    g = oh.make_graph([node], 't', [oh.make_tensor_value_info('x', TP.FLOAT, list(shape))],
-                      [oh.make_tensor_value_info('y', TP.UINT8, None),
-                       oh.make_tensor_value_info('ys', TP.FLOAT, None),
-                       oh.make_tensor_value_info('yz', TP.UINT8, None)])
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)])
-    m.ir_version = 8
-    y, ys, yz = onyx.InferenceSession(m.SerializeToString()).run(None, {'x': x})
+    y, ys, yz = onyx_dql(x)
     wy, ws, wz = dql_reference(x)
     assert ys == ws and yz == wz
     np.testing.assert_array_equal(y, wy)
@@ -261,14 +266,7 @@ def test_dynamic_quantize_range_extremes(n, at):
     x[0] = np.nan
     x[at] = -7.0
     x[at - 1 if at != 1 else 2] = 3.0
-    node = oh.make_node('DynamicQuantizeLinear', ['x'], ['y', 'ys', 'yz'])
-    g = oh.make_graph([node], 't', [oh.make_tensor_value_info('x', TP.FLOAT, [n])],
-                      [oh.make_tensor_value_info('y', TP.UINT8, None),
-                       oh.make_tensor_value_info('ys', TP.FLOAT, None),
-                       oh.make_tensor_value_info('yz', TP.UINT8, None)])
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)])
-    m.ir_version = 8
-    y, ys, yz = onyx.InferenceSession(m.SerializeToString()).run(None, {'x': x})
+    y, ys, yz = onyx_dql(x)
     wy, ws, wz = dql_reference(x)
     assert ws == np.float32(10.0) / np.float32(255) and ys == ws and yz == wz
     np.testing.assert_array_equal(y, wy)
