@@ -17,6 +17,7 @@ onyx_status onyx_session_options_create(onyx_session_options **out) {
     o->optimization = ONYX_OPT_ALL;
     o->blocked_layouts = true;
     o->half_as_float = true;
+    o->winograd = true;
     o->device_graphs = true;
     o->allow_spinning = true;
     o->spin_us = PARALLEL_DEFAULT_SPIN_US;
@@ -158,6 +159,7 @@ static const struct {
     {"optimization.blocked_layouts", offsetof(onyx_session_options, blocked_layouts)},
     {"optimization.float16_as_float32", offsetof(onyx_session_options, half_as_float)},
     {"optimization.bfloat16", offsetof(onyx_session_options, bf16)},
+    {"optimization.winograd", offsetof(onyx_session_options, winograd)},
     {"device.graphs", offsetof(onyx_session_options, device_graphs)},
     {"session.intra_op.allow_spinning", offsetof(onyx_session_options, allow_spinning)},
 };

@@ -103,6 +103,7 @@ static onyx_status parse_env(const onyx_session_options *o, exec_env *env) {
     env->blocked_layouts = o->blocked_layouts;
     env->half_as_float = o->half_as_float;
     env->bf16 = o->bf16;
+    env->winograd = o->winograd;
     env->device_graphs = o->device_graphs;
     env->memory_limit = o->memory_limit;
     env->ops = &ops_registry;

@@ -42,6 +42,7 @@ struct onyx_session_options {
     bool blocked_layouts;
     bool half_as_float; /* config optimization.float16_as_float32 */
     bool bf16;          /* config optimization.bfloat16 (opt-in) */
+    bool winograd;      /* config optimization.winograd */
     bool device_graphs; /* config device.graphs */
     bool allow_spinning; /* config session.intra_op.allow_spinning */
     int64_t spin_us;     /* config onyx.intra_op.spin_us */

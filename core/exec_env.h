@@ -37,6 +37,7 @@ typedef struct exec_env {
     bool blocked_layouts;       /* the fusion pass may keep tensors opaque (channels last) */
     bool half_as_float;         /* float16 computes in float where the CPU alone runs it */
     bool bf16;                  /* float Conv / MatMul / Gemm may compute in bfloat16 (opt-in) */
+    bool winograd;              /* float 3x3 Conv may compute by Winograd (kernels_cpu/conv) */
     bool device_graphs;         /* runs replay device graphs of their device steps */
     size_t memory_limit;        /* largest arena a plan may have; 0: none */
     struct profiler *profiler;  /* per-node timings (core/profile.h); NULL: off */

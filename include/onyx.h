@@ -439,6 +439,11 @@ ONYX_API onyx_status onyx_session_options_add_example(onyx_session_options *opti
  *       convolutions and products with constant weights may compute in bfloat16 (float
  *       accumulation, outputs, bias and post-ops), where oneDNN has a fast bfloat16 kernel. An
  *       opt-in: answers differ from float32 by bfloat16's rounding.
+ *   optimization.winograd            "0" | "1"              "1"       the CPU's float 3x3
+ *       convolutions of stride 1 between channels-last tensors (at ONYX_OPT_ALL), with constant
+ *       weights and outputs of 14x14 or more, compute by Winograd F(2x2, 3x3): up to 2.25x fewer
+ *       multiplications, sums rounded about as a direct convolution's; "0": oneDNN's direct
+ *       kernels.
  *   device.graphs                    "0" | "1"              "1"       a plan on a device with
  *       graphs (CUDA; TEST plans as one) replays its consecutive device steps as one captured
  *       graph from a run context's second run; "0": each step is launched one by one.

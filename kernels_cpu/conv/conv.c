@@ -21,6 +21,7 @@
 #include "kernels_cpu/common/half.h"
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/post_vmath.h"
+#include "kernels_cpu/conv/winograd.h"
 
 /* Input shapes whose primitives are kept (a rep run with a few shapes in turn). */
 #define CONV_CACHE 4
@@ -61,6 +62,11 @@ typedef struct conv_prim {
     bool pre_direct, pre_copy, src_copy, dst_copy;
     /* the chain's op vmath applies to the primitive's output (post_vmath.h), or -1 */
     int tail;
+    /* Winograd instead of a primitive (winograd.h): its plan, the chain's ops [wino_op0, tail or
+     * n) in its epilogue, its scratch at off_wino; wbuf holds the transformed weights */
+    bool wino;
+    cpu_wino_plan wplan;
+    int wino_op0;
     /* descriptors of the memories a run binds (owned: destroyed by prim_release; NULL where the
      * prim has none) */
     dnnl_memory_desc_t md_src, md_wei, md_bias, md_dst, md_wuser, md_src_user, md_dst_user,
@@ -68,7 +74,7 @@ typedef struct conv_prim {
     size_t pad_size[PAD_COUNT];
     /* byte offsets of a run's buffers in its scratch (64-byte aligned), and the total */
     size_t off_src, off_dst, off_pre, off_pad, off_hx, off_hw, off_hy, off_stage, off_bias,
-        off_wei, scratch_bytes;
+        off_wei, off_wino, scratch_bytes;
 } conv_prim;
 
 /* The memory objects one run context binds to a prim's buffers (NULL where the prim has none). */
@@ -405,34 +411,125 @@ done:
 
 static void wpack_release(void *obj) { free(obj); }
 
-/* p's constant weights w (ONNX layout wuser), from the rep's cache (made on first use). */
-static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
-                                  const_dnnl_memory_desc_t wuser, const tensor *w) {
+/* p's constant weights w made by make(ctx) (into an aligned buffer freed with free), from the
+ * rep's cache under a key of `tag` and the layouts (user, wei: where the key cannot name them,
+ * NULL, a buffer of p's own), made there on first use. */
+static onyx_status cached_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
+                                  const tensor *w, const char *tag, const cpu_dnnl_layout *user,
+                                  const cpu_dnnl_layout *wei,
+                                  onyx_status (*make)(void *ctx, void **obj), void *ctx) {
     int64_t folded = s->bn_mul ? p->g.m : 0;
     size_t size = sizeof(wkey_head) + (size_t)folded * sizeof(float);
     wkey_head *key = calloc(1, size); /* zeroed: padding bytes are part of the key */
     if (!key) return onyx_oom("convolution weights key");
-    memcpy(key->tag, "convW", 6);
+    strncpy(key->tag, tag, sizeof key->tag - 1);
     key->data = w->data;
     key->dtype = (int32_t)s->dtype;
     key->transpose = s->transpose;
     key->wn = p->wn;
     key->folded = folded;
-    /* a layout the key cannot name (not blocked) is never shared */
-    bool named = cpu_dnnl_layout_of(wuser, &key->user) && cpu_dnnl_layout_of(p->md_wei, &key->wei);
+    if (user) key->user = *user;
+    if (wei) key->wei = *wei;
     if (folded) memcpy(key + 1, s->bn_mul, (size_t)folded * sizeof(float));
-    wpack_ctx ctx = {s, p, w};
     void *obj = NULL;
     onyx_status st;
-    if (named && kp->env && kp->env->shared) {
-        st = kernel_shared(kp, key, size, wpack_make, wpack_release, &ctx, &obj);
+    if (user && wei && kp->env && kp->env->shared) {
+        st = kernel_shared(kp, key, size, make, wpack_release, ctx, &obj);
     } else { /* a prepare outside a rep, or an unnamed layout: weights of its own */
-        st = wpack_make(&ctx, &obj);
+        st = make(ctx, &obj);
         p->wbuf_own = st == ONYX_OK;
     }
     free(key);
     if (st == ONYX_OK) p->wbuf = obj;
     return st;
+}
+
+/* p's constant weights w (ONNX layout wuser) in the primitive's layout. */
+static onyx_status shared_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
+                                  const_dnnl_memory_desc_t wuser, const tensor *w) {
+    cpu_dnnl_layout user, wei;
+    bool named = cpu_dnnl_layout_of(wuser, &user) && cpu_dnnl_layout_of(p->md_wei, &wei);
+    wpack_ctx ctx = {s, p, w};
+    return cached_weights(kp, s, p, w, "convW", named ? &user : NULL, named ? &wei : NULL,
+                          wpack_make, &ctx);
+}
+
+/* ---- Winograd (winograd.h) in place of a primitive, for the float 3x3 convolutions it takes
+ * between tensors stored channels last, with constant weights */
+
+static bool folds(fuse_kind k);
+
+/* The index of the chain's first op not folded into the weights and bias. */
+static int first_unfolded(const fuse_chain *fc) {
+    int i = 0;
+    while (i < fc->n && folds(fc->ops[i].kind)) i++;
+    return i;
+}
+
+static bool wino_fits(const kernel_prep *kp, const conv_state *s, const geom_window *g,
+                      const tensor *w_const) {
+    const fuse_chain *fc = &s->chain;
+    if (!kp || !kp->env || !kp->env->winograd || !w_const || s->transpose ||
+        s->dtype != ONYX_FLOAT || s->bf16 || s->pre_mul || fc->x_scale)
+        return false;
+    if (!(fc->opaque_in0 || fc->x_channels_last) || !(fc->opaque_out0 || fc->y_channels_last) ||
+        (s->sum_input >= 0 && !fc->opaque_addend) || !cpu_wino_takes(g))
+        return false;
+    int tail = cpu_post_vmath_tail(fc);
+    for (int i = first_unfolded(fc); i < (tail >= 0 ? tail : fc->n); i++)
+        if (!cpu_wino_epilogue_takes(fc->ops[i].kind)) return false;
+    return true;
+}
+
+typedef struct wino_pack_ctx {
+    const conv_state *s;
+    const conv_prim *p;
+    const tensor *w;
+} wino_pack_ctx;
+
+static onyx_status wino_pack_make(void *ctx, void **obj) {
+    const wino_pack_ctx *x = ctx;
+    float *f = NULL;
+    TRY(folded_weights(x->s, x->p, x->w, &f));
+    void *u = cpu_dnnl_alloc(cpu_wino_weights_bytes(x->p->g.c, x->p->g.m));
+    if (u) cpu_wino_pack(f, x->p->g.c, x->p->g.m, u);
+    free(f);
+    if (!u) return onyx_oom("convolution weights (Winograd)");
+    *obj = u;
+    return ONYX_OK;
+}
+
+/* p's transformed constant weights (the layout is Winograd's own: named by the tag alone). */
+static onyx_status wino_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
+                                const tensor *w) {
+    static const cpu_dnnl_layout none;
+    wino_pack_ctx ctx = {s, p, w};
+    return cached_weights(kp, s, p, w, "convWg", &none, &none, wino_pack_make, &ctx);
+}
+
+/* p (its geometry set) as a Winograd convolution: plan, bias, scratch, weights. */
+static onyx_status build_wino(const kernel_prep *kp, const conv_state *s, conv_prim *p,
+                              const tensor *w, const tensor *b, bool b_const) {
+    p->wino = true;
+    p->tail = cpu_post_vmath_tail(&s->chain);
+    p->wino_op0 = first_unfolded(&s->chain);
+    cpu_wino_plan_make(&p->g, parallel_threads(), &p->wplan);
+    p->has_bias = s->has_bias || s->bn_mul;
+    p->bias_own = s->bn_mul != NULL;
+    if (p->bias_own && (b_const || !s->has_bias)) {
+        if (!(p->bbuf = malloc((size_t)p->g.m * sizeof *p->bbuf)))
+            return onyx_oom("convolution bias");
+        fold_bias(s, p, b, p->bbuf);
+        p->bready = true;
+    }
+    size_t t = 0;
+    bool ok = region(&t, &p->off_wino, (size_t)p->wplan.slots * p->wplan.slot_bytes);
+    ok &= region(&t, &p->off_bias, p->bias_own && !p->bready ? (size_t)p->g.m * sizeof(float) : 0);
+    if (!ok) return onyx_oom("convolution buffers");
+    p->scratch_bytes = t;
+    TRY(wino_weights(kp, s, p, w));
+    p->wready = true;
+    return ONYX_OK;
 }
 
 /* Destroys *md (when there is one) and clears it. */
@@ -552,6 +649,10 @@ static onyx_status build_prim(const kernel_prep *kp, const conv_state *s, const 
     if (g->nsp > 3) {
         st = onyx_error(ONYX_ERR_UNSUPPORTED, "float convolutions with %d spatial dims (oneDNN "
                         "takes 1 to 3)", g->nsp);
+        goto done;
+    }
+    if (wino_fits(kp, s, g, w_const)) {
+        st = build_wino(kp, s, p, w_const, b, b_const);
         goto done;
     }
     bool force_plain = false, no_bf16 = false, last_io = false, last_tried = false;
@@ -1191,6 +1292,30 @@ static onyx_status scale_weights(const conv_state *s, const conv_prim *p, const 
     return ONYX_OK;
 }
 
+/* A Winograd prim's run: X and Y (and the addend) as stored, channels last. */
+static onyx_status run_wino(const conv_state *s, const conv_prim *p, const kernel_call *c,
+                            const tensor *b, const tensor *addend, tensor *y) {
+    void *mem;
+    TRY(kernel_scratch(c, p->scratch_bytes + 1, &mem));
+    char *sb = mem;
+    const float *bias = NULL;
+    if (p->bready) {
+        bias = p->bbuf;
+    } else if (p->bias_own) {
+        float *bb = (float *)(sb + p->off_bias);
+        fold_bias(s, p, b, bb);
+        bias = bb;
+    } else if (p->has_bias) {
+        bias = b->data;
+    }
+    int end = p->tail >= 0 ? p->tail : s->chain.n;
+    cpu_wino_epilogue ep = {bias, s->chain.ops + p->wino_op0, end - p->wino_op0,
+                            addend ? addend->data : NULL};
+    cpu_wino_run(&p->wplan, kernel_input(c, 0)->data, p->wbuf, &ep, y->data, sb + p->off_wino);
+    if (p->tail >= 0) cpu_post_vmath_apply(&s->chain.ops[p->tail], y->data, y->numel);
+    return ONYX_OK;
+}
+
 static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     const conv_state *s = f->s;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1), *b = s->has_bias ? kernel_input(c, 2) : NULL;
@@ -1204,6 +1329,7 @@ static onyx_status run_float(conv_fork *f, const kernel_call *c) {
     const tensor *addend = s->sum_input >= 0 ? kernel_input(c, s->sum_input) : NULL;
     if (s->sum_input >= 0 && (!addend || addend->numel != y->numel || addend->dtype != y->dtype))
         return onyx_error(ONYX_ERR_SHAPE, "fused Add: addend does not match the output");
+    if (p->wino) return run_wino(s, p, c, b, addend, y);
     if (!p->prim) {
         if (p->yn == 0) return ONYX_OK;
         const float *af = addend ? addend->data : NULL;

@@ -340,7 +340,7 @@ def check_and_normalize_provider_args(providers, provider_options, available_pro
 # The session config entries onyx itself reads (backend/api_options.c); their meanings, values and
 # defaults are documented in one place, include/onyx.h (onyx_session_options_set_config).
 ONYX_SESSION_CONFIG = ('optimization.blocked_layouts', 'optimization.float16_as_float32',
-                       'optimization.bfloat16', 'device.graphs', 'onyx.allow_newer_opsets',
+                       'optimization.bfloat16', 'optimization.winograd', 'device.graphs', 'onyx.allow_newer_opsets',
                        'session.intra_op.allow_spinning', 'onyx.intra_op.spin_us',
                        'onyx.intra_op.doze_us')
 # Key prefixes that are onyx's: a key there that onyx does not know is refused (a misspelt one
