@@ -481,14 +481,9 @@ static bool wino_fits(const kernel_prep *kp, const conv_state *s, const geom_win
     return true;
 }
 
-typedef struct wino_pack_ctx {
-    const conv_state *s;
-    const conv_prim *p;
-    const tensor *w;
-} wino_pack_ctx;
-
+/* wpack_make's counterpart: the weights transformed for Winograd. */
 static onyx_status wino_pack_make(void *ctx, void **obj) {
-    const wino_pack_ctx *x = ctx;
+    const wpack_ctx *x = ctx;
     float *f = NULL;
     TRY(folded_weights(x->s, x->p, x->w, &f));
     void *u = cpu_dnnl_alloc(cpu_wino_weights_bytes(x->p->g.c, x->p->g.m));
@@ -503,7 +498,7 @@ static onyx_status wino_pack_make(void *ctx, void **obj) {
 static onyx_status wino_weights(const kernel_prep *kp, const conv_state *s, conv_prim *p,
                                 const tensor *w) {
     static const cpu_dnnl_layout none;
-    wino_pack_ctx ctx = {s, p, w};
+    wpack_ctx ctx = {s, p, w};
     return cached_weights(kp, s, p, w, "convWg", &none, &none, wino_pack_make, &ctx);
 }
 

@@ -817,3 +817,25 @@ def generate(s):
                [('x', f(2, 3, 4, 4)), ('x2', f(2, 3, 4, 4)), ('mf', f(2, 1, 4, 4)), ('ga', f(3, 5)),
                 ('gb', f(5, 2))], [],
                ['p_a', 'p_b', 'w_b', 't12', 't3', 'm12', 'm3'])
+    # 3x3 stride-1 convs between opaque tensors, enough 2x2 output tiles for Winograd
+    # (kernels_cpu/conv/winograd.c): folded BatchNormalization, a residual Add then Relu, pads 0
+    # (21 -> 19: a last half tile per row) with Clip, output channels off its 64-wide blocks.
+    # Small integers throughout (BatchNormalization's factors 1/2 and 1): Winograd's transforms
+    # multiply by halves, so every value stays exact and any order of summing gives the same.
+    bn_inits = [('bn_s', rng.integers(1, 3, 48).astype(np.float32)), ('bn_b', fw(48)),
+                ('bn_m', fw(48)), ('bn_v', np.full(48, 4.0, np.float32))]
+    graph_case('test_fl_winograd_chain',
+               [N('Conv', ['x', 'wa', 'ba'], ['a']), N('Relu', ['a'], ['ar']),
+                N('Conv', ['ar', 'wb'], ['b'], pads=[1, 1, 1, 1]),
+                N('BatchNormalization', ['b', 'bn_s', 'bn_b', 'bn_m', 'bn_v'], ['bb'], epsilon=0.0),
+                N('Relu', ['bb'], ['br']),
+                N('Conv', ['br', 'wc', 'bc'], ['c'], pads=[1, 1, 1, 1]),
+                N('Add', ['c', 'br'], ['cs']), N('Relu', ['cs'], ['cr']),
+                N('Conv', ['cr', 'wd', 'bd'], ['d']),
+                N('Clip', ['d', 'lo', 'hi'], ['dc']),
+                N('Conv', ['dc', 'we'], ['y'])],
+               [('x', fw(1, 16, 21, 21))],
+               [('wa', fw(32, 16, 1, 1)), ('ba', fw(32)), ('wb', fw(48, 32, 3, 3))] + bn_inits +
+               [('wc', fw(48, 48, 3, 3)), ('bc', fw(48)), ('wd', fw(80, 48, 3, 3)), ('bd', fw(80)),
+                ('lo', np.array(-40.0, np.float32)), ('hi', np.array(300.0, np.float32)),
+                ('we', fw(16, 80, 1, 1))], ['y'])
