@@ -9,6 +9,9 @@
 /* Transformed inputs and products of one work item stay within this (of a 2 MB L2), the weights
  * of one position and 64 output channels beside them. */
 #define SLOT_BUDGET (768 * 1024)
+/* The L2 of a core, and the scratch an item may take where it holds an image's tiles. */
+#define L2_BYTES (2 * 1024 * 1024)
+#define WIDE_SLOT_BUDGET (1280 * 1024)
 /* Output channels a packed weight row holds (four vectors), and tiles a product call takes (six
  * rows of four accumulators: 24 of the 32 vector registers). */
 #define OB 64
@@ -16,10 +19,10 @@
 
 /* Tiles (2x2 output blocks, over the batch) each transformed weight must serve: with fewer,
  * reading the weights, 16/9 as many bytes as the direct kernels read, costs what the FMAs save.
- * At 2 threads against oneDNN's: 28x28 and 56x56 ResNet layers (196 and 784 tiles) 1.4-1.6x;
- * 14x14 ones (49 tiles, 256 channels: 4 MB of transformed weights a conv) 1.15-1.22x in ResNet-18
- * but 0.93x in ResNet-50, whose 100 MB of weights come from memory. */
-#define MIN_TILES 96
+ * At 2 threads against oneDNN's: ResNet's 56x56 and 28x28 layers (784 and 196 tiles) 1.4-1.6x,
+ * its 14x14 ones (49 tiles, 4 MB of transformed weights read once, WIDE_SLOT_BUDGET) 1.1-1.3x,
+ * its 7x7 ones (16) slower. */
+#define MIN_TILES 40
 
 #define WT __attribute__((target("avx512f,avx2,fma")))
 #define WI WT static inline __attribute__((always_inline))
@@ -54,22 +57,42 @@ void cpu_wino_plan_make(const geom_window *g, int threads, cpu_wino_plan *pl) {
     pl->tiles_w = ceil_div(pl->ow, 2);
     pl->tiles = pl->tiles_h * pl->tiles_w;
     pl->slots = threads < 1 ? 1 : threads;
-    /* all output channels in one item unless that leaves fewer than two items a thread; then
-     * halves (multiples of OB) until it does or they are OB wide */
-    pl->part = pl->m;
-    for (;;) {
-        int64_t per_tile = 16 * (pl->c + pl->part) * (int64_t)sizeof(float);
-        int64_t block = SLOT_BUDGET / per_tile;
-        if (block < ROWS) block = ROWS;
-        if (block > pl->tiles) block = pl->tiles;
-        pl->blocks = ceil_div(pl->tiles, block);
-        /* items in multiples of the slots, so that no thread is left with one more */
-        if (pl->n == 1 && pl->blocks > 1) pl->blocks = ceil_div(pl->blocks, pl->slots) * pl->slots;
-        pl->block = ceil_div(pl->tiles, pl->blocks); /* the same work in every item */
-        pl->blocks = ceil_div(pl->tiles, pl->block);
-        pl->parts = ceil_div(pl->m, pl->part);
-        if (pl->n * pl->blocks * pl->parts >= 2 * pl->slots || pl->part <= OB) break;
-        pl->part = ceil_div(ceil_div(pl->part, 2), OB) * OB;
+    /* Transformed weights larger than the L2 (ResNet's 14x14 layers: 4 MB) are read once per
+     * image: each item takes all the tiles of an image for a part of the output channels, as
+     * wide as the slots allow, where that fits a larger scratch. Otherwise tiles in blocks that
+     * fit SLOT_BUDGET, all the output channels per item unless that leaves fewer than two items
+     * a thread (then halves of them, multiples of OB, until it does or they are OB wide). */
+    if (16 * pl->c * pl->m * (int64_t)sizeof(float) > L2_BYTES) {
+        for (int64_t part = pl->m;; part = ceil_div(ceil_div(part, 2), OB) * OB) {
+            int64_t items = pl->n * ceil_div(pl->m, part);
+            if (items >= pl->slots && items % pl->slots == 0 &&
+                16 * pl->tiles * (pl->c + part) * (int64_t)sizeof(float) <= WIDE_SLOT_BUDGET) {
+                pl->part = part;
+                pl->parts = ceil_div(pl->m, part);
+                pl->block = pl->tiles;
+                pl->blocks = 1;
+                break;
+            }
+            if (part <= OB) break;
+        }
+    }
+    if (pl->blocks == 0) {
+        pl->part = pl->m;
+        for (;;) {
+            int64_t per_tile = 16 * (pl->c + pl->part) * (int64_t)sizeof(float);
+            int64_t block = SLOT_BUDGET / per_tile;
+            if (block < ROWS) block = ROWS;
+            if (block > pl->tiles) block = pl->tiles;
+            pl->blocks = ceil_div(pl->tiles, block);
+            /* items in multiples of the slots, so that no thread is left with one more */
+            if (pl->n == 1 && pl->blocks > 1)
+                pl->blocks = ceil_div(pl->blocks, pl->slots) * pl->slots;
+            pl->block = ceil_div(pl->tiles, pl->blocks); /* the same work in every item */
+            pl->blocks = ceil_div(pl->tiles, pl->block);
+            pl->parts = ceil_div(pl->m, pl->part);
+            if (pl->n * pl->blocks * pl->parts >= 2 * pl->slots || pl->part <= OB) break;
+            pl->part = ceil_div(ceil_div(pl->part, 2), OB) * OB;
+        }
     }
     size_t bytes = (size_t)16 * (size_t)pl->block * (size_t)(pl->c + pl->part) * sizeof(float);
     pl->slot_bytes = (bytes + 63) / 64 * 64;

@@ -32,7 +32,7 @@ typedef struct cpu_wino_plan {
 /* Whether Winograd runs the float convolution g on this CPU, and is worth it there: 2-D, 3x3,
  * stride and dilation 1, pads of at most 2, one group, channels in multiples of 16, and enough
  * 2x2 output tiles over the batch for each transformed weight (winograd.c, MIN_TILES: ResNet's
- * 56x56 and 28x28 layers at batch 1, not its 14x14 and 7x7 ones). */
+ * 56x56, 28x28 and 14x14 layers at batch 1, not its 7x7 ones). */
 bool cpu_wino_takes(const geom_window *g);
 
 /* The plan of g (cpu_wino_takes) for `threads` concurrent workers. */
