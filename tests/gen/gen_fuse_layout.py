@@ -772,9 +772,9 @@ def generate(s):
                    [('wa', fw(40, 24, 1, 1)), ('wb', fw(40, 40, 1, 1)), ('wc', fw(8, 40, 1, 1))]
                    + se_axes + other_axes, ['y', 'o'], opset=opset)
 
-    # 3x3 stride-1 convs between opaque tensors (run by Winograd's algorithm, F(2,3) or F(4,3),
-    # under oneDNN 2.6; by its brgemm kernels, channels last, under oneDNN 3); positive data, so
-    # every output is far from 0 and rtol alone judges it
+    # 3x3 stride-1 convs between opaque tensors (run by Winograd's algorithm: oneDNN 2.6's F(2,3)
+    # or F(4,3) once, onyx's own F(2x2, 3x3) now, kernels_cpu/conv/winograd.c); positive data,
+    # so every output is far from 0 and rtol alone judges it
     def fpos(*shape):
         return rng.uniform(0.5, 1.5, shape).astype(np.float32)
 
@@ -839,3 +839,11 @@ def generate(s):
                [('wc', fw(48, 48, 3, 3)), ('bc', fw(48)), ('wd', fw(80, 48, 3, 3)), ('bd', fw(80)),
                 ('lo', np.array(-40.0, np.float32)), ('hi', np.array(300.0, np.float32)),
                 ('we', fw(16, 80, 1, 1))], ['y'])
+    # transformed weights past the L2 (192 x 192 channels: 2.4 MB): an item takes all 49 tiles
+    # of the 14x14 image for half the output channels
+    graph_case('test_fl_winograd_wide',
+               [N('Conv', ['x', 'wa'], ['a']), N('Conv', ['a', 'wb', 'bb'], ['b'], pads=[1, 1, 1, 1]),
+                N('Relu', ['b'], ['br']), N('Conv', ['br', 'wc'], ['y'])],
+               [('x', fw(1, 192, 14, 14))],
+               [('wa', fw(192, 192, 1, 1)), ('wb', fw(192, 192, 3, 3)), ('bb', fw(192)),
+                ('wc', fw(16, 192, 1, 1))], ['y'])
