@@ -712,7 +712,7 @@ retry:;
     }
     CHECK(cpu_dnnl_attr(&attr));
     /* an exp-based activation last: vmath applies it to the primitive's output (post_vmath.h) */
-    p->tail = s->transpose ? -1 : cpu_post_vmath_tail(&s->chain);
+    p->tail = s->transpose ? -1 : cpu_post_vmath_conv_tail(&s->chain);
     if (s->chain.n > 0) {
         CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
         CHECK(cpu_dnnl_post_ops_n(&s->chain, p->tail >= 0 ? p->tail : s->chain.n, po));
