@@ -19,7 +19,9 @@ int cpu_post_vmath_tail(const fuse_chain *chain) {
 
 int cpu_post_vmath_conv_tail(const fuse_chain *chain) {
     int tail = cpu_post_vmath_tail(chain);
-    if (tail >= 0 && chain->ops[tail].kind == FUSE_SWISH && __builtin_cpu_is("intel")) return -1;
+    if (tail >= 0 && chain->ops[tail].kind == FUSE_SWISH && __builtin_cpu_is("intel") &&
+        __builtin_cpu_supports("avx512f"))
+        return -1;
     return tail;
 }
 

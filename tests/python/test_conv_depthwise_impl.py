@@ -63,7 +63,8 @@ def test_depthwise_takes_jit_dw(case, tmp_path):
              if line.startswith('onednn_verbose,exec,cpu,convolution,')]
     convs = {line.split(',')[4] for line in lines}
     assert convs and all(impl.startswith('jit_dw') for impl in convs), convs
-    # a SiLU is oneDNN's post-op on Intel's cores, vmath's pass after it elsewhere
+    # a SiLU is oneDNN's post-op on Intel's AVX-512 cores (the only ones this test runs on),
+    # vmath's pass after it elsewhere
     # (kernels_cpu/common/post_vmath.h, cpu_post_vmath_conv_tail)
     if CASES[case][4] == 'Silu':
         assert all(('eltwise_swish' in line) == INTEL for line in lines), lines
