@@ -13,12 +13,12 @@
 /* The index of the chain's last op when vmath takes it (SiLU/Swish, GELU, Tanh), else -1. */
 int cpu_post_vmath_tail(const fuse_chain *chain);
 
-/* The same after a oneDNN convolution, except a SiLU on Intel's AVX-512 cores (not measured on
- * their AVX2 ones, which keep vmath): there oneDNN's injected
- * one, applied in the convolution's own pass over Y, costs less than vmath's second pass (a
- * Sapphire Rapids Xeon, 2 threads: EfficientNet-B0's convolutions 5.91 -> 5.62 ms, sum of node
- * minima, and its output 2.1e-6 from onnxruntime's against 2.9e-6); on AMD's Zen 4, whose
- * AVX-512 is half as wide, it costs 2-4x vmath's. */
+/* The same after a oneDNN convolution, except a SiLU on Intel's AVX-512 cores: there oneDNN's
+ * injected one, applied in the convolution's own pass over Y, costs less than vmath's second
+ * pass (a Sapphire Rapids Xeon, 2 threads: EfficientNet-B0's convolutions 5.91 -> 5.62 ms, sum
+ * of node minima, and its output 2.1e-6 from onnxruntime's against 2.9e-6); on AMD's Zen 4,
+ * whose AVX-512 is half as wide, it costs 2-4x vmath's. Intel's AVX2 cores (not measured) keep
+ * vmath. */
 int cpu_post_vmath_conv_tail(const fuse_chain *chain);
 
 /* y[0, n) = op(y) in place, split over the rep's threads. */
