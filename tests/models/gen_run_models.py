@@ -8,6 +8,10 @@ need no Python; `make test-models` regenerates them byte for byte from fixed see
 - attention_concurrency.onnx: the same input as concurrency.onnx read as a sequence of
   height x width positions of 3 features, through attention spelled out as the exporters write
   it (two heads), which the fusion pass runs as one Attention step; shapes symbolic likewise.
+- winograd_concurrency.onnx: the same input through a 1x1 conv to 32 channels and a residual
+  block of two 3x3 convs between channels-last tensors, which the inputs of 60 or more 2x2
+  output tiles run by Winograd (kernels_cpu/conv/winograd.c) and the smaller ones by oneDNN,
+  then pooled, MatMul + Softmax; shapes symbolic likewise.
 - endless_loop.onnx: a Loop whose trip count is an input (INT64_MAX in the tests) and whose
   condition stays true: only run options (deadline, terminate, iteration cap) stop it.
 - activation_patterns.onnx: the exporters' spelled-out GELU (erf form in its three associations
@@ -100,6 +104,34 @@ def attention_concurrency_model() -> onnx.ModelProto:
     ]
     graph = helper.make_graph(
         nodes, "attention_concurrency",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 5])],
+        initializer=[numpy_helper.from_array(a, n) for n, a in consts.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             producer_name="onyx-tests")
+
+
+def winograd_concurrency_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(20261203)
+
+    def w(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
+
+    consts = {"wa": w(32, 3, 1, 1), "ba": w(32), "wb": w(32, 32, 3, 3), "bb": w(32),
+              "wc": w(32, 32, 3, 3), "bc": w(32), "wo": w(32, 5)}
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "wa", "ba"], ["a"]), node("Relu", ["a"], ["ar"]),
+        node("Conv", ["ar", "wb", "bb"], ["b"], pads=[1, 1, 1, 1]), node("Relu", ["b"], ["br"]),
+        node("Conv", ["br", "wc", "bc"], ["c"], pads=[1, 1, 1, 1]),
+        node("Add", ["c", "ar"], ["cs"]), node("Relu", ["cs"], ["cr"]),
+        node("GlobalAveragePool", ["cr"], ["gap"]), node("Flatten", ["gap"], ["pooled"]),
+        node("MatMul", ["pooled", "wo"], ["logits"]),
+        node("Softmax", ["logits"], ["out"], axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes, "winograd_concurrency",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 5])],
         initializer=[numpy_helper.from_array(a, n) for n, a in consts.items()],
@@ -252,6 +284,7 @@ def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
     for name, model in [("concurrency", concurrency_model()),
                         ("attention_concurrency", attention_concurrency_model()),
+                        ("winograd_concurrency", winograd_concurrency_model()),
                         ("endless_loop", endless_loop_model()),
                         ("sequence_loop", sequence_loop_model()),
                         ("activation_patterns", activation_patterns_model()),

@@ -1,9 +1,9 @@
 /* One rep run from many threads at once, with mixed input shapes (so plans are built while other
  * runs go on), every output checked against the same run made alone; and the run options that
  * stop a run: deadline, terminate from another thread, iteration cap. The many-threads test runs
- * a CNN (on the CPU, and split with the TEST device) and attention spelled out (one fused step per
- * plan). Built a second time under ThreadSanitizer by `make tsan`. Models:
- * tests/models/gen_run_models.py. */
+ * a CNN (on the CPU, and split with the TEST device), attention spelled out (one fused step per
+ * plan) and convolutions by Winograd. Built a second time under ThreadSanitizer by `make tsan`.
+ * Models: tests/models/gen_run_models.py. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,6 +116,11 @@ static int setup_test_device(void **state) {
  * run context's scratch) */
 static int setup_attention(void **state) {
     return setup_on(state, "tests/models/attention_concurrency.onnx", "CPU");
+}
+
+/* Two 3x3 convs that the larger shapes' plans run by Winograd, the smaller ones' by oneDNN */
+static int setup_winograd(void **state) {
+    return setup_on(state, "tests/models/winograd_concurrency.onnx", "CPU");
 }
 
 static int teardown(void **state) {
@@ -402,6 +407,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_test_device, teardown),
         cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_attention, teardown),
+        cmocka_unit_test_setup_teardown(test_one_rep_many_threads, setup_winograd, teardown),
         cmocka_unit_test(test_plan_eviction_under_load),
         cmocka_unit_test(test_deadline_stops_endless_loop),
         cmocka_unit_test(test_terminate_from_another_thread),
