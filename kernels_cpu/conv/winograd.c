@@ -3,15 +3,21 @@
 #include <immintrin.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/parallel.h"
 
-/* Transformed inputs and products of one work item stay within this (of a 2 MB L2), the weights
- * of one position and 64 output channels beside them. */
-#define SLOT_BUDGET (768 * 1024)
-/* The L2 of a core, and the scratch an item may take where it holds an image's tiles. */
-#define L2_BYTES (2 * 1024 * 1024)
-#define WIDE_SLOT_BUDGET (1280 * 1024)
+/* The scratch of one work item (transformed inputs and products), in eighths of a core's L2:
+ * 3/8 (768 KB of this Xeon's 2 MB) beside the weights of one position and 64 output channels,
+ * 5/8 where an item holds all of an image's tiles (see cpu_wino_plan_make). */
+#define SLOT_EIGHTHS 3
+#define WIDE_SLOT_EIGHTHS 5
+
+static int64_t l2_bytes(void) {
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? l2 : 1024 * 1024;
+}
+
 /* Output channels a packed weight row holds (four vectors), and tiles a product call takes (six
  * rows of four accumulators: 24 of the 32 vector registers). */
 #define OB 64
@@ -20,7 +26,7 @@
 /* Tiles (2x2 output blocks, over the batch) each transformed weight must serve: with fewer,
  * reading the weights, 16/9 as many bytes as the direct kernels read, costs what the FMAs save.
  * At 2 threads against oneDNN's: ResNet's 56x56 and 28x28 layers (784 and 196 tiles) 1.4-1.6x,
- * its 14x14 ones (49 tiles, 4 MB of transformed weights read once, WIDE_SLOT_BUDGET) 1.1-1.3x,
+ * its 14x14 ones (49 tiles, 4 MB of transformed weights read once, WIDE_SLOT_EIGHTHS) 1.1-1.3x,
  * its 7x7 ones (16) slower. */
 #define MIN_TILES 40
 
@@ -59,14 +65,17 @@ void cpu_wino_plan_make(const geom_window *g, int threads, cpu_wino_plan *pl) {
     pl->slots = threads < 1 ? 1 : threads;
     /* Transformed weights larger than the L2 (ResNet's 14x14 layers: 4 MB) are read once per
      * image: each item takes all the tiles of an image for a part of the output channels, as
-     * wide as the slots allow, where that fits a larger scratch. Otherwise tiles in blocks that
-     * fit SLOT_BUDGET, all the output channels per item unless that leaves fewer than two items
-     * a thread (then halves of them, multiples of OB, until it does or they are OB wide). */
-    if (16 * pl->c * pl->m * (int64_t)sizeof(float) > L2_BYTES) {
+     * wide as the slots allow, where that fits WIDE_SLOT_EIGHTHS of the L2. Otherwise tiles in
+     * blocks that fit SLOT_EIGHTHS of it, all the output channels per item unless that leaves
+     * fewer than two items a thread (then halves of them, multiples of OB, until it does or
+     * they are OB wide). */
+    const int64_t l2 = l2_bytes();
+    if (16 * pl->c * pl->m * (int64_t)sizeof(float) > l2) {
         for (int64_t part = pl->m;; part = ceil_div(ceil_div(part, 2), OB) * OB) {
             int64_t items = pl->n * ceil_div(pl->m, part);
             if (items >= pl->slots && items % pl->slots == 0 &&
-                16 * pl->tiles * (pl->c + part) * (int64_t)sizeof(float) <= WIDE_SLOT_BUDGET) {
+                16 * pl->tiles * (pl->c + part) * (int64_t)sizeof(float) <=
+                    l2 * WIDE_SLOT_EIGHTHS / 8) {
                 pl->part = part;
                 pl->parts = ceil_div(pl->m, part);
                 pl->block = pl->tiles;
@@ -80,7 +89,7 @@ void cpu_wino_plan_make(const geom_window *g, int threads, cpu_wino_plan *pl) {
         pl->part = pl->m;
         for (;;) {
             int64_t per_tile = 16 * (pl->c + pl->part) * (int64_t)sizeof(float);
-            int64_t block = SLOT_BUDGET / per_tile;
+            int64_t block = l2 * SLOT_EIGHTHS / 8 / per_tile;
             if (block < ROWS) block = ROWS;
             if (block > pl->tiles) block = pl->tiles;
             pl->blocks = ceil_div(pl->tiles, block);

@@ -72,7 +72,7 @@ static void test_plans_cover_the_work(void **state) {
             assert_true(pl.part % 16 == 0 && pl.part * pl.parts >= pl.m);
             assert_true(pl.part * (pl.parts - 1) < pl.m);
             assert_int_equal(pl.slots, threads);
-            assert_true(pl.slot_bytes % 64 == 0 && pl.slot_bytes <= 1280 * 1024);
+            assert_true(pl.slot_bytes % 64 == 0 && pl.slot_bytes <= 2 * 1024 * 1024);
         }
     /* 4 MB of transformed weights: an item takes every tile of the image */
     geom_window g = window(1, 256, 256, 14, 14, 1);
