@@ -304,7 +304,8 @@ WT static void transform_outputs(const wino_job *j, int64_t img, int64_t t0, int
 
 static void run_item(wino_job *j, int64_t item, float *slot) {
     const cpu_wino_plan *pl = j->pl;
-    int64_t b = item % pl->blocks, q = item / pl->blocks % pl->parts, img = item / pl->blocks / pl->parts;
+    int64_t b = item % pl->blocks, q = item / pl->blocks % pl->parts;
+    int64_t img = item / pl->blocks / pl->parts;
     int64_t t0 = b * pl->block, nt = pl->tiles - t0 < pl->block ? pl->tiles - t0 : pl->block;
     int64_t o0 = q * pl->part, o1 = o0 + pl->part < pl->m ? o0 + pl->part : pl->m;
     float *v = slot, *prod = slot + 16 * pl->block * pl->c;
