@@ -255,11 +255,6 @@ static const char *impl_of(const_dnnl_primitive_desc_t pd) {
                : NULL;
 }
 
-static bool is_amx(const_dnnl_primitive_desc_t pd) {
-    const char *impl = impl_of(pd);
-    return impl && strstr(impl, "amx");
-}
-
 static onyx_status create_pd(qconv_fast *q, const_dnnl_memory_desc_t md_w,
                              const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
     dnnl_engine_t eng;
@@ -277,23 +272,46 @@ static onyx_status create_pd(qconv_fast *q, const_dnnl_memory_desc_t md_w,
                           "creating an int8 convolution");
 }
 
-/* Where oneDNN's first choice for a narrow pointwise convolution is an AMX kernel, *pd moves to
- * its first implementation that is neither AMX nor the reference, if it has one (asked in a
- * second descriptor: walking the first past its end would lose it). */
-static onyx_status leave_amx(qconv_fast *q, const_dnnl_memory_desc_t md_w,
-                             const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
-    if (!narrow_pointwise(q) || !is_amx(*pd)) return ONYX_OK;
+/* oneDNN 3.2's AMX pointwise int8 kernel (jit_1x1:avx512_core_amx) writes past the end of Y
+ * where an image has 27, 33, 36, 39, 42, 45 or 48 output pixels: 720 bytes past a 9x5 one of
+ * 48 channels, whatever the channels, threads or batch (guard bytes around Y, every count from 1
+ * to 400; onyx's arena and heap took it: a 9x5 projection between two convolutions crashed
+ * when its rep was freed). Its other AMX kernel (jit:avx512_core_amx) writes inside Y at every
+ * count from 1 to 200; convolutions of so few pixels take it. */
+#define AMX_1X1_PIXELS_MIN 49
+
+static bool overflows(const qconv_fast *q, const char *impl) {
+    int64_t pixels = 1;
+    for (int i = 0; i < q->g.nsp; i++) pixels *= q->g.out[i];
+    return impl && strcmp(impl, "jit_1x1:avx512_core_amx") == 0 && pixels < AMX_1X1_PIXELS_MIN;
+}
+
+/* Whether pd's kernel is one q does not take from oneDNN: AMX for a narrow pointwise convolution
+ * (slower than VNNI there), or the pointwise AMX kernel where it overflows. */
+static bool unwanted(const qconv_fast *q, const_dnnl_primitive_desc_t pd) {
+    const char *impl = impl_of(pd);
+    return (narrow_pointwise(q) && impl && strstr(impl, "amx")) || overflows(q, impl);
+}
+
+/* Where oneDNN's first choice is unwanted, *pd moves to its first implementation that is
+ * neither unwanted nor the reference, if it has one (asked in a second descriptor: walking the
+ * first past its end would lose it); none: *pd stays, unless it overflows (an error then). */
+static onyx_status leave_unwanted(qconv_fast *q, const_dnnl_memory_desc_t md_w,
+                                  const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
+    if (!unwanted(q, *pd)) return ONYX_OK;
     dnnl_primitive_desc_t alt = NULL;
     TRY(create_pd(q, md_w, attr, &alt));
-    while (is_amx(alt) && dnnl_guard_next_impl(alt) == dnnl_success) {
+    while (unwanted(q, alt) && dnnl_guard_next_impl(alt) == dnnl_success) {
     }
     const char *impl = impl_of(alt);
-    if (impl && !strstr(impl, "amx") && strncmp(impl, "ref", 3) != 0) {
+    if (impl && !unwanted(q, alt) && strncmp(impl, "ref", 3) != 0) {
         dnnl_primitive_desc_destroy(*pd);
         *pd = alt;
-    } else {
-        dnnl_primitive_desc_destroy(alt);
+        return ONYX_OK;
     }
+    dnnl_primitive_desc_destroy(alt);
+    if (overflows(q, impl_of(*pd)))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN's only int8 kernel here writes past Y");
     return ONYX_OK;
 }
 
@@ -320,7 +338,7 @@ static onyx_status describe(qconv_fast *q, dnnl_primitive_desc_t *out) {
     }
     CHECK(make_attr(q, &attr));
     CHECK(create_pd(q, md_wany, attr, &pd));
-    CHECK(leave_amx(q, md_wany, attr, &pd));
+    CHECK(leave_unwanted(q, md_wany, attr, &pd));
     int64_t macs = q->g.n * q->g.m * (q->g.c / q->g.group);
     for (int i = 0; i < q->g.nsp; i++) macs *= q->g.k[i] * q->g.out[i];
     const char *impl = impl_of(pd);
