@@ -8,6 +8,7 @@ int8 / 128 for uint8) round in double as ONNX's reference does and may differ by
 then. A quantized network's outputs must not change with the optimization level (opaque chains
 at `all`, the graph as written at `disable`). Which path ran shows in onnxruntime-exactness only
 on CPUs with VNNI; elsewhere every case runs the reference and the exactness tests are skipped."""
+import gc
 import threading
 
 import numpy as np
@@ -422,6 +423,64 @@ def test_squeeze_excitation_stays_opaque(capfd):
     np.testing.assert_array_equal(fused, plain)
     if vnni():
         np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
+
+
+def projection_bytes(rows, cols, cin, cout, stride, seed=8):
+    """QuantizeLinear -> QLinearConv 3x3 (3 -> cin) -> QLinearConv 1x1 (cin -> cout, stride) ->
+    QLinearConv 3x3 (cout -> 8): MobileNetV2's projection, channels last in and out, batch 1."""
+    q = QOpGraph(seed)
+    q.nodes.append(oh.make_node('QuantizeLinear', ['x', q.s, q.z], ['xq']))
+    c1 = q.qconv('xq', 'c1', 3, cin, 3)
+    r = q.r
+    q.nodes.append(oh.make_node('QLinearConv', [
+        c1, q.s, q.z, q.const('p_w', r.integers(-127, 128, size=(cout, cin, 1, 1)).astype(np.int8)),
+        q.const('p_ws', np.array(r.uniform(0.5, 1.5, cout) / np.sqrt(cin) / 40, np.float32)),
+        q.const('p_wz', np.zeros(cout, np.int8)), q.s, q.z,
+        q.const('p_b', r.integers(-2000, 2000, size=cout).astype(np.int32))], ['p'],
+        strides=[stride, stride]))
+    q.nodes.append(oh.make_node('DequantizeLinear', [q.qconv('p', 'c2', cout, 8, 3), q.s, q.z], ['y']))
+    return q.bytes((1, 3, rows, cols))
+
+
+@needs_vnni
+@pytest.mark.parametrize('rows,cols', [(9, 5), (6, 8), (3, 9), (1, 45), (7, 6), (7, 7)])
+def test_pointwise_of_few_pixels_writes_inside_y(rows, cols):
+    """oneDNN 3.2's AMX pointwise kernel writes past Y where an image has 27-48 output pixels
+    (kernels_cpu/conv/qconv_dnnl.c, overflows): 720 bytes past a 9x5 projection's, which broke
+    the heap and crashed the process when the session was freed. Those take another kernel:
+    onnxruntime's bits, and the session frees cleanly."""
+    b = projection_bytes(rows, cols, 80, 48, 1)
+    x = np.random.default_rng(3).uniform(-3, 3, (1, 3, rows, cols)).astype(np.float32)
+    so = onyx.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = onyx.InferenceSession(b, so)
+    got = [sess.run(None, {'x': x})[0] for _ in range(3)]
+    del sess
+    gc.collect()
+    for y in got:
+        np.testing.assert_array_equal(y, ort_run(b, {'x': x})[0])
+
+
+@needs_vnni
+@pytest.mark.parametrize('rows,cols,cin,cout,stride', [
+    (7, 7, 160, 96, 1), (8, 8, 96, 64, 1), (9, 5, 80, 48, 1), (2, 3, 64, 32, 1),
+    (13, 13, 96, 32, 2)])
+def test_projection_in_bands_equals_one_primitive(rows, cols, cin, cout, stride):
+    """A pointwise projection (fewer output channels than input ones) of at most 64 output
+    pixels runs, with two threads, as bands of output rows, one primitive a thread
+    (kernels_cpu/conv/qconv_dnnl.c, row_parts): the same bits as one primitive on one thread,
+    and as onnxruntime, for even, odd and strided rows, and bands of a few pixels (9x5: 4 and 5
+    rows, where oneDNN's AMX pointwise kernel would write past them)."""
+    b = projection_bytes(rows, cols, cin, cout, stride)
+    x = np.random.default_rng(3).uniform(-3, 3, (1, 3, rows, cols)).astype(np.float32)
+    outs = []
+    for threads in (1, 2):
+        so = onyx.SessionOptions()
+        so.intra_op_num_threads = threads
+        outs.append(onyx.InferenceSession(b, so).run(None, {'x': x})[0])
+    assert np.abs(outs[1]).max() > 0
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_array_equal(outs[1], ort_run(b, {'x': x})[0])
 
 
 # ---------------------------------------------------------------- QDQ units in 8 bits

@@ -528,6 +528,16 @@ static void test_profiling_and_log(void **state) {
     /* the next profile starts empty */
     assert_int_equal(onyx_rep_end_profiling(rep, NULL), ONYX_OK);
     assert_int_equal(count_events(path, "\"ph\":\"X\""), 0);
+    /* a tag is escaped as a JSON string: quote, backslash and control character */
+    assert_int_equal(onyx_run_options_set_tag(ro, "a\"b\\c\td"), ONYX_OK);
+    size_t n_out = 0;
+    onyx_value **tagged = NULL;
+    assert_int_equal(onyx_rep_run_with_options(rep, ro, 1, NULL, ins, &n_out, &tagged), ONYX_OK);
+    onyx_values_free(tagged, n_out);
+    assert_int_equal(onyx_rep_end_profiling(rep, NULL), ONYX_OK);
+    assert_true(count_events(path, "\"run_tag\":\"a\\\"b\\\\c\\u0009d\"") >= 2);
+    assert_int_equal(count_events(path, "\"run_tag\":\"a\\\"b\\\\c\\u0009d\""),
+                     count_events(path, "\"ph\":\"X\""));
     onyx_rep_free(rep);
     onyx_run_options_free(ro);
 
