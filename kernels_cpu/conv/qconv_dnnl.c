@@ -30,8 +30,6 @@
 #include "core/exec_frame.h"
 #include "core/exec_run.h"
 #include "core/fuse_chain.h"
-#include "core/parallel.h"
-#include "geometry/window.h"
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/dnnl_util.h"
 #include "kernels_cpu/common/i8_gemm_avx2.h"
@@ -59,43 +57,18 @@ typedef struct qconv_fast {
      * reference kernel for these, at a fifth of EfficientNet-B0's int8 run). */
     int8_t *w8;
     bool wbuf_own;                     /* not the rep's (kernel_shared) */
-    /* The output rows in n_parts bands, each a one-thread primitive over its rows' input window
-     * (row_parts), run side by side; none: conv runs the convolution alone. */
-    int n_parts;
-    struct qconv_part *parts;
     /* the bias as float [M], the multipliers [M] and the two zero points, computed once at
      * prepare where the scales, zero points and bias are constants (else per run, in scratch) */
     float *fixed;
     int32_t fixed_zp[2];
     /* a run's scratch: X and Y channels last (where reordered), the largest scratchpad, the
-     * bias as float, the multipliers, the two zero points, the bands' scratchpads */
-    size_t off_x, off_y, off_pad, off_b, off_mult, off_zp, off_parts, scratch;
+     * bias as float, the multipliers, the two zero points */
+    size_t off_x, off_y, off_pad, off_b, off_mult, off_zp, scratch;
 } qconv_fast;
-
-/* One band of output rows of a convolution (qconv_fast.parts): its primitive over the input rows
- * its windows cover (md_x), and where its X, Y and scratchpad start (bytes into X, Y and the
- * run's scratch). */
-typedef struct qconv_part {
-    dnnl_primitive_t conv;
-    dnnl_memory_desc_t md_x, md_y, md_pad;
-    size_t x_at, y_at, pad_at, pad_size;
-} qconv_part;
 
 static void md_drop(dnnl_memory_desc_t *md) {
     if (*md) dnnl_memory_desc_destroy(*md);
     *md = NULL;
-}
-
-static void drop_parts(qconv_fast *q) {
-    for (int k = 0; k < q->n_parts; k++) {
-        if (q->parts[k].conv) dnnl_primitive_destroy(q->parts[k].conv);
-        md_drop(&q->parts[k].md_x);
-        md_drop(&q->parts[k].md_y);
-        md_drop(&q->parts[k].md_pad);
-    }
-    free(q->parts);
-    q->parts = NULL;
-    q->n_parts = 0;
 }
 
 void qconv_fast_release(void *state) {
@@ -108,7 +81,6 @@ void qconv_fast_release(void *state) {
                                  &q->md_mult, &q->md_zp, &q->md_pad_conv, &q->md_pad_reo_x,
                                  &q->md_pad_reo_y};
     for (size_t i = 0; i < sizeof mds / sizeof *mds; i++) md_drop(mds[i]);
-    drop_parts(q);
     if (q->wbuf_own) free((void *)q->wbuf);
     free(q->wsum);
     free(q->fixed);
@@ -238,12 +210,11 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
                          "setting the output zero point"));
     dnnl_dims_t d;
     for (int i = 0; i < q->rank; i++) d[i] = i == 1 ? q->g.m : 1;
-    if (!q->md_mult) /* made by the first call (the row parts take the same) */
-        CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_mult, q->rank, d, dnnl_f32,
-                                                              q->rank == 3   ? dnnl_abc
-                                                              : q->rank == 4 ? dnnl_abcd
-                                                                             : dnnl_abcde),
-                             "describing the multipliers"));
+    CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_mult, q->rank, d, dnnl_f32,
+                                                          q->rank == 3   ? dnnl_abc
+                                                          : q->rank == 4 ? dnnl_abcd
+                                                                         : dnnl_abcde),
+                         "describing the multipliers"));
     CHECK(cpu_dnnl_check(dnnl_post_ops_create(&po), "creating post-ops"));
     CHECK(cpu_dnnl_check(dnnl_post_ops_append_binary(po, dnnl_binary_mul, q->md_mult),
                          "appending the multipliers"));
@@ -284,30 +255,21 @@ static const char *impl_of(const_dnnl_primitive_desc_t pd) {
                : NULL;
 }
 
-/* The convolution of X md_x into Y md_y with the first spatial dim's pads pad_top and
- * pad_bottom (the others as the node's). */
-static onyx_status conv_pd(const qconv_fast *q, const_dnnl_memory_desc_t md_x,
-                           const_dnnl_memory_desc_t md_w, const_dnnl_memory_desc_t md_y,
-                           int64_t pad_top, int64_t pad_bottom, const_dnnl_primitive_attr_t attr,
-                           dnnl_primitive_desc_t *pd) {
+static onyx_status create_pd(qconv_fast *q, const_dnnl_memory_desc_t md_w,
+                             const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
     dnnl_engine_t eng;
     TRY(cpu_dnnl_engine(&eng));
     dnnl_dims_t strides, dil, pl, pr;
     for (int i = 0; i < q->g.nsp; i++) {
         strides[i] = q->g.stride[i];
         dil[i] = q->g.dil[i] - 1;
-        pl[i] = i ? q->g.pad_b[i] : pad_top;
-        pr[i] = i ? q->g.pad_e[i] : pad_bottom;
+        pl[i] = q->g.pad_b[i];
+        pr[i] = q->g.pad_e[i];
     }
     return cpu_dnnl_check(dnnl_guard_convolution_pd(pd, eng, dnnl_forward_inference,
-                                                    dnnl_convolution_direct, md_x, md_w, q->md_b,
-                                                    md_y, strides, dil, pl, pr, attr),
+                                                    dnnl_convolution_direct, q->md_x, md_w,
+                                                    q->md_b, q->md_y, strides, dil, pl, pr, attr),
                           "creating an int8 convolution");
-}
-
-static onyx_status create_pd(qconv_fast *q, const_dnnl_memory_desc_t md_w,
-                             const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
-    return conv_pd(q, q->md_x, md_w, q->md_y, q->g.pad_b[0], q->g.pad_e[0], attr, pd);
 }
 
 /* oneDNN 3.2's AMX pointwise int8 kernel (jit_1x1:avx512_core_amx) writes past the end of Y
@@ -318,22 +280,17 @@ static onyx_status create_pd(qconv_fast *q, const_dnnl_memory_desc_t md_w,
  * count from 1 to 200; convolutions of so few pixels take it. */
 #define AMX_1X1_PIXELS_MIN 49
 
-/* Whether kernel impl may write past a Y of `pixels` output pixels an image. */
-static bool overflows(const char *impl, int64_t pixels) {
-    return impl && strcmp(impl, "jit_1x1:avx512_core_amx") == 0 && pixels < AMX_1X1_PIXELS_MIN;
-}
-
-static int64_t out_pixels(const qconv_fast *q) {
+static bool overflows(const qconv_fast *q, const char *impl) {
     int64_t pixels = 1;
     for (int i = 0; i < q->g.nsp; i++) pixels *= q->g.out[i];
-    return pixels;
+    return impl && strcmp(impl, "jit_1x1:avx512_core_amx") == 0 && pixels < AMX_1X1_PIXELS_MIN;
 }
 
 /* Whether pd's kernel is one q does not take from oneDNN: AMX for a narrow pointwise convolution
  * (slower than VNNI there), or the pointwise AMX kernel where it overflows. */
 static bool unwanted(const qconv_fast *q, const_dnnl_primitive_desc_t pd) {
     const char *impl = impl_of(pd);
-    return (narrow_pointwise(q) && impl && strstr(impl, "amx")) || overflows(impl, out_pixels(q));
+    return (narrow_pointwise(q) && impl && strstr(impl, "amx")) || overflows(q, impl);
 }
 
 /* Where oneDNN's first choice is unwanted, *pd moves to its first implementation that is
@@ -353,7 +310,7 @@ static onyx_status leave_unwanted(qconv_fast *q, const_dnnl_memory_desc_t md_w,
         return ONYX_OK;
     }
     dnnl_primitive_desc_destroy(alt);
-    if (overflows(impl_of(*pd), out_pixels(q)))
+    if (overflows(q, impl_of(*pd)))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "oneDNN's only int8 kernel here writes past Y");
     return ONYX_OK;
 }
@@ -417,116 +374,6 @@ static onyx_status make_primitive(qconv_fast *q) {
 done:
     dnnl_primitive_desc_destroy(pd);
     return st;
-}
-
-/* ---- small pointwise projections in bands of output rows */
-
-/* Into how many bands of output rows a convolution is cut (0: none), one a thread: pointwise
- * projections (fewer output channels than input ones) of at most BANDS_PIXELS_MAX output pixels
- * (a 224x224 network's last stage, 7x7). oneDNN 3.2 runs
- * those on one thread whatever the arena (its AMX kernels split output channels, and there are
- * few: MobileNetV2's 960 -> 160 at 7x7 took 17 us on one thread and 16 on two), bound by reading
- * their weights from beyond L2; bands of rows, each a one-thread primitive, read them on both
- * cores at once. MobileNetV2 int8 on this Xeon (2 threads, shortest of 4500 profiled runs a node):
- * the four 7x7 projections 14/16/13/22 us -> 10/12/10/19; the 14x14 ones did not change. Not taken:
- * expansions (more output channels than input ones), which oneDNN already splits by output
- * channels (bands made MobileNetV2's 7x7 ones 1-2 us slower); larger maps; depthwise
- * convolutions (384 channels at 14x14: bands 17.9 -> 13.6 us with hot caches, alone, but no
- * change inside the network, where each band's input rows come from the other core's cache).
- * Batch 1 and channels last in and out (opaque, no reorder), where a band's rows are one
- * contiguous run of X and of Y. */
-#define BANDS_PIXELS_MAX 64
-
-static int row_parts(const qconv_fast *q) {
-    int threads = parallel_threads();
-    if (threads < 2 || q->rank != 4 || q->xdims[0] != 1 || q->reo_x || q->reo_y || q->w8)
-        return 0;
-    bool pointwise = q->g.group == 1 && q->g.k[0] == 1 && q->g.k[1] == 1;
-    if (!pointwise || q->g.m >= q->g.c || out_pixels(q) > BANDS_PIXELS_MAX) return 0;
-    int64_t rows = q->ydims[2];
-    return rows < 2 ? 0 : (int)(rows < threads ? rows : threads);
-}
-
-/* The bands' primitives, made where oneDNN sees one thread (parallel_within(1)): each then runs
- * on the thread that calls it, without handing work to another. Fails where a band's primitive
- * is oneDNN's reference or packs W otherwise than the whole convolution (which packed W once). */
-static onyx_status make_parts_here(void *arg) {
-    qconv_fast *q = arg;
-    onyx_status st = ONYX_OK;
-    dnnl_memory_desc_t md_wany = NULL;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_dims_t d;
-    int wr = weight_dims(q, d);
-    CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&md_wany, wr, d, dnnl_s8, dnnl_format_tag_any),
-                         "describing int8 weights"));
-    CHECK(make_attr(q, &attr));
-    const int64_t rows = q->ydims[2], ih = q->xdims[2], stride = q->g.stride[0];
-    const int64_t extent = geom_window_extent(q->g.k[0], q->g.dil[0]);
-    const size_t x_row = (size_t)(q->xdims[1] * q->xdims[3]), y_row = (size_t)(q->ydims[1] * q->ydims[3]);
-    size_t pad_at = 0;
-    for (int k = 0; k < q->n_parts; k++) {
-        qconv_part *part = &q->parts[k];
-        const int64_t r0 = rows * k / q->n_parts, r1 = rows * (k + 1) / q->n_parts;
-        /* the input rows the band's windows cover, and the padding among them */
-        int64_t first = r0 * stride - q->g.pad_b[0], end = (r1 - 1) * stride - q->g.pad_b[0] + extent;
-        const int64_t top = first < 0 ? -first : 0, bottom = end > ih ? end - ih : 0;
-        first += top;
-        end -= bottom;
-        if (end <= first) {
-            st = onyx_error(ONYX_ERR_UNSUPPORTED, "a band of output rows reads only padding");
-            goto done;
-        }
-        const int64_t xd[4] = {1, q->xdims[1], end - first, q->xdims[3]};
-        const int64_t yd[4] = {1, q->ydims[1], r1 - r0, q->ydims[3]};
-        CHECK(cpu_dnnl_md_channels_last(&part->md_x, 4, xd, dnnl_type(q->xt)));
-        CHECK(cpu_dnnl_md_channels_last(&part->md_y, 4, yd, dnnl_type(q->yt)));
-        CHECK(conv_pd(q, part->md_x, md_wany, part->md_y, top, bottom, attr, &pd));
-        while (overflows(impl_of(pd), (r1 - r0) * q->ydims[3]) &&
-               dnnl_guard_next_impl(pd) == dnnl_success) {
-        }
-        const char *impl = impl_of(pd);
-        if (!impl || strncmp(impl, "ref", 3) == 0 || overflows(impl, (r1 - r0) * q->ydims[3]) ||
-            !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-                                    q->md_w)) {
-            st = onyx_error(ONYX_ERR_UNSUPPORTED, "a band of output rows takes another kernel");
-            goto done;
-        }
-        size_t pad = cpu_dnnl_scratchpad(pd, &part->md_pad);
-        if (pad == SIZE_MAX) {
-            st = onyx_oom("int8 convolution scratchpad");
-            goto done;
-        }
-        part->pad_size = pad;
-        part->pad_at = pad_at;
-        pad_at += round64(pad);
-        part->x_at = (size_t)first * x_row;
-        part->y_at = (size_t)r0 * y_row;
-        CHECK(cpu_dnnl_check(dnnl_guard_primitive_create(&part->conv, pd),
-                             "creating an int8 convolution"));
-        dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
-    }
-done:
-    if (pd) dnnl_primitive_desc_destroy(pd);
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    if (md_wany) dnnl_memory_desc_destroy(md_wany);
-    return st;
-}
-
-/* q's bands where row_parts cuts it; none where oneDNN has no fitting kernel for them (then the
- * whole convolution runs as one primitive). Fails only for memory. */
-static onyx_status make_parts(qconv_fast *q) {
-    int n = row_parts(q);
-    if (n < 2) return ONYX_OK;
-    if (!(q->parts = calloc((size_t)n, sizeof *q->parts))) return onyx_oom("int8 convolution");
-    q->n_parts = n;
-    onyx_status st = parallel_within(1, NULL, make_parts_here, q);
-    if (st == ONYX_OK) return ONYX_OK;
-    drop_parts(q);
-    if (st == ONYX_ERR_NO_MEMORY) return st;
-    onyx_error_clear(); /* the whole convolution runs as one primitive */
-    return ONYX_OK;
 }
 
 /* The sum of one output channel's n weights from `at` (as int8: less `shift`) and of their
@@ -767,7 +614,6 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         CHECK(cpu_dnnl_md_plain(&q->md_yu, q->rank, q->ydims, dnnl_type(q->yt)));
         CHECK(cpu_dnnl_reorder(q->md_y, q->md_yu, &q->reo_y, &q->md_pad_reo_y, &q->pad_reo_y));
     }
-    if (st == ONYX_OK && !q->w8) CHECK(make_parts(q));
     if (st == ONYX_OK && !q->w8) CHECK(pack_weights(p, q, w));
     if (st == ONYX_OK) CHECK(fix_requant_terms(p, q));
     if (st == ONYX_OK) {
@@ -786,8 +632,6 @@ onyx_status qconv_fast_prepare(const kernel_prep *p, void **state) {
         off += round64((size_t)q->g.m * sizeof(float));
         q->off_zp = off;
         off += 64;
-        q->off_parts = off;
-        for (int k = 0; k < q->n_parts; k++) off += round64(q->parts[k].pad_size);
         q->scratch = off;
         *state = q;
         return ONYX_OK;
@@ -806,11 +650,6 @@ typedef struct qconv_mems {
     /* the convolution's (x and y also the reorders' destination and source), the reorders'
      * plain ends, and the scratchpads of the three primitives */
     dnnl_memory_t x, w, b, y, mult, zx, zy, pad, xu, yu, pad_rx, pad_ry;
-    /* each band's X, Y and scratchpad (3 a band), how its last run went, and what it said */
-    int n_parts;
-    dnnl_memory_t *part_mems;
-    onyx_status *part_st;
-    char (*part_msg)[160];
 } qconv_mems;
 
 void qconv_fast_unfork(void *fork) {
@@ -820,11 +659,6 @@ void qconv_fast_unfork(void *fork) {
                            f->zy,   f->pad, f->xu, f->yu,     f->pad_rx, f->pad_ry};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i]) dnnl_memory_destroy(all[i]);
-    for (int i = 0; f->part_mems && i < 3 * f->n_parts; i++)
-        if (f->part_mems[i]) dnnl_memory_destroy(f->part_mems[i]);
-    free(f->part_mems);
-    free(f->part_st);
-    free(f->part_msg);
     free(f);
 }
 
@@ -846,23 +680,6 @@ onyx_status qconv_fast_fork(const void *state, void **out) {
         if (q->md_pad_reo_x) CHECK(cpu_dnnl_memory(&f->pad_rx, q->md_pad_reo_x));
         if (q->reo_y) CHECK(cpu_dnnl_memory(&f->yu, q->md_yu));
         if (q->md_pad_reo_y) CHECK(cpu_dnnl_memory(&f->pad_ry, q->md_pad_reo_y));
-        if (q->n_parts) {
-            const size_t n = (size_t)q->n_parts;
-            f->part_mems = calloc(3 * n, sizeof *f->part_mems);
-            f->part_st = calloc(n, sizeof *f->part_st);
-            f->part_msg = calloc(n, sizeof *f->part_msg);
-            if (!f->part_mems || !f->part_st || !f->part_msg) {
-                st = onyx_oom("int8 convolution working state");
-                goto done;
-            }
-            f->n_parts = q->n_parts;
-            for (int k = 0; k < q->n_parts; k++) {
-                CHECK(cpu_dnnl_memory(&f->part_mems[3 * k], q->parts[k].md_x));
-                CHECK(cpu_dnnl_memory(&f->part_mems[3 * k + 1], q->parts[k].md_y));
-                if (q->parts[k].md_pad)
-                    CHECK(cpu_dnnl_memory(&f->part_mems[3 * k + 2], q->parts[k].md_pad));
-            }
-        }
     }
     *out = f;
     return ONYX_OK;
@@ -929,56 +746,6 @@ static void dots_run(const qconv_fast *q, const tensor *x, tensor *y, const floa
         dots_u8(q, x->data, y->data, q->yt == ONYX_INT8, mult, bias, zp);
 }
 
-/* The bands of a run: the convolution's arguments but X, Y and the scratchpad, which are each
- * band's (qconv_mems.part_mems). */
-typedef struct parts_run {
-    const qconv_fast *q;
-    qconv_mems *f;
-    const char *x;
-    char *y, *scratch;
-    dnnl_exec_arg_t args[8];
-    int n_args;
-} parts_run;
-
-/* Bands [begin, end), on whichever thread parallel_for gives them; a failure's message is kept
- * for the caller (it is this thread's). */
-static void run_parts_range(void *ctx, int64_t begin, int64_t end) {
-    parts_run *r = ctx;
-    for (int64_t k = begin; k < end; k++) {
-        const qconv_part *part = &r->q->parts[k];
-        dnnl_memory_t *m = &r->f->part_mems[3 * k];
-        dnnl_exec_arg_t args[8];
-        memcpy(args, r->args, sizeof args);
-        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
-        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[1]};
-        int n = r->n_args;
-        onyx_status st = set(m[0], r->x + part->x_at);
-        if (st == ONYX_OK) st = set(m[1], r->y + part->y_at);
-        if (st == ONYX_OK && m[2]) {
-            st = set(m[2], r->scratch + part->pad_at);
-            args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[2]};
-        }
-        if (st == ONYX_OK) st = cpu_dnnl_execute(part->conv, n, args);
-        r->f->part_st[k] = st;
-        if (st != ONYX_OK) {
-            strncpy(r->f->part_msg[k], onyx_last_error(), sizeof r->f->part_msg[k] - 1);
-            r->f->part_msg[k][sizeof r->f->part_msg[k] - 1] = '\0';
-        }
-    }
-}
-
-/* The convolution as its bands, side by side; args: the whole convolution's, without its
- * scratchpad. */
-static onyx_status run_parts(const qconv_fast *q, qconv_mems *f, const void *x, void *y,
-                             char *scratch, const dnnl_exec_arg_t *args, int n_args) {
-    parts_run r = {.q = q, .f = f, .x = x, .y = y, .scratch = scratch, .n_args = n_args};
-    memcpy(r.args, args, (size_t)n_args * sizeof *args);
-    parallel_for(q->n_parts, 1, run_parts_range, &r);
-    for (int k = 0; k < q->n_parts; k++)
-        if (f->part_st[k] != ONYX_OK) return onyx_error(f->part_st[k], "%s", f->part_msg[k]);
-    return ONYX_OK;
-}
-
 onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
     qconv_mems *f = fork;
     const qconv_fast *q = f->q;
@@ -1034,11 +801,6 @@ onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
     if (f->b) {
         TRY(set(f->b, bias));
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, f->b};
-    }
-    if (q->n_parts) { /* channels last in and out: no reorder */
-        TRY(run_parts(q, f, x->data, y->data, base + q->off_parts, args, n));
-        *done = true;
-        return ONYX_OK;
     }
     if (f->pad) {
         TRY(set(f->pad, pad));

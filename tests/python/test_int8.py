@@ -461,28 +461,6 @@ def test_pointwise_of_few_pixels_writes_inside_y(rows, cols):
         np.testing.assert_array_equal(y, ort_run(b, {'x': x})[0])
 
 
-@needs_vnni
-@pytest.mark.parametrize('rows,cols,cin,cout,stride', [
-    (7, 7, 160, 96, 1), (8, 8, 96, 64, 1), (9, 5, 80, 48, 1), (2, 3, 64, 32, 1),
-    (13, 13, 96, 32, 2)])
-def test_projection_in_bands_equals_one_primitive(rows, cols, cin, cout, stride):
-    """A pointwise projection (fewer output channels than input ones) of at most 64 output
-    pixels runs, with two threads, as bands of output rows, one primitive a thread
-    (kernels_cpu/conv/qconv_dnnl.c, row_parts): the same bits as one primitive on one thread,
-    and as onnxruntime, for even, odd and strided rows, and bands of a few pixels (9x5: 4 and 5
-    rows, where oneDNN's AMX pointwise kernel would write past them)."""
-    b = projection_bytes(rows, cols, cin, cout, stride)
-    x = np.random.default_rng(3).uniform(-3, 3, (1, 3, rows, cols)).astype(np.float32)
-    outs = []
-    for threads in (1, 2):
-        so = onyx.SessionOptions()
-        so.intra_op_num_threads = threads
-        outs.append(onyx.InferenceSession(b, so).run(None, {'x': x})[0])
-    assert np.abs(outs[1]).max() > 0
-    np.testing.assert_array_equal(outs[1], outs[0])
-    np.testing.assert_array_equal(outs[1], ort_run(b, {'x': x})[0])
-
-
 # ---------------------------------------------------------------- QDQ units in 8 bits
 
 quant = pytest.importorskip('onnxruntime.quantization')
