@@ -163,9 +163,11 @@ def generate(s):
         nodes, inits = se_block(ch, ['br', 'f'], [h.make_node('Conv', ['m', 'we'], ['e']),
                                                    h.make_node('Add', ['e', 'x'], ['y'])])
         graph_case(f'test_fl_opaque_se_block_{ch}', nodes, [('x', x8)], inits, ['y'])
-    # batch 1: the scale goes into the next conv's weights per run (core/fuse.c se_scale), with
-    # the conv's bias, a BatchNormalization folded in, and the residual Add on the fused conv;
-    # 40 channels: X opaque with channels off the 16 grid
+    # batch 1 at 8x8 pixels: the next conv's weights are more than an eighth of X
+    # (core/fuse_conv_io.c, fuse_se_scale), so the Mul runs as a step of its own; the conv's
+    # bias, a BatchNormalization folded in, and the residual Add on the fused conv; 40 channels:
+    # X opaque with channels off the 16 grid (at 16x16, at the end of this file, the scale goes
+    # into the weights)
     x1 = fw(1, 24, 8, 8)
     for ch in (72, 40):
         nodes, inits = se_block(ch, ['f', 'br'], [
@@ -175,8 +177,9 @@ def generate(s):
         graph_case(f'test_fl_se_scale_weights_{ch}', nodes, [('x', x1)],
                    inits + [('be', fw(24)), ('bn_s', f(24)), ('bn_b', f(24)), ('bn_m', f(24)),
                             ('bn_v', np.abs(f(24)) + 0.5)], ['y'])
-    # a 3x3 conv takes the scale (taps per channel), and so do a 1-D and a 3-D one; the scale is
-    # a Sigmoid computed by the graph, not by a conv
+    # a Sigmoid scale computed by the graph, not by a conv, before a 3x3, a 1-D and a 3-D conv:
+    # the 3-D one takes it into its weights, the others' weights are more than an eighth of X
+    # here (they take it at the end of this file)
     for name, xs, ws in (('3x3', (1, 32, 16, 16), (8, 32, 3, 3)), ('1d', (1, 32, 64), (8, 32, 3)),
                          ('3d', (1, 32, 6, 6, 6), (8, 32, 1, 1, 1))):
         rank = len(xs)
@@ -185,7 +188,7 @@ def generate(s):
                     N('GlobalAveragePool', ['a'], ['g']), N('Sigmoid', ['g'], ['sg']),
                     N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'], pads=[1] * (2 * (rank - 2)))],
                    [('x', f(*xs))], [('wa', f(32, 32, *([1] * (rank - 2)))), ('wb', f(*ws))], ['y'])
-    # weights larger than half of X: the Mul stays a step of its own
+    # weights larger than X: the Mul stays a step of its own
     graph_case('test_fl_se_scale_big_weights',
                [N('Conv', ['x', 'wa'], ['a']), N('GlobalAveragePool', ['a'], ['g']),
                 N('Sigmoid', ['g'], ['sg']), N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'])],
@@ -847,3 +850,31 @@ def generate(s):
                [('x', fw(1, 192, 14, 14))],
                [('wa', fw(192, 192, 1, 1)), ('wb', fw(192, 192, 3, 3)), ('bb', fw(192)),
                 ('wc', fw(16, 192, 1, 1))], ['y'])
+    # the squeeze-and-excitation scale taken into the next conv's weights per run (weights at
+    # most an eighth of X: core/fuse_conv_io.c, fuse_se_scale): the batch-1 blocks above at
+    # 16x16 pixels (dyadic still: 256 of them), and the 3x3 and 1-D convs on larger inputs, with
+    # positive data (every output far from 0: rtol alone judges it)
+    # (a BatchNormalization of factors 1/2 and 1, epsilon 0, keeps the sums exact)
+    x16 = fw(1, 24, 16, 16)
+    for ch in (72, 40):
+        nodes, inits = se_block(ch, ['f', 'br'], [
+            h.make_node('Conv', ['m', 'we', 'be'], ['e']),
+            h.make_node('BatchNormalization', ['e', 'bn_s', 'bn_b', 'bn_m', 'bn_v'], ['en'],
+                        epsilon=0.0),
+            h.make_node('Add', ['x', 'en'], ['y'])])
+        graph_case(f'test_fl_se_scale_weights_16x16_{ch}', nodes, [('x', x16)],
+                   inits + [('be', fw(24)), ('bn_s', rng.integers(1, 3, 24).astype(np.float32)),
+                            ('bn_b', fw(24)), ('bn_m', fw(24)), ('bn_v', np.full(24, 4.0, np.float32))],
+                   ['y'])
+
+    def fp(*shape):
+        return rng.uniform(0.5, 1.5, shape).astype(np.float32)
+
+    for name, xs, ws in (('3x3_24x24', (1, 32, 24, 24), (8, 32, 3, 3)),
+                         ('1d_192', (1, 32, 192), (8, 32, 3))):
+        rank = len(xs)
+        graph_case(f'test_fl_se_scale_weights_{name}',
+                   [N('Conv', ['x', 'wa'], ['a']),
+                    N('GlobalAveragePool', ['a'], ['g']), N('Sigmoid', ['g'], ['sg']),
+                    N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'], pads=[1] * (2 * (rank - 2)))],
+                   [('x', fp(*xs))], [('wa', fp(32, 32, *([1] * (rank - 2)))), ('wb', fp(*ws))], ['y'])
