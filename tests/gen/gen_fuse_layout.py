@@ -180,14 +180,18 @@ def generate(s):
     # a Sigmoid scale computed by the graph, not by a conv, before a 3x3, a 1-D and a 3-D conv:
     # the 3-D one takes it into its weights, the others' weights are more than an eighth of X
     # here (they take it at the end of this file)
-    for name, xs, ws in (('3x3', (1, 32, 16, 16), (8, 32, 3, 3)), ('1d', (1, 32, 64), (8, 32, 3)),
-                         ('3d', (1, 32, 6, 6, 6), (8, 32, 1, 1, 1))):
+    def sigmoid_scale_case(name, xs, ws, data):
         rank = len(xs)
         graph_case(f'test_fl_se_scale_weights_{name}',
                    [N('Conv', ['x', 'wa'], ['a']),
                     N('GlobalAveragePool', ['a'], ['g']), N('Sigmoid', ['g'], ['sg']),
                     N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'], pads=[1] * (2 * (rank - 2)))],
-                   [('x', f(*xs))], [('wa', f(32, 32, *([1] * (rank - 2)))), ('wb', f(*ws))], ['y'])
+                   [('x', data(*xs))], [('wa', data(32, 32, *([1] * (rank - 2)))), ('wb', data(*ws))],
+                   ['y'])
+
+    for name, xs, ws in (('3x3', (1, 32, 16, 16), (8, 32, 3, 3)), ('1d', (1, 32, 64), (8, 32, 3)),
+                         ('3d', (1, 32, 6, 6, 6), (8, 32, 1, 1, 1))):
+        sigmoid_scale_case(name, xs, ws, f)
     # weights larger than X: the Mul stays a step of its own
     graph_case('test_fl_se_scale_big_weights',
                [N('Conv', ['x', 'wa'], ['a']), N('GlobalAveragePool', ['a'], ['g']),
@@ -872,9 +876,4 @@ def generate(s):
 
     for name, xs, ws in (('3x3_24x24', (1, 32, 24, 24), (8, 32, 3, 3)),
                          ('1d_192', (1, 32, 192), (8, 32, 3))):
-        rank = len(xs)
-        graph_case(f'test_fl_se_scale_weights_{name}',
-                   [N('Conv', ['x', 'wa'], ['a']),
-                    N('GlobalAveragePool', ['a'], ['g']), N('Sigmoid', ['g'], ['sg']),
-                    N('Mul', ['a', 'sg'], ['m']), N('Conv', ['m', 'wb'], ['y'], pads=[1] * (2 * (rank - 2)))],
-                   [('x', fp(*xs))], [('wa', fp(32, 32, *([1] * (rank - 2)))), ('wb', fp(*ws))], ['y'])
+        sigmoid_scale_case(name, xs, ws, fp)
