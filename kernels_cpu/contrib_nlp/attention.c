@@ -463,26 +463,38 @@ static onyx_status gqa_windowed(const kernel_call *c, core *x, const geom_attent
     return ONYX_OK;
 }
 
-/* One cache of the present (keys or values), dst [B, N, T, D]: per batch, the past's valid rows
- * (of past [B, N, P, D], NULL: none) then the S new rows of src after them. Where dst is the
+/* Both caches of the present (keys and values), each dst [B, N, T, D]: per batch, the past's valid
+ * rows (of past [B, N, P, D], NULL: none) then the S new rows of src after them. Where dst is the
  * past's own buffer (the caller binds one buffer as both, KF_CACHE_IN_PLACE; then P == T) only
  * the new rows are written: no copy of the cache per token. Otherwise the past's rows are copied
- * and the rows after the new ones zeroed. */
-static void gqa_append(float *dst, const float *past, int64_t P, view src, const int32_t *seqlens,
-                       bool first, int64_t B, int64_t N, int64_t S, int64_t T, int64_t D) {
-    bool in_place = dst == past;
-    for (int64_t b = 0; b < B; b++) {
-        int64_t at = first ? 0 : (int64_t)seqlens[b] + 1 - S; /* the past rows still valid */
-        for (int64_t h = 0; h < N; h++) {
-            float *d = dst + (b * N + h) * T * D;
-            if (!in_place) {
-                if (past && at > 0) memcpy(d, past + (b * N + h) * P * D, (size_t)(at * D) * 4);
-                memset(d + (at + S) * D, 0, (size_t)((T - at - S) * D) * 4);
-            }
-            for (int64_t r = 0; r < S; r++)
-                memcpy(d + (at + r) * D, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
-                       (size_t)D * 4);
+ * and the rows after the new ones zeroed. The (cache, b, h) blocks are shared among the threads:
+ * a prompt's present is megabytes a layer, and the first one of a length writes pages new to the
+ * process, which cost microseconds each (docs/BENCHMARKS.md, "LLM generation"). */
+typedef struct {
+    float *dst[2];
+    const float *past[2];
+    view src[2];
+    const int32_t *seqlens;
+    bool first;
+    int64_t P, B, N, S, T, D;
+} gqa_appends;
+
+static void gqa_append_blocks(void *ctx, int64_t i0, int64_t i1) {
+    const gqa_appends *a = ctx;
+    const int64_t D = a->D, T = a->T, S = a->S;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t w = i / (a->B * a->N), b = i / a->N % a->B, h = i % a->N;
+        const float *past = a->past[w];
+        view src = a->src[w];
+        int64_t at = a->first ? 0 : (int64_t)a->seqlens[b] + 1 - S; /* the past rows still valid */
+        float *d = a->dst[w] + (b * a->N + h) * T * D;
+        if (a->dst[w] != past) {
+            if (past && at > 0) memcpy(d, past + (b * a->N + h) * a->P * D, (size_t)(at * D) * 4);
+            memset(d + (at + S) * D, 0, (size_t)((T - at - S) * D) * 4);
         }
+        for (int64_t r = 0; r < S; r++)
+            memcpy(d + (at + r) * D, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
+                   (size_t)D * 4);
     }
 }
 
@@ -570,8 +582,10 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE,
                           "present shares the past's buffer but holds %lld rows, not its %lld",
                           (long long)T, (long long)P);
-    gqa_append(kc, pk, P, vk, seqlens, first, B, Nkv, S, T, D);
-    gqa_append(vc, pv, P, vv, seqlens, first, B, Nkv, S, T, D);
+    gqa_appends ap = {.dst = {kc, vc}, .past = {pk, pv}, .src = {vk, vv}, .seqlens = seqlens,
+                      .first = first, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
+    /* a block of fewer than ~16 KiB is not worth a hand-over */
+    parallel_for(2 * B * Nkv, S * D >= 4096 ? 1 : 2 * B * Nkv, gqa_append_blocks, &ap);
     x.k = (view){kc, {Nkv * T * D, T * D, D}};
     x.v = (view){vc, {Nkv * T * D, T * D, D}};
     core_run(&x);

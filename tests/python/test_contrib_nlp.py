@@ -586,6 +586,19 @@ def test_gqa_long_prompts(packed):
     check(m, gqa_feeds(1, 150, nq, nkv, d, [149], 150, packed=packed))
 
 
+@pytest.mark.parametrize('packed', [False, True])
+def test_gqa_present_blocks_in_parallel(packed):
+    """A prompt whose present rows are 16 KiB or more a head: the (cache, batch, head) blocks of
+    the present are copied by all threads, each the past's valid rows of its batch, the new rows
+    after them. A first prompt of two batches, and one after a past of 40 (onnxruntime takes
+    such a prompt for one batch only)."""
+    nq, nkv, d = 4, 2, 32
+    m = gqa_model(packed=packed, num_heads=nq, kv_num_heads=nkv)
+    check(m, gqa_feeds(2, 130, nq, nkv, d, [129, 129], 130, packed=packed))
+    m = gqa_model(packed=packed, past=True, num_heads=nq, kv_num_heads=nkv)
+    check(m, gqa_feeds(1, 130, nq, nkv, d, [169], 170, 40, packed=packed))
+
+
 @pytest.mark.parametrize('interleaved', [0, 1])
 @pytest.mark.parametrize('packed', [False, True])
 def test_gqa_rotary(interleaved, packed):
