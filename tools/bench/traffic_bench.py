@@ -4,8 +4,11 @@
 with gaps, after which a thread pool may have gone to sleep.
 
 For each model and engine, one session (2 threads by default) in a process of its own (onyx
-through onyx.InferenceSession with ONYX_LIB, onnxruntime's InferenceSession), one engine at a time,
-the engines' order swapped from one model (and round) to the next. Each process:
+through onyx.InferenceSession with ONYX_LIB, onnxruntime's InferenceSession). Both processes live
+at once and take turns block by block (the back-to-back block, each load point, the idle one),
+the engine going first swapped from one block to the next, so that the machine's drift over
+minutes (a shared host's) lands on both alike; --no-interleave runs each engine's blocks in one
+stretch instead, one engine after the other (the .serve engines always do). Each process:
   - times back-to-back runs (the "b2b" row);
   - serves requests at Poisson arrivals at 5/25/50/80 % of the model's back-to-back throughput:
     open loop, a request's latency runs from its scheduled arrival, so one that waits behind the
@@ -163,10 +166,8 @@ def schedule(point, basis_ms, plan):
     return np.cumsum(gaps)
 
 
-def worker(plan_path, out_path):
-    """In a child process: one session, the plan's blocks, a JSON result."""
-    with open(plan_path) as f:
-        plan = json.load(f)
+def open_worker_session(plan):
+    """The plan's session and feeds, warmed up, and its creation time in ms."""
     with open(plan['spec']) as f:
         spec = json.load(f)
     if plan['seq']:
@@ -179,10 +180,14 @@ def worker(plan_path, out_path):
         cpu_seconds = machine_cpu_seconds
     t0 = time.perf_counter()
     sess = session(plan['engine'], plan['model'], plan['threads'], plan['config'], plan['serve_body'])
-    result = {'create_ms': (time.perf_counter() - t0) * 1e3}
+    create_ms = (time.perf_counter() - t0) * 1e3
     for _ in range(3):
         sess.run(None, feeds)
-    # back to back
+    return sess, feeds, create_ms
+
+
+def run_b2b(sess, feeds, plan):
+    sleep_until(time.perf_counter() + 0.2)   # after the other engine's block, its threads idle
     times, start = [], time.perf_counter()
     c0 = cpu_seconds()
     while len(times) < 10 or (time.perf_counter() - start < plan['b2b_seconds'] and len(times) < 500):
@@ -190,31 +195,35 @@ def worker(plan_path, out_path):
         sess.run(None, feeds)
         times.append((time.perf_counter() - t) * 1e3)
     wall = time.perf_counter() - start
-    result['b2b'] = {'lat_ms': times, 'cpu': (cpu_seconds() - c0) / wall}
-    result['points'] = []
-    for point in plan['points']:
-        arrivals = schedule(point, plan['basis_ms'], plan)
-        sleep_until(time.perf_counter() + 0.2)   # every point starts after the same short pause
-        lat, c0, s0 = [], cpu_seconds(), switches()
-        base = time.perf_counter()
-        if point[0] == 'rate':
-            for a in arrivals:
-                due = base + a
-                sleep_until(due)
-                sess.run(None, feeds)
-                lat.append((time.perf_counter() - due) * 1e3)
-        else:   # a pause of the gap after each response, whatever the model's time
-            done = base
-            for _ in arrivals:
-                due = done + point[1] / 1e3
-                sleep_until(due)
-                sess.run(None, feeds)
-                done = time.perf_counter()
-                lat.append((done - due) * 1e3)
-        wall = time.perf_counter() - base
-        result['points'].append({'point': point, 'lat_ms': lat, 'cpu': (cpu_seconds() - c0) / wall,
-                                 'switches': switches() - s0, 'wall_s': wall})
-    # idle: a burst of runs, then nothing; CPU time spent while nothing is asked
+    return {'lat_ms': times, 'cpu': (cpu_seconds() - c0) / wall}
+
+
+def run_point(sess, feeds, plan, point):
+    arrivals = schedule(point, plan['basis_ms'], plan)
+    sleep_until(time.perf_counter() + 0.2)   # every point starts after the same short pause
+    lat, c0, s0 = [], cpu_seconds(), switches()
+    base = time.perf_counter()
+    if point[0] == 'rate':
+        for a in arrivals:
+            due = base + a
+            sleep_until(due)
+            sess.run(None, feeds)
+            lat.append((time.perf_counter() - due) * 1e3)
+    else:   # a pause of the gap after each response, whatever the model's time
+        done = base
+        for _ in arrivals:
+            due = done + point[1] / 1e3
+            sleep_until(due)
+            sess.run(None, feeds)
+            done = time.perf_counter()
+            lat.append((done - due) * 1e3)
+    wall = time.perf_counter() - base
+    return {'point': point, 'lat_ms': lat, 'cpu': (cpu_seconds() - c0) / wall,
+            'switches': switches() - s0, 'wall_s': wall}
+
+
+def run_idle(sess, feeds, plan):
+    """A burst of runs, then nothing; CPU time spent while nothing is asked."""
     for _ in range(20):
         sess.run(None, feeds)
     idle = {}
@@ -222,12 +231,100 @@ def worker(plan_path, out_path):
     for mark in (0.1, plan['idle']):
         sleep_until(base + mark)
         idle[f'{mark:g}'] = (cpu_seconds() - c0) / (time.perf_counter() - base)
-    result['idle'] = idle
+    return idle
+
+
+def worker(plan_path, out_path):
+    """In a child process: one session, the plan's blocks, a JSON result. With out_path '-', the
+    blocks one at a time as the parent asks for them on stdin (a JSON line each: "b2b", a point's
+    index, "idle", "end"), each block's result a JSON line on stdout."""
+    with open(plan_path) as f:
+        plan = json.load(f)
+    sess, feeds, create_ms = open_worker_session(plan)
+    result = {'create_ms': create_ms}
+    if out_path == '-':
+        reply = sys.stdout
+        sys.stdout = sys.stderr   # only the replies on the pipe
+        reply.write(json.dumps(result) + '\n')
+        reply.flush()
+        for line in sys.stdin:
+            ask = json.loads(line)
+            if ask == 'end':
+                break
+            if ask == 'b2b':
+                got = run_b2b(sess, feeds, plan)
+            elif ask == 'idle':
+                got = {'idle': run_idle(sess, feeds, plan), 'peak_mib': peak_rss_mib()}
+            else:
+                got = run_point(sess, feeds, plan, plan['points'][ask])
+            reply.write(json.dumps(got) + '\n')
+            reply.flush()
+        return
+    result['b2b'] = run_b2b(sess, feeds, plan)
+    result['points'] = [run_point(sess, feeds, plan, point) for point in plan['points']]
+    result['idle'] = run_idle(sess, feeds, plan)
     result['peak_mib'] = peak_rss_mib()
     if isinstance(sess, ServeSession):
         result['replica'] = sess.times
     with open(out_path, 'w') as f:
         json.dump(result, f)
+
+
+def run_interleaved(engines, plan, tmp, envs, first):
+    """Both engines' processes at once, their blocks alternated block by block (back to back,
+    each load point, idle), the engine going first swapped from one block to the next, so that
+    a drift in the machine's speed over minutes lands on both alike. Results as run_child's."""
+    procs, results = {}, {}
+    try:
+        for e in engines:
+            plan_path = os.path.join(tmp, f'{e}.plan.json')
+            with open(plan_path, 'w') as f:
+                json.dump(dict(plan, engine=e), f)
+            env = dict(os.environ, OMP_NUM_THREADS=str(plan['threads']))
+            env.update(envs[e])
+            procs[e] = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--worker',
+                                         plan_path, '-'], env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def ask(e, what):
+            p = procs[e]
+            if what is not None:
+                p.stdin.write(json.dumps(what) + '\n')
+                p.stdin.flush()
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError(f'{e}: ' + ((p.stderr.read().strip().splitlines() or ['?'])[-1])[:160])
+            return json.loads(line)
+
+        for e in engines:
+            results[e] = ask(e, None)   # the session made
+        blocks = ['b2b'] + list(range(len(plan['points']))) + ['idle']
+        for k, block in enumerate(blocks):
+            order = engines if (first + k) % 2 == 0 else engines[::-1]
+            for e in order:
+                got = ask(e, block)
+                if block == 'b2b':
+                    results[e]['b2b'] = got
+                elif block == 'idle':
+                    results[e].update(got)
+                else:
+                    results[e].setdefault('points', []).append(got)
+        for e in engines:
+            procs[e].stdin.write(json.dumps('end') + '\n')
+            procs[e].stdin.flush()
+    except (RuntimeError, OSError, ValueError) as err:
+        return {e: {'error': str(err)} for e in engines}
+    finally:
+        for p in procs.values():
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return results
 
 
 def run_child(engine, plan, tmp, env_extra, verbose):
@@ -282,6 +379,8 @@ def main():
     ap.add_argument('--b2b-seconds', type=float, default=1.0)
     ap.add_argument('--idle', type=float, default=2.0, help='idle seconds measured after a burst')
     ap.add_argument('--rounds', type=int, default=1, help='processes per engine and model, alternated')
+    ap.add_argument('--no-interleave', dest='interleave', action='store_false',
+                    help="run each engine's blocks in one stretch, not alternated block by block")
     ap.add_argument('--seed', type=int, default=31)
     ap.add_argument('--exporter', default='ts')
     ap.add_argument('--zoo', default=os.path.join(ROOT, 'zoo'))
@@ -346,10 +445,13 @@ def main():
             plan['basis_ms'] = max(calib.values())
             plan['points'] = points
             results = {e: [] for e in engines}
+            # engines behind onyx.serve each start a Ray cluster: one at a time
+            interleave = args.interleave and not any(e.endswith('.serve') for e in engines)
             for r in range(args.rounds):
                 order = engines if (m + r) % 2 == 0 else engines[::-1]
-                for e in order:
-                    res = run_child(e, plan, tmp, envs[e], args.verbose)
+                got = (run_interleaved(engines, plan, tmp, envs, m + r) if interleave else
+                       {e: run_child(e, plan, tmp, envs[e], args.verbose) for e in order})
+                for e, res in got.items():
                     if 'error' in res:
                         failed[e] = res['error']
                     else:
