@@ -270,11 +270,11 @@ def worker(plan_path, out_path):
         json.dump(result, f)
 
 
-def run_interleaved(engines, plan, tmp, envs, first):
+def run_interleaved(engines, plan, tmp, envs, first, verbose):
     """Both engines' processes at once, their blocks alternated block by block (back to back,
     each load point, idle), the engine going first swapped from one block to the next, so that
     a drift in the machine's speed over minutes lands on both alike. Results as run_child's."""
-    procs, results = {}, {}
+    procs, logs, results = {}, {}, {}
     try:
         for e in engines:
             plan_path = os.path.join(tmp, f'{e}.plan.json')
@@ -282,9 +282,12 @@ def run_interleaved(engines, plan, tmp, envs, first):
                 json.dump(dict(plan, engine=e), f)
             env = dict(os.environ, OMP_NUM_THREADS=str(plan['threads']))
             env.update(envs[e])
-            procs[e] = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--worker',
-                                         plan_path, '-'], env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # stderr to a file: a pipe nobody reads until the end could fill and stall the worker
+            logs[e] = os.path.join(tmp, f'{e}.stderr')
+            with open(logs[e], 'w') as log:
+                procs[e] = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--worker',
+                                             plan_path, '-'], env=env, stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=log, text=True)
 
         def ask(e, what):
             p = procs[e]
@@ -293,7 +296,9 @@ def run_interleaved(engines, plan, tmp, envs, first):
                 p.stdin.flush()
             line = p.stdout.readline()
             if not line:
-                raise RuntimeError(f'{e}: ' + ((p.stderr.read().strip().splitlines() or ['?'])[-1])[:160])
+                with open(logs[e]) as log:
+                    last = (log.read().strip().splitlines() or ['?'])[-1]
+                raise RuntimeError(f'{e}: {last[:160]}')
             return json.loads(line)
 
         for e in engines:
@@ -324,6 +329,11 @@ def run_interleaved(engines, plan, tmp, envs, first):
                 p.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 p.kill()
+        for e, path in logs.items():
+            with open(path) as log:
+                text = log.read().strip()
+            if verbose and text:
+                print(text, file=sys.stderr)
     return results
 
 
@@ -449,7 +459,7 @@ def main():
             interleave = args.interleave and not any(e.endswith('.serve') for e in engines)
             for r in range(args.rounds):
                 order = engines if (m + r) % 2 == 0 else engines[::-1]
-                got = (run_interleaved(engines, plan, tmp, envs, m + r) if interleave else
+                got = (run_interleaved(engines, plan, tmp, envs, m + r, args.verbose) if interleave else
                        {e: run_child(e, plan, tmp, envs[e], args.verbose) for e in order})
                 for e, res in got.items():
                     if 'error' in res:
