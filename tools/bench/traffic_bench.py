@@ -240,11 +240,13 @@ def worker(plan_path, out_path):
     index, "idle", "end"), each block's result a JSON line on stdout."""
     with open(plan_path) as f:
         plan = json.load(f)
+    if out_path == '-':   # only the replies on the pipe: what else writes to stdout goes to stderr
+        reply = os.fdopen(os.dup(1), 'w')
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
     sess, feeds, create_ms = open_worker_session(plan)
     result = {'create_ms': create_ms}
     if out_path == '-':
-        reply = sys.stdout
-        sys.stdout = sys.stderr   # only the replies on the pipe
         reply.write(json.dumps(result) + '\n')
         reply.flush()
         for line in sys.stdin:
