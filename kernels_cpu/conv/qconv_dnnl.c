@@ -44,6 +44,9 @@ typedef struct qconv_fast {
     bool x_opaque, y_opaque;           /* stored channels last (core/fuse.h) */
     bool has_bias;                     /* the node's B */
     bool fold_xz;                      /* X's zero point folded into the bias: none in oneDNN */
+    /* Y's zero point as a post-op (zy_as_post_op) */
+    bool zy_const;
+    int32_t zy;
     int32_t *wsum;                     /* [M] sums of W (as int8) where folding a nonzero one */
     /* reo_x: X to channels last, reo_y: Y back to NCHW; NULL where not needed (opaque, or one
      * channel or pixel, where the two layouts are one) */
@@ -196,8 +199,9 @@ static onyx_status md_of(dnnl_memory_desc_t *out, const_dnnl_primitive_desc_t pd
     return cpu_dnnl_check(dnnl_memory_desc_clone(out, q), "copying a descriptor");
 }
 
-/* The attributes: runtime zero points of X and Y, and the post-ops that requantize: times the
- * per-channel multipliers (a runtime [1, M, 1...] operand), rounded half to even. */
+/* The attributes: runtime zero points of X (where not folded) and of Y (where not a constant),
+ * and the post-ops that requantize: times the per-channel multipliers (a runtime [1, M, 1...]
+ * operand), rounded half to even, plus Y's constant zero point. */
 static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -206,8 +210,9 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
     if (!q->fold_xz)
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
                              "setting the input zero point"));
-    CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_DST, 0),
-                         "setting the output zero point"));
+    if (!q->zy_const)
+        CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_DST, 0),
+                             "setting the output zero point"));
     dnnl_dims_t d;
     for (int i = 0; i < q->rank; i++) d[i] = i == 1 ? q->g.m : 1;
     CHECK(cpu_dnnl_check(dnnl_memory_desc_create_with_tag(&q->md_mult, q->rank, d, dnnl_f32,
@@ -220,6 +225,11 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
                          "appending the multipliers"));
     CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_round, 0.f, 0.f),
                          "appending the rounding"));
+    /* the rounded value is an integer in float: adding the zero point there is exact below
+     * 2^24, and past it the conversion to 8 bits saturates either way */
+    if (q->zy_const && q->zy != 0)
+        CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear, 1.f, (float)q->zy),
+                             "appending the output zero point"));
     CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
     *out = attr;
     attr = NULL;
@@ -238,8 +248,10 @@ done:
  * the next ones it has (VNNI): an AMX tile multiply takes K 64 bytes a row, and a 1x1
  * convolution's K is its input channels, so 16-32 of them fill a quarter to a half of each. This
  * Xeon (Sapphire Rapids), 2 threads, MobileNetV2's and EfficientNet-B0's convolutions, shortest
- * of 30 runs: AMX took 1.3-1.9x VNNI's time at 16-32 channels and 1.07x at 40, while the wider
- * pointwise ones and the spatial ones (whose K spans the taps) gain on AMX, up to 3x. */
+ * of 30 runs: AMX took 1.3-1.9x VNNI's time at 16-32 channels and 1.07x at 40 (jit_1x1 kernels),
+ * while the wider pointwise ones and the spatial ones (whose K spans the taps) gain on AMX, up
+ * to 3x. With the brgemm kernels (Y's zero point a post-op): 1.1-1.15x at 16-24 channels, 0.9x at
+ * 32, the whole runs within their noise of each other at a bound of 32 or 64. */
 #define AMX_MIN_POINTWISE_CHANNELS 64
 
 static bool narrow_pointwise(const qconv_fast *q) {
@@ -528,6 +540,23 @@ static onyx_status dots_prepare(qconv_fast *q, const tensor *w) {
     return ONYX_OK;
 }
 
+/* Whether a constant zero point of Y goes into the post-ops (the rounded value plus the zero point,
+ * exact) instead of oneDNN's runtime zero point, whose attribute keeps oneDNN off its brgemm
+ * kernels: its jit ones took 1.15-1.6x their time on MobileNetV2's layers (this Xeon, 2 threads;
+ * the whole QOperator run 1.71 -> 1.46 ms). Pointwise and depthwise convolutions only: there the
+ * brgemm kernels (brgconv_1x1, brdgmm_dw; AMX and VNNI) wrote the runtime zero point's bytes on
+ * 16000 random shapes, types and zero points, while oneDNN 3.2's spatial AMX brgemm kernel
+ * (brgconv:avx512_core_amx) summed wrong at 2x2 and 4x4 kernels of 80-96 input channels
+ * (ConvNeXt's downsampling: 255 steps off), so every other convolution keeps the attribute, as
+ * do 1-D and 3-D ones (not checked). */
+static bool zy_as_post_op(const qconv_fast *q) {
+    if (q->g.nsp != 2) return false;
+    bool pointwise = true;
+    for (int i = 0; i < q->g.nsp; i++) pointwise &= q->g.k[i] == 1;
+    bool depthwise = q->g.group > 1 && q->g.group == q->g.c && q->g.group == q->g.m;
+    return pointwise || depthwise;
+}
+
 /* What qconv_fast_prepare decides before it builds anything, the rule its query
  * (qconv_fast_takes) follows too: in *out the path's state with its geometry, types, layouts and
  * the fold of X's zero point, or NULL where the path does not take the node (the reference, or
@@ -561,6 +590,11 @@ static onyx_status fast_setup(const kernel_prep *p, qconv_fast **out) {
     q->x_opaque = p->fused && p->fused->opaque_in0;
     q->y_opaque = p->fused && p->fused->opaque_out0;
     q->has_bias = p->n_in > 8 && p->in_type[8];
+    const tensor *yz = p->n_in > 7 ? p->in_value[7] : NULL;
+    if (yz && yz->numel == 1 && yz->dtype == q->yt && zy_as_post_op(q)) {
+        q->zy_const = true;
+        q->zy = load8(yz->dtype, yz->data, 0);
+    }
     int64_t xn = 1, yn = 1;
     bool sizes_fit = true;
     for (int i = 0; i < q->rank; i++)
@@ -794,9 +828,9 @@ onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
     dnnl_exec_arg_t args[8] = {{DNNL_ARG_SRC, f->x},
                                {DNNL_ARG_WEIGHTS, f->w},
                                {DNNL_ARG_DST, f->y},
-                               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, f->mult},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, f->zy}};
-    int n = 5;
+                               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, f->mult}};
+    int n = 4;
+    if (!q->zy_const) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, f->zy};
     if (!q->fold_xz) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, f->zx};
     if (f->b) {
         TRY(set(f->b, bias));
