@@ -1277,11 +1277,15 @@ static onyx_status scale_weights(const conv_state *s, const conv_prim *p, const 
     int64_t taps = g->c > 0 ? p->wn / (g->m * g->c) : 0;
     for (int64_t m = 0; m < g->m; m++) {
         float om = s->bn_mul ? s->bn_mul[m] : 1.f;
+        const float *restrict src = w + m * g->c * taps;
+        float *restrict dst = to + m * g->c * taps;
+        if (taps == 1) { /* a pointwise convolution (a squeeze-and-excitation block's): one pass */
+            CPU_SIMD for (int64_t i = 0; i < g->c; i++) dst[i] = src[i] * (k[i] * om);
+            continue;
+        }
         for (int64_t i = 0; i < g->c; i++) {
             float f = k[i] * om;
-            const float *src = w + (m * g->c + i) * taps;
-            float *dst = to + (m * g->c + i) * taps;
-            for (int64_t t = 0; t < taps; t++) dst[t] = src[t] * f;
+            for (int64_t t = 0; t < taps; t++) dst[i * taps + t] = src[i * taps + t] * f;
         }
     }
     return ONYX_OK;
