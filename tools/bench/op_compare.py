@@ -12,7 +12,8 @@ gives medians over the rounds. On a machine shared with other work the wall time
 load; the CPU time per run at --threads 1 moves far less (it counts only the time the engine ran),
 which makes it the figure to compare kernels by there. At more threads it also counts the time
 the engines' workers spin waiting for work. Inputs: uniform [-1, 1] floats with a fixed seed,
-every symbolic dim taken as --free-dim (default 1); integer inputs (token ids, masks) all ones.
+every symbolic dim taken as --free-dim (default 1; or per name: --free-dim batch=1,sequence=12, the
+unnamed ones 1); integer inputs (token ids, masks) all ones.
 
 --paired K lists the K nodes where onyx loses most, node by node, by each node's shortest profiled
 run (over all runs and rounds: a minimum moves little with the load at 2 threads, where medians
@@ -35,10 +36,18 @@ import time
 import numpy as np
 
 
+def parse_free_dim(text):
+    """--free-dim's value: one int for every symbolic dim, or NAME=N pairs (the others 1)."""
+    if '=' not in str(text):
+        return int(text)
+    return {k: int(v) for k, v in (pair.split('=') for pair in text.split(','))}
+
+
 def feeds_for(sess, free_dim):
     feeds = {}
     for k, inp in enumerate(sess.get_inputs()):
-        shape = [d if isinstance(d, int) else free_dim for d in inp.shape]
+        shape = [d if isinstance(d, int) else free_dim.get(d, 1) if isinstance(free_dim, dict)
+                 else free_dim for d in inp.shape]
         if 'int' in inp.type:  # token ids, masks, segment ids: ones are valid for all three
             feeds[inp.name] = np.ones(shape, np.int64 if 'int64' in inp.type else np.int32)
             continue
@@ -139,7 +148,8 @@ def main():
     ap.add_argument('--nodes', type=int, default=0, help='also list the K slowest nodes of each engine')
     ap.add_argument('--paired', type=int, default=0,
                     help='also list the K nodes where onyx loses most, by each node\'s shortest run')
-    ap.add_argument('--free-dim', type=int, default=1, help='the value of every symbolic dim (a sequence length)')
+    ap.add_argument('--free-dim', type=parse_free_dim, default=1,
+                    help='the value of every symbolic dim (a sequence length), or NAME=N,... per dim')
     ap.add_argument('--worker', nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -151,7 +161,7 @@ def main():
             for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                 out = os.path.join(tmp, engine + '.json')
                 proc = subprocess.run([sys.executable, __file__, a.model, '--threads', str(a.threads),
-                                       '--free-dim', str(a.free_dim), '--worker', engine, str(a.runs), out],
+                                       '--free-dim', ','.join(f'{k}={v}' for k, v in a.free_dim.items()) if isinstance(a.free_dim, dict) else str(a.free_dim), '--worker', engine, str(a.runs), out],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if proc.returncode != 0:
                     sys.exit(f'{engine}: ' + (proc.stderr.strip().splitlines() or ['?'])[-1])
