@@ -164,6 +164,48 @@ def test_one_pixel_equals_onnxruntime(xs, ws, xt, wt, yt, per_channel, bias):
     np.testing.assert_array_equal(got, ref)
 
 
+def pointwise_and_depthwise_cases(count, seed):
+    """Random pointwise and depthwise QLinearConvs: channel counts below, at and past oneDNN's
+    blocks, images of 1 to 400 pixels, strides, padding or none, the four type triples
+    onnxruntime has kernels for, per-tensor and per-channel weights, bias or none, Y's zero point
+    0 or not."""
+    r = np.random.default_rng(seed)
+    triples = [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
+               (np.uint8, np.uint8, np.uint8)]
+    for _ in range(count):
+        c = int(r.choice([3, 8, 16, 24, 32, 40, 64, 96, 144]))
+        if r.random() < 0.5:
+            k, s = int(r.choice([3, 5])), int(r.choice([1, 2]))
+            pad = k // 2 if r.random() < 0.8 else 0
+            lo = max(1, k - 2 * pad)
+            xs, ws = (1, c, int(r.integers(lo, 20)), int(r.integers(lo, 20))), (c, 1, k, k)
+            attrs = {'group': c, 'strides': [s, s], 'pads': [pad] * 4}
+        else:
+            m = int(r.choice([8, 16, 24, 48, 64, 96, 160]))
+            xs, ws, attrs = (1, c, int(r.integers(1, 20)), int(r.integers(1, 20))), (m, c, 1, 1), {}
+        xt, wt, yt = triples[int(r.integers(len(triples)))]
+        per_channel, bias = bool(r.integers(2)), bool(r.integers(2))
+        x, params = conv_case(xs, ws, xt, wt, yt, per_channel, bias, seed=int(r.integers(1 << 30)))
+        if r.random() < 0.3:
+            params['yz'] = np.array(0, yt)
+        yield xs, ws, attrs, x, params, yt
+
+
+@needs_vnni
+def test_pointwise_and_depthwise_random_shapes_equal_onnxruntime():
+    """Pointwise and depthwise convolutions add a constant Y zero point after the rounding, a
+    post-op that takes oneDNN's brgemm kernels (kernels_cpu/conv/qconv_dnnl.c, zy_as_post_op):
+    onnxruntime's bits on random shapes, and no crash where a kernel could write past Y."""
+    wrong = []
+    for xs, ws, attrs, x, params, yt in pointwise_and_depthwise_cases(160, 28):
+        b = conv_bytes(x, params, attrs, yt)
+        got, = onyx_run(b, {'x': x})
+        ref, = ort_run(b, {'x': x})
+        if got.shape != ref.shape or steps(got, ref) != 0:
+            wrong.append((xs, ws, attrs, x.dtype.name, int(params['yz'])))
+    assert not wrong, wrong
+
+
 @needs_vnni
 @pytest.mark.parametrize('cin', [64, 600])
 def test_unpadded_zero_point_equals_onnxruntime(cin, capfd):
