@@ -545,11 +545,11 @@ static onyx_status dots_prepare(qconv_fast *q, const tensor *w) {
  * kernels: its jit ones took 1.15-1.6x their time on MobileNetV2's layers (this Xeon, 2 threads;
  * the whole QOperator run 1.71 -> 1.46 ms). Pointwise and depthwise convolutions only: there the
  * brgemm kernels (brgconv_1x1, brdgmm_dw; AMX, AVX-512 VNNI and AVX-VNNI) wrote the runtime zero
- * point's bytes on 16000 random shapes, types and zero points (a one-off harness on oneDNN itself;
- * test_int8.py's random cases hold it against onnxruntime), while oneDNN 3.2's spatial AMX brgemm kernel
- * (brgconv:avx512_core_amx) summed wrong at 2x2 and 4x4 kernels of 80-96 input channels
- * (ConvNeXt's downsampling: 255 steps off), so every other convolution keeps the attribute, as
- * do 1-D and 3-D ones (not checked). */
+ * point's bytes on 16000 random shapes, types and zero points (a one-off harness on oneDNN
+ * itself; test_int8.py's random cases hold it against onnxruntime), while oneDNN 3.2's spatial
+ * AMX brgemm kernel (brgconv:avx512_core_amx) summed wrong at 2x2 and 4x4 kernels of 80-96
+ * input channels (ConvNeXt's downsampling: 255 steps off), so every other convolution keeps the
+ * attribute, as do 1-D and 3-D ones (not checked). */
 static bool zy_as_post_op(const qconv_fast *q) {
     if (q->g.nsp != 2) return false;
     bool pointwise = true;

@@ -156,12 +156,14 @@ def main():
         worker(a.worker[0], a.model, a.threads, int(a.worker[1]), a.worker[2], a.free_dim)
         return
     got = {'onyx': [], 'ort': []}
+    free_dim = (','.join(f'{k}={v}' for k, v in a.free_dim.items()) if isinstance(a.free_dim, dict)
+                else str(a.free_dim))
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
             for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                 out = os.path.join(tmp, engine + '.json')
                 proc = subprocess.run([sys.executable, __file__, a.model, '--threads', str(a.threads),
-                                       '--free-dim', ','.join(f'{k}={v}' for k, v in a.free_dim.items()) if isinstance(a.free_dim, dict) else str(a.free_dim), '--worker', engine, str(a.runs), out],
+                                       '--free-dim', free_dim, '--worker', engine, str(a.runs), out],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if proc.returncode != 0:
                     sys.exit(f'{engine}: ' + (proc.stderr.strip().splitlines() or ['?'])[-1])
