@@ -45,7 +45,7 @@ typedef struct qconv_fast {
     bool has_bias;                     /* the node's B */
     bool fold_xz;                      /* X's zero point folded into the bias: none in oneDNN */
     /* Y's zero point as a post-op (zy_as_post_op) */
-    bool zy_const;
+    bool zy_post_op;
     int32_t zy;
     int32_t *wsum;                     /* [M] sums of W (as int8) where folding a nonzero one */
     /* reo_x: X to channels last, reo_y: Y back to NCHW; NULL where not needed (opaque, or one
@@ -210,7 +210,7 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
     if (!q->fold_xz)
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_SRC, 0),
                              "setting the input zero point"));
-    if (!q->zy_const)
+    if (!q->zy_post_op)
         CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_zero_points_mask(attr, DNNL_ARG_DST, 0),
                              "setting the output zero point"));
     dnnl_dims_t d;
@@ -227,7 +227,7 @@ static onyx_status make_attr(qconv_fast *q, dnnl_primitive_attr_t *out) {
                          "appending the rounding"));
     /* the rounded value is an integer in float: adding the zero point there is exact below
      * 2^24, and past it the conversion to 8 bits saturates either way */
-    if (q->zy_const && q->zy != 0)
+    if (q->zy_post_op && q->zy != 0)
         CHECK(cpu_dnnl_check(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_linear, 1.f, (float)q->zy),
                              "appending the output zero point"));
     CHECK(cpu_dnnl_check(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops"));
@@ -593,7 +593,7 @@ static onyx_status fast_setup(const kernel_prep *p, qconv_fast **out) {
     q->has_bias = p->n_in > 8 && p->in_type[8];
     const tensor *yz = p->n_in > 7 ? p->in_value[7] : NULL;
     if (yz && yz->numel == 1 && yz->dtype == q->yt && zy_as_post_op(q)) {
-        q->zy_const = true;
+        q->zy_post_op = true;
         q->zy = load8(yz->dtype, yz->data, 0);
     }
     int64_t xn = 1, yn = 1;
@@ -831,7 +831,7 @@ onyx_status qconv_fast_run(const kernel_call *c, void *fork, bool *done) {
                                {DNNL_ARG_DST, f->y},
                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, f->mult}};
     int n = 4;
-    if (!q->zy_const) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, f->zy};
+    if (!q->zy_post_op) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, f->zy};
     if (!q->fold_xz) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, f->zx};
     if (f->b) {
         TRY(set(f->b, bias));
