@@ -166,7 +166,7 @@ def test_one_pixel_equals_onnxruntime(xs, ws, xt, wt, yt, per_channel, bias):
 
 def pointwise_and_depthwise_cases(count, seed):
     """Random pointwise and depthwise QLinearConvs: channel counts below, at and past oneDNN's
-    blocks, images of 1 to 400 pixels, strides, padding or none, the four type triples
+    blocks, images of 1 to 361 pixels, strides, padding or none, the three type triples
     onnxruntime has kernels for, per-tensor and per-channel weights, bias or none, Y's zero point
     0 or not."""
     r = np.random.default_rng(seed)

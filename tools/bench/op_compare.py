@@ -148,22 +148,22 @@ def main():
     ap.add_argument('--nodes', type=int, default=0, help='also list the K slowest nodes of each engine')
     ap.add_argument('--paired', type=int, default=0,
                     help='also list the K nodes where onyx loses most, by each node\'s shortest run')
-    ap.add_argument('--free-dim', type=parse_free_dim, default=1,
+    ap.add_argument('--free-dim', default='1',
                     help='the value of every symbolic dim (a sequence length), or NAME=N,... per dim')
     ap.add_argument('--worker', nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        worker(a.worker[0], a.model, a.threads, int(a.worker[1]), a.worker[2], a.free_dim)
+        worker(a.worker[0], a.model, a.threads, int(a.worker[1]), a.worker[2],
+               parse_free_dim(a.free_dim))
         return
+    parse_free_dim(a.free_dim)   # a malformed value fails here, not in both workers
     got = {'onyx': [], 'ort': []}
-    free_dim = (','.join(f'{k}={v}' for k, v in a.free_dim.items()) if isinstance(a.free_dim, dict)
-                else str(a.free_dim))
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
             for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                 out = os.path.join(tmp, engine + '.json')
                 proc = subprocess.run([sys.executable, __file__, a.model, '--threads', str(a.threads),
-                                       '--free-dim', free_dim, '--worker', engine, str(a.runs), out],
+                                       '--free-dim', a.free_dim, '--worker', engine, str(a.runs), out],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if proc.returncode != 0:
                     sys.exit(f'{engine}: ' + (proc.stderr.strip().splitlines() or ['?'])[-1])
