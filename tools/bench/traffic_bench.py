@@ -18,8 +18,11 @@ stretch instead, one engine after the other (the .serve engines always do). Each
   - and requests that each arrive a fixed gap (10 ms, 50 ms, 200 ms, 1 s) after the previous
     response: the pause a thread pool sees, whatever the model's time (a fixed inter-arrival
     time shorter than a large model's run would only measure a growing queue);
-  - reports p50/p99 latency and its own CPU time (user + system, all threads) per second of wall
-    time while the load runs, and then while idle for --idle seconds after a burst of runs
+  - reports p50/p99 latency, the share of requests during which the calling thread was
+    preempted ("pre %": its involuntary context switches; another thread or process took its
+    core, so that request waited on something outside the engine), p99 over the other requests
+    as an onyx / onnxruntime ratio, and its own CPU time (user + system, all threads) per second
+    of wall time while the load runs, and then while idle for --idle seconds after a burst of runs
     (spinning workers show there as CPU time with nothing to do).
 Engines onyx.serve and ort.serve put the same session behind onyx.serve (Ray Serve: a local
 cluster, one replica of --threads threads, batch 1) and send each request over HTTP (the raw
@@ -28,7 +31,10 @@ cost shows beside the engine's own, and where it goes inside the replica; their 
 time is the whole machine's (Ray's processes included), so run them on a quiet machine. They
 need Ray and the onyx wheel (make bench-traffic-serve uses .venv-serve).
 The table gives onyx / onnxruntime ratios. p99 of a few dozen requests is close to their maximum;
---requests and --budget raise the counts. A benchmark, not a test.
+--requests and --budget raise the counts. On a machine of two cores both are busy during a run,
+so anything else that wakes takes one of them: run the benchmark detached from a terminal that
+polls its output (nohup, output to a file), whose process was the one that most often preempted
+the caller at the 10 ms pauses (perf sched, 2026-12-03). A benchmark, not a test.
 
   tools/bench/traffic_bench.py [--threads N] [--models mobilenet_v3_small,all_minilm_l6:12]
       [--rates 5,25,50,80] [--gaps 10,50,200,1000] [--requests N] [--budget S] [--rounds R]
@@ -76,6 +82,15 @@ def machine_cpu_seconds():
 def switches():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_nvcsw + r.ru_nivcsw
+
+
+# The calling thread's involuntary context switches: a request during which the caller was
+# preempted (another thread or process took its core) waited for something outside the engine.
+PREEMPTIONS = getattr(resource, 'RUSAGE_THREAD', resource.RUSAGE_SELF)
+
+
+def caller_preemptions():
+    return resource.getrusage(PREEMPTIONS).ru_nivcsw
 
 
 def sleep_until(t):
@@ -188,38 +203,43 @@ def open_worker_session(plan):
 
 def run_b2b(sess, feeds, plan):
     sleep_until(time.perf_counter() + 0.2)   # after the other engine's block, its threads idle
-    times, start = [], time.perf_counter()
+    times, preempted, start = [], [], time.perf_counter()
     c0 = cpu_seconds()
     while len(times) < 10 or (time.perf_counter() - start < plan['b2b_seconds'] and len(times) < 500):
-        t = time.perf_counter()
+        p0, t = caller_preemptions(), time.perf_counter()
         sess.run(None, feeds)
         times.append((time.perf_counter() - t) * 1e3)
+        preempted.append(caller_preemptions() > p0)
     wall = time.perf_counter() - start
-    return {'lat_ms': times, 'cpu': (cpu_seconds() - c0) / wall}
+    return {'lat_ms': times, 'preempted': preempted, 'cpu': (cpu_seconds() - c0) / wall}
 
 
 def run_point(sess, feeds, plan, point):
     arrivals = schedule(point, plan['basis_ms'], plan)
     sleep_until(time.perf_counter() + 0.2)   # every point starts after the same short pause
-    lat, c0, s0 = [], cpu_seconds(), switches()
+    lat, preempted, c0, s0 = [], [], cpu_seconds(), switches()
     base = time.perf_counter()
     if point[0] == 'rate':
         for a in arrivals:
             due = base + a
             sleep_until(due)
+            p0 = caller_preemptions()
             sess.run(None, feeds)
             lat.append((time.perf_counter() - due) * 1e3)
+            preempted.append(caller_preemptions() > p0)
     else:   # a pause of the gap after each response, whatever the model's time
         done = base
         for _ in arrivals:
             due = done + point[1] / 1e3
             sleep_until(due)
+            p0 = caller_preemptions()
             sess.run(None, feeds)
             done = time.perf_counter()
             lat.append((done - due) * 1e3)
+            preempted.append(caller_preemptions() > p0)
     wall = time.perf_counter() - base
-    return {'point': point, 'lat_ms': lat, 'cpu': (cpu_seconds() - c0) / wall,
-            'switches': switches() - s0, 'wall_s': wall}
+    return {'point': point, 'lat_ms': lat, 'preempted': preempted,
+            'cpu': (cpu_seconds() - c0) / wall, 'switches': switches() - s0, 'wall_s': wall}
 
 
 def run_idle(sess, feeds, plan):
@@ -483,7 +503,9 @@ def main():
 def report(entry, plan, engines, results):
     def pooled(e, key, idx=None):
         rows = [r['b2b'] if key == 'b2b' else r['points'][idx] for r in results[e]]
-        return [x for row in rows for x in row['lat_ms']], float(np.mean([row['cpu'] for row in rows]))
+        lat = [x for row in rows for x in row['lat_ms']]
+        pre = [x for row in rows for x in row.get('preempted', [False] * len(row['lat_ms']))]
+        return lat, float(np.mean([row['cpu'] for row in rows])), np.array(pre, bool)
 
     # onyx / onnxruntime, directly and behind onyx.serve, where both of a pair ran
     pairs = [(a, b) for a, b in (('onyx', 'ort'), ('onyx.serve', 'ort.serve'))
@@ -491,12 +513,14 @@ def report(entry, plan, engines, results):
     cols = [e for e in ENGINES if e in engines] + [e for e in engines if e not in ENGINES]
     print(f'\n{entry}: rates relative to {plan["basis_ms"]:.2f} ms back to back (the slower engine)')
     head = f'{"load":<15}{"n":>4}'
-    for what in ('p50 ms', 'p99 ms', 'cpu s/s'):
+    for what in ('p50 ms', 'p99 ms', 'cpu s/s', 'pre %'):
         for e in cols:
             head += f'{e + " " + what:>{len(e) + len(what) + 3}}'
-        if what != 'cpu s/s':
+        if what in ('p50 ms', 'p99 ms'):
             for a, _ in pairs:
                 head += f'{"ratio" + a[4:]:>{len(a) + 3}}'
+    for a, _ in pairs:
+        head += f'{"p99 unpre. ratio" + a[4:]:>{len(a) + 14}}'
     print(head)
     print('-' * len(head))
     rows = [('b2b', 'b2b', None)] + [(label(p), 'pt', i) for i, p in enumerate(plan['points'])]
@@ -512,6 +536,11 @@ def report(entry, plan, engines, results):
                 line += f'{vals[a] / vals[b]:>{len(a) + 3}.2f}'
         for e in cols:
             line += f'{data[e][1]:>{len(e) + 10}.2f}'
+        for e in cols:
+            line += f'{100 * data[e][2].mean() if len(data[e][2]) else 0:>{len(e) + 8}.1f}'
+        for a, b in pairs:
+            calm = [pct(np.array(data[x][0])[~data[x][2]], 99) for x in (a, b)]
+            line += f'{calm[0] / calm[1]:>{len(a) + 14}.2f}'
         print(line)
     idle = '   '.join(f'{e}: ' + ', '.join(
         f'{float(np.mean([r["idle"][k] for r in results[e]])):.3f} (first {k} s)' if k == '0.1'
