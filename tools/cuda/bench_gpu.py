@@ -4,15 +4,23 @@ torchvision's and transformers' architectures with random weights (the light mod
 ResNet-50, ViT-B/16, BERT-base), exported to ONNX here with fixed shapes. onyx is timed by its CLI
 (`onyx bench -d CUDA`), once with host inputs and outputs (each run copies them) and once with
 them in device memory (--device-io, as PyTorch's inputs already on the GPU); PyTorch with CUDA
-events. Both report the median. TF32 is off on both sides (onyx computes fp32 in fp32)."""
+events. Both report the median. TF32 is off on both sides (onyx computes fp32 in fp32).
+
+onnxruntime-gpu is the second anchor, on the same .onnx files, where it is importable (check.sh
+puts the wheel that tools/cuda/ort_gpu.sh carried on PYTHONPATH): CUDAExecutionProvider with
+TF32 off, inputs and outputs bound in device memory through io_binding, timed as it is and
+replayed as a CUDA graph (enable_cuda_graph; where onnxruntime refuses the capture, the row says
+why). Each model runs in a child process of its own (--ort-worker), apart from PyTorch's CUDA
+context; onnxruntime's run waits for its stream, so its times are wall-clock medians."""
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
 import time
 
-import torch
+torch = None  # imported by main (the onnxruntime worker runs without it)
 
 MODELS = ['alexnet', 'densenet121', 'googlenet', 'resnet50', 'shufflenet_v2_x1_0',
           'squeezenet1_0', 'vgg19', 'vit_b_16', 'bert_base']
@@ -91,7 +99,106 @@ def onyx_time(cli, path, runs, device_io, extra=()):
     return (v / 1000 if m.group(2) == 'us' else v), None
 
 
+ORT_TYPES = {'tensor(float)': 'float32', 'tensor(float16)': 'float16', 'tensor(int64)': 'int64',
+             'tensor(int32)': 'int32', 'tensor(bool)': 'bool'}
+
+
+def ort_worker(path, runs, graph, provider):
+    """In a child process: one onnxruntime session on `provider`, inputs and outputs bound in its
+    device memory, warmed, then timed; prints one JSON line (median_ms, or error)."""
+    import numpy as np
+    import onnxruntime as ort
+    info = {'version': ort.__version__}
+    if hasattr(ort, 'get_build_info'):
+        info['build'] = ort.get_build_info()
+    cuda = provider == 'CUDAExecutionProvider'
+    if cuda and hasattr(ort, 'preload_dlls'):
+        ort.preload_dlls()  # CUDA and cuDNN from the nvidia-* wheels beside PyTorch
+    opts = {'device_id': '0', 'use_tf32': '0'}
+    if graph:
+        opts['enable_cuda_graph'] = '1'
+    sess = ort.InferenceSession(path, ort.SessionOptions(),
+                                providers=[(provider, opts) if cuda else provider])
+    if sess.get_providers()[0] != provider:
+        raise RuntimeError(f'{provider} not used (providers: {sess.get_providers()})')
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.type not in ORT_TYPES or not all(isinstance(d, int) for d in i.shape):
+            raise RuntimeError(f'input {i.name}: {i.type} {i.shape} (a fixed shape is needed)')
+        dtype = ORT_TYPES[i.type]
+        feeds[i.name] = (rng.integers(0, 1000, i.shape) if 'int' in dtype
+                         else rng.standard_normal(i.shape)).astype(dtype)
+    device = 'cuda' if cuda else 'cpu'
+    shapes = [o.shape for o in sess.get_outputs()]
+    if not all(isinstance(d, int) for s in shapes for d in s):
+        shapes = [o.shape for o in sess.run(None, feeds)]  # a graph capture needs them fixed
+    binding = sess.io_binding()
+    keep = []  # the bound buffers stay alive (and in place: a captured graph reads them)
+    for name, x in feeds.items():
+        keep.append(ort.OrtValue.ortvalue_from_numpy(x, device, 0))
+        binding.bind_ortvalue_input(name, keep[-1])
+    for o, shape in zip(sess.get_outputs(), shapes):
+        keep.append(ort.OrtValue.ortvalue_from_shape_and_type(shape, np.dtype(ORT_TYPES[o.type]),
+                                                              device, 0))
+        binding.bind_ortvalue_output(o.name, keep[-1])
+    for _ in range(5):
+        sess.run_with_iobinding(binding)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        sess.run_with_iobinding(binding)
+        times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+    info['median_ms'] = times[len(times) // 2]
+    return info
+
+
+def ort_time(path, runs, graph, provider='CUDAExecutionProvider'):
+    """(median ms, None) from a child process (ort_worker), or (None, why not)."""
+    cmd = [sys.executable, __file__, '--ort-worker', path, '--runs', str(runs),
+           '--ort-provider', provider] + (['--ort-graph'] if graph else [])
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, 'onnxruntime: timed out'
+    lines = [x for x in r.stdout.splitlines() if x.startswith('{')]
+    got = json.loads(lines[-1]) if lines else {'error': (r.stderr or r.stdout).strip()[-200:]}
+    if 'median_ms' not in got:
+        return None, 'onnxruntime' + (' graph' if graph else '') + ': ' + \
+            got.get('error', '?').strip().splitlines()[-1][:120]
+    return got['median_ms'], None
+
+
+def ort_available():
+    """onnxruntime's version line if it can run on CUDA here, else None."""
+    r = subprocess.run([sys.executable, '-c', 'import onnxruntime as o, json; '
+                        'print(json.dumps([o.__version__, o.get_available_providers(), '
+                        'o.get_build_info() if hasattr(o, "get_build_info") else ""]))'],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return None
+    version, providers, build = json.loads(r.stdout.splitlines()[-1])
+    if 'CUDAExecutionProvider' not in providers:
+        return None
+    return f'onnxruntime {version} ({build})'
+
+
 def main():
+    if '--ort-worker' in sys.argv:  # the child process of ort_time
+        ap = argparse.ArgumentParser()
+        ap.add_argument('--ort-worker', required=True)
+        ap.add_argument('--runs', type=int, default=30)
+        ap.add_argument('--ort-graph', action='store_true')
+        ap.add_argument('--ort-provider', default='CUDAExecutionProvider')
+        a = ap.parse_args()
+        try:
+            print(json.dumps(ort_worker(a.ort_worker, a.runs, a.ort_graph, a.ort_provider)))
+        except Exception as e:
+            print(json.dumps({'error': f'{type(e).__name__}: {e}'}))
+        return 0
+    global torch
+    import torch
     ap = argparse.ArgumentParser()
     ap.add_argument('--out', default='.gpu/out')
     ap.add_argument('--models', default=','.join(MODELS))
@@ -101,7 +208,10 @@ def main():
     ap.add_argument('--profile', action='store_true', help='also profile each model per node')
     ap.add_argument('--ab', action='store_true',
                     help='also time onyx at -O basic (no fusion, no device epilogues), device I/O')
+    ap.add_argument('--no-ort', action='store_true', help='leave onnxruntime-gpu out')
     args = ap.parse_args()
+    ort_version = None if args.no_ort else ort_available()
+    print(ort_version or 'onnxruntime-gpu: not available here (its columns stay empty)', flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
@@ -139,7 +249,8 @@ def main():
                         if eager:
                             m.bert.config._attn_implementation = default_attention
                 except Exception as e:  # an exporter failure is a row, not the end of the table
-                    rows.append((name, b, prec, None, None, None, None, f'export: {str(e)[:80]}'))
+                    rows.append((name, b, prec, None, None, None, None, None, None,
+                                 f'export: {str(e)[:80]}'))
                     continue
                 export_s = time.time() - t0
                 if b == 1:  # which nodes stay on the CPU: the first suspect of a slow row
@@ -177,18 +288,30 @@ def main():
                     graph = torch_times(gm, gin, args.runs, True)
                 except Exception as e:
                     graph, err = None, (err or '') + f' graph: {str(e)[:60]}'
-                rows.append((name, b, prec, oh, ox, eager, graph, err))
+                ort_plain = ort_graph = None
+                if ort_version:
+                    ort_plain, e1 = ort_time(path, args.runs, False)
+                    ort_graph, e2 = ort_time(path, args.runs, True)
+                    err = '; '.join(x for x in (err, e1, e2) if x) or None
+                rows.append((name, b, prec, oh, ox, eager, graph, ort_plain, ort_graph, err))
                 print(f'{name:20s} b{b:<3d} {prec}: onyx {oh} / device-io {ox} ms, torch eager {eager:.3f} ms, '
-                      f'graph {graph} ms (export {export_s:.0f} s) {err or ""}', flush=True)
+                      f'graph {graph} ms, onnxruntime {ort_plain} / graph {ort_graph} ms '
+                      f'(export {export_s:.0f} s) {err or ""}', flush=True)
         del model
         torch.cuda.empty_cache()
     fmt = lambda v: f'{v:.3f}' if v is not None else '-'
     ratio = lambda a, b: f'{a / b:.2f}' if a is not None and b else '-'
-    lines = ['| model | batch | precision | onyx ms (host I/O) | onyx ms (device I/O) | torch eager ms '
-             '| torch CUDA graph ms | onyx / eager | onyx / graph | note |', '|' + ' --- |' * 10]
-    for name, b, prec, oh, ox, eager, graph, err in rows:
+    # onnxruntime's better time: as it is or replayed as a CUDA graph, where it allows one
+    best = lambda a, b: min(x for x in (a, b) if x is not None) if a or b else None
+    lines = [f'{ort_version or "onnxruntime-gpu: not run"}; torch {torch.__version__}, CUDA '
+             f'{torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}', '',
+             '| model | batch | precision | onyx ms (host I/O) | onyx ms (device I/O) | torch eager ms '
+             '| torch CUDA graph ms | onnxruntime-gpu ms | onnxruntime-gpu CUDA graph ms '
+             '| onyx / eager | onyx / graph | onyx / onnxruntime-gpu | note |', '|' + ' --- |' * 13]
+    for name, b, prec, oh, ox, eager, graph, orp, org, err in rows:
         lines.append(f'| {name} | {b} | {prec} | {fmt(oh)} | {fmt(ox)} | {fmt(eager)} | {fmt(graph)} | '
-                     f'{ratio(ox, eager)} | {ratio(ox, graph)} | {err or ""} |')
+                     f'{fmt(orp)} | {fmt(org)} | {ratio(ox, eager)} | {ratio(ox, graph)} | '
+                     f'{ratio(ox, best(orp, org))} | {err or ""} |')
     table = '\n'.join(lines)
     with open(os.path.join(args.out, 'bench_gpu.md'), 'w') as f:
         f.write(table + '\n')

@@ -9,7 +9,8 @@
 # as .gpu/gc.tar.xz) on CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
 # attention runs the attention cases under each ONYX_CUDA_ATTENTION variant and times the
 # variants (tools/cuda/att_bench.py); ncu reads the hardware counters of the attention kernel at
-# ViT-B/16's shape (Nsight Compute, clocks left alone).
+# ViT-B/16's shape (Nsight Compute, clocks left alone). bench times onnxruntime-gpu beside
+# PyTorch where tools/cuda/ort_gpu.sh installed it (/tmp/ort-gpu-site) in earlier calls.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-.gpu/out}
@@ -131,6 +132,7 @@ if [[ " $steps " == *" ncu "* ]]; then
 fi
 
 if [[ " $steps " == *" bench "* ]]; then
+    [[ -d /tmp/ort-gpu-site/onnxruntime ]] && export PYTHONPATH=/tmp/ort-gpu-site${PYTHONPATH:+:$PYTHONPATH}
     PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so ONYX_CLI=$b/bin/onyx \
         python3 tools/cuda/bench_gpu.py --out "$out" ${BENCH_MODELS:+--models "$BENCH_MODELS"} \
         ${BENCH_BATCHES:+--batches "$BENCH_BATCHES"} \
