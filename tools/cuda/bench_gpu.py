@@ -23,26 +23,40 @@ import time
 torch = None  # imported by main (the onnxruntime worker runs without it)
 
 MODELS = ['alexnet', 'densenet121', 'googlenet', 'resnet50', 'shufflenet_v2_x1_0',
-          'squeezenet1_0', 'vgg19', 'vit_b_16', 'bert_base']
+          'squeezenet1_0', 'vgg19', 'vit_b_16', 'bert_base', 'gpt2', 'whisper_tiny_encoder']
+TRANSFORMERS = ('bert_base', 'gpt2', 'whisper_tiny_encoder')
 
 
 def build(name):
     torch.manual_seed(0)
-    if name == 'bert_base':
+    if name in TRANSFORMERS:
         import transformers
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'zoo'))
+        from export import WHISPER_TINY  # the CPU zoo's Whisper-tiny
 
-        class Bert(torch.nn.Module):
-            """The encoder's last hidden state from token ids alone (plain tensors in and out)."""
+        class LastHidden(torch.nn.Module):
+            """The model's last hidden state from one tensor (plain tensors in and out)."""
 
-            def __init__(self, cfg):
+            def __init__(self, inner, arg, mask=False):
                 super().__init__()
-                self.bert = transformers.BertModel(cfg, add_pooling_layer=False)
+                self.inner, self.arg, self.mask = inner, arg, mask
 
-            def forward(self, ids):
-                return self.bert(input_ids=ids).last_hidden_state
+            def forward(self, x):
+                extra = {'attention_mask': torch.ones_like(x)} if self.mask else {}
+                return self.inner(**{self.arg: x}, **extra).last_hidden_state
 
-        cfg = transformers.BertConfig()
-        return Bert(cfg), lambda b: (torch.randint(0, cfg.vocab_size, (b, 128)),)
+        if name == 'whisper_tiny_encoder':  # the encoder takes 3000 frames (30 s) of 80 mel bins
+            cfg = transformers.WhisperConfig(**WHISPER_TINY)
+            inner = transformers.WhisperModel(cfg).get_encoder()
+            return LastHidden(inner, 'input_features'), lambda b: (torch.randn(b, 80, 3000),)
+        if name == 'gpt2':  # no past key/values; a mask of ones, or transformers 5 looks for
+            # packed sequences with aten::diff, which the TorchScript exporter does not have
+            cfg = transformers.GPT2Config(use_cache=False)
+            model = LastHidden(transformers.GPT2Model(cfg), 'input_ids', mask=True)
+        else:
+            cfg = transformers.BertConfig()
+            model = LastHidden(transformers.BertModel(cfg, add_pooling_layer=False), 'input_ids')
+        return model, lambda b: (torch.randint(0, cfg.vocab_size, (b, 128)),)
     import torchvision
     kwargs = {'aux_logits': False, 'init_weights': True} if name == 'googlenet' else {}
     model = getattr(torchvision.models, name)(weights=None, **kwargs)
@@ -237,17 +251,17 @@ def main():
                     # (with torch 2.11 the CPU trace of its float16 scaled-dot-product attention
                     # leaves a float LayerNorm input too: its float16 export is traced with the
                     # eager attention, and PyTorch is timed with its default one)
-                    on_gpu = prec == 'fp16' and name != 'bert_base'
-                    eager = prec == 'fp16' and name == 'bert_base'
+                    on_gpu = prec == 'fp16' and name not in TRANSFORMERS
+                    eager = prec == 'fp16' and name in TRANSFORMERS
                     if eager:
-                        default_attention = m.bert.config._attn_implementation
-                        m.bert.config._attn_implementation = 'eager'
+                        default_attention = m.inner.config._attn_implementation
+                        m.inner.config._attn_implementation = 'eager'
                     try:
                         export(m.cuda() if on_gpu else m.cpu(),
                                tuple(x.cuda() if on_gpu else x.cpu() for x in inputs), path)
                     finally:
                         if eager:
-                            m.bert.config._attn_implementation = default_attention
+                            m.inner.config._attn_implementation = default_attention
                 except Exception as e:  # an exporter failure is a row, not the end of the table
                     rows.append((name, b, prec, None, None, None, None, None, None,
                                  f'export: {str(e)[:80]}'))
