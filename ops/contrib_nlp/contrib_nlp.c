@@ -348,36 +348,15 @@ onyx_status cnlp_rope_dims_of(const graph_node *n, const type_info *x, const typ
 }
 
 onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q) {
-    memset(q, 0, sizeof *q);
-    q->k = attr_int(n, "K", 0);
-    q->n = attr_int(n, "N", 0);
-    q->bits = attr_int(n, "bits", 4);
-    q->block = attr_int(n, "block_size", 0);
-    if (q->k <= 0 || q->n <= 0)
-        return onyx_error(ONYX_ERR_INVALID_MODEL,
-                          "attributes K (%lld) and N (%lld) must be "
-                          "positive",
-                          (long long)q->k, (long long)q->n);
-    if (q->bits != 2 && q->bits != 4 && q->bits != 8)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "bits=%lld is not supported (2, 4 or 8)",
-                          (long long)q->bits);
-    if (q->block < 16 || (q->block & (q->block - 1)) != 0)
-        return onyx_error(ONYX_ERR_INVALID_MODEL, "block_size %lld is not a power of 2 >= 16",
-                          (long long)q->block);
-    /* bounds far past any model's, so that the sizes computed from them cannot overflow */
-    if (q->k > INT32_MAX || q->n > INT32_MAX || q->block > (1 << 20))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "K (%lld), N (%lld) or block_size (%lld) is past "
-                          "what onyx supports (2^31 - 1, 2^31 - 1, 2^20)",
-                          (long long)q->k, (long long)q->n, (long long)q->block);
+    geom_msg m;
+    GEOM_TRY(m, geom_nbits_of(attr_int(n, "K", 0), attr_int(n, "N", 0), attr_int(n, "bits", 4),
+                              attr_int(n, "block_size", 0), q, &m));
     int64_t level = attr_int(n, "accuracy_level", 0);
     if (level < 0 || level > 4)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "accuracy_level %lld is not one of 0 (unset), 1 "
                           "(float32), 2 (float16), 3 (bfloat16), 4 (int8)", (long long)level);
     if (attr_int(n, "weight_prepacked", 0))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "weight_prepacked (a GPU layout) is not "
-                                                "supported on the CPU");
-    q->k_blocks = (q->k + q->block - 1) / q->block;
-    q->blob = q->block * q->bits / 8;
-    q->zp_bytes = (q->k_blocks * q->bits + 7) / 8;
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "weight_prepacked (a layout of onnxruntime's GPU "
+                                                "kernels) is not supported");
     return ONYX_OK;
 }

@@ -6,6 +6,7 @@
 #define ONYX_OPS_CONTRIB_NLP_H
 
 #include "geometry/attention.h"
+#include "geometry/nbits.h"
 #include "ops/schema.h"
 
 #define CNLP_MS "com.microsoft"
@@ -59,11 +60,8 @@ typedef struct cnlp_rope_dims {
 onyx_status cnlp_rope_dims_of(const graph_node *n, const type_info *x, const type_info *pos,
                               const type_info *cos, const type_info *sin, cnlp_rope_dims *d);
 
-/* MatMulNBits' attributes and the packed sizes they imply. */
-typedef struct cnlp_nbits {
-    int64_t k, n, bits, block, k_blocks, blob; /* blob: bytes per block of one column */
-    int64_t zp_bytes;                          /* packed uint8 zero points per column */
-} cnlp_nbits;
+/* MatMulNBits' attributes and the packed sizes they imply (geometry/nbits.h). */
+typedef geom_nbits cnlp_nbits;
 
 onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q);
 
