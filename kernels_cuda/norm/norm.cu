@@ -232,28 +232,40 @@ int64_t param_rows(const tensor *t, int64_t cols) {
     return r > 0 ? r : 1;
 }
 
-bool ln_supports_(const kernel_prep *p, bool rms) {
+// Which of the ops this is: RMS or not, and the outputs that take the rows' mean and inverse
+// standard deviation (-1: none).
+struct ln_form {
+    bool rms;
+    int mean_out, inv_out;
+};
+const ln_form LAYER_NORM = {false, 1, 2}, RMS_NORM = {true, -1, -1},
+             SIMPLIFIED_NORM = {true, -1, 1}; // onnxruntime's SimplifiedLayerNormalization
+
+bool ln_supports_(const kernel_prep *p, ln_form f) {
     const type_info *x = p->in_type[0];
     if (!x || x->rank < 1 || !dtype_is_float(x->dtype)) return false;
     int axis;
     if (!norm_axis(p->params, x->rank, &axis)) return false;
     if (p->n_in < 2 || !param_fits(p->in_type[1], x, axis)) return false;
-    if (!rms && p->n_in > 2 && p->in_type[2] && !param_fits(p->in_type[2], x, axis)) return false;
+    if (!f.rms && p->n_in > 2 && p->in_type[2] && !param_fits(p->in_type[2], x, axis)) return false;
     if (p->out_type[0].dtype != x->dtype) return false;
     int64_t rows = 1;
     for (int d = 0; d < axis; d++) rows *= x->dims[d];
-    for (int o = 1; o < p->n_out && !rms; o++) {
+    for (int o = 1; o < p->n_out; o++) {
         if (p->node->n_outputs <= o || p->node->outputs[o] < 0) continue;
+        if (o != f.mean_out && o != f.inv_out) return false;
         const type_info *t = &p->out_type[o];
         if (!dtype_is_float(t->dtype) || type_numel(t) != rows) return false;
     }
     return true;
 }
 
-onyx_status ln_run(const kernel_call *c, bool rms) {
+onyx_status ln_run(const kernel_call *c, ln_form f) {
+    const bool rms = f.rms;
     const tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
     const tensor *b = rms ? NULL : kernel_input(c, 2);
-    tensor *mean = rms ? NULL : kernel_output(c, 1), *inv = rms ? NULL : kernel_output(c, 2);
+    tensor *mean = f.mean_out > 0 ? kernel_output(c, f.mean_out) : NULL,
+           *inv = f.inv_out > 0 ? kernel_output(c, f.inv_out) : NULL;
     int axis;
     TRY(kernel_axis(c->params, x->rank, &axis));
     if (!w) return onyx_error(ONYX_ERR_SHAPE, "%s: input 1 (scale) is missing", c->node->op_type);
@@ -281,6 +293,99 @@ onyx_status ln_run(const kernel_call *c, bool rms) {
     if (x->numel == 0) return ONYX_OK;
     CUDA_DISPATCH_FLOATS(x->dtype, ln_launch, c, a)
     return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: type %d on CUDA", c->node->op_type, (int)x->dtype);
+}
+
+// ---- onnxruntime's SkipLayerNormalization and SkipSimplifiedLayerNormalization: input + skip
+// (broadcast over rows) + bias, written as input_skip_bias_sum (output 3) or into scratch, in the
+// input's type, then normalized over the last axis by the rows kernels above with gamma (and
+// beta), RMS for the simplified form; the statistics rounded to float, as the CPU's. A float16
+// sum is normalized as rounded to float16 (the CPU normalizes it before rounding).
+
+template <typename T>
+__global__ void skip_sum(const T *x, const T *skip, const T *bias, T *sum, int64_t rows,
+                         int64_t cols, int64_t skip_rows) {
+    CUDA_GRID_LOOP(i, rows * cols) {
+        const int64_t r = i / cols, j = i - r * cols;
+        auto v = to_compute(x[i]) + to_compute(skip[(r % skip_rows) * cols + j]);
+        if (bias) v += to_compute(bias[j]);
+        sum[i] = from_compute<T>(v);
+    }
+}
+
+// The sum into a.x, then the rows normalized.
+struct skip_launch {
+    template <typename T>
+    static onyx_status run(const kernel_call *c, const tensor *x, const tensor *skip,
+                           const tensor *bias, const ln_args &a) {
+        skip_sum<T><<<cuda_blocks(a.rows * a.cols), CUDA_THREADS, 0, cuda_stream(c)>>>(
+            (const T *)x->data, (const T *)skip->data, bias ? (const T *)bias->data : NULL,
+            (T *)a.x, a.rows, a.cols, skip->numel / a.cols);
+        TRY(cuda_launched(c->node->op_type));
+        return ln_launch::run<T>(c, a);
+    }
+};
+
+bool skip_supports(const kernel_prep *p) {
+    const bool rms = strcmp(p->node->op_type, "SkipSimplifiedLayerNormalization") == 0;
+    const type_info *x = p->in_type[0];
+    if (!x || (x->rank != 2 && x->rank != 3) || !dtype_is_float(x->dtype)) return false;
+    // skip, gamma, then beta and bias (the simplified form: bias alone)
+    for (int i = 1; i < p->n_in; i++) {
+        const type_info *t = p->in_type[i];
+        if (t ? t->dtype != x->dtype : i < 3) return false;
+    }
+    if (p->n_in > (rms ? 4 : 5)) return false;
+    for (int o = 0; o < p->n_out; o++) {
+        if (p->node->n_outputs <= o || p->node->outputs[o] < 0) continue;
+        onyx_dtype want = o == 1 || o == 2 ? ONYX_FLOAT : x->dtype;
+        if (p->out_type[o].dtype != want) return false;
+    }
+    return true;
+}
+
+onyx_status skip_run(const kernel_call *c, bool rms) {
+    const tensor *x = kernel_input(c, 0), *skip = kernel_input(c, 1), *gamma = kernel_input(c, 2);
+    const tensor *beta = rms ? NULL : kernel_input(c, 3), *bias = kernel_input(c, rms ? 3 : 4);
+    tensor *y = kernel_output(c, 0), *mean = kernel_output(c, 1), *inv = kernel_output(c, 2),
+           *sum = kernel_output(c, 3);
+    const char *op = c->node->op_type;
+    if (x->rank != 2 && x->rank != 3)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: input has rank %d, expected 2 or 3", op, x->rank);
+    const int64_t cols = x->dims[x->rank - 1], rows = cols ? x->numel / cols : 0;
+    const tensor *params[3] = {gamma, beta, bias};
+    for (int i = 0; i < 3; i++)
+        if (params[i] && (params[i]->dtype != x->dtype || params[i]->numel != cols))
+            return onyx_error(ONYX_ERR_SHAPE,
+                              "%s: gamma/beta/bias must have the input's type and %lld elements",
+                              op, (long long)cols);
+    if (!gamma) return onyx_error(ONYX_ERR_SHAPE, "%s: input 2 (gamma) is missing", op);
+    if (skip->dtype != x->dtype || cols == 0 || skip->numel % cols != 0 || skip->numel == 0 ||
+        rows % (skip->numel / cols) != 0)
+        return onyx_error(ONYX_ERR_SHAPE, "%s: skip does not broadcast to the input", op);
+    if ((mean && (mean->dtype != ONYX_FLOAT || mean->numel != rows)) ||
+        (inv && (inv->dtype != ONYX_FLOAT || inv->numel != rows)))
+        return onyx_error(ONYX_ERR_SHAPE,
+                          "%s: mean and inv_std_var must be float with %lld elements", op,
+                          (long long)rows);
+    if (rows == 0) return ONYX_OK;
+    void *s = sum ? sum->data : NULL;
+    if (!s) TRY(cuda_scratch(c, x->nbytes, &s));
+    ln_args a;
+    a.x = s;
+    a.w = gamma->data;
+    a.b = beta ? beta->data : NULL;
+    a.y = y->data;
+    a.mean = !rms && mean ? mean->data : NULL;
+    a.inv = inv ? inv->data : NULL;
+    a.mean_dt = a.inv_dt = ONYX_FLOAT;
+    a.rows = rows;
+    a.cols = cols;
+    a.wrows = a.brows = 1;
+    a.eps = attr_float(c->node, "epsilon", 1e-12f);
+    a.stash = ONYX_FLOAT;
+    a.rms = rms;
+    CUDA_DISPATCH_FLOATS(x->dtype, skip_launch, c, x, skip, bias, a)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "%s: type %d on CUDA", op, (int)x->dtype);
 }
 
 // ---- statistics of groups (the kept positions of a plan, each reducing `count` elements),
@@ -551,10 +656,20 @@ onyx_status cuda_mvn(const kernel_call *c) {
 
 // ---- entries
 
-bool ln_supports(const kernel_prep *p) { return ln_supports_(p, false); }
-bool rms_supports(const kernel_prep *p) { return ln_supports_(p, true); }
-onyx_status cuda_layernorm(const kernel_call *c) { return ln_run(c, false); }
-onyx_status cuda_rmsnorm(const kernel_call *c) { return ln_run(c, true); }
+bool ln_supports(const kernel_prep *p) { return ln_supports_(p, LAYER_NORM); }
+bool rms_supports(const kernel_prep *p) { return ln_supports_(p, RMS_NORM); }
+bool simplified_supports(const kernel_prep *p) { return ln_supports_(p, SIMPLIFIED_NORM); }
+onyx_status cuda_layernorm(const kernel_call *c) { return ln_run(c, LAYER_NORM); }
+onyx_status cuda_rmsnorm(const kernel_call *c) { return ln_run(c, RMS_NORM); }
+onyx_status cuda_simplified(const kernel_call *c) { return ln_run(c, SIMPLIFIED_NORM); }
+onyx_status cuda_skip_layernorm(const kernel_call *c) { return skip_run(c, false); }
+onyx_status cuda_skip_simplified(const kernel_call *c) {
+    TRY(skip_run(c, true));
+    tensor *mean = kernel_output(c, 1); // as onnxruntime: no mean for RMS
+    if (!mean || mean->numel == 0) return ONYX_OK;
+    return cuda_status(cudaMemsetAsync(mean->data, 0, mean->nbytes, cuda_stream(c)),
+                       "SkipSimplifiedLayerNormalization mean");
+}
 
 bool in_supports(const kernel_prep *p) {
     const type_info *x = p->in_type[0];
@@ -589,6 +704,12 @@ const kernel entries[] = {
      NULL, ln_supports, 0},
     {"", "RMSNormalization", 23, 23, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_rmsnorm, NULL, NULL,
      NULL, rms_supports, 0},
+    {"", "SimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_simplified,
+     NULL, NULL, NULL, simplified_supports, 0},
+    {"com.microsoft", "SkipLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL,
+     cuda_skip_layernorm, NULL, NULL, NULL, skip_supports, 0},
+    {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL,
+     cuda_skip_simplified, NULL, NULL, NULL, skip_supports, 0},
     {"", "GroupNormalization", 18, 21, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_groupnorm, NULL, NULL,
      NULL, groupnorm_supports, 0},
     {"", "InstanceNormalization", 1, 22, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_instancenorm, NULL,
