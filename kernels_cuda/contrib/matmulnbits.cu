@@ -13,14 +13,12 @@
 #include <stdint.h>
 #include <string.h>
 
-extern "C" {
-#include "geometry/nbits.h"
-}
 #include "kernels_cuda/common.cuh"
+#include "kernels_cuda/contrib/family.h"
+#include "kernels_cuda/contrib/nbits.cuh"
 
 namespace {
 
-const dtype_mask NB_TYPES = DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16);
 constexpr int NB_ROWS = 8;  // rows the decode kernel carries; more run as a product
 constexpr int NB_WARPS = 4; // columns (a warp each) per block of the decode kernel
 // Bytes of one dequantized panel of columns in scratch.
@@ -29,16 +27,11 @@ constexpr size_t PANEL_BYTES = (size_t)64 << 20;
 // Inputs: A, B (uint8 codes), scales, zero_points, g_idx (refused), bias.
 enum { IN_A, IN_B, IN_SCALES, IN_ZP, IN_GIDX, IN_BIAS };
 
-onyx_status nb_geometry(const graph_node *n, geom_nbits *g) {
-    geom_msg m;
-    GEOM_TRY(m, geom_nbits_of(attr_int(n, "K", 0), attr_int(n, "N", 0), attr_int(n, "bits", 4),
-                              attr_int(n, "block_size", 0), g, &m));
-    return ONYX_OK;
-}
-
 const type_info *in_type(const kernel_prep *p, int i) { return i < p->n_in ? p->in_type[i] : NULL; }
 
-bool nb_supports(const kernel_prep *p) {
+} // namespace
+
+bool cuda_matmul_nbits_supports(const kernel_prep *p) {
     geom_nbits g;
     const type_info *a = in_type(p, IN_A), *b = in_type(p, IN_B), *s = in_type(p, IN_SCALES),
                     *z = in_type(p, IN_ZP), *bias = in_type(p, IN_BIAS);
@@ -47,23 +40,12 @@ bool nb_supports(const kernel_prep *p) {
     if (z && z->dtype != ONYX_UINT8 && z->dtype != a->dtype) return false;
     if (bias && bias->dtype != a->dtype) return false;
     if (attr_int(p->node, "weight_prepacked", 0) != 0) return false;
-    bool ok = nb_geometry(p->node, &g) == ONYX_OK;
+    bool ok = cuda_nbits_geometry(p->node, &g) == ONYX_OK;
     onyx_error_clear(); // declining is not an error: the node stays on the CPU, which says why
     return ok;
 }
 
-// The zero point of block kb of column n.
-template <typename T, int BITS>
-__device__ __forceinline__ float zero_point(const uint8_t *zp_u8, const T *zp_t, const geom_nbits &g,
-                                            int64_t n, int64_t kb) {
-    if (zp_u8) {
-        constexpr int PER_BYTE = 8 / BITS;
-        const uint8_t byte = zp_u8[n * g.zp_bytes + kb / PER_BYTE];
-        return (float)((byte >> ((kb % PER_BYTE) * BITS)) & ((1u << BITS) - 1));
-    }
-    if (zp_t) return to_compute(zp_t[n * g.k_blocks + kb]);
-    return (float)(1 << (BITS - 1));
-}
+namespace {
 
 struct nb_args {
     const void *a;
@@ -95,7 +77,7 @@ template <typename T, int BITS, int R> __global__ void __launch_bounds__(NB_WARP
         const int64_t kb = w / block_words;
         const int64_t k0 = kb * g.block + (w - kb * block_words) * PER;
         const float s = to_compute(scales[n * g.k_blocks + kb]);
-        const float z = zero_point<T, BITS>(x.zp_u8, zp_t, g, n, kb);
+        const float z = nbits_zero_point<T, BITS>(x.zp_u8, zp_t, g, n, kb);
         const uint32_t word = __ldg(col + w);
 #pragma unroll
         for (int t = 0; t < PER; t++) {
@@ -129,7 +111,7 @@ template <typename T, int BITS> __global__ void nb_dequant(nb_args x, int64_t n0
         const int64_t kb = j / g.blob;
         const int64_t k0 = kb * g.block + (j - kb * g.blob) * PER_BYTE;
         const float s = to_compute(scales[n * g.k_blocks + kb]);
-        const float z = zero_point<T, BITS>(x.zp_u8, zp_t, g, n, kb);
+        const float z = nbits_zero_point<T, BITS>(x.zp_u8, zp_t, g, n, kb);
         const unsigned byte = x.b[n * col_bytes + j];
 #pragma unroll
         for (int t = 0; t < PER_BYTE; t++)
@@ -198,9 +180,11 @@ struct nb_by_type {
     }
 };
 
-onyx_status nb_run(const kernel_call *c) {
+} // namespace
+
+onyx_status cuda_matmul_nbits_run(const kernel_call *c) {
     geom_nbits g;
-    TRY(nb_geometry(c->node, &g));
+    TRY(cuda_nbits_geometry(c->node, &g));
     const tensor *A = kernel_input(c, IN_A), *B = kernel_input(c, IN_B),
                  *S = kernel_input(c, IN_SCALES), *Z = kernel_input(c, IN_ZP),
                  *bias = kernel_input(c, IN_BIAS);
@@ -242,18 +226,4 @@ onyx_status nb_run(const kernel_call *c) {
     case ONYX_BFLOAT16: return nb_by_type::run<__nv_bfloat16>(c, x, A->dtype);
     default: return onyx_error(ONYX_ERR_UNSUPPORTED, "MatMulNBits on CUDA: A of type %d", (int)A->dtype);
     }
-}
-
-const kernel entries[] = {
-    // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
-    // supports, host_inputs, takes_chain
-    {"com.microsoft", "MatMulNBits", 1, 1, DEVICE_CUDA, NB_TYPES, 0, NULL, nb_run, NULL, NULL,
-     NULL, nb_supports, 0, NULL},
-};
-
-} // namespace
-
-extern "C" const kernel *cuda_family_contrib(size_t *count) {
-    *count = sizeof entries / sizeof entries[0];
-    return entries;
 }

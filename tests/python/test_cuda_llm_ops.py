@@ -5,7 +5,9 @@ onnxruntime's (test_contrib_nlp):
   float ones, a bias, float and float16 activations, and row counts on both of the kernel's paths
   (decode: up to 8 rows, one warp per column; prefill: dequantized panels and cuBLAS);
 - SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization and SkipLayerNormalization
-  (kernels_cuda/norm/norm.cu): every output, skip broadcast over the batch, with and without bias.
+  (kernels_cuda/norm/norm.cu): every output, skip broadcast over the batch, with and without bias;
+- a tied int4 embedding's rows (ai.onyx GatherNBits, kernels_cuda/contrib/gathernbits.cu, which
+  core/rules/tied_embedding.c makes of GatherBlockQuantized over the product's codes).
 Each node must run on CUDA (the profile's provider), not fall back to the CPU. Runs where a GPU is
 usable (tools/cuda/check.sh); without one there is no CUDA provider to test."""
 import json
@@ -154,3 +156,17 @@ def test_llm_norms_cuda_equal_cpu(op, h, dtype, bias, skip_rows, tmp_path):
     tol = 1e-4 if dtype == np.float32 else 1e-2
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32), rtol=tol, atol=tol)
+
+
+def test_tied_int4_embedding_cuda_equals_cpu(tmp_path):
+    from test_tied_weights import int4_tied   # MatMulNBits and GatherBlockQuantized on one B
+    k, n = 256, 100
+    model = int4_tied(k, n)
+    rng = np.random.default_rng(9)
+    feed = {'a': rng.standard_normal((1, 6, k)).astype(np.float32),
+            'ids': np.array([[0, 99, 7, -1, -100, 40]], np.int64)}
+    got, providers = _run_all_cuda(model, feed, tmp_path, 'GatherNBits')
+    expected = _cpu(model, feed)
+    assert providers == {'CUDAExecutionProvider'}
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4)   # the logits
+    np.testing.assert_array_equal(got[1], expected[1])                      # the rows
