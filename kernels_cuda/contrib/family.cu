@@ -1,4 +1,4 @@
-// The contrib family's entries on CUDA (kernels in matmulnbits.cu and gathernbits.cu).
+// The contrib family's entries on CUDA (kernels in matmulnbits.cu, gathernbits.cu and gqa.cu).
 #include "kernels_cuda/common.cuh"
 #include "kernels_cuda/contrib/family.h"
 
@@ -20,6 +20,9 @@ const kernel entries[] = {
      NULL, NULL, NULL, cuda_matmul_nbits_supports, 0, NULL},
     {"ai.onyx", "GatherNBits", 1, 1, DEVICE_CUDA, DT_BIT(ONYX_UINT8), 0, NULL,
      cuda_gather_nbits_run, NULL, NULL, NULL, cuda_gather_nbits_supports, 0, NULL},
+    // seqlens_k and total_sequence_length read on the host (they size the launch)
+    {"com.microsoft", "GroupQueryAttention", 1, 1, DEVICE_CUDA, NB_TYPES, KF_CACHE_IN_PLACE, NULL,
+     cuda_gqa_run, NULL, NULL, NULL, cuda_gqa_supports, (1u << 5) | (1u << 6), NULL},
 };
 
 } // namespace

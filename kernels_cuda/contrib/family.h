@@ -17,5 +17,7 @@ bool cuda_matmul_nbits_supports(const kernel_prep *p);
 onyx_status cuda_matmul_nbits_run(const kernel_call *c);
 bool cuda_gather_nbits_supports(const kernel_prep *p);
 onyx_status cuda_gather_nbits_run(const kernel_call *c);
+bool cuda_gqa_supports(const kernel_prep *p);
+onyx_status cuda_gqa_run(const kernel_call *c);
 
 #endif
