@@ -24,6 +24,13 @@ the cache as onnxruntime-genai binds it (past_present_share_buffer): per layer o
 generation's maximum length, bound through io_binding as both past and present, appended in place;
 onyx and ort carry each step's present over as the next step's past.
 
+--device cuda runs every engine on the GPU (issue 36; tools/cuda/check.sh's `llm` step): onyx's
+and onnxruntime's sessions with CUDAExecutionProvider (onnxruntime-gpu), the share engines' caches
+as device buffers, the logits copied to the host each step as a sampler would read them;
+onnxruntime-genai with its cuda provider (onnxruntime-genai-cuda). The bound then is the
+weights over the GPU's memory bandwidth (a device copy through PyTorch, where it is installed),
+and gpu_mib the process's device memory at its end (nvidia-smi).
+
 Model folders come from tools/llm/tiny_model.py (make llm-models writes the default set under
 llm/). Needs onnxruntime-genai for the `genai` engine.
 """
@@ -48,6 +55,36 @@ def peak_mib():
     return float('nan')
 
 
+def gpu_mib():
+    """This process's device memory now (nvidia-smi), or NaN where it cannot say."""
+    try:
+        out = subprocess.run(['nvidia-smi', '--query-compute-apps=pid,used_memory',
+                              '--format=csv,noheader,nounits'], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return float('nan')
+    for line in out.splitlines():
+        pid, _, mib = line.partition(',')
+        if pid.strip() == str(os.getpid()):
+            return float(mib)
+    return float('nan')
+
+
+def gpu_bandwidth_gbs(mib=1024, repeats=5):
+    """The GPU's memory bandwidth as a device copy moves it (read + write), through PyTorch."""
+    import torch
+    a = torch.ones(mib * 1024 * 1024 // 4, device='cuda')
+    b = torch.empty_like(a)
+    best = float('inf')
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        b.copy_(a)
+        torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t)
+    return 2 * a.numel() * 4 / best / 1e9
+
+
 def bandwidth_gbs(mib=512, repeats=5):
     """Memory bandwidth as a large copy moves it (read + write), best of a few."""
     a = np.ones(mib * 1024 * 1024 // 8)
@@ -69,8 +106,9 @@ class Loop:
     """The generation loop over a plain session (onyx or onnxruntime): the cache carried from the
     outputs to the next step's inputs, or (share) one buffer per cache bound as both."""
 
-    def __init__(self, engine, folder, threads, share=False):
+    def __init__(self, engine, folder, threads, share=False, device='cpu'):
         self.share = share
+        self.device = device
         cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']
         dec = cfg['decoder']
         self.layers, self.kvh, self.hs = (dec['num_hidden_layers'], dec['num_key_value_heads'],
@@ -83,7 +121,10 @@ class Loop:
             import onnxruntime as rt
         so = rt.SessionOptions()
         so.intra_op_num_threads = threads
-        self.s = rt.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+        provider = 'CUDAExecutionProvider' if device == 'cuda' else 'CPUExecutionProvider'
+        self.s = rt.InferenceSession(path, so, providers=[provider])
+        if self.s.get_providers()[0] != provider:
+            raise RuntimeError(f'{provider} is not available to {engine}')
         self.inputs = {i.name for i in self.s.get_inputs()}
         self.outputs = [o.name for o in self.s.get_outputs()]
         self.dtype = np.float16 if 'float16' in self.s.get_inputs()[-1].type else np.float32
@@ -98,7 +139,7 @@ class Loop:
             self.binding = self.s.io_binding()
             self.binding.bind_output('logits')
             for name, buf in self.past.items():
-                value = self.rt.OrtValue.ortvalue_from_numpy(buf)
+                value = self.rt.OrtValue.ortvalue_from_numpy(buf, self.device, 0)
                 self.binding.bind_ortvalue_input(name, value)
                 self.binding.bind_ortvalue_output(name.replace('past_key_values', 'present'), value)
 
@@ -113,7 +154,7 @@ class Loop:
             for name in ('input_ids', 'attention_mask', 'position_ids'):
                 if name in feed:
                     self.binding.bind_cpu_input(name, feed[name])
-            self.binding.bind_output('logits')   # onnxruntime sizes it anew each step
+            self.binding.bind_output('logits')   # onnxruntime sizes it anew each step, on the host
             self.s.run_with_iobinding(self.binding)
             return int(np.argmax(self.binding.get_outputs()[0].numpy()[0, -1]))
         r = dict(zip(self.outputs, self.s.run(None, feed)))
@@ -127,13 +168,15 @@ def prompt_ids(n, vocab):
     return np.random.default_rng(n).integers(1, min(vocab, 30000), (1, n)).astype(np.int64)
 
 
-def worker(engine, folder, threads, prefills, decode, context, out_path):
+def worker(engine, folder, threads, prefills, decode, context, out_path, device='cpu'):
     res = {}
     t = time.perf_counter()
     if engine == 'genai':
         import onnxruntime_genai as og
         cfg = og.Config(folder)
         cfg.clear_providers()
+        if device == 'cuda':
+            cfg.append_provider('cuda')
         model = og.Model(cfg)
         vocab = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['vocab_size']
 
@@ -151,7 +194,8 @@ def worker(engine, folder, threads, prefills, decode, context, out_path):
                 gen.generate_next_token()
             return t1 - t0, time.perf_counter() - t1
     else:
-        loop = Loop(engine.split('-')[0], folder, threads, share=engine.endswith('-share'))
+        loop = Loop(engine.split('-')[0], folder, threads, share=engine.endswith('-share'),
+                    device=device)
 
         def run(p, steps):
             loop.start(p + steps + 1)
@@ -171,6 +215,8 @@ def worker(engine, folder, threads, prefills, decode, context, out_path):
     _, rest = run(context, decode)
     res['decode_ms'] = rest * 1000 / decode
     res['peak_mib'] = peak_mib()
+    if device == 'cuda':
+        res['gpu_mib'] = gpu_mib()
     with open(out_path, 'w') as f:
         json.dump(res, f)
 
@@ -183,7 +229,8 @@ def run_worker(engine, folder, a):
         if engine.startswith('onyx'):
             env['PYTHONPATH'] = os.path.join(ROOT, 'backend', 'python')
         proc = subprocess.run([sys.executable, __file__, '--worker', engine, folder,
-                               str(a.threads), a.prefill, str(a.decode), str(a.context), out],
+                               str(a.threads), a.prefill, str(a.decode), str(a.context), out,
+                               a.device],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode != 0:
             return {'error': proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
@@ -195,9 +242,9 @@ def run_worker(engine, folder, a):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == '--worker':
-        engine, folder, threads, prefill, decode, context, out = sys.argv[2:9]
+        engine, folder, threads, prefill, decode, context, out, device = sys.argv[2:10]
         worker(engine, folder, int(threads), [int(p) for p in prefill.split(',') if p],
-               int(decode), int(context), out)
+               int(decode), int(context), out, device)
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('models', nargs='+')
@@ -207,15 +254,16 @@ def main():
     ap.add_argument('--context', type=int, default=16, help='prompt tokens before decode')
     ap.add_argument('--rounds', type=int, default=2)
     ap.add_argument('--engines', default='onyx,ort,genai')
+    ap.add_argument('--device', choices=['cpu', 'cuda'], default='cpu')
     a = ap.parse_args()
     engines = a.engines.split(',')
-    bw = bandwidth_gbs()
+    bw = gpu_bandwidth_gbs() if a.device == 'cuda' else bandwidth_gbs()
     load = os.getloadavg()[0]
-    print(f'{a.threads} thread(s), {a.rounds} round(s), memory bandwidth {bw:.1f} GB/s (copy), '
-          f'load average {load:.2f}')
+    print(f'{a.device}: {a.threads} thread(s), {a.rounds} round(s), memory bandwidth {bw:.1f} GB/s '
+          f'(copy), load average {load:.2f}')
     prefills = [int(p) for p in a.prefill.split(',') if p]
     cols = (['create_s'] + [f'{kind}_{p}_ms' for p in prefills for kind in ('prefill', 'warm')] +
-            ['decode_ms', 'peak_mib'])
+            ['decode_ms', 'peak_mib'] + (['gpu_mib'] if a.device == 'cuda' else []))
     for folder in a.models:
         runs = {e: [] for e in engines}
         for r in range(a.rounds):

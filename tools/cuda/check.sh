@@ -3,14 +3,17 @@
 # tools/cuda/bundle.sh made .gpu/bundle.tar.xz here: builds the CUDA plugin with that machine's
 # nvcc, then runs the CUDA unit test, the conformance on CUDA (and on the CPU, for comparison),
 # and the GPU benchmark; logs go to $OUT (or .gpu/out). The last lines are the summary.
-#   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [attention] [ncu] [FILTER=glob]
+#   tools/cuda/check.sh [unit] [conformance] [gen] [bench] [attention] [ncu] [llm] [FILTER=glob]
 #   (default: unit conformance bench)
 # gen runs the generated op cases (tests/gen/make_cases.py: its ok/ and par/ folders, packed here
 # as .gpu/gc.tar.xz) on CUDA; CONF_DEVICES picks the conformance devices (default "CPU CUDA").
 # attention runs the attention cases under each ONYX_CUDA_ATTENTION variant and times the
 # variants (tools/cuda/att_bench.py); ncu reads the hardware counters of the attention kernel at
 # ViT-B/16's shape (Nsight Compute, clocks left alone). bench times onnxruntime-gpu beside
-# PyTorch where tools/cuda/ort_gpu.sh installed it (/tmp/ort-gpu-site) in earlier calls.
+# PyTorch where tools/cuda/ort_gpu.sh installed it (/tmp/ort-gpu-site) in earlier calls. llm
+# exports a Qwen2-0.5B-sized random model with the builder for CUDA (int4) and times its prefill
+# and decode on onyx, onnxruntime-gpu and onnxruntime-genai-cuda (tools/bench/llm_bench.py
+# --device cuda; LLM_FLAGS adds to its options).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-.gpu/out}
@@ -140,5 +143,20 @@ if [[ " $steps " == *" bench "* ]]; then
         ${BENCH_PRECISIONS:+--precisions "$BENCH_PRECISIONS"} \
         ${BENCH_PROFILE:+--profile} ${BENCH_AB:+--ab} 2>&1 | tee "$out/bench.log" | tail -40
     summary+=("bench rc=${PIPESTATUS[0]}")
+fi
+if [[ " $steps " == *" llm "* ]]; then
+    [[ -d /tmp/ort-gpu-site/onnxruntime_genai ]] && export PYTHONPATH=/tmp/ort-gpu-site${PYTHONPATH:+:$PYTHONPATH}
+    # the CUDA libraries of PyTorch's nvidia-* wheels, for onnxruntime-genai's own library
+    nv=$(python3 -c 'import glob, os, nvidia; print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")))))' 2>/dev/null)
+    [[ -n $nv ]] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$nv
+    model=/tmp/onyx-llm/qwen2-0.5b-int4-cuda
+    t0=$SECONDS
+    [[ -d $model ]] || python3 tools/llm/tiny_model.py "$model" --preset qwen2-0.5b --ep cuda \
+        >"$out/llm-export.log" 2>&1 || tail -5 "$out/llm-export.log"
+    echo "llm export in $((SECONDS - t0)) s"
+    PYTHONUNBUFFERED=1 ONYX_LIB=$b/bin/libonyx.so python3 tools/bench/llm_bench.py "$model" \
+        --device cuda --engines onyx-share,ort-share,genai --prefill 128 --decode 64 --rounds 1 \
+        ${LLM_FLAGS:-} 2>&1 | tee "$out/llm.log" | tail -12
+    summary+=("llm rc=${PIPESTATUS[0]}")
 fi
 printf 'SUMMARY %s\n' "${summary[@]}"

@@ -5,9 +5,12 @@ the tiny ones' weights large enough that greedy search does not repeat one token
 onnxruntime-genai's model builder (genai_builder.py; int4 for the CPU by default). No model hub
 is needed.
 
-    python tools/llm/tiny_model.py OUT_DIR [--arch ARCH] [--precision int4|fp32]
+    python tools/llm/tiny_model.py OUT_DIR [--arch ARCH] [--precision int4|fp32|fp16]
         [--preset qwen2-0.5b|llama-3.2-1b] [--untied] [--extra-options KEY=VALUE ...]
-        [--hidden 64] [--layers 2]
+        [--hidden 64] [--layers 2] [--ep cpu|cuda]
+
+--ep cuda writes the builder's CUDA export (float16 activations; onnxruntime-genai's cuda
+provider in genai_config.json), which tools/bench/llm_bench.py --device cuda times.
 
 ARCH: qwen2, llama, mistral, qwen3, phi3, phi3.5 (longrope), phi4 (longrope, partial rotary),
 gemma2, gemma3 (ARCHS below says which options each has).
@@ -131,13 +134,14 @@ def main():
     ap.add_argument('--preset', choices=sorted(PRESETS))
     ap.add_argument('--untied', action='store_true', help='separate embeddings and lm_head')
     ap.add_argument('--extra-options', nargs='*', default=[])
+    ap.add_argument('--ep', choices=['cpu', 'cuda'], default='cpu', help="the builder's target")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix='tiny-llm-')
     try:
         hf = os.path.join(work, 'hf')
         hf_folder(hf, a.arch, a.hidden, a.layers, a.preset, a.untied)
         cmd = [sys.executable, os.path.join(HERE, 'genai_builder.py'), '-i', hf, '-o', a.out,
-               '-p', a.precision, '-e', 'cpu', '-c', os.path.join(work, 'cache')]
+               '-p', a.precision, '-e', a.ep, '-c', os.path.join(work, 'cache')]
         if a.extra_options:
             cmd += ['--extra_options'] + a.extra_options
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
