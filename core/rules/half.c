@@ -31,7 +31,28 @@ static const char *const generic_ops[] = {
     "Sqrt", "Squeeze", "Sub", "Sum", "Swish", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where",
 };
 
+/* The same for the ops of onnxruntime-genai's CUDA (float16) exports, so that they run on the
+ * CPU: onnxruntime's com.microsoft ops, computed in float by both of its providers' float16
+ * kernels, and ai.onyx GatherNBits (what core/rules/tied_embedding.c makes of a tied embedding's
+ * GatherBlockQuantized before this pass). Their non-float inputs (codes, lengths) stay as they
+ * are; outputs of a fixed type (a normalization's float statistics) keep it. */
+static const struct {
+    const char *domain, *op;
+} contrib_ops[] = {
+    {"", "SimplifiedLayerNormalization"},
+    {"com.microsoft", "GroupQueryAttention"},
+    {"com.microsoft", "MatMulNBits"},
+    {"com.microsoft", "GatherBlockQuantized"},
+    {"com.microsoft", "SkipLayerNormalization"},
+    {"com.microsoft", "SkipSimplifiedLayerNormalization"},
+    {"com.microsoft", "RotaryEmbedding"},
+    {"ai.onyx", "GatherNBits"},
+};
+
 static bool generic_op(const graph_node *n) {
+    for (size_t i = 0; i < sizeof contrib_ops / sizeof *contrib_ops; i++)
+        if (!strcmp(n->domain, contrib_ops[i].domain) && !strcmp(n->op_type, contrib_ops[i].op))
+            return true;
     if (*n->domain) return false;
     for (size_t i = 0; i < sizeof generic_ops / sizeof *generic_ops; i++)
         if (!strcmp(n->op_type, generic_ops[i])) return true;

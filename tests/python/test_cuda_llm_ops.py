@@ -11,7 +11,8 @@ onnxruntime's (test_contrib_nlp):
 - GroupQueryAttention (kernels_cuda/contrib/gqa.cu) in the cases test_contrib_nlp checks on the
   CPU: prompts (packed or not, head groups), decode over a past, windows, softcap, scale, long
   prompts, rotary (interleaved or not);
-- the committed tiny builder exports (tests/models/genai, every MatMulNBits at accuracy_level 1):
+- the committed tiny builder exports (tests/models/genai, every MatMulNBits at accuracy_level 1;
+  the CUDA export qwen2_int4_cuda in float16, against its float twin on the CPU):
   a prompt and greedy decode on CUDA against the CPU, the cache carried from step to step, and
   bound in place as one device buffer for past and present (onnxruntime-genai's
   past_present_share_buffer).
@@ -241,7 +242,8 @@ def _decode(folder, provider, steps, share=None):
     names = [i.name for i in s.get_inputs()]
     device = 'cuda' if provider == 'CUDAExecutionProvider' else 'cpu'
     shape = lambda n: (1, cfg['num_key_value_heads'], n, cfg['head_size'])
-    past = {n: np.zeros(shape(share or 0), np.float32) for n in names
+    half = any(i.type == 'tensor(float16)' for i in s.get_inputs())   # the builder's CUDA export
+    past = {n: np.zeros(shape(share or 0), np.float16 if half else np.float32) for n in names
             if n.startswith('past_key_values.')}
     binding = None
     if share:
@@ -277,11 +279,16 @@ def _decode(folder, provider, steps, share=None):
 
 # Not Gemma 2: its windowed layers take window-sized caches from the first step, which CUDA
 # leaves to the CPU (sliding_window_cache; test_kv_cache_share has them)
-@pytest.mark.parametrize('arch', ['llama_fp32', 'qwen2_int4', 'phi3_int4'])
+@pytest.mark.parametrize('arch', ['llama_fp32', 'qwen2_int4', 'phi3_int4', 'qwen2_int4_cuda'])
 @pytest.mark.parametrize('share', [None, 24])
 def test_genai_export_cuda_equals_cpu(arch, share, tmp_path):
     from test_kv_cache_share import at_level1
     folder = at_level1(arch, tmp_path)
     got = _decode(folder, 'CUDAExecutionProvider', 6, share)
     want = _decode(folder, 'CPUExecutionProvider', 6, share)
-    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    if got.dtype == np.float16:   # the CUDA export: float16 on the GPU, its float twin on the CPU
+        span = float(np.abs(want.astype(np.float32)).max())
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0,
+                                   atol=1e-2 * span)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
