@@ -122,8 +122,8 @@ __device__ __forceinline__ float block_max(float v, float *red) {
     return t;
 }
 
-// Block (s, h, b): query row s of head h of batch b. Shared memory: the query row (D floats), the
-// reductions' partials (32) and the scores of keys [lo, hi).
+// Block (s, h, b): query row s of head h of batch b. Shared memory (attend_shared): the query
+// row, the reductions' partials (32), the scores of keys [lo, hi) and the P V partial sums.
 template <typename T> __global__ void __launch_bounds__(GQA_THREADS) gqa_attend(gqa_args a) {
     extern __shared__ float sh[];
     const int64_t s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, kh = h / (a.Nq / a.Nkv);
@@ -165,15 +165,33 @@ template <typename T> __global__ void __launch_bounds__(GQA_THREADS) gqa_attend(
         sum += e;
     }
     sum = block_sum(sum, red); // its barriers also publish sc
+    // P V: the threads in groups of `lanes` over the head's features, each group a share of the
+    // keys (reads of a value row coalesced), the groups' partial sums added after
+    const int64_t lanes = a.D < (int64_t)blockDim.x ? a.D : blockDim.x,
+                  groups = blockDim.x / lanes, grp = threadIdx.x / lanes, l = threadIdx.x % lanes;
+    float *part = sc + a.T;
+    if (grp < groups)
+        for (int64_t d = l; d < a.D; d += lanes) {
+            float acc = 0;
+            for (int64_t j = lo + grp; j < hi; j += groups)
+                acc += sc[j - lo] * to_compute(vc[j * a.D + d]);
+            part[grp * a.D + d] = acc;
+        }
+    __syncthreads();
     const float inv = 1.0f / sum;
     for (int64_t d = threadIdx.x; d < a.D; d += blockDim.x) {
         float acc = 0;
-        for (int64_t j = lo; j < hi; j++) acc += sc[j - lo] * to_compute(vc[j * a.D + d]);
+        for (int64_t k = 0; k < groups; k++) acc += part[k * a.D + d];
         y[d] = from_compute<T>(acc * inv);
     }
 }
 
-size_t attend_shared(const gqa_args &a) { return ((size_t)a.D + 32 + (size_t)a.T) * sizeof(float); }
+// The query row, the reductions' partials, the scores and the groups' partial sums (at most
+// max(GQA_THREADS, D) floats: groups * D <= GQA_THREADS where D <= GQA_THREADS, else D).
+size_t attend_shared(const gqa_args &a) {
+    const int64_t parts = a.D < GQA_THREADS ? GQA_THREADS : a.D;
+    return ((size_t)a.D + 32 + (size_t)a.T + (size_t)parts) * sizeof(float);
+}
 
 struct gqa_launch {
     template <typename T> static onyx_status run(const kernel_call *c, const gqa_args &a, bool carry) {
@@ -218,7 +236,10 @@ bool cuda_gqa_supports(const kernel_prep *p) {
         return false;
     // the present's length is each run's; where the plan knows it, the scores must fit a block
     const int64_t t = p->out_type[1].rank == 4 ? p->out_type[1].dims[2] : -1;
-    return t < 0 || ((size_t)g->head + 32 + (size_t)t) * sizeof(float) <= GQA_MAX_SHARED;
+    gqa_args a;
+    a.D = g->head;
+    a.T = t;
+    return t < 0 || attend_shared(a) <= GQA_MAX_SHARED;
 }
 
 onyx_status cuda_gqa_run(const kernel_call *c) {
