@@ -53,32 +53,24 @@ template <typename T, typename I> onyx_status launch(const kernel_call *c, const
     return cuda_launched("GatherNBits");
 }
 
-template <typename T> onyx_status by_index(const kernel_call *c, const gn_args &x, onyx_dtype it) {
-    return it == ONYX_INT64 ? launch<T, int64_t>(c, x) : launch<T, int32_t>(c, x);
-}
-
-bool float_type(onyx_dtype t) {
-    return t == ONYX_FLOAT || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16;
-}
+struct by_index {
+    template <typename T> static onyx_status run(const kernel_call *c, const gn_args &x, onyx_dtype it) {
+        return it == ONYX_INT64 ? launch<T, int64_t>(c, x) : launch<T, int32_t>(c, x);
+    }
+};
 
 } // namespace
 
+// The attributes and input types are the schema's to check (ops/contrib_nlp/gathernbits.c).
 bool cuda_gather_nbits_supports(const kernel_prep *p) {
-    if (p->n_in < 3 || !p->in_type[IN_B] || !p->in_type[IN_INDICES] || !p->in_type[IN_SCALES])
-        return false;
-    const onyx_dtype it = p->in_type[IN_INDICES]->dtype;
-    if (it != ONYX_INT32 && it != ONYX_INT64) return false;
-    if (!float_type(p->in_type[IN_SCALES]->dtype)) return false;
-    if (p->n_in > IN_ZP && p->in_type[IN_ZP] && p->in_type[IN_ZP]->dtype != ONYX_UINT8) return false;
-    geom_nbits g;
-    bool ok = cuda_nbits_geometry(p->node, &g) == ONYX_OK;
-    onyx_error_clear(); // declining is not an error: the node stays on the CPU, which says why
-    return ok;
+    const type_info *b = contrib_in_type(p, IN_B), *i = contrib_in_type(p, IN_INDICES),
+                    *s = contrib_in_type(p, IN_SCALES), *z = contrib_in_type(p, IN_ZP);
+    return b && i && s && (i->dtype == ONYX_INT32 || i->dtype == ONYX_INT64) &&
+           contrib_float(s->dtype) && (!z || z->dtype == ONYX_UINT8);
 }
 
 onyx_status cuda_gather_nbits_run(const kernel_call *c) {
-    geom_nbits g;
-    TRY(cuda_nbits_geometry(c->node, &g));
+    const geom_nbits &g = *(const geom_nbits *)c->state;
     const tensor *B = kernel_input(c, IN_B), *I = kernel_input(c, IN_INDICES),
                  *S = kernel_input(c, IN_SCALES), *Z = kernel_input(c, IN_ZP);
     tensor *Y = kernel_output(c, 0);
@@ -106,10 +98,6 @@ onyx_status cuda_gather_nbits_run(const kernel_call *c) {
     x.y = Y->data;
     x.rows = I->numel;
     x.g = g;
-    switch (S->dtype) {
-    case ONYX_FLOAT: return by_index<float>(c, x, I->dtype);
-    case ONYX_FLOAT16: return by_index<__half>(c, x, I->dtype);
-    case ONYX_BFLOAT16: return by_index<__nv_bfloat16>(c, x, I->dtype);
-    default: return onyx_error(ONYX_ERR_UNSUPPORTED, "GatherNBits on CUDA: scales of type %d", (int)S->dtype);
-    }
+    CONTRIB_DISPATCH(S->dtype, by_index, c, x, I->dtype)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "GatherNBits on CUDA: scales of type %d", (int)S->dtype);
 }

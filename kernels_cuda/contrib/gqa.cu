@@ -8,12 +8,13 @@
 // memory: keys are read once for the scores and values once for the output, in float.
 // Left on the CPU (supports declines): a window-sized cache (sliding_window_cache), position_ids,
 // more than GQA_MAX_BATCH sequences, more keys than a block's shared memory holds.
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
 #include "geometry/attention.h"
 }
-#include "kernels_cuda/common.cuh"
 #include "kernels_cuda/contrib/family.h"
 
 namespace {
@@ -215,17 +216,18 @@ struct gqa_launch {
     }
 };
 
-const type_info *in_type(const kernel_prep *p, int i) { return i < p->n_in ? p->in_type[i] : NULL; }
-
-bool float_type(onyx_dtype t) {
-    return t == ONYX_FLOAT || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16;
-}
+// The node's attributes, read once at prepare (the schema checked them).
+struct gqa_attrs {
+    bool causal, interleaved, rotary;
+    int64_t window;
+    float softcap, scale; // scale 0: 1 / sqrt(head size)
+};
 
 } // namespace
 
 bool cuda_gqa_supports(const kernel_prep *p) {
-    const type_info *q = in_type(p, IN_Q);
-    if (!q || !float_type(q->dtype) || in_type(p, IN_POS)) return false;
+    const type_info *q = contrib_in_type(p, IN_Q);
+    if (!q || !contrib_float(q->dtype) || contrib_in_type(p, IN_POS)) return false;
     if (attr_int(p->node, "sliding_window_cache", 0) != 0) return false;
     for (int i = IN_POS + 1; i < p->n_in; i++)
         if (p->in_type[i]) return false; // attention_bias, head_sink, ...: refused by the schema
@@ -242,7 +244,22 @@ bool cuda_gqa_supports(const kernel_prep *p) {
     return t < 0 || attend_shared(a) <= GQA_MAX_SHARED;
 }
 
+onyx_status cuda_gqa_prepare(const kernel_prep *p, void **state) {
+    gqa_attrs *at = (gqa_attrs *)malloc(sizeof *at);
+    if (!at) return onyx_oom("GroupQueryAttention attributes");
+    const graph_node *n = p->node;
+    at->causal = attr_int(n, "causal", 1) != 0;
+    at->interleaved = attr_int(n, "rotary_interleaved", 0) != 0;
+    at->rotary = attr_int(n, "do_rotary", 0) != 0;
+    at->window = attr_int(n, "local_window_size", -1);
+    at->softcap = attr_float(n, "softcap", 0.0f);
+    at->scale = attr_float(n, "scale", 0.0f);
+    *state = at;
+    return ONYX_OK;
+}
+
 onyx_status cuda_gqa_run(const kernel_call *c) {
+    const gqa_attrs *at = (const gqa_attrs *)c->state;
     const tensor *Q = kernel_input(c, IN_Q), *K = kernel_input(c, IN_K), *V = kernel_input(c, IN_V),
                  *PK = kernel_input(c, IN_PAST_K), *PV = kernel_input(c, IN_PAST_V),
                  *SL = kernel_input(c, IN_SEQLENS), *TS = kernel_input(c, IN_TOTAL);
@@ -261,9 +278,11 @@ onyx_status cuda_gqa_run(const kernel_call *c) {
         return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
     const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
                   P = d.past_len, T = d.total_len;
-    if (B > GQA_MAX_BATCH)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention on CUDA: batch %lld over %d",
-                          (long long)B, GQA_MAX_BATCH);
+    // the launch's grid: rows on x, heads on y, batch on z
+    if (B > GQA_MAX_BATCH || Nq > 65535 || S > INT_MAX)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention on CUDA: batch %lld (at most "
+                          "%d), %lld heads (65535) or %lld rows", (long long)B, GQA_MAX_BATCH,
+                          (long long)Nq, (long long)S);
     if (SL->dtype != ONYX_INT32 || SL->numel != B)
         return onyx_error(ONYX_ERR_SHAPE, "seqlens_k must be int32 of %lld values", (long long)B);
     gqa_args a;
@@ -301,13 +320,12 @@ onyx_status cuda_gqa_run(const kernel_call *c) {
     a.past_v = PV ? PV->data : NULL;
     a.y = Y->data;
     a.first = first;
-    a.causal = attr_int(c->node, "causal", 1) != 0;
-    a.interleaved = attr_int(c->node, "rotary_interleaved", 0) != 0;
-    a.window = attr_int(c->node, "local_window_size", -1);
-    a.softcap = attr_float(c->node, "softcap", 0.0f);
-    const float scale = attr_float(c->node, "scale", 0.0f);
-    a.scale = scale != 0.0f ? scale : D > 0 ? 1.0f / sqrtf((float)D) : 1.0f;
-    const bool rotary = attr_int(c->node, "do_rotary", 0) != 0;
+    a.causal = at->causal;
+    a.interleaved = at->interleaved;
+    a.window = at->window;
+    a.softcap = at->softcap;
+    a.scale = at->scale != 0.0f ? at->scale : D > 0 ? 1.0f / sqrtf((float)D) : 1.0f;
+    const bool rotary = at->rotary;
     // scratch: the present caches the caller did not ask for, then the rotated Q
     const size_t cache = (size_t)(B * Nkv * T * D) * es;
     const size_t own = (OK_ ? 0 : cache) + (OV ? 0 : cache);
@@ -337,10 +355,6 @@ onyx_status cuda_gqa_run(const kernel_call *c) {
     if (Y->numel == 0) return ONYX_OK;
     // where a present is the past's own buffer its past rows are already in place
     const bool carry = a.pk != a.past_k || a.pv != a.past_v;
-    switch (Q->dtype) {
-    case ONYX_FLOAT: return gqa_launch::run<float>(c, a, carry);
-    case ONYX_FLOAT16: return gqa_launch::run<__half>(c, a, carry);
-    case ONYX_BFLOAT16: return gqa_launch::run<__nv_bfloat16>(c, a, carry);
-    default: return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention on CUDA: type %d", (int)Q->dtype);
-    }
+    CONTRIB_DISPATCH(Q->dtype, gqa_launch, c, a, carry)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention on CUDA: type %d", (int)Q->dtype);
 }

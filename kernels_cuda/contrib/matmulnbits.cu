@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels_cuda/common.cuh"
-#include "kernels_cuda/contrib/family.h"
 #include "kernels_cuda/contrib/nbits.cuh"
 
 namespace {
@@ -27,22 +25,19 @@ constexpr size_t PANEL_BYTES = (size_t)64 << 20;
 // Inputs: A, B (uint8 codes), scales, zero_points, g_idx (refused), bias.
 enum { IN_A, IN_B, IN_SCALES, IN_ZP, IN_GIDX, IN_BIAS };
 
-const type_info *in_type(const kernel_prep *p, int i) { return i < p->n_in ? p->in_type[i] : NULL; }
-
 } // namespace
 
+// The attributes are the schema's to check (ops/contrib_nlp); this declines what the kernel has
+// no form for, which the CPU then refuses or runs.
 bool cuda_matmul_nbits_supports(const kernel_prep *p) {
-    geom_nbits g;
-    const type_info *a = in_type(p, IN_A), *b = in_type(p, IN_B), *s = in_type(p, IN_SCALES),
-                    *z = in_type(p, IN_ZP), *bias = in_type(p, IN_BIAS);
-    if (!a || !b || !s || in_type(p, IN_GIDX)) return false;
+    const type_info *a = contrib_in_type(p, IN_A), *b = contrib_in_type(p, IN_B),
+                    *s = contrib_in_type(p, IN_SCALES), *z = contrib_in_type(p, IN_ZP),
+                    *bias = contrib_in_type(p, IN_BIAS);
+    if (!a || !b || !s || contrib_in_type(p, IN_GIDX)) return false;
     if (b->dtype != ONYX_UINT8 || s->dtype != a->dtype) return false;
     if (z && z->dtype != ONYX_UINT8 && z->dtype != a->dtype) return false;
     if (bias && bias->dtype != a->dtype) return false;
-    if (attr_int(p->node, "weight_prepacked", 0) != 0) return false;
-    bool ok = cuda_nbits_geometry(p->node, &g) == ONYX_OK;
-    onyx_error_clear(); // declining is not an error: the node stays on the CPU, which says why
-    return ok;
+    return attr_int(p->node, "weight_prepacked", 0) == 0;
 }
 
 namespace {
@@ -183,8 +178,7 @@ struct nb_by_type {
 } // namespace
 
 onyx_status cuda_matmul_nbits_run(const kernel_call *c) {
-    geom_nbits g;
-    TRY(cuda_nbits_geometry(c->node, &g));
+    const geom_nbits &g = *(const geom_nbits *)c->state;
     const tensor *A = kernel_input(c, IN_A), *B = kernel_input(c, IN_B),
                  *S = kernel_input(c, IN_SCALES), *Z = kernel_input(c, IN_ZP),
                  *bias = kernel_input(c, IN_BIAS);
@@ -220,10 +214,6 @@ onyx_status cuda_matmul_nbits_run(const kernel_call *c) {
     x.y = Y->data;
     x.rows = rows;
     x.g = g;
-    switch (A->dtype) {
-    case ONYX_FLOAT: return nb_by_type::run<float>(c, x, A->dtype);
-    case ONYX_FLOAT16: return nb_by_type::run<__half>(c, x, A->dtype);
-    case ONYX_BFLOAT16: return nb_by_type::run<__nv_bfloat16>(c, x, A->dtype);
-    default: return onyx_error(ONYX_ERR_UNSUPPORTED, "MatMulNBits on CUDA: A of type %d", (int)A->dtype);
-    }
+    CONTRIB_DISPATCH(A->dtype, nb_by_type, c, x, A->dtype)
+    return onyx_error(ONYX_ERR_UNSUPPORTED, "MatMulNBits on CUDA: A of type %d", (int)A->dtype);
 }
