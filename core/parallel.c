@@ -26,6 +26,8 @@ int parallel_usable_threads(int requested) {
 
 int parallel_threads(void) { return tbb_shim_concurrency(); }
 
+int64_t parallel_callers_moved(void) { return tbb_shim_callers_moved(); }
+
 void parallel_work_coming(void) { tbb_shim_work_coming(); }
 
 void parallel_work_done(void) { tbb_shim_work_done(); }

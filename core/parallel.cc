@@ -3,8 +3,12 @@
 // a run, and workers kept off the CPU of a run's caller.
 #include "core/parallel_tbb.h"
 
+#include <fcntl.h>
 #include <immintrin.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +23,7 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
 
 // TBB's synchronisation is invisible to ThreadSanitizer (the library is not instrumented): tell
 // it that a task starts after it was handed out and that the caller resumes after the tasks end.
@@ -129,8 +134,135 @@ void keep_workers_off(int cpu) {
     }
 }
 
+// A caller taken off its CPU in a step, rescued by the worker that ran out of work there.
+// perf sched (MobileNetV3-Small after 10 ms pauses, Xeon KVM, 2026-12-03): in the slowest runs
+// a task that woke on the caller's CPU (a kernel thread, an agent at nice -10) preempted the
+// caller for 1-4 ms while the worker, its share of the step done, went to sleep and left the
+// other CPU idle; the kernel does not move a thread that ran a moment ago (it is cache-hot), so
+// the caller waited for the intruder and the run for the caller. So a worker leaving the arena of
+// a run alone in the process first watches the caller for RESCUE_WATCH_NS: a caller whose CPU
+// time does not advance while it is runnable is waiting for a CPU, and the worker moves it onto
+// its own (the caller's affinity, which takes a queued thread across at once) before it sleeps
+// there. The caller takes its own affinity back at its next parallel step or when the run ends
+// (settle_moved_caller), and keeps the workers off its new CPU from then on.
+constexpr int64_t RESCUE_WATCH_NS = 30000;
+
+thread_local pid_t this_tid = 0;
+pid_t current_tid() {
+    if (this_tid == 0) this_tid = (pid_t)syscall(SYS_gettid);
+    return this_tid;
+}
+
+std::mutex rescue_lock;
+pid_t lone_caller = 0;                // under rescue_lock: the caller of the run alone in flight
+clockid_t lone_caller_clock = 0;      // under rescue_lock: its CPU-time clock
+std::atomic<pid_t> watched_caller{0}; // lone_caller, read without the lock to decide to look
+pid_t moved_caller = 0;               // under rescue_lock: a caller a worker moved, not settled
+cpu_set_t moved_caller_cpus;          // under rescue_lock: the CPUs it could use before
+std::atomic<bool> caller_moved{false};
+std::atomic<int64_t> callers_moved{0};
+
+int64_t ns_of(const struct timespec &t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
+
+// Runnable, whether running or waiting for a CPU ('R' in /proc): not asleep or blocked.
+bool thread_runnable(pid_t tid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char *name_end = strrchr(buf, ')'); // a thread's name may hold spaces and parentheses
+    return name_end && name_end[1] == ' ' && name_end[2] == 'R';
+}
+
+// Watches the caller of the run alone in flight (if any) for RESCUE_WATCH_NS, or until parallel
+// work is handed out, and moves it onto this worker's CPU if it waited for one all that time.
+void rescue_caller() {
+    const pid_t tid = watched_caller.load(std::memory_order_relaxed);
+    if (tid == 0 || tid == current_tid() || caller_moved.load(std::memory_order_relaxed))
+        return;
+    clockid_t clock;
+    {
+        std::lock_guard<std::mutex> hold(rescue_lock);
+        if (lone_caller != tid || moved_caller != 0) return;
+        clock = lone_caller_clock;
+    }
+    const uint64_t epoch = work_epoch.load(std::memory_order_relaxed);
+    struct timespec cpu0, cpu1, wall0, wall1;
+    if (clock_gettime(clock, &cpu0) != 0 || clock_gettime(CLOCK_MONOTONIC, &wall0) != 0) return;
+    do {
+        for (int k = 0; k < 16; k++) _mm_pause();
+        if (work_epoch.load(std::memory_order_relaxed) != epoch ||
+            watched_caller.load(std::memory_order_relaxed) != tid)
+            return; // the step or the run ended: the caller is running
+        clock_gettime(CLOCK_MONOTONIC, &wall1);
+    } while (ns_of(wall1) - ns_of(wall0) < RESCUE_WATCH_NS);
+    if (clock_gettime(clock, &cpu1) != 0) return;
+    if (ns_of(cpu1) - ns_of(cpu0) > (ns_of(wall1) - ns_of(wall0)) / 4) return; // it runs
+    if (!thread_runnable(tid)) return; // blocked or asleep: not a CPU it lacks
+    const int cpu = sched_getcpu();
+    cpu_set_t allowed, here;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(tid, sizeof allowed, &allowed) != 0 ||
+        !CPU_ISSET(cpu, &allowed))
+        return;
+    CPU_ZERO(&here);
+    CPU_SET(cpu, &here);
+    std::lock_guard<std::mutex> hold(rescue_lock);
+    if (lone_caller != tid || moved_caller != 0) return;
+    if (sched_setaffinity(tid, sizeof here, &here) != 0) return;
+    moved_caller = tid;
+    callers_moved.fetch_add(1, std::memory_order_relaxed);
+    moved_caller_cpus = allowed;
+    caller_moved.store(true, std::memory_order_release);
+}
+
+// On the caller: its own CPUs back after a rescue, and the workers kept off the CPU it is on now.
+void settle_moved_caller() {
+    if (!caller_moved.load(std::memory_order_acquire)) return;
+    cpu_set_t cpus;
+    {
+        std::lock_guard<std::mutex> hold(rescue_lock);
+        if (moved_caller != current_tid()) return;
+        cpus = moved_caller_cpus;
+        moved_caller = 0;
+        caller_moved.store(false, std::memory_order_relaxed);
+    }
+    sched_setaffinity(0, sizeof cpus, &cpus);
+    const int cpu = sched_getcpu();
+    if (cpu >= 0 && cpu < CPU_SETSIZE) keep_workers_off(cpu);
+}
+
+void watch_lone_caller(bool watch) {
+    std::lock_guard<std::mutex> hold(rescue_lock);
+    if (watch) {
+        clockid_t clock;
+        if (runs_in_flight.load(std::memory_order_relaxed) != 1) return; // another run came
+        if (pthread_getcpuclockid(pthread_self(), &clock) != 0) return;
+        lone_caller = current_tid();
+        lone_caller_clock = clock;
+    } else if (lone_caller != current_tid()) {
+        return;
+    } else {
+        lone_caller = 0;
+    }
+    watched_caller.store(lone_caller, std::memory_order_relaxed);
+}
+
+// Tells the arena's workers' leaving to rescue_caller.
+struct caller_watch final : tbb::task_scheduler_observer {
+    explicit caller_watch(tbb::task_arena &a) : tbb::task_scheduler_observer(a) { observe(true); }
+    ~caller_watch() override { observe(false); }
+    void on_scheduler_exit(bool is_worker) override {
+        if (is_worker) rescue_caller();
+    }
+};
+
 struct warm_arena {
     tbb::task_arena arena;
+    std::unique_ptr<caller_watch> watch;
     explicit warm_arena(int threads) : arena(threads, 1) {}
 };
 
@@ -145,6 +277,7 @@ warm_arena &arena_for(int threads) {
         // One slot is the caller's; the others are for workers.
         slot = std::make_unique<warm_arena>(threads);
         slot->arena.initialize();
+        if (threads > 1) slot->watch = std::make_unique<caller_watch>(slot->arena);
     }
     return *slot;
 }
@@ -198,9 +331,14 @@ void keep_warm(const run_policy &p) {
 
 } // namespace
 
+extern "C" int64_t tbb_shim_callers_moved(void) {
+    return callers_moved.load(std::memory_order_relaxed);
+}
+
 extern "C" int tbb_shim_concurrency(void) { return tbb::this_task_arena::max_concurrency(); }
 
 extern "C" void tbb_shim_work_coming(void) {
+    settle_moved_caller();
     work_epoch.fetch_add(1, std::memory_order_relaxed);
     if (current_run) current_run->handed_out = true;
 }
@@ -209,6 +347,7 @@ extern "C" void tbb_shim_work_coming(void) {
 // step waits for a wake-up; after a pause those cost several times their back-to-back time on
 // these virtual machines (a halted vCPU is slow to run again).
 extern "C" void tbb_shim_work_done(void) {
+    settle_moved_caller();
     if (current_run) keep_warm(*current_run);
 }
 
@@ -247,6 +386,9 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
     if (alone && threads > 1) {
         const int cpu = sched_getcpu();
         if (cpu >= 0 && cpu < CPU_SETSIZE) keep_workers_off(cpu);
+        watch_lone_caller(true);
+    } else if (!alone) {
+        watched_caller.store(0, std::memory_order_relaxed); // several runs share the cores
     }
     TSAN_RELEASE(ctx);
     // execute() runs fn on this thread when it can join the arena, else on one of its threads
@@ -259,6 +401,8 @@ extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, 
         TSAN_RELEASE(ctx);
     });
     TSAN_ACQUIRE(ctx);
+    if (alone && threads > 1) watch_lone_caller(false);
+    settle_moved_caller();
     runs_in_flight.fetch_sub(1, std::memory_order_relaxed);
     if (policy.handed_out) keep_warm(policy);
     return true;

@@ -57,6 +57,11 @@ typedef struct {
 onyx_status parallel_within(int threads, const parallel_policy *policy, onyx_status (*fn)(void *ctx),
                             void *ctx);
 
+/* How many times, in this process, a worker that ran out of work in a step found the caller of
+ * the run alone in flight waiting for a CPU (taken off its own by another task) and moved it onto
+ * the worker's, before sleeping there (core/parallel.cc, rescue_caller). */
+int64_t parallel_callers_moved(void);
+
 /* Cores available: the CPUs this process may run on (its affinity mask). */
 int parallel_cores(void);
 /* The thread count a rep runs with when `requested` (0: all) are asked for: at most

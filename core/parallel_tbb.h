@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+/* How many times a worker moved a caller waiting for a CPU onto its own (parallel.h). */
+int64_t tbb_shim_callers_moved(void);
 /* Threads of the caller's arena. */
 int tbb_shim_concurrency(void);
 /* Parallel work is about to be handed out: ends every spin and doze (tbb_shim_execute). */

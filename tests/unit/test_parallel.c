@@ -2,7 +2,8 @@
  * at least the grain, arenas set the thread count that loops see, errors come back with their
  * message, the workers' spin after a run is bounded, off when asked, ended by parallel work
  * and left out after a run that had none,
- * and a run alone in the process keeps the workers off its caller's CPU. */
+ * a run alone in the process keeps the workers off its caller's CPU, and its caller, taken off its
+ * CPU in a step, is moved onto the worker's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -269,6 +271,117 @@ static void test_workers_avoid_the_callers_cpu(void **state) {
     pthread_mutex_destroy(&s.lock);
 }
 
+/* A caller taken off its CPU in a step while its worker runs out of work there: the worker moves
+ * it onto its own CPU before it sleeps, and the caller has its own CPUs back after the run. The
+ * caller runs at nice 19 (in a thread of its own: a nice value cannot be lowered again) and a
+ * thread at nice 0 spinning on the caller's CPU takes that CPU from it. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int hog_cpu; /* under lock: the CPU the hog spins on, -1 until the caller names it */
+    atomic_bool hog_running, stop, caller_went;
+    pid_t caller;
+    double caller_cpu_s, caller_wall_s;
+} starve_job;
+
+static double wall_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *hog(void *arg) {
+    starve_job *j = arg;
+    pthread_mutex_lock(&j->lock);
+    while (j->hog_cpu < 0 && !atomic_load(&j->stop)) pthread_cond_wait(&j->wake, &j->lock);
+    const int cpu = j->hog_cpu;
+    pthread_mutex_unlock(&j->lock);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (cpu >= 0) CPU_SET(cpu, &one);
+    const bool pinned = cpu >= 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+    atomic_store(&j->hog_running, true);
+    while (pinned && !atomic_load(&j->stop)) {
+    }
+    return NULL;
+}
+
+static void starve_chunk(void *ctx, int64_t begin, int64_t end) {
+    starve_job *j = ctx;
+    (void)begin, (void)end;
+    if ((pid_t)syscall(SYS_gettid) != j->caller) {
+        /* the worker: out of work only once the hog holds the caller's CPU */
+        const double until = wall_seconds() + 2;
+        while (!atomic_load(&j->hog_running) && wall_seconds() < until) {
+        }
+        return;
+    }
+    if (atomic_exchange(&j->caller_went, true)) return;
+    pthread_mutex_lock(&j->lock);
+    j->hog_cpu = sched_getcpu();
+    pthread_cond_signal(&j->wake);
+    pthread_mutex_unlock(&j->lock);
+    /* 20 ms of this thread's CPU time, however long that takes (at most 3 s) */
+    const double c0 = thread_cpu_seconds(), w0 = wall_seconds();
+    while (thread_cpu_seconds() - c0 < 0.02 && wall_seconds() - w0 < 3) {
+    }
+    j->caller_cpu_s = thread_cpu_seconds() - c0;
+    j->caller_wall_s = wall_seconds() - w0;
+}
+
+static onyx_status starve_in_arena(void *arg) {
+    starve_job *j = arg;
+    j->caller = (pid_t)syscall(SYS_gettid);
+    parallel_for(2, 1, starve_chunk, j);
+    return ONYX_OK;
+}
+
+static void *starved_caller(void *arg) {
+    starve_job *j = arg;
+    assert_int_equal(setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19), 0);
+    cpu_set_t before, after;
+    assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
+    parallel_policy policy = {1000, 0};
+    assert_int_equal(parallel_within(2, &policy, starve_in_arena, j), ONYX_OK);
+    assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+    return NULL;
+}
+
+static void test_waiting_caller_moves_to_the_workers_cpu(void **state) {
+    (void)state;
+    if (parallel_cores() < 2) skip(); /* one CPU: nowhere to move the caller */
+    /* the workers exist before the nice caller runs, so none inherits its nice value */
+    cover_args a = {1 << 14, 1, 0};
+    assert_int_equal(parallel_within(2, NULL, cover_in_arena, &a), ONYX_OK);
+    starve_job j = {.hog_cpu = -1};
+    pthread_mutex_init(&j.lock, NULL);
+    pthread_cond_init(&j.wake, NULL);
+    const int64_t moved = parallel_callers_moved();
+    pthread_t hog_thread, caller_thread;
+    assert_int_equal(pthread_create(&hog_thread, NULL, hog, &j), 0);
+    assert_int_equal(pthread_create(&caller_thread, NULL, starved_caller, &j), 0);
+    assert_int_equal(pthread_join(caller_thread, NULL), 0);
+    pthread_mutex_lock(&j.lock);
+    atomic_store(&j.stop, true);
+    pthread_cond_signal(&j.wake);
+    pthread_mutex_unlock(&j.lock);
+    assert_int_equal(pthread_join(hog_thread, NULL), 0);
+    assert_true(parallel_callers_moved() > moved);
+    /* moved, it had a CPU of its own for most of its 20 ms; left beside the hog it would have
+     * had about 1.5 % of one */
+    assert_true(j.caller_cpu_s >= 0.02);
+    assert_true(j.caller_cpu_s > 0.25 * j.caller_wall_s);
+    pthread_cond_destroy(&j.wake);
+    pthread_mutex_destroy(&j.lock);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_for_covers_once),
@@ -279,6 +392,7 @@ int main(void) {
         cmocka_unit_test(test_serial_run_does_not_spin),
         cmocka_unit_test(test_spinners_outlive_their_thread),
         cmocka_unit_test(test_workers_avoid_the_callers_cpu),
+        cmocka_unit_test(test_waiting_caller_moves_to_the_workers_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
