@@ -251,18 +251,28 @@ void watch_lone_caller(bool watch) {
     watched_caller.store(lone_caller, std::memory_order_relaxed);
 }
 
-// Tells the arena's workers' leaving to rescue_caller.
+// Tells the arena's workers' leaving to rescue_caller. Made once per arena and never destroyed:
+// TBB may call one after its thread ended (the arena lives on while spinners it left are queued),
+// and taking one off its arena (observe(false)) leaves TBB's record of it behind, a leak
+// LeakSanitizer reports. A plain array keeps them (and, through them, TBB's records) reachable;
+// arenas past the first MAX_WATCHED_ARENAS, made by threads that came and went, go unwatched.
 struct caller_watch final : tbb::task_scheduler_observer {
     explicit caller_watch(tbb::task_arena &a) : tbb::task_scheduler_observer(a) { observe(true); }
-    ~caller_watch() override { observe(false); }
     void on_scheduler_exit(bool is_worker) override {
         if (is_worker) rescue_caller();
     }
 };
+constexpr int MAX_WATCHED_ARENAS = 1024;
+caller_watch *watches[MAX_WATCHED_ARENAS];
+std::atomic<int> n_watches{0};
+
+void watch_arena(tbb::task_arena &arena) {
+    const int k = n_watches.fetch_add(1, std::memory_order_relaxed);
+    if (k < MAX_WATCHED_ARENAS) watches[k] = new caller_watch(arena);
+}
 
 struct warm_arena {
     tbb::task_arena arena;
-    std::unique_ptr<caller_watch> watch;
     explicit warm_arena(int threads) : arena(threads, 1) {}
 };
 
@@ -277,7 +287,7 @@ warm_arena &arena_for(int threads) {
         // One slot is the caller's; the others are for workers.
         slot = std::make_unique<warm_arena>(threads);
         slot->arena.initialize();
-        if (threads > 1) slot->watch = std::make_unique<caller_watch>(slot->arena);
+        if (threads > 1) watch_arena(slot->arena);
     }
     return *slot;
 }
