@@ -92,7 +92,7 @@ def test_matmul_nbits_cuda_equals_cpu(bits, block, zp, rows, tmp_path):
     y, providers = _run_cuda(model, feed, tmp_path)
     (expected,) = ort.InferenceSession(model.SerializeToString(),
                                        providers=['CPUExecutionProvider']).run(None, feed)
-    assert providers == {'CUDAExecutionProvider'}
+    assert providers == {'CUDA'}
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
@@ -105,7 +105,7 @@ def test_matmul_nbits_cuda_float16(rows, tmp_path):
     y, providers = _run_cuda(model, feed, tmp_path)
     (expected,) = ort.InferenceSession(model.SerializeToString(),
                                        providers=['CPUExecutionProvider']).run(None, feed)
-    assert providers == {'CUDAExecutionProvider'}
+    assert providers == {'CUDA'}
     np.testing.assert_allclose(y.astype(np.float32), expected.astype(np.float32), rtol=2e-2,
                                atol=2e-2)
 
@@ -161,7 +161,7 @@ def test_llm_norms_cuda_equal_cpu(op, h, dtype, bias, skip_rows, tmp_path):
     model, feed = _norm_model(op, [2, 7], h, dtype, bias, skip_rows)
     got, providers = _run_all_cuda(model, feed, tmp_path, op)
     expected = _cpu(model, feed)
-    assert providers == {'CUDAExecutionProvider'}
+    assert providers == {'CUDA'}
     tol = 1e-4 if dtype == np.float32 else 1e-2
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32), rtol=tol, atol=tol)
@@ -176,7 +176,7 @@ def test_tied_int4_embedding_cuda_equals_cpu(tmp_path):
             'ids': np.array([[0, 99, 7, -1, -100, 40]], np.int64)}
     got, providers = _run_all_cuda(model, feed, tmp_path, 'GatherNBits')
     expected = _cpu(model, feed)
-    assert providers == {'CUDAExecutionProvider'}
+    assert providers == {'CUDA'}
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4)   # the logits
     np.testing.assert_array_equal(got[1], expected[1])                      # the rows
 
@@ -224,7 +224,7 @@ def test_gqa_cuda_equals_cpu(case, tmp_path):
     m, feeds = _gqa_cases()[case]
     got, providers = _run_all_cuda(m, feeds, tmp_path, 'GroupQueryAttention')
     expected = _cpu(m, feeds)
-    assert providers == {'CUDAExecutionProvider'}
+    assert providers == {'CUDA'}
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
 
