@@ -315,8 +315,11 @@ onyx_status tensor_copy_data(tensor *dst, const tensor *src) {
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "tensor copy: %s tensor has no data",
                           src->data ? "destination" : "source");
     if (src->device != DEVICE_CPU || dst->device != DEVICE_CPU) { /* numbers only off the CPU */
+        /* the device side's operations do the copy (the CPU's are registered only once a
+         * session uses it) */
         const device_ops *from = device_ops_of(src->device), *to = device_ops_of(dst->device);
-        if (!from || !to || dst->dtype == ONYX_STRING)
+        if ((src->device != DEVICE_CPU && !from) || (dst->device != DEVICE_CPU && !to) ||
+            dst->dtype == ONYX_STRING)
             return onyx_error(ONYX_ERR_DEVICE, "tensor copy from %s to %s is not possible here",
                               device_name(src->device), device_name(dst->device));
         if (src->device == dst->device && src->device != DEVICE_CPU)
