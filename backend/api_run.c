@@ -439,11 +439,12 @@ onyx_status onyx_rep_run_into(onyx_rep *rep, const onyx_run_options *options, si
         else if (by_output[i])
             st = onyx_error(ONYX_ERR_INVALID_ARGUMENT, "run_into: output '%s' has two targets",
                             name);
-        else if (!t || t->kind != ONYX_VALUE_TENSOR || t->t.device != DEVICE_CPU ||
-                 t->t.dtype == ONYX_STRING || (!t->t.data && t->t.nbytes))
+        else if (!t || t->kind != ONYX_VALUE_TENSOR || t->t.dtype == ONYX_STRING ||
+                 (!t->t.data && t->t.nbytes) ||
+                 (t->t.device != DEVICE_CPU && !device_ops_of(t->t.device)))
             st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
                             "run_into: the target of output '%s' is not a tensor of numbers in "
-                            "CPU memory",
+                            "the memory of the CPU or of a device in use",
                             name);
         else
             by_output[i] = targets[k];

@@ -3,9 +3,10 @@
  * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
  * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, BatchNormalization,
- * Softmax, Transpose, Gather, Split, Attention), each run on unscrambled copies of its inputs, as a
- * real device's kernels would run on device memory, and the relabellings (Reshape, Flatten,
- * Squeeze, Unsqueeze, Identity) that share their input's bytes, as CUDA's do. */
+ * Softmax, Transpose, Gather, Split, Attention, GroupQueryAttention), each run on unscrambled
+ * copies of its inputs, as a real device's kernels would run on device memory, and the
+ * relabellings (Reshape, Flatten, Squeeze, Unsqueeze, Identity) that share their input's bytes,
+ * as CUDA's do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -130,8 +131,14 @@ static const char *const test_ops[] = {
     "BatchNormalization",
 };
 
-/* The most inputs or outputs of the ops above (Gemm and Conv take 3): larger nodes stay on the CPU. */
-#define TEST_MAX_IO 8
+/* com.microsoft GroupQueryAttention as CUDA's kernel takes it: sized at run (its present cache is
+ * as long as total_sequence_length's value), seqlens_k and total_sequence_length read on the host,
+ * present appended in place where the caller binds it over past (KF_CACHE_IN_PLACE). */
+#define TEST_GQA_HOST_INPUTS ((1u << 5) | (1u << 6))
+
+/* The most inputs or outputs of the ops above (Gemm and Conv take 3, GroupQueryAttention up to 16,
+ * trailing ones omitted): larger nodes stay on the CPU. */
+#define TEST_MAX_IO 16
 
 typedef struct test_state {
     const kernel *cpu;
@@ -357,6 +364,11 @@ static onyx_status test_run(const kernel_call *c) {
         host_out[o].t.owns = false;
         host_out[o].t.data = at;
         at += aligned64(c->out[o]->t.nbytes);
+        /* an output over an input's very bytes (KF_CACHE_IN_PLACE) is over its host copy too */
+        for (int i = 0; i < c->n_in; i++)
+            if (in[i] != c->in[i] && c->in[i]->t.data == c->out[o]->t.data &&
+                c->in[i]->t.nbytes == c->out[o]->t.nbytes)
+                host_out[o].t.data = in[i]->t.data;
         out[o] = &host_out[o];
     }
     kernel_call host = *c;
@@ -419,9 +431,15 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static kernel *table;
 static size_t table_count;
 
-static bool is_test_op(const char *op) {
+static bool is_gqa(const kernel *k) {
+    return !strcmp(k->domain, "com.microsoft") && !strcmp(k->op_type, "GroupQueryAttention");
+}
+
+static bool is_test_op(const kernel *k) {
+    if (is_gqa(k)) return true;
+    if (*k->domain) return false;
     for (size_t i = 0; i < sizeof test_ops / sizeof test_ops[0]; i++)
-        if (!strcmp(op, test_ops[i])) return true;
+        if (!strcmp(k->op_type, test_ops[i])) return true;
     return false;
 }
 
@@ -433,7 +451,7 @@ static void build_table(void) {
     if (!t) return; /* no TEST kernels: every node falls back to the CPU */
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
-        if (*cpu[i].domain || !is_test_op(cpu[i].op_type)) continue;
+        if (!is_test_op(&cpu[i])) continue;
         t[count] = cpu[i];
         t[count].device = DEVICE_TEST;
         /* no post-ops, no blocked layouts, no in-place outputs on this device; products take
@@ -442,7 +460,9 @@ static void build_table(void) {
         bool epilogue = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
                         !strcmp(cpu[i].op_type, "Gemm") ||
                         !strcmp(cpu[i].op_type, "BatchNormalization");
-        t[count].flags = (epilogue ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW);
+        t[count].flags = (epilogue ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW) |
+                         (is_gqa(&cpu[i]) ? KF_RUN_SHAPES | (cpu[i].flags & KF_CACHE_IN_PLACE) : 0);
+        t[count].host_inputs = is_gqa(&cpu[i]) ? TEST_GQA_HOST_INPUTS : 0;
         t[count].prepare = test_prepare;
         t[count].run = test_run;
         t[count].release = test_release;

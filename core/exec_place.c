@@ -199,16 +199,24 @@ static bool io_staged(const subgraph *sg, const plan *p, int vi, device_kind dev
            type_is_static(t) && t->dtype != ONYX_STRING;
 }
 
+/* Whether a tensor of this type can live in a device's memory: numbers, of a known shape unless
+ * `run_shapes` (then sized per run). */
+static bool device_tensor(const type_info *t, bool run_shapes) {
+    return t->kind == ONYX_VALUE_TENSOR && t->dtype != ONYX_STRING && t->dtype != ONYX_UNDEFINED &&
+           (run_shapes || type_is_static(t));
+}
+
 /* The plan value through which `node` on `device` reads graph value vi: vi itself when it lives
- * there (but for a staged input), else a copy (made now, once). */
+ * there (but for a staged input, unless `in_place`: a cache the kernel may append to where the
+ * caller bound it), else a copy (made now, once). */
 static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node, int vi,
-                            device_kind device, int *out) {
+                            device_kind device, bool in_place, int *out) {
     if (pl->copy_on[device][vi] >= 0) { /* a copy, or a staged output's arena value */
         *out = pl->copy_on[device][vi];
         return ONYX_OK;
     }
     if (p->vals[vi].device == device &&
-        !(p->vals[vi].where == ST_INPUT && io_staged(sg, p, vi, device))) {
+        (in_place || !(p->vals[vi].where == ST_INPUT && io_staged(sg, p, vi, device)))) {
         *out = vi;
         return ONYX_OK;
     }
@@ -216,11 +224,13 @@ static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node
     if (p->vals[vi].where == ST_CONST) {
         TRY(upload_constant(p, vi, device, &nv));
     } else {
+        /* a tensor of a shape known only at run moves as one (sized by the copy step per run):
+         * only a KF_RUN_SHAPES kernel on a device reads or makes such values there */
         const type_info *t = &p->vals[vi].type;
-        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+        if (!device_tensor(t, true))
             return onyx_error(ONYX_ERR_UNSUPPORTED,
-                              "value '%s' (%s) cannot move from %s to %s: only tensors of a known "
-                              "shape do", sg->g->values[vi].name,
+                              "value '%s' (%s) cannot move from %s to %s: only tensors of numbers "
+                              "do", sg->g->values[vi].name,
                               t->kind == ONYX_VALUE_TENSOR ? "tensor" : "not a tensor",
                               device_name(p->vals[vi].device), device_name(device));
         TRY(new_value(p, vi, device, &nv));
@@ -231,26 +241,19 @@ static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node
     return ONYX_OK;
 }
 
-/* Whether a device other than the CPU can hold this node at all: tensors of known shapes in and
- * out, no subgraphs. */
-static bool device_can_hold(const plan *p, const graph_node *node) {
+/* Whether kernel k of a device other than the CPU can hold this node at all: tensors in and out
+ * (of shapes known now, unless k reads them at run: KF_RUN_SHAPES), no subgraphs. */
+static bool device_can_hold(const plan *p, const graph_node *node, const kernel *k) {
     if (node->n_captures > 0) return false;
     for (int a = 0; a < node->n_attrs; a++)
         if (node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS) return false;
-    for (int i = 0; i < node->n_inputs; i++) {
-        int vi = node->inputs[i];
-        if (vi < 0) continue;
-        const type_info *t = &p->vals[vi].type;
-        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+    bool run_shapes = k->flags & KF_RUN_SHAPES;
+    for (int i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && !device_tensor(&p->vals[node->inputs[i]].type, run_shapes))
             return false;
-    }
-    for (int o = 0; o < node->n_outputs; o++) {
-        int vi = node->outputs[o];
-        if (vi < 0) continue;
-        const type_info *t = &p->vals[vi].type;
-        if (t->kind != ONYX_VALUE_TENSOR || !type_is_static(t) || t->dtype == ONYX_STRING)
+    for (int o = 0; o < node->n_outputs; o++)
+        if (node->outputs[o] >= 0 && !device_tensor(&p->vals[node->outputs[o]].type, run_shapes))
             return false;
-    }
     return true;
 }
 
@@ -262,7 +265,7 @@ static const kernel *choose_kernel(const subgraph *sg, const plan *p, const grap
         device_kind d = sg->env.priority[i];
         const kernel *cand = sg->env.find_kernel(node, node->n_inputs, in_types, d);
         if (!cand) continue;
-        if (d != DEVICE_CPU && !device_can_hold(p, node)) continue;
+        if (d != DEVICE_CPU && !device_can_hold(p, node, cand)) continue;
         if (cand->supports && !plan_kernel_supports(sg, p, cand, node, params)) continue;
         k = cand;
     }
@@ -294,7 +297,9 @@ onyx_status place_node(subgraph *sg, plan *p, placement *pl, int n,
         int vi = node->inputs[i], at = -1;
         if (vi < 0) continue;
         bool on_host = i < 32 && (k->host_inputs & (1u << i));
-        onyx_status st = value_on(sg, p, pl, n, vi, on_host ? DEVICE_CPU : d, &at);
+        /* KF_CACHE_IN_PLACE: past key / value (inputs 3 and 4), which present may be over */
+        bool in_place = (k->flags & KF_CACHE_IN_PLACE) && (i == 3 || i == 4);
+        onyx_status st = value_on(sg, p, pl, n, vi, on_host ? DEVICE_CPU : d, in_place, &at);
         if (st != ONYX_OK) {
             free(nc);
             return onyx_error_prefix(st, "%s", node_label(node, label, sizeof label));

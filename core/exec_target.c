@@ -9,10 +9,9 @@
 
 #include <stdint.h>
 
-/* Whether two CPU tensors' bytes overlap. */
+/* Whether two tensors' bytes overlap (in one device's memory). */
 static bool overlap(const tensor *a, const tensor *b) {
-    if (a->device != DEVICE_CPU || b->device != DEVICE_CPU || !a->data || !b->data ||
-        !a->nbytes || !b->nbytes)
+    if (a->device != b->device || !a->data || !b->data || !a->nbytes || !b->nbytes)
         return false;
     uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
     return a0 < b0 + b->nbytes && b0 < a0 + a->nbytes;
@@ -26,18 +25,18 @@ static const char *output_name(const graph *g, int i) {
     return g->outputs[i] >= 0 ? g->values[g->outputs[i]].name : "";
 }
 
-/* The step that makes graph output vi as a CPU tensor into a buffer the executor hands it (so
- * into a target as well), or -1: an input or constant passed through, an output listed twice,
- * one its kernel sizes itself or one left on a device. */
-static int made_on_cpu(const graph *g, const plan *p, int vi) {
+/* The step that makes graph output vi, in the memory of target t's device, into a buffer the
+ * executor hands it (so into t as well), or -1: an input or constant passed through, an output
+ * listed twice, one its kernel sizes itself or one made on another device. */
+static int made_into(const graph *g, const plan *p, int vi, const tensor *t) {
     const plan_value *v = &p->vals[vi];
     int listed = 0;
     for (int i = 0; i < g->n_outputs; i++) listed += g->outputs[i] == vi;
-    if (listed != 1 || v->where != ST_HEAP || v->first < 0 || v->device != DEVICE_CPU ||
+    if (listed != 1 || v->where != ST_HEAP || v->first < 0 || v->device != t->device ||
         v->type.kind != ONYX_VALUE_TENSOR)
         return -1;
     const kernel *k = p->steps[v->first].k;
-    if (k->device != DEVICE_CPU || (k->flags & KF_DYNAMIC_OUTPUT)) return -1;
+    if (k->device != t->device || (k->flags & KF_DYNAMIC_OUTPUT)) return -1;
     return v->first;
 }
 
@@ -60,7 +59,7 @@ static int declared_alias(const graph *g, const plan *p, int s, int vi, const te
     for (int i = 0; i < g->n_inputs; i++) {
         if (g->inputs[i] != src) continue;
         const tensor *in = tensor_of(inputs[i]);
-        bool same = in && in->device == DEVICE_CPU && in->data == t->data &&
+        bool same = in && in->device == t->device && in->data == t->data &&
                     in->nbytes == t->nbytes && in->dtype == t->dtype;
         return same ? i : -1;
     }
@@ -82,7 +81,7 @@ onyx_status target_mark(const subgraph *sg, const plan *p, run_ctx *ctx,
         const tensor *t = tensor_of(targets[i]);
         if (!t) continue;
         int vi = g->outputs[i];
-        int s = vi >= 0 ? made_on_cpu(g, p, vi) : -1;
+        int s = vi >= 0 ? made_into(g, p, vi, t) : -1;
         if (s < 0) continue;
         int alias = declared_alias(g, p, s, vi, t, inputs);
         bool clear = true;

@@ -69,6 +69,12 @@ enum {
      * an output there only when the caller's target for it is exactly that input's memory and no
      * later step reads the input (core/exec_target.c). */
     KF_CACHE_IN_PLACE = 1u << 11,
+    /* A device's kernel that reads every shape from its tensors (and its geometry from
+     * kernel_call.params) at run, needing none at prepare: placement may give it a node whose
+     * shapes are known only at run (a GroupQueryAttention's present cache, as long as
+     * total_sequence_length's value). Its outputs, and the copies that bring its inputs, are
+     * then allocated per run in the device's memory. Other device kernels get static shapes. */
+    KF_RUN_SHAPES = 1u << 12,
 };
 
 struct fuse_chain;

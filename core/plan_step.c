@@ -64,7 +64,8 @@ static onyx_status infer_actual(const graph_node *node, onyx_value *const *in, t
         if (!in[n]) continue;
         st = type_of_value(&store[n], in[n]);
         itypes[n] = &store[n];
-        if (in[n]->kind == ONYX_VALUE_TENSOR) ivals[n] = &in[n]->t;
+        /* values are read on the host: a device tensor's bytes are not there */
+        if (in[n]->kind == ONYX_VALUE_TENSOR && in[n]->t.device == DEVICE_CPU) ivals[n] = &in[n]->t;
     }
     if (st == ONYX_OK) st = plan_infer_node(node, itypes, ivals, rt, params);
     for (int i = 0; i < n; i++) type_release(&store[i]);
@@ -127,28 +128,41 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             value_clear(out[o]);
             continue;
         }
-        if (type_is_static(&v->type) && v->device != DEVICE_CPU) { /* an output left on a device */
+        const type_info *want = &v->type;
+        if (!type_is_static(want) && (ps->k->flags & KF_DEVICE_COPY)) {
+            /* a copy between devices of a value sized per run: the size it has now */
+            if (!in[0] || in[0]->kind != ONYX_VALUE_TENSOR) {
+                st = onyx_error(ONYX_ERR_RUNTIME, "copy between devices: no tensor to copy");
+                goto done;
+            }
             value_clear(out[o]);
-            CHECK(tensor_alloc_on(&out[o]->t, v->device, v->type.dtype, v->type.rank, v->type.dims));
+            CHECK(tensor_alloc_on(&out[o]->t, v->device, in[0]->t.dtype, in[0]->t.rank,
+                                  in[0]->t.dims));
             out[o]->kind = ONYX_VALUE_TENSOR;
             continue;
         }
-        if (type_is_static(&v->type)) {
-            CHECK(value_alloc_output(out[o], v->type.dtype, v->type.rank, v->type.dims));
-            continue;
+        if (!type_is_static(want)) {
+            CHECK(actual_types(node, in, &rt, NULL));
+            if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
+                value_clear(out[o]);
+                continue;
+            }
+            if (!type_is_static(&rt[o])) {
+                char buf[128];
+                st = onyx_error(ONYX_ERR_UNSUPPORTED,
+                                "output %d: shape not known after inference (%s)", o,
+                                type_str(&rt[o], buf, sizeof buf));
+                goto done;
+            }
+            want = &rt[o];
         }
-        CHECK(actual_types(node, in, &rt, NULL));
-        if (rt[o].kind != ONYX_VALUE_TENSOR && rt[o].kind != ONYX_VALUE_NONE) {
+        if (v->device != DEVICE_CPU) { /* left on a device, or sized per run there */
             value_clear(out[o]);
+            CHECK(tensor_alloc_on(&out[o]->t, v->device, want->dtype, want->rank, want->dims));
+            out[o]->kind = ONYX_VALUE_TENSOR;
             continue;
         }
-        if (!type_is_static(&rt[o])) {
-            char buf[128];
-            st = onyx_error(ONYX_ERR_UNSUPPORTED, "output %d: shape not known after inference (%s)",
-                            o, type_str(&rt[o], buf, sizeof buf));
-            goto done;
-        }
-        CHECK(value_alloc_output(out[o], rt[o].dtype, rt[o].rank, rt[o].dims));
+        CHECK(value_alloc_output(out[o], want->dtype, want->rank, want->dims));
     }
 done:
     if (rt) {

@@ -264,7 +264,9 @@ onyx_status plan_lay_out(subgraph *sg, plan *p) {
         ps->recheck = unknown_input && static_output;
     }
 
-    /* heap values are released after their last reader */
+    /* heap values are released after their last reader; those in a device's memory when the
+     * run ends, after its queue has finished: a kernel reading one may not have run yet when
+     * its step returns, and a block freed then could go to another run's queue */
     for (int s = 0; s < p->n_steps; s++) {
         plan_step *ps = &p->steps[s];
         const graph_node *node = step_node(g, ps);
@@ -279,7 +281,8 @@ onyx_status plan_lay_out(subgraph *sg, plan *p) {
         int kept = 0;
         for (int c = 0; c < nc; c++) {
             int vi = cand[c];
-            if (vi < 0 || p->vals[vi].where != ST_HEAP) continue;
+            if (vi < 0 || p->vals[vi].where != ST_HEAP || p->vals[vi].device != DEVICE_CPU)
+                continue;
             if (p->vals[vi].last != s) continue;
             bool dup = false;
             for (int k = 0; k < kept; k++) dup |= ps->release[k] == vi;

@@ -564,11 +564,12 @@ ONYX_API onyx_status onyx_rep_run_with_options(onyx_rep *rep, const onyx_run_opt
                                                size_t *output_count, onyx_value ***outputs);
 
 /* onyx_rep_run_with_options with some outputs written into the caller's memory (onnxruntime's
- * IOBinding of outputs): output `target_names[k]` goes into `targets[k]`, a tensor of numbers in
- * CPU memory of the output's element type and shape (onyx_value_wrap_tensor over the caller's
- * buffer, which the run writes). Its entry in *outputs is NULL; the others are as
- * onyx_rep_run's. An output is computed straight in its target when the target overlaps no
- * input; a target that is exactly an input's memory is written in place only where the node
+ * IOBinding of outputs): output `target_names[k]` goes into `targets[k]`, a tensor of numbers of
+ * the output's element type and shape in CPU memory (onyx_value_wrap_tensor over the caller's
+ * buffer, which the run writes) or in a device's (onyx_value_copy_to_device's, or an output a
+ * run left there). Its entry in *outputs is NULL; the others are as onyx_rep_run's. An output
+ * is computed straight in its target when the run makes it in the target's memory (a device's:
+ * with that device as the options' output device) and the target overlaps no input; a target that is exactly an input's memory is written in place only where the node
  * making the output declares that safe: GroupQueryAttention's present_key / present_value over
  * its past_key / past_value, one buffer of the cache's capacity bound as both (onnxruntime-genai's
  * past_present_share_buffer), which the run appends to in place. Other overlaps with inputs are

@@ -29,8 +29,10 @@ const kernel entries[] = {
      cuda_matmul_nbits_run, cuda_contrib_release, NULL, NULL, cuda_matmul_nbits_supports, 0, NULL},
     {"ai.onyx", "GatherNBits", 1, 1, DEVICE_CUDA, DT_BIT(ONYX_UINT8), 0, cuda_nbits_prepare,
      cuda_gather_nbits_run, cuda_contrib_release, NULL, NULL, cuda_gather_nbits_supports, 0, NULL},
-    // seqlens_k and total_sequence_length read on the host (they size the launch)
-    {"com.microsoft", "GroupQueryAttention", 1, 1, DEVICE_CUDA, CONTRIB_FLOATS, KF_CACHE_IN_PLACE,
+    // seqlens_k and total_sequence_length read on the host (they size the launch); every size
+    // read at run, so that the present cache (as long as total_sequence_length's value) may be
+    {"com.microsoft", "GroupQueryAttention", 1, 1, DEVICE_CUDA, CONTRIB_FLOATS,
+     KF_CACHE_IN_PLACE | KF_RUN_SHAPES,
      cuda_gqa_prepare, cuda_gqa_run, cuda_contrib_release, NULL, NULL, cuda_gqa_supports,
      (1u << 5) | (1u << 6), NULL},
 };

@@ -232,16 +232,17 @@ bool cuda_gqa_supports(const kernel_prep *p) {
     for (int i = IN_POS + 1; i < p->n_in; i++)
         if (p->in_type[i]) return false; // attention_bias, head_sink, ...: refused by the schema
     if (p->n_out > 3 && p->node->n_outputs > 3 && p->node->outputs[3] >= 0) return false;
+    // sizes a generic plan leaves open (-1) are checked at run, as the present's length always is
     const geom_attention *g = op_params_attention(p->params);
-    if (!g || g->form != GEOM_ATT_GQA || g->batch < 0 || g->batch > GQA_MAX_BATCH || g->q_len < 0 ||
-        g->q_len > 65535 || g->q_heads > 65535 || g->head < 0)
+    if (!g || g->form != GEOM_ATT_GQA || g->batch > GQA_MAX_BATCH || g->q_len > 65535 ||
+        g->q_heads > 65535)
         return false;
-    // the present's length is each run's; where the plan knows it, the scores must fit a block
+    // where the plan knows the present's length and the head size, the scores must fit a block
     const int64_t t = p->out_type[1].rank == 4 ? p->out_type[1].dims[2] : -1;
     gqa_args a;
     a.D = g->head;
     a.T = t;
-    return t < 0 || attend_shared(a) <= GQA_MAX_SHARED;
+    return t < 0 || g->head < 0 || attend_shared(a) <= GQA_MAX_SHARED;
 }
 
 onyx_status cuda_gqa_prepare(const kernel_prep *p, void **state) {

@@ -7,19 +7,12 @@ onnxruntime's (test_contrib_nlp):
 - SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization and SkipLayerNormalization
   (kernels_cuda/norm/norm.cu): every output, skip broadcast over the batch, with and without bias;
 - a tied int4 embedding's rows (ai.onyx GatherNBits, kernels_cuda/contrib/gathernbits.cu, which
-  core/rules/tied_embedding.c makes of GatherBlockQuantized over the product's codes);
-- GroupQueryAttention (kernels_cuda/contrib/gqa.cu) in the cases test_contrib_nlp checks on the
-  CPU: prompts (packed or not, head groups), decode over a past, windows, softcap, scale, long
-  prompts, rotary (interleaved or not);
-- the committed tiny builder exports (tests/models/genai, every MatMulNBits at accuracy_level 1;
-  the CUDA export qwen2_int4_cuda in float16, against its float twin on the CPU):
-  a prompt and greedy decode on CUDA against the CPU, the cache carried from step to step, and
-  bound in place as one device buffer for past and present (onnxruntime-genai's
-  past_present_share_buffer).
+  core/rules/tied_embedding.c makes of GatherBlockQuantized over the product's codes).
 Each node must run on CUDA (the profile's provider), not fall back to the CPU. Runs where a GPU is
-usable (tools/cuda/check.sh); without one there is no CUDA provider to test."""
+usable (tools/cuda/check.sh); without one there is no CUDA provider to test. GroupQueryAttention
+(kernels_cuda/contrib/gqa.cu) and the tiny builder exports decoded on CUDA are in
+test_device_run_shapes, which runs them on the TEST device everywhere and on CUDA where usable."""
 import json
-import os
 
 import numpy as np
 import pytest
@@ -179,116 +172,3 @@ def test_tied_int4_embedding_cuda_equals_cpu(tmp_path):
     assert providers == {'CUDA'}
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4)   # the logits
     np.testing.assert_array_equal(got[1], expected[1])                      # the rows
-
-
-def _gqa_cases():
-    """(model, feeds) pairs of test_contrib_nlp's GroupQueryAttention tests."""
-    from test_contrib_nlp import gqa_feeds, gqa_model, model, rope_caches
-    cases = []
-    for packed in (False, True):
-        for nq, nkv in ((4, 2), (4, 1), (2, 2)):
-            cases.append((gqa_model(packed=packed, num_heads=nq, kv_num_heads=nkv),
-                          gqa_feeds(2, 6, nq, nkv, 8, [5, 5], 6, packed=packed)))
-        cases.append((gqa_model(packed=packed, past=True, num_heads=4, kv_num_heads=2),
-                      gqa_feeds(3, 1, 4, 2, 8, [8, 5, 3], 9, 9, packed=packed)))
-        cases.append((gqa_model(packed=packed, num_heads=3, kv_num_heads=1),
-                      gqa_feeds(2, 150, 3, 1, 8, [149, 149], 150, packed=packed)))
-        cases.append((gqa_model(packed=packed, past=True, num_heads=3, kv_num_heads=1),
-                      gqa_feeds(1, 130, 3, 1, 8, [169], 170, 40, packed=packed)))
-    cases.append((gqa_model(past=True, num_heads=4, kv_num_heads=2),
-                  gqa_feeds(1, 3, 4, 2, 8, [7], 8, 10)))
-    cases.append((gqa_model(num_heads=4, kv_num_heads=2, local_window_size=2, softcap=2.0,
-                            scale=0.4), gqa_feeds(2, 7, 4, 2, 8, [6, 6], 7)))
-    cases.append((gqa_model(past=True, num_heads=4, kv_num_heads=2, local_window_size=3),
-                  gqa_feeds(2, 1, 4, 2, 8, [9, 4], 10, 10)))
-    c, sn = rope_caches(16, 8)
-    for interleaved in (0, 1):
-        for packed in (False, True):
-            for past in (False, True):
-                ins = ['q', '' if packed else 'k', '' if packed else 'v', 'pk' if past else '',
-                       'pv' if past else '', 'seqlens', 'total', 'cos', 'sin']
-                types = {'seqlens': TensorProto.INT32, 'total': TensorProto.INT32}
-                m = model([helper.make_node('GroupQueryAttention', ins, ['y', 'pk_out', 'pv_out'],
-                                            domain='com.microsoft', num_heads=4, kv_num_heads=2,
-                                            do_rotary=1, rotary_interleaved=interleaved)],
-                          [(n, types.get(n, TensorProto.FLOAT)) for n in ins if n],
-                          [(n, TensorProto.FLOAT) for n in ('y', 'pk_out', 'pv_out')])
-                feeds = (gqa_feeds(2, 1, 4, 2, 16, [7, 3], 8, 8, packed=packed) if past
-                         else gqa_feeds(2, 5, 4, 2, 16, [4, 4], 5, packed=packed))
-                cases.append((m, {**feeds, 'cos': c, 'sin': sn}))
-    return cases
-
-
-@pytest.mark.parametrize('case', range(len(_gqa_cases())))
-def test_gqa_cuda_equals_cpu(case, tmp_path):
-    m, feeds = _gqa_cases()[case]
-    got, providers = _run_all_cuda(m, feeds, tmp_path, 'GroupQueryAttention')
-    expected = _cpu(m, feeds)
-    assert providers == {'CUDA'}
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
-
-
-GENAI = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'models', 'genai')
-PROMPT = [5, 17, 42, 99, 100, 7, 3, 250, 12, 64]
-
-
-def _decode(folder, provider, steps, share=None):
-    """Prompt then greedy decode through onyx on `provider`: the logits of each step. share: the
-    caches as one buffer each of that many rows, bound as past and present on the provider's
-    device (io_binding); else carried from the outputs to the next inputs."""
-    cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['decoder']
-    s = ort.InferenceSession(os.path.join(folder, 'model.onnx'), providers=[provider])
-    names = [i.name for i in s.get_inputs()]
-    device = 'cuda' if provider == 'CUDAExecutionProvider' else 'cpu'
-    shape = lambda n: (1, cfg['num_key_value_heads'], n, cfg['head_size'])
-    half = any(i.type == 'tensor(float16)' for i in s.get_inputs())   # the builder's CUDA export
-    past = {n: np.zeros(shape(share or 0), np.float16 if half else np.float32) for n in names
-            if n.startswith('past_key_values.')}
-    binding = None
-    if share:
-        binding = s.io_binding()
-        binding.bind_output('logits')   # first: the outputs come back in the order bound
-        for n, buf in past.items():
-            value = ort.OrtValue.ortvalue_from_numpy(buf, device, 0)
-            binding.bind_ortvalue_input(n, value)
-            binding.bind_ortvalue_output(n.replace('past_key_values', 'present'), value)
-    ids, total, logits = list(PROMPT), 0, []
-    for _ in range(steps + 1):
-        step = ids if total == 0 else ids[-1:]
-        total += len(step)
-        feed = {'input_ids': np.array([step], np.int64)}
-        if 'attention_mask' in names:
-            feed['attention_mask'] = np.ones((1, total), np.int64)
-        if 'position_ids' in names:
-            feed['position_ids'] = np.arange(total - len(step), total)[None].astype(np.int64)
-        if binding:
-            for n, v in feed.items():
-                binding.bind_cpu_input(n, v)
-            binding.bind_output('logits')
-            s.run_with_iobinding(binding)
-            out = binding.copy_outputs_to_cpu()[0]
-        else:
-            outs = dict(zip([o.name for o in s.get_outputs()], s.run(None, {**feed, **past})))
-            out = outs['logits']
-            past = {n: outs[n.replace('past_key_values', 'present')] for n in past}
-        logits.append(out[0, -1])
-        ids.append(int(np.argmax(out[0, -1])))
-    return np.array(logits)
-
-
-# Not Gemma 2: its windowed layers take window-sized caches from the first step, which CUDA
-# leaves to the CPU (sliding_window_cache; test_kv_cache_share has them)
-@pytest.mark.parametrize('arch', ['llama_fp32', 'qwen2_int4', 'phi3_int4', 'qwen2_int4_cuda'])
-@pytest.mark.parametrize('share', [None, 24])
-def test_genai_export_cuda_equals_cpu(arch, share, tmp_path):
-    from test_kv_cache_share import at_level1
-    folder = at_level1(arch, tmp_path)
-    got = _decode(folder, 'CUDAExecutionProvider', 6, share)
-    want = _decode(folder, 'CPUExecutionProvider', 6, share)
-    if got.dtype == np.float16:   # the CUDA export: float16 on the GPU, its float twin on the CPU
-        span = float(np.abs(want.astype(np.float32)).max())
-        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0,
-                                   atol=1e-2 * span)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)

@@ -915,12 +915,13 @@ class IOBinding:
     """onnxruntime's IOBinding: inputs bound to numpy arrays, OrtValues or buffers by pointer, on
     the CPU or in device memory (lent to the run without a copy); outputs by name, allocated by onyx
     on the CPU or the bound device (kept there: get_outputs() gives device OrtValues), or written
-    into a bound CPU OrtValue or buffer."""
+    into a bound OrtValue or buffer, on the CPU or a device."""
 
     def __init__(self, session):
         self._session = session
         self._inputs = {}
-        self._outputs = []   # [(name, target array or None)]
+        self._outputs = []   # [(name, target array or _DeviceTensor, or None)]
+        self._on_host = set()   # names bound to onyx's memory on the CPU
         self._results = []
         self._output_device = (b'CPU', 'cpu')
 
@@ -935,6 +936,7 @@ class IOBinding:
 
     def _bind_out(self, name, target):
         """A name bound again keeps its place (get_outputs' order), as onnxruntime's."""
+        self._on_host.discard(name)
         for i, (n, _) in enumerate(self._outputs):
             if n == name:
                 self._outputs[i] = (name, target)
@@ -947,20 +949,28 @@ class IOBinding:
             if element_type is None or shape is None:
                 _raise(_lib.InvalidArgument, 'ONYX_ERR_INVALID_ARGUMENT',
                        'bind_output with buffer_ptr needs element_type and shape')
-            target = _pointer_array(device_type, device_id, element_type, shape, buffer_ptr)
-            if isinstance(target, _DeviceTensor):
-                _raise(_lib.NotImplemented, 'ONYX_ERR_UNSUPPORTED',
-                       'bind_output into caller-owned device memory: bind the device instead '
-                       "(bind_output(name, 'cuda')) and take get_outputs()")
-            self._bind_out(name, target)
+            self._bind_out(name, _pointer_array(device_type, device_id, element_type, shape,
+                                                buffer_ptr))
         else:
             device = _device(device_type, device_id)
             if device != b'CPU':
                 self._output_device = (device, str(device_type).lower())
             self._bind_out(name, None)
+            if device == b'CPU':
+                self._on_host.add(name)
 
     def bind_ortvalue_output(self, name, ortvalue):
         self._bind_out(name, ortvalue._value)
+
+    def _run_device(self):
+        """The output device of the run: the one bound by name, else that of a device target,
+        so that the outputs aimed at device memory are made there (in place where they may be)."""
+        if self._output_device[0] != b'CPU':
+            return self._output_device[0]
+        for _, target in self._outputs:
+            if isinstance(target, _DeviceTensor):
+                return _device(target.device_type)
+        return b'CPU'
 
     def synchronize_inputs(self):
         pass
@@ -973,6 +983,7 @@ class IOBinding:
 
     def clear_binding_outputs(self):
         self._outputs = []
+        self._on_host = set()
         self._results = []
 
     def get_outputs(self):
@@ -994,10 +1005,12 @@ class IOBinding:
         # bound buffers are written by the run where they are (a cache bound as both past and
         # present is appended in place: onyx_rep_run_into), or filled from its result here
         targets = {n: t for n, t in self._outputs if t is not None}
-        results = self._session._run(names, self._inputs, run_options, self._output_device[0],
+        results = self._session._run(names, self._inputs, run_options, self._run_device(),
                                      adapters=False, targets=targets)
         out = []
         for (name, target), value in zip(self._outputs, results):
+            if name in self._on_host and isinstance(value, _DeviceTensor):
+                value = value.numpy()   # bound to the CPU in a run whose outputs stay on a device
             if target is not None and value is not target:
                 if not isinstance(value, np.ndarray) or target.shape != value.shape or target.dtype != value.dtype:
                     _raise(_lib.InvalidArgument, 'ONYX_ERR_SHAPE',
@@ -1596,7 +1609,7 @@ class InferenceSession:
             handle = run_options._handle if run_options is not None else None
             bound = {}
             for name, x in (targets or {}).items():
-                v = target_value(x, arena)
+                v = x.handle if isinstance(x, _DeviceTensor) else target_value(x, arena)
                 if v is not None:
                     bound[name] = v
             try:
