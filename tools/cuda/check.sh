@@ -59,7 +59,7 @@ if [[ " $steps " == *" unit "* ]]; then   # device values and epilogues from Pyt
     ONYX_LIB=$b/bin/libonyx.so PYTHONPATH=backend/python python3 -m pytest -q \
         tests/python/test_io_binding.py tests/python/test_device_epilogue.py \
         tests/python/test_device_attention.py tests/python/test_patch_embedding.py \
-        tests/python/test_cuda_llm_ops.py \
+        tests/python/test_cuda_llm_ops.py tests/python/test_device_run_shapes.py \
         >"$out/python.log" 2>&1
     rc=$?
     tail -3 "$out/python.log"
