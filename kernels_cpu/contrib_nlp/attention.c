@@ -498,7 +498,7 @@ static void gqa_append_blocks(void *ctx, int64_t i0, int64_t i1) {
     }
 }
 
-onyx_status cpu_cnlp_gqa(const kernel_call *c) {
+static onyx_status gqa_float(const kernel_call *c) {
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *PK = kernel_input(c, 3), *PV = kernel_input(c, 4), *SL = kernel_input(c, 5),
                  *TS = kernel_input(c, 6);
@@ -590,4 +590,82 @@ onyx_status cpu_cnlp_gqa(const kernel_call *c) {
     x.v = (view){vc, {Nkv * T * D, T * D, D}};
     core_run(&x);
     return ONYX_OK;
+}
+
+/* float16 and bfloat16, as onnxruntime's CPU kernel computes them: in float. What reaches this
+ * kernel so is a device session's fallback (a CPU-only session runs such a model as its float
+ * twin, core/rules/half.c): onnxruntime-genai's float16 CUDA export where CUDA's kernel declines
+ * a node (a windowed cache). The float kernel runs on float copies of the inputs, its outputs
+ * rounded back; a present bound over its past is over the past's copy too, so that it is
+ * appended in place there, and the whole cache is rounded back (exactly: its other rows came
+ * from float16). */
+#define GQA_HALF_IO 16
+
+static onyx_status gqa_half(const kernel_call *c) {
+    if (c->n_in > GQA_HALF_IO || c->n_out > 3)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention: %d inputs, %d outputs",
+                          c->n_in, c->n_out);
+    onyx_value in_v[GQA_HALF_IO], out_v[3];
+    onyx_value *in[GQA_HALF_IO] = {0}, *out[3] = {0};
+    float *owned[GQA_HALF_IO + 3] = {0};
+    int n_owned = 0;
+    onyx_status st = ONYX_OK;
+    for (int i = 0; i < c->n_in && st == ONYX_OK; i++) {
+        in[i] = c->in[i];
+        const tensor *t = kernel_input(c, i);
+        if (!t || (t->dtype != ONYX_FLOAT16 && t->dtype != ONYX_BFLOAT16)) continue;
+        float *f = malloc((size_t)(t->numel > 0 ? t->numel : 1) * sizeof *f);
+        if (!f) {
+            st = onyx_oom("GroupQueryAttention in float");
+            break;
+        }
+        owned[n_owned++] = f;
+        cnlp_load(t->data, t->dtype, 0, f, t->numel);
+        in_v[i] = *c->in[i];
+        in_v[i].t.dtype = ONYX_FLOAT;
+        in_v[i].t.data = f;
+        in_v[i].t.nbytes = (size_t)t->numel * sizeof *f;
+        in_v[i].t.owns = false;
+        in[i] = &in_v[i];
+    }
+    for (int o = 0; o < c->n_out && st == ONYX_OK; o++) {
+        const tensor *t = kernel_output(c, o);
+        if (!t) continue;
+        out_v[o] = *c->out[o];
+        out_v[o].t.dtype = ONYX_FLOAT;
+        out_v[o].t.nbytes = (size_t)t->numel * sizeof(float);
+        out_v[o].t.owns = false;
+        out[o] = &out_v[o];
+        const tensor *past = o > 0 && o + 2 < c->n_in ? kernel_input(c, o + 2) : NULL;
+        if (past && past->data == t->data && in[o + 2] != c->in[o + 2]) {
+            out_v[o].t.data = in[o + 2]->t.data; /* in place over the past's copy */
+            continue;
+        }
+        float *f = malloc((size_t)(t->numel > 0 ? t->numel : 1) * sizeof *f);
+        if (!f) {
+            st = onyx_oom("GroupQueryAttention in float");
+            break;
+        }
+        owned[n_owned++] = f;
+        out_v[o].t.data = f;
+    }
+    if (st == ONYX_OK) {
+        kernel_call fc = *c;
+        fc.in = in;
+        fc.out = out;
+        st = gqa_float(&fc);
+    }
+    for (int o = 0; o < c->n_out && st == ONYX_OK; o++)
+        if (out[o]) {
+            tensor *t = kernel_output(c, o);
+            cnlp_store(t->data, t->dtype, 0, out[o]->t.data, t->numel);
+        }
+    for (int i = 0; i < n_owned; i++) free(owned[i]);
+    return st;
+}
+
+onyx_status cpu_cnlp_gqa(const kernel_call *c) {
+    const tensor *Q = kernel_input(c, 0);
+    if (Q && (Q->dtype == ONYX_FLOAT16 || Q->dtype == ONYX_BFLOAT16)) return gqa_half(c);
+    return gqa_float(c);
 }

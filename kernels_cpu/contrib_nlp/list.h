@@ -2,7 +2,7 @@
  * cpu_kernels.h for the entry forms) */
 KERNEL("com.microsoft", "Attention", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_cnlp_attention)
 KERNEL("com.microsoft", "MultiHeadAttention", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_cnlp_mha)
-KERNEL("com.microsoft", "GroupQueryAttention", 1, 1, DT_BIT(ONYX_FLOAT), KF_CACHE_IN_PLACE, cpu_cnlp_gqa)
+KERNEL("com.microsoft", "GroupQueryAttention", 1, 1, DT_BIT(ONYX_FLOAT) | DT_BIT(ONYX_FLOAT16) | DT_BIT(ONYX_BFLOAT16), KF_CACHE_IN_PLACE, cpu_cnlp_gqa)
 KERNEL("com.microsoft", "SkipLayerNormalization", 1, 1, DT_FLOATS, 0, cpu_cnlp_skip_layernorm)
 KERNEL("com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, DT_FLOATS, 0, cpu_cnlp_skip_simplified_layernorm)
 KERNEL("", "SimplifiedLayerNormalization", 1, 1, DT_FLOATS, 0, cpu_cnlp_simplified_layernorm)

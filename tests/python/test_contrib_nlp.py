@@ -623,6 +623,59 @@ def test_gqa_rotary(interleaved, packed):
     refused(rot_model(True), {**gqa_feeds(1, 1, nq, nkv, d, [20], 21, 21, packed=packed), **rope},
             match='cos/sin')
 
+def as_float16(m):
+    """The model with its float inputs and outputs declared float16."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    for v in list(m.graph.input) + list(m.graph.output):
+        if v.type.tensor_type.elem_type == F:
+            v.type.tensor_type.elem_type = F16
+    return m
+
+
+def half_session(m):
+    """onyx running float16 as float16 (no float twin): what a device session's CPU fallback gets."""
+    import onyx.ort as oort
+    so = oort.SessionOptions()
+    so.add_session_config_entry('optimization.float16_as_float32', '0')
+    return oort.InferenceSession(m.SerializeToString(), so, providers=['CPUExecutionProvider'])
+
+
+@pytest.mark.parametrize('past, window', [(False, -1), (True, -1), (True, 3)])
+def test_gqa_float16_computes_in_float(past, window):
+    """float16 GroupQueryAttention (a CUDA session's fallback where CUDA's kernel declines a node)
+    computes in float, as onnxruntime's CPU kernel does: exactly the float kernel's results on the
+    float16 inputs, rounded to float16 - through run() and with the cache bound in place."""
+    m = gqa_model(past=past, num_heads=4, kv_num_heads=2, local_window_size=window)
+    feeds = gqa_feeds(2, 1 if past else 5, 4, 2, 8, [9, 4] if past else [4, 4],
+                      10 if past else 5, 12 if past else 0)
+    f16 = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    f32 = {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in f16.items()}
+    want = [w.astype(np.float16) for w in onyx.Session(m.SerializeToString()).run(None, f32)]
+    s = half_session(as_float16(m))
+    got = s.run(None, f16)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float16
+        np.testing.assert_array_equal(g, w)
+    if not past:
+        return
+    # present over past: one float16 buffer per cache, appended in place
+    import onyx.ort as oort
+    caches = {n: f16[n].copy() for n in ('pk', 'pv')}
+    binding = s.io_binding()
+    binding.bind_output('y')   # first: the outputs come back in the order bound
+    for n, out in (('pk', 'pk_out'), ('pv', 'pv_out')):
+        binding.bind_cpu_input(n, caches[n])
+        binding.bind_ortvalue_output(out, oort.OrtValue.ortvalue_from_numpy(caches[n]))
+    for n in ('q', 'k', 'v', 'seqlens', 'total'):
+        binding.bind_cpu_input(n, f16[n])
+    s.run_with_iobinding(binding)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], want[0])
+    for b, n in enumerate(f16['seqlens'] + 1):   # rows past each batch's length: kept in place
+        for cache, w in ((caches['pk'], want[1]), (caches['pv'], want[2])):
+            np.testing.assert_array_equal(cache[b, :, :n], w[b, :, :n])
+        np.testing.assert_array_equal(caches['pk'][b, :, n:], f16['pk'][b, :, n:])
+
+
 def test_gqa_refusals():
     feeds = gqa_feeds(1, 2, 4, 2, 4, [1], 2)
     refused(gqa_model(num_heads=4, kv_num_heads=3), feeds, match='kv_num_heads')
