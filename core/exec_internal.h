@@ -30,8 +30,9 @@ typedef struct plan_value {
     type_info type;   /* as specialized: exact for ST_CONST/ST_ARENA, maybe partial for ST_HEAP */
     tensor *constant; /* ST_CONST */
     bool owns_constant;
-    device_kind device; /* where the data lives (ST_HEAP values: the CPU; ST_INPUT values: where
-                           the plan's signature says) */
+    device_kind device; /* where the data lives (ST_HEAP values: the CPU, or a device for its
+                           outputs and for values sized per run, KF_RUN_SHAPES; ST_INPUT values:
+                           where the plan's signature says) */
     bool from_weights;  /* ST_CONST made from initializers alone: the same in every plan */
     int source;       /* the graph value this one holds */
     storage where;
