@@ -9,6 +9,7 @@ step (a generic plan after a few), and with the cache bound in place in device m
 onnxruntime-genai binds it (past_present_share_buffer), present written over past."""
 import json
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -117,6 +118,34 @@ def test_gqa_decode_loop_on_device(device, tmp_path):
         assert got[1].shape == (2, 2, length + 1, 8)
         past = {'pk': got[1], 'pv': got[2]}
     assert _providers(sess) == {PROFILE_NAME[device]}
+
+
+@pytest.mark.parametrize('device', DEVICES)
+def test_gqa_on_device_from_many_threads(device):
+    """One session run from several threads at once, each with pasts of its own lengths: the
+    device values sized per run belong to each run (kept until its queue finished), so every
+    thread gets the CPU's results."""
+    m = gqa_model(past=True, num_heads=4, kv_num_heads=2)
+    sess = _session(m, device)
+    cpu = ort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])
+    lengths = [[int(n) for n in np.random.default_rng(t).integers(1, 20, 15)] for t in range(4)]
+    cases = {n: gqa_feeds(2, 1, 4, 2, 8, [n, n], n + 1, n) for ls in lengths for n in ls}
+    want = {n: cpu.run(None, f) for n, f in cases.items()}
+    failures = []
+
+    def worker(ls):
+        for n in ls:
+            got = sess.run(None, cases[n])
+            if not all(g.shape == w.shape and np.allclose(g, w, rtol=1e-4, atol=1e-5)
+                       for g, w in zip(got, want[n])):
+                failures.append(n)
+
+    threads = [threading.Thread(target=worker, args=(ls,)) for ls in lengths]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
 
 
 @pytest.mark.parametrize('device', DEVICES)
