@@ -131,10 +131,6 @@ static const char *const test_ops[] = {
     "BatchNormalization",
 };
 
-/* com.microsoft GroupQueryAttention as CUDA's kernel takes it: sized at run (its present cache is
- * as long as total_sequence_length's value), seqlens_k and total_sequence_length read on the host,
- * present appended in place where the caller binds it over past (KF_CACHE_IN_PLACE). */
-#define TEST_GQA_HOST_INPUTS ((1u << 5) | (1u << 6))
 
 /* The most inputs or outputs of the ops above (Gemm and Conv take 3, GroupQueryAttention up to 16,
  * trailing ones omitted): larger nodes stay on the CPU. */
@@ -443,7 +439,19 @@ static bool is_test_op(const kernel *k) {
     return false;
 }
 
-/* The CPU table's entries for the TEST ops, with the TEST device's wrappers. */
+/* The inputs a TEST kernel reads on the host, as CUDA's do: those that size its outputs (Split's
+ * sizes; GroupQueryAttention's seqlens_k and total_sequence_length), so that inference at run
+ * reads their values. */
+static unsigned host_inputs(const kernel *k) {
+    if (is_gqa(k)) return (1u << 5) | (1u << 6);
+    return !strcmp(k->op_type, "Split") ? 1u << 1 : 0;
+}
+
+/* The CPU table's entries for the TEST ops, with the TEST device's wrappers. Every one reads its
+ * sizes at run (KF_RUN_SHAPES: they are the CPU's kernels), so the device takes nodes whose shapes
+ * only the run knows, and the conformance suite on TEST runs the executor's device values sized
+ * per run wherever a shape follows from a value; GroupQueryAttention also appends its present in
+ * place where the caller binds it over past (KF_CACHE_IN_PLACE), as CUDA's does. */
 static void build_table(void) {
     size_t n;
     const kernel *cpu = cpu_kernel_table(&n);
@@ -454,15 +462,16 @@ static void build_table(void) {
         if (!is_test_op(&cpu[i])) continue;
         t[count] = cpu[i];
         t[count].device = DEVICE_TEST;
-        /* no post-ops, no blocked layouts, no in-place outputs on this device; products take
+        /* no post-ops, no blocked layouts, no in-place outputs (but a cache bound over its
+         * past) on this device; products take
          * device epilogues and outputs may be views, as on CUDA (a view's bytes are written
          * again with the same values) */
         bool epilogue = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
                         !strcmp(cpu[i].op_type, "Gemm") ||
                         !strcmp(cpu[i].op_type, "BatchNormalization");
         t[count].flags = (epilogue ? KF_DEVICE_EPILOGUE : 0) | (cpu[i].flags & KF_VIEW) |
-                         (is_gqa(&cpu[i]) ? KF_RUN_SHAPES | (cpu[i].flags & KF_CACHE_IN_PLACE) : 0);
-        t[count].host_inputs = is_gqa(&cpu[i]) ? TEST_GQA_HOST_INPUTS : 0;
+                         KF_RUN_SHAPES | (is_gqa(&cpu[i]) ? cpu[i].flags & KF_CACHE_IN_PLACE : 0);
+        t[count].host_inputs = host_inputs(&cpu[i]);
         t[count].prepare = test_prepare;
         t[count].run = test_run;
         t[count].release = test_release;
