@@ -124,11 +124,18 @@ static const device_ops test_device_ops = {
 
 /* ------------------------------------------------------------------ kernels */
 
-/* The ops the TEST device runs; everything else falls back to the CPU. */
-static const char *const test_ops[] = {
-    "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt",
-    "MatMul", "Gemm", "Conv", "Softmax", "Transpose", "Gather", "Split", "Attention",
-    "BatchNormalization",
+/* The ops the TEST device runs; everything else falls back to the CPU. Those of onnxruntime-genai's
+ * decoders run here as on CUDA: the int4 products and embedding, the norms, attention. */
+static const struct {
+    const char *domain, *op;
+} test_ops[] = {
+    {"", "Add"}, {"", "Sub"}, {"", "Mul"}, {"", "Div"}, {"", "Relu"}, {"", "Sigmoid"},
+    {"", "Tanh"}, {"", "Exp"}, {"", "Abs"}, {"", "Neg"}, {"", "Sqrt"}, {"", "MatMul"},
+    {"", "Gemm"}, {"", "Conv"}, {"", "Softmax"}, {"", "Transpose"}, {"", "Gather"},
+    {"", "Split"}, {"", "Attention"}, {"", "BatchNormalization"}, {"", "Swish"},
+    {"", "SimplifiedLayerNormalization"}, {"com.microsoft", "SkipSimplifiedLayerNormalization"},
+    {"com.microsoft", "SkipLayerNormalization"}, {"com.microsoft", "MatMulNBits"},
+    {"com.microsoft", "GroupQueryAttention"}, {"ai.onyx", "GatherNBits"},
 };
 
 
@@ -141,6 +148,8 @@ typedef struct test_state {
     void *cpu_state;
     tensor *host_constants; /* unscrambled constant inputs for the CPU prepare (rep-owned data) */
     int n_constants;
+    const void *host_data[TEST_MAX_IO]; /* per input: a constant's unscrambled bytes, which runs
+                                           read as they are (not staged again), or NULL */
     /* a device epilogue (core/fuse_device.c): the CPU kernel runs host_node, the product's own
      * inputs, and the chain is applied to its result after it */
     int n_ops;
@@ -266,6 +275,7 @@ static onyx_status test_prepare(const kernel_prep *p, void **state) {
         h->device = DEVICE_CPU;
         CHECK(host_constant(p, c, &h->data));
         host_values[i] = h;
+        s->host_data[i] = h->data;
     }
     if (s->cpu->prepare) {
         host.in_value = host_values;
@@ -325,7 +335,8 @@ static onyx_status test_run(const kernel_call *c) {
     TRY(queue_check(c->queue, "kernel"));
     size_t need = 0;
     for (int i = 0; i < c->n_in; i++)
-        if (c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR) need += aligned64(c->in[i]->t.nbytes);
+        if (c->in[i] && c->in[i]->kind == ONYX_VALUE_TENSOR && !s->host_data[i])
+            need += aligned64(c->in[i]->t.nbytes);
     for (int o = 0; o < c->n_out; o++)
         if (c->out[o]) need += aligned64(c->out[o]->t.nbytes);
     if (need > f->staging_size) {
@@ -348,10 +359,14 @@ static onyx_status test_run(const kernel_call *c) {
         host_in[i] = *c->in[i];
         host_in[i].t.device = DEVICE_CPU;
         host_in[i].t.owns = false;
+        in[i] = &host_in[i];
+        if (s->host_data[i]) { /* a constant: its prepared host copy */
+            host_in[i].t.data = (void *)s->host_data[i];
+            continue;
+        }
         host_in[i].t.data = at;
         scrambled_copy(at, c->in[i]->t.data, c->in[i]->t.nbytes);
         at += aligned64(c->in[i]->t.nbytes);
-        in[i] = &host_in[i];
     }
     for (int o = 0; o < c->n_out; o++) {
         if (!c->out[o]) continue;
@@ -432,10 +447,9 @@ static bool is_gqa(const kernel *k) {
 }
 
 static bool is_test_op(const kernel *k) {
-    if (is_gqa(k)) return true;
-    if (*k->domain) return false;
     for (size_t i = 0; i < sizeof test_ops / sizeof test_ops[0]; i++)
-        if (!strcmp(k->op_type, test_ops[i])) return true;
+        if (!strcmp(k->domain, test_ops[i].domain) && !strcmp(k->op_type, test_ops[i].op))
+            return true;
     return false;
 }
 

@@ -30,6 +30,8 @@ typedef struct plan_value {
     type_info type;   /* as specialized: exact for ST_CONST/ST_ARENA, maybe partial for ST_HEAP */
     tensor *constant; /* ST_CONST */
     bool owns_constant;
+    bool shared_bytes; /* a device constant whose bytes the rep's shared cache holds, for every
+                          plan that uploads the same weight (core/exec_place.c) */
     device_kind device; /* where the data lives (ST_HEAP values: the CPU, or a device for its
                            outputs and for values sized per run, KF_RUN_SHAPES; ST_INPUT values:
                            where the plan's signature says) */

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/op_schema.h"
 #include "core/plan_prepare.h"
+#include "core/shared.h"
 
 /* ------------------------------------------------------------------ copy steps */
 
@@ -137,8 +138,44 @@ static onyx_status append_copy(const subgraph *sg, plan *p, int node, int from, 
 
 /* ------------------------------------------------------------------ device constants */
 
-/* Uploads constant plan value `host` to `device` as plan value *out. */
-static onyx_status upload_constant(plan *p, int host, device_kind device, int *out) {
+/* A constant's bytes in a device's memory. */
+typedef struct device_bytes {
+    const device_ops *d;
+    const tensor *host; /* make's: what to upload */
+    void *data;
+} device_bytes;
+
+static onyx_status make_device_bytes(void *ctx, void **obj) {
+    const device_bytes *want = ctx;
+    device_bytes *b = malloc(sizeof *b);
+    if (!b) return onyx_oom("device constant");
+    *b = *want;
+    b->host = NULL;
+    b->data = b->d->alloc(want->host->nbytes ? want->host->nbytes : 1);
+    onyx_status st = b->data ? ONYX_OK : onyx_oom("device constant");
+    if (st == ONYX_OK && want->host->nbytes)
+        st = b->d->from_host(NULL, b->data, want->host->data, want->host->nbytes);
+    if (st != ONYX_OK) {
+        if (b->data) b->d->free(b->data);
+        free(b);
+        return st;
+    }
+    *obj = b;
+    return ONYX_OK;
+}
+
+static void free_device_bytes(void *obj) {
+    device_bytes *b = obj;
+    b->d->free(b->data);
+    free(b);
+}
+
+/* Uploads constant plan value `host` to `device` as plan value *out. A weight the rep keeps as
+ * long as its plans (an initializer, or what a subgraph folded from them) is uploaded once per rep
+ * and device, its bytes shared by every plan: a decoder's plans for prompts, decode steps and the
+ * generic one would otherwise each hold the whole model in the device's memory. */
+static onyx_status upload_constant(const subgraph *sg, plan *p, int host, device_kind device,
+                                   int *out) {
     const tensor *c = p->vals[host].constant;
     if (c->dtype == ONYX_STRING)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "string constants live on the CPU only");
@@ -150,12 +187,35 @@ static onyx_status upload_constant(plan *p, int host, device_kind device, int *o
     *t = *c;
     t->owns = false;
     t->device = device;
-    t->data = p->devices[device]->alloc(c->nbytes ? c->nbytes : 1);
+    t->data = NULL;
     v->constant = t;
     v->owns_constant = true;
     v->where = ST_CONST;
-    if (!t->data) return onyx_oom("device constant");
-    if (c->nbytes) TRY(p->devices[device]->from_host(NULL, t->data, c->data, c->nbytes));
+    device_bytes want = {.d = p->devices[device], .host = c};
+    if (p->vals[host].from_weights && !p->vals[host].owns_constant && sg->env.shared) {
+        struct {
+            char tag[8];
+            int device;
+            const void *host;
+            size_t nbytes;
+        } key;
+        memset(&key, 0, sizeof key); /* the padding too: keys compare as bytes */
+        memcpy(key.tag, "devbytes", 8);
+        key.device = (int)device;
+        key.host = c->data;
+        key.nbytes = c->nbytes;
+        void *obj = NULL;
+        bool made = false;
+        TRY(shared_cache_get(sg->env.shared, &key, sizeof key, make_device_bytes,
+                             free_device_bytes, &want, &obj, &made));
+        t->data = ((device_bytes *)obj)->data;
+        v->shared_bytes = true;
+    } else {
+        void *obj = NULL;
+        TRY(make_device_bytes(&want, &obj));
+        t->data = ((device_bytes *)obj)->data;
+        free(obj);
+    }
     *out = nv;
     return ONYX_OK;
 }
@@ -222,7 +282,7 @@ static onyx_status value_on(const subgraph *sg, plan *p, placement *pl, int node
     }
     int nv = -1;
     if (p->vals[vi].where == ST_CONST) {
-        TRY(upload_constant(p, vi, device, &nv));
+        TRY(upload_constant(sg, p, vi, device, &nv));
     } else {
         /* a tensor of a shape known only at run moves as one (sized by the copy step per run):
          * only a KF_RUN_SHAPES kernel on a device reads or makes such values there */

@@ -8,7 +8,7 @@
 
 void plan_free_device_constant(const plan *p, plan_value *v) {
     if (!v->constant) return;
-    if (v->constant->data) p->devices[v->device]->free(v->constant->data);
+    if (v->constant->data && !v->shared_bytes) p->devices[v->device]->free(v->constant->data);
     free(v->constant);
     v->constant = NULL;
 }

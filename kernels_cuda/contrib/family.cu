@@ -25,10 +25,14 @@ namespace {
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs, takes_chain
-    {"com.microsoft", "MatMulNBits", 1, 1, DEVICE_CUDA, CONTRIB_FLOATS, 0, cuda_nbits_prepare,
-     cuda_matmul_nbits_run, cuda_contrib_release, NULL, NULL, cuda_matmul_nbits_supports, 0, NULL},
-    {"ai.onyx", "GatherNBits", 1, 1, DEVICE_CUDA, DT_BIT(ONYX_UINT8), 0, cuda_nbits_prepare,
-     cuda_gather_nbits_run, cuda_contrib_release, NULL, NULL, cuda_gather_nbits_supports, 0, NULL},
+    // the products' and the embedding's rows read from the tensors at run (the geometry of B is
+    // the attributes'): a device plan may give them shapes only the run knows
+    {"com.microsoft", "MatMulNBits", 1, 1, DEVICE_CUDA, CONTRIB_FLOATS, KF_RUN_SHAPES,
+     cuda_nbits_prepare, cuda_matmul_nbits_run, cuda_contrib_release, NULL, NULL,
+     cuda_matmul_nbits_supports, 0, NULL},
+    {"ai.onyx", "GatherNBits", 1, 1, DEVICE_CUDA, DT_BIT(ONYX_UINT8), KF_RUN_SHAPES,
+     cuda_nbits_prepare, cuda_gather_nbits_run, cuda_contrib_release, NULL, NULL,
+     cuda_gather_nbits_supports, 0, NULL},
     // seqlens_k and total_sequence_length read on the host (they size the launch); every size
     // read at run, so that the present cache (as long as total_sequence_length's value) may be
     {"com.microsoft", "GroupQueryAttention", 1, 1, DEVICE_CUDA, CONTRIB_FLOATS,

@@ -320,36 +320,40 @@ bool sup_variadic(const kernel_prep *p) {
 #define FL DT_FLOATS
 #define BOOLS DT_BIT(ONYX_BOOL)
 #define BIN(op, M) run_binary<op, M>
+// Every elementwise kernel sizes and broadcasts its tensors at run (plan_init): a device
+// plan may give it values whose shapes only the run knows.
+#define RS KF_RUN_SHAPES
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "Add", 1, 14, DEVICE_CUDA, NUM, 0, NULL, BIN(op_add, NUM), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Sub", 1, 14, DEVICE_CUDA, NUM, 0, NULL, BIN(op_sub, NUM), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Mul", 1, 14, DEVICE_CUDA, NUM, 0, NULL, BIN(op_mul, NUM), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Div", 1, 14, DEVICE_CUDA, NUM, 0, NULL, BIN(op_div, NUM), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Pow", 1, 15, DEVICE_CUDA, FL | DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64), 0, NULL, run_pow, NULL, NULL, NULL, sup_pow, 0},
-    {"", "Mod", 10, 13, DEVICE_CUDA, NUM, 0, NULL, BIN(op_mod, NUM), NULL, NULL, NULL, sup_binary, 0},
-    {"", "PRelu", 1, 16, DEVICE_CUDA, NUM, 0, NULL, BIN(op_prelu, NUM), NULL, NULL, NULL, sup_prelu, 0},
-    {"", "Max", 1, 13, DEVICE_CUDA, NUM, 0, NULL, run_variadic<op_max, NUM, false>, NULL, NULL, NULL, sup_variadic, 0},
-    {"", "Min", 1, 13, DEVICE_CUDA, NUM, 0, NULL, run_variadic<op_min, NUM, false>, NULL, NULL, NULL, sup_variadic, 0},
-    {"", "Sum", 1, 13, DEVICE_CUDA, FL, 0, NULL, run_variadic<op_add, FL, false>, NULL, NULL, NULL, sup_variadic, 0},
-    {"", "Mean", 1, 13, DEVICE_CUDA, FL, 0, NULL, run_variadic<op_add, FL, true>, NULL, NULL, NULL, sup_variadic, 0},
-    {"", "Equal", 1, 19, DEVICE_CUDA, NUM | BOOLS, 0, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Less", 1, 13, DEVICE_CUDA, NUM, 0, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "LessOrEqual", 12, 16, DEVICE_CUDA, NUM, 0, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Greater", 1, 13, DEVICE_CUDA, NUM, 0, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "GreaterOrEqual", 12, 16, DEVICE_CUDA, NUM, 0, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "And", 1, 7, DEVICE_CUDA, BOOLS, 0, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Or", 1, 7, DEVICE_CUDA, BOOLS, 0, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "Xor", 1, 7, DEVICE_CUDA, BOOLS, 0, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "BitShift", 11, 11, DEVICE_CUDA, DT_UINTS, 0, NULL, BIN(op_bitshift, DT_UINTS), NULL, NULL, NULL, sup_bitshift, 0},
-    {"", "BitwiseAnd", 18, 18, DEVICE_CUDA, DT_INTS, 0, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "BitwiseOr", 18, 18, DEVICE_CUDA, DT_INTS, 0, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
-    {"", "BitwiseXor", 18, 18, DEVICE_CUDA, DT_INTS, 0, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Add", 1, 14, DEVICE_CUDA, NUM, RS, NULL, BIN(op_add, NUM), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Sub", 1, 14, DEVICE_CUDA, NUM, RS, NULL, BIN(op_sub, NUM), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Mul", 1, 14, DEVICE_CUDA, NUM, RS, NULL, BIN(op_mul, NUM), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Div", 1, 14, DEVICE_CUDA, NUM, RS, NULL, BIN(op_div, NUM), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Pow", 1, 15, DEVICE_CUDA, FL | DT_BIT(ONYX_INT32) | DT_BIT(ONYX_INT64), RS, NULL, run_pow, NULL, NULL, NULL, sup_pow, 0},
+    {"", "Mod", 10, 13, DEVICE_CUDA, NUM, RS, NULL, BIN(op_mod, NUM), NULL, NULL, NULL, sup_binary, 0},
+    {"", "PRelu", 1, 16, DEVICE_CUDA, NUM, RS, NULL, BIN(op_prelu, NUM), NULL, NULL, NULL, sup_prelu, 0},
+    {"", "Max", 1, 13, DEVICE_CUDA, NUM, RS, NULL, run_variadic<op_max, NUM, false>, NULL, NULL, NULL, sup_variadic, 0},
+    {"", "Min", 1, 13, DEVICE_CUDA, NUM, RS, NULL, run_variadic<op_min, NUM, false>, NULL, NULL, NULL, sup_variadic, 0},
+    {"", "Sum", 1, 13, DEVICE_CUDA, FL, RS, NULL, run_variadic<op_add, FL, false>, NULL, NULL, NULL, sup_variadic, 0},
+    {"", "Mean", 1, 13, DEVICE_CUDA, FL, RS, NULL, run_variadic<op_add, FL, true>, NULL, NULL, NULL, sup_variadic, 0},
+    {"", "Equal", 1, 19, DEVICE_CUDA, NUM | BOOLS, RS, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Less", 1, 13, DEVICE_CUDA, NUM, RS, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "LessOrEqual", 12, 16, DEVICE_CUDA, NUM, RS, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Greater", 1, 13, DEVICE_CUDA, NUM, RS, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "GreaterOrEqual", 12, 16, DEVICE_CUDA, NUM, RS, NULL, BIN(op_cmp, NUM | BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "And", 1, 7, DEVICE_CUDA, BOOLS, RS, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Or", 1, 7, DEVICE_CUDA, BOOLS, RS, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "Xor", 1, 7, DEVICE_CUDA, BOOLS, RS, NULL, BIN(op_bits, BOOLS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "BitShift", 11, 11, DEVICE_CUDA, DT_UINTS, RS, NULL, BIN(op_bitshift, DT_UINTS), NULL, NULL, NULL, sup_bitshift, 0},
+    {"", "BitwiseAnd", 18, 18, DEVICE_CUDA, DT_INTS, RS, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "BitwiseOr", 18, 18, DEVICE_CUDA, DT_INTS, RS, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
+    {"", "BitwiseXor", 18, 18, DEVICE_CUDA, DT_INTS, RS, NULL, BIN(op_bits, DT_INTS), NULL, NULL, NULL, sup_binary, 0},
 };
 #undef BIN
 #undef BOOLS
 #undef FL
+#undef RS
 #undef NUM
 
 } // namespace

@@ -697,19 +697,21 @@ onyx_status cuda_groupnorm(const kernel_call *c) {
     return gn_run(c, attr_int(c->node, "num_groups", 0), v >= 21, stash);
 }
 
+// The layer norms (plain, RMS, simplified, with a skip) take their rows and columns from the
+// tensors at run (ln_run, skip_run): a device plan may give them shapes only the run knows.
 const kernel entries[] = {
     // domain, op, versions, device, dtypes, flags, prepare, run, release, fork, unfork,
     // supports, host_inputs
-    {"", "LayerNormalization", 17, 17, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_layernorm, NULL, NULL,
-     NULL, ln_supports, 0},
-    {"", "RMSNormalization", 23, 23, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_rmsnorm, NULL, NULL,
-     NULL, rms_supports, 0},
-    {"", "SimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_simplified,
-     NULL, NULL, NULL, simplified_supports, 0},
-    {"com.microsoft", "SkipLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL,
+    {"", "LayerNormalization", 17, 17, DEVICE_CUDA, DT_FLOATS, KF_RUN_SHAPES, NULL, cuda_layernorm,
+     NULL, NULL, NULL, ln_supports, 0},
+    {"", "RMSNormalization", 23, 23, DEVICE_CUDA, DT_FLOATS, KF_RUN_SHAPES, NULL, cuda_rmsnorm, NULL,
+     NULL, NULL, rms_supports, 0},
+    {"", "SimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, KF_RUN_SHAPES, NULL,
+     cuda_simplified, NULL, NULL, NULL, simplified_supports, 0},
+    {"com.microsoft", "SkipLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, KF_RUN_SHAPES, NULL,
      cuda_skip_layernorm, NULL, NULL, NULL, skip_supports, 0},
-    {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS, 0, NULL,
-     cuda_skip_simplified, NULL, NULL, NULL, skip_supports, 0},
+    {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, DEVICE_CUDA, DT_FLOATS,
+     KF_RUN_SHAPES, NULL, cuda_skip_simplified, NULL, NULL, NULL, skip_supports, 0},
     {"", "GroupNormalization", 18, 21, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_groupnorm, NULL, NULL,
      NULL, groupnorm_supports, 0},
     {"", "InstanceNormalization", 1, 22, DEVICE_CUDA, DT_FLOATS, 0, NULL, cuda_instancenorm, NULL,

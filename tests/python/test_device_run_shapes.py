@@ -73,9 +73,17 @@ def _session(m, device, tmp_path=None):
 
 
 def _providers(sess, op='GroupQueryAttention'):
+    return _providers_by_op(sess).get(op, set())
+
+
+def _providers_by_op(sess):
+    """op name -> the providers that ran it, from the session's profile (which this ends)."""
+    by_op = {}
     with open(sess.end_profiling()) as f:
-        return {e['args'].get('provider') for e in json.load(f)
-                if e.get('cat') == 'Node' and e.get('args', {}).get('op_name') == op}
+        for e in json.load(f):
+            if e.get('cat') == 'Node' and 'op_name' in e.get('args', {}):
+                by_op.setdefault(e['args']['op_name'], set()).add(e['args'].get('provider'))
+    return by_op
 
 
 def _cpu(m, feeds):
@@ -265,3 +273,31 @@ def test_genai_export_on_device_equals_cpu(device, arch, share, tmp_path):
                                    atol=1e-2 * span)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize('device', DEVICES)
+def test_genai_prompts_of_new_lengths_stay_on_device(device, tmp_path):
+    """After three plans of one input pattern a prompt of a length not seen before runs the
+    generic plan (core/exec_run.c), whose shapes only the run knows: the decoder's products,
+    norms, attention and activations stay on the device there (KF_RUN_SHAPES), and the logits
+    are the CPU's."""
+    from test_kv_cache_share import at_level1
+    folder = at_level1('qwen2_int4', tmp_path)
+    opts = ort.SessionOptions()
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(tmp_path / 'profile_')
+    path = os.path.join(folder, 'model.onnx')
+    dev = ort.InferenceSession(path, opts, providers=[PROVIDER[device]])
+    cpu = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
+    cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['decoder']
+    empty = np.zeros((1, cfg['num_key_value_heads'], 0, cfg['head_size']), np.float32)
+    for n in (2, 4, 6, 8, 10):   # the last two on the generic plan
+        feed = {'input_ids': np.array([PROMPT[:n]], np.int64),
+                'attention_mask': np.ones((1, n), np.int64)}
+        feed.update({i.name: empty for i in dev.get_inputs() if i.name.startswith('past')})
+        got, want = dev.run(['logits'], feed)[0], cpu.run(['logits'], feed)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    ran = _providers_by_op(dev)
+    for op in ('MatMulNBits', 'GroupQueryAttention', 'SkipSimplifiedLayerNormalization', 'Swish',
+               'Mul'):
+        assert ran.get(op) == {PROFILE_NAME[device]}, (op, ran.get(op))
