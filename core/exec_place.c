@@ -1,6 +1,7 @@
 /* Placement while a plan is built: each node runs on the first device of the session's order whose
  * kernel takes it; where a value is made on one device and read on another, a copy step moves it
- * (once per value and device), and constants read on a device are uploaded once per plan. Graph
+ * (once per value and device), and constants read on a device are uploaded (weights once per rep
+ * and device, shared by its plans; others once per plan). Graph
  * outputs and values that subgraphs read stay on the CPU: a device step that makes one writes a
  * copy of its own, moved to the CPU right after it. On a device with graphs, inputs and outputs
  * left in its memory pass through copies within it (io_staged). */
