@@ -3,8 +3,9 @@
  * memory is host memory of its own, stored scrambled (each byte XOR 0xA5): a CPU kernel that
  * reads it without a copy computes garbage, and the executor's device check refuses it first. Its
  * kernels are a subset of the CPU's (elementwise math, MatMul, Gemm, Conv, BatchNormalization,
- * Softmax, Transpose, Gather, Split, Attention, GroupQueryAttention), each run on unscrambled
- * copies of its inputs, as a real device's kernels would run on device memory, and the
+ * Softmax, Transpose, Gather, Split, Attention, and a decoder's MatMulNBits, GatherNBits, norms and
+ * GroupQueryAttention), each run on unscrambled copies of its inputs (constants' copies made at
+ * prepare), as a real device's kernels would run on device memory, and the
  * relabellings (Reshape, Flatten, Squeeze, Unsqueeze, Identity) that share their input's bytes,
  * as CUDA's do. */
 #include <pthread.h>
@@ -137,7 +138,6 @@ static const struct {
     {"com.microsoft", "SkipLayerNormalization"}, {"com.microsoft", "MatMulNBits"},
     {"com.microsoft", "GroupQueryAttention"}, {"ai.onyx", "GatherNBits"},
 };
-
 
 /* The most inputs or outputs of the ops above (Gemm and Conv take 3, GroupQueryAttention up to 16,
  * trailing ones omitted): larger nodes stay on the CPU. */
@@ -477,9 +477,8 @@ static void build_table(void) {
         t[count] = cpu[i];
         t[count].device = DEVICE_TEST;
         /* no post-ops, no blocked layouts, no in-place outputs (but a cache bound over its
-         * past) on this device; products take
-         * device epilogues and outputs may be views, as on CUDA (a view's bytes are written
-         * again with the same values) */
+         * past) on this device; products take device epilogues and outputs may be views, as on
+         * CUDA (a view's bytes are written again with the same values) */
         bool epilogue = !strcmp(cpu[i].op_type, "Conv") || !strcmp(cpu[i].op_type, "MatMul") ||
                         !strcmp(cpu[i].op_type, "Gemm") ||
                         !strcmp(cpu[i].op_type, "BatchNormalization");

@@ -146,18 +146,26 @@ typedef struct device_bytes {
     void *data;
 } device_bytes;
 
+/* A copy of host tensor c's bytes in d's memory. */
+static onyx_status upload_bytes(const device_ops *d, const tensor *c, void **out) {
+    void *data = d->alloc(c->nbytes ? c->nbytes : 1);
+    if (!data) return onyx_oom("device constant");
+    onyx_status st = c->nbytes ? d->from_host(NULL, data, c->data, c->nbytes) : ONYX_OK;
+    if (st != ONYX_OK) {
+        d->free(data);
+        return st;
+    }
+    *out = data;
+    return ONYX_OK;
+}
+
 static onyx_status make_device_bytes(void *ctx, void **obj) {
     const device_bytes *want = ctx;
     device_bytes *b = malloc(sizeof *b);
     if (!b) return onyx_oom("device constant");
-    *b = *want;
-    b->host = NULL;
-    b->data = b->d->alloc(want->host->nbytes ? want->host->nbytes : 1);
-    onyx_status st = b->data ? ONYX_OK : onyx_oom("device constant");
-    if (st == ONYX_OK && want->host->nbytes)
-        st = b->d->from_host(NULL, b->data, want->host->data, want->host->nbytes);
+    *b = (device_bytes){.d = want->d};
+    onyx_status st = upload_bytes(want->d, want->host, &b->data);
     if (st != ONYX_OK) {
-        if (b->data) b->d->free(b->data);
         free(b);
         return st;
     }
@@ -192,8 +200,8 @@ static onyx_status upload_constant(const subgraph *sg, plan *p, int host, device
     v->constant = t;
     v->owns_constant = true;
     v->where = ST_CONST;
-    device_bytes want = {.d = p->devices[device], .host = c};
     if (p->vals[host].from_weights && !p->vals[host].owns_constant && sg->env.shared) {
+        device_bytes want = {.d = p->devices[device], .host = c};
         struct {
             char tag[8];
             int device;
@@ -212,10 +220,7 @@ static onyx_status upload_constant(const subgraph *sg, plan *p, int host, device
         t->data = ((device_bytes *)obj)->data;
         v->shared_bytes = true;
     } else {
-        void *obj = NULL;
-        TRY(make_device_bytes(&want, &obj));
-        t->data = ((device_bytes *)obj)->data;
-        free(obj);
+        TRY(upload_bytes(p->devices[device], c, &t->data));
     }
     *out = nv;
     return ONYX_OK;

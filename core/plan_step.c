@@ -84,6 +84,17 @@ static onyx_status actual_types(const graph_node *node, onyx_value *const *in, t
     return infer_actual(node, in, *rt, params);
 }
 
+/* An output's buffer in `device`'s memory: on the CPU unzeroed (the kernel writes it whole); on a
+ * device, an output left there or a value sized per run. */
+static onyx_status alloc_output(onyx_value *out, device_kind device, onyx_dtype dtype, int rank,
+                                const int64_t *dims) {
+    if (device == DEVICE_CPU) return value_alloc_output(out, dtype, rank, dims);
+    value_clear(out);
+    TRY(tensor_alloc_on(&out->t, device, dtype, rank, dims));
+    out->kind = ONYX_VALUE_TENSOR;
+    return ONYX_OK;
+}
+
 /* Gives every output of the step a buffer before its kernel runs: arena outputs are ready (or
  * alias their input); heap outputs with a known shape are allocated; the rest are inferred from
  * the actual inputs now, or left empty for kernels that size their own outputs. A step whose
@@ -135,10 +146,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
                 st = onyx_error(ONYX_ERR_RUNTIME, "copy between devices: no tensor to copy");
                 goto done;
             }
-            value_clear(out[o]);
-            CHECK(tensor_alloc_on(&out[o]->t, v->device, in[0]->t.dtype, in[0]->t.rank,
-                                  in[0]->t.dims));
-            out[o]->kind = ONYX_VALUE_TENSOR;
+            CHECK(alloc_output(out[o], v->device, in[0]->t.dtype, in[0]->t.rank, in[0]->t.dims));
             continue;
         }
         if (!type_is_static(want)) {
@@ -156,13 +164,7 @@ static onyx_status bind_outputs(const plan *p, const plan_step *ps, const graph_
             }
             want = &rt[o];
         }
-        if (v->device != DEVICE_CPU) { /* left on a device, or sized per run there */
-            value_clear(out[o]);
-            CHECK(tensor_alloc_on(&out[o]->t, v->device, want->dtype, want->rank, want->dims));
-            out[o]->kind = ONYX_VALUE_TENSOR;
-            continue;
-        }
-        CHECK(value_alloc_output(out[o], want->dtype, want->rank, want->dims));
+        CHECK(alloc_output(out[o], v->device, want->dtype, want->rank, want->dims));
     }
 done:
     if (rt) {
