@@ -4,6 +4,7 @@
 #ifndef ONYX_KERNELS_CPU_VMATH_H
 #define ONYX_KERNELS_CPU_VMATH_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* Every function works on x[0, n) into y[0, n); y may be x (in place), never a partial overlap.
@@ -44,6 +45,18 @@ const cpu_vmath *cpu_vmath_for(cpu_vmath_isa isa);
 static inline void cpu_vm_softmax_row(const cpu_vmath *vm, const float *x, float *y, int64_t n) {
     float mx = vm->max(x, n);
     float s = vm->exp_sum(x, y, n, mx);
+    vm->affine(y, y, n, 1 / s, 0);
+}
+
+/* The same with one more logit `sink` that takes part in the normalization but has no output
+ * (an attention sink; sink 0 is onnxruntime's smooth softmax): the max over both, the sink's
+ * exp added to the sum. */
+static inline void cpu_vm_softmax_row_sink(const cpu_vmath *vm, const float *x, float *y,
+                                           int64_t n, float sink) {
+    if (n <= 0) return;
+    float mx = vm->max(x, n);
+    if (sink > mx) mx = sink;
+    float s = vm->exp_sum(x, y, n, mx) + expf(sink - mx);
     vm->affine(y, y, n, 1 / s, 0);
 }
 

@@ -36,13 +36,18 @@ typedef struct core {
     const int32_t *mdata;
     float filter;
     bool causal;       /* keys j > P + i are out (-inf), as onnxruntime 1.30 */
-    const float *bias; /* attention_bias rows of T, or NULL */
-    int64_t bs[2];     /* its batch and head strides (0: broadcast) */
+    const float *bias; /* attention_bias [B or 1, N or 1, S, keys], or NULL */
+    int64_t bs[3];     /* its batch and head strides (0: broadcast), and its rows' */
     /* GroupQueryAttention: softmax over a window, zeros elsewhere */
     bool gqa, first_prompt, gqa_causal;
     const int32_t *seqlens;
     int64_t window;
     float softcap;
+    bool smooth;       /* softmax with one more logit, head_sink's or 0 (smooth_softmax) */
+    const float *sink; /* head_sink [Nq], or NULL */
+    float *qk;         /* output_qk [B, Nq, S, qk_len], or NULL */
+    int qk_mode;       /* 1: the scores (after softcap and bias), 2: the probabilities */
+    int64_t qk_len;    /* total_sequence_length */
     int64_t nblk, tasks, nslots;
     float *slots; /* nslots blocks of ROWB * T scores */
 } core;
@@ -51,7 +56,7 @@ typedef struct core {
 static void add_mask(const core *x, int64_t b, int64_t h, int64_t i, float *row) {
     const int64_t T = x->T;
     if (x->bias) {
-        const float *ab = x->bias + b * x->bs[0] + h * x->bs[1] + i * T;
+        const float *ab = x->bias + b * x->bs[0] + h * x->bs[1] + i * x->bs[2];
         CPU_SIMD for (int64_t j = 0; j < T; j++) row[j] += ab[j];
     }
     const float f = x->filter;
@@ -87,6 +92,15 @@ static void add_mask(const core *x, int64_t b, int64_t h, int64_t i, float *row)
 
 static void softmax(const cpu_vmath *vm, float *row, int64_t n) {
     if (n > 0) cpu_vm_softmax_row(vm, row, row, n);
+}
+
+/* GQA's output_qk row (b, h, i): the window [lo, hi) of row, zeros elsewhere (as onnxruntime) */
+static void write_qk(const core *x, int64_t b, int64_t h, int64_t i, const float *row, int64_t lo,
+                     int64_t hi) {
+    float *o = x->qk + ((b * x->Nq + h) * x->S + i) * x->qk_len;
+    memset(o, 0, (size_t)lo * sizeof *o);
+    memcpy(o + lo, row + lo, (size_t)(hi - lo) * sizeof *o);
+    memset(o + hi, 0, (size_t)(x->qk_len - hi) * sizeof *o);
 }
 
 /* c[m, n] = alpha a[m, k] b^T (tb) or a b; one row through gemv, as OpenBLAS's gemm packs the
@@ -151,7 +165,16 @@ static void core_slots(void *ctx, int64_t s0, int64_t s1) {
                 if (x->softcap > 0)
                     for (int64_t j = 0; j < hi - lo; j++)
                         w[j] = x->softcap * tanhf(w[j] / x->softcap);
-                softmax(vm, w, hi - lo);
+                if (x->bias) {
+                    const float *ab = x->bias + b * x->bs[0] + h * x->bs[1] + i * x->bs[2] + lo;
+                    CPU_SIMD for (int64_t j = 0; j < hi - lo; j++) w[j] += ab[j];
+                }
+                if (x->qk_mode == 1) write_qk(x, b, h, i, row, lo, hi);
+                if (x->smooth)
+                    cpu_vm_softmax_row_sink(vm, w, w, hi - lo, x->sink ? x->sink[h] : 0.0f);
+                else
+                    softmax(vm, w, hi - lo);
+                if (x->qk_mode == 2) write_qk(x, b, h, i, row, lo, hi);
                 for (int64_t j = 0; j < lo; j++) row[j] = 0;
                 for (int64_t j = hi; j < nc; j++) row[j] = 0;
             }
@@ -207,11 +230,14 @@ static void mask_setup(core *x, const geom_attention *d, const tensor *m, const 
     x->causal = attr_int(n, "unidirectional", 0) != 0 && d->q_len > 1;
 }
 
+/* attention_bias [B or 1, N or 1, S, keys] (the schema checked its shape) */
 static void bias_setup(core *x, const tensor *ab) {
     if (!ab) return;
+    int64_t matrix = ab->dims[2] * ab->dims[3];
     x->bias = ab->data;
-    x->bs[0] = ab->dims[0] == 1 ? 0 : ab->dims[1] * x->S * x->T;
-    x->bs[1] = ab->dims[1] == 1 ? 0 : x->S * x->T;
+    x->bs[0] = ab->dims[0] == 1 ? 0 : ab->dims[1] * matrix;
+    x->bs[1] = ab->dims[1] == 1 ? 0 : matrix;
+    x->bs[2] = ab->dims[3];
 }
 
 /* ---------------------------------------------------------------- Attention */
@@ -512,17 +538,26 @@ static onyx_status gqa_float(const kernel_call *c) {
     geom_msg m;
     GEOM_TRY(m, geom_attention_gqa_total(g, total, &d, &m));
     const bool windowed = d.window_cache > 0;
-    tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2);
-    if (kernel_output(c, 3))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
+    tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2),
+           *QK = kernel_output(c, 3);
+    const tensor *AB = kernel_input(c, 10), *SK = kernel_input(c, 11);
     const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
                   P = d.past_len, T = d.total_len;
+    if (AB && (AB->rank != 4 || (AB->dims[0] != 1 && AB->dims[0] != B) ||
+               (AB->dims[1] != 1 && AB->dims[1] != Nq) || AB->dims[2] != S ||
+               AB->dims[3] != total))
+        return onyx_error(ONYX_ERR_SHAPE, "attention_bias must be [%lld or 1, %lld or 1, %lld, "
+                          "%lld]", (long long)B, (long long)Nq, (long long)S, (long long)total);
+    if (SK && SK->numel != Nq)
+        return onyx_error(ONYX_ERR_SHAPE, "head_sink has %lld values, expected num_heads %lld",
+                          (long long)SK->numel, (long long)Nq);
     if (SL->dtype != ONYX_INT32 || SL->numel != B) /* data of this run, one per row */
         return onyx_error(ONYX_ERR_SHAPE, "seqlens_k must be int32 of %lld values", (long long)B);
     const int32_t *seqlens = SL->data;
     bool first = S == total;
-    /* a windowed cache holds at most its capacity T of the past, whatever their count */
-    int64_t room = windowed ? INT32_MAX : T;
+    /* a windowed cache holds at most its capacity T of the past, whatever their count; the
+     * bias's and output_qk's rows are total_sequence_length long */
+    int64_t room = windowed ? INT32_MAX : AB || QK ? total : T;
     for (int64_t b = 0; b < B; b++) {
         int64_t tb = (int64_t)seqlens[b] + 1, past = first ? 0 : tb - S;
         if (tb < 1 || tb > room || past < 0 || past + S > room || (!first && !windowed && past > P))
@@ -546,8 +581,14 @@ static onyx_status gqa_float(const kernel_call *c) {
               .gqa_causal = attr_int(c->node, "causal", 1) != 0,
               .seqlens = seqlens,
               .window = attr_int(c->node, "local_window_size", -1),
-              .softcap = attr_float(c->node, "softcap", 0.0f)};
+              .softcap = attr_float(c->node, "softcap", 0.0f),
+              .smooth = SK || attr_int(c->node, "smooth_softmax", -1) == 1,
+              .sink = SK ? SK->data : NULL,
+              .qk = QK ? QK->data : NULL,
+              .qk_mode = QK ? (int)attr_int(c->node, "qk_output", 0) : 0,
+              .qk_len = total};
     x.ys[0] = S * Nq * D, x.ys[1] = D, x.ys[2] = Nq * D;
+    bias_setup(&x, AB);
     int64_t qw = d.qkv_packed ? (Nq + 2 * Nkv) * D : Nq * D;
     x.q = (view){Q->data, {S * qw, D, qw}};
     view vk, vv;
@@ -599,15 +640,16 @@ static onyx_status gqa_float(const kernel_call *c) {
  * rounded back; a present bound over its past is over the past's copy too, so that it is
  * appended in place there, and the whole cache is rounded back (exactly: its other rows came
  * from float16). */
-#define GQA_HALF_IO 16
+#define GQA_HALF_IN 16
+#define GQA_HALF_OUT 4
 
 static onyx_status gqa_half(const kernel_call *c) {
-    if (c->n_in > GQA_HALF_IO || c->n_out > 3)
+    if (c->n_in > GQA_HALF_IN || c->n_out > GQA_HALF_OUT)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "GroupQueryAttention: %d inputs, %d outputs",
                           c->n_in, c->n_out);
-    onyx_value in_v[GQA_HALF_IO], out_v[3];
-    onyx_value *in[GQA_HALF_IO] = {0}, *out[3] = {0};
-    float *owned[GQA_HALF_IO + 3] = {0};
+    onyx_value in_v[GQA_HALF_IN], out_v[GQA_HALF_OUT];
+    onyx_value *in[GQA_HALF_IN] = {0}, *out[GQA_HALF_OUT] = {0};
+    float *owned[GQA_HALF_IN + GQA_HALF_OUT] = {0};
     int n_owned = 0;
     onyx_status st = ONYX_OK;
     for (int i = 0; i < c->n_in && st == ONYX_OK; i++) {
@@ -636,7 +678,8 @@ static onyx_status gqa_half(const kernel_call *c) {
         out_v[o].t.nbytes = (size_t)t->numel * sizeof(float);
         out_v[o].t.owns = false;
         out[o] = &out_v[o];
-        const tensor *past = o > 0 && o + 2 < c->n_in ? kernel_input(c, o + 2) : NULL;
+        const tensor *past = (o == 1 || o == 2) && o + 2 < c->n_in ? kernel_input(c, o + 2)
+                                                                    : NULL;
         if (past && past->data == t->data && in[o + 2] != c->in[o + 2]) {
             out_v[o].t.data = in[o + 2]->t.data; /* in place over the past's copy */
             continue;

@@ -229,8 +229,10 @@ bool cuda_gqa_supports(const kernel_prep *p) {
     const type_info *q = contrib_in_type(p, IN_Q);
     if (!q || !contrib_float(q->dtype) || contrib_in_type(p, IN_POS)) return false;
     if (attr_int(p->node, "sliding_window_cache", 0) != 0) return false;
+    // attention_bias, head_sink, smooth softmax and output_qk: the CPU's kernel computes them
     for (int i = IN_POS + 1; i < p->n_in; i++)
-        if (p->in_type[i]) return false; // attention_bias, head_sink, ...: refused by the schema
+        if (p->in_type[i]) return false;
+    if (attr_int(p->node, "smooth_softmax", -1) == 1) return false;
     if (p->n_out > 3 && p->node->n_outputs > 3 && p->node->outputs[3] >= 0) return false;
     // sizes a generic plan leaves open (-1) are checked at run, as the present's length always is
     const geom_attention *g = op_params_attention(p->params);

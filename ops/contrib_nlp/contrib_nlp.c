@@ -184,10 +184,10 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                           geom_attention *d) {
     const type_info *q = input(n_in, in, 0), *pk = input(n_in, in, 3), *pv = input(n_in, in, 4),
                     *seqlens = input(n_in, in, 5), *ts = input(n_in, in, 6);
-    static const char *const extra[] = {"attention_bias", "head_sink",     "k_scale",
-                                        "v_scale",        "q_norm_weight", "k_norm_weight"};
-    for (int i = 10; i < 16; i++)
-        TRY(refuse_input(input(n_in, in, i), extra[i - 10], "not implemented"));
+    static const char *const extra[] = {"k_scale", "v_scale", "q_norm_weight", "k_norm_weight"};
+    for (int i = 12; i < 16; i++)
+        TRY(refuse_input(input(n_in, in, i), extra[i - 12], "not implemented"));
+    const type_info *bias = input(n_in, in, 10), *sink = input(n_in, in, 11);
     const type_info *cos = input(n_in, in, 7), *sin = input(n_in, in, 8), *pos = input(n_in, in, 9);
     bool rotary = attr_int(n, "do_rotary", 0) != 0;
     if (!rotary && (cos || sin || pos))
@@ -195,14 +195,19 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                                                   "do_rotary=1");
     if (rotary && (!cos || !sin))
         return onyx_error(ONYX_ERR_INVALID_MODEL, "do_rotary=1 needs cos_cache and sin_cache");
-    if (attr_int(n, "smooth_softmax", -1) > 0)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "smooth_softmax is not supported");
+    /* onnxruntime smooths at 1 only; another value would be a guess */
+    int64_t smooth = attr_int(n, "smooth_softmax", -1);
+    if (smooth < -1 || smooth > 1)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "smooth_softmax is %lld, expected -1, 0 or 1",
+                          (long long)smooth);
     if (attr_int(n, "kv_cache_bit_width", 0) != 0 ||
         strcmp(attr_string(n, "k_quant_type", "NONE"), "NONE") != 0 ||
         strcmp(attr_string(n, "v_quant_type", "NONE"), "NONE") != 0)
         return onyx_error(ONYX_ERR_UNSUPPORTED, "a quantized KV cache is not supported");
-    if (attr_int(n, "qk_output", 0))
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "qk_output is not supported");
+    int64_t qk = attr_int(n, "qk_output", 0);
+    if (qk < 0 || qk > 2)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "qk_output is %lld, expected 0 (none), 1 (the "
+                          "scores before the softmax) or 2 (after)", (long long)qk);
     int64_t causal = attr_int(n, "causal", 1), window = attr_int(n, "local_window_size", -1);
     if (causal != 0 && causal != 1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "causal is %lld, expected 0 or 1",
@@ -214,6 +219,10 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
         return onyx_error(ONYX_ERR_INVALID_MODEL, "sliding_window_cache=1 needs local_window_size "
                                                   "> 0, not %lld",
                           (long long)window);
+    /* a windowed cache's keys are rows of the window, not positions as the bias's columns */
+    if (windowed && (bias || qk))
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "sliding_window_cache=1 with %s is not supported",
+                          bias ? "attention_bias" : "qk_output");
     geom_att_shape s[5];
     const geom_att_shape *shape[5]; /* query, key, value, past_key, past_value */
     for (int i = 0; i < 5; i++) shape[i] = ops_att_shape(input(n_in, in, i), &s[i]);
@@ -224,7 +233,15 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
     if (q && q->dtype != ONYX_UNDEFINED) {
         TRY(want_dtype(pk, "past_key", q->dtype));
         TRY(want_dtype(pv, "past_value", q->dtype));
+        TRY(want_dtype(bias, "attention_bias", q->dtype));
+        TRY(want_dtype(sink, "head_sink", q->dtype));
     }
+    /* attention_bias [B or 1, N or 1, S, total_sequence_length], head_sink [N] */
+    geom_attention over_total = *d;
+    over_total.total_len = total;
+    TRY(cnlp_check_attn_bias(bias, &over_total));
+    TRY(want_rank(sink, "head_sink", 1, 1));
+    TRY(want_dim(sink, "head_sink", 0, d->q_heads, "num_heads"));
     if (rotary) {
         TRY(want_rank(cos, "cos_cache", 2, 2));
         TRY(want_rank(sin, "sin_cache", 2, 2));

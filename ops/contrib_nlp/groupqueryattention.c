@@ -12,16 +12,26 @@ static int64_t total_value(const infer_ctx *c) {
 static onyx_status gqa_infer(infer_ctx *c) {
     TRY(infer_dtype_in(c, 0, CNLP_T));
     for (int i = 1; i < 5; i++) TRY(cnlp_same_dtype(c, 0, i));
-    if (c->n_out > 3 && c->node->outputs[3] >= 0)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "output output_qk is not supported");
+    int64_t total = total_value(c);
     geom_attention d;
-    TRY(cnlp_gqa_dims(c->node, c->n_in, c->in, total_value(c), &d));
+    TRY(cnlp_gqa_dims(c->node, c->n_in, c->in, total, &d));
+    /* output_qk exactly when qk_output asks for it, as onnxruntime */
+    bool qk_out = c->n_out > 3 && c->node->outputs[3] >= 0;
+    if (qk_out != (attr_int(c->node, "qk_output", 0) != 0))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, qk_out ? "output output_qk needs qk_output 1 "
+                                                           "(the scores) or 2 (the probabilities)"
+                                                         : "qk_output is set but output output_qk "
+                                                           "is absent");
     onyx_dtype t = c->in[0]->dtype;
     int64_t y[3] = {d.batch, d.q_len, d.head < 0 ? -1 : d.q_heads * d.head};
     type_set_tensor(&c->out[0], t, 3, y);
     for (int o = 1; o < 3 && o < c->n_out; o++) {
         int64_t p[4] = {d.batch, d.kv_heads, d.total_len, d.head};
         type_set_tensor(&c->out[o], t, 4, p);
+    }
+    if (qk_out) {
+        int64_t qk[4] = {d.batch, d.q_heads, d.q_len, total};
+        type_set_tensor(&c->out[3], t, 4, qk);
     }
     infer_set_attention(c, &d);
     return ONYX_OK;

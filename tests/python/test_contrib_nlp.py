@@ -514,9 +514,12 @@ def test_mha_refusals():
 
 # ---------------------------------------------------------------- GroupQueryAttention
 
-def gqa_model(packed=False, past=False, outs=('y', 'pk_out', 'pv_out'), **attrs):
+def gqa_model(packed=False, past=False, outs=('y', 'pk_out', 'pv_out'), bias=False, sink=False,
+              **attrs):
     ins = ['q', '' if packed else 'k', '' if packed else 'v', 'pk' if past else '',
            'pv' if past else '', 'seqlens', 'total']
+    if bias or sink:  # inputs 10 and 11, after the rotary ones (7-9) left out
+        ins += ['', '', '', 'ab' if bias else '', 'sink' if sink else '']
     types = {'seqlens': I32, 'total': I32}
     return model([h.make_node('GroupQueryAttention', ins, list(outs), domain=MS, name='subject',
                               **attrs)],
@@ -676,13 +679,104 @@ def test_gqa_float16_computes_in_float(past, window):
         np.testing.assert_array_equal(caches['pk'][b, :, n:], f16['pk'][b, :, n:])
 
 
+QK_OUTS = ('y', 'pk_out', 'pv_out', 'qk')
+
+
+@pytest.mark.parametrize('bias_shape', ['1,1', 'B,N', '1,N', 'B,1'])
+def test_gqa_attention_bias(bias_shape):
+    """attention_bias [B or 1, N or 1, S, total_sequence_length] added to the scaled (and
+    softcapped) scores inside the causal window: a first prompt, a prompt after a past, a
+    decoding step with batches of different lengths, and one with a local window and softcap."""
+    b, nq, nkv, d = 2, 4, 2, 8
+    dims = lambda s, t: tuple(dict(B=b, N=nq).get(x, 1) for x in bias_shape.split(',')) + (s, t)
+    m = gqa_model(bias=True, num_heads=nq, kv_num_heads=nkv)
+    check(m, {**gqa_feeds(b, 6, nq, nkv, d, [5, 5], 6), 'ab': rand(*dims(6, 6))})
+    m = gqa_model(past=True, bias=True, num_heads=nq, kv_num_heads=nkv)
+    check(m, {**gqa_feeds(1, 3, nq, nkv, d, [7], 8, 10), 'ab': rand(*dims(3, 8))[:1]})
+    check(m, {**gqa_feeds(b, 1, nq, nkv, d, [8, 5], 9, 9), 'ab': rand(*dims(1, 9))})
+    m = gqa_model(past=True, bias=True, num_heads=nq, kv_num_heads=nkv, local_window_size=3,
+                  softcap=2.0)
+    check(m, {**gqa_feeds(b, 1, nq, nkv, d, [9, 4], 10, 10), 'ab': rand(*dims(1, 10))})
+
+
+def test_gqa_head_sink_and_smooth_softmax():
+    """head_sink: one more logit per head in each softmax (its exp in the sum, no output of its
+    own), as gpt-oss's attention sinks; smooth_softmax=1 is the same with a logit of 0, 0 and -1
+    the plain softmax. Prompts, decoding over a past, a local window, a sliding-window cache."""
+    b, nq, nkv, d = 2, 4, 2, 8
+    sink = {'sink': rand(nq, scale=3.0)}
+    m = gqa_model(sink=True, num_heads=nq, kv_num_heads=nkv)
+    check(m, {**gqa_feeds(b, 6, nq, nkv, d, [5, 3], 6), **sink})
+    m = gqa_model(past=True, sink=True, num_heads=nq, kv_num_heads=nkv, local_window_size=3)
+    check(m, {**gqa_feeds(b, 1, nq, nkv, d, [9, 4], 10, 10), **sink})
+    m = gqa_model(past=True, sink=True, num_heads=nq, kv_num_heads=nkv, local_window_size=4,
+                  sliding_window_cache=1)
+    check(m, {**gqa_feeds(1, 1, nq, nkv, d, [11], 12, 6), **sink})
+    feeds = gqa_feeds(b, 5, nq, nkv, d, [4, 4], 5)
+    plain = check(gqa_model(num_heads=nq, kv_num_heads=nkv), feeds)[0]
+    for flag in (0, -1):
+        got = check(gqa_model(num_heads=nq, kv_num_heads=nkv, smooth_softmax=flag), feeds)[0]
+        np.testing.assert_array_equal(got[0], plain[0])
+    smooth = check(gqa_model(num_heads=nq, kv_num_heads=nkv, smooth_softmax=1), feeds)[0]
+    assert not np.allclose(smooth[0], plain[0])
+    zero = {'sink': np.zeros(nq, np.float32)}
+    got = check(gqa_model(sink=True, num_heads=nq, kv_num_heads=nkv), {**feeds, **zero})[0]
+    np.testing.assert_allclose(got[0], smooth[0], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize('mode', [1, 2])
+def test_gqa_qk_output(mode):
+    """output_qk [B, N, S, total_sequence_length]: the scores after scale, softcap and bias
+    (qk_output=1) or the probabilities (2), zero outside each row's causal window and past each
+    batch's length. Batches of different lengths, a local window with softcap, a sink."""
+    b, nq, nkv, d = 2, 4, 2, 8
+    m = gqa_model(outs=QK_OUTS, num_heads=nq, kv_num_heads=nkv, qk_output=mode)
+    check(m, gqa_feeds(b, 5, nq, nkv, d, [4, 2], 5))
+    m = gqa_model(past=True, outs=QK_OUTS, bias=True, sink=True, num_heads=nq, kv_num_heads=nkv,
+                  qk_output=mode, local_window_size=3, softcap=2.0)
+    check(m, {**gqa_feeds(b, 1, nq, nkv, d, [9, 4], 10, 10), 'ab': rand(b, nq, 1, 10),
+              'sink': rand(nq)})
+    m = gqa_model(past=True, outs=QK_OUTS, num_heads=nq, kv_num_heads=nkv, qk_output=mode)
+    check(m, gqa_feeds(1, 70, nq, nkv, d, [99], 100, 30))
+
+
+@pytest.mark.parametrize('past', [False, True])
+def test_gqa_float16_bias_sink_qk(past):
+    """The float16 kernel (a device session's fallback) with attention_bias, head_sink and
+    output_qk: the float kernel's results on the float16 inputs, rounded to float16."""
+    m = gqa_model(past=past, outs=QK_OUTS, bias=True, sink=True, num_heads=4, kv_num_heads=2,
+                  qk_output=2)
+    s, total = (1, 10) if past else (5, 5)
+    feeds = {**gqa_feeds(2, s, 4, 2, 8, [9, 4] if past else [4, 4], total, 12 if past else 0),
+             'ab': rand(2, 1, s, total), 'sink': rand(4)}
+    f16 = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    f32 = {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in f16.items()}
+    want = [w.astype(np.float16) for w in onyx.Session(m.SerializeToString()).run(None, f32)]
+    got = half_session(as_float16(m)).run(None, f16)
+    assert len(got) == 4
+    for g, w in zip(got, want):
+        assert g.dtype == np.float16
+        np.testing.assert_array_equal(g, w)
+
+
 def test_gqa_refusals():
     feeds = gqa_feeds(1, 2, 4, 2, 4, [1], 2)
     refused(gqa_model(num_heads=4, kv_num_heads=3), feeds, match='kv_num_heads')
     refused(gqa_model(num_heads=4, kv_num_heads=2, do_rotary=1), match='cos_cache')
-    refused(gqa_model(num_heads=4, kv_num_heads=2, smooth_softmax=1), match='smooth_softmax')
-    refused(gqa_model(outs=('y', 'pk_out', 'pv_out', 'qk'), num_heads=4, kv_num_heads=2),
-            match='output_qk')
+    refused(gqa_model(num_heads=4, kv_num_heads=2, smooth_softmax=2), match='smooth_softmax')
+    refused(gqa_model(outs=QK_OUTS, num_heads=4, kv_num_heads=2), match='output_qk')
+    refused(gqa_model(num_heads=4, kv_num_heads=2, qk_output=1), match='output_qk')
+    refused(gqa_model(outs=QK_OUTS, num_heads=4, kv_num_heads=2, qk_output=3), match='qk_output')
+    for shape in ((1, 1, 2, 3), (1, 1, 1, 2), (1, 3, 2, 2), (2, 2)):
+        refused(gqa_model(bias=True, num_heads=4, kv_num_heads=2),
+                {**feeds, 'ab': rand(*shape)}, match='attention_bias')
+    refused(gqa_model(sink=True, num_heads=4, kv_num_heads=2), {**feeds, 'sink': rand(2)},
+            match='head_sink')
+    refused(gqa_model(past=True, bias=True, num_heads=4, kv_num_heads=2, local_window_size=2,
+                      sliding_window_cache=1), match='sliding_window_cache')
+    # output_qk's rows are total_sequence_length long: a batch longer than that is refused
+    refused(gqa_model(past=True, outs=QK_OUTS, num_heads=4, kv_num_heads=2, qk_output=1),
+            gqa_feeds(1, 1, 4, 2, 4, [6], 4, 8), match='seqlens_k')
     refused(gqa_model(num_heads=4, kv_num_heads=2), {**feeds, 'seqlens': np.array([5], np.int32)},
             match='seqlens_k')
     refused(gqa_model(num_heads=4, kv_num_heads=2), {**feeds, 'k': rand(1, 2, 12)}, match='key')

@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onyx.ort as ort
-from test_contrib_nlp import gqa_feeds, gqa_model, model, rope_caches
+from test_contrib_nlp import QK_OUTS, gqa_feeds, gqa_model, model, rand, rope_caches
 
 DEVICES = ['test'] + (['cuda'] if 'CUDAExecutionProvider' in ort.get_available_providers() else [])
 PROVIDER = {'test': 'OnyxTestExecutionProvider', 'cuda': 'CUDAExecutionProvider'}
@@ -100,6 +100,29 @@ def test_gqa_on_device_equals_cpu(device, case, tmp_path):
     assert _providers(sess) == {PROFILE_NAME[device]}
     for g, e in zip(got, _cpu(m, feeds)):
         assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('device', DEVICES)
+@pytest.mark.parametrize('what', ['bias, sink, qk', 'smooth'])
+def test_gqa_options_on_device_or_cpu(device, what, tmp_path):
+    """attention_bias, head_sink, smooth_softmax and output_qk: the TEST device's kernel (the
+    CPU's, on copies) computes them; CUDA's declines such a node, which then runs on the CPU.
+    Either way the CPU's results."""
+    if what == 'smooth':
+        m = gqa_model(past=True, num_heads=4, kv_num_heads=2, smooth_softmax=1)
+        feeds = gqa_feeds(2, 1, 4, 2, 8, [9, 4], 10, 10)
+    else:
+        m = gqa_model(past=True, outs=QK_OUTS, bias=True, sink=True, num_heads=4,
+                      kv_num_heads=2, qk_output=2)
+        feeds = {**gqa_feeds(2, 1, 4, 2, 8, [9, 4], 10, 10), 'ab': rand(2, 4, 1, 10),
+                 'sink': rand(4)}
+    sess = _session(m, device, tmp_path)
+    got = sess.run(None, feeds)
+    assert _providers(sess) == {'TEST' if device == 'test' else 'CPU'}
+    want = _cpu(m, feeds)
+    assert len(got) == len(want)
+    for g, e in zip(got, want):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
 
 

@@ -2,7 +2,7 @@
  * implementation oneDNN offers, in its order of preference, with the layouts of X and Y onyx can
  * ask for; what kernels/conv (conv.c) would pick against what it could pick instead.
  *   build/conv_impls IC OC HW K STRIDE PAD [--group G] [--x last|plain|any] [--y last|any]
- *                    [--relu] [-n RUNS] [--impls K]
+ *                    [--relu|--swish] [-n RUNS] [--impls K]
  * Square input HW x HW, batch 1, threads from OMP_NUM_THREADS. X and Y default to channels last
  * (onyx's stored layout between convs); `any` lets oneDNN choose (channel-blocked). Prints, per
  * implementation, the layouts it took, the median and the fastest of RUNS runs and GFLOP/s at
@@ -54,7 +54,7 @@ static const char *layout_name(const_dnnl_memory_desc_t md) {
 
 static void usage(void) {
     fprintf(stderr, "usage: conv_impls IC OC HW K STRIDE PAD [--group G] [--x last|plain|any] "
-                    "[--y last|any] [--relu] [-n RUNS] [--impls K]\n");
+                    "[--y last|any] [--relu|--swish] [-n RUNS] [--impls K]\n");
     exit(2);
 }
 
@@ -62,11 +62,12 @@ int main(int argc, char **argv) {
     if (argc < 7) usage();
     long ic = atol(argv[1]), oc = atol(argv[2]), hw = atol(argv[3]), k = atol(argv[4]),
          stride = atol(argv[5]), pad = atol(argv[6]), group = 1;
-    int runs = 200, impls = 2, relu = 0;
+    int runs = 200, impls = 2, relu = 0, swish = 0;
     dnnl_format_tag_t xtag = dnnl_acdb, ytag = dnnl_acdb;
     for (int i = 7; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--relu")) relu = 1;
+        else if (!strcmp(a, "--swish")) swish = 1;
         else if (!v) usage();
         else if (!strcmp(a, "--group")) group = atol(argv[++i]);
         else if (!strcmp(a, "-n")) runs = atoi(argv[++i]);
@@ -102,6 +103,7 @@ int main(int argc, char **argv) {
     dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user); /* as onyx */
     dnnl_post_ops_create(&po);
     if (relu) dnnl_post_ops_append_eltwise(po, dnnl_eltwise_relu, 0, 0);
+    if (swish) dnnl_post_ops_append_eltwise(po, dnnl_eltwise_swish, 1.f, 0);
     dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_primitive_desc_t pd;
     if (dnnl_convolution_forward_primitive_desc_create(
