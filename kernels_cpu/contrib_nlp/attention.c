@@ -14,6 +14,7 @@
 #include "kernels_cpu/common/blas.h"
 #include "kernels_cpu/common/vmath.h"
 #include "kernels_cpu/contrib_nlp/cnlp_cpu.h"
+#include "kernels_cpu/contrib_nlp/kv_quant.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "ops/contrib_nlp/contrib_nlp.h"
 
@@ -524,6 +525,46 @@ static void gqa_append_blocks(void *ctx, int64_t i0, int64_t i1) {
     }
 }
 
+/* A quantized cache (cnlp_kv_quant): per (cache, b, h) block, the present's bytes as gqa_appends
+ * lays out its rows (the past's valid rows, unless present is the past's own buffer, the S new
+ * rows quantized after them, zeros after those), then every valid row of it dequantized into the
+ * float cache `flt` [B, N, T, D] the attention reads, as onnxruntime attends over the codes. */
+typedef struct {
+    uint8_t *dst[2];
+    const uint8_t *past[2];
+    const float *scale[2];
+    float *flt[2];
+    view src[2];
+    const int32_t *seqlens;
+    bool first, per_channel;
+    int bits;
+    int64_t P, B, N, S, T, D;
+} gqa_quant_appends;
+
+static void gqa_quant_blocks(void *ctx, int64_t i0, int64_t i1) {
+    const gqa_quant_appends *a = ctx;
+    const int64_t D = a->D, T = a->T, S = a->S;
+    const size_t row = cnlp_kv_row_bytes(a->bits, D);
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t w = i / (a->B * a->N), b = i / a->N % a->B, h = i % a->N;
+        const uint8_t *past = a->past[w];
+        const float *scale = a->scale[w] + (a->per_channel ? h * D : 0);
+        view src = a->src[w];
+        int64_t at = a->first ? 0 : (int64_t)a->seqlens[b] + 1 - S;
+        uint8_t *d = a->dst[w] + (size_t)((b * a->N + h) * T) * row;
+        if (a->dst[w] != past) {
+            if (past && at > 0) memcpy(d, past + (size_t)((b * a->N + h) * a->P) * row, at * row);
+            memset(d + (at + S) * row, 0, (size_t)(T - at - S) * row);
+        }
+        for (int64_t r = 0; r < S; r++)
+            cnlp_kv_quantize_row(a->bits, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
+                                 d + (at + r) * row, D, scale, a->per_channel);
+        float *f = a->flt[w] + (b * a->N + h) * T * D;
+        for (int64_t r = 0; r < at + S; r++)
+            cnlp_kv_dequantize_row(a->bits, d + r * row, f + r * D, D, scale, a->per_channel);
+    }
+}
+
 static onyx_status gqa_float(const kernel_call *c) {
     const tensor *Q = kernel_input(c, 0), *K = kernel_input(c, 1), *V = kernel_input(c, 2),
                  *PK = kernel_input(c, 3), *PV = kernel_input(c, 4), *SL = kernel_input(c, 5),
@@ -540,7 +581,13 @@ static onyx_status gqa_float(const kernel_call *c) {
     const bool windowed = d.window_cache > 0;
     tensor *Y = kernel_output(c, 0), *OK_ = kernel_output(c, 1), *OV = kernel_output(c, 2),
            *QK = kernel_output(c, 3);
-    const tensor *AB = kernel_input(c, 10), *SK = kernel_input(c, 11);
+    const tensor *AB = kernel_input(c, 10), *SK = kernel_input(c, 11), *KS = kernel_input(c, 12),
+                 *VS = kernel_input(c, 13);
+    cnlp_kv_quant kq;
+    TRY(cnlp_gqa_kv_quant(c->node, &kq));
+    if (kq.bits && (!OK_ || !OV || !KS || !VS))
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "a quantized KV cache needs both present "
+                          "outputs, k_scale and v_scale");
     const int64_t B = d.batch, S = d.q_len, Nq = d.q_heads, Nkv = d.kv_heads, D = d.head,
                   P = d.past_len, T = d.total_len;
     if (AB && (AB->rank != 4 || (AB->dims[0] != 1 && AB->dims[0] != B) ||
@@ -604,7 +651,8 @@ static onyx_status gqa_float(const kernel_call *c) {
         x.seqlens = NULL;
     }
     size_t cache = (size_t)(B * Nkv * T * D) * 4;
-    size_t own = ((OK_ ? 0 : cache) + (OV ? 0 : cache) + 63) / 64 * 64;
+    /* float caches the present outputs do not hold: absent ones, or a quantized pair's codes */
+    size_t own = ((OK_ && !kq.bits ? 0 : cache) + (OV && !kq.bits ? 0 : cache) + 63) / 64 * 64;
     if (windowed)
         own = ((size_t)B * 4 + 63) / 64 * 64 + (((size_t)(B * Nkv * x.T * D) * 8 + 63) / 64 * 64);
     bool rotary = attr_int(c->node, "do_rotary", 0) != 0;
@@ -612,21 +660,31 @@ static onyx_status gqa_float(const kernel_call *c) {
     size_t rk = rotary ? (size_t)(B * S * Nkv * D) * 4 : 0;
     char *buf;
     TRY(core_scratch(c, &x, own + rq + rk, &buf));
-    float *kc = OK_ ? OK_->data : (float *)buf;
-    float *vc = OV ? OV->data : (float *)(buf + (OK_ ? 0 : cache));
+    float *kc = OK_ && !kq.bits ? OK_->data : (float *)buf;
+    float *vc = OV && !kq.bits ? OV->data : (float *)(buf + (OK_ && !kq.bits ? 0 : cache));
     if (rotary)
         TRY(gqa_rotary(c, &d, first, seqlens, &x.q, &vk, (float *)(buf + own),
                        (float *)(buf + own + rq)));
     if (windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
-    const float *pk = PK ? PK->data : NULL, *pv = PV ? PV->data : NULL;
-    if ((kc == pk || vc == pv) && P != T)
+    const void *pk = PK ? PK->data : NULL, *pv = PV ? PV->data : NULL;
+    const void *ko = OK_ ? OK_->data : kc, *vo = OV ? OV->data : vc;
+    if ((ko == pk || vo == pv) && P != T)
         return onyx_error(ONYX_ERR_SHAPE,
                           "present shares the past's buffer but holds %lld rows, not its %lld",
                           (long long)T, (long long)P);
-    gqa_appends ap = {.dst = {kc, vc}, .past = {pk, pv}, .src = {vk, vv}, .seqlens = seqlens,
-                      .first = first, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
     /* a block of fewer than ~16 KiB is not worth a hand-over */
-    parallel_for(2 * B * Nkv, S * D >= 4096 ? 1 : 2 * B * Nkv, gqa_append_blocks, &ap);
+    int64_t blocks = 2 * B * Nkv, grain = S * D >= 4096 ? 1 : blocks;
+    if (kq.bits) {
+        gqa_quant_appends qa = {.dst = {OK_->data, OV->data}, .past = {pk, pv},
+                                .scale = {KS->data, VS->data}, .flt = {kc, vc}, .src = {vk, vv},
+                                .seqlens = seqlens, .first = first, .per_channel = kq.per_channel,
+                                .bits = kq.bits, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
+        parallel_for(blocks, first ? grain : 1, gqa_quant_blocks, &qa);
+    } else {
+        gqa_appends ap = {.dst = {kc, vc}, .past = {pk, pv}, .src = {vk, vv}, .seqlens = seqlens,
+                          .first = first, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
+        parallel_for(blocks, grain, gqa_append_blocks, &ap);
+    }
     x.k = (view){kc, {Nkv * T * D, T * D, D}};
     x.v = (view){vc, {Nkv * T * D, T * D, D}};
     core_run(&x);

@@ -180,14 +180,64 @@ onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const 
     return cnlp_check_attn_bias(ab, d);
 }
 
+onyx_status cnlp_gqa_kv_quant(const graph_node *n, cnlp_kv_quant *q) {
+    const char *kt = attr_string(n, "k_quant_type", "NONE"), *vt = attr_string(n, "v_quant_type",
+                                                                               "NONE");
+    int64_t bits = attr_int(n, "kv_cache_bit_width", 0);
+    if (strcmp(kt, vt) != 0)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "k_quant_type %s and v_quant_type %s differ "
+                          "(onnxruntime's CPU kernel takes one kind for both)", kt, vt);
+    bool none = !strcmp(kt, "NONE");
+    if (!none && strcmp(kt, "PER_TENSOR") != 0 && strcmp(kt, "PER_CHANNEL") != 0)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "k_quant_type %s is not supported (NONE, "
+                          "PER_TENSOR or PER_CHANNEL)", kt);
+    if (none ? bits != 0 : bits != 4 && bits != 8)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "kv_cache_bit_width is %lld, expected %s",
+                          (long long)bits, none ? "0 for a float cache" : "4 or 8");
+    q->bits = (int)bits;
+    q->per_channel = !strcmp(kt, "PER_CHANNEL");
+    return ONYX_OK;
+}
+
+/* The quantized cache's inputs: past caches of int8 (or uint8 int4 pairs), float scales of one
+ * value or kv_num_heads * head size; a float query (onnxruntime's kernel takes no other). */
+static onyx_status gqa_quant_inputs(const cnlp_kv_quant *kq, const type_info *q,
+                                    const type_info *pk, const type_info *pv,
+                                    const type_info *ks, const type_info *vs,
+                                    const geom_attention *d) {
+    if (!kq->bits) {
+        TRY(refuse_input(ks, "k_scale", "kv_cache_bit_width 0: the cache is float"));
+        return refuse_input(vs, "v_scale", "kv_cache_bit_width 0: the cache is float");
+    }
+    if (!ks || !vs)
+        return onyx_error(ONYX_ERR_INVALID_MODEL, "a quantized KV cache needs k_scale and "
+                                                  "v_scale");
+    if (q && q->dtype != ONYX_UNDEFINED && q->dtype != ONYX_FLOAT)
+        return onyx_error(ONYX_ERR_UNSUPPORTED, "a quantized KV cache with a %s query is not "
+                          "supported (float only, as onnxruntime)", onyx_dtype_name(q->dtype));
+    if (kq->bits == 4 && d->head >= 0 && d->head % 2)
+        return onyx_error(ONYX_ERR_SHAPE, "an int4 KV cache needs an even head size, not %lld",
+                          (long long)d->head);
+    onyx_dtype cache = kq->bits == 8 ? ONYX_INT8 : ONYX_UINT8;
+    TRY(want_dtype(pk, "past_key", cache));
+    TRY(want_dtype(pv, "past_value", cache));
+    TRY(want_dtype(ks, "k_scale", ONYX_FLOAT));
+    TRY(want_dtype(vs, "v_scale", ONYX_FLOAT));
+    int64_t scales = kq->per_channel ? mul(d->kv_heads, d->head) : 1;
+    TRY(cnlp_want_numel(ks, "k_scale", scales));
+    return cnlp_want_numel(vs, "v_scale", scales);
+}
+
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
                           geom_attention *d) {
     const type_info *q = input(n_in, in, 0), *pk = input(n_in, in, 3), *pv = input(n_in, in, 4),
                     *seqlens = input(n_in, in, 5), *ts = input(n_in, in, 6);
-    static const char *const extra[] = {"k_scale", "v_scale", "q_norm_weight", "k_norm_weight"};
-    for (int i = 12; i < 16; i++)
-        TRY(refuse_input(input(n_in, in, i), extra[i - 12], "not implemented"));
-    const type_info *bias = input(n_in, in, 10), *sink = input(n_in, in, 11);
+    TRY(refuse_input(input(n_in, in, 14), "q_norm_weight", "not implemented"));
+    TRY(refuse_input(input(n_in, in, 15), "k_norm_weight", "not implemented"));
+    const type_info *bias = input(n_in, in, 10), *sink = input(n_in, in, 11),
+                    *ks = input(n_in, in, 12), *vs = input(n_in, in, 13);
+    cnlp_kv_quant kq;
+    TRY(cnlp_gqa_kv_quant(n, &kq));
     const type_info *cos = input(n_in, in, 7), *sin = input(n_in, in, 8), *pos = input(n_in, in, 9);
     bool rotary = attr_int(n, "do_rotary", 0) != 0;
     if (!rotary && (cos || sin || pos))
@@ -200,10 +250,6 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
     if (smooth < -1 || smooth > 1)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "smooth_softmax is %lld, expected -1, 0 or 1",
                           (long long)smooth);
-    if (attr_int(n, "kv_cache_bit_width", 0) != 0 ||
-        strcmp(attr_string(n, "k_quant_type", "NONE"), "NONE") != 0 ||
-        strcmp(attr_string(n, "v_quant_type", "NONE"), "NONE") != 0)
-        return onyx_error(ONYX_ERR_UNSUPPORTED, "a quantized KV cache is not supported");
     int64_t qk = attr_int(n, "qk_output", 0);
     if (qk < 0 || qk > 2)
         return onyx_error(ONYX_ERR_INVALID_MODEL, "qk_output is %lld, expected 0 (none), 1 (the "
@@ -220,19 +266,30 @@ onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const 
                                                   "> 0, not %lld",
                           (long long)window);
     /* a windowed cache's keys are rows of the window, not positions as the bias's columns */
-    if (windowed && (bias || qk))
+    if (windowed && (bias || qk || kq.bits))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "sliding_window_cache=1 with %s is not supported",
-                          bias ? "attention_bias" : "qk_output");
+                          bias ? "attention_bias" : qk ? "qk_output" : "a quantized KV cache");
     geom_att_shape s[5];
     const geom_att_shape *shape[5]; /* query, key, value, past_key, past_value */
     for (int i = 0; i < 5; i++) shape[i] = ops_att_shape(input(n_in, in, i), &s[i]);
+    /* an int4 cache holds a head's columns in half as many bytes: the rule sees the columns */
+    int64_t cols[2][4];
+    for (int i = 3; i < 5 && kq.bits == 4; i++)
+        if (shape[i] && shape[i]->rank == 4) {
+            memcpy(cols[i - 3], shape[i]->dims, sizeof cols[0]);
+            cols[i - 3][3] = mul(cols[i - 3][3], 2);
+            s[i].dims = cols[i - 3];
+        }
     geom_msg m;
     GEOM_TRY(m, geom_attention_gqa(shape[0], shape[1], shape[2], shape[3], shape[4],
                                    attr_int(n, "num_heads", 0), attr_int(n, "kv_num_heads", 0),
                                    total, windowed ? window : 0, d, &m));
+    TRY(gqa_quant_inputs(&kq, q, pk, pv, ks, vs, d));
     if (q && q->dtype != ONYX_UNDEFINED) {
-        TRY(want_dtype(pk, "past_key", q->dtype));
-        TRY(want_dtype(pv, "past_value", q->dtype));
+        if (!kq.bits) {
+            TRY(want_dtype(pk, "past_key", q->dtype));
+            TRY(want_dtype(pv, "past_value", q->dtype));
+        }
         TRY(want_dtype(bias, "attention_bias", q->dtype));
         TRY(want_dtype(sink, "head_sink", q->dtype));
     }

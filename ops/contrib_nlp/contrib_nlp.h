@@ -35,13 +35,25 @@ onyx_status cnlp_mha_dims(const graph_node *n, int n_in, const type_info *const 
                           geom_attention *d);
 
 /* com.microsoft.GroupQueryAttention: query, key, value, past_key, past_value, seqlens_k,
- * total_sequence_length, cos_cache, sin_cache, position_ids, attention_bias, head_sink, ...
- * `total` is total_sequence_length's value when known (else -1); total_len comes out as the
- * present buffers' length, max(total, past buffer length), or with sliding_window_cache=1 the past
- * buffer's length (its capacity, at least local_window_size). Refuses attention_bias, head_sink,
- * quantized caches, smooth softmax and the QK output. */
+ * total_sequence_length, cos_cache, sin_cache, position_ids, attention_bias, head_sink, k_scale,
+ * v_scale (q_norm_weight and k_norm_weight, which onnxruntime's CPU kernel refuses too, are
+ * refused). `total` is total_sequence_length's value when known (else -1); total_len comes out as
+ * the present buffers' length, max(total, past buffer length), or with sliding_window_cache=1 the
+ * past buffer's length (its capacity, at least local_window_size). */
 onyx_status cnlp_gqa_dims(const graph_node *n, int n_in, const type_info *const *in, int64_t total,
                           geom_attention *d);
+
+/* GroupQueryAttention's KV cache as onnxruntime's CPU kernel takes kv_cache_bit_width,
+ * k_quant_type and v_quant_type: float (bits 0), or quantized symmetrically, q = clamp(rint(x /
+ * scale)), to int8 (bits 8) or to int4 pairs in a uint8 (bits 4: +8 biased, the even column in
+ * the low nibble), with k_scale and v_scale: one scale (PER_TENSOR) or one per kv head and
+ * column (PER_CHANNEL), the same kind for both caches. */
+typedef struct cnlp_kv_quant {
+    int bits;
+    bool per_channel;
+} cnlp_kv_quant;
+
+onyx_status cnlp_gqa_kv_quant(const graph_node *n, cnlp_kv_quant *q);
 
 /* The attention_bias input (B or 1, N or 1, S, T) against the geometry. */
 onyx_status cnlp_check_attn_bias(const type_info *t, const geom_attention *d);
@@ -65,8 +77,9 @@ typedef geom_nbits cnlp_nbits;
 
 onyx_status cnlp_nbits_of(const graph_node *n, cnlp_nbits *q);
 
-/* Refuses t (named `name` in the message) when its shape is known and has other than `want`
- * elements: MatMulNBits' B, scales and zero points, which may come in any shape. */
+/* Refuses t (named `name` in the message) when its shape and `want` are known and its element
+ * count is not `want`: MatMulNBits' B, scales and zero points, which may come in any shape, and
+ * GroupQueryAttention's cache scales. */
 onyx_status cnlp_want_numel(const type_info *t, const char *name, int64_t want);
 
 /* GatherBlockQuantized's geometry: data (int4/uint4, uint8 holding 2/4/8-bit codes packed along

@@ -11,7 +11,9 @@ static int64_t total_value(const infer_ctx *c) {
 
 static onyx_status gqa_infer(infer_ctx *c) {
     TRY(infer_dtype_in(c, 0, CNLP_T));
-    for (int i = 1; i < 5; i++) TRY(cnlp_same_dtype(c, 0, i));
+    cnlp_kv_quant kq;
+    TRY(cnlp_gqa_kv_quant(c->node, &kq));
+    for (int i = 1; i < (kq.bits ? 3 : 5); i++) TRY(cnlp_same_dtype(c, 0, i));
     int64_t total = total_value(c);
     geom_attention d;
     TRY(cnlp_gqa_dims(c->node, c->n_in, c->in, total, &d));
@@ -25,9 +27,12 @@ static onyx_status gqa_infer(infer_ctx *c) {
     onyx_dtype t = c->in[0]->dtype;
     int64_t y[3] = {d.batch, d.q_len, d.head < 0 ? -1 : d.q_heads * d.head};
     type_set_tensor(&c->out[0], t, 3, y);
+    /* the present caches: float as the query, or int8, or int4 pairs in half the bytes */
+    onyx_dtype cache = !kq.bits ? t : kq.bits == 8 ? ONYX_INT8 : ONYX_UINT8;
+    int64_t cols = kq.bits == 4 && d.head >= 0 ? d.head / 2 : d.head;
     for (int o = 1; o < 3 && o < c->n_out; o++) {
-        int64_t p[4] = {d.batch, d.kv_heads, d.total_len, d.head};
-        type_set_tensor(&c->out[o], t, 4, p);
+        int64_t p[4] = {d.batch, d.kv_heads, d.total_len, cols};
+        type_set_tensor(&c->out[o], cache, 4, p);
     }
     if (qk_out) {
         int64_t qk[4] = {d.batch, d.q_heads, d.q_len, total};

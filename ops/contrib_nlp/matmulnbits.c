@@ -3,7 +3,7 @@
 #include "ops/contrib_nlp/contrib_nlp.h"
 
 onyx_status cnlp_want_numel(const type_info *t, const char *name, int64_t want) {
-    if (t->rank < 0) return ONYX_OK;
+    if (t->rank < 0 || want < 0) return ONYX_OK;
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
         if (t->dims[i] < 0) return ONYX_OK;

@@ -515,15 +515,22 @@ def test_mha_refusals():
 # ---------------------------------------------------------------- GroupQueryAttention
 
 def gqa_model(packed=False, past=False, outs=('y', 'pk_out', 'pv_out'), bias=False, sink=False,
-              **attrs):
+              kv_bits=0, **attrs):
+    """kv_bits 8 or 4: a quantized cache (int8, or uint8 int4 pairs) with k_scale and v_scale
+    (inputs 12 and 13) and the kind of scales in attrs' k_quant_type / v_quant_type."""
     ins = ['q', '' if packed else 'k', '' if packed else 'v', 'pk' if past else '',
            'pv' if past else '', 'seqlens', 'total']
-    if bias or sink:  # inputs 10 and 11, after the rotary ones (7-9) left out
+    if bias or sink or kv_bits:  # inputs 10 and 11, after the rotary ones (7-9) left out
         ins += ['', '', '', 'ab' if bias else '', 'sink' if sink else '']
-    types = {'seqlens': I32, 'total': I32}
+    if kv_bits:
+        ins += ['ks', 'vs']
+        attrs['kv_cache_bit_width'] = kv_bits
+    cache = {8: TP.INT8, 4: TP.UINT8}.get(kv_bits, F)
+    types = {'seqlens': I32, 'total': I32, 'pk': cache, 'pv': cache, 'pk_out': cache,
+             'pv_out': cache}
     return model([h.make_node('GroupQueryAttention', ins, list(outs), domain=MS, name='subject',
                               **attrs)],
-                 [(n, types.get(n, F)) for n in ins if n], [(n, F) for n in outs if n])
+                 [(n, types.get(n, F)) for n in ins if n], [(n, types.get(n, F)) for n in outs if n])
 
 
 def gqa_feeds(b, s, nq, nkv, d, seqlens, total, past_len=0, packed=False):
@@ -759,6 +766,90 @@ def test_gqa_float16_bias_sink_qk(past):
         np.testing.assert_array_equal(g, w)
 
 
+def kv_quantized(bits, x, scale, per_channel):
+    """numpy's codes of a [B, N, T, D] float cache: onnxruntime's contract (contrib_nlp.h)."""
+    n, d = x.shape[1], x.shape[3]
+    s = scale.reshape(n, 1, d) if per_channel else scale.reshape(())
+    lo, hi = (-128, 127) if bits == 8 else (-8, 7)
+    q = np.clip(np.rint(x * (np.float32(1) / s).astype(np.float32)), lo, hi)
+    if bits == 8:
+        return q.astype(np.int8)
+    u = (q + 8).astype(np.uint8)
+    return u[..., 0::2] | (u[..., 1::2] << 4)
+
+
+@pytest.mark.parametrize('bits', [8, 4])
+@pytest.mark.parametrize('kind', ['PER_TENSOR', 'PER_CHANNEL'])
+def test_gqa_quantized_kv_cache(bits, kind):
+    """kv_cache_bit_width 8 or 4 with k_quant_type = v_quant_type: new keys and values quantized
+    into the present caches (int8, or int4 pairs in uint8), attention over the codes. A first
+    prompt of two batches, decoding steps over its present, a prompt after a past, rotary: the
+    present caches equal onnxruntime's byte for byte and numpy's codes of the float keys, the
+    output onnxruntime's within float tolerance."""
+    b, nq, nkv, d = 2, 4, 2, 16
+    attrs = dict(num_heads=nq, kv_num_heads=nkv, k_quant_type=kind, v_quant_type=kind)
+    shape = (nkv * d,) if kind == 'PER_CHANNEL' else (1,)
+    scales = {'ks': rng.uniform(0.01, 0.04, shape).astype(np.float32),
+              'vs': rng.uniform(0.01, 0.04, shape).astype(np.float32)}
+    cols = d if bits == 8 else d // 2
+    dt = np.int8 if bits == 8 else np.uint8
+    m = gqa_model(past=True, kv_bits=bits, **attrs)
+    empty = np.zeros((b, nkv, 0, cols), dt)
+    feeds = {**gqa_feeds(b, 5, nq, nkv, d, [4, 2], 5), 'pk': empty, 'pv': empty, **scales}
+    got, _ = check(m, feeds)
+    assert got[1].dtype == dt and got[1].shape == (b, nkv, 5, cols)
+    keys = feeds['k'].reshape(b, 5, nkv, d).transpose(0, 2, 1, 3)
+    np.testing.assert_array_equal(got[1][0], kv_quantized(bits, keys, scales['ks'],
+                                                          kind == 'PER_CHANNEL')[0])
+    pk, pv, lens = got[1], got[2], [4, 2]
+    for step in range(3):   # decoding: each batch one more token at its own length
+        lens = [n + 1 for n in lens]
+        f = {**gqa_feeds(b, 1, nq, nkv, d, lens, max(lens) + 1), 'pk': pk, 'pv': pv, **scales}
+        got, _ = check(m, f)
+        pk, pv = got[1], got[2]
+    m = gqa_model(past=True, kv_bits=bits, **attrs)
+    past = {'pk': rng.integers(0, 100, (1, nkv, 6, cols)).astype(dt),
+            'pv': rng.integers(0, 100, (1, nkv, 6, cols)).astype(dt)}
+    check(m, {**gqa_feeds(1, 3, nq, nkv, d, [8], 9), **past, **scales})
+    c, sn = rope_caches(16, d // 2)
+    ins = ['q', 'k', 'v', 'pk', 'pv', 'seqlens', 'total', 'cos', 'sin', '', '', '', 'ks', 'vs']
+    cache = TP.INT8 if bits == 8 else TP.UINT8
+    types = {'seqlens': I32, 'total': I32, 'pk': cache, 'pv': cache}
+    rot = model([h.make_node('GroupQueryAttention', ins, ['y', 'pk_out', 'pv_out'], domain=MS,
+                             name='subject', do_rotary=1, kv_cache_bit_width=bits, **attrs)],
+                [(n, types.get(n, F)) for n in ins if n],
+                [('y', F), ('pk_out', cache), ('pv_out', cache)])
+    check(rot, {**gqa_feeds(1, 3, nq, nkv, d, [8], 9), **past, **scales, 'cos': c, 'sin': sn})
+
+
+def test_gqa_quantized_cache_in_place():
+    """An int8 cache bound as both past and present (onnxruntime-genai's binding): the new rows
+    quantized into the bound buffer, the rows after them kept, the output as with separate
+    buffers."""
+    import onyx.ort as oort
+    nq, nkv, d = 4, 2, 16
+    m = gqa_model(past=True, kv_bits=8, num_heads=nq, kv_num_heads=nkv, k_quant_type='PER_TENSOR',
+                  v_quant_type='PER_TENSOR')
+    caches = {n: rng.integers(-100, 100, (1, nkv, 12, d)).astype(np.int8) for n in ('pk', 'pv')}
+    feeds = {**gqa_feeds(1, 1, nq, nkv, d, [6], 7), **caches,
+             'ks': np.array([0.02], np.float32), 'vs': np.array([0.03], np.float32)}
+    want = onyx.Session(m.SerializeToString()).run(None, feeds)
+    s = oort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])
+    bound = {n: caches[n].copy() for n in caches}
+    binding = s.io_binding()
+    binding.bind_output('y')
+    for n, out in (('pk', 'pk_out'), ('pv', 'pv_out')):
+        binding.bind_cpu_input(n, bound[n])
+        binding.bind_ortvalue_output(out, oort.OrtValue.ortvalue_from_numpy(bound[n]))
+    for n in ('q', 'k', 'v', 'seqlens', 'total', 'ks', 'vs'):
+        binding.bind_cpu_input(n, feeds[n])
+    s.run_with_iobinding(binding)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], want[0])
+    for n, w in (('pk', want[1]), ('pv', want[2])):
+        np.testing.assert_array_equal(bound[n][:, :, :7], w[:, :, :7])
+        np.testing.assert_array_equal(bound[n][:, :, 7:], caches[n][:, :, 7:])
+
+
 def test_gqa_refusals():
     feeds = gqa_feeds(1, 2, 4, 2, 4, [1], 2)
     refused(gqa_model(num_heads=4, kv_num_heads=3), feeds, match='kv_num_heads')
@@ -774,6 +865,29 @@ def test_gqa_refusals():
             match='head_sink')
     refused(gqa_model(past=True, bias=True, num_heads=4, kv_num_heads=2, local_window_size=2,
                       sliding_window_cache=1), match='sliding_window_cache')
+    q8 = dict(past=True, kv_bits=8, num_heads=4, kv_num_heads=2)
+    refused(gqa_model(**q8, k_quant_type='PER_TENSOR', v_quant_type='PER_CHANNEL'),
+            match='differ')
+    refused(gqa_model(**q8, k_quant_type='NONE', v_quant_type='NONE'), match='kv_cache_bit_width')
+    refused(gqa_model(past=True, num_heads=4, kv_num_heads=2, k_quant_type='PER_TENSOR',
+                      v_quant_type='PER_TENSOR'), match='kv_cache_bit_width')
+    refused(gqa_model(**q8, k_quant_type='PER_TOKEN', v_quant_type='PER_TOKEN'), match='PER_TOKEN')
+    qfeeds = {**gqa_feeds(1, 2, 4, 2, 4, [1], 2), 'pk': np.zeros((1, 2, 0, 4), np.int8),
+              'pv': np.zeros((1, 2, 0, 4), np.int8), 'ks': np.ones(1, np.float32),
+              'vs': np.ones(1, np.float32)}
+    refused(gqa_model(**q8, k_quant_type='PER_CHANNEL', v_quant_type='PER_CHANNEL'), qfeeds,
+            match='k_scale')
+    float_past = gqa_model(**q8, k_quant_type='PER_TENSOR', v_quant_type='PER_TENSOR')
+    for v in float_past.graph.input:
+        if v.name in ('pk', 'pv'):
+            v.type.tensor_type.elem_type = F
+    refused(float_past, match='past_key')
+    refused(gqa_model(kv_bits=4, num_heads=2, kv_num_heads=1, k_quant_type='PER_TENSOR',
+                      v_quant_type='PER_TENSOR'),
+            {**gqa_feeds(1, 2, 2, 1, 3, [1], 2), 'ks': np.ones(1, np.float32),
+             'vs': np.ones(1, np.float32)}, match='even')
+    refused(gqa_model(**q8, k_quant_type='PER_TENSOR', v_quant_type='PER_TENSOR',
+                      local_window_size=2, sliding_window_cache=1), match='sliding_window_cache')
     # output_qk's rows are total_sequence_length long: a batch longer than that is refused
     refused(gqa_model(past=True, outs=QK_OUTS, num_heads=4, kv_num_heads=2, qk_output=1),
             gqa_feeds(1, 1, 4, 2, 4, [6], 4, 8), match='seqlens_k')

@@ -104,14 +104,20 @@ def test_gqa_on_device_equals_cpu(device, case, tmp_path):
 
 
 @pytest.mark.parametrize('device', DEVICES)
-@pytest.mark.parametrize('what', ['bias, sink, qk', 'smooth'])
+@pytest.mark.parametrize('what', ['bias, sink, qk', 'smooth', 'int4 cache'])
 def test_gqa_options_on_device_or_cpu(device, what, tmp_path):
-    """attention_bias, head_sink, smooth_softmax and output_qk: the TEST device's kernel (the
-    CPU's, on copies) computes them; CUDA's declines such a node, which then runs on the CPU.
-    Either way the CPU's results."""
+    """attention_bias, head_sink, smooth_softmax, output_qk and a quantized cache: the TEST
+    device's kernel (the CPU's, on copies) computes them; CUDA's declines such a node, which then
+    runs on the CPU. Either way the CPU's results."""
     if what == 'smooth':
         m = gqa_model(past=True, num_heads=4, kv_num_heads=2, smooth_softmax=1)
         feeds = gqa_feeds(2, 1, 4, 2, 8, [9, 4], 10, 10)
+    elif what == 'int4 cache':
+        m = gqa_model(past=True, kv_bits=4, num_heads=4, kv_num_heads=2,
+                      k_quant_type='PER_CHANNEL', v_quant_type='PER_CHANNEL')
+        cache = np.random.default_rng(3).integers(0, 256, (2, 2, 10, 4)).astype(np.uint8)
+        feeds = {**gqa_feeds(2, 1, 4, 2, 8, [9, 4], 10), 'pk': cache, 'pv': cache[::-1].copy(),
+                 'ks': np.full(16, 0.02, np.float32), 'vs': np.full(16, 0.03, np.float32)}
     else:
         m = gqa_model(past=True, outs=QK_OUTS, bias=True, sink=True, num_heads=4,
                       kv_num_heads=2, qk_output=2)
