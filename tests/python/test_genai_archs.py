@@ -4,7 +4,9 @@ defaults (tools/llm/tiny_model.py --arch ARCH; tests/models/genai/*_int4): Llama
 (plain rotary), Phi-3.5 (longrope: two cos/sin caches past 64 positions), Phi-4-mini (longrope on
 3/4 of each head, tied), Gemma 2 (soft-capping, query_pre_attn_scalar, local layers
 with a window-sized KV cache: GroupQueryAttention sliding_window_cache=1), Gemma 3 (q/k norms,
-local and global layers with rotary caches of their own bases, through tools/llm/genai_builder.py). Prefill then decode to
+local and global layers with rotary caches of their own bases, through tools/llm/genai_builder.py),
+and Qwen2 with the builder's quantized KV caches (kv_cache_quant_scheme int8_per_tensor and
+int4_per_channel, scales from a file: GroupQueryAttention kv_cache_bit_width 8 and 4). Prefill then decode to
 72 positions through onyx and onnxruntime on the same tokens: at accuracy_level 1 within float32
 rounding of the logits (1e-5 of their range: the two engines sum in different orders); at level 4
 within onnxruntime's own difference between levels 1 and 4; greedy tokens through onyx.genai equal
@@ -23,8 +25,10 @@ ort = pytest.importorskip('onnxruntime')
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, '..', 'models', 'genai')
-ARCHS = ['llama_int4', 'qwen2_int4', 'mistral_int4', 'qwen3_int4', 'phi3_int4', 'phi3_5_int4',
-         'phi4_int4', 'gemma2_int4', 'gemma3_int4']
+FLOAT_CACHE = ['llama_int4', 'qwen2_int4', 'mistral_int4', 'qwen3_int4', 'phi3_int4',
+               'phi3_5_int4', 'phi4_int4', 'gemma2_int4', 'gemma3_int4']
+QUANT_CACHE = ['qwen2_int4_kv8', 'qwen2_int4_kv4c']
+ARCHS = FLOAT_CACHE + QUANT_CACHE
 PROMPT = [5, 17, 42, 99, 100, 7, 3, 250, 12, 64]
 TOTAL = 72   # past Phi-3.5/4's original 64 positions, many times Gemma 2's window of 8
 
@@ -61,12 +65,14 @@ def decode(folder, engine, tokens=None):
     cfg = json.load(open(os.path.join(folder, 'genai_config.json')))['model']['decoder']
     window = cfg.get('sliding_window') or {}
     past = {}
-    for n in names:
-        if n.startswith('past_key_values.'):
-            layer = int(n.split('.')[1])
+    for i in s.get_inputs():
+        if i.name.startswith('past_key_values.'):
+            layer = int(i.name.split('.')[1])
             length = window['window_size'] + 3 if layer in window.get('layers', []) else 0
-            past[n] = np.zeros((1, cfg['num_key_value_heads'], length, cfg['head_size']),
-                               np.float32)
+            # a float cache, or int8 codes, or int4 pairs (half the columns)
+            dtype = {'tensor(int8)': np.int8, 'tensor(uint8)': np.uint8}.get(i.type, np.float32)
+            cols = cfg['head_size'] // 2 if dtype == np.uint8 else cfg['head_size']
+            past[i.name] = np.zeros((1, cfg['num_key_value_heads'], length, cols), dtype)
     ids, new, logits = list(PROMPT), list(PROMPT), []
     while True:
         feed = {'input_ids': np.array([new], np.int64),
@@ -77,6 +83,7 @@ def decode(folder, engine, tokens=None):
         logits.append(r['logits'][0, -1])
         past = {n: r[n.replace('past_key_values', 'present')] for n in past}
         if len(ids) >= TOTAL:
+            decode.caches = past   # the last present caches, for the quantized ones' test
             return np.array(logits), ids
         t = tokens[len(ids)] if tokens else int(np.argmax(logits[-1]))
         ids.append(t)
@@ -101,9 +108,14 @@ def test_the_exports_have_what_each_architecture_is_tested_for():
     caches = {n.input[7] for n in m.graph.node if n.op_type == 'GroupQueryAttention'}
     assert caches == {'cos_cache_local', 'cos_cache_global'}
     assert attrs('phi3_5_int4', 'If')   # longrope: the cache is chosen by position
+    for name, bits, kind in (('qwen2_int4_kv8', 8, 'PER_TENSOR'),
+                             ('qwen2_int4_kv4c', 4, 'PER_CHANNEL')):
+        for a in attrs(name, 'GroupQueryAttention'):
+            assert (a['kv_cache_bit_width'], a['k_quant_type'], a['v_quant_type']) == \
+                (bits, kind.encode(), kind.encode()), name
 
 
-@pytest.mark.parametrize('name', ARCHS)
+@pytest.mark.parametrize('name', FLOAT_CACHE)
 def test_level1_equals_onnxruntime(name, tmp_path):
     path = with_level(os.path.join(MODELS, name), str(tmp_path / 'l1'), 1)
     want, ids = decode(path, 'ort')
@@ -114,7 +126,44 @@ def test_level1_equals_onnxruntime(name, tmp_path):
     assert got_ids == ids
 
 
-@pytest.mark.parametrize('name', ARCHS)
+def unpacked(codes):
+    """a quantized cache's codes as integers (int4 pairs split, low nibble first)"""
+    if codes.dtype == np.int8:
+        return codes.astype(np.int64)
+    return np.stack([codes & 15, codes >> 4], -1).reshape(*codes.shape[:-1], -1).astype(np.int64)
+
+
+@pytest.mark.parametrize('name', QUANT_CACHE)
+def test_level1_quantized_cache_codes_equal_onnxruntime(name, tmp_path):
+    """A quantized cache turns the float keys and values into codes: where the two engines'
+    projections differ in the last bits (their float sums run in different orders), a value on a
+    rounding boundary takes the next code, and the logits move by that code's step (a few tenths
+    of a percent here), not by float rounding. So: the greedy tokens are onnxruntime's, every
+    code of the 72 positions' caches is onnxruntime's or its neighbour, and nearly all are equal;
+    the logits of every step before the first differing code are within float rounding."""
+    path = with_level(os.path.join(MODELS, name), str(tmp_path / 'l1'), 1)
+    want, ids = decode(path, 'ort')
+    want_caches = decode.caches
+    got, got_ids = decode(path, 'onyx')
+    got_caches = decode.caches
+    assert got_ids == ids
+    first_flip = TOTAL
+    for n, w in want_caches.items():
+        g = got_caches[n]
+        assert g.dtype == w.dtype and g.shape == w.shape, n
+        diff = np.abs(unpacked(g) - unpacked(w))
+        assert diff.max() <= 1 and diff.mean() <= 2e-3, (n, diff.max(), diff.mean())
+        rows = np.nonzero(diff.reshape(diff.shape[0], diff.shape[1], diff.shape[2], -1).any(
+            axis=(0, 1, 3)))[0]
+        first_flip = min([first_flip] + list(rows))
+    steps = max(first_flip - len(PROMPT) + 1, 0)   # logits rows computed before that position
+    scale = np.abs(want).max()
+    assert np.abs(got[:steps] - want[:steps]).max(initial=0) <= 1e-5 * scale, name
+
+
+# The quantized caches' levels differ by code flips as above, as onyx's do from onnxruntime's:
+# their spread is no yardstick, and test_level1_quantized_cache_codes_equal_onnxruntime covers them.
+@pytest.mark.parametrize('name', FLOAT_CACHE)
 def test_level4_within_onnxruntime_spread(name, tmp_path):
     path4 = os.path.join(MODELS, name)
     path1 = with_level(path4, str(tmp_path / 'l1'), 1)

@@ -110,7 +110,15 @@ class Model:
         if extra:
             raise GenaiError(f'{c.decoder_path}: decoder input(s) {extra} are not supported')
         dtypes = {i.name: i.type for i in self.session.get_inputs()}
-        self.cache_dtype = np.float16 if 'float16' in dtypes[wanted[1]] else np.float32
+        # the cache as the builder writes it: float, float16, or quantized (GroupQueryAttention's
+        # kv_cache_bit_width: int8 codes, or int4 pairs in uint8, half a head's columns a row)
+        kinds = {'tensor(float)': np.float32, 'tensor(float16)': np.float16,
+                 'tensor(int8)': np.int8, 'tensor(uint8)': np.uint8}
+        if dtypes[wanted[1]] not in kinds:
+            raise GenaiError(f'{c.decoder_path}: a KV cache of {dtypes[wanted[1]]} is not '
+                             'supported')
+        self.cache_dtype = kinds[dtypes[wanted[1]]]
+        self.cache_columns = (c.head_size + 1) // 2 if self.cache_dtype == np.uint8 else c.head_size
         self.type = c.type
 
     def has_input(self, name):
@@ -295,7 +303,7 @@ class Generator:
         for i in range(c.layers):
             # window-sized caches keep their capacity; shared ones hold max_length positions
             length = c.window_capacity if i in c.window_layers else self.max_length if self._share else 0
-            shape = (batch, c.kv_heads, length, c.head_size)
+            shape = (batch, c.kv_heads, length, self.model.cache_columns)
             cache[c.inputs['past_key_names'] % i] = np.zeros(shape, self.model.cache_dtype)
             cache[c.inputs['past_value_names'] % i] = np.zeros(shape, self.model.cache_dtype)
         return cache
