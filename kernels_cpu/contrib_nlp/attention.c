@@ -490,78 +490,58 @@ static onyx_status gqa_windowed(const kernel_call *c, core *x, const geom_attent
     return ONYX_OK;
 }
 
-/* Both caches of the present (keys and values), each dst [B, N, T, D]: per batch, the past's valid
- * rows (of past [B, N, P, D], NULL: none) then the S new rows of src after them. Where dst is the
- * past's own buffer (the caller binds one buffer as both, KF_CACHE_IN_PLACE; then P == T) only
- * the new rows are written: no copy of the cache per token. Otherwise the past's rows are copied
- * and the rows after the new ones zeroed. The (cache, b, h) blocks are shared among the threads:
- * a prompt's present is megabytes a layer, and the first one of a length writes pages new to the
- * process, which cost microseconds each (docs/BENCHMARKS.md, "LLM generation"). */
+/* Both caches of the present (keys and values), each dst [B, N, T, row]: per batch, the past's
+ * valid rows (of past [B, N, P, row], NULL: none) then the S new rows of src after them. Where dst
+ * is the past's own buffer (the caller binds one buffer as both, KF_CACHE_IN_PLACE; then P == T)
+ * only the new rows are written: no copy of the cache per token. Otherwise the past's rows are
+ * copied and the rows after the new ones zeroed. A row is D floats, or D codes of a quantized
+ * cache (cnlp_kv_quant), the new rows quantized as written and then every valid row dequantized
+ * into the float cache `flt` [B, N, T, D] the attention reads, as onnxruntime attends over the
+ * codes. The (cache, b, h) blocks are shared among the threads: a prompt's present is megabytes a
+ * layer, and the first one of a length writes pages new to the process, which cost microseconds
+ * each (docs/BENCHMARKS.md, "LLM generation"). */
 typedef struct {
-    float *dst[2];
-    const float *past[2];
+    uint8_t *dst[2];
+    const uint8_t *past[2];
     view src[2];
     const int32_t *seqlens;
     bool first;
+    int bits;              /* 0: a float cache */
+    bool per_channel;      /* the quantized cache's scales */
+    const float *scale[2]; /* k_scale and v_scale */
+    float *flt[2];
     int64_t P, B, N, S, T, D;
 } gqa_appends;
 
 static void gqa_append_blocks(void *ctx, int64_t i0, int64_t i1) {
     const gqa_appends *a = ctx;
     const int64_t D = a->D, T = a->T, S = a->S;
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t w = i / (a->B * a->N), b = i / a->N % a->B, h = i % a->N;
-        const float *past = a->past[w];
-        view src = a->src[w];
-        int64_t at = a->first ? 0 : (int64_t)a->seqlens[b] + 1 - S; /* the past rows still valid */
-        float *d = a->dst[w] + (b * a->N + h) * T * D;
-        if (a->dst[w] != past) {
-            if (past && at > 0) memcpy(d, past + (b * a->N + h) * a->P * D, (size_t)(at * D) * 4);
-            memset(d + (at + S) * D, 0, (size_t)((T - at - S) * D) * 4);
-        }
-        for (int64_t r = 0; r < S; r++)
-            memcpy(d + (at + r) * D, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
-                   (size_t)D * 4);
-    }
-}
-
-/* A quantized cache (cnlp_kv_quant): per (cache, b, h) block, the present's bytes as gqa_appends
- * lays out its rows (the past's valid rows, unless present is the past's own buffer, the S new
- * rows quantized after them, zeros after those), then every valid row of it dequantized into the
- * float cache `flt` [B, N, T, D] the attention reads, as onnxruntime attends over the codes. */
-typedef struct {
-    uint8_t *dst[2];
-    const uint8_t *past[2];
-    const float *scale[2];
-    float *flt[2];
-    view src[2];
-    const int32_t *seqlens;
-    bool first, per_channel;
-    int bits;
-    int64_t P, B, N, S, T, D;
-} gqa_quant_appends;
-
-static void gqa_quant_blocks(void *ctx, int64_t i0, int64_t i1) {
-    const gqa_quant_appends *a = ctx;
-    const int64_t D = a->D, T = a->T, S = a->S;
-    const size_t row = cnlp_kv_row_bytes(a->bits, D);
+    const size_t row = a->bits ? cnlp_kv_row_bytes(a->bits, D) : (size_t)D * sizeof(float);
     for (int64_t i = i0; i < i1; i++) {
         int64_t w = i / (a->B * a->N), b = i / a->N % a->B, h = i % a->N;
         const uint8_t *past = a->past[w];
-        const float *scale = a->scale[w] + (a->per_channel ? h * D : 0);
+        const float *scale = a->bits ? a->scale[w] + (a->per_channel ? h * D : 0) : NULL;
         view src = a->src[w];
-        int64_t at = a->first ? 0 : (int64_t)a->seqlens[b] + 1 - S;
+        int64_t at = a->first ? 0 : (int64_t)a->seqlens[b] + 1 - S; /* the past rows still valid */
         uint8_t *d = a->dst[w] + (size_t)((b * a->N + h) * T) * row;
         if (a->dst[w] != past) {
-            if (past && at > 0) memcpy(d, past + (size_t)((b * a->N + h) * a->P) * row, at * row);
-            memset(d + (at + S) * row, 0, (size_t)(T - at - S) * row);
+            if (past && at > 0)
+                memcpy(d, past + (size_t)((b * a->N + h) * a->P) * row, (size_t)at * row);
+            memset(d + (size_t)(at + S) * row, 0, (size_t)(T - at - S) * row);
         }
-        for (int64_t r = 0; r < S; r++)
-            cnlp_kv_quantize_row(a->bits, src.p + b * src.s[0] + h * src.s[1] + r * src.s[2],
-                                 d + (at + r) * row, D, scale, a->per_channel);
+        for (int64_t r = 0; r < S; r++) {
+            const float *x = src.p + b * src.s[0] + h * src.s[1] + r * src.s[2];
+            uint8_t *o = d + (size_t)(at + r) * row;
+            if (a->bits)
+                cnlp_kv_quantize_row(a->bits, x, o, D, scale, a->per_channel);
+            else
+                memcpy(o, x, row);
+        }
+        if (!a->bits) continue;
         float *f = a->flt[w] + (b * a->N + h) * T * D;
         for (int64_t r = 0; r < at + S; r++)
-            cnlp_kv_dequantize_row(a->bits, d + r * row, f + r * D, D, scale, a->per_channel);
+            cnlp_kv_dequantize_row(a->bits, d + (size_t)r * row, f + r * D, D, scale,
+                                   a->per_channel);
     }
 }
 
@@ -667,24 +647,21 @@ static onyx_status gqa_float(const kernel_call *c) {
                        (float *)(buf + own + rq)));
     if (windowed) return gqa_windowed(c, &x, &d, seqlens, first, vk, vv, buf);
     const void *pk = PK ? PK->data : NULL, *pv = PV ? PV->data : NULL;
-    const void *ko = OK_ ? OK_->data : kc, *vo = OV ? OV->data : vc;
+    void *ko = OK_ ? OK_->data : kc, *vo = OV ? OV->data : vc;
     if ((ko == pk || vo == pv) && P != T)
         return onyx_error(ONYX_ERR_SHAPE,
                           "present shares the past's buffer but holds %lld rows, not its %lld",
                           (long long)T, (long long)P);
-    /* a block of fewer than ~16 KiB is not worth a hand-over */
-    int64_t blocks = 2 * B * Nkv, grain = S * D >= 4096 ? 1 : blocks;
-    if (kq.bits) {
-        gqa_quant_appends qa = {.dst = {OK_->data, OV->data}, .past = {pk, pv},
-                                .scale = {KS->data, VS->data}, .flt = {kc, vc}, .src = {vk, vv},
-                                .seqlens = seqlens, .first = first, .per_channel = kq.per_channel,
-                                .bits = kq.bits, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
-        parallel_for(blocks, first ? grain : 1, gqa_quant_blocks, &qa);
-    } else {
-        gqa_appends ap = {.dst = {kc, vc}, .past = {pk, pv}, .src = {vk, vv}, .seqlens = seqlens,
-                          .first = first, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
-        parallel_for(blocks, grain, gqa_append_blocks, &ap);
-    }
+    gqa_appends ap = {.dst = {(uint8_t *)ko, (uint8_t *)vo}, .past = {pk, pv}, .src = {vk, vv},
+                      .seqlens = seqlens, .first = first, .bits = kq.bits,
+                      .per_channel = kq.per_channel, .scale = {KS ? KS->data : NULL,
+                                                               VS ? VS->data : NULL},
+                      .flt = {kc, vc}, .P = P, .B = B, .N = Nkv, .S = S, .T = T, .D = D};
+    /* a block of fewer than ~16 KiB is not worth a hand-over; a quantized one dequantizes its
+     * whole cache */
+    int64_t blocks = 2 * B * Nkv;
+    parallel_for(blocks, S * D >= 4096 || (kq.bits && !first) ? 1 : blocks, gqa_append_blocks,
+                 &ap);
     x.k = (view){kc, {Nkv * T * D, T * D, D}};
     x.v = (view){vc, {Nkv * T * D, T * D, D}};
     core_run(&x);
