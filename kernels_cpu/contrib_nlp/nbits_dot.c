@@ -166,6 +166,24 @@ void nb_dot_f32(const nb_weight *w, int64_t n, const float *ad, int64_t rows, fl
     dot_f32_table[bi][rows - 1](w, n, ad, y, ldy);
 }
 
+/* One block's codes, (code - z) * s: a loop per code width, each over whole bytes so that the
+ * compiler vectorizes it (prefill dequantizes every column of B per call). */
+static void dequant_block(int bits, const uint8_t *p, int64_t bytes, float z, float s, float *o) {
+    switch (bits) {
+    case 4:
+        CPU_SIMD for (int64_t j = 0; j < bytes; j++) {
+            o[2 * j] = ((float)(p[j] & 15) - z) * s;
+            o[2 * j + 1] = ((float)(p[j] >> 4) - z) * s;
+        }
+        return;
+    case 8: CPU_SIMD for (int64_t j = 0; j < bytes; j++) o[j] = ((float)p[j] - z) * s; return;
+    default: /* 2 */
+        CPU_SIMD for (int64_t j = 0; j < bytes; j++)
+            for (int t = 0; t < 4; t++) o[4 * j + t] = ((float)((p[j] >> (2 * t)) & 3) - z) * s;
+        return;
+    }
+}
+
 void nb_dequant_column(const nb_weight *w, int64_t n, float *w_out) {
     const int bits = (int)w->bits, per = 8 / bits;
     const unsigned mask = (1u << bits) - 1;
@@ -174,6 +192,10 @@ void nb_dequant_column(const nb_weight *w, int64_t n, float *w_out) {
         const float s = w->scale[n * w->k_blocks + kb], z = nb_zp(w, n * w->k_blocks + kb);
         const int64_t e0 = kb * w->block, cnt = w->k - e0 < w->block ? w->k - e0 : w->block;
         const uint8_t *p = col + kb * w->blob;
+        if (cnt == w->block) { /* whole blocks; the last one may stop short of K */
+            dequant_block(bits, p, w->blob, z, s, w_out + e0);
+            continue;
+        }
         for (int64_t i = 0; i < cnt; i++)
             w_out[e0 + i] = ((float)((p[i / per] >> ((i % per) * bits)) & mask) - z) * s;
     }

@@ -1,5 +1,5 @@
 """MatMulNBits on its packed weights, against onnxruntime's CPU provider on random models: rows
-M = 1, 7 (the dot kernels, in groups of 4) and 128 (dequantized panels through sgemm); K and N not
+M = 1, 7 (the dot kernels, in groups of 4) and 40, 128 (dequantized panels through sgemm); K and N not
 multiples of the block; 2/4/8-bit codes; with and without zero points and bias; float and float16
 activations. accuracy_level 0/1: within float rounding of onnxruntime's output (rtol 1e-5 of the
 output's scale). accuracy_level 4 (int8 activations): within onnxruntime's own difference between
@@ -72,7 +72,10 @@ CPUINFO = open('/proc/cpuinfo').read()
 HAS_VNNI = 'avx512_vnni' in CPUINFO
 HAS_AVX2 = ' avx2' in CPUINFO and ' fma' in CPUINFO
 
-SHAPES = [(1, 200, 72), (7, 200, 72), (128, 200, 72), (1, 96, 40), (7, 1000, 130)]
+# (40, 4100, 300): panels of 128 columns (a 2 MiB panel of K = 4100 floats), three of them shared
+# by the threads' slots, the last one short
+SHAPES = [(1, 200, 72), (7, 200, 72), (128, 200, 72), (1, 96, 40), (7, 1000, 130),
+          (40, 4100, 300)]
 
 
 @pytest.mark.parametrize('m_rows, k, n', SHAPES)
