@@ -5,8 +5,9 @@
  * nbits_dot.c), in parallel over the output columns; at accuracy_level 4 the activations are
  * quantized per block to int8 and the products run in int8 (VNNI) where this CPU has it. Many
  * rows (prefill) dequantize panels of columns, sized to stay in cache, into scratch and multiply
- * them with sgemm, each thread its own panels from start to end. At accuracy_level 4 with constant 4-bit weights, all row counts run instead as
- * an int8 GEMM on a copy of the weight repacked at prepare (kernels_cpu/contrib_nlp/nbits_i8.c).
+ * them with sgemm, each thread its own panels from start to end. At accuracy_level 4 with
+ * constant 4-bit weights, all row counts run instead as an int8 GEMM on a copy of the weight
+ * repacked at prepare (kernels_cpu/contrib_nlp/nbits_i8.c).
  * Which of the two forms a constant weight is kept in is chosen here for every kernel that reads
  * it (nbits_form.h: a tied embedding's GatherNBits too). Weights given at run time get the same
  * per-block tables in scratch. */
