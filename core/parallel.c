@@ -73,3 +73,10 @@ onyx_status parallel_within(int threads, const parallel_policy *policy,
     if (w.message[0]) return onyx_error(w.status, "%s", w.message);
     return w.status;
 }
+
+onyx_status parallel_alone(onyx_status (*fn)(void *ctx), void *ctx) {
+    within_call w = {.fn = fn, .ctx = ctx, .status = ONYX_OK, .caller = pthread_self()};
+    if (!tbb_shim_alone(within_trampoline, &w)) return onyx_oom("one-thread arena");
+    if (w.message[0]) return onyx_error(w.status, "%s", w.message);
+    return w.status;
+}

@@ -383,6 +383,23 @@ extern "C" void tbb_shim_parallel_for(int64_t n, int64_t grain,
     tbb_shim_work_done();
 }
 
+extern "C" bool tbb_shim_alone(void (*fn)(void *ctx), void *ctx) {
+    warm_arena *warm;
+    try {
+        warm = &arena_for(1);
+    } catch (...) {
+        return false;
+    }
+    TSAN_RELEASE(ctx);
+    warm->arena.execute([&] {
+        TSAN_ACQUIRE(ctx);
+        fn(ctx);
+        TSAN_RELEASE(ctx);
+    });
+    TSAN_ACQUIRE(ctx);
+    return true;
+}
+
 extern "C" bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, int64_t nap_us,
                                  void (*fn)(void *ctx), void *ctx) {
     warm_arena *warm;

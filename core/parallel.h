@@ -57,6 +57,13 @@ typedef struct {
 onyx_status parallel_within(int threads, const parallel_policy *policy, onyx_status (*fn)(void *ctx),
                             void *ctx);
 
+/* Runs fn(ctx) on the calling thread with a parallelism of one: oneDNN's primitives and
+ * parallel_for inside it run on this thread alone (a task of a parallel loop whose every thread
+ * has its own product). It is part of the caller's run: how that run's threads wait and are
+ * placed does not change. Returns fn's status; when the one-thread arena cannot be made, fn has
+ * not run and the status says so. */
+onyx_status parallel_alone(onyx_status (*fn)(void *ctx), void *ctx);
+
 /* How many times, in this process, a worker that ran out of work in a step found the caller of
  * the run alone in flight waiting for a CPU (taken off its own by another task) and moved it onto
  * the worker's, before sleeping there (core/parallel.cc, rescue_caller). */

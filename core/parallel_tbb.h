@@ -26,6 +26,9 @@ void tbb_shim_parallel_for(int64_t n, int64_t grain,
  * could not be made (fn did not run). */
 bool tbb_shim_execute(int threads, int64_t spin_us, int64_t doze_us, int64_t nap_us,
                       void (*fn)(void *ctx), void *ctx);
+/* fn(ctx) on the calling thread in a one-thread arena of its own, within the run it is part of
+ * (no run counted, no policy changed). False when the arena could not be made (fn did not run). */
+bool tbb_shim_alone(void (*fn)(void *ctx), void *ctx);
 
 #ifdef __cplusplus
 }

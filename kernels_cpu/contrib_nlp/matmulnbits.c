@@ -288,8 +288,8 @@ static void panel_slots(void *ctx, int64_t s0, int64_t s1) {
             int64_t n0 = p * j->cols, cnt = w->n - n0 < j->cols ? w->n - n0 : j->cols;
             for (int64_t i = 0; i < cnt; i++) nb_dequant_column(w, n0 + i, panel + i * w->k);
             panel_product pp = {j, panel, n0, cnt};
-            if (j->alone) parallel_within(1, NULL, multiply_panel, &pp);
-            else multiply_panel(&pp);
+            /* a one-thread arena that could not be made has run nothing: then as it comes */
+            if (!j->alone || parallel_alone(multiply_panel, &pp) != ONYX_OK) multiply_panel(&pp);
         }
     }
 }

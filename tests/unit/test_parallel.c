@@ -88,6 +88,29 @@ static void test_arena_sets_threads(void **state) {
     }
 }
 
+static onyx_status fail_alone(void *arg) {
+    (void)arg;
+    return onyx_error(ONYX_ERR_SHAPE, "failed alone");
+}
+
+/* parallel_alone inside a run of three threads: one thread within it, its status out, the run's
+ * own count as before after it. */
+static onyx_status alone_inside(void *arg) {
+    int *seen = arg;
+    TRY(parallel_alone(report_threads, &seen[0]));
+    seen[1] = parallel_threads();
+    assert_int_equal(parallel_alone(fail_alone, NULL), ONYX_ERR_SHAPE);
+    return ONYX_OK;
+}
+
+static void test_alone_runs_one_thread(void **state) {
+    (void)state;
+    int seen[2] = {0, 0};
+    assert_int_equal(parallel_within(3, NULL, alone_inside, seen), ONYX_OK);
+    assert_int_equal(seen[0], 1);
+    assert_int_equal(seen[1], 3);
+}
+
 static onyx_status fail_in_arena(void *arg) {
     return onyx_error(ONYX_ERR_SHAPE, "failed in the arena (%s)", (const char *)arg);
 }
@@ -382,6 +405,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_for_covers_once),
         cmocka_unit_test(test_arena_sets_threads),
+        cmocka_unit_test(test_alone_runs_one_thread),
         cmocka_unit_test(test_error_reaches_caller),
         cmocka_unit_test(test_callers_run_concurrently),
         cmocka_unit_test(test_spin_is_bounded),
