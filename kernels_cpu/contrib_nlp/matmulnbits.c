@@ -294,9 +294,12 @@ static void panel_slots(void *ctx, int64_t s0, int64_t s1) {
     }
 }
 
+/* Columns of a panel: PANEL_BYTES of them, but never fewer than PANEL_ALONE_COLS, so that a long
+ * K (8192) still multiplies its panels alone (Llama's 8192 x 2048 at 128 rows: 20.3-20.9 ->
+ * 18.1-19.4 ms; at 512 rows no slower). */
 static int64_t panel_cols(const nb_weight *w) {
     int64_t c = (int64_t)(PANEL_BYTES / ((size_t)w->k * sizeof(float))) / 16 * 16;
-    if (c < 16) c = 16;
+    if (c < PANEL_ALONE_COLS) c = PANEL_ALONE_COLS;
     return c < w->n ? c : w->n;
 }
 

@@ -72,10 +72,11 @@ CPUINFO = open('/proc/cpuinfo').read()
 HAS_VNNI = 'avx512_vnni' in CPUINFO
 HAS_AVX2 = ' avx2' in CPUINFO and ' fma' in CPUINFO
 
-# (40, 4100, 300): panels of 128 columns (a 2 MiB panel of K = 4100 floats), three of them shared
-# by the threads' slots, the last one short
+# (40, 4100, 300): panels of 128 columns, three of them shared by the threads' slots, the last one
+# short, each product on its thread alone; (300, 2100, 400): two panels of 240 and 160 columns, the
+# products split over the threads (more than 256 rows)
 SHAPES = [(1, 200, 72), (7, 200, 72), (128, 200, 72), (1, 96, 40), (7, 1000, 130),
-          (40, 4100, 300)]
+          (40, 4100, 300), (300, 2100, 400)]
 
 
 @pytest.mark.parametrize('m_rows, k, n', SHAPES)
