@@ -482,7 +482,7 @@ bench-conv-impls: $(CONV_IMPLS)
 	$(CONV_IMPLS) $(CONV_IMPLS_FLAGS)
 
 # ---- the model zoo (tools/zoo, its own venv .venv-zoo with torch; never part of make test)
-.PHONY: zoo zoo-quant bench-zoo bench-traffic llm-models bench-llm
+.PHONY: zoo zoo-quant sweep bench-zoo bench-traffic llm-models bench-llm
 ZOO_PYTHON := .venv-zoo/bin/python
 $(ZOO_PYTHON):
 	python3 -m venv .venv-zoo
@@ -496,6 +496,12 @@ zoo: $(ZOO_PYTHON)
 # ZOO_FLAGS="--models resnet50,bert_base --exporters ts"). ZOO_QUANT_FLAGS="--models resnet50 --variants qop,qdq".
 zoo-quant: $(ZOO_PYTHON)
 	$(ZOO_PYTHON) tools/zoo/quantize.py $(ZOO_QUANT_FLAGS)
+
+# breadth: every torchvision architecture, ~50 transformers families (tiny configs) and int8 forms,
+# exported into sweep/, onyx against onnxruntime on each (tools/zoo/sweep.py; ~40 min on 2 cores):
+# SWEEP_FLAGS="--families tv,hf --exporters ts --time".
+sweep: $(LIB_SO) $(ZOO_PYTHON)
+	ONYX_LIB=$(CURDIR)/$(LIB_SO) $(ZOO_PYTHON) tools/zoo/sweep.py $(SWEEP_FLAGS)
 
 # onyx against onnxruntime (the zoo venv's, latest on PyPI) on the zoo, side by side:
 # BENCH_ZOO_FLAGS="--threads 2 --rounds 2 --models bert_base,resnet50 --batch 8"; quantized models

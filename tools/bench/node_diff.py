@@ -104,9 +104,13 @@ def main():
     differing = set()
     with tempfile.TemporaryDirectory() as tmp:
         values = every_value(model, feeds, tmp)
+        constants = {i.name for i in model.graph.initializer}
         for node in model.graph.node:
             if any(o and o not in values for o in node.output):
                 print(f'{node.name[-63:]:<64}{node.op_type:<24} skipped: an output shape inference left untyped')
+                continue
+            if any(i and i not in values and i not in constants for i in node.input):
+                print(f'{node.name[-63:]:<64}{node.op_type:<24} skipped: an input shape inference left untyped')
                 continue
             one, one_feeds = lone_node(model, node, values)
             path = os.path.join(tmp, 'one.onnx')
