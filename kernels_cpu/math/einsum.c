@@ -1,12 +1,15 @@
-/* CPU kernel of Einsum: one loop nest over every label (output labels outside, summed labels
- * inside) with per-input strides per label, so diagonals, broadcasting and any contraction need
- * no copies. Parallel over output elements; accumulates in double (integers in wrapping uint64). */
+/* CPU kernel of Einsum: equations that are a batched matrix product go to BLAS
+ * (einsum_matmul.c); every other one runs one loop nest over every label (output labels outside,
+ * summed labels inside) with per-input strides per label, so diagonals, broadcasting and any
+ * contraction need no copies. Parallel over output elements; accumulates in double (integers in
+ * wrapping uint64). */
 #include <string.h>
 
 #include "core/parallel.h"
 #include "ops/math/einsum.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/cpu_types.h"
+#include "kernels_cpu/math/einsum_matmul.h"
 
 typedef struct einsum_job {
     int n_in;
@@ -82,6 +85,9 @@ onyx_status cpu_einsum(const kernel_call *c) {
         return onyx_error(ONYX_ERR_SHAPE, "output has shape %s, which the equation does not give",
                           shape_str(y->rank, y->dims, a, sizeof a));
     }
+    bool done;
+    TRY(cpu_einsum_matmul(c, &sp, &done));
+    if (done) return ONYX_OK;
     void (*fn)(void *, int64_t, int64_t);
     switch (y->dtype) {
     case ONYX_FLOAT: fn = f32_einsum; break;
