@@ -42,6 +42,25 @@ typedef struct bn_plan {
             CPU_SIMD for (int64_t j = 0; j < in; j++) y[j] = ST(LD(x[j]) * a + sh);                \
         }                                                                                          \
     }                                                                                              \
+    /* rows [b, e) of an x without spatial dims ([N, C]: BatchNorm1d after a Linear), whose       \
+     * channels are its contiguous run: the same x * a + b, vectorized across the channels */     \
+    static void N##_apply_rows(void *ctx, int64_t b, int64_t e) {                                  \
+        const bn_plan *p = ctx;                                                                    \
+        const int64_t nch = p->nch;                                                                \
+        for (int64_t o = b; o < e; o++) {                                                          \
+            const T *x = (const T *)p->x + o * nch;                                                \
+            T *y = (T *)p->y + o * nch;                                                            \
+            if (sizeof(F) == sizeof(float)) {                                                      \
+                const float *a = p->s->fa, *sh = p->s->fb;                                         \
+                CPU_SIMD for (int64_t ch = 0; ch < nch; ch++)                                      \
+                    y[ch] = ST(LD(x[ch]) * (F)a[ch] + (F)sh[ch]);                                  \
+            } else {                                                                               \
+                const double *a = p->s->a, *sh = p->s->b;                                          \
+                CPU_SIMD for (int64_t ch = 0; ch < nch; ch++)                                      \
+                    y[ch] = ST(LD(x[ch]) * (F)a[ch] + (F)sh[ch]);                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     /* mean and (population) variance of channels [b, e) over the batch and spatial dims */        \
     static void N##_stats(void *ctx, int64_t b, int64_t e) {                                       \
         const bn_plan *p = ctx;                                                                    \
@@ -67,7 +86,9 @@ NORM_FOR_FLOATS(DEFINE_BN)
 typedef void (*task_fn)(void *, int64_t, int64_t);
 #define FN_APPLY(N, T, F, LD, ST) N##_apply,
 #define FN_STATS(N, T, F, LD, ST) N##_stats,
+#define FN_ROWS(N, T, F, LD, ST) N##_apply_rows,
 static const task_fn apply_fns[] = {NORM_FOR_FLOATS(FN_APPLY)};
+static const task_fn apply_rows_fns[] = {NORM_FOR_FLOATS(FN_ROWS)};
 static const task_fn stats_fns[] = {NORM_FOR_FLOATS(FN_STATS)};
 
 /* Training mode: v14+ by attribute; before, when the statistics outputs are requested (v1/v6
@@ -211,7 +232,10 @@ onyx_status cpu_batchnorm_run(const kernel_call *c) {
     } else if (!fixed) {
         bn_fold(&w, p.nch, prm[0], prm[1], prm[2], prm[3], eps);
     }
-    if (x->numel) parallel_for(p.outer * p.nch, GRAIN / (p.inner + 1) + 1, apply_fns[fi], &p);
+    if (x->numel && p.inner == 1)
+        parallel_for(p.outer, GRAIN / p.nch + 1, apply_rows_fns[fi], &p);
+    else if (x->numel)
+        parallel_for(p.outer * p.nch, GRAIN / (p.inner + 1) + 1, apply_fns[fi], &p);
     /* statistics outputs: running mean/var (1, 2), then before v14 the batch's own (3, 4) */
     for (int o = 1; o < c->n_out && o < 5; o++) {
         tensor *t = kernel_output(c, o);

@@ -70,6 +70,15 @@ def generate(s):
          attrs={'training_mode': 1, 'momentum': 0.7}, opset=15, n_out=3)
     # shapes known only at run time: parameters sized and folded per run
     case(s, 'test_norm_bn_f64_sym', 'BatchNormalization', [x] + prm, opset=15, sym=True)
+    # no spatial dims ([tokens, C]: BatchNorm1d after a Linear, as LeViT): each row's channels
+    # contiguous, normalized row by row
+    x2 = f(197, 96)
+    case(s, 'test_norm_bn_2d_rows', 'BatchNormalization', [x2, f(96), f(96), f(96), pos(96)], opset=15,
+         consts=(1, 2, 3, 4))
+    x2h = f(33, 40, dtype=F16)
+    p2h = [f(40, dtype=F16), f(40, dtype=F16), f(40, dtype=F16), pos(40, dtype=F16)]
+    case(s, 'test_norm_bn_2d_rows_f16', 'BatchNormalization', [x2h] + p2h,
+         expected=[bn_ref(x2h, *p2h).astype(F16)], opset=15)
     xb = f(2, 64, 30, 30)
     case(s, 'test_norm_bn_big', 'BatchNormalization', [xb, f(64), f(64), f(64), pos(64)], opset=15, consts=(1, 2, 3, 4))
     case(s, 'test_norm_bn_big_training', 'BatchNormalization', [xb, f(64), f(64), f(64), pos(64)],
