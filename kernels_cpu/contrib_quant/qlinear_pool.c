@@ -185,6 +185,61 @@ static void avg_items(void *ctx, int64_t b, int64_t e) {
     }
 }
 
+/* NCHW with one or two spatial dims: each plane dequantized once into a zero-bordered float copy,
+ * then each output row summed tap by tap across its columns (vector adds). The taps come in
+ * avg_items' order and a border tap adds 0, which leaves a float sum as it was: the same sums,
+ * bit for bit, at a fraction of the table lookups. Items are split into `chunks` runs, each with
+ * its own bordered plane and row sums in `buf` (chunk_floats apiece). */
+typedef struct plane_job {
+    const avg_job *j;
+    int64_t items, chunks, rows, cols; /* rows, cols: the bordered plane */
+    size_t chunk_floats;
+    float *buf;
+} plane_job;
+
+static void avg_planes(void *ctx, int64_t b, int64_t e) {
+    const plane_job *pj = ctx;
+    const avg_job *j = pj->j;
+    const int64_t H = j->in[0], W = j->in[1], OH = j->out[0], OW = j->out[1];
+    const int64_t kh = j->k[0], kw = j->k[1], sh = j->s[0], sw = j->s[1];
+    const int64_t ph = j->pb[0], pw = j->pb[1], R = pj->rows, C = pj->cols;
+    for (int64_t chunk = b; chunk < e; chunk++) {
+        float *plane = pj->buf + (size_t)chunk * pj->chunk_floats;
+        float *sum = plane + R * C, *count = sum + OW;
+        int64_t first = chunk * pj->items / pj->chunks, last = (chunk + 1) * pj->items / pj->chunks;
+        for (int64_t it = first; it < last; it++) {
+            const uint8_t *x = j->x + it * H * W;
+            for (int64_t r = 0; r < R; r++) {
+                float *row = plane + r * C;
+                int64_t h = r - ph, inner = W < C - pw ? W : C - pw; /* the columns inside x */
+                if (h < 0 || h >= H || inner <= 0) {
+                    memset(row, 0, (size_t)C * sizeof *row);
+                    continue;
+                }
+                memset(row, 0, (size_t)pw * sizeof *row);
+                for (int64_t q = 0; q < inner; q++) row[pw + q] = j->deq[x[h * W + q]];
+                memset(row + pw + inner, 0, (size_t)(C - pw - inner) * sizeof *row);
+            }
+            for (int64_t oh = 0; oh < OH; oh++) {
+                int64_t b0, e0, b1, e1;
+                window(j, 0, oh, &b0, &e0);
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    window(j, 1, ow, &b1, &e1);
+                    sum[ow] = 0.0f;
+                    count[ow] = (float)(j->include_pad ? j->kernel_size : (e0 - b0) * (e1 - b1));
+                }
+                for (int64_t dh = 0; dh < kh; dh++) {
+                    const float *row = plane + (oh * sh + dh) * C;
+                    for (int64_t dw = 0; dw < kw; dw++)
+                        CPU_SIMD for (int64_t ow = 0; ow < OW; ow++) sum[ow] += row[ow * sw + dw];
+                }
+                uint8_t *y = j->y + it * j->out_size + oh * OW;
+                for (int64_t ow = 0; ow < OW; ow++) y[ow] = avg_quantize(j, sum[ow], (int64_t)count[ow]);
+            }
+        }
+    }
+}
+
 onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
     onyx_dtype t;
     cq_param px, py;
@@ -216,8 +271,20 @@ onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
         global_pool(t, x, y->data, batch, ch, image, cl, px, py);
         return ONYX_OK;
     }
+    /* NCHW pools of one or two spatial dims go plane by plane (avg_planes), each of its chunks
+     * of planes with a bordered float plane of its own in this call's one scratch region */
+    bool planes = !cl && nd <= 2;
+    int64_t items = cl ? batch * (y->numel / (batch * ch)) : batch * ch;
+    plane_job pj = {.items = items};
+    if (planes) {
+        pj.rows = (w->out[0] - 1) * w->stride[0] + w->k[0];
+        pj.cols = nd == 2 ? (w->out[1] - 1) * w->stride[1] + w->k[1] : 1;
+        pj.chunks = items < 4 * parallel_threads() ? items : 4 * parallel_threads();
+        pj.chunk_floats = (size_t)(pj.rows * pj.cols + 2 * (nd == 2 ? w->out[1] : 1));
+    }
     avg_job *j;
-    TRY(kernel_scratch(c, sizeof *j, (void **)&j));
+    TRY(kernel_scratch(c, sizeof *j + (size_t)pj.chunks * pj.chunk_floats * sizeof(float),
+                       (void **)&j));
     memset(j, 0, sizeof *j);
     j->t = t;
     j->x = x->data;
@@ -242,7 +309,12 @@ onyx_status cpu_qlinearaveragepool_run(const kernel_call *c) {
     }
     for (int b = 0; b < 256; b++)
         j->deq[b] = px.scale * (float)(cq_get(t, &(uint8_t){(uint8_t)b}, 0) - px.zp);
-    int64_t items = cl ? batch * j->out_size : batch * ch;
+    if (planes) {
+        pj.j = j;
+        pj.buf = (float *)(j + 1);
+        parallel_for(pj.chunks, 1, avg_planes, &pj);
+        return ONYX_OK;
+    }
     int64_t work = (cl ? ch : j->out_size) * ksize + 1;
     parallel_for(items, 65536 / work + 1, avg_items, j);
     return ONYX_OK;

@@ -407,6 +407,21 @@ def test_average_pool(t, channels_last, attrs, shape):
 
 
 @pytest.mark.parametrize('t', TYPES)
+@pytest.mark.parametrize('attrs,shape', POOLS[:5] + [
+    ({'kernel_shape': [3, 3], 'pads': [1, 1, 1, 1]}, (1, 48, 35, 35)),  # Inception's branch pools
+    ({'kernel_shape': [5, 5], 'strides': [3, 3], 'pads': [2, 2, 2, 2]}, (1, 8, 23, 19))],
+    ids=lambda v: str(v).replace(' ', ''))
+def test_average_pool_nchw_equals_onnxruntime_bits(t, attrs, shape):
+    """NCHW pools of one or two spatial dims sum plane rows tap by tap (qlinear_pool.c's
+    avg_planes): the same float sums in the same order as onnxruntime, so the same bytes."""
+    g = Gen(8)
+    ins = [('x', g.q(shape, t)), ('xs', g.scale()), ('xz', g.zp(t)), ('ys', g.scale()), ('yz', g.zp(t))]
+    node = oh.make_node('QLinearAveragePool', [n for n, _ in ins], ['y'], domain=MS, **attrs)
+    ref, got = run_node(node, ins, NP2TP[t], PARAMS)
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize('t', TYPES)
 @pytest.mark.parametrize('channels_last', [0, 1])
 @pytest.mark.parametrize('shape', [(2, 5, 6, 7), (1, 300, 3, 3), (2, 4, 9)])
 def test_global_average_pool(t, channels_last, shape):
