@@ -315,7 +315,11 @@ def time_engines(path, feeds, rounds, seconds=1.5):
         for r in range(rounds):
             for engine in (('onyx', 'ort') if r % 2 == 0 else ('ort', 'onyx')):
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), '--time-worker', engine, path,
-                                      f.name, str(seconds)], capture_output=True, text=True, check=True)
+                                      f.name, str(seconds)], capture_output=True, text=True)
+                if out.returncode != 0:
+                    lines = out.stderr.strip().splitlines()
+                    raise RuntimeError(f'{engine} timing process exited {out.returncode}: '
+                                       f'{lines[-1] if lines else ""}')
                 got[engine].append(float(out.stdout.split()[-1]))
     return float(np.median(got['onyx'])), float(np.median(got['ort']))
 
