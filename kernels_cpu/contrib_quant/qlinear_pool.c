@@ -234,7 +234,8 @@ static void avg_planes(void *ctx, int64_t b, int64_t e) {
                         CPU_SIMD for (int64_t ow = 0; ow < OW; ow++) sum[ow] += row[ow * sw + dw];
                 }
                 uint8_t *y = j->y + it * j->out_size + oh * OW;
-                for (int64_t ow = 0; ow < OW; ow++) y[ow] = avg_quantize(j, sum[ow], (int64_t)count[ow]);
+                for (int64_t ow = 0; ow < OW; ow++)
+                    y[ow] = avg_quantize(j, sum[ow], (int64_t)count[ow]);
             }
         }
     }

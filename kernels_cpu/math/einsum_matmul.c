@@ -67,7 +67,8 @@ static void regroup(const einsum_spec *sp, const operand *t, const operand *grou
     int rank = 0;
     const int order[3] = {g0, g1, g2};
     for (int q = 0; q < 3; q++)
-        for (int k = 0; k < groups[order[q]].rank; k++) dims[rank++] = sp->dim[groups[order[q]].lab[k]];
+        for (int k = 0; k < groups[order[q]].rank; k++)
+            dims[rank++] = sp->dim[groups[order[q]].lab[k]];
     cpu_strides(rank, dims, bstride);
     int64_t s = 1;
     for (int k = t->rank - 1; k >= 0; k--) {
@@ -142,7 +143,8 @@ onyx_status cpu_einsum_matmul(const kernel_call *c, const einsum_spec *sp, bool 
         copy_b = !j.tb;
     }
     size_t esize = j.dbl ? sizeof(double) : sizeof(float);
-    int64_t na = copy_a ? nb * m * k : 0, nbb = copy_b ? nb * k * n : 0, ny = copy_y ? nb * m * n : 0;
+    int64_t na = copy_a ? nb * m * k : 0, nbb = copy_b ? nb * k * n : 0;
+    int64_t ny = copy_y ? nb * m * n : 0;
     if (na + nbb + ny > 0) {
         char *buf;
         TRY(kernel_scratch(c, (size_t)(na + nbb + ny) * esize, (void **)&buf));
