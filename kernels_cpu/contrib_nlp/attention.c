@@ -575,6 +575,15 @@ static onyx_status gqa_float(const kernel_call *c) {
                AB->dims[3] != total))
         return onyx_error(ONYX_ERR_SHAPE, "attention_bias must be [%lld or 1, %lld or 1, %lld, "
                           "%lld]", (long long)B, (long long)Nq, (long long)S, (long long)total);
+    /* the scales are read per kv head and column: checked against this run's tensors as
+     * head_sink is, whatever dims the plan knew */
+    for (int i = 0; kq.bits && i < 2; i++) {
+        const tensor *sc = i ? VS : KS;
+        int64_t want = kq.per_channel ? Nkv * D : 1;
+        if (sc->dtype != ONYX_FLOAT || sc->numel != want)
+            return onyx_error(ONYX_ERR_SHAPE, "%s must be float of %lld values", i ? "v_scale"
+                              : "k_scale", (long long)want);
+    }
     if (SK && SK->numel != Nq)
         return onyx_error(ONYX_ERR_SHAPE, "head_sink has %lld values, expected num_heads %lld",
                           (long long)SK->numel, (long long)Nq);
