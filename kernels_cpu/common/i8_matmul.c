@@ -361,6 +361,16 @@ CPU_CLONES static void fix_rows(void *ctx, int64_t b, int64_t e) {
         } else {
             CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] = acc[c] - zu * cs[c];
         }
+        if (x->c_add) {
+            const uint32_t *cr = (const uint32_t *)x->c_add + i * x->c_rs;
+            const int64_t ccs = x->c_cs;
+            if (ccs == 1) {
+                CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] += cr[c];
+            } else {
+                const uint32_t c0 = cr[0];
+                CPU_SIMD for (int64_t c = 0; c < n; c++) acc[c] += c0;
+            }
+        }
         if (!x->mult) continue;
         if (x->q) {
             requant_row(x, (const int32_t *)acc, i * n, n);

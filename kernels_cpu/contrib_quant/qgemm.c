@@ -36,25 +36,29 @@ static void out_rows(void *ctx, int64_t b, int64_t e) {
     }
 }
 
-/* Adds C, broadcast as onnxruntime's Gemm reads it ((), (N), (1, N), (M, 1), (M, N)), wrapping. */
-static onyx_status add_bias(const tensor *cb, int64_t m, int64_t n, int32_t *acc) {
-    const int32_t *cv = cb->data;
-    int64_t rs, cs; /* C's strides along rows and columns */
-    if (cb->numel == 1) rs = 0, cs = 0;
-    else if (cb->rank == 1 && cb->dims[0] == n) rs = 0, cs = 1;
-    else if (cb->rank == 2 && cb->dims[0] == 1 && cb->dims[1] == n) rs = 0, cs = 1;
-    else if (cb->rank == 2 && cb->dims[0] == m && cb->dims[1] == 1) rs = 1, cs = 0;
-    else if (cb->rank == 2 && cb->dims[0] == m && cb->dims[1] == n) rs = n, cs = 1;
+/* C's strides along rows and columns, broadcast as onnxruntime's Gemm reads it ((), (N), (1, N),
+ * (M, 1), (M, N)). */
+static onyx_status bias_strides(const tensor *cb, int64_t m, int64_t n, int64_t *rs, int64_t *cs) {
+    if (cb->numel == 1) *rs = 0, *cs = 0;
+    else if (cb->rank == 1 && cb->dims[0] == n) *rs = 0, *cs = 1;
+    else if (cb->rank == 2 && cb->dims[0] == 1 && cb->dims[1] == n) *rs = 0, *cs = 1;
+    else if (cb->rank == 2 && cb->dims[0] == m && cb->dims[1] == 1) *rs = 1, *cs = 0;
+    else if (cb->rank == 2 && cb->dims[0] == m && cb->dims[1] == n) *rs = n, *cs = 1;
     else {
         char buf[160];
         return onyx_error(ONYX_ERR_SHAPE, "input 6 (C) has shape %s, which does not broadcast "
                           "to [%lld, %lld]", shape_str(cb->rank, cb->dims, buf, sizeof buf),
                           (long long)m, (long long)n);
     }
+    return ONYX_OK;
+}
+
+/* Adds C (by its strides) to the int32 sums, wrapping. */
+static void add_bias(const int32_t *cv, int64_t rs, int64_t cs, int64_t m, int64_t n,
+                     int32_t *acc) {
     for (int64_t i = 0; i < m; i++)
         for (int64_t jj = 0; jj < n; jj++)
             acc[i * n + jj] = (int32_t)((uint32_t)acc[i * n + jj] + (uint32_t)cv[i * rs + jj * cs]);
-    return ONYX_OK;
 }
 
 /* A constant B: packed for the int8 matmul primitive (mm, for A of m rows), or laid out once
@@ -184,23 +188,27 @@ onyx_status cpu_qgemm_run(const kernel_call *c) {
     int32_t *zb = (int32_t *)(scales + nb);
     void *work = (char *)buf + acc_bytes + extra;
     for (int64_t i = 0; i < nb; i++) zb[i] = cq_get(b->dtype, bz->data, i);
-    if (fast) {
-        int32_t za = pa.zp;
-        cpu_i8mm_call x = {.a = a->data, .za = &za, .zb = zb, .zb_cols = nb > 1, .y = acc,
-                           .scratch = work};
-        TRY(cpu_i8mm_run(f->f, &x));
-    } else {
-        cq_gemm g = {m, n, k, a->dtype, b->dtype, a->data, b->data, ta, tb, pa.zp, zb, nb,
-                     st && st->b && st->k == k && st->n == n ? st->b : NULL};
-        cq_gemm_s32(&g, work, acc);
-    }
-    if (cb) TRY(add_bias(cb, m, n, acc));
+    int64_t c_rs = 0, c_cs = 0;
+    if (cb) TRY(bias_strides(cb, m, n, &c_rs, &c_cs));
     /* the multipliers in onnxruntime's order: alpha * a_scale * b_scale[j], then / y_scale */
     float alpha = attr_float(c->node, "alpha", 1.0f);
     for (int64_t i = 0; i < nb; i++) {
         scales[i] = alpha * pa.scale * ((const float *)bs->data)[i];
         if (ys) scales[i] /= *(const float *)ys->data;
     }
+    if (fast) { /* C, the scaling and the requantization in the product's own pass */
+        int32_t za = pa.zp;
+        cpu_i8mm_call x = {.a = a->data, .za = &za, .zb = zb, .zb_cols = nb > 1,
+                           .c_add = cb ? cb->data : NULL, .c_rs = c_rs, .c_cs = c_cs,
+                           .y = yz ? (void *)acc : y->data, .mult = scales, .mult_cols = nb > 1,
+                           .q = yz ? y->data : NULL, .q_signed = yt == ONYX_INT8,
+                           .qz = yz ? cq_get(yt, yz->data, 0) : 0, .scratch = work};
+        return cpu_i8mm_run(f->f, &x);
+    }
+    cq_gemm g = {m, n, k, a->dtype, b->dtype, a->data, b->data, ta, tb, pa.zp, zb, nb,
+                 st && st->b && st->k == k && st->n == n ? st->b : NULL};
+    cq_gemm_s32(&g, work, acc);
+    if (cb) add_bias(cb->data, c_rs, c_cs, m, n, acc);
     out_job oj = {acc, scales, nb, n, y->data, yt, 0, 0, 0};
     if (yz) {
         oj.zp = cq_get(yt, yz->data, 0);

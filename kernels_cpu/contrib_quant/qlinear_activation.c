@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "kernels_cpu/common/cpu_types.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
 static void sigmoid_fn(float *v, int n, const void *ctx) {
@@ -65,29 +66,92 @@ typedef struct qsm_job {
     int32_t zp, lo, hi;
 } qsm_job;
 
-/* Rows [b, e) of outer * inner rows, each d elements `inner` apart. */
-static void qsm_rows(void *ctx, int64_t b, int64_t e) {
-    const qsm_job *j = ctx;
+/* Element k of a row at x whose elements are `inner` apart, widened. */
+static inline int32_t qsm_at(const uint8_t *x, int64_t k, int64_t inner, bool s8) {
+    return s8 ? (int32_t)(int8_t)x[k * inner] : (int32_t)x[k * inner];
+}
+
+/* One output from its exp e, the row's sum and y's parameters, as onnxruntime rounds it:
+ * round(e * floor(1 / y_scale) / sum) + y_zero_point. A quotient under 2^-26 rounds to 0 whatever
+ * it is, so its dividend goes to 0 first (p < tiny): quotients in float's subnormal range cost
+ * the CPU a microcode assist each, which made the whole kernel 3x slower at input scales near
+ * 0.5. */
+static inline uint8_t qsm_out(float e, float yscale, float tiny, float sum, int32_t zp, int32_t lo,
+                              int32_t hi) {
+    float p = e * yscale;
+    float f = (p >= tiny ? p : 0.0f) / sum;
+    f = f < 1e6f ? f : 1e6f; /* NaN and overflow go to the clamp's ends below */
+    int32_t q = (int32_t)q8_round(f > 0 ? f : 0) + zp;
+    return (uint8_t)(q < lo ? lo : q > hi ? hi : q);
+}
+
+/* Outputs of a contiguous row's QSM_BLOCK elements from x to y, in one vector loop of a fixed
+ * length. */
+#define QSM_BLOCK 32
+static inline __attribute__((always_inline)) void
+qsm_block(const uint8_t *restrict x, uint8_t *restrict y, const float *ex, float yscale, float tiny,
+          float sum, int32_t zp, int32_t lo, int32_t hi, bool s8) {
+    CPU_SIMD for (int k = 0; k < QSM_BLOCK; k++)
+        y[k] = qsm_out(ex[qsm_at(x, k, 1, s8)], yscale, tiny, sum, zp, lo, hi);
+}
+
+/* Rows [b, e) of outer * inner rows, each d elements `inner` apart: the row's maximum, its exps
+ * summed in row order as onnxruntime does, then each output; contiguous rows (inner 1) in vector
+ * loops. s8 is a constant in each caller below, so that each gets its own loops. */
+static inline __attribute__((always_inline)) void qsm_rows_of(const qsm_job *j, int64_t b, int64_t e, bool s8) {
     const int64_t d = j->d, inner = j->inner;
+    const float yscale = j->yscale;
+    const int32_t zp = j->zp, lo = j->lo, hi = j->hi;
     for (int64_t r = b; r < e; r++) {
         int64_t base = (r / inner) * d * inner + r % inner;
+        const uint8_t *restrict x = j->x + base;
+        uint8_t *restrict y = j->y + base;
         int32_t mx = INT32_MIN;
-        for (int64_t k = 0; k < d; k++) {
-            int32_t v = cq_get(j->t, j->x, base + k * inner);
-            if (v > mx) mx = v;
+        if (inner == 1) {
+            CPU_PRAGMA(omp simd reduction(max : mx))
+            for (int64_t k = 0; k < d; k++) {
+                int32_t v = qsm_at(x, k, 1, s8);
+                mx = v > mx ? v : mx;
+            }
+        } else {
+            for (int64_t k = 0; k < d; k++) {
+                int32_t v = qsm_at(x, k, inner, s8);
+                mx = v > mx ? v : mx;
+            }
         }
-        /* the row's exps, summed in row order as onnxruntime does */
         const float *ex = j->exps + 255 - mx;
         float sum = 0;
-        for (int64_t k = 0; k < d; k++) sum += ex[cq_get(j->t, j->x, base + k * inner)];
-        for (int64_t k = 0; k < d; k++) {
-            float v = ex[cq_get(j->t, j->x, base + k * inner)] * j->yscale / sum;
-            v = v < 1e6f ? v : 1e6f; /* NaN and overflow go to the clamp's ends below */
-            int32_t q = (int32_t)q8_round(v > 0 ? v : 0) + j->zp;
-            q = q < j->lo ? j->lo : q > j->hi ? j->hi : q;
-            j->y[base + k * inner] = (uint8_t)q;
+        for (int64_t k = 0; k < d; k++) sum += ex[qsm_at(x, k, inner, s8)];
+        const float tiny = sum * 0x1p-26f;
+        if (inner == 1) {
+            /* blocks of QSM_BLOCK, the last one overlapping the one before (an output computed
+             * twice is the same byte): a vector loop of variable length left rows of 49
+             * (attention windows) with a scalar tail of 17, whose clamps branch on the data */
+            if (d >= QSM_BLOCK) {
+                for (int64_t k0 = 0;; k0 += QSM_BLOCK) {
+                    if (k0 + QSM_BLOCK > d) k0 = d - QSM_BLOCK;
+                    qsm_block(x + k0, y + k0, ex, yscale, tiny, sum, zp, lo, hi, s8);
+                    if (k0 + QSM_BLOCK == d) break;
+                }
+            } else {
+                uint8_t xb[QSM_BLOCK], yb[QSM_BLOCK];
+                for (int64_t k = 0; k < QSM_BLOCK; k++) xb[k] = x[k < d ? k : 0];
+                qsm_block(xb, yb, ex, yscale, tiny, sum, zp, lo, hi, s8);
+                for (int64_t k = 0; k < d; k++) y[k] = yb[k];
+            }
+        } else {
+            for (int64_t k = 0; k < d; k++)
+                y[k * inner] = qsm_out(ex[qsm_at(x, k, inner, s8)], yscale, tiny, sum, zp, lo, hi);
         }
     }
+}
+
+CPU_CLONES static void qsm_rows_u8(void *ctx, int64_t b, int64_t e) {
+    qsm_rows_of(ctx, b, e, false);
+}
+
+CPU_CLONES static void qsm_rows_s8(void *ctx, int64_t b, int64_t e) {
+    qsm_rows_of(ctx, b, e, true);
 }
 
 onyx_status cpu_qlinearsoftmax_run(const kernel_call *c) {
@@ -132,6 +196,6 @@ onyx_status cpu_qlinearsoftmax_run(const kernel_call *c) {
     shift = (shift > 0 ? shift : 0) / (double)px.scale;
     for (int i = 0; i < 256; i++)
         j->exps[i] = (float)exp(((double)i - 255 + shift) * (double)px.scale);
-    parallel_for(outer * inner, 4096 / (d + 1) + 1, qsm_rows, j);
+    parallel_for(outer * inner, 4096 / (d + 1) + 1, t == ONYX_INT8 ? qsm_rows_s8 : qsm_rows_u8, j);
     return ONYX_OK;
 }

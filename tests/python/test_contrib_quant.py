@@ -371,7 +371,8 @@ def test_activation(op, attrs, t):
 
 @pytest.mark.parametrize('t', TYPES)
 @pytest.mark.parametrize('opset,axis,shape', [(13, -1, (2, 3, 7)), (13, 1, (2, 5, 3)), (11, 1, (2, 3, 4)),
-                                              (12, -2, (2, 3, 4)), (17, -1, (4, 64))])
+                                              (12, -2, (2, 3, 4)), (17, -1, (4, 64)),
+                                              (13, -1, (3, 300)), (13, 1, (2, 300, 3))])  # rows of chunks
 def test_softmax(t, opset, axis, shape):
     g = Gen(3)
     x = g.q(shape, t)
@@ -381,6 +382,20 @@ def test_softmax(t, opset, axis, shape):
     node = oh.make_node('QLinearSoftmax', [n for n, _ in ins], ['y'], domain=MS, axis=axis, opset=opset)
     assert_steps(*run_node(node, ins, NP2TP[t], PARAMS))
 
+
+
+@pytest.mark.parametrize('t', TYPES)
+@pytest.mark.parametrize('x_scale', [0.02, 0.5, 1.5])  # 1.5: exps down in float's subnormal range
+@pytest.mark.parametrize('shape', [(2, 3, 7), (4, 3, 49), (3, 64), (2, 300)])
+def test_softmax_exact(t, x_scale, shape):
+    """onnxruntime's bytes exactly, rows shorter than, equal to and not a multiple of the kernel's
+    vector blocks, at input scales whose exps and quotients reach subnormal floats."""
+    g = Gen(31)
+    ins = [('x', g.q(shape, t)), ('xs', np.array(x_scale, np.float32)), ('xz', g.zp(t)),
+           ('ys', np.array(1 / 255.5, np.float32)), ('yz', np.array(-128 if t == np.int8 else 0, t))]
+    node = oh.make_node('QLinearSoftmax', [n for n, _ in ins], ['y'], domain=MS, axis=-1, opset=13)
+    ref, got = run_node(node, ins, NP2TP[t], PARAMS)
+    np.testing.assert_array_equal(got, ref)
 
 POOLS = [
     ({'kernel_shape': [3, 3], 'strides': [2, 2], 'pads': [1, 1, 1, 1]}, (2, 4, 9, 8)),
@@ -481,7 +496,8 @@ def test_qgemm(at, bt, ta, tb, c_shape, quantized_y, per_column):
     while not names[-1]:
         names.pop()
     node = oh.make_node('QGemm', names, ['y'], domain=MS, transA=ta, transB=tb, alpha=0.5 if ta else 1.0)
-    assert_steps(*run_node(node, ins, NP2TP[at] if quantized_y else TP.FLOAT, PARAMS | {'b', 'c'}))
+    ref, got = run_node(node, ins, NP2TP[at] if quantized_y else TP.FLOAT, PARAMS | {'b', 'c'})
+    np.testing.assert_array_equal(got, ref)
 
 
 CONVS = [  # X's shape (NCHW), W's shape, attributes
