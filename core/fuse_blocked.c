@@ -1,7 +1,7 @@
 /* The opaque layout between convolutions (core/fuse.h: channels last, no padding; the name
  * "blocked" is from when it was oneDNN's channel-blocked one): which steps take it (convs, and
  * the KF_OPAQUE_LAYOUT kernels: channel Concat, pooling, global pooling, a per-channel Mul, the
- * quantized convs' 8-bit elementwise steps, Transposes that move channels last or first again,
+ * quantized convs' 8-bit elementwise steps and channel QLinearConcat, Transposes that move channels last or first again,
  * a QuantizeLinear into the first quantized conv)
  * and which tensors may then be stored so, on a device whose layouts allow it
  * (core/device_registry.h), as far as the steps' kernels say they take them (kernel.takes_chain,
@@ -66,9 +66,14 @@ static bool qunary_op(const graph_node *n) {
  * a scale or zero point. */
 static bool layout_input(const graph_node *n, int i) {
     if (qbinary_op(n)) return i == 0 || i == 3;
+    if (ms_op(n, "QLinearConcat")) return i >= 2 && (i - 2) % 3 == 0;
     if (ms_op(n, "QLinearGlobalAveragePool") || qunary_op(n)) return i == 0;
     return true;
 }
+
+/* The first input that carries the step's layout: a QLinearConcat's first tensor (after Y_scale
+ * and Y_zero_point), else input 0. */
+static int first_layout_input(const graph_node *n) { return ms_op(n, "QLinearConcat") ? 2 : 0; }
 
 static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool all_kinds) {
     const graph_node *nd = step_node(g, ps);
@@ -118,6 +123,17 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
                : fuse_channels_perm(p, nd, true)          ? LAY_TO_LAST
                : fuse_channels_perm(p, nd, false)         ? LAY_FROM_LAST
                                                      : LAY_NONE;
+    if (ms_op(nd, "QLinearConcat")) { /* joined pixel by pixel along the channels */
+        int64_t axis = attr_int(nd, "axis", 0);
+        if (!eight_bit || (axis != 1 && axis != 1 - rank) || nd->n_inputs < 5 ||
+            (nd->n_inputs - 2) % 3 != 0)
+            return LAY_NONE;
+        for (int i = 2; i < nd->n_inputs; i += 3)
+            if (nd->inputs[i] < 0 || !opaque_value(l, p, nd->inputs[i], true) ||
+                p->vals[nd->inputs[i]].type.rank != rank)
+                return LAY_NONE;
+        return LAY_ALL;
+    }
     if (eight_bit && !fuse_is_op(nd, "MaxPool")) return LAY_NONE;
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 || !opaque_value(l, p, nd->inputs[i], eight_bit) ||
@@ -217,7 +233,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
                 any |= cand[nd->inputs[i]];
             }
             if (all || !any) continue;
-            if (cand[nd->inputs[0]] && fuse_opaque_is_plain(nd, &p->vals[nd->outputs[0]].type))
+            int x = nd->inputs[first_layout_input(nd)];
+            if (x >= 0 && cand[x] && fuse_opaque_is_plain(nd, &p->vals[nd->outputs[0]].type))
                 continue;
             cand[nd->outputs[0]] = false;
             for (int i = 0; i < nd->n_inputs; i++)
@@ -229,7 +246,8 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         if (kind[s] == LAY_NONE) continue;
         const graph_node *nd = step_node(g, &p->steps[s]);
         chains[s].opaque_out0 = cand[nd->outputs[0]];
-        chains[s].opaque_in0 = nd->inputs[0] >= 0 && cand[nd->inputs[0]] && chains[s].n_pre == 0 &&
+        int x = nd->inputs[first_layout_input(nd)];
+        chains[s].opaque_in0 = x >= 0 && cand[x] && chains[s].n_pre == 0 &&
                                !chains[s].x_channels_last;
         chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs >= 4 && nd->inputs[3] >= 0 &&
                                   cand[nd->inputs[3]];

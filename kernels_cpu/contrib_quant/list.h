@@ -8,7 +8,7 @@ KERNEL("com.microsoft", "QLinearSoftmax", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_
 KERNEL_CHAIN("com.microsoft", "QLinearGlobalAveragePool", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), KF_OPAQUE_LAYOUT, cpu_opaque_prepare, cpu_qlinearglobalaveragepool_run, cpu_opaque_release, cpu_opaque_takes_chain)
 KERNEL("com.microsoft", "QLinearAveragePool", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_qlinearaveragepool_run)
 KERNEL_FORKED("com.microsoft", "QGemm", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_qgemm_prepare, cpu_qgemm_run, cpu_qgemm_release, cpu_qgemm_fork, cpu_qgemm_unfork)
-KERNEL("com.microsoft", "QLinearConcat", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_qlinearconcat_run)
+KERNEL_CHAIN("com.microsoft", "QLinearConcat", 1, 1, DT_BIT(ONYX_FLOAT), KF_OPAQUE_LAYOUT, cpu_opaque_prepare, cpu_qlinearconcat_run, cpu_opaque_release, cpu_opaque_takes_chain)
 KERNEL("com.microsoft", "QLinearWhere", 1, 1, DT_BIT(ONYX_BOOL), 0, cpu_qlinearwhere_run)
 KERNEL_FORKED("com.microsoft", "MatMulIntegerToFloat", 1, 1, DT_BIT(ONYX_INT8) | DT_BIT(ONYX_UINT8), 0, cpu_matmulintegertofloat_prepare, cpu_matmulintegertofloat_run, cpu_i8mm_rows_release, cpu_i8mm_rows_fork, cpu_i8mm_rows_unfork)
 KERNEL_FORKED("com.microsoft", "DynamicQuantizeMatMul", 1, 1, DT_BIT(ONYX_FLOAT), 0, cpu_dynamicquantizematmul_prepare, cpu_dynamicquantizematmul_run, cpu_i8mm_rows_release, cpu_i8mm_rows_fork, cpu_i8mm_rows_unfork)

@@ -1,9 +1,13 @@
 /* CPU kernels of com.microsoft QLinearConcat and QLinearWhere: element selection, each input
- * requantized to the output's parameters through a 256-entry table (copied when they agree). */
+ * requantized to the output's parameters through a 256-entry table (copied when they agree). A
+ * QLinearConcat along channels of tensors the fusion pass keeps opaque (channels last,
+ * core/fuse.h; its state then non-NULL, cpu_opaque_prepare) joins them pixel by pixel. */
 #include <string.h>
 
 #include "geometry/axes.h"
 #include "kernels_cpu/common/broadcast.h"
+#include "kernels_cpu/common/move.h"
+#include "kernels_cpu/common/opaque.h"
 #include "kernels_cpu/contrib_quant/cq_kernel.h"
 
 /* The table taking input parameters px to py, or false when they are equal (a plain copy). */
@@ -33,6 +37,13 @@ onyx_status cpu_qlinearconcat_run(const kernel_call *c) {
     int64_t outer = 1, inner = 1;
     for (int k = 0; k < ax; k++) outer *= y->dims[k];
     for (int k = ax + 1; k < rank; k++) inner *= y->dims[k];
+    if (c->state) { /* channels last: [N, spatial..., C], each pixel a row */
+        if (ax != 1 || rank < 3)
+            return onyx_error(ONYX_ERR_RUNTIME, "a channels-last QLinearConcat joins channels "
+                              "(axis 1) of tensors of rank 3+");
+        outer *= inner;
+        inner = 1;
+    }
     int64_t out_pitch = y->dims[ax] * inner, off = 0;
     for (int i = 2; i < c->n_in; i += 3) {
         TRY(cq_need_q8(c, i, t, "input tensor"));
@@ -54,11 +65,12 @@ onyx_status cpu_qlinearconcat_run(const kernel_call *c) {
         int64_t pitch = x->dims[ax] * inner;
         const uint8_t *src = x->data;
         uint8_t *dst = (uint8_t *)y->data + off;
-        if (pitch > 0) {
-            for (int64_t o = 0; o < outer; o++) {
-                if (map) cq_lut_apply(lut, src + o * pitch, dst + o * out_pitch, pitch);
-                else memcpy(dst + o * out_pitch, src + o * pitch, (size_t)pitch);
-            }
+        if (pitch > 0 && map) {
+            for (int64_t o = 0; o < outer; o++)
+                cq_lut_apply(lut, src + o * pitch, dst + o * out_pitch, pitch);
+        } else if (pitch > 0) {
+            int64_t dims[2] = {outer, pitch}, ds[2] = {out_pitch, 1}, ss[2] = {pitch, 1};
+            cpu_copy_strided(dst, src, 1, 2, dims, ds, ss);
         }
         off += pitch;
     }

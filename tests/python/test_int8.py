@@ -474,6 +474,37 @@ def test_squeeze_excitation_stays_opaque(capfd):
         np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
 
 
+
+def fire_bytes(seed=9):
+    """SqueezeNet's fire module as onnxruntime's QOperator quantizer writes it: a 1x1 squeeze
+    QLinearConv, a 1x1 and a 3x3 expand QLinearConv, their QLinearConcat along channels (the 3x3
+    one read at another scale, so that it is requantized through a table), a QLinearConv."""
+    q = QOpGraph(seed)
+    s, z = q.s, q.z
+    q.nodes.append(oh.make_node('QuantizeLinear', ['x', s, z], ['xq']))
+    sq = q.qconv(q.qconv('xq', 'c1', 3, 24, 3), 'sq', 24, 8, 1)
+    e1, e3 = q.qconv(sq, 'e1', 8, 16, 1), q.qconv(sq, 'e3', 8, 16, 3)
+    s3 = q.const('s3', np.array(0.07, np.float32))
+    q.nodes.append(oh.make_node('QLinearConcat', [s, z, e1, s, z, e3, s3, z], ['cat'], axis=1,
+                                domain='com.microsoft'))
+    q.nodes.append(oh.make_node('DequantizeLinear', [q.qconv('cat', 'c2', 32, 8, 3), s, z], ['y']))
+    return q.bytes((1, 3, 11, 13))
+
+
+def test_fire_module_concat_stays_opaque(capfd):
+    """A QLinearConcat along channels joins 8-bit tensors kept channels last pixel by pixel: no
+    reorder around a fire module's concatenation, same bits."""
+    b = fire_bytes()
+    x = np.random.default_rng(5).uniform(-3, 3, (1, 3, 11, 13)).astype(np.float32)
+    fused, = onyx_run(b, {'x': x}, verbose=True)
+    if vnni():  # xq, c1, sq, e1, e3, cat: all but the plain x and c2's (read by DequantizeLinear)
+        assert 'fusion: 6 tensors kept opaque' in capfd.readouterr().err
+    plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert len(np.unique(fused)) > 20
+    np.testing.assert_array_equal(fused, plain)
+    if vnni():
+        np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
+
 def projection_bytes(rows, cols, cin, cout):
     """QuantizeLinear -> QLinearConv 3x3 (3 -> cin) -> QLinearConv 1x1 (cin -> cout) ->
     QLinearConv 3x3 (cout -> 8): MobileNetV2's projection, channels last in and out, batch 1."""
