@@ -505,6 +505,27 @@ def test_fire_module_concat_stays_opaque(capfd):
     if vnni():
         np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
 
+
+@pytest.mark.parametrize('shape', [(1, 37, 9, 11), (2, 48, 16, 16), (1, 16, 5, 5), (1, 130, 7, 7)])
+def test_quantize_into_channels_last_any_channels(shape, capfd):
+    """QuantizeLinear of a float tensor of any channel count (DenseNet's pre-activation BatchNorm
+    and ReLU before each quantized conv) writes the conv's channels-last layout directly: whole
+    16x16 blocks and the edges of channels and pixels, batches of one and two; same bits."""
+    q = QOpGraph(10)
+    q.nodes.append(oh.make_node('QuantizeLinear', ['x', q.s, q.z], ['xq']))
+    q.nodes.append(oh.make_node('DequantizeLinear', [q.qconv('xq', 'c1', shape[1], 8, 3), q.s, q.z],
+                                ['y']))
+    b = q.bytes(shape)
+    x = np.random.default_rng(6).uniform(-6, 6, shape).astype(np.float32)
+    fused, = onyx_run(b, {'x': x}, verbose=True)
+    if vnni():  # xq
+        assert 'fusion: 1 tensors kept opaque' in capfd.readouterr().err
+    plain, = onyx_run(b, {'x': x}, onyx.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert len(np.unique(fused)) > 20
+    np.testing.assert_array_equal(fused, plain)
+    if vnni():
+        np.testing.assert_array_equal(fused, ort_run(b, {'x': x})[0])
+
 def projection_bytes(rows, cols, cin, cout):
     """QuantizeLinear -> QLinearConv 3x3 (3 -> cin) -> QLinearConv 1x1 (cin -> cout) ->
     QLinearConv 3x3 (cout -> 8): MobileNetV2's projection, channels last in and out, batch 1."""
