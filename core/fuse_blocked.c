@@ -1,8 +1,8 @@
 /* The opaque layout between convolutions (core/fuse.h: channels last, no padding; the name
  * "blocked" is from when it was oneDNN's channel-blocked one): which steps take it (convs, and
  * the KF_OPAQUE_LAYOUT kernels: channel Concat, pooling, global pooling, a per-channel Mul, the
- * quantized convs' 8-bit elementwise steps and channel QLinearConcat, Transposes that move channels last or first again,
- * a QuantizeLinear into the first quantized conv)
+ * quantized convs' 8-bit elementwise steps and channel QLinearConcat, Transposes that move
+ * channels last or first again, a QuantizeLinear into a quantized conv)
  * and which tensors may then be stored so, on a device whose layouts allow it
  * (core/device_registry.h), as far as the steps' kernels say they take them (kernel.takes_chain,
  * asked before anything is prepared). */

@@ -55,7 +55,8 @@ typedef struct cpu_i8mm_call {
     const int32_t *zb;       /* zb[0], or zb[j] for column j when zb_cols; NULL: 0 */
     bool zb_cols;
     /* NULL, or an int32 term added (wrapping) to each sum before any scaling: element
-     * c_add[i * c_rs + j * c_cs] for row i and column j, c_cs 0 or 1 (QGemm's C, broadcast by its strides) */
+     * c_add[i * c_rs + j * c_cs] for row i and column j, c_cs 0 or 1 (QGemm's C, broadcast by
+     * its strides) */
     const int32_t *c_add;
     int64_t c_rs, c_cs;
     /* [m, n], dense: the int32 products (mult NULL), or float(acc) * mult[j] (+ bias[j]), as

@@ -98,7 +98,8 @@ qsm_block(const uint8_t *restrict x, uint8_t *restrict y, const float *ex, float
 /* Rows [b, e) of outer * inner rows, each d elements `inner` apart: the row's maximum, its exps
  * summed in row order as onnxruntime does, then each output; contiguous rows (inner 1) in vector
  * loops. s8 is a constant in each caller below, so that each gets its own loops. */
-static inline __attribute__((always_inline)) void qsm_rows_of(const qsm_job *j, int64_t b, int64_t e, bool s8) {
+static inline __attribute__((always_inline)) void qsm_rows_of(const qsm_job *j, int64_t b,
+                                                             int64_t e, bool s8) {
     const int64_t d = j->d, inner = j->inner;
     const float yscale = j->yscale;
     const int32_t zp = j->zp, lo = j->lo, hi = j->hi;

@@ -419,7 +419,8 @@ static void q_transpose_task(void *ctx, int64_t b, int64_t e) {
         uint8_t *y = (uint8_t *)t->j->y->data + n * c * sp;
         int64_t pf = p0 + (p1 - p0) / 16 * 16, cf = c / 16 * 16; /* ends of the full blocks */
         for (int64_t p = p0; p < pf; p += 16)
-            for (int64_t ch = 0; ch < cf; ch += 16) transpose16(q + ch * sp + p, sp, y + p * c + ch, c);
+            for (int64_t ch = 0; ch < cf; ch += 16)
+                transpose16(q + ch * sp + p, sp, y + p * c + ch, c);
         for (int64_t p = p0; p < p1; p++) /* the edges */
             for (int64_t ch = p < pf ? cf : 0; ch < c; ch++) y[p * c + ch] = q[ch * sp + p];
     }
