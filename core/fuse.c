@@ -5,6 +5,7 @@
  *                          strided views, core/fuse_views.c, and a conv's Y channels last)
  *   core/fuse_preops.c     what only feeds a conv's X (per-channel steps, a Relu; else a
  *                          squeeze-and-excitation scale or a channels-last X, core/fuse_conv_io.c)
+ *   core/fuse_shuffle.c    a channel shuffle (Reshape, Transpose, Reshape) as one step
  *   core/fuse_blocked.c    the tensors passed only between convs, channel Concats and poolings,
  *                          kept in the convs' opaque (channels-last) layout
  * then drops the absorbed steps, places each fused step where its chain's last node ran and
@@ -91,6 +92,9 @@ onyx_status fuse_plan(subgraph *sg, plan *p) {
 
     /* pre-ops: a conv absorbs the per-channel steps (and one activation) that only feed its X */
     for (int s = 0; s < n; s++) CHECK(fuse_pre_ops(&f, s));
+
+    /* channel shuffles: one step each, which the opaque layout passes through */
+    for (int s = 0; s < n; s++) CHECK(fuse_channel_shuffle(&f, s));
 
     /* compact: absorbed steps leave, a fused conv takes its chain's last position */
     int k = 0;

@@ -1,8 +1,9 @@
 /* The opaque layout between convolutions (core/fuse.h: channels last, no padding; the name
  * "blocked" is from when it was oneDNN's channel-blocked one): which steps take it (convs, and
  * the KF_OPAQUE_LAYOUT kernels: channel Concat, pooling, global pooling, a per-channel Mul, the
- * quantized convs' 8-bit elementwise steps and channel QLinearConcat, Transposes that move
- * channels last or first again, a QuantizeLinear into a quantized conv)
+ * quantized convs' 8-bit elementwise steps and channel QLinearConcat, a ChannelShuffle
+ * (core/fuse_shuffle.c), Transposes that move channels last or first again, a QuantizeLinear
+ * into a quantized conv)
  * and which tensors may then be stored so, on a device whose layouts allow it
  * (core/device_registry.h), as far as the steps' kernels say they take them (kernel.takes_chain,
  * asked before anything is prepared). */
@@ -134,6 +135,12 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
                 return LAY_NONE;
         return LAY_ALL;
     }
+    if (!strcmp(nd->domain, "ai.onyx") && !strcmp(nd->op_type, "ChannelShuffle"))
+        return nd->n_inputs == 1 && nd->inputs[0] >= 0 &&
+                       opaque_value(l, p, nd->inputs[0], eight_bit) &&
+                       p->vals[nd->inputs[0]].type.rank == rank
+                   ? LAY_ALL
+                   : LAY_NONE;
     if (eight_bit && !fuse_is_op(nd, "MaxPool")) return LAY_NONE;
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 || !opaque_value(l, p, nd->inputs[i], eight_bit) ||

@@ -85,6 +85,10 @@ onyx_status fuse_post_ops(fuse_pass *f, int s);
  * kernel's takes_chain query says it takes it. */
 onyx_status fuse_pre_ops(fuse_pass *f, int s);
 
+/* core/fuse_shuffle.c: the channel shuffle whose Transpose is step s (Reshape -> Transpose ->
+ * Reshape), as one ChannelShuffle step in the last Reshape's place (the other two absorbed). */
+onyx_status fuse_channel_shuffle(fuse_pass *f, int s);
+
 /* core/fuse_blocked.c: marks opaque (chains[s].opaque_*) the tensors passed only between steps
  * that take the opaque layout, as far as their kernels say they take it (kernel.takes_chain):
  * between steps of every kind, else between convs only, else nowhere. */

@@ -16,6 +16,9 @@ KERNEL_CHAIN("", "Concat", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE),
              KF_OPAQUE_LAYOUT | KF_INPLACE_PREFIX, cpu_opaque_prepare, cpu_concat_run,
              cpu_opaque_release, cpu_opaque_takes_chain)
 KERNEL("", "Split", 1, 18, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_split_run)
+KERNEL_CHAIN("ai.onyx", "ChannelShuffle", 1, 1, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_OPAQUE_LAYOUT,
+             cpu_opaque_prepare, cpu_channelshuffle_run, cpu_opaque_release,
+             cpu_opaque_takes_chain)
 KERNEL("", "Slice", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_slice_run)
 KERNEL("", "Gather", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), KF_VIEW, cpu_gather_run)
 KERNEL("", "Tile", 1, 13, (DT_ALL_TENSOR & ~DT_SUBBYTE), 0, cpu_tile_run)

@@ -127,6 +127,7 @@ static const struct {
     {"com.microsoft", "QLinearLeakyRelu", 1, 5, ONYX_UINT8},
     {"ai.onyx", "LookupTable", 1, 2, ONYX_UINT8},
     {"com.microsoft", "QLinearConcat", 1, 8, ONYX_UINT8},
+    {"ai.onyx", "ChannelShuffle", 1, 1, ONYX_FLOAT},
 };
 
 static void make_same_shape(prep_case *pc, int i, const fuse_chain *c) {
@@ -396,8 +397,8 @@ static void every_opaque_layout_kernel_answers(void **unused) {
     }
     /* Transpose, Concat, QLinearConv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
      * Mul, QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, LookupTable,
-     * QLinearGlobalAveragePool, QuantizeLinear, QLinearConcat */
-    assert_int_equal(opaque_kernels, 16);
+     * QLinearGlobalAveragePool, QuantizeLinear, QLinearConcat, ChannelShuffle */
+    assert_int_equal(opaque_kernels, 17);
 }
 
 int main(void) {
