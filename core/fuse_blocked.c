@@ -174,11 +174,12 @@ bool fuse_opaque_is_plain(const graph_node *n, const type_info *y) {
     return true;
 }
 
-/* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not with pre-ops). */
+/* Whether input i of a step of layout kind `kind` may be opaque (a conv's X not read through a
+ * Transpose from channels last; with pre-ops it may: they run pixel by pixel). */
 static bool takes_opaque(int kind, const graph_node *nd, const fuse_chain *c, int i) {
     return (kind == LAY_ALL && layout_input(nd, i)) || (kind == LAY_TO_LAST && i == 0) ||
            (kind == LAY_CONV &&
-            ((i == 0 && c->n_pre == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
+            ((i == 0 && !c->x_channels_last) || (i == 3 && nd->n_inputs >= 4)));
 }
 
 static bool has_opaque(const fuse_chain *c) {
@@ -254,8 +255,7 @@ static onyx_status mark_opaque(const graph *g, const plan *p, const int *uses, f
         const graph_node *nd = step_node(g, &p->steps[s]);
         chains[s].opaque_out0 = cand[nd->outputs[0]];
         int x = nd->inputs[first_layout_input(nd)];
-        chains[s].opaque_in0 = x >= 0 && cand[x] && chains[s].n_pre == 0 &&
-                               !chains[s].x_channels_last;
+        chains[s].opaque_in0 = x >= 0 && cand[x] && !chains[s].x_channels_last;
         chains[s].opaque_addend = kind[s] == LAY_CONV && nd->n_inputs >= 4 && nd->inputs[3] >= 0 &&
                                   cand[nd->inputs[3]];
     }

@@ -58,8 +58,9 @@ typedef struct conv_prim {
     /* layout changes between the tensors as stored and as the primitive computes them */
     dnnl_primitive_t reo_src, reo_dst, reo_add;
     /* pre-ops: applied on the way into the src copy when that is X channels last (pre_direct),
-     * else into a plain pre-op copy ahead of the usual path */
-    bool pre_direct, pre_copy, src_copy, dst_copy;
+     * else into a pre-op copy ahead of the usual path; pixel by pixel where X is stored
+     * channels last (pre_rows: an opaque X), plane by plane where it is plain */
+    bool pre_direct, pre_copy, pre_rows, src_copy, dst_copy;
     /* the chain's op vmath applies to the primitive's output (post_vmath.h), or -1 */
     int tail;
     /* Winograd instead of a primitive (winograd.h): its plan, the chain's ops [wino_op0, tail or
@@ -783,7 +784,9 @@ retry:;
                             "channels, X has %lld", (long long)s->pre_c, (long long)g->c);
             goto done;
         }
-        /* X channels last: the pre-ops write it there directly, as the reorder would */
+        /* X channels last: the pre-ops write it there directly, as the reorder would (or, X
+         * stored so already, as the copy of it) */
+        p->pre_rows = fc->opaque_in0;
         p->pre_direct = nxc;
         p->src_copy |= p->pre_direct;
         p->pre_copy = !p->pre_direct;
@@ -992,13 +995,12 @@ static onyx_status conv_setup(const kernel_prep *p, bool transpose, conv_state *
     conv_x_dims(x_last, x->rank, x->dims, xd);
     xc = x->rank >= 2 ? xd[1] : -1;
     /* opaque tensors (core/fuse_chain.h) are stored channels last, which md_stored describes
-     * for float tensors of rank 3 to 5 alone; an opaque X is read as stored, not through
-     * pre-ops */
-    bool x_fits = !transpose && fc->n_pre == 0 && opaque_fits(s->dtype, x->rank, xc);
+     * for float tensors of rank 3 to 5 alone (an opaque X's pre-ops run pixel by pixel) */
+    bool x_fits = !transpose && opaque_fits(s->dtype, x->rank, xc);
     bool y_fits = !transpose && opaque_fits(s->dtype, x->rank, m);
     if ((fc->opaque_in0 && !x_fits) || ((fc->opaque_out0 || fc->opaque_addend) && !y_fits))
         return onyx_error(ONYX_ERR_UNSUPPORTED, "opaque tensors of a Conv are float, of rank 3 "
-                          "to 5 with known channels, and an opaque X has no pre-ops");
+                          "to 5 with known channels");
     const geom_window *win = op_params_window(p->params); /* NULL until the run resolves it */
     if (x_scale && (transpose || s->dtype != ONYX_FLOAT || p->fused->n_pre > 0 || p->n_in < 5 ||
                        !p->in_value[1] || !win || win->group != 1))
@@ -1148,8 +1150,40 @@ static void pre_tiles(void *ctx, int64_t b, int64_t e) {
     }
 }
 
+/* Pixels [b, e) of x stored channels last, each a row of c channels. */
+static void pre_pixels(void *ctx, int64_t b, int64_t e) {
+    const pre_job *j = ctx;
+    const conv_state *s = j->s;
+    const float *pm = s->pre_mul, *pa = s->pre_add;
+    const int64_t c = j->c;
+    const float slope = s->pre_alpha;
+    for (int64_t px = b; px < e; px++) {
+        const float *x = j->x + px * c;
+        float *y = j->y + px * c;
+        if (!s->pre_act) {
+            CPU_SIMD for (int64_t k = 0; k < c; k++) y[k] = x[k] * pm[k] + pa[k];
+        } else if (slope == 0.f) { /* as pre_row: Relu(-inf) is 0, not 0 * -inf */
+            CPU_SIMD for (int64_t k = 0; k < c; k++) {
+                float v = x[k] * pm[k] + pa[k];
+                y[k] = v < 0.f ? 0.f : v;
+            }
+        } else {
+            CPU_SIMD for (int64_t k = 0; k < c; k++) {
+                float v = x[k] * pm[k] + pa[k];
+                float pos = v < 0.f ? 0.f : v, neg = v < 0.f ? v : 0.f;
+                y[k] = pos + slope * neg;
+            }
+        }
+    }
+}
+
 static void run_pre(const conv_state *s, const conv_prim *p, const float *x, float *y) {
     pre_job j = {s, x, y, p->g.c, p->xn / (p->g.n * p->g.c), 0};
+    if (p->pre_rows) { /* X channels last, y in the same layout */
+        int64_t grain = 16384 / (j.c > 0 ? j.c : 1);
+        parallel_for(p->g.n * j.sp, grain < 1 ? 1 : grain, pre_pixels, &j);
+        return;
+    }
     if (!p->pre_direct) {
         int64_t grain = 16384 / (j.sp > 0 ? j.sp : 1);
         parallel_for(p->g.n * j.c, grain < 1 ? 1 : grain, pre_planes, &j);

@@ -5,6 +5,38 @@
 #include "ops/shape_common.h"
 #include "kernels_cpu/cpu_kernels.h"
 #include "kernels_cpu/common/move.h"
+#include "kernels_cpu/common/cpu_types.h"
+#include "core/parallel.h"
+
+/* A channels-last Concat of 4-byte elements (float's): blocks of PIXEL_BLOCK pixels, each input's
+ * channels copied into every pixel row of the block while the block's rows stay in cache (one
+ * input at a time over all the pixels wrote each pixel row once per input, in separate passes,
+ * and cost DenseNet's 62 concatenations a quarter more than the plain layout's planes). */
+#define PIXEL_BLOCK 32
+
+typedef struct {
+    const kernel_call *c;
+    uint32_t *y;
+    int64_t row; /* channels of Y */
+} pixels_job;
+
+static void concat_pixels(void *ctx, int64_t b, int64_t e) {
+    const pixels_job *j = ctx;
+    for (int64_t blk = b; blk < e; blk++) {
+        int64_t p0 = blk * PIXEL_BLOCK, p1 = p0 + PIXEL_BLOCK, off = 0;
+        for (int i = 0; i < j->c->n_in; i++) {
+            const tensor *x = kernel_input(j->c, i);
+            const int64_t len = x->dims[1], pixels = x->numel / (len > 0 ? len : 1);
+            const uint32_t *src = x->data;
+            for (int64_t p = p0; p < p1 && p < pixels; p++) {
+                const uint32_t *s = src + p * len;
+                uint32_t *d = j->y + p * j->row + off;
+                CPU_SIMD for (int64_t k = 0; k < len; k++) d[k] = s[k];
+            }
+            off += len;
+        }
+    }
+}
 
 /* Outer rows and the elements per unit of `axis` of a shape. */
 static void split_shape(const tensor *t, int axis, int64_t *outer, int64_t *inner) {
@@ -46,6 +78,11 @@ onyx_status cpu_concat_run(const kernel_call *c) {
                               "of tensors of rank 3+");
         outer *= inner;
         inner = 1;
+        if (cpu_move_esize(y) == sizeof(uint32_t)) {
+            pixels_job j = {c, y->data, y->dims[1]};
+            parallel_for((outer + PIXEL_BLOCK - 1) / PIXEL_BLOCK, 1, concat_pixels, &j);
+            return ONYX_OK;
+        }
     }
     int64_t row = y->dims[axis] * inner, off = 0;
     size_t es = cpu_move_esize(y);
