@@ -375,12 +375,19 @@ static void conv_takes_opaque_float_tensors(void **unused) {
     expect(k, &pc, true);
     make_conv(&pc, ONYX_DOUBLE, &both); /* opaque tensors are float */
     expect(k, &pc, false);
-    pre.pre[pre.n_pre++] = (fuse_op){.kind = FUSE_RELU}; /* X read through pre-ops */
-    make_conv(&pc, ONYX_FLOAT, &pre);
-    expect(k, &pc, false);
-    pre.opaque_in0 = false; /* Y alone opaque: the pre-ops are fine */
+    /* an opaque X read through pre-ops (DenseNet's BatchNorm and Relu): they run pixel by pixel */
+    pre.pre[pre.n_pre++] = (fuse_op){.kind = FUSE_RELU};
     make_conv(&pc, ONYX_FLOAT, &pre);
     expect(k, &pc, true);
+    pre.opaque_in0 = false; /* Y alone opaque */
+    make_conv(&pc, ONYX_FLOAT, &pre);
+    expect(k, &pc, true);
+    /* but an X read through a Transpose from channels last takes no pre-ops */
+    fuse_chain last = layouts(false, false);
+    last.x_channels_last = true;
+    last.pre[last.n_pre++] = (fuse_op){.kind = FUSE_RELU};
+    make_conv(&pc, ONYX_FLOAT, &last);
+    expect(k, &pc, false);
 }
 
 /* Every CPU kernel the pass may keep opaque tensors around answers the query. */
