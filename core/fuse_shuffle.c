@@ -65,8 +65,10 @@ onyx_status fuse_channel_shuffle(fuse_pass *f, int s) {
     /* between convolutions, where the opaque layout can pass through it: elsewhere the three
      * steps cost one copy too (the Transpose, a view that a Split after it reads through) */
     int from = fuse_producer(g, p, p->n_steps, x), to = f->consumer[y];
-    if (from < 0 || to < 0 || f->uses[y] != 1 || !fuse_conv_step(g, &p->steps[from]) ||
-        !fuse_conv_step(g, &p->steps[to]))
+    /* (a conv whose post-ops it absorbed is marked gone here: it moves to its chain's end) */
+    if (from < 0 || to < 0 || f->uses[y] != 1 ||
+        !fuse_conv_step(g, &p->steps[from]) || !fuse_conv_step(g, &p->steps[to]) ||
+        p->steps[from].k->device != DEVICE_CPU || p->steps[to].k->device != DEVICE_CPU)
         return ONYX_OK;
     int64_t groups = shuffle_groups(p, x, v, w, y);
     if (!groups || !swaps_1_2(t, p->vals[v].type.rank)) return ONYX_OK;
