@@ -137,7 +137,7 @@ static int layout_kind(const graph *g, const plan *p, const plan_step *ps, bool 
     }
     if (!strcmp(nd->domain, "ai.onyx") && !strcmp(nd->op_type, "ChannelShuffle"))
         return nd->n_inputs == 1 && nd->inputs[0] >= 0 &&
-                       opaque_value(l, p, nd->inputs[0], eight_bit) &&
+                       !eight_bit && opaque_value(l, p, nd->inputs[0], false) &&
                        p->vals[nd->inputs[0]].type.rank == rank
                    ? LAY_ALL
                    : LAY_NONE;

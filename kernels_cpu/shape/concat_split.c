@@ -8,15 +8,15 @@
 #include "kernels_cpu/common/cpu_types.h"
 #include "core/parallel.h"
 
-/* A channels-last Concat of 4-byte elements (float's): blocks of PIXEL_BLOCK pixels, each input's
- * channels copied into every pixel row of the block while the block's rows stay in cache (one
- * input at a time over all the pixels wrote each pixel row once per input, in separate passes,
- * and cost DenseNet's 62 concatenations a quarter more than the plain layout's planes). */
+/* A channels-last Concat (of float tensors: the opaque layout's, core/fuse.h) in blocks of
+ * PIXEL_BLOCK pixels, each input's channels copied into every pixel row of a block while its rows
+ * stay in cache (one input at a time over all the pixels wrote each pixel row once per input, in
+ * separate passes, and cost DenseNet's 62 concatenations a quarter more than plain planes). */
 #define PIXEL_BLOCK 32
 
 typedef struct {
     const kernel_call *c;
-    uint32_t *y;
+    float *y;
     int64_t row; /* channels of Y */
 } pixels_job;
 
@@ -27,10 +27,10 @@ static void concat_pixels(void *ctx, int64_t b, int64_t e) {
         for (int i = 0; i < j->c->n_in; i++) {
             const tensor *x = kernel_input(j->c, i);
             const int64_t len = x->dims[1], pixels = x->numel / (len > 0 ? len : 1);
-            const uint32_t *src = x->data;
+            const float *src = x->data;
             for (int64_t p = p0; p < p1 && p < pixels; p++) {
-                const uint32_t *s = src + p * len;
-                uint32_t *d = j->y + p * j->row + off;
+                const float *s = src + p * len;
+                float *d = j->y + p * j->row + off;
                 CPU_SIMD for (int64_t k = 0; k < len; k++) d[k] = s[k];
             }
             off += len;
@@ -72,17 +72,13 @@ onyx_status cpu_concat_run(const kernel_call *c) {
                           (long long)at, axis, (long long)y->dims[axis]);
     int64_t outer, inner;
     split_shape(y, axis, &outer, &inner);
-    if (c->state) { /* channels last: [N, spatial..., C] */
-        if (axis != 1 || y->rank < 3)
-            return onyx_error(ONYX_ERR_RUNTIME, "a channels-last Concat joins channels (axis 1) "
-                              "of tensors of rank 3+");
-        outer *= inner;
-        inner = 1;
-        if (cpu_move_esize(y) == sizeof(uint32_t)) {
-            pixels_job j = {c, y->data, y->dims[1]};
-            parallel_for((outer + PIXEL_BLOCK - 1) / PIXEL_BLOCK, 1, concat_pixels, &j);
-            return ONYX_OK;
-        }
+    if (c->state) { /* channels last: [N, spatial..., C], each pixel a row */
+        if (axis != 1 || y->rank < 3 || y->dtype != ONYX_FLOAT)
+            return onyx_error(ONYX_ERR_RUNTIME, "a channels-last Concat joins float channels "
+                              "(axis 1) of tensors of rank 3+");
+        pixels_job j = {c, y->data, y->dims[1]};
+        parallel_for((outer * inner + PIXEL_BLOCK - 1) / PIXEL_BLOCK, 1, concat_pixels, &j);
+        return ONYX_OK;
     }
     int64_t row = y->dims[axis] * inner, off = 0;
     size_t es = cpu_move_esize(y);
